@@ -1,0 +1,67 @@
+import path from 'node:path';
+import Koa from 'koa';
+import type { BlobStore } from '../core/blob-store';
+import type { Config } from '../core/config';
+import type { Logger } from '../core/logger';
+import { SERVICE_VERSION } from '../core/version';
+import { DOC_PATHS, docsRoutes, isDocPath } from './docs';
+import { authMiddleware } from './middleware/auth';
+import { bodyParsers } from './middleware/body';
+import { edgeMiddleware } from './middleware/edge';
+import { createRegistry, generateDocument } from './openapi';
+import { ApiRouter } from './route';
+import { commonRoutes } from './routes/common.routes';
+import { healthRoutes } from './routes/health.routes';
+import { HealthService } from './services/health';
+import type { TemporalGateway } from './temporal';
+
+export interface AppDeps {
+  config: Config;
+  logger: Logger;
+  store: BlobStore;
+  temporal: TemporalGateway;
+}
+
+export interface App {
+  koa: Koa;
+  /** The OpenAPI document, generated once from the routes' zod schemas. */
+  openapi: () => Record<string, unknown>;
+  routes: { method: string; path: string }[];
+}
+
+/** Builds the Koa app without listening. Middleware order: edge (ids, errors) → auth → routes → 404/405. */
+export function createApp(deps: AppDeps): App {
+  const { config, logger } = deps;
+  const koa = new Koa({ proxy: false });
+  koa.silent = true;
+  const api = new ApiRouter(
+    createRegistry(),
+    bodyParsers({
+      jsonBytes: config.MAX_JSON_MB * 1024 * 1024,
+      uploadBytes: config.MAX_UPLOAD_MB * 1024 * 1024,
+      uploadRoot: path.join(config.dataDir, 'tmp', 'uploads'),
+    }),
+  );
+  let doc: Record<string, unknown> | undefined;
+  const openapi = () => (doc ??= generateDocument(api.registry, SERVICE_VERSION));
+
+  healthRoutes(api, new HealthService(deps.temporal, deps.store));
+  docsRoutes(api, openapi);
+  commonRoutes(api);
+
+  koa.use(edgeMiddleware(logger, SERVICE_VERSION));
+  koa.use(
+    authMiddleware({
+      apiKey: config.SERVICE_API_KEY,
+      allowLocalhostNoAuth: config.ALLOW_LOCALHOST_NO_AUTH,
+      docWhitelist: config.docWhitelist,
+      isExemptPath: (p) => api.isExemptPath(p) || DOC_PATHS.has(p),
+      isDocPath,
+    }),
+  );
+  koa.use(api.router.routes());
+  koa.use(api.router.allowedMethods({ throw: true }));
+
+  const routes = api.router.stack.flatMap((l) => l.methods.filter((m) => m !== 'HEAD').map((method) => ({ method, path: String(l.path) })));
+  return { koa, openapi, routes };
+}

@@ -1,0 +1,44 @@
+import type { Context, Next } from 'koa';
+import type { Logger } from '../../core/logger';
+import { newRequestId } from '../../core/ids';
+import { toApiError } from '../errors';
+
+const CLIENT_ID = /^[A-Za-z0-9._:\-]{1,128}$/;
+
+/**
+ * First in the chain: assigns the request id, the version header and the per-request logger, and is the only
+ * writer of error bodies. Stack traces go to the log with the request id, never to the client.
+ */
+export function edgeMiddleware(logger: Logger, version: string) {
+  return async function edge(ctx: Context, next: Next): Promise<void> {
+    const started = process.hrtime.bigint();
+    const incoming = ctx.get('X-Request-Id');
+    const requestId = CLIENT_ID.test(incoming) ? incoming : newRequestId();
+    ctx.state.requestId = requestId;
+    const log = logger.child({ requestId });
+    ctx.state.log = log;
+    ctx.set('X-Request-Id', requestId);
+    ctx.set('X-Service-Version', version);
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) {
+        throw Object.assign(new Error('not found'), { status: 404 });
+      }
+    } catch (err) {
+      const mapped = toApiError(err);
+      if (mapped.unexpected) log.error({ err }, 'request failed');
+      else log.debug({ code: mapped.body.code }, 'request rejected');
+      for (const h of ['Content-Disposition', 'Content-Length', 'Content-Encoding', 'Cache-Control']) ctx.remove(h);
+      ctx.status = mapped.status;
+      ctx.type = 'application/json';
+      ctx.body = { status: 'error', error: mapped.body };
+      if (mapped.status === 405) {
+        const allow = (err as { headers?: Record<string, string> }).headers?.Allow;
+        if (allow) ctx.set('Allow', allow);
+      }
+    } finally {
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      log.info({ method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 10) / 10 }, 'request');
+    }
+  };
+}

@@ -1,0 +1,125 @@
+import Router from '@koa/router';
+import type { Context, Middleware } from 'koa';
+import type { OpenAPIRegistry, RouteConfig } from '@asteasolutions/zod-to-openapi';
+import { z } from 'zod';
+import { AppError } from '../core/errors';
+import { errorResponse } from './openapi';
+
+type Method = 'get' | 'post' | 'put' | 'delete';
+type AnyObject = z.ZodObject<z.ZodRawShape>;
+
+export interface RouteInput<P, Q, B> {
+  params: P;
+  query: Q;
+  body: B;
+}
+
+export interface RouteSpec<P extends AnyObject, Q extends AnyObject, B extends z.ZodType> {
+  method: Method;
+  /** OpenAPI-style path: `/api/jobs/{job_id}`. */
+  path: string;
+  summary: string;
+  description?: string;
+  tags: string[];
+  /** False for the exempt paths of contract §2. */
+  auth?: boolean;
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** Body media types accepted. Default `json` when a body schema is given. */
+  bodyTypes?: ('json' | 'multipart')[];
+  responses: RouteConfig['responses'];
+  /** Not in the OpenAPI document (docs UI assets). */
+  hidden?: boolean;
+  handler: (ctx: Context, input: RouteInput<z.infer<P>, z.infer<Q>, z.infer<B>>) => Promise<void> | void;
+}
+
+const toKoaPath = (p: string) => p.replace(/\{([A-Za-z0-9_]+)\}/g, ':$1');
+
+/**
+ * One definition per route: it registers the koa route, validates with the zod schemas and documents the same
+ * schemas in OpenAPI, so the document can never drift from what the server accepts.
+ */
+export class ApiRouter {
+  readonly router = new Router();
+  private readonly exempt: RegExp[] = [];
+
+  constructor(
+    readonly registry: OpenAPIRegistry,
+    private readonly bodyParsers: { json: Middleware; multipart: Middleware },
+  ) {}
+
+  /** True when a path is exactly one of the routes declared with `auth: false`. */
+  isExemptPath = (path: string): boolean => this.exempt.some((r) => r.test(path));
+
+  add<P extends AnyObject, Q extends AnyObject, B extends z.ZodType>(spec: RouteSpec<P, Q, B>): void {
+    const koaPath = toKoaPath(spec.path);
+    if (spec.auth === false) {
+      const re = '^' + spec.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{[A-Za-z0-9_]+\\?\}/g, '[^/]+') + '$';
+      this.exempt.push(new RegExp(re));
+    }
+    if (!spec.hidden) this.document(spec);
+    const types = spec.body ? (spec.bodyTypes ?? ['json']) : [];
+    const middlewares: Middleware[] = [];
+    if (types.length) middlewares.push(this.contentGate(types));
+    middlewares.push(async (ctx) => {
+      const params = spec.params ? spec.params.parse(ctx.params) : {};
+      const query = spec.query ? spec.query.parse(ctx.query) : {};
+      let body: unknown = undefined;
+      if (spec.body) {
+        const raw = ctx.request.is('multipart') ? { ...(ctx.request.body as object), ...filesOf(ctx) } : ctx.request.body;
+        body = spec.body.parse(raw ?? {});
+      }
+      await spec.handler(ctx, { params, query, body } as RouteInput<z.infer<P>, z.infer<Q>, z.infer<B>>);
+    });
+    this.router[spec.method](koaPath, ...middlewares);
+  }
+
+  private contentGate(types: ('json' | 'multipart')[]): Middleware {
+    return async (ctx, next) => {
+      const hasBody = ctx.request.length > 0 || ctx.get('Transfer-Encoding') !== '';
+      const isJson = ctx.request.is('application/json', '+json') !== false && ctx.request.type !== '';
+      const isMultipart = ctx.request.is('multipart') !== false && ctx.request.type !== '';
+      if (isMultipart && types.includes('multipart')) return this.bodyParsers.multipart(ctx, next);
+      if (isJson && types.includes('json')) return this.bodyParsers.json(ctx, next);
+      if (!hasBody && types.includes('json')) {
+        ctx.request.body = {};
+        return next();
+      }
+      const accepted = types.map((t) => (t === 'json' ? 'application/json' : 'multipart/form-data'));
+      throw new AppError('UNSUPPORTED_MEDIA_TYPE', `This endpoint accepts ${accepted.join(' or ')}.`, { accepted });
+    };
+  }
+
+  private document<P extends AnyObject, Q extends AnyObject, B extends z.ZodType>(spec: RouteSpec<P, Q, B>): void {
+    const types = spec.body ? (spec.bodyTypes ?? ['json']) : [];
+    const content: Record<string, { schema: z.ZodType }> = {};
+    for (const t of types) content[t === 'json' ? 'application/json' : 'multipart/form-data'] = { schema: spec.body! };
+    const responses: RouteConfig['responses'] = { ...spec.responses };
+    if (spec.auth !== false) responses[401] ??= errorResponse('Missing or wrong API key');
+    if (spec.params || spec.query || spec.body) responses[400] ??= errorResponse('Invalid request');
+    responses[500] ??= errorResponse('Internal error');
+    this.registry.registerPath({
+      method: spec.method,
+      path: spec.path,
+      summary: spec.summary,
+      description: spec.description,
+      tags: spec.tags,
+      operationId: `${spec.method}${spec.path.replace(/[{}]/g, '').replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string) => (c ? c.toUpperCase() : ''))}`,
+      ...(spec.auth === false ? { security: [] } : {}),
+      request: {
+        ...(spec.params ? { params: spec.params } : {}),
+        ...(spec.query ? { query: spec.query } : {}),
+        ...(spec.body ? { body: { content, required: true } } : {}),
+      },
+      responses,
+    });
+  }
+}
+
+function filesOf(ctx: Context): Record<string, unknown> {
+  const files = ctx.request.files ?? {};
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(files)) out[k] = Array.isArray(v) ? v[0] : v;
+  return out;
+}

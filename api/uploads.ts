@@ -1,0 +1,36 @@
+import { createReadStream } from 'node:fs';
+import path from 'node:path';
+import { z } from './openapi';
+import type { BlobRef, BlobStore } from '../core/blob-store';
+import { newUploadKey } from '../core/ids';
+
+/** A file received by a multipart route (formidable's shape). */
+export interface UploadedFile {
+  filepath: string;
+  originalFilename: string | null;
+  mimetype: string | null;
+  size: number;
+}
+
+/** The zod schema of a multipart file field; documented as a binary string in OpenAPI. */
+export const uploadedFile = z
+  .custom<UploadedFile>(
+    (v) => typeof v === 'object' && v !== null && typeof (v as UploadedFile).filepath === 'string',
+    { message: 'a file is required' },
+  )
+  .openapi({ type: 'string', format: 'binary' });
+
+export interface StoredUpload extends BlobRef {
+  originalName: string;
+}
+
+/**
+ * Streams a received upload from its temp file into the blob store under a generated key (the client's file
+ * name is kept only as data). The temp file itself is removed by the body middleware when the request ends.
+ */
+export async function storeUpload(store: BlobStore, file: UploadedFile): Promise<StoredUpload> {
+  const original = file.originalFilename ?? 'upload';
+  const key = newUploadKey(path.extname(original));
+  const ref = await store.put(key, createReadStream(file.filepath), { mime: file.mimetype ?? 'application/octet-stream' });
+  return { ...ref, originalName: original };
+}

@@ -1,0 +1,69 @@
+import type { Readable } from 'node:stream';
+
+/** A reference to stored bytes. Activities and workflows exchange these, never the bytes. */
+export interface BlobRef {
+  key: string;
+  sha256: string;
+  size: number;
+  mime: string;
+}
+
+export interface BlobStat extends BlobRef {
+  modifiedAt: string;
+}
+
+export interface PutOptions {
+  mime?: string;
+}
+
+/**
+ * Streams in, streams out: no implementation holds a whole file in memory. A `put` is atomic: a reader sees the
+ * old object or the new one, never a partial one. Keys are `/`-separated and never contain `..` or a leading `/`.
+ */
+export interface BlobStore {
+  readonly kind: 'local' | 's3';
+  put(key: string, body: Readable | Buffer | string, opts?: PutOptions): Promise<BlobRef>;
+  /** Throws `BlobNotFoundError` when the key is absent. */
+  get(key: string): Promise<Readable>;
+  stat(key: string): Promise<BlobStat | null>;
+  /** Every object whose key starts with `prefix`, in key order. */
+  list(prefix: string): Promise<BlobStat[]>;
+  /** Deleting an absent key is not an error. */
+  delete(key: string): Promise<void>;
+  /** A time-limited URL for a direct GET, or null when the backend has none. */
+  presign(key: string, expirySeconds: number): Promise<string | null>;
+  /** Throws when the store is not reachable or not writable. */
+  check(): Promise<void>;
+}
+
+export class BlobNotFoundError extends Error {
+  constructor(readonly key: string) {
+    super(`blob not found: ${key}`);
+    this.name = 'BlobNotFoundError';
+  }
+}
+
+const KEY = /^[A-Za-z0-9._\-]+(\/[A-Za-z0-9._\-]+)*$/;
+
+/** Validates a key: relative, `/`-separated segments of safe characters, no `.` or `..` segments. */
+export function assertValidKey(key: string): void {
+  if (key.length === 0 || key.length > 512 || !KEY.test(key) || key.split('/').some((s) => s === '.' || s === '..')) {
+    throw new Error(`invalid blob key: ${JSON.stringify(key)}`);
+  }
+}
+
+export function assertValidPrefix(prefix: string): void {
+  if (prefix === '') return;
+  assertValidKey(prefix.endsWith('/') ? prefix.slice(0, -1) : prefix);
+}
+
+/** Reads a whole blob into memory: only for small JSON records, never for media. */
+export async function readBlobJson<T>(store: BlobStore, key: string): Promise<T> {
+  const chunks: Buffer[] = [];
+  for await (const c of await store.get(key)) chunks.push(c as Buffer);
+  return JSON.parse(Buffer.concat(chunks).toString('utf8')) as T;
+}
+
+export function writeBlobJson(store: BlobStore, key: string, value: unknown): Promise<BlobRef> {
+  return store.put(key, JSON.stringify(value), { mime: 'application/json' });
+}

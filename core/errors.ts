@@ -1,0 +1,51 @@
+/** Error codes of contract §1 with their HTTP status. */
+export const ERROR_STATUS = {
+  VALIDATION_ERROR: 400,
+  INVALID_FORMAT: 400,
+  NO_ARCHIVE: 400,
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  JOB_NOT_FOUND: 404,
+  BATCH_NOT_FOUND: 404,
+  TEMPLATE_NOT_FOUND: 404,
+  TRACK_NOT_FOUND: 404,
+  EVENT_NOT_FOUND: 404,
+  TOPIC_NOT_FOUND: 404,
+  FILE_NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  INVALID_STATE: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  UNPROCESSABLE_INPUT: 422,
+  RATE_LIMITED: 429,
+  INTERNAL_ERROR: 500,
+  UPSTREAM_ERROR: 502,
+  PROVIDER_NOT_CONFIGURED: 503,
+  UNAVAILABLE: 503,
+  TIMEOUT: 504,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export const isErrorCode = (s: unknown): s is ErrorCode => typeof s === 'string' && s in ERROR_STATUS;
+
+/** An error meant for the client: its code, message and details are safe to show. */
+export class AppError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details: Record<string, unknown> = {},
+  ) {
+    super(message);
+    this.name = 'AppError';
+    this.status = ERROR_STATUS[code];
+  }
+}
+
+export interface ErrorBody {
+  code: string;
+  message: string;
+  details: Record<string, unknown>;
+}

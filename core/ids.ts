@@ -1,0 +1,30 @@
+import { randomUUID } from 'node:crypto';
+
+/** Ids and task-queue names are built here and nowhere else. */
+export const newJobId = (): string => `job-${randomUUID()}`;
+export const newBatchId = (): string => `batch-${randomUUID()}`;
+export const newRequestId = (): string => randomUUID();
+
+const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
+export const JOB_ID_PATTERN = new RegExp(`^job-${UUID}$`);
+export const BATCH_ID_PATTERN = new RegExp(`^batch-${UUID}$`);
+export const isJobId = (s: string): boolean => JOB_ID_PATTERN.test(s);
+export const isBatchId = (s: string): boolean => BATCH_ID_PATTERN.test(s);
+
+export interface TaskQueues {
+  /** CPU-bound work: OCR, speech, ffmpeg, rendering. Concurrency near the core count. */
+  media: string;
+  /** I/O-bound work and all workflow tasks: LLM calls, HTTP, webhooks. High concurrency. */
+  io: string;
+}
+
+export function taskQueues(prefix: string): TaskQueues {
+  return { media: `${prefix}-media`, io: `${prefix}-io` };
+}
+
+/** Blob key for a stored upload: generated, never derived from a client file name. */
+export const newUploadKey = (ext = ''): string => {
+  const d = new Date().toISOString().slice(0, 10);
+  const safeExt = /^\.[a-z0-9]{1,8}$/i.test(ext) ? ext.toLowerCase() : '';
+  return `uploads/${d}/${randomUUID()}${safeExt}`;
+};

@@ -1,0 +1,149 @@
+import { Client } from 'minio';
+import { pipeline } from 'node:stream/promises';
+import { PassThrough, type Readable } from 'node:stream';
+import {
+  assertValidKey,
+  assertValidPrefix,
+  BlobNotFoundError,
+  type BlobRef,
+  type BlobStat,
+  type BlobStore,
+  type PutOptions,
+} from '../../core/blob-store';
+import { HashingStream, toReadable } from './hashing';
+
+export interface S3Options {
+  endpoint: string;
+  accessKey: string;
+  secretKey: string;
+  bucket: string;
+  region?: string;
+}
+
+const META_PREFIX = '_meta/';
+
+/**
+ * S3-compatible blob store on the `minio` client. Uploads stream through a hashing pass; S3 makes a PUT atomic,
+ * so readers never see a partial object. The sha256 lives in a sidecar object under `_meta/`.
+ */
+export class S3BlobStore implements BlobStore {
+  readonly kind = 's3' as const;
+  readonly client: Client;
+  readonly bucket: string;
+
+  constructor(opts: S3Options) {
+    const url = new URL(opts.endpoint);
+    this.client = new Client({
+      endPoint: url.hostname,
+      port: url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80,
+      useSSL: url.protocol === 'https:',
+      accessKey: opts.accessKey,
+      secretKey: opts.secretKey,
+      region: opts.region ?? 'us-east-1',
+      pathStyle: true,
+    });
+    this.bucket = opts.bucket;
+  }
+
+  async init(): Promise<this> {
+    if (!(await this.client.bucketExists(this.bucket))) {
+      await this.client.makeBucket(this.bucket).catch(async (e: { code?: string }) => {
+        if (e.code !== 'BucketAlreadyOwnedByYou' && !(await this.client.bucketExists(this.bucket))) throw e;
+      });
+    }
+    return this;
+  }
+
+  async put(key: string, body: Readable | Buffer | string, opts: PutOptions = {}): Promise<BlobRef> {
+    assertValidKey(key);
+    if (key.startsWith(META_PREFIX)) throw new Error(`invalid blob key: ${key}`);
+    const mime = opts.mime ?? 'application/octet-stream';
+    // A PUT is atomic on S3. The sha256 is known only at the end of the stream, so it goes to a small sidecar.
+    const hasher = new HashingStream();
+    const pass = new PassThrough();
+    const piping = pipeline(toReadable(body), hasher, pass);
+    try {
+      await Promise.all([piping, this.client.putObject(this.bucket, key, pass, undefined, { 'Content-Type': mime })]);
+    } catch (err) {
+      pass.destroy();
+      throw err;
+    }
+    const ref: BlobRef = { key, sha256: hasher.digest(), size: hasher.size, mime };
+    const meta = Buffer.from(JSON.stringify({ sha256: ref.sha256, size: ref.size, mime }));
+    await this.client.putObject(this.bucket, META_PREFIX + key + '.json', meta, meta.length, {
+      'Content-Type': 'application/json',
+    });
+    return ref;
+  }
+
+  async get(key: string): Promise<Readable> {
+    assertValidKey(key);
+    try {
+      return await this.client.getObject(this.bucket, key);
+    } catch (e) {
+      if (isNotFound(e)) throw new BlobNotFoundError(key);
+      throw e;
+    }
+  }
+
+  async stat(key: string): Promise<BlobStat | null> {
+    assertValidKey(key);
+    try {
+      const st = await this.client.statObject(this.bucket, key);
+      const meta = st.metaData as Record<string, string>;
+      return {
+        key,
+        size: st.size,
+        sha256: await this.readSha(key, st.size),
+        mime: meta['content-type'] ?? 'application/octet-stream',
+        modifiedAt: new Date(st.lastModified).toISOString(),
+      };
+    } catch (e) {
+      if (isNotFound(e)) return null;
+      throw e;
+    }
+  }
+
+  private async readSha(key: string, size: number): Promise<string> {
+    try {
+      const chunks: Buffer[] = [];
+      for await (const c of await this.client.getObject(this.bucket, META_PREFIX + key + '.json')) chunks.push(c as Buffer);
+      const meta = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { sha256: string; size: number };
+      return meta.size === size ? meta.sha256 : '';
+    } catch {
+      return '';
+    }
+  }
+
+  async list(prefix: string): Promise<BlobStat[]> {
+    assertValidPrefix(prefix);
+    const keys: string[] = [];
+    const stream = this.client.listObjectsV2(this.bucket, prefix, true);
+    for await (const item of stream as AsyncIterable<{ name?: string }>) {
+      if (item.name && !item.name.startsWith(META_PREFIX)) keys.push(item.name);
+    }
+    keys.sort();
+    const stats = await Promise.all(keys.map((k) => this.stat(k)));
+    return stats.filter((s): s is BlobStat => s !== null);
+  }
+
+  async delete(key: string): Promise<void> {
+    assertValidKey(key);
+    await this.client.removeObject(this.bucket, key);
+    await this.client.removeObject(this.bucket, META_PREFIX + key + '.json').catch(() => undefined);
+  }
+
+  async presign(key: string, expirySeconds: number): Promise<string | null> {
+    assertValidKey(key);
+    return this.client.presignedGetObject(this.bucket, key, expirySeconds);
+  }
+
+  async check(): Promise<void> {
+    if (!(await this.client.bucketExists(this.bucket))) throw new Error(`bucket ${this.bucket} does not exist`);
+  }
+}
+
+function isNotFound(e: unknown): boolean {
+  const code = (e as { code?: string }).code;
+  return code === 'NoSuchKey' || code === 'NotFound' || code === 'NoSuchObject';
+}

@@ -1,0 +1,127 @@
+// Starting and stopping the engines' servers (Temporal dev server, MinIO). Plain Node, shared by the start
+// launcher and the tests.
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+
+export const SEARCH_ATTRIBUTES = { JobType: 'Keyword', JobStatus: 'Keyword', BatchId: 'Keyword', UserId: 'Keyword' };
+
+/** Resolves whether a TCP port can be bound on the host. */
+export function portFree(port, host = '127.0.0.1') {
+  return new Promise((resolve) => {
+    const srv = net.createServer();
+    srv.once('error', () => resolve(false));
+    srv.listen({ port, host, exclusive: true }, () => srv.close(() => resolve(true)));
+  });
+}
+
+/** A port the OS says is free now. */
+export function freePort(host = '127.0.0.1') {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen({ port: 0, host, exclusive: true }, () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** The preferred port when free, else a free one; `moved` tells the caller to say so. */
+export async function choosePort(preferred, taken = new Set()) {
+  if (!taken.has(preferred) && (await portFree(preferred))) return { port: preferred, moved: false };
+  let p;
+  do p = await freePort();
+  while (taken.has(p));
+  return { port: p, moved: true };
+}
+
+export function waitForTcp(port, host = '127.0.0.1', timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  return new Promise((resolve, reject) => {
+    const attempt = () => {
+      const sock = net.connect({ port, host });
+      sock.once('connect', () => {
+        sock.destroy();
+        resolve();
+      });
+      sock.once('error', () => {
+        sock.destroy();
+        if (Date.now() > deadline) reject(new Error(`nothing listens on ${host}:${port} after ${timeoutMs} ms`));
+        else setTimeout(attempt, 150);
+      });
+    };
+    attempt();
+  });
+}
+
+export function sleep(ms) {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+/** Stops a child with SIGTERM, then SIGKILL after `graceMs`. Resolves when it has exited. */
+export function stopChild(child, graceMs = 10_000) {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+/**
+ * Starts `temporal server start-dev` on a SQLite file in WAL mode (or in memory when `dbFile` is null) with the
+ * project's search attributes, and resolves once the default namespace answers.
+ */
+export async function startTemporalDev({ bin, dbFile, port, uiPort, headless = false, ip = '127.0.0.1', stdio = 'pipe', logLevel = 'error' }) {
+  const args = ['server', 'start-dev', '--ip', ip, '--port', String(port), '--log-level', logLevel];
+  if (dbFile) {
+    fs.mkdirSync(path.dirname(dbFile), { recursive: true });
+    args.push('--db-filename', dbFile, '--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'synchronous=normal');
+  }
+  if (headless) args.push('--headless');
+  else args.push('--ui-port', String(uiPort), '--ui-ip', ip);
+  for (const [k, v] of Object.entries(SEARCH_ATTRIBUTES)) args.push('--search-attribute', `${k}=${v}`);
+  const child = spawn(bin, args, { stdio: ['ignore', stdio, stdio], detached: false });
+  const exited = new Promise((_, reject) => child.once('exit', (code) => reject(new Error(`temporal dev server exited with ${code}`))));
+  exited.catch(() => undefined);
+  const address = `${ip}:${port}`;
+  const ready = (async () => {
+    await waitForTcp(port, ip, 60_000);
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const r = spawnSync(bin, ['operator', 'namespace', 'describe', '--namespace', 'default', '--address', address], { encoding: 'utf8', timeout: 10_000 });
+      if (r.status === 0) return;
+      if (Date.now() > deadline) throw new Error(`temporal dev server on ${address} did not become ready: ${r.stderr}`);
+      await sleep(200);
+    }
+  })();
+  await Promise.race([ready, exited]);
+  return { child, address, port, uiPort: headless ? null : uiPort, stop: (graceMs = 10_000) => stopChild(child, graceMs) };
+}
+
+/** Starts MinIO on loopback and resolves once its liveness endpoint answers 200. */
+export async function startMinio({ bin, dir, port, consolePort, accessKey = 'docproc-test', secretKey = 'docproc-test-secret', stdio = 'pipe' }) {
+  fs.mkdirSync(dir, { recursive: true });
+  const child = spawn(bin, ['server', dir, '--address', `127.0.0.1:${port}`, '--console-address', `127.0.0.1:${consolePort}`, '--quiet'], {
+    stdio: ['ignore', stdio, stdio],
+    env: { ...process.env, MINIO_ROOT_USER: accessKey, MINIO_ROOT_PASSWORD: secretKey, MINIO_BROWSER: 'off' },
+  });
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`minio exited with ${child.exitCode}`);
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/minio/health/live`);
+      if (res.ok) break;
+    } catch {
+      /* not yet */
+    }
+    if (Date.now() > deadline) throw new Error('minio did not become ready');
+    await sleep(200);
+  }
+  return { child, endpoint: `http://127.0.0.1:${port}`, accessKey, secretKey, stop: () => stopChild(child, 5000) };
+}

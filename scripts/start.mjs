@@ -1,0 +1,102 @@
+// `npm start`: sets up what is missing, then runs the Temporal dev server (unless TEMPORAL_ADDRESS is set), the
+// worker and the API, with prefixed readable logs. Ctrl-C or SIGTERM stops all three. Plain Node, no dependency.
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { ROOT, setupForStart, step } from './engines.mjs';
+import { pipePrefixed } from './logfmt.mjs';
+import { choosePort, sleep, startTemporalDev, stopChild } from './services.mjs';
+
+const env = { ...process.env };
+const dataDir = path.resolve(env.DATA_DIR || path.join(ROOT, '.data'));
+const host = env.HOST || '127.0.0.1';
+const port = Number(env.PORT || 8080);
+const raw = env.LOG_FORMAT === 'json';
+const children = [];
+let stopping = false;
+
+async function main() {
+  const { temporal: temporalBin } = await setupForStart();
+  const childEnv = { ...env, DATA_DIR: dataDir, HOST: host, PORT: String(port) };
+  let temporal = null;
+  let uiUrl = null;
+  if (!env.TEMPORAL_ADDRESS) {
+    const grpc = await choosePort(Number(env.TEMPORAL_DEV_PORT || 7233));
+    const ui = await choosePort(Number(env.TEMPORAL_UI_PORT || 8233), new Set([grpc.port]));
+    if (grpc.moved) step('temporal', `port ${env.TEMPORAL_DEV_PORT || 7233} is taken, using ${grpc.port}`);
+    if (ui.moved) step('temporal', `UI port ${env.TEMPORAL_UI_PORT || 8233} is taken, using ${ui.port}`);
+    step('temporal', `starting the dev server (${path.join(dataDir, 'temporal.db')}, WAL)`);
+    temporal = await startTemporalDev({ bin: temporalBin, dbFile: path.join(dataDir, 'temporal.db'), port: grpc.port, uiPort: ui.port });
+    children.push({ name: 'temporal', child: temporal.child });
+    pipePrefixed(temporal.child.stdout, 'temporal', { raw: true });
+    pipePrefixed(temporal.child.stderr, 'temporal', { raw: true });
+    childEnv.TEMPORAL_ADDRESS = temporal.address;
+    childEnv.TEMPORAL_DEV_PORT = String(grpc.port);
+    childEnv.TEMPORAL_UI_PORT = String(ui.port);
+    uiUrl = `http://127.0.0.1:${ui.port}`;
+  } else {
+    step('temporal', `using ${env.TEMPORAL_ADDRESS}; no dev server started`);
+  }
+  for (const name of ['worker', 'api']) {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, name, 'main.ts')], {
+      cwd: ROOT,
+      env: childEnv,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.push({ name, child });
+    pipePrefixed(child.stdout, name, { raw });
+    pipePrefixed(child.stderr, name, { raw: true });
+    child.once('exit', (code, signal) => {
+      if (!stopping) {
+        step(name, `exited unexpectedly (${signal ?? code}); stopping`);
+        void shutdown(1);
+      }
+    });
+  }
+  const shownHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
+  const apiUrl = `http://${shownHost}:${port}`;
+  await waitHealthy(apiUrl);
+  if (stopping) return;
+  process.stdout.write(
+    `\n  API:          ${apiUrl}/api\n  Docs:         ${apiUrl}/api/doc\n` +
+      (uiUrl ? `  Temporal UI:  ${uiUrl}\n` : '') +
+      `  Data:         ${dataDir}\n\n  Ctrl-C stops everything.\n\n`,
+  );
+}
+
+async function waitHealthy(apiUrl) {
+  const deadline = Date.now() + 180_000;
+  let last = '';
+  while (!stopping) {
+    try {
+      const res = await fetch(`${apiUrl}/api/health`, { signal: AbortSignal.timeout(5000) });
+      const body = await res.json();
+      if (res.status === 200 && body.status === 'ok') return;
+      last = `${res.status} ${body.status}`;
+    } catch (e) {
+      last = String(e?.message ?? e);
+    }
+    if (Date.now() > deadline) throw new Error(`the service did not become healthy: ${last}`);
+    await sleep(300);
+  }
+}
+
+async function shutdown(code) {
+  if (stopping) return;
+  stopping = true;
+  step('stop', 'stopping api and worker');
+  const apps = children.filter((c) => c.name !== 'temporal');
+  await Promise.all(apps.map((c) => stopChild(c.child, 15_000)));
+  const t = children.find((c) => c.name === 'temporal');
+  if (t) {
+    step('stop', 'stopping the Temporal dev server');
+    await stopChild(t.child, 10_000);
+  }
+  process.exit(code);
+}
+
+process.on('SIGINT', () => void shutdown(0));
+process.on('SIGTERM', () => void shutdown(0));
+main().catch(async (err) => {
+  process.stderr.write(`[start] ${err?.stack ?? err}\n`);
+  await shutdown(1);
+});
