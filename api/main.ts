@@ -2,6 +2,7 @@ import http from 'node:http';
 import { createApp } from './app';
 import { ConfigError, loadConfig } from '../core/config';
 import { createLogger } from '../core/logger';
+import { watchParent } from '../core/parent-watch';
 import { createBlobStore } from '../providers/storage';
 import { sweepUploadRoot } from './middleware/body';
 import { createTemporalGateway } from './temporal';
@@ -42,6 +43,7 @@ async function main(): Promise<void> {
   };
   process.once('SIGINT', () => stop('SIGINT'));
   process.once('SIGTERM', () => stop('SIGTERM'));
+  watchParent(config.DOCPROC_PARENT_PID, () => stop('parent exited'));
 }
 
 main().catch((err) => {

@@ -63,6 +63,8 @@ export const configSchema = z.object({
   S3_REGION: z.string().optional().default('us-east-1'),
   MAX_UPLOAD_MB: int(500, 1, 1_000_000),
   MAX_JSON_MB: int(16, 1, 1024),
+  /** Set by `npm start`: the launcher's pid, watched so children never outlive it. */
+  DOCPROC_PARENT_PID: int(0, 0, 2 ** 31),
 });
 
 export type RawConfig = z.infer<typeof configSchema>;

@@ -16,7 +16,7 @@ let stopping = false;
 
 async function main() {
   const { temporal: temporalBin } = await setupForStart();
-  const childEnv = { ...env, DATA_DIR: dataDir, HOST: host, PORT: String(port) };
+  const childEnv = { ...env, DATA_DIR: dataDir, HOST: host, PORT: String(port), DOCPROC_PARENT_PID: String(process.pid) };
   let temporal = null;
   let uiUrl = null;
   if (!env.TEMPORAL_ADDRESS) {
@@ -93,6 +93,12 @@ async function shutdown(code) {
   }
   process.exit(code);
 }
+
+// When the parent (npm, a shell) goes away without passing its signal on, this process is re-parented: stop too.
+const parentPid = process.ppid;
+setInterval(() => {
+  if (process.ppid !== parentPid) void shutdown(0);
+}, 500).unref();
 
 process.on('SIGINT', () => void shutdown(0));
 process.on('SIGTERM', () => void shutdown(0));

@@ -1,18 +1,13 @@
-import os from 'node:os';
-import { fileURLToPath } from 'node:url';
-import { NativeConnection, Runtime, Worker, bundleWorkflowCode, makeTelemetryFilterString } from '@temporalio/worker';
-import { createActivities } from '../activities';
-import { loadConfig } from '../core/config';
-import { taskQueues } from '../core/ids';
-import { createLogger } from '../core/logger';
+import { NativeConnection, Runtime, makeTelemetryFilterString } from '@temporalio/worker';
+import { loadConfig, type Config } from '../core/config';
+import { createLogger, type Logger } from '../core/logger';
+import { watchParent } from '../core/parent-watch';
 import { temporalConnectionOptions } from '../core/temporal-connection';
 import { createBlobStore } from '../providers/storage';
+import { createWorkers } from './create-workers';
 import { temporalLogger } from './temporal-logger';
 
-/**
- * Composition root of the worker: providers → activities → two Workers. Workflow tasks and I/O activities run on
- * the `io` queue with high concurrency; CPU-bound activities on the `media` queue with about one slot per core.
- */
+/** Composition root of the worker process. SIGINT/SIGTERM drain running tasks, then exit. */
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger('worker', config.LOG_LEVEL);
@@ -21,45 +16,21 @@ async function main(): Promise<void> {
     telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} } },
   });
   const store = await createBlobStore(config);
-  const activities = createActivities({ config, logger, store });
-  const queues = taskQueues(config.TASK_QUEUE_PREFIX);
   const connection = await connectWithRetry(config, logger);
-  const workflowBundle = await bundleWorkflowCode({
-    workflowsPath: fileURLToPath(new URL('../workflows/index.ts', import.meta.url)),
-    logger: temporalLogger(logger.child({ part: 'bundler' }, { level: 'warn' })),
-  });
-  const mediaSlots = config.MEDIA_CONCURRENCY || Math.max(1, os.availableParallelism());
-  const io = await Worker.create({
-    connection,
-    namespace: config.TEMPORAL_NAMESPACE,
-    taskQueue: queues.io,
-    workflowBundle,
-    activities,
-    maxConcurrentActivityTaskExecutions: config.IO_CONCURRENCY,
-    maxConcurrentWorkflowTaskExecutions: 40,
-    maxCachedWorkflows: 1000,
-  });
-  const media = await Worker.create({
-    connection,
-    namespace: config.TEMPORAL_NAMESPACE,
-    taskQueue: queues.media,
-    activities,
-    maxConcurrentActivityTaskExecutions: mediaSlots,
-  });
+  const workers = await createWorkers({ config, logger, store, connection });
   const stop = (signal: string) => {
     logger.info({ signal }, 'worker shutting down');
-    io.shutdown();
-    media.shutdown();
+    workers.shutdown();
   };
   process.once('SIGINT', () => stop('SIGINT'));
   process.once('SIGTERM', () => stop('SIGTERM'));
-  logger.info({ queues, mediaSlots, ioSlots: config.IO_CONCURRENCY, address: config.temporalAddress }, 'worker ready');
-  await Promise.all([io.run(), media.run()]);
+  watchParent(config.DOCPROC_PARENT_PID, () => stop('parent exited'));
+  await workers.run();
   await connection.close();
   logger.info('worker stopped');
 }
 
-async function connectWithRetry(config: ReturnType<typeof loadConfig>, logger: ReturnType<typeof createLogger>) {
+async function connectWithRetry(config: Config, logger: Logger): Promise<NativeConnection> {
   const deadline = Date.now() + 60_000;
   for (let attempt = 1; ; attempt++) {
     try {

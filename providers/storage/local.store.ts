@@ -1,4 +1,4 @@
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -92,7 +92,8 @@ export class LocalBlobStore implements BlobStore {
       await fh.close();
       throw new BlobNotFoundError(key);
     }
-    return createReadStream('', { fd: fh.fd, autoClose: true });
+    // The stream owns the FileHandle and closes it; handing it the raw fd would close it twice (once on GC).
+    return fh.createReadStream({ autoClose: true });
   }
 
   async stat(key: string): Promise<BlobStat | null> {

@@ -1,6 +1,6 @@
 import { Client } from 'minio';
-import { pipeline } from 'node:stream/promises';
-import { PassThrough, type Readable } from 'node:stream';
+import { createHash } from 'node:crypto';
+import type { Readable } from 'node:stream';
 import {
   assertValidKey,
   assertValidPrefix,
@@ -10,7 +10,7 @@ import {
   type BlobStore,
   type PutOptions,
 } from '../../core/blob-store';
-import { HashingStream, toReadable } from './hashing';
+import { toReadable } from './hashing';
 
 export interface S3Options {
   endpoint: string;
@@ -21,10 +21,14 @@ export interface S3Options {
 }
 
 const META_PREFIX = '_meta/';
+/** Size of a multipart part (S3's minimum is 5 MiB); bounds the memory a put holds. */
+const PART_SIZE = 8 * 1024 * 1024;
+const MAX_PARTS = 10_000;
 
 /**
- * S3-compatible blob store on the `minio` client. Uploads stream through a hashing pass; S3 makes a PUT atomic,
- * so readers never see a partial object. The sha256 lives in a sidecar object under `_meta/`.
+ * S3-compatible blob store on the `minio` client. Uploads stream through a hashing pass in bounded parts; S3 makes
+ * a PUT and a multipart completion atomic, so readers never see a partial object. The sha256 lives in a sidecar
+ * object under `_meta/`.
  */
 export class S3BlobStore implements BlobStore {
   readonly kind = 's3' as const;
@@ -58,17 +62,51 @@ export class S3BlobStore implements BlobStore {
     assertValidKey(key);
     if (key.startsWith(META_PREFIX)) throw new Error(`invalid blob key: ${key}`);
     const mime = opts.mime ?? 'application/octet-stream';
-    // A PUT is atomic on S3. The sha256 is known only at the end of the stream, so it goes to a small sidecar.
-    const hasher = new HashingStream();
-    const pass = new PassThrough();
-    const piping = pipeline(toReadable(body), hasher, pass);
+    // The client's own putObject buffers a stream of unknown length in parts of ~550 MB, fails on an empty
+    // stream and leaves its multipart upload behind when the source fails. So parts are cut here: a body smaller
+    // than one part is a single PUT, a larger one a multipart upload completed only once the source has ended
+    // (S3 makes either atomic) and aborted on any failure. At most one part is held in memory.
+    const hasher = createHash('sha256');
+    let size = 0;
+    let pending: Buffer[] = [];
+    let pendingBytes = 0;
+    let uploadId: string | undefined;
+    const parts: { part: number; etag: string }[] = [];
+    const uploadPending = async (): Promise<void> => {
+      const payload = Buffer.concat(pending, pendingBytes);
+      pending = [];
+      pendingBytes = 0;
+      uploadId ??= await this.client.initiateNewMultipartUpload(this.bucket, key, { 'Content-Type': mime });
+      const part = parts.length + 1;
+      if (part > MAX_PARTS) throw new Error(`blob too large for ${MAX_PARTS} parts of ${PART_SIZE} bytes: ${key}`);
+      const { etag } = await this.client.uploadPart(
+        { bucketName: this.bucket, objectName: key, uploadID: uploadId, partNumber: part, headers: {} },
+        payload,
+      );
+      parts.push({ part, etag });
+    };
     try {
-      await Promise.all([piping, this.client.putObject(this.bucket, key, pass, undefined, { 'Content-Type': mime })]);
+      for await (const c of toReadable(body)) {
+        const chunk = Buffer.isBuffer(c) ? c : Buffer.from(c as Uint8Array);
+        hasher.update(chunk);
+        size += chunk.length;
+        pending.push(chunk);
+        pendingBytes += chunk.length;
+        if (pendingBytes >= PART_SIZE) await uploadPending();
+      }
+      if (uploadId === undefined) {
+        const whole = Buffer.concat(pending, pendingBytes);
+        pending = [];
+        await this.client.putObject(this.bucket, key, whole, whole.length, { 'Content-Type': mime });
+      } else {
+        if (pendingBytes > 0) await uploadPending();
+        await this.client.completeMultipartUpload(this.bucket, key, uploadId, parts);
+      }
     } catch (err) {
-      pass.destroy();
+      if (uploadId !== undefined) await this.client.abortMultipartUpload(this.bucket, key, uploadId).catch(() => undefined);
       throw err;
     }
-    const ref: BlobRef = { key, sha256: hasher.digest(), size: hasher.size, mime };
+    const ref: BlobRef = { key, sha256: hasher.digest('hex'), size, mime };
     const meta = Buffer.from(JSON.stringify({ sha256: ref.sha256, size: ref.size, mime }));
     await this.client.putObject(this.bucket, META_PREFIX + key + '.json', meta, meta.length, {
       'Content-Type': 'application/json',

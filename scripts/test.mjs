@@ -1,0 +1,62 @@
+// `npm test`: sets up what is missing (node_modules, Temporal CLI, MinIO, Debian tools), type-checks, then runs
+// the mocha suites against the real engines. `--slow` adds the slow suites. Plain Node, no dependency.
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { ROOT, setupForTests, step } from './engines.mjs';
+
+const args = process.argv.slice(2);
+const slow = args.includes('--slow') || process.env.DOCPROC_SLOW_TESTS === '1';
+const passthrough = args.filter((a) => a !== '--slow');
+
+function run(cmd, cmdArgs, env, onLine) {
+  return new Promise((resolve) => {
+    const child = spawn(cmd, cmdArgs, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
+    let buf = '';
+    child.stdout.on('data', (d) => {
+      process.stdout.write(d);
+      buf += d;
+      let i;
+      while ((i = buf.indexOf('\n')) >= 0) {
+        onLine?.(buf.slice(0, i));
+        buf = buf.slice(i + 1);
+      }
+    });
+    child.on('close', (code) => resolve(code ?? 1));
+  });
+}
+
+async function main() {
+  const t0 = Date.now();
+  const engines = await setupForTests();
+  const env = {
+    ...process.env,
+    TEMPORAL_CLI_PATH: engines.temporal,
+    MINIO_PATH: engines.minio,
+    CHROMIUM_PATH: engines.chromium,
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
+  };
+  step('typecheck', 'tsc --noEmit');
+  const tsc = await run(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '--noEmit', '-p', ROOT], env);
+  if (tsc !== 0) {
+    process.stdout.write('typecheck: 0 passed, 1 failed\n');
+    process.exit(1);
+  }
+  const specs = passthrough.length
+    ? passthrough
+    : ['test/unit/**/*.test.ts', 'test/integration/**/*.test.ts', 'test/e2e/**/*.test.ts', ...(slow ? ['test/slow/**/*.test.ts'] : [])];
+  const counts = { passing: 0, failing: 0, pending: 0 };
+  const code = await run(process.execPath, [path.join(ROOT, 'node_modules/mocha/bin/mocha.js'), ...specs], env, (line) => {
+    const m = /^\s+(\d+) (passing|failing|pending)\b/.exec(line);
+    if (m) counts[m[2]] = Number(m[1]);
+  });
+  const failed = code !== 0 && counts.failing === 0 ? 1 : counts.failing;
+  process.stdout.write(`\ntests: ${counts.passing} passed, ${failed} failed, ${counts.pending} skipped\n`);
+  step('done', `npm test took ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+  process.exit(code);
+}
+
+main().catch((err) => {
+  process.stderr.write(`${err?.stack ?? err}\n`);
+  process.stdout.write('tests: 0 passed, 1 failed\n');
+  process.exit(1);
+});

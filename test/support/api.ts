@@ -1,0 +1,50 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import pino from 'pino';
+import { createApp, type App } from '../../api/app';
+import { createTemporalGateway, type TemporalGateway } from '../../api/temporal';
+import { loadConfig, type Config } from '../../core/config';
+import type { BlobStore } from '../../core/blob-store';
+import { LocalBlobStore } from '../../providers/storage';
+import { tempDir } from './servers';
+
+export interface TestApi {
+  url: string;
+  app: App;
+  config: Config;
+  store: BlobStore;
+  temporal: TemporalGateway;
+  server: http.Server;
+  close(): Promise<void>;
+}
+
+/**
+ * The real app on a real socket (127.0.0.1, random port), with a local blob store in a temp directory.
+ * `env` overrides configuration variables; without TEMPORAL_ADDRESS it points at a closed port.
+ */
+export async function startTestApi(env: Record<string, string> = {}, opts: { host?: string; store?: BlobStore } = {}): Promise<TestApi> {
+  const dataDir = env.DATA_DIR ?? tempDir('docproc-api-');
+  const config = loadConfig({ TEMPORAL_ADDRESS: '127.0.0.1:1', LOG_LEVEL: 'silent', ...env, DATA_DIR: dataDir });
+  const store = opts.store ?? (await new LocalBlobStore(path.join(config.dataDir, 'blobs')).init());
+  const temporal = createTemporalGateway(config);
+  const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  const app = createApp({ config, logger, store, temporal });
+  const server = http.createServer(app.koa.callback());
+  const host = opts.host ?? '127.0.0.1';
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    app,
+    config,
+    store,
+    temporal,
+    server,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+      await temporal.close().catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,6 @@
+import { stopSharedServers } from './servers';
+
+/** Mocha root hook plugin: servers shared by several test files are stopped once at the end. */
+export async function mochaGlobalTeardown(): Promise<void> {
+  await stopSharedServers();
+}

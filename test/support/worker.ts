@@ -1,0 +1,54 @@
+import path from 'node:path';
+import { DefaultLogger, NativeConnection, Runtime, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import pino from 'pino';
+import { loadConfig, type Config } from '../../core/config';
+import type { BlobStore } from '../../core/blob-store';
+import { LocalBlobStore } from '../../providers/storage';
+import { bundleWorkflows, createWorkers, type Workers } from '../../worker/create-workers';
+
+let runtimeInstalled = false;
+
+/** The SDK runtime logs warnings only, so test output stays readable. */
+export function quietRuntime(): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  Runtime.install({ logger: new DefaultLogger(process.env.TEST_LOG_LEVEL ? 'INFO' : 'WARN') });
+}
+
+let bundle: Promise<WorkflowBundleWithSourceMap> | null = null;
+
+/** The workflow bundle, built once per test process. */
+export function sharedBundle(): Promise<WorkflowBundleWithSourceMap> {
+  bundle ??= bundleWorkflows(pino({ level: 'silent' }));
+  return bundle;
+}
+
+export interface TestWorker {
+  workers: Workers;
+  config: Config;
+  store: BlobStore;
+  running: Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** The real workers, in this process, against a running Temporal at `address`. */
+export async function startTestWorker(address: string, env: Record<string, string> = {}, store?: BlobStore): Promise<TestWorker> {
+  quietRuntime();
+  const config = loadConfig({ LOG_LEVEL: 'silent', ...env, TEMPORAL_ADDRESS: address });
+  const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  const blobStore = store ?? (await new LocalBlobStore(path.join(config.dataDir, 'blobs')).init());
+  const connection = await NativeConnection.connect({ address });
+  const workers = await createWorkers({ config, logger, store: blobStore, connection, workflowBundle: await sharedBundle() });
+  const running = workers.run();
+  return {
+    workers,
+    config,
+    store: blobStore,
+    running,
+    stop: async () => {
+      workers.shutdown();
+      await running.catch(() => undefined);
+      await connection.close();
+    },
+  };
+}

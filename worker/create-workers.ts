@@ -1,0 +1,75 @@
+import os from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { createActivities } from '../activities';
+import type { BlobStore } from '../core/blob-store';
+import type { Config } from '../core/config';
+import { taskQueues } from '../core/ids';
+import type { Logger } from '../core/logger';
+import { temporalLogger } from './temporal-logger';
+
+export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+
+export interface WorkerDeps {
+  config: Config;
+  logger: Logger;
+  store: BlobStore;
+  connection: NativeConnection;
+  /** A prebuilt bundle (tests build it once per file); built here when absent. */
+  workflowBundle?: WorkflowBundleWithSourceMap;
+}
+
+export interface Workers {
+  io: Worker;
+  media: Worker;
+  run(): Promise<void>;
+  shutdown(): void;
+}
+
+export function bundleWorkflows(logger: Logger): Promise<WorkflowBundleWithSourceMap> {
+  return bundleWorkflowCode({
+    workflowsPath: WORKFLOWS_PATH,
+    logger: temporalLogger(logger.child({ part: 'bundler' }, { level: 'warn' })),
+  });
+}
+
+/**
+ * Providers → activities → two Workers. Workflow tasks and I/O activities run on the `io` queue with high
+ * concurrency; CPU-bound activities on the `media` queue with about one slot per core.
+ */
+export async function createWorkers(deps: WorkerDeps): Promise<Workers> {
+  const { config, logger, store, connection } = deps;
+  const activities = createActivities({ config, logger, store });
+  const queues = taskQueues(config.TASK_QUEUE_PREFIX);
+  const workflowBundle = deps.workflowBundle ?? (await bundleWorkflows(logger));
+  const mediaSlots = config.MEDIA_CONCURRENCY || Math.max(1, os.availableParallelism());
+  const io = await Worker.create({
+    connection,
+    namespace: config.TEMPORAL_NAMESPACE,
+    taskQueue: queues.io,
+    workflowBundle,
+    activities,
+    maxConcurrentActivityTaskExecutions: config.IO_CONCURRENCY,
+    maxConcurrentWorkflowTaskExecutions: 40,
+    maxCachedWorkflows: 1000,
+  });
+  const media = await Worker.create({
+    connection,
+    namespace: config.TEMPORAL_NAMESPACE,
+    taskQueue: queues.media,
+    activities,
+    maxConcurrentActivityTaskExecutions: mediaSlots,
+  });
+  logger.info({ queues, mediaSlots, ioSlots: config.IO_CONCURRENCY, address: config.temporalAddress }, 'worker ready');
+  return {
+    io,
+    media,
+    run: async () => {
+      await Promise.all([io.run(), media.run()]);
+    },
+    shutdown: () => {
+      io.shutdown();
+      media.shutdown();
+    },
+  };
+}
