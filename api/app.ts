@@ -60,7 +60,7 @@ export function createApp(deps: AppDeps): App {
     }),
   );
   koa.use(api.router.routes());
-  koa.use(api.router.allowedMethods({ throw: true }));
+  koa.use(api.router.allowedMethods());
 
   const routes = api.router.stack.flatMap((l) => l.methods.filter((m) => m !== 'HEAD').map((method) => ({ method, path: String(l.path) })));
   return { koa, openapi, routes };

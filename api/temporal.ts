@@ -19,7 +19,12 @@ export interface TemporalGateway {
  * soon as it is reachable.
  */
 export function createTemporalGateway(config: Config): TemporalGateway {
-  const connection = Connection.lazy({ ...temporalConnectionOptions(config), connectTimeout: '3s' });
+  // Short reconnect backoff: after Temporal comes back, the API notices within seconds, not minutes.
+  const connection = Connection.lazy({
+    ...temporalConnectionOptions(config),
+    connectTimeout: '3s',
+    channelArgs: { 'grpc.initial_reconnect_backoff_ms': 250, 'grpc.max_reconnect_backoff_ms': 2000 },
+  });
   const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
   return {
     client,

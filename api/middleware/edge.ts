@@ -21,14 +21,18 @@ export function edgeMiddleware(logger: Logger, version: string) {
     ctx.set('X-Service-Version', version);
     try {
       await next();
-      if (ctx.status === 404 && ctx.body === undefined) {
-        throw Object.assign(new Error('not found'), { status: 404 });
+      if (ctx.body === undefined && (ctx.status === 404 || ctx.status === 405 || ctx.status === 501)) {
+        // No route answered. The router's allowedMethods left 405 (known path, other method) or 501 (a method no
+        // route uses) with an Allow header: both become a 405 envelope that keeps Allow, or 404 for an unknown path.
+        const allow = ctx.response.get('Allow');
+        const status = ctx.status !== 404 && allow ? 405 : 404;
+        throw Object.assign(new Error('no route'), { status, headers: { Allow: allow } });
       }
     } catch (err) {
       const mapped = toApiError(err);
       if (mapped.unexpected) log.error({ err }, 'request failed');
       else log.debug({ code: mapped.body.code }, 'request rejected');
-      for (const h of ['Content-Disposition', 'Content-Length', 'Content-Encoding', 'Cache-Control']) ctx.remove(h);
+      for (const h of ['Content-Disposition', 'Content-Length', 'Content-Encoding', 'Cache-Control', 'Allow']) ctx.remove(h);
       ctx.status = mapped.status;
       ctx.type = 'application/json';
       ctx.body = { status: 'error', error: mapped.body };

@@ -24,6 +24,8 @@ const META_PREFIX = '_meta/';
 /** Size of a multipart part (S3's minimum is 5 MiB); bounds the memory a put holds. */
 const PART_SIZE = 8 * 1024 * 1024;
 const MAX_PARTS = 10_000;
+/** Parts double in size every 1000 parts (up to S3's 5 GiB), so objects of several TB still fit in 10 000 parts. */
+const partSizeAfter = (parts: number): number => Math.min(PART_SIZE * 2 ** Math.floor(parts / 1000), 5 * 1024 ** 3);
 
 /**
  * S3-compatible blob store on the `minio` client. Uploads stream through a hashing pass in bounded parts; S3 makes
@@ -78,7 +80,7 @@ export class S3BlobStore implements BlobStore {
       pendingBytes = 0;
       uploadId ??= await this.client.initiateNewMultipartUpload(this.bucket, key, { 'Content-Type': mime });
       const part = parts.length + 1;
-      if (part > MAX_PARTS) throw new Error(`blob too large for ${MAX_PARTS} parts of ${PART_SIZE} bytes: ${key}`);
+      if (part > MAX_PARTS) throw new Error(`blob too large for ${MAX_PARTS} parts: ${key}`);
       const { etag } = await this.client.uploadPart(
         { bucketName: this.bucket, objectName: key, uploadID: uploadId, partNumber: part, headers: {} },
         payload,
@@ -92,7 +94,7 @@ export class S3BlobStore implements BlobStore {
         size += chunk.length;
         pending.push(chunk);
         pendingBytes += chunk.length;
-        if (pendingBytes >= PART_SIZE) await uploadPending();
+        if (pendingBytes >= partSizeAfter(parts.length)) await uploadPending();
       }
       if (uploadId === undefined) {
         const whole = Buffer.concat(pending, pendingBytes);

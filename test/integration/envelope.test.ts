@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import Koa from 'koa';
 import pino from 'pino';
 import { expect } from 'chai';
@@ -155,7 +155,7 @@ async function startBodyApp(env: Record<string, string>): Promise<{ url: string;
   koa.silent = true;
   koa.use(edgeMiddleware(pino({ level: 'silent' }), VERSION));
   koa.use(api.router.routes());
-  koa.use(api.router.allowedMethods({ throw: true }));
+  koa.use(api.router.allowedMethods());
   const server = http.createServer(koa.callback());
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address() as AddressInfo;
@@ -164,6 +164,7 @@ async function startBodyApp(env: Record<string, string>): Promise<{ url: string;
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
+      rmSync(config.dataDir, { recursive: true, force: true });
     },
   };
 }
@@ -235,6 +236,22 @@ describe('Response envelope and request handling (contract §1)', function () {
         const body = expectError(r, 405, 'METHOD_NOT_ALLOWED');
         expect(body.error.details).to.deep.equal({});
         expect(r.headers.allow, `${method} ${p}`).to.match(/\bGET\b/);
+      }
+    });
+
+    it('answers a method no route uses (PROPFIND, TRACE) with a 405 envelope on a known path, not a 500', async () => {
+      for (const method of ['PROPFIND', 'TRACE']) {
+        const r = await send(api.url, '/api/health/live', { method });
+        expectError(r, 405, 'METHOD_NOT_ALLOWED');
+        expect(r.headers.allow, method).to.match(/\bGET\b/);
+      }
+    });
+
+    it('answers any method on an unknown path with a 404 envelope and no Allow header', async () => {
+      for (const method of ['GET', 'DELETE', 'PROPFIND']) {
+        const r = await send(api.url, '/api/nope', { method });
+        expectError(r, 404, 'NOT_FOUND');
+        expect(r.headers.allow, method).to.equal(undefined);
       }
     });
 

@@ -45,7 +45,11 @@ describe('health', function () {
 
   it('answers 200 degraded when Temporal runs but no worker polls', async () => {
     temporal = await startDevServer({ dbFile, port });
-    const { status, body } = await health();
+    let { status, body } = await health();
+    for (let i = 0; i < 40 && status !== 200; i++) {
+      await new Promise((r) => setTimeout(r, 250));
+      ({ status, body } = await health());
+    }
     expect(status).to.equal(200);
     expect(body.checks.temporal.status).to.equal('ok');
     expect(body.checks.worker.status).to.equal('degraded');

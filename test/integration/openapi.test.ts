@@ -1,0 +1,156 @@
+import { readFileSync } from 'node:fs';
+import { expect } from 'chai';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { startTestApi, type TestApi } from '../support/api';
+
+const VERSION: string = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
+const KEY = 'openapi-test-key-0123456789abcdef';
+const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options', 'head', 'trace'] as const;
+
+/** Exempt operations of contract §2 that the document shows (the docs UI assets are hidden). */
+const EXEMPT_OPERATIONS = ['GET /api/health', 'GET /api/health/live', 'GET /api/doc', 'GET /api/openapi.json'];
+
+interface Operation {
+  operationId?: string;
+  security?: Record<string, string[]>[];
+  responses?: Record<string, unknown>;
+  parameters?: { name: string; in: string }[];
+}
+type Doc = {
+  openapi: string;
+  info: { version: string; title: string };
+  security?: Record<string, string[]>[];
+  components: { securitySchemes: Record<string, Record<string, unknown>> };
+  paths: Record<string, Partial<Record<(typeof METHODS)[number], Operation>>>;
+};
+
+const toOpenApiPath = (koaPath: string) => koaPath.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+const isHiddenAsset = (p: string) => p.startsWith('/api/doc/');
+
+function operations(doc: Doc): { key: string; path: string; method: string; op: Operation }[] {
+  const out: { key: string; path: string; method: string; op: Operation }[] = [];
+  for (const [p, item] of Object.entries(doc.paths)) {
+    for (const m of METHODS) {
+      const op = item[m];
+      if (op) out.push({ key: `${m.toUpperCase()} ${p}`, path: p, method: m.toUpperCase(), op });
+    }
+  }
+  return out;
+}
+
+describe('OpenAPI document (GET /api/openapi.json)', function () {
+  this.timeout(30_000);
+  let api: TestApi;
+  let doc: Doc;
+  let contentType: string | null;
+
+  before(async () => {
+    api = await startTestApi({ SERVICE_API_KEY: KEY, ALLOW_LOCALHOST_NO_AUTH: 'false' });
+    const res = await fetch(`${api.url}/api/openapi.json`);
+    expect(res.status).to.equal(200);
+    contentType = res.headers.get('content-type');
+    doc = (await res.json()) as Doc;
+  });
+  after(() => api?.close());
+
+  it('is served as JSON without a key', () => {
+    expect(contentType).to.match(/^application\/json/);
+  });
+
+  it('validates against the OpenAPI 3.1 schema', async () => {
+    const validator = new Validator();
+    const res = await validator.validate(structuredClone(doc) as Record<string, unknown>);
+    expect(res.errors, JSON.stringify(res.errors, null, 2)).to.satisfy((e: unknown) => e === undefined || (Array.isArray(e) && e.length === 0));
+    expect(res.valid).to.equal(true);
+    expect(validator.version).to.match(/^3\.1/);
+  });
+
+  it('has only resolvable $refs', async () => {
+    const validator = new Validator();
+    await validator.validate(structuredClone(doc) as Record<string, unknown>);
+    expect(() => validator.resolveRefs()).to.not.throw();
+    const refs = JSON.stringify(doc).match(/"\$ref":"[^"]+"/g) ?? [];
+    for (const ref of refs) {
+      const target = JSON.parse(`{${ref}}`).$ref as string;
+      expect(target, ref).to.match(/^#\//);
+      let node: unknown = doc;
+      for (const part of target.slice(2).split('/')) node = (node as Record<string, unknown>)?.[part.replace(/~1/g, '/').replace(/~0/g, '~')];
+      expect(node, target).to.be.an('object');
+    }
+  });
+
+  it("declares version 3.1 in its openapi field", () => {
+    expect(doc.openapi).to.match(/^3\.1\./);
+  });
+
+  it('carries the package version in info.version', () => {
+    expect(doc.info.version).to.equal(VERSION);
+  });
+
+  it('is the same document the app generates in process', () => {
+    expect(doc).to.deep.equal(JSON.parse(JSON.stringify(api.app.openapi())));
+  });
+
+  it('declares the ApiKeyHeader (X-Service-Api-Key) and BearerAuth security schemes', () => {
+    const schemes = doc.components.securitySchemes;
+    expect(schemes.ApiKeyHeader).to.include({ type: 'apiKey', in: 'header', name: 'X-Service-Api-Key' });
+    expect(schemes.BearerAuth).to.include({ type: 'http', scheme: 'bearer' });
+  });
+
+  it('requires either scheme by default at the top level', () => {
+    expect(doc.security).to.deep.include({ ApiKeyHeader: [] });
+    expect(doc.security).to.deep.include({ BearerAuth: [] });
+  });
+
+  it('documents every route the app registers, with its method (docs UI assets excepted)', () => {
+    const routes = api.app.routes.filter((r) => !isHiddenAsset(r.path));
+    expect(routes.length).to.be.greaterThan(0);
+    const documented = new Set(operations(doc).map((o) => o.key));
+    const missing = routes.map((r) => `${r.method} ${toOpenApiPath(r.path)}`).filter((k) => !documented.has(k));
+    expect(missing, 'routes missing from the document').to.deep.equal([]);
+  });
+
+  it('documents only routes the app registers', () => {
+    const registered = new Set(api.app.routes.map((r) => `${r.method} ${toOpenApiPath(r.path)}`));
+    const extra = operations(doc)
+      .map((o) => o.key)
+      .filter((k) => !registered.has(k));
+    expect(extra, 'operations with no route').to.deep.equal([]);
+  });
+
+  it('hides the docs UI assets', () => {
+    expect(Object.keys(doc.paths).filter(isHiddenAsset)).to.deep.equal([]);
+    expect(doc.paths['/api/doc']?.get, '/api/doc itself is documented').to.be.an('object');
+  });
+
+  it('gives every operation a unique operationId', () => {
+    const ids = operations(doc).map((o) => o.op.operationId);
+    for (const id of ids) expect(id).to.be.a('string').and.not.equal('');
+    expect(new Set(ids).size).to.equal(ids.length);
+  });
+
+  it('marks exactly the exempt operations with security: []', () => {
+    for (const { key, op } of operations(doc)) {
+      if (EXEMPT_OPERATIONS.includes(key)) expect(op.security, key).to.deep.equal([]);
+      else expect(op.security === undefined || op.security.length > 0, `${key} must require a key`).to.equal(true);
+    }
+    for (const key of EXEMPT_OPERATIONS) expect(operations(doc).some((o) => o.key === key), key).to.equal(true);
+  });
+
+  it('documents a 401 on every operation that needs a key and a 500 on every operation', () => {
+    for (const { key, op } of operations(doc)) {
+      expect(op.responses, key).to.have.property('500');
+      if (!EXEMPT_OPERATIONS.includes(key)) expect(op.responses, key).to.have.property('401');
+    }
+  });
+
+  it("matches the server's behaviour: operations marked security: [] answer without a key, the others 401", async () => {
+    for (const { key, path, method, op } of operations(doc)) {
+      const url = api.url + path.replace(/\{[^}]+\}/g, 'x');
+      const res = await fetch(url, { method });
+      await res.arrayBuffer();
+      if (op.security?.length === 0) expect(res.status, key).to.not.equal(401);
+      else expect(res.status, key).to.equal(401);
+    }
+  });
+});

@@ -1,0 +1,57 @@
+import { expect } from 'chai';
+import path from 'node:path';
+import { ConfigError, isLoopbackHost, loadConfig } from '../../core/config';
+
+describe('configuration', () => {
+  it('applies the documented defaults', () => {
+    const c = loadConfig({});
+    expect(c.PORT).to.equal(8080);
+    expect(c.HOST).to.equal('127.0.0.1');
+    expect(c.dataDir).to.equal(path.resolve('.data'));
+    expect(c.STORAGE).to.equal('local');
+    expect(c.TEMPORAL_DEV_PORT).to.equal(7233);
+    expect(c.TEMPORAL_UI_PORT).to.equal(8233);
+    expect(c.MAX_UPLOAD_MB).to.equal(500);
+    expect(c.ALLOW_LOCALHOST_NO_AUTH).to.equal(false);
+    expect(c.loopbackOnly).to.equal(true);
+    expect(c.temporalAddress).to.equal('127.0.0.1:7233');
+  });
+
+  it('uses TEMPORAL_ADDRESS when set, else the dev server port', () => {
+    expect(loadConfig({ TEMPORAL_DEV_PORT: '7999' }).temporalAddress).to.equal('127.0.0.1:7999');
+    expect(loadConfig({ TEMPORAL_ADDRESS: 'temporal:7233' }).temporalAddress).to.equal('temporal:7233');
+  });
+
+  it('parses booleans strictly and names the variable, never its value, on error', () => {
+    expect(loadConfig({ ALLOW_LOCALHOST_NO_AUTH: 'true' }).ALLOW_LOCALHOST_NO_AUTH).to.equal(true);
+    expect(loadConfig({ ALLOW_LOCALHOST_NO_AUTH: '0' }).ALLOW_LOCALHOST_NO_AUTH).to.equal(false);
+    expect(() => loadConfig({ ALLOW_LOCALHOST_NO_AUTH: 'sometimes' })).to.throw(ConfigError, /ALLOW_LOCALHOST_NO_AUTH/);
+    try {
+      loadConfig({ PORT: 'secret-looking-value' });
+      expect.fail('should throw');
+    } catch (e) {
+      expect((e as Error).message).to.include('PORT').and.not.include('secret-looking-value');
+    }
+  });
+
+  it('rejects out-of-range integers', () => {
+    expect(() => loadConfig({ PORT: '70000' })).to.throw(ConfigError, /PORT/);
+    expect(() => loadConfig({ MAX_UPLOAD_MB: '0' })).to.throw(ConfigError, /MAX_UPLOAD_MB/);
+  });
+
+  it('requires the S3 settings when STORAGE=s3', () => {
+    expect(() => loadConfig({ STORAGE: 's3' })).to.throw(ConfigError, /S3_ENDPOINT, S3_ACCESS_KEY, S3_SECRET_KEY/);
+    const c = loadConfig({ STORAGE: 's3', S3_ENDPOINT: 'http://127.0.0.1:9000', S3_ACCESS_KEY: 'a', S3_SECRET_KEY: 'b' });
+    expect(c.S3_BUCKET).to.equal('docproc');
+  });
+
+  it('parses the docs whitelist as a list', () => {
+    expect(loadConfig({ ALLOW_DOC_WHITELIST: ' 10.0.0.0/8, ::1 ,' }).docWhitelist).to.deep.equal(['10.0.0.0/8', '::1']);
+  });
+
+  it('knows loopback hosts', () => {
+    for (const h of ['127.0.0.1', '127.1.2.3', 'localhost', '::1', '[::1]']) expect(isLoopbackHost(h), h).to.equal(true);
+    for (const h of ['0.0.0.0', '::', '10.0.0.1', 'example.org']) expect(isLoopbackHost(h), h).to.equal(false);
+    expect(loadConfig({ HOST: '0.0.0.0' }).loopbackOnly).to.equal(false);
+  });
+});
