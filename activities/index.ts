@@ -1,18 +1,30 @@
+import type { Client } from '@temporalio/client';
 import type { BlobStore } from '../core/blob-store';
 import type { Config } from '../core/config';
+import type { TaskQueues } from '../core/ids';
 import type { Logger } from '../core/logger';
+import { createBatchActivities } from './batch.activities';
+import { createJobActivities } from './jobs.activities';
 import { createPingActivities } from './ping.activities';
+import { createTransformerActivities } from './transformer.activities';
+import { createWebhookActivities } from './webhook.activities';
 
 export interface ActivityDeps {
   config: Config;
   logger: Logger;
   store: BlobStore;
+  queues: TaskQueues;
+  /** For activities that signal or start workflows (a batch reopened by a restarted job). */
+  temporalClient?: Client;
 }
 
 /** Every activity, built from injected dependencies. Workflows import only this function's return type. */
-export function createActivities(deps?: ActivityDeps) {
-  void deps;
+export function createActivities(deps: ActivityDeps) {
   return {
     ...createPingActivities(),
+    ...createJobActivities(deps),
+    ...createBatchActivities(deps),
+    ...createTransformerActivities(deps),
+    ...createWebhookActivities(deps),
   };
 }

@@ -11,8 +11,13 @@ import { edgeMiddleware } from './middleware/edge';
 import { createRegistry, generateDocument } from './openapi';
 import { ApiRouter } from './route';
 import { commonRoutes } from './routes/common.routes';
+import { eventJobRoutes } from './routes/event-job.routes';
 import { healthRoutes } from './routes/health.routes';
+import { jobRoutes } from './routes/jobs.routes';
+import { transformerRoutes } from './routes/transformer.routes';
+import { BatchService } from './services/batches';
 import { HealthService } from './services/health';
+import { JobService } from './services/jobs';
 import type { TemporalGateway } from './temporal';
 
 export interface AppDeps {
@@ -48,6 +53,11 @@ export function createApp(deps: AppDeps): App {
   healthRoutes(api, new HealthService(deps.temporal, deps.store));
   docsRoutes(api, openapi);
   commonRoutes(api);
+  const jobs = new JobService(deps.temporal, deps.store);
+  const batches = new BatchService(deps.temporal, deps.store, config.BATCH_WINDOW);
+  jobRoutes(api, { jobs, batches, maxBatchJobs: config.MAX_BATCH_JOBS });
+  eventJobRoutes(api, jobs, batches, config.MAX_BATCH_JOBS);
+  transformerRoutes(api, jobs, config.SYNC_WAIT_MS);
 
   koa.use(edgeMiddleware(logger, SERVICE_VERSION));
   koa.use(

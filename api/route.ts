@@ -29,6 +29,8 @@ export interface RouteSpec<P extends AnyObject, Q extends AnyObject, B extends z
   /** Body media types accepted. Default `json` when a body schema is given. */
   bodyTypes?: ('json' | 'multipart')[];
   responses: RouteConfig['responses'];
+  /** The koa path when it cannot be derived from `path` (a multi-segment wildcard). */
+  koaPath?: string;
   /** Not in the OpenAPI document (docs UI assets). */
   hidden?: boolean;
   handler: (ctx: Context, input: RouteInput<z.infer<P>, z.infer<Q>, z.infer<B>>) => Promise<void> | void;
@@ -53,7 +55,7 @@ export class ApiRouter {
   isExemptPath = (path: string): boolean => this.exempt.some((r) => r.test(path));
 
   add<P extends AnyObject, Q extends AnyObject, B extends z.ZodType>(spec: RouteSpec<P, Q, B>): void {
-    const koaPath = toKoaPath(spec.path);
+    const koaPath = spec.koaPath ?? toKoaPath(spec.path);
     if (spec.auth === false) {
       const re = '^' + spec.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{[A-Za-z0-9_]+\\?\}/g, '[^/]+') + '$';
       this.exempt.push(new RegExp(re));
@@ -63,7 +65,7 @@ export class ApiRouter {
     const middlewares: Middleware[] = [];
     if (types.length) middlewares.push(this.contentGate(types));
     middlewares.push(async (ctx) => {
-      const params = spec.params ? spec.params.parse(ctx.params) : {};
+      const params = spec.params ? spec.params.parse(spec.koaPath ? {} : ctx.params) : {};
       const query = spec.query ? spec.query.parse(ctx.query) : {};
       let body: unknown = undefined;
       if (spec.body) {

@@ -63,6 +63,12 @@ export const configSchema = z.object({
   S3_REGION: z.string().optional().default('us-east-1'),
   MAX_UPLOAD_MB: int(500, 1, 1_000_000),
   MAX_JSON_MB: int(16, 1, 1024),
+  MAX_BATCH_JOBS: int(1000, 1, 100_000),
+  BATCH_WINDOW: int(100, 1, 10_000),
+  SYNC_WAIT_MS: int(120_000, 1000, 3_600_000),
+  ALLOW_PRIVATE_URLS: bool(false),
+  ALLOW_HTTP_CALLBACKS: bool(false),
+  WEBHOOK_SIGNING_SECRET: optionalString,
   /** Set by `npm start`: the launcher's pid, watched so children never outlive it. */
   DOCPROC_PARENT_PID: int(0, 0, 2 ** 31),
 });

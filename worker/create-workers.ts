@@ -1,5 +1,6 @@
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
+import type { Client } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import type { BlobStore } from '../core/blob-store';
@@ -15,6 +16,8 @@ export interface WorkerDeps {
   logger: Logger;
   store: BlobStore;
   connection: NativeConnection;
+  /** Used by activities that signal or start workflows. */
+  temporalClient?: Client;
   /** A prebuilt bundle (tests build it once per file); built here when absent. */
   workflowBundle?: WorkflowBundleWithSourceMap;
 }
@@ -39,8 +42,8 @@ export function bundleWorkflows(logger: Logger): Promise<WorkflowBundleWithSourc
  */
 export async function createWorkers(deps: WorkerDeps): Promise<Workers> {
   const { config, logger, store, connection } = deps;
-  const activities = createActivities({ config, logger, store });
   const queues = taskQueues(config.TASK_QUEUE_PREFIX);
+  const activities = createActivities({ config, logger, store, queues, temporalClient: deps.temporalClient });
   const workflowBundle = deps.workflowBundle ?? (await bundleWorkflows(logger));
   const mediaSlots = config.MEDIA_CONCURRENCY || Math.max(1, os.availableParallelism());
   const io = await Worker.create({

@@ -1,3 +1,4 @@
+import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Runtime, makeTelemetryFilterString } from '@temporalio/worker';
 import { loadConfig, type Config } from '../core/config';
 import { createLogger, type Logger } from '../core/logger';
@@ -17,7 +18,9 @@ async function main(): Promise<void> {
   });
   const store = await createBlobStore(config);
   const connection = await connectWithRetry(config, logger);
-  const workers = await createWorkers({ config, logger, store, connection });
+  const clientConnection = await Connection.connect(temporalConnectionOptions(config));
+  const temporalClient = new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE });
+  const workers = await createWorkers({ config, logger, store, connection, temporalClient });
   const stop = (signal: string) => {
     logger.info({ signal }, 'worker shutting down');
     workers.shutdown();
@@ -27,6 +30,7 @@ async function main(): Promise<void> {
   watchParent(config.DOCPROC_PARENT_PID, () => stop('parent exited'));
   await workers.run();
   await connection.close();
+  await clientConnection.close();
   logger.info('worker stopped');
 }
 

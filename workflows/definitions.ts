@@ -1,7 +1,159 @@
-/** Inputs, outputs and messages shared by workflows, the API and the worker. Types and message definitions only. */
+/**
+ * Inputs, outputs and messages shared by workflows, the API and the worker. Types and message definitions only:
+ * renaming a message or a workflow breaks running jobs.
+ */
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+
+export type JobType = 'pdf' | 'session' | 'transformer' | 'audio' | 'video';
+export const JOB_TYPES: readonly JobType[] = ['pdf', 'session', 'transformer'];
+export type JobStatus = 'pending' | 'processing' | 'completed' | 'failed';
+export type LogLevel = 'debug' | 'info' | 'warning' | 'error';
+
+export interface JobProgress {
+  step: string;
+  percent: number;
+  message: string;
+}
+
+export interface JobLog {
+  timestamp: string;
+  level: LogLevel;
+  message: string;
+}
+
+export interface JobError {
+  code: string;
+  message: string;
+  details: Record<string, unknown>;
+}
+
+export interface WebhookConfig {
+  url: string;
+  token?: string;
+  jobId?: string;
+}
+
+/** One event of a job, as sent to webhooks and streamed over SSE. `id` increases within a job. */
+export interface JobEvent {
+  id: number;
+  phase: 'processing' | 'completed' | 'failed';
+  progress: number;
+  message: string;
+  timestamp: string;
+  error?: JobError;
+}
+
+export interface JobInput {
+  jobId: string;
+  jobType: JobType;
+  parameters: Record<string, unknown>;
+  userId?: string;
+  batchId?: string;
+  /** Position in the batch's manifest. */
+  batchIndex?: number;
+  createdAt: string;
+  webhook?: WebhookConfig;
+  /** 1 for the first run, +1 per restart. */
+  run: number;
+  /** Logs of earlier runs (restart keeps them). */
+  priorLogs?: JobLog[];
+  /** Last event id of earlier runs, so event ids keep increasing across restarts. */
+  priorEventId?: number;
+  legacy?: boolean;
+}
+
+/** Live state of a job; the query answers it. Large results live in the blob store, not here. */
+export interface JobState {
+  job_id: string;
+  job_type: JobType;
+  status: JobStatus;
+  created_at: string;
+  updated_at: string;
+  parameters: Record<string, unknown>;
+  user_id?: string;
+  batch_id?: string;
+  progress: JobProgress;
+  results: Record<string, unknown> | null;
+  logs: JobLog[];
+  error?: JobError;
+  events: JobEvent[];
+  /** Increases at every change; long-polls and SSE wait on it. */
+  version: number;
+  run: number;
+  legacy?: boolean;
+  /** The input of the latest run (restart builds the next run from it). */
+  input?: Omit<JobInput, 'priorLogs'>;
+}
+
+export const jobStateQuery = defineQuery<JobState>('jobState');
+/** Resolves with the state once its version exceeds the one given (or the job is finished). */
+export const waitForChangeUpdate = defineUpdate<JobState, [{ version: number }]>('waitForChange');
+/** Fails the job: cancels running work and records `reason`. */
+export const failJobSignal = defineSignal<[{ reason: string }]>('failJob');
+
+export interface BatchInput {
+  batchId: string;
+  batchName: string;
+  createdAt: string;
+  userId?: string;
+  jobCount: number;
+  /** Blob key of the manifest: `BatchManifest`. */
+  manifestKey: string;
+  legacy?: boolean;
+  /** How many jobs may run at once. */
+  window: number;
+  /** State carried over continue-as-new. */
+  carry?: BatchCarry;
+}
+
+export interface BatchCarry {
+  statuses: string;
+  next: number;
+  active: boolean;
+  /** Job ids of the jobs running now, by manifest index (fail-all signals them). */
+  running?: Record<number, string>;
+}
+
+/** Job status codes in `BatchState.statuses`, one character per job in manifest order. */
+export const STATUS_CODE = { pending: 'p', processing: 'r', completed: 'c', failed: 'f' } as const;
+export const CODE_STATUS: Record<string, JobStatus> = { p: 'pending', r: 'processing', c: 'completed', f: 'failed' };
+
+export interface BatchManifest {
+  batch_id: string;
+  batch_name: string;
+  created_at: string;
+  user_id?: string;
+  legacy?: boolean;
+  jobs: { job_id: string; job_type: JobType; parameters: Record<string, unknown>; webhook?: WebhookConfig }[];
+}
+
+export interface BatchState {
+  batch_id: string;
+  batch_name: string;
+  status: 'pending' | 'processing' | 'completed';
+  active: boolean;
+  created_at: string;
+  updated_at: string;
+  job_count: number;
+  completed_count: number;
+  failed_count: number;
+  processing_count: number;
+  pending_count: number;
+  statuses: string;
+  legacy?: boolean;
+}
+
+export const batchStateQuery = defineQuery<BatchState>('batchState');
+export const toggleActiveSignal = defineSignal('toggleActive');
+export const jobFinishedSignal = defineSignal<[{ index: number; status: JobStatus }]>('jobFinished');
+/** A restarted job of this batch is running again. */
+export const jobRestartedSignal = defineSignal<[{ index: number }]>('jobRestarted');
+export interface FailAllResult {
+  failed_count: number;
+}
+export const failAllUpdate = defineUpdate<FailAllResult, [{ reason: string }]>('failAll');
 
 export interface PingResult {
-  /** Which task queue answered each activity, proving a worker polls each queue. */
   io: string;
   media: string;
 }

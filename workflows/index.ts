@@ -1,1 +1,3 @@
 export { pingWorkflow } from './ping.workflow';
+export { jobWorkflow } from './job.workflow';
+export { batchWorkflow } from './batch.workflow';

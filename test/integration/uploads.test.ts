@@ -95,7 +95,7 @@ function form(fields: Record<string, string | { data: Buffer; name: string; type
   const fd = new FormData();
   for (const [k, v] of Object.entries(fields)) {
     if (typeof v === 'string') fd.append(k, v);
-    else fd.append(k, new Blob([v.data], { type: v.type ?? 'application/octet-stream' }), v.name);
+    else fd.append(k, new Blob([new Uint8Array(v.data)], { type: v.type ?? 'application/octet-stream' }), v.name);
   }
   return fd;
 }

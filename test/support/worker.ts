@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import pino from 'pino';
 import { loadConfig, type Config } from '../../core/config';
@@ -38,7 +39,9 @@ export async function startTestWorker(address: string, env: Record<string, strin
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const blobStore = store ?? (await new LocalBlobStore(path.join(config.dataDir, 'blobs')).init());
   const connection = await NativeConnection.connect({ address });
-  const workers = await createWorkers({ config, logger, store: blobStore, connection, workflowBundle: await sharedBundle() });
+  const clientConnection = await Connection.connect({ address });
+  const temporalClient = new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE });
+  const workers = await createWorkers({ config, logger, store: blobStore, connection, temporalClient, workflowBundle: await sharedBundle() });
   const running = workers.run();
   return {
     workers,
@@ -49,6 +52,7 @@ export async function startTestWorker(address: string, env: Record<string, strin
       workers.shutdown();
       await running.catch(() => undefined);
       await connection.close();
+      await clientConnection.close();
     },
   };
 }

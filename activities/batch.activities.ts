@@ -1,0 +1,57 @@
+import { readBlobJson, writeBlobJson } from '../core/blob-store';
+import { batchRecordKey, jobRecordKey } from '../core/records';
+import type { BatchInput, BatchManifest, BatchState, JobState } from '../workflows/definitions';
+import type { ActivityDeps } from './index';
+
+/** Manifests are read in slices; a small cache spares re-reading one for every slice. */
+const manifestCache = new Map<string, BatchManifest>();
+
+async function manifest(deps: ActivityDeps, key: string): Promise<BatchManifest> {
+  let m = manifestCache.get(key);
+  if (!m) {
+    m = await readBlobJson<BatchManifest>(deps.store, key);
+    manifestCache.set(key, m);
+    if (manifestCache.size > 20) manifestCache.delete(manifestCache.keys().next().value!);
+  }
+  return m;
+}
+
+export function createBatchActivities(deps: ActivityDeps) {
+  const { store } = deps;
+  return {
+    /** The specs of jobs `offset` to `offset + limit - 1` of a batch. */
+    async loadManifestSlice({ manifestKey, offset, limit }: { manifestKey: string; offset: number; limit: number }) {
+      const m = await manifest(deps, manifestKey);
+      return m.jobs.slice(offset, offset + limit);
+    },
+
+    async writeBatchRecord({ state, input }: { state: BatchState; input: Omit<BatchInput, 'carry'> }): Promise<void> {
+      await writeBlobJson(store, batchRecordKey(state.batch_id), { ...state, input });
+    },
+
+    /** Marks jobs that never started as failed in their records (fail-all before they ran). */
+    async failPendingJobs({ manifestKey, indexes, reason }: { manifestKey: string; indexes: number[]; reason: string }): Promise<void> {
+      const m = await manifest(deps, manifestKey);
+      const jobIds = indexes.map((i) => m.jobs[i].job_id);
+      const now = new Date().toISOString();
+      let i = 0;
+      const worker = async () => {
+        while (i < jobIds.length) {
+          const id = jobIds[i++];
+          const rec = await readBlobJson<JobState>(store, jobRecordKey(id)).catch(() => null);
+          if (!rec || rec.status === 'completed' || rec.status === 'failed') continue;
+          const error = { code: 'CANCELLED', message: reason, details: {} };
+          await writeBlobJson(store, jobRecordKey(id), {
+            ...rec,
+            status: 'failed',
+            error,
+            updated_at: now,
+            progress: { ...rec.progress, step: 'failed', message: reason },
+            logs: [...rec.logs, { timestamp: now, level: 'error', message: `Job failed: CANCELLED: ${reason}` }],
+          } satisfies JobState);
+        }
+      };
+      await Promise.all(Array.from({ length: 8 }, worker));
+    },
+  };
+}

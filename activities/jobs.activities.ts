@@ -1,0 +1,42 @@
+import { readBlobJson, writeBlobJson } from '../core/blob-store';
+import { batchRecordKey, jobRecordKey, jobResultsKey } from '../core/records';
+import type { BatchInput, BatchState, JobState, JobStatus } from '../workflows/definitions';
+import type { ActivityDeps } from './index';
+
+export function createJobActivities(deps: ActivityDeps) {
+  const { store } = deps;
+  return {
+    /** Writes the job's record: the source of truth once a job is finished, with its full results. */
+    async writeJobRecord({ state }: { state: JobState }): Promise<void> {
+      const record: JobState = { ...state };
+      if (state.status === 'completed' && (await store.stat(jobResultsKey(state.job_id)))) {
+        record.results = await readBlobJson<Record<string, unknown>>(store, jobResultsKey(state.job_id));
+      }
+      await writeBlobJson(store, jobRecordKey(state.job_id), record);
+    },
+
+    /**
+     * Tells a batch that one of its jobs finished when the batch workflow is closed (a job restarted after its
+     * batch completed): the batch is started again from its record, with the signal.
+     */
+    async notifyBatch({ batchId, index, status }: { batchId: string; index: number; status: JobStatus }): Promise<void> {
+      const client = deps.temporalClient;
+      if (!client) throw new Error('notifyBatch needs a Temporal client');
+      const handle = client.workflow.getHandle(batchId);
+      try {
+        await handle.signal('jobFinished', { index, status });
+        return;
+      } catch (e) {
+        if ((e as Error).name !== 'WorkflowNotFoundError') throw e;
+      }
+      const rec = await readBlobJson<BatchState & { input: Omit<BatchInput, 'carry'> }>(store, batchRecordKey(batchId));
+      await client.workflow.signalWithStart('batchWorkflow', {
+        workflowId: batchId,
+        taskQueue: deps.queues.io,
+        args: [{ ...rec.input, carry: { statuses: rec.statuses, next: rec.job_count, active: rec.active } } satisfies BatchInput],
+        signal: 'jobFinished',
+        signalArgs: [{ index, status }],
+      });
+    },
+  };
+}

@@ -1,0 +1,36 @@
+import { readBlobJson } from '../core/blob-store';
+import { jobResultsKey } from '../core/records';
+import { completedBody, failedBody, progressBody } from '../core/webhooks';
+import { deliverWebhook } from '../providers/webhook/deliver';
+import type { JobEvent, WebhookConfig } from '../workflows/definitions';
+import type { ActivityDeps } from './index';
+
+export function createWebhookActivities(deps: ActivityDeps) {
+  const { store, config } = deps;
+  const policy = { allowPrivate: config.loopbackOnly || config.ALLOW_PRIVATE_URLS };
+  return {
+    /**
+     * One delivery attempt of one event (the job workflow schedules retries, so each attempt is a log line).
+     * Never throws for a failed delivery: the outcome says whether to retry.
+     */
+    async deliverWebhook(input: { jobId: string; webhook: WebhookConfig; event: JobEvent; webhookId: string; timestamp: number }) {
+      const { jobId, webhook, event } = input;
+      const clientJobId = webhook.jobId;
+      let body: unknown;
+      if (event.phase === 'processing') body = progressBody(jobId, clientJobId, event.progress, event.message);
+      else if (event.phase === 'completed') {
+        const data = (await store.stat(jobResultsKey(jobId))) ? await readBlobJson(store, jobResultsKey(jobId)) : {};
+        body = completedBody(jobId, clientJobId, event.message, data);
+      } else body = failedBody(jobId, clientJobId, event.message, event.error);
+      return deliverWebhook({
+        url: webhook.url,
+        body,
+        id: input.webhookId,
+        timestamp: input.timestamp,
+        token: webhook.token,
+        signingSecret: config.WEBHOOK_SIGNING_SECRET,
+        policy,
+      });
+    },
+  };
+}

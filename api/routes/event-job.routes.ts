@@ -1,0 +1,164 @@
+import { AppError } from '../../core/errors';
+import { jobOutputPrefix } from '../../core/records';
+import { envelope, errorResponse, z } from '../openapi';
+import type { ApiRouter } from '../route';
+import { batchIdParam, jobIdParam, zipResponse } from '../schemas/jobs.schemas';
+import { attachment, jobArchiveEntries, zipStream, type ArchiveEntry } from '../services/archive';
+import type { BatchService } from '../services/batches';
+import type { JobService } from '../services/jobs';
+import { sendJobArchive, validateParameters } from './jobs.routes';
+
+const legacyJob = z.object({
+  event: z.string().min(1),
+  session: z.string().min(1),
+  url: z.string().min(1),
+  filename: z.string().min(1),
+  track: z.string().min(1),
+  source_language: z.string().length(2).optional(),
+  target_language: z.string().length(2).optional(),
+}).passthrough();
+
+const legacyBatchJob = z.object({ event: z.string().min(1), session: z.string().min(1), url: z.string().min(1) }).passthrough();
+
+/** `results` of a legacy job: the Markdown file and assets of its session output. */
+function legacyResults(results: Record<string, unknown> | null): { markdown_file: string | null; assets: string[] } {
+  const r = (results ?? {}) as { markdown_file?: string; assets?: string[] };
+  return { markdown_file: r.markdown_file ?? null, assets: r.assets ?? [] };
+}
+
+/** The legacy `/api/event-job` API: session jobs and batches on the same engine, in the legacy shapes. */
+export function eventJobRoutes(api: ApiRouter, jobs: JobService, batches: BatchService, maxBatchJobs: number): void {
+  const tags = ['Legacy event jobs'];
+
+  api.add({
+    method: 'post', path: '/api/event-job/jobs', summary: 'Create a session job (legacy)', tags, body: legacyJob,
+    responses: { 200: { description: 'Accepted', content: { 'application/json': { schema: envelope(z.object({ job_id: z.string(), status: z.string() })) } } } },
+    handler: async (ctx, { body }) => {
+      const parameters = validateParameters('session', body as Record<string, unknown>, []);
+      const { state } = await jobs.create({ jobType: 'session', parameters, legacy: true });
+      ctx.body = { status: 'success', data: { job_id: state.job_id, status: state.status } };
+    },
+  });
+
+  api.add({
+    method: 'get', path: '/api/event-job/jobs/{job_id}', summary: 'Get a session job (legacy)', tags, params: jobIdParam,
+    responses: { 200: { description: 'The job' }, 404: errorResponse('Unknown job') },
+    handler: async (ctx, { params }) => {
+      const s = await jobs.require(params.job_id);
+      ctx.body = {
+        status: 'success',
+        data: { job_id: s.job_id, status: s.status, progress: { step: s.progress.step, percent: s.progress.percent }, results: legacyResults(s.results), ...(s.error ? { error: s.error } : {}) },
+      };
+    },
+  });
+
+  api.add({
+    method: 'post', path: '/api/event-job/batches', summary: 'Create a batch of session jobs (legacy)', tags,
+    body: z.object({ batch_name: z.string().min(1).max(500), jobs: z.array(legacyBatchJob).min(1, 'a batch needs at least one job') }),
+    responses: { 200: { description: 'Accepted' } },
+    handler: async (ctx, { body }) => {
+      if (body.jobs.length > maxBatchJobs) {
+        throw new AppError('VALIDATION_ERROR', `A batch holds at most ${maxBatchJobs} jobs.`, { limit: maxBatchJobs, issues: [{ path: 'jobs', message: `at most ${maxBatchJobs} jobs` }] });
+      }
+      const { state } = await batches.create({
+        batchName: body.batch_name,
+        jobs: body.jobs.map((j) => ({ jobType: 'session' as const, parameters: j as Record<string, unknown> })),
+        legacy: true,
+      });
+      ctx.body = { status: 'success', data: { batch_id: state.batch_id, batch_name: state.batch_name, status: state.status, job_count: state.job_count } };
+    },
+  });
+
+  api.add({
+    method: 'post', path: '/api/event-job/batches/fail-all', summary: 'Fail every unfinished job of a batch (legacy)', tags,
+    body: z.object({ batch_id: z.string().min(1), reason: z.string().max(1000).optional() }),
+    responses: { 200: { description: 'Failed count' }, 404: errorResponse('Unknown batch') },
+    handler: async (ctx, { body }) => {
+      const reason = body.reason || 'Failed by request (fail-all)';
+      const failed = await batches.failAll(body.batch_id, reason);
+      ctx.body = { status: 'success', data: { batch_id: body.batch_id, failed_count: failed, message: `${failed} job(s) failed` } };
+    },
+  });
+
+  api.add({
+    method: 'get', path: '/api/event-job/batches/{batch_id}', summary: 'Get a batch (legacy)', tags, params: batchIdParam,
+    responses: { 200: { description: 'The batch' }, 404: errorResponse('Unknown batch') },
+    handler: async (ctx, { params }) => {
+      const s = await batches.require(params.batch_id);
+      const list = await batches.jobStatuses(s);
+      ctx.body = {
+        status: 'success',
+        data: { batch_id: s.batch_id, batch_name: s.batch_name, status: s.status, active: s.active, job_count: s.job_count, completed_count: s.completed_count, failed_count: s.failed_count, jobs: list },
+      };
+    },
+  });
+
+  api.add({
+    method: 'post', path: '/api/event-job/batches/{batch_id}/toggle-active', summary: 'Pause or resume a batch (legacy)', tags, params: batchIdParam,
+    responses: { 200: { description: 'New flag' }, 404: errorResponse('Unknown batch') },
+    handler: async (ctx, { params }) => {
+      const active = await batches.toggleActive(params.batch_id);
+      ctx.body = { status: 'success', data: { batch_id: params.batch_id, active, message: active ? 'Batch activated' : 'Batch deactivated' } };
+    },
+  });
+
+  api.add({
+    method: 'get', path: '/api/event-job/batches/{batch_id}/archive', summary: 'Download a batch’s files as a ZIP (legacy)', tags, params: batchIdParam,
+    responses: { 200: zipResponse, 202: { description: 'Still running' }, 404: errorResponse('Unknown batch') },
+    handler: async (ctx, { params }) => {
+      const s = await batches.require(params.batch_id);
+      if (s.status !== 'completed') {
+        ctx.status = 202;
+        ctx.body = { status: 'success', data: { batch_id: s.batch_id, status: s.status, message: 'The batch is still running.' } };
+        return;
+      }
+      const m = await batches.manifest(s.batch_id);
+      const entries: ArchiveEntry[] = [];
+      for (const j of m.jobs) entries.push(...(await jobArchiveEntries(jobs.store, j.job_id, `${j.job_id}/`)));
+      if (entries.length === 0) throw new AppError('NO_ARCHIVE', 'The jobs of this batch produced no files.', { batch_id: s.batch_id });
+      ctx.type = 'application/zip';
+      ctx.set('Content-Disposition', attachment(`${s.batch_id}.zip`));
+      ctx.body = zipStream(jobs.store, entries, { batch_id: s.batch_id, batch_name: s.batch_name, job_count: s.job_count });
+    },
+  });
+
+  api.add({
+    method: 'post', path: '/api/event-job/{job_id}/restart', summary: 'Restart a failed job (legacy)', tags, params: jobIdParam,
+    responses: { 200: { description: 'Restarted' }, 404: errorResponse('Unknown job'), 409: errorResponse('The job is not failed') },
+    handler: async (ctx, { params }) => {
+      const s = await jobs.restart(params.job_id);
+      ctx.body = { status: 'success', data: { job_id: s.job_id, status: s.status, message: 'Job restarted' } };
+    },
+  });
+
+  api.add({
+    method: 'get', path: '/api/event-job/jobs/{job_id}/download-archive', summary: 'Download a job’s files as a ZIP (legacy)', tags, params: jobIdParam,
+    responses: { 200: zipResponse, 202: { description: 'Still running' }, 404: errorResponse('Unknown job') },
+    handler: async (ctx, { params }) => sendJobArchive(ctx, jobs, params.job_id),
+  });
+
+  api.add({
+    method: 'get', path: '/api/event-job/files/{path}', summary: 'Download a file a job produced (legacy)',
+    description: '`path` is `<job_id>/<file>` inside the job’s output; anything else is 404.', tags,
+    params: z.object({ path: z.string() }),
+    koaPath: '/api/event-job/files/{*path}',
+    responses: { 200: { description: 'The file' }, 404: errorResponse('No such file') },
+    handler: async (ctx) => {
+      const raw = (ctx.params as { path?: string | string[] }).path ?? '';
+      let rel: string;
+      try {
+        rel = (Array.isArray(raw) ? raw : [raw]).map((p) => decodeURIComponent(p)).join('/');
+      } catch {
+        throw new AppError('FILE_NOT_FOUND', 'No such file.', {});
+      }
+      const m = /^(job-[0-9a-f-]{36})\/([A-Za-z0-9._\-]+(?:\/[A-Za-z0-9._\-]+)*)$/.exec(rel);
+      if (!m || m[2].split('/').some((seg) => seg === '.' || seg === '..')) throw new AppError('FILE_NOT_FOUND', 'No such file.', {});
+      const key = `${jobOutputPrefix(m[1])}${m[2]}`;
+      const st = await jobs.store.stat(key);
+      if (!st) throw new AppError('FILE_NOT_FOUND', 'No such file.', {});
+      ctx.type = st.mime;
+      ctx.set('Content-Disposition', attachment(m[2].split('/').pop()!));
+      ctx.body = await jobs.store.get(key);
+    },
+  });
+}

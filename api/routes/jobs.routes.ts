@@ -1,0 +1,185 @@
+import { AppError } from '../../core/errors';
+import { jobParamsByType } from '../../core/job-params';
+import type { JobType } from '../../workflows/definitions';
+import { isTerminal } from '../../workflows/job-state';
+import { envelope, errorResponse, z } from '../openapi';
+import type { ApiRouter } from '../route';
+import {
+  batchIdParam,
+  batchSummary,
+  createBatchBody,
+  createJobBody,
+  jobIdParam,
+  jobQuery,
+  jobRecord,
+  zipResponse,
+} from '../schemas/jobs.schemas';
+import { attachment, jobArchiveEntries, zipStream } from '../services/archive';
+import type { BatchService } from '../services/batches';
+import { streamJobEvents } from '../services/events';
+import { jobView, type JobService } from '../services/jobs';
+
+export interface JobRouteDeps {
+  jobs: JobService;
+  batches: BatchService;
+  maxBatchJobs: number;
+}
+
+/** Validates `parameters` against the job type's schema; issues are reported under `parameters.…`. */
+export function validateParameters(jobType: JobType, parameters: Record<string, unknown>, path: (string | number)[] = ['parameters']): Record<string, unknown> {
+  const schema = jobParamsByType[jobType as keyof typeof jobParamsByType];
+  if (!schema) return parameters;
+  const r = schema.safeParse(parameters);
+  if (r.success) return r.data as Record<string, unknown>;
+  throw new AppError('VALIDATION_ERROR', 'The job parameters are invalid.', {
+    issues: r.error.issues.map((i) => ({ path: [...path, ...i.path].map(String).join('.'), message: i.message })),
+  });
+}
+
+const idempotencyKey = (h: string | string[] | undefined): string | undefined => {
+  const v = Array.isArray(h) ? h[0] : h;
+  if (v === undefined || v === '') return undefined;
+  if (v.length > 200) throw new AppError('VALIDATION_ERROR', 'Idempotency-Key is too long (200 characters at most).', { issues: [{ path: 'Idempotency-Key', message: 'too long' }] });
+  return v;
+};
+
+export function jobRoutes(api: ApiRouter, deps: JobRouteDeps): void {
+  const { jobs, batches } = deps;
+
+  api.add({
+    method: 'post',
+    path: '/api/jobs/',
+    summary: 'Create a job',
+    description: 'Starts a job; it is `pending` until a worker takes it. Send `Idempotency-Key` to make retries safe.',
+    tags: ['Jobs'],
+    body: createJobBody,
+    responses: { 200: { description: 'Accepted', content: { 'application/json': { schema: envelope(z.object({ job_id: z.string(), job: jobRecord })) } } } },
+    handler: async (ctx, { body }) => {
+      const parameters = validateParameters(body.job_type, body.parameters);
+      const webhook = body.webhook ?? (parameters.webhook as typeof body.webhook);
+      const { state } = await jobs.create({
+        jobType: body.job_type,
+        parameters,
+        userId: body.user_id,
+        webhook,
+        idempotencyKey: idempotencyKey(ctx.headers['idempotency-key']),
+      });
+      ctx.body = { status: 'success', data: { job_id: state.job_id, job: jobView(state) } };
+    },
+  });
+
+  api.add({
+    method: 'post',
+    path: '/api/jobs/batch',
+    summary: 'Create a batch of jobs',
+    tags: ['Jobs'],
+    body: createBatchBody,
+    responses: {
+      200: {
+        description: 'Accepted',
+        content: { 'application/json': { schema: envelope(z.object({ batch_id: z.string(), batch: z.object({}).passthrough() })) } },
+      },
+    },
+    handler: async (ctx, { body }) => {
+      if (body.jobs.length > deps.maxBatchJobs) {
+        throw new AppError('VALIDATION_ERROR', `A batch holds at most ${deps.maxBatchJobs} jobs.`, {
+          limit: deps.maxBatchJobs,
+          issues: [{ path: 'jobs', message: `at most ${deps.maxBatchJobs} jobs` }],
+        });
+      }
+      const specs = body.jobs.map((j, i) => ({
+        jobType: j.job_type,
+        parameters: validateParameters(j.job_type, j.parameters, ['jobs', i, 'parameters']),
+        webhook: j.webhook,
+      }));
+      const { state, jobs: records } = await batches.create({
+        batchName: body.batch_name,
+        jobs: specs.map((s) => ({ ...s, webhook: s.webhook ?? (s.parameters.webhook as typeof s.webhook) })),
+        userId: body.user_id,
+        idempotencyKey: idempotencyKey(ctx.headers['idempotency-key']),
+      });
+      ctx.body = {
+        status: 'success',
+        data: {
+          batch_id: state.batch_id,
+          batch: { batch_id: state.batch_id, batch_name: state.batch_name, status: state.status, job_count: state.job_count, jobs: records.map(jobView) },
+        },
+      };
+    },
+  });
+
+  api.add({
+    method: 'get',
+    path: '/api/jobs/batch/{batch_id}',
+    summary: 'Get a batch',
+    tags: ['Jobs'],
+    params: batchIdParam,
+    responses: { 200: { description: 'The batch', content: { 'application/json': { schema: envelope(batchSummary) } } }, 404: errorResponse('Unknown batch') },
+    handler: async (ctx, { params }) => {
+      const s = await batches.require(params.batch_id);
+      const { statuses: _s, processing_count: _p, pending_count: _q, legacy: _l, ...rest } = s;
+      void _s, _p, _q, _l;
+      ctx.body = { status: 'success', data: { ...rest, jobs: await batches.jobStatuses(s) } };
+    },
+  });
+
+  api.add({
+    method: 'get',
+    path: '/api/jobs/{job_id}',
+    summary: 'Get a job',
+    description: 'Status, progress, results and logs. `wait=N` long-polls: it answers as soon as the job changes, or after N seconds.',
+    tags: ['Jobs'],
+    params: jobIdParam,
+    query: jobQuery,
+    responses: { 200: { description: 'The job', content: { 'application/json': { schema: envelope(jobRecord) } } }, 404: errorResponse('Unknown job') },
+    handler: async (ctx, { params, query }) => {
+      let s = await jobs.require(params.job_id);
+      if (query.wait) s = await jobs.waitForChange(s, query.wait);
+      ctx.set('Cache-Control', 'no-store');
+      ctx.body = { status: 'success', data: jobView(s) };
+    },
+  });
+
+  api.add({
+    method: 'get',
+    path: '/api/jobs/{job_id}/events',
+    summary: 'Stream a job’s events (Server-Sent Events)',
+    description: 'The same events as the webhooks, each with an id; reconnect with `Last-Event-ID` to resume.',
+    tags: ['Jobs'],
+    params: jobIdParam,
+    query: z.object({ last_event_id: z.coerce.number().int().min(0).optional() }),
+    responses: { 200: { description: 'text/event-stream', content: { 'text/event-stream': { schema: z.string() } } }, 404: errorResponse('Unknown job') },
+    handler: async (ctx, { params, query }) => {
+      const s = await jobs.require(params.job_id);
+      const header = Number(ctx.get('Last-Event-ID'));
+      const last = Number.isInteger(header) && header > 0 ? header : (query.last_event_id ?? 0);
+      streamJobEvents(ctx, jobs, s, last);
+    },
+  });
+
+  api.add({
+    method: 'get',
+    path: '/api/jobs/{job_id}/download-archive',
+    summary: 'Download a job’s files as a ZIP',
+    description: '202 while the job runs; 400 `NO_ARCHIVE` when it finished without files.',
+    tags: ['Jobs'],
+    params: jobIdParam,
+    responses: { 200: zipResponse, 202: { description: 'Still running' }, 404: errorResponse('Unknown job') },
+    handler: async (ctx, { params }) => sendJobArchive(ctx, jobs, params.job_id),
+  });
+}
+
+/** 202 while running, 400 `NO_ARCHIVE` without files, else a streamed ZIP. */
+export async function sendJobArchive(ctx: import('koa').Context, jobs: JobService, jobId: string, filename = `${jobId}.zip`): Promise<void> {
+  const s = await jobs.require(jobId);
+  if (!isTerminal(s)) {
+    ctx.status = 202;
+    ctx.body = { status: 'success', data: { job_id: jobId, status: s.status, message: 'The job is still running; try again when it has finished.' } };
+    return;
+  }
+  const entries = await jobArchiveEntries(jobs.store, jobId);
+  if (entries.length === 0) throw new AppError('NO_ARCHIVE', 'This job produced no files to archive.', { job_id: jobId, status: s.status });
+  ctx.type = 'application/zip';
+  ctx.set('Content-Disposition', attachment(filename));
+  ctx.body = zipStream(jobs.store, entries, { job_id: jobId, job_type: s.job_type, status: s.status, created_at: s.created_at, updated_at: s.updated_at });
+}

@@ -1,0 +1,75 @@
+import { webhookConfig } from '../../core/job-params';
+import { z } from '../openapi';
+
+export const jobIdParam = z.object({ job_id: z.string().openapi({ example: 'job-6f1c2d9e-3b4a-4c5d-8e9f-0a1b2c3d4e5f' }) });
+export const batchIdParam = z.object({ batch_id: z.string().openapi({ example: 'batch-6f1c2d9e-3b4a-4c5d-8e9f-0a1b2c3d4e5f' }) });
+
+export const webhookSchema = webhookConfig.openapi('WebhookConfig');
+
+export const createJobBody = z
+  .object({
+    job_type: z.enum(['pdf', 'session', 'transformer']),
+    parameters: z.record(z.string(), z.unknown()).default({}),
+    user_id: z.string().min(1).max(200).optional(),
+    webhook: webhookSchema.optional(),
+  })
+  .openapi('CreateJob');
+export type CreateJobBody = z.infer<typeof createJobBody>;
+
+export const createBatchBody = z
+  .object({
+    batch_name: z.string().min(1).max(500),
+    jobs: z
+      .array(
+        z.object({
+          job_type: z.enum(['pdf', 'session', 'transformer']),
+          parameters: z.record(z.string(), z.unknown()).default({}),
+          webhook: webhookSchema.optional(),
+        }),
+      )
+      .min(1, 'a batch needs at least one job'),
+    user_id: z.string().min(1).max(200).optional(),
+  })
+  .openapi('CreateBatch');
+
+export const jobQuery = z.object({
+  wait: z.coerce.number().int().min(0).max(60).optional().openapi({ description: 'Long-poll: seconds to wait for a status or progress change (max 60).' }),
+});
+
+const progress = z.object({ step: z.string(), percent: z.number(), message: z.string() });
+const log = z.object({ timestamp: z.string(), level: z.enum(['debug', 'info', 'warning', 'error']), message: z.string() });
+const jobError = z.object({ code: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()) });
+
+export const jobRecord = z
+  .object({
+    job_id: z.string(),
+    job_type: z.string(),
+    status: z.enum(['pending', 'processing', 'completed', 'failed']),
+    created_at: z.string(),
+    updated_at: z.string(),
+    parameters: z.record(z.string(), z.unknown()),
+    user_id: z.string().optional(),
+    batch_id: z.string().optional(),
+    progress,
+    results: z.record(z.string(), z.unknown()).nullable(),
+    logs: z.array(log),
+    error: jobError.optional(),
+  })
+  .openapi('Job');
+
+export const batchSummary = z
+  .object({
+    batch_id: z.string(),
+    batch_name: z.string(),
+    status: z.enum(['pending', 'processing', 'completed']),
+    active: z.boolean(),
+    created_at: z.string(),
+    updated_at: z.string(),
+    job_count: z.number().int(),
+    completed_count: z.number().int(),
+    failed_count: z.number().int(),
+    jobs: z.array(z.object({ job_id: z.string(), status: z.string() })),
+  })
+  .openapi('Batch');
+
+export const zipResponse = { description: 'ZIP archive', content: { 'application/zip': { schema: z.string().openapi({ format: 'binary' }) } } };

@@ -1,0 +1,221 @@
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
+import { BlobNotFoundError, readBlobJson, writeBlobJson, type BlobStore } from '../../core/blob-store';
+import { AppError } from '../../core/errors';
+import { isBatchId, newBatchId, newJobId } from '../../core/ids';
+import { INLINE_PARAMS_BYTES, summariseParameters } from '../../core/job-params';
+import { batchManifestKey, batchRecordKey, jobParametersKey, jobRecordKey } from '../../core/records';
+import {
+  batchStateQuery,
+  CODE_STATUS,
+  failAllUpdate,
+  toggleActiveSignal,
+  type BatchInput,
+  type BatchManifest,
+  type BatchState,
+  type JobState,
+  type JobType,
+  type WebhookConfig,
+} from '../../workflows/definitions';
+import { initialState } from '../../workflows/job-state';
+import type { TemporalGateway } from '../temporal';
+import { idFromKey } from './jobs';
+
+export interface CreateBatch {
+  batchName: string;
+  jobs: { jobType: JobType; parameters: Record<string, unknown>; webhook?: WebhookConfig }[];
+  userId?: string;
+  legacy?: boolean;
+  idempotencyKey?: string;
+}
+
+async function parallel<T>(items: T[], limit: number, fn: (t: T) => Promise<void>): Promise<void> {
+  let i = 0;
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (i < items.length) await fn(items[i++]);
+  }));
+}
+
+/**
+ * Batches on Temporal: one `batchWorkflow` per batch (workflow id = batch id) whose children are the jobs. The
+ * manifest (every job's spec) lives in the blob store; each job gets a pending record at creation so it is
+ * readable before the batch starts it.
+ */
+export class BatchService {
+  private readonly manifests = new Map<string, BatchManifest>();
+
+  constructor(
+    private readonly temporal: TemporalGateway,
+    private readonly store: BlobStore,
+    private readonly window: number,
+  ) {}
+
+  async manifest(batchId: string): Promise<BatchManifest> {
+    let m = this.manifests.get(batchId);
+    if (!m) {
+      m = await readBlobJson<BatchManifest>(this.store, batchManifestKey(batchId));
+      this.manifests.set(batchId, m);
+      if (this.manifests.size > 50) this.manifests.delete(this.manifests.keys().next().value!);
+    }
+    return m;
+  }
+
+  async create(req: CreateBatch): Promise<{ state: BatchState; jobs: JobState[]; created: boolean }> {
+    const batchId = req.idempotencyKey ? idFromKey('batch', req.idempotencyKey) : newBatchId();
+    if (req.idempotencyKey) {
+      const existing = await this.state(batchId);
+      if (existing) return { state: existing, jobs: await this.jobRecords(batchId), created: false };
+    }
+    const createdAt = new Date().toISOString();
+    const manifest: BatchManifest = {
+      batch_id: batchId,
+      batch_name: req.batchName,
+      created_at: createdAt,
+      ...(req.userId ? { user_id: req.userId } : {}),
+      ...(req.legacy ? { legacy: true } : {}),
+      jobs: req.jobs.map((j, i) => ({
+        job_id: req.idempotencyKey ? idFromKey('job', `${req.idempotencyKey}\0${i}`) : newJobId(),
+        job_type: j.jobType,
+        parameters: j.parameters,
+        ...(j.webhook ? { webhook: j.webhook } : {}),
+      })),
+    };
+    // Large parameters go to the blob store; the manifest and workflow history keep a summary.
+    await parallel(manifest.jobs, 16, async (j) => {
+      if (Buffer.byteLength(JSON.stringify(j.parameters)) > INLINE_PARAMS_BYTES) {
+        await writeBlobJson(this.store, jobParametersKey(j.job_id), j.parameters);
+        j.parameters = summariseParameters(j.parameters);
+      }
+    });
+    const manifestKey = batchManifestKey(batchId);
+    await writeBlobJson(this.store, manifestKey, manifest);
+    const jobs = manifest.jobs.map((j, index) =>
+      initialState(
+        {
+          jobId: j.job_id,
+          jobType: j.job_type,
+          parameters: j.parameters,
+          batchId,
+          batchIndex: index,
+          createdAt,
+          run: 1,
+          ...(req.userId ? { userId: req.userId } : {}),
+          ...(j.webhook ? { webhook: j.webhook } : {}),
+          ...(req.legacy ? { legacy: true } : {}),
+        },
+        createdAt,
+      ),
+    );
+    await parallel(jobs, 16, (j) => writeBlobJson(this.store, jobRecordKey(j.job_id), j).then(() => undefined));
+    const input: BatchInput = {
+      batchId,
+      batchName: req.batchName,
+      createdAt,
+      jobCount: manifest.jobs.length,
+      manifestKey,
+      window: this.window,
+      ...(req.userId ? { userId: req.userId } : {}),
+      ...(req.legacy ? { legacy: true } : {}),
+    };
+    try {
+      await this.temporal.client.workflow.start('batchWorkflow', {
+        workflowId: batchId,
+        taskQueue: this.temporal.queues.io,
+        args: [input],
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        searchAttributes: { BatchId: [batchId], JobStatus: ['pending'], ...(req.userId ? { UserId: [req.userId] } : {}) },
+        memo: { summary: `batch ${req.batchName} (${manifest.jobs.length} jobs)` },
+      });
+    } catch (e) {
+      if (!(e instanceof WorkflowExecutionAlreadyStartedError && req.idempotencyKey)) throw e;
+    }
+    this.manifests.set(batchId, manifest);
+    const state: BatchState = {
+      batch_id: batchId,
+      batch_name: req.batchName,
+      status: 'pending',
+      active: true,
+      created_at: createdAt,
+      updated_at: createdAt,
+      job_count: jobs.length,
+      completed_count: 0,
+      failed_count: 0,
+      processing_count: 0,
+      pending_count: jobs.length,
+      statuses: 'p'.repeat(jobs.length),
+    };
+    return { state, jobs, created: true };
+  }
+
+  async readRecord(batchId: string): Promise<BatchState | null> {
+    try {
+      const { input: _i, ...rec } = await readBlobJson<BatchState & { input?: unknown }>(this.store, batchRecordKey(batchId));
+      void _i;
+      return rec;
+    } catch (e) {
+      if (e instanceof BlobNotFoundError) return null;
+      throw e;
+    }
+  }
+
+  async state(batchId: string): Promise<BatchState | null> {
+    if (!isBatchId(batchId)) return null;
+    try {
+      return await this.temporal.client.workflow.getHandle(batchId).query(batchStateQuery);
+    } catch (e) {
+      if (e instanceof WorkflowNotFoundError) return this.readRecord(batchId);
+      // A closed workflow cannot always be queried (no worker, or past retention): the record answers.
+      const rec = await this.readRecord(batchId);
+      if (rec) return rec;
+      throw e;
+    }
+  }
+
+  async require(batchId: string): Promise<BatchState> {
+    const s = await this.state(batchId);
+    if (!s) throw new AppError('BATCH_NOT_FOUND', `No batch with id ${batchId}.`, { batch_id: batchId });
+    return s;
+  }
+
+  /** `[{job_id, status}]` in manifest order. */
+  async jobStatuses(s: BatchState): Promise<{ job_id: string; status: string }[]> {
+    const m = await this.manifest(s.batch_id);
+    return m.jobs.map((j, i) => ({ job_id: j.job_id, status: CODE_STATUS[s.statuses[i]] ?? 'pending' }));
+  }
+
+  async jobRecords(batchId: string): Promise<JobState[]> {
+    const m = await this.manifest(batchId);
+    const out: JobState[] = new Array(m.jobs.length);
+    await parallel(
+      m.jobs.map((j, i) => ({ j, i })),
+      16,
+      async ({ j, i }) => {
+        out[i] = await readBlobJson<JobState>(this.store, jobRecordKey(j.job_id));
+      },
+    );
+    return out;
+  }
+
+  async toggleActive(batchId: string): Promise<boolean> {
+    const before = await this.require(batchId);
+    if (before.status === 'completed') return this.toggleRecord(batchId, before);
+    const handle = this.temporal.client.workflow.getHandle(batchId);
+    await handle.signal(toggleActiveSignal);
+    const after = await handle.query(batchStateQuery);
+    return after.active;
+  }
+
+  /** A finished batch keeps its flag in its record (nothing is left to start). */
+  private async toggleRecord(batchId: string, s: BatchState): Promise<boolean> {
+    const raw = await readBlobJson<Record<string, unknown>>(this.store, batchRecordKey(batchId));
+    const active = !s.active;
+    await writeBlobJson(this.store, batchRecordKey(batchId), { ...raw, active, updated_at: new Date().toISOString() });
+    return active;
+  }
+
+  async failAll(batchId: string, reason: string): Promise<number> {
+    const s = await this.require(batchId);
+    if (s.status === 'completed') return 0;
+    const r = await this.temporal.client.workflow.getHandle(batchId).executeUpdate(failAllUpdate, { args: [{ reason }] });
+    return r.failed_count;
+  }
+}

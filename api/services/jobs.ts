@@ -1,0 +1,245 @@
+import { createHash } from 'node:crypto';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
+import { readBlobJson, writeBlobJson, BlobNotFoundError, type BlobStore } from '../../core/blob-store';
+import { AppError, isErrorCode } from '../../core/errors';
+import { isJobId, newJobId } from '../../core/ids';
+import { INLINE_PARAMS_BYTES, redactParameters, summariseParameters } from '../../core/job-params';
+import { jobParametersKey, jobRecordKey } from '../../core/records';
+import {
+  jobRestartedSignal,
+  jobStateQuery,
+  waitForChangeUpdate,
+  type JobInput,
+  type JobState,
+  type JobType,
+  type WebhookConfig,
+} from '../../workflows/definitions';
+import { isTerminal, logsForRestart } from '../../workflows/job-state';
+import type { TemporalGateway } from '../temporal';
+
+export interface CreateJob {
+  jobType: JobType;
+  parameters: Record<string, unknown>;
+  userId?: string;
+  webhook?: WebhookConfig;
+  legacy?: boolean;
+  idempotencyKey?: string;
+}
+
+/** A uuid-shaped id derived from a client key, so a repeated key names the same job without a lookup race. */
+export function idFromKey(prefix: 'job' | 'batch', key: string, scope = ''): string {
+  const h = createHash('sha256').update(`${prefix}\0${scope}\0${key}`).digest('hex');
+  return `${prefix}-${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+/** What clients see of a job: internal fields dropped, the webhook token redacted. */
+export function jobView(s: JobState): Record<string, unknown> {
+  const { events: _e, version: _v, run: _r, legacy: _l, input: _i, ...rest } = s as JobState & { input?: unknown };
+  void _e, _v, _r, _l, _i;
+  return { ...rest, parameters: redactParameters(s.parameters), results: s.results ?? null };
+}
+
+/**
+ * Jobs on Temporal: one workflow per job (workflow id = job id). A finished job is read from its record in the
+ * blob store; a live one from the workflow's query; a batch job that has not started from its pending record.
+ */
+export class JobService {
+  constructor(
+    private readonly temporal: TemporalGateway,
+    readonly store: BlobStore,
+  ) {}
+
+  async readRecord(jobId: string): Promise<JobState | null> {
+    try {
+      return await readBlobJson<JobState>(this.store, jobRecordKey(jobId));
+    } catch (e) {
+      if (e instanceof BlobNotFoundError) return null;
+      throw e;
+    }
+  }
+
+  /** The job's current state, or null when there is no such job. */
+  async state(jobId: string): Promise<JobState | null> {
+    if (!isJobId(jobId)) return null;
+    const rec = await this.readRecord(jobId);
+    if (rec && isTerminal(rec)) return rec;
+    try {
+      return await this.temporal.client.workflow.getHandle(jobId).query(jobStateQuery);
+    } catch (e) {
+      if (e instanceof WorkflowNotFoundError) return rec;
+      throw e;
+    }
+  }
+
+  async require(jobId: string): Promise<JobState> {
+    const s = await this.state(jobId);
+    if (!s) throw new AppError('JOB_NOT_FOUND', `No job with id ${jobId}.`, { job_id: jobId });
+    return s;
+  }
+
+  /**
+   * Waits up to `seconds` for the job to change from `s` (any status or progress change), then answers the newest
+   * state. A finished job answers at once.
+   */
+  async waitForChange(s: JobState, seconds: number): Promise<JobState> {
+    if (isTerminal(s) || seconds <= 0) return s;
+    const handle = this.temporal.client.workflow.getHandle(s.job_id);
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<null>((r) => (timer = setTimeout(() => r(null), seconds * 1000)));
+    try {
+      const changed = await Promise.race([
+        handle.executeUpdate(waitForChangeUpdate, { args: [{ version: s.version }] }).catch(() => 'gone' as const),
+        timeout,
+      ]);
+      if (changed === 'gone') return (await this.state(s.job_id)) ?? s;
+      return changed ?? (await this.state(s.job_id)) ?? s;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async prepareParameters(jobId: string, parameters: Record<string, unknown>): Promise<Record<string, unknown>> {
+    if (Buffer.byteLength(JSON.stringify(parameters)) <= INLINE_PARAMS_BYTES) return parameters;
+    await writeBlobJson(this.store, jobParametersKey(jobId), parameters);
+    return summariseParameters(parameters);
+  }
+
+  /** Starts a job. With an idempotency key, a repeated request answers the job the first one created. */
+  async create(req: CreateJob): Promise<{ state: JobState; created: boolean }> {
+    const jobId = req.idempotencyKey ? idFromKey('job', req.idempotencyKey) : newJobId();
+    if (req.idempotencyKey) {
+      const existing = await this.state(jobId);
+      if (existing) return { state: existing, created: false };
+    }
+    const createdAt = new Date().toISOString();
+    const input: JobInput = {
+      jobId,
+      jobType: req.jobType,
+      parameters: await this.prepareParameters(jobId, req.parameters),
+      createdAt,
+      run: 1,
+      ...(req.userId ? { userId: req.userId } : {}),
+      ...(req.webhook ? { webhook: req.webhook } : {}),
+      ...(req.legacy ? { legacy: true } : {}),
+    };
+    try {
+      await this.temporal.client.workflow.start('jobWorkflow', {
+        workflowId: jobId,
+        taskQueue: this.temporal.queues.io,
+        args: [input],
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        searchAttributes: {
+          JobType: [req.jobType],
+          JobStatus: ['pending'],
+          ...(req.userId ? { UserId: [req.userId] } : {}),
+        },
+        memo: { summary: `${req.jobType} job${req.userId ? ` of ${req.userId}` : ''}` },
+      });
+    } catch (e) {
+      if (e instanceof WorkflowExecutionAlreadyStartedError && req.idempotencyKey) {
+        const existing = await this.state(jobId);
+        if (existing) return { state: existing, created: false };
+      }
+      throw e;
+    }
+    const state: JobState = {
+      job_id: jobId,
+      job_type: req.jobType,
+      status: 'pending',
+      created_at: createdAt,
+      updated_at: createdAt,
+      parameters: input.parameters,
+      ...(req.userId ? { user_id: req.userId } : {}),
+      progress: { step: 'queued', percent: 0, message: 'Waiting to be processed' },
+      results: null,
+      logs: [],
+      events: [],
+      version: 0,
+      run: 1,
+    };
+    return { state, created: true };
+  }
+
+  /**
+   * Runs a job and waits for it (synchronous endpoints). Past `timeoutMs` it answers 504 `TIMEOUT` with the job id,
+   * and the work goes on. A failed job becomes the error it failed with.
+   */
+  async runSync(req: CreateJob, timeoutMs: number): Promise<JobState> {
+    const { state } = await this.create(req);
+    const handle = this.temporal.client.workflow.getHandle(state.job_id);
+    let timer: NodeJS.Timeout | undefined;
+    const outcome = await Promise.race([
+      handle.result().then(
+        () => 'done' as const,
+        () => 'done' as const,
+      ),
+      new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), timeoutMs))),
+    ]);
+    clearTimeout(timer);
+    if (outcome === 'timeout') {
+      throw new AppError('TIMEOUT', `The job is still running after ${timeoutMs} ms; poll GET /api/jobs/${state.job_id}.`, { job_id: state.job_id });
+    }
+    const done = (await this.readRecord(state.job_id)) ?? (await this.require(state.job_id));
+    if (done.status === 'failed') throw jobErrorToAppError(done.error, state.job_id);
+    return done;
+  }
+
+  /** `failed` → `pending` under the same id; the new run reuses the steps already done. */
+  async restart(jobId: string): Promise<JobState> {
+    const s = await this.require(jobId);
+    if (s.status !== 'failed') {
+      throw new AppError('INVALID_STATE', `Only a failed job can be restarted; this one is ${s.status}.`, { job_id: jobId, status: s.status });
+    }
+    const prev = s.input;
+    if (!prev) throw new AppError('INVALID_STATE', 'This job cannot be restarted: its input was not recorded.', { job_id: jobId });
+    const now = new Date().toISOString();
+    const lastEvent = s.events.length ? s.events[s.events.length - 1].id : 0;
+    const input: JobInput = { ...prev, run: (s.run ?? 1) + 1, priorLogs: logsForRestart(s.logs, now), priorEventId: lastEvent };
+    try {
+      await this.temporal.client.workflow.start('jobWorkflow', {
+        workflowId: jobId,
+        taskQueue: this.temporal.queues.io,
+        args: [input],
+        workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
+        searchAttributes: {
+          JobType: [s.job_type],
+          JobStatus: ['pending'],
+          ...(s.batch_id ? { BatchId: [s.batch_id] } : {}),
+          ...(s.user_id ? { UserId: [s.user_id] } : {}),
+        },
+        memo: { summary: `${s.job_type} job, run ${input.run}` },
+      });
+    } catch (e) {
+      if (e instanceof WorkflowExecutionAlreadyStartedError) {
+        throw new AppError('INVALID_STATE', 'The job is already running again.', { job_id: jobId });
+      }
+      throw e;
+    }
+    const pending: JobState = {
+      ...s,
+      status: 'pending',
+      updated_at: now,
+      error: undefined,
+      progress: { step: 'queued', percent: 0, message: 'Restarted; waiting to be processed' },
+      logs: input.priorLogs!,
+      run: input.run,
+    };
+    delete pending.error;
+    await writeBlobJson(this.store, jobRecordKey(jobId), pending);
+    if (s.batch_id && prev.batchIndex !== undefined) {
+      await this.temporal.client.workflow
+        .getHandle(s.batch_id)
+        .signal(jobRestartedSignal, { index: prev.batchIndex })
+        .catch(() => undefined);
+    }
+    return pending;
+  }
+}
+
+/** The client-facing error of a failed job run synchronously. */
+export function jobErrorToAppError(err: JobState['error'], jobId: string): AppError {
+  const code = err?.code ?? 'INTERNAL_ERROR';
+  const details = { ...(err?.details ?? {}), job_id: jobId };
+  if (isErrorCode(code)) return new AppError(code, err?.message ?? 'The job failed.', details);
+  return new AppError('INTERNAL_ERROR', err?.message ?? 'The job failed.', { ...details, job_error_code: code });
+}

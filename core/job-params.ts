@@ -1,0 +1,73 @@
+import { z } from 'zod';
+
+/** Parameters of the job types, shared by the API (validation at creation) and the pipelines. */
+
+export const webhookConfig = z.object({
+  url: z.string().url().max(2048),
+  token: z.string().max(1024).optional(),
+  jobId: z.string().max(256).optional(),
+});
+
+export const TRANSFORMER_OPERATIONS = ['html-to-markdown', 'extract-tables', 'text', 'template', 'summarize'] as const;
+
+export const transformerParams = z
+  .object({
+    operation: z.enum(TRANSFORMER_OPERATIONS),
+    html: z.string().max(10_000_000).optional(),
+    text: z.string().max(1_000_000).optional(),
+    use_cache: z.boolean().optional(),
+    webhook: webhookConfig.optional(),
+  })
+  .passthrough()
+  .superRefine((p, ctx) => {
+    if ((p.operation === 'html-to-markdown' || p.operation === 'extract-tables') && typeof p.html !== 'string') {
+      ctx.addIssue({ code: 'custom', path: ['html'], message: `html is required for ${p.operation}` });
+    }
+    if (['text', 'template', 'summarize'].includes(p.operation) && typeof p.text !== 'string') {
+      ctx.addIssue({ code: 'custom', path: ['text'], message: `text is required for ${p.operation}` });
+    }
+  });
+
+export const pdfParams = z
+  .object({
+    filename: z.string().min(1).max(4096),
+    extraction_method: z.enum(['native', 'local_ocr', 'vision_llm', 'combined']).optional(),
+    template: z.string().max(200).optional(),
+    use_cache: z.boolean().optional(),
+    webhook: webhookConfig.optional(),
+  })
+  .passthrough();
+
+export const sessionParams = z
+  .object({
+    event: z.string().min(1).max(500),
+    session: z.string().min(1).max(500),
+    url: z.string().min(1).max(4096),
+    filename: z.string().min(1).max(500),
+    track: z.string().min(1).max(500),
+    webhook: webhookConfig.optional(),
+  })
+  .passthrough();
+
+export const jobParamsByType = { transformer: transformerParams, pdf: pdfParams, session: sessionParams } as const;
+
+/** Strings longer than this are kept out of workflow history (the full parameters go to the blob store). */
+export const INLINE_PARAMS_BYTES = 32 * 1024;
+
+/** A copy for history and listings: long strings replaced by a note of their length. */
+export function summariseParameters(p: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(p)) {
+    if (typeof v === 'string' && v.length > 1024) out[k] = `[${v.length} characters]`;
+    else if (v && typeof v === 'object' && !Array.isArray(v)) out[k] = summariseParameters(v as Record<string, unknown>);
+    else out[k] = v;
+  }
+  return out;
+}
+
+/** Removes the webhook token from parameters shown to clients and operators. */
+export function redactParameters(p: Record<string, unknown>): Record<string, unknown> {
+  const w = p.webhook as Record<string, unknown> | undefined;
+  if (!w || typeof w !== 'object' || !('token' in w)) return p;
+  return { ...p, webhook: { ...w, token: '[redacted]' } };
+}

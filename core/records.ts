@@ -1,0 +1,14 @@
+/** Blob-store layout of jobs and batches (architecture.md "State"). Keys are built here only. */
+
+export const jobRecordKey = (jobId: string): string => `records/jobs/${jobId}.json`;
+export const batchRecordKey = (batchId: string): string => `records/batches/${batchId}.json`;
+export const batchManifestKey = (batchId: string): string => `records/batches/${batchId}.manifest.json`;
+/** Files a job produced: what its archive holds. */
+export const jobOutputPrefix = (jobId: string): string => `jobs/${jobId}/out/`;
+export const jobOutputKey = (jobId: string, name: string): string => `${jobOutputPrefix(jobId)}${name}`;
+/** Internal state of a job: full results, large parameters, finished steps. Never in the archive. */
+export const jobInternalKey = (jobId: string, name: string): string => `jobs/${jobId}/internal/${name}`;
+export const jobResultsKey = (jobId: string): string => jobInternalKey(jobId, 'results.json');
+export const jobParametersKey = (jobId: string): string => jobInternalKey(jobId, 'parameters.json');
+export const jobStepKey = (jobId: string, step: string): string => jobInternalKey(jobId, `steps/${step}.json`);
+export const idempotencyKey = (hash: string): string => `records/idempotency/${hash}.json`;

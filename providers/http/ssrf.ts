@@ -1,0 +1,315 @@
+import { lookup as dnsLookup } from 'node:dns/promises';
+import http, { type IncomingMessage } from 'node:http';
+import https from 'node:https';
+import { BlockList, isIP, type LookupFunction } from 'node:net';
+
+/**
+ * Outbound HTTP for URLs that clients hand us (contract §2, last bullet): images, sessions, attachments, webhooks,
+ * callbacks. Private, loopback, link-local, metadata and reserved targets are refused unless the policy allows them,
+ * for literal IPs, DNS names and every redirect hop. The address that was checked is the one connected to (DNS
+ * pinning through `lookup`), so a rebinding between check and connect cannot reach an internal service.
+ */
+
+/** What outbound requests may reach. */
+export interface OutboundPolicy {
+  /** `ALLOW_PRIVATE_URLS`, or the server listens on loopback only: any address is fine. */
+  allowPrivate: boolean;
+  /** Plain `http:` targets; default true. */
+  allowHttp?: boolean;
+  /** Exact `host:port` strings (port always written, IPv6 bracketed) that skip the address check. */
+  allowedHosts?: string[];
+}
+
+/** A target this server may not touch (maps to 403 `FORBIDDEN`). Names the host only, never credentials or path. */
+export class ForbiddenTargetError extends Error {
+  readonly code = 'FORBIDDEN';
+  constructor(message: string, readonly host: string) {
+    super(message);
+    this.name = 'ForbiddenTargetError';
+  }
+}
+
+export type OutboundErrorCode = 'invalid_url' | 'dns' | 'network' | 'timeout' | 'too_large' | 'too_many_redirects';
+
+/** The request could not be completed; `status` is set when a response had begun (for `too_large`). */
+export class OutboundError extends Error {
+  constructor(message: string, readonly code: OutboundErrorCode, readonly status?: number, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'OutboundError';
+  }
+}
+
+/**
+ * IPv4: unspecified/"this network", private, CGNAT, loopback, link-local (cloud metadata 169.254.169.254), IETF
+ * protocol assignments, TEST-NET-1/2/3, 6to4 relay anycast, benchmarking, multicast, reserved and broadcast.
+ */
+const V4_RANGES = ['0.0.0.0/8', '10.0.0.0/8', '100.64.0.0/10', '127.0.0.0/8', '169.254.0.0/16', '172.16.0.0/12',
+  '192.0.0.0/24', '192.0.2.0/24', '192.88.99.0/24', '192.168.0.0/16', '198.18.0.0/15', '198.51.100.0/24',
+  '203.0.113.0/24', '224.0.0.0/4', '240.0.0.0/4'];
+/**
+ * IPv6: unspecified, loopback, local-use NAT64, discard-only, Teredo, documentation, unique local (includes the EC2
+ * metadata address fd00:ec2::254), link-local, deprecated site-local, multicast. Forms embedding IPv4 are checked
+ * against the IPv4 list by {@link embeddedIPv4}.
+ */
+const V6_RANGES = ['::/128', '::1/128', '64:ff9b:1::/48', '100::/64', '2001::/32', '2001:db8::/32', '3fff::/20',
+  'fc00::/7', 'fe80::/10', 'fec0::/10', 'ff00::/8'];
+
+function blockList(ranges: string[], type: 'ipv4' | 'ipv6'): BlockList {
+  const list = new BlockList();
+  for (const r of ranges) {
+    const [net, bits] = r.split('/');
+    list.addSubnet(net, Number(bits), type);
+  }
+  return list;
+}
+const V4 = blockList(V4_RANGES, 'ipv4');
+const V6 = blockList(V6_RANGES, 'ipv6');
+
+/** The 16 bytes of an IPv6 address (zone already removed), or null when it is not one. */
+function ipv6Bytes(ip: string): Uint8Array | null {
+  let s = ip;
+  const quad = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(s);
+  if (quad) {
+    const [a, b, c, d] = quad.slice(1).map(Number);
+    s = s.slice(0, quad.index) + ((a << 8) | b).toString(16) + ':' + ((c << 8) | d).toString(16);
+  }
+  const halves = s.split('::');
+  if (halves.length > 2) return null;
+  const head = halves[0] ? halves[0].split(':') : [];
+  const tail = halves.length === 2 && halves[1] ? halves[1].split(':') : [];
+  const fill = halves.length === 2 ? 8 - head.length - tail.length : 0;
+  const groups = [...head, ...Array<string>(Math.max(fill, 0)).fill('0'), ...tail];
+  if (groups.length !== 8) return null;
+  const out = new Uint8Array(16);
+  for (let i = 0; i < 8; i++) {
+    if (!/^[0-9a-f]{1,4}$/i.test(groups[i])) return null;
+    const v = parseInt(groups[i], 16);
+    out[i * 2] = v >> 8;
+    out[i * 2 + 1] = v & 0xff;
+  }
+  return out;
+}
+
+const dotted = (b: Uint8Array, at: number) => `${b[at]}.${b[at + 1]}.${b[at + 2]}.${b[at + 3]}`;
+const zeros = (b: Uint8Array, from: number, to: number) => b.subarray(from, to).every((x) => x === 0);
+
+/** The IPv4 address an IPv6 address stands for or tunnels to: mapped, compatible, SIIT, NAT64 and 6to4 forms. */
+function embeddedIPv4(b: Uint8Array): string | null {
+  if (zeros(b, 0, 10) && b[10] === 0xff && b[11] === 0xff) return dotted(b, 12); // ::ffff:a.b.c.d
+  if (zeros(b, 0, 12)) return dotted(b, 12); // ::a.b.c.d (deprecated compatible form)
+  if (zeros(b, 0, 8) && b[8] === 0xff && b[9] === 0xff && zeros(b, 10, 12)) return dotted(b, 12); // ::ffff:0:a.b.c.d
+  if (b[0] === 0 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b && zeros(b, 4, 12)) return dotted(b, 12); // NAT64
+  if (b[0] === 0x20 && b[1] === 0x02) return dotted(b, 2); // 6to4 2002:AABB:CCDD::/48
+  return null;
+}
+
+/**
+ * True for addresses an outbound request must not reach: loopback, private, link-local, metadata, unspecified,
+ * CGNAT, multicast, reserved and documentation ranges, and IPv6 forms that embed or tunnel to such an IPv4 address.
+ * Anything that is not an IP address counts as forbidden (fail closed).
+ */
+export function isForbiddenAddress(ip: string): boolean {
+  const a = ip.trim().replace(/^\[(.*)\]$/, '$1').replace(/%.*$/, '');
+  const family = isIP(a);
+  if (family === 4) return V4.check(a, 'ipv4');
+  if (family !== 6) return true;
+  const bytes = ipv6Bytes(a);
+  if (!bytes) return true;
+  const v4 = embeddedIPv4(bytes);
+  if (v4 !== null && V4.check(v4, 'ipv4')) return true;
+  return V6.check(a, 'ipv6');
+}
+
+/** A URL that passed the checks, with the address to connect to. */
+export interface CheckedTarget {
+  url: URL;
+  /** Host name or IP without brackets: what Host and SNI carry. */
+  hostname: string;
+  port: number;
+  /** Every address the name resolved to (all were checked). */
+  addresses: string[];
+  /** The address to connect to. */
+  address: string;
+  family: 4 | 6;
+}
+
+/**
+ * Checks one hop: scheme, credentials, then every address the host resolves to. Throws ForbiddenTargetError for
+ * what the policy refuses, OutboundError for a bad URL or a failed lookup.
+ */
+export async function checkTarget(target: string | URL, policy: OutboundPolicy): Promise<CheckedTarget> {
+  let url: URL;
+  try {
+    url = new URL(target);
+  } catch {
+    throw new OutboundError('invalid URL', 'invalid_url');
+  }
+  const host = url.host;
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ForbiddenTargetError(`scheme ${url.protocol} is not allowed`, host);
+  }
+  if (url.protocol === 'http:' && policy.allowHttp === false) {
+    throw new ForbiddenTargetError(`plain http to ${host} is not allowed`, host);
+  }
+  if (url.username || url.password) throw new ForbiddenTargetError(`credentials in the URL of ${host} are not allowed`, host);
+  const hostname = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+  const exempt = policy.allowPrivate || (policy.allowedHosts ?? []).includes(`${url.hostname}:${port}`);
+  let addresses: string[];
+  if (isIP(hostname)) addresses = [hostname];
+  else {
+    try {
+      addresses = (await dnsLookup(hostname, { all: true, verbatim: true })).map((r) => r.address);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? 'lookup failed';
+      throw new OutboundError(`cannot resolve ${hostname}: ${code}`, 'dns', undefined, { cause: err });
+    }
+    if (!addresses.length) throw new OutboundError(`cannot resolve ${hostname}: no address`, 'dns');
+  }
+  if (!exempt) {
+    const bad = addresses.find(isForbiddenAddress);
+    if (bad !== undefined) {
+      const how = bad === hostname ? 'is' : `resolves to ${bad}, which is`;
+      throw new ForbiddenTargetError(`${host} ${how} a private, loopback, link-local or reserved address`, host);
+    }
+  }
+  const address = addresses[0].replace(/%.*$/, '');
+  return { url, hostname, port, addresses, address, family: isIP(address) === 6 ? 6 : 4 };
+}
+
+export interface GuardedFetchInit {
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string | Buffer;
+  /** Overall limit for every hop, DNS included; default 30 s. */
+  timeoutMs?: number;
+  /** Default 5. */
+  maxRedirects?: number;
+  /** Response body cap; default 10 MB. */
+  maxBytes?: number;
+  /** `manual` returns a 3xx response as it is (webhooks do not follow redirects); default `follow`. */
+  redirect?: 'follow' | 'manual';
+}
+
+export interface GuardedResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+  /** The URL of the final hop. */
+  url: string;
+}
+
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+/** Dropped when a redirect leaves the origin, as browsers do. */
+const CREDENTIAL_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'x-callback-token', 'x-api-key']);
+
+/** Fetches `url` within `policy`; see the module comment. Throws ForbiddenTargetError or OutboundError. */
+export async function guardedFetch(url: string, init: GuardedFetchInit, policy: OutboundPolicy): Promise<GuardedResponse> {
+  const { timeoutMs = 30_000, maxRedirects = 5, maxBytes = 10 * 1024 * 1024 } = init;
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), timeoutMs);
+  const timeout = () => new OutboundError(`timeout after ${timeoutMs} ms`, 'timeout');
+  const hop: Hop = { method: (init.method ?? 'GET').toUpperCase(), headers: { ...init.headers }, body: init.body };
+  let current = url;
+  try {
+    for (let redirects = 0; ; redirects++) {
+      const target = await raceAbort(checkTarget(current, policy), abort.signal, timeout);
+      const res = await send(target, hop, abort.signal, timeout);
+      const status = res.statusCode ?? 0;
+      const location = res.headers.location;
+      if (!REDIRECTS.has(status) || !location || init.redirect === 'manual') {
+        const body = await readBody(res, maxBytes, abort.signal, timeout);
+        return { status, headers: res.headers, body, url: target.url.href };
+      }
+      res.destroy();
+      if (redirects >= maxRedirects) throw new OutboundError(`more than ${maxRedirects} redirects`, 'too_many_redirects', status);
+      let next: URL;
+      try {
+        next = new URL(location, target.url);
+      } catch {
+        throw new OutboundError(`invalid redirect from ${target.url.host}`, 'invalid_url', status);
+      }
+      if (next.origin !== target.url.origin) hop.headers = omit(hop.headers, (k) => CREDENTIAL_HEADERS.has(k));
+      if ((status === 303 && hop.method !== 'HEAD') || ((status === 301 || status === 302) && hop.method === 'POST')) {
+        hop.method = 'GET';
+        hop.body = undefined;
+        hop.headers = omit(hop.headers, (k) => k === 'content-type');
+      }
+      current = next.href;
+    }
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+type Hop = { method: string; headers: Record<string, string>; body?: string | Buffer };
+
+function omit(headers: Record<string, string>, drop: (lowerName: string) => boolean): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).filter(([k]) => !drop(k.toLowerCase())));
+}
+
+function raceAbort<T>(p: Promise<T>, signal: AbortSignal, onAbort: () => Error): Promise<T> {
+  if (signal.aborted) return Promise.reject(onAbort());
+  return new Promise<T>((resolve, reject) => {
+    const stop = () => reject(onAbort());
+    signal.addEventListener('abort', stop, { once: true });
+    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', stop));
+  });
+}
+
+function send(t: CheckedTarget, hop: Hop, signal: AbortSignal, timeout: () => Error): Promise<IncomingMessage> {
+  // Connect to the address that was checked, whatever the name resolves to by now; Host and SNI keep the name.
+  const lookup = ((_name: string, opts: { all?: boolean }, cb: (...args: unknown[]) => void) => {
+    if (opts?.all) cb(null, [{ address: t.address, family: t.family }]);
+    else cb(null, t.address, t.family);
+  }) as unknown as LookupFunction;
+  const headers = omit(hop.headers, (k) => k === 'content-length' || k === 'host');
+  if (hop.body !== undefined) headers['Content-Length'] = String(Buffer.byteLength(hop.body));
+  const path = `${t.url.pathname}${t.url.search}`;
+  const client = t.url.protocol === 'https:' ? https : http;
+  return new Promise((resolve, reject) => {
+    // agent: false, so no pooled socket opened under another check or policy is reused.
+    const options = { hostname: t.hostname, port: t.port, path, method: hop.method, headers, lookup, agent: false, signal };
+    const req = client.request(options, resolve);
+    req.on('error', (err) => {
+      if (signal.aborted) reject(timeout());
+      else reject(new OutboundError(`${t.url.host}: ${err.message}`, 'network', undefined, { cause: err }));
+    });
+    req.end(hop.body);
+  });
+}
+
+function readBody(res: IncomingMessage, maxBytes: number, signal: AbortSignal, timeout: () => Error): Promise<Buffer> {
+  const status = res.statusCode ?? 0;
+  return new Promise((resolve, reject) => {
+    const fail = (err: Error) => {
+      signal.removeEventListener('abort', onAbort);
+      res.destroy();
+      reject(err);
+    };
+    const tooLarge = () => fail(new OutboundError(`response larger than ${maxBytes} bytes`, 'too_large', status));
+    const onAbort = () => fail(timeout());
+    if (signal.aborted) return onAbort();
+    const declared = Number(res.headers['content-length']);
+    if (Number.isFinite(declared) && declared > maxBytes) return tooLarge();
+    signal.addEventListener('abort', onAbort, { once: true });
+    const chunks: Buffer[] = [];
+    let size = 0;
+    res.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBytes) tooLarge();
+      else chunks.push(chunk);
+    });
+    res.on('end', () => {
+      signal.removeEventListener('abort', onAbort);
+      resolve(Buffer.concat(chunks));
+    });
+    const broken = (err?: Error) => {
+      if (signal.aborted) return fail(timeout());
+      const why = `response aborted: ${err?.message ?? 'connection closed'}`;
+      fail(new OutboundError(why, 'network', status, { cause: err }));
+    };
+    res.on('error', broken);
+    res.on('close', () => res.complete || broken());
+  });
+}

@@ -1,0 +1,39 @@
+import type { ActivityOptions, LocalActivityOptions } from '@temporalio/workflow';
+
+/** Retry presets by intent. Non-retryable failures are `ApplicationFailure.nonRetryable` from the activity. */
+
+/** Short bookkeeping (records, manifests, batch signals): retried quickly and for a long time. */
+export const bookkeeping: LocalActivityOptions = {
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts: 50 },
+};
+
+export const bookkeepingRemote: ActivityOptions = {
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts: 50 },
+};
+
+/** Small in-process transformations on the io worker. */
+export const quickTransform: LocalActivityOptions = {
+  startToCloseTimeout: '2m',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumAttempts: 3 },
+};
+
+/** CPU-bound work on the media queue; heartbeats so a dead worker is noticed within a minute. */
+export const cpuBound: ActivityOptions = {
+  startToCloseTimeout: '2h',
+  heartbeatTimeout: '60s',
+  retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: 5 },
+};
+
+/** Calls to providers over the network. */
+export const providerCall: ActivityOptions = {
+  startToCloseTimeout: '10m',
+  retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: 5 },
+};
+
+/** One webhook attempt: the workflow itself schedules retries so every attempt is a log line. */
+export const webhookDelivery: ActivityOptions = {
+  startToCloseTimeout: '45s',
+  retry: { maximumAttempts: 1 },
+};
