@@ -69,6 +69,19 @@ export const configSchema = z.object({
   ALLOW_PRIVATE_URLS: bool(false),
   ALLOW_HTTP_CALLBACKS: bool(false),
   WEBHOOK_SIGNING_SECRET: optionalString,
+  /** Multiplies webhook retry delays; 1 keeps the contract's schedule (8 attempts over about an hour). */
+  WEBHOOK_RETRY_SCALE: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v === '') return 1;
+      const n = Number(v);
+      if (!Number.isFinite(n) || n <= 0 || n > 100) {
+        ctx.addIssue({ code: 'custom', message: 'expected a number above 0 and at most 100' });
+        return z.NEVER;
+      }
+      return n;
+    }),
   /** Set by `npm start`: the launcher's pid, watched so children never outlive it. */
   DOCPROC_PARENT_PID: int(0, 0, 2 ** 31),
 });

@@ -110,10 +110,10 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchState> {
 
   for (;;) {
     await condition(
-      () => allDone() || (active && next < n && running.size < input.window) || workflowInfo().historyLength > HISTORY_LIMIT,
+      () => allDone() || (active && next < n && running.size < input.window) || workflowInfo().historyLength > (input.historyLimit ?? HISTORY_LIMIT),
     );
     if (allDone()) break;
-    if (workflowInfo().historyLength > HISTORY_LIMIT || workflowInfo().continueAsNewSuggested) {
+    if (workflowInfo().historyLength > (input.historyLimit ?? HISTORY_LIMIT) || workflowInfo().continueAsNewSuggested) {
       await condition(allHandlersFinished);
       await continueAsNew<typeof batchWorkflow>({
         ...input,
@@ -143,6 +143,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchState> {
           ...(input.userId ? { userId: input.userId } : {}),
           ...(spec.webhook ? { webhook: spec.webhook } : {}),
           ...(input.legacy ? { legacy: true } : {}),
+          ...(input.webhookRetryScale !== undefined ? { webhookRetryScale: input.webhookRetryScale } : {}),
         };
         try {
           await startChild(jobWorkflow, {

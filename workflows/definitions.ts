@@ -60,6 +60,8 @@ export interface JobInput {
   /** Last event id of earlier runs, so event ids keep increasing across restarts. */
   priorEventId?: number;
   legacy?: boolean;
+  /** Multiplies the webhook retry delays (1 in production; tests shrink it, the schedule's shape stays). */
+  webhookRetryScale?: number;
 }
 
 /** Live state of a job; the query answers it. Large results live in the blob store, not here. */
@@ -104,6 +106,9 @@ export interface BatchInput {
   window: number;
   /** State carried over continue-as-new. */
   carry?: BatchCarry;
+  /** History length at which the batch continues as new (default 8000; tests lower it). */
+  historyLimit?: number;
+  webhookRetryScale?: number;
 }
 
 export interface BatchCarry {

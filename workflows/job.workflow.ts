@@ -162,7 +162,7 @@ export async function jobWorkflow(input: JobInput): Promise<{ status: string; er
         log('warning', `Webhook ${ev.phase} failed: ${what} (attempt ${attempt}, giving up)`);
         return;
       }
-      const delay = retryDelayMs(attempt, r.retryAfter);
+      const delay = Math.max(1, Math.round(retryDelayMs(attempt, r.retryAfter, Date.now()) * (input.webhookRetryScale ?? 1)));
       log('warning', `Webhook ${ev.phase} failed: ${what} (attempt ${attempt}); retrying in ${Math.round(delay / 1000)} s`);
       await sleep(delay);
     }

@@ -47,6 +47,7 @@ export class BatchService {
     private readonly temporal: TemporalGateway,
     private readonly store: BlobStore,
     private readonly window: number,
+    private readonly webhookRetryScale = 1,
   ) {}
 
   async manifest(batchId: string): Promise<BatchManifest> {
@@ -113,6 +114,7 @@ export class BatchService {
       jobCount: manifest.jobs.length,
       manifestKey,
       window: this.window,
+      ...(this.webhookRetryScale !== 1 ? { webhookRetryScale: this.webhookRetryScale } : {}),
       ...(req.userId ? { userId: req.userId } : {}),
       ...(req.legacy ? { legacy: true } : {}),
     };

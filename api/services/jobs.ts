@@ -47,6 +47,7 @@ export class JobService {
   constructor(
     private readonly temporal: TemporalGateway,
     readonly store: BlobStore,
+    private readonly webhookRetryScale = 1,
   ) {}
 
   async readRecord(jobId: string): Promise<JobState | null> {
@@ -121,6 +122,7 @@ export class JobService {
       ...(req.userId ? { userId: req.userId } : {}),
       ...(req.webhook ? { webhook: req.webhook } : {}),
       ...(req.legacy ? { legacy: true } : {}),
+      ...(this.webhookRetryScale !== 1 ? { webhookRetryScale: this.webhookRetryScale } : {}),
     };
     try {
       await this.temporal.client.workflow.start('jobWorkflow', {
