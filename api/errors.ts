@@ -38,6 +38,13 @@ export function toApiError(err: unknown): ApiError {
     expose?: boolean;
     message?: string;
   };
+  if (e.name === 'ServiceError' || e.name === 'ConnectionError' || e.name === 'TransportError') {
+    return {
+      status: 503,
+      body: { code: 'UNAVAILABLE', message: 'The job engine (Temporal) is unreachable; try again shortly.', details: {} },
+      unexpected: false,
+    };
+  }
   if (e.name === 'WorkflowNotFoundError') {
     return { status: 404, body: { code: 'JOB_NOT_FOUND', message: 'No such job.', details: {} }, unexpected: false };
   }

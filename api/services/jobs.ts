@@ -26,6 +26,8 @@ export interface CreateJob {
   idempotencyKey?: string;
 }
 
+const QUERY_DEADLINE_MS = 5000;
+
 /** A uuid-shaped id derived from a client key, so a repeated key names the same job without a lookup race. */
 export function idFromKey(prefix: 'job' | 'batch', key: string, scope = ''): string {
   const h = createHash('sha256').update(`${prefix}\0${scope}\0${key}`).digest('hex');
@@ -64,11 +66,22 @@ export class JobService {
     if (!isJobId(jobId)) return null;
     const rec = await this.readRecord(jobId);
     if (rec && isTerminal(rec)) return rec;
+    const handle = this.temporal.client.workflow.getHandle(jobId);
     try {
-      return await this.temporal.client.workflow.getHandle(jobId).query(jobStateQuery);
+      // A query needs a worker; without one it would wait, so it gets a deadline and a fallback.
+      return await this.temporal.connection.withDeadline(Date.now() + QUERY_DEADLINE_MS, () => handle.query(jobStateQuery));
     } catch (e) {
       if (e instanceof WorkflowNotFoundError) return rec;
-      throw e;
+      if (rec) return rec;
+      const d = await handle.describe().catch((err: unknown) => {
+        if (err instanceof WorkflowNotFoundError) return null;
+        throw err;
+      });
+      if (!d) return null;
+      throw new AppError('UNAVAILABLE', 'The job exists but no worker answers for it right now; try again shortly.', {
+        job_id: jobId,
+        workflow_status: d.status.name,
+      });
     }
   }
 

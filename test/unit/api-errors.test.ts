@@ -191,4 +191,12 @@ describe('toApiError', () => {
       expect(r.body.message).to.not.contain('ECONNREFUSED');
     });
   });
+
+  it('maps an unreachable Temporal (ServiceError) to 503 UNAVAILABLE', () => {
+    const err = Object.assign(new Error('14 UNAVAILABLE: connection refused'), { name: 'ServiceError' });
+    const m = toApiError(err);
+    expect(m.status).to.equal(503);
+    expect(m.body.code).to.equal('UNAVAILABLE');
+    expect(m.body.message).to.not.include('connection refused');
+  });
 });
