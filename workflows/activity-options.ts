@@ -3,15 +3,14 @@ import type { ActivityOptions, LocalActivityOptions } from '@temporalio/workflow
 /** Retry presets by intent. Non-retryable failures are `ApplicationFailure.nonRetryable` from the activity. */
 
 /** Short bookkeeping (records, manifests, batch signals): retried quickly and for a long time. */
-export const bookkeeping: LocalActivityOptions = {
+const bookkeepingOptions = {
   startToCloseTimeout: '30s',
   retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts: 50 },
-};
-
-export const bookkeepingRemote: ActivityOptions = {
-  startToCloseTimeout: '30s',
-  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts: 50 },
-};
+} as const;
+/** In-process on the io worker (local activity). */
+export const bookkeeping: LocalActivityOptions = bookkeepingOptions;
+/** Through the server (a regular activity). */
+export const bookkeepingRemote: ActivityOptions = bookkeepingOptions;
 
 /** Small in-process transformations on the io worker. */
 export const quickTransform: LocalActivityOptions = {
