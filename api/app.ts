@@ -14,6 +14,7 @@ import { commonRoutes } from './routes/common.routes';
 import { eventJobRoutes } from './routes/event-job.routes';
 import { healthRoutes } from './routes/health.routes';
 import { jobRoutes } from './routes/jobs.routes';
+import { templateRoutes } from './routes/templates.routes';
 import { transformerRoutes } from './routes/transformer.routes';
 import { BatchService } from './services/batches';
 import { HealthService } from './services/health';
@@ -58,6 +59,7 @@ export function createApp(deps: AppDeps): App {
   jobRoutes(api, { jobs, batches, maxBatchJobs: config.MAX_BATCH_JOBS });
   eventJobRoutes(api, jobs, batches, config.MAX_BATCH_JOBS);
   transformerRoutes(api, jobs, config.SYNC_WAIT_MS);
+  templateRoutes(api);
 
   koa.use(edgeMiddleware(logger, SERVICE_VERSION));
   koa.use(

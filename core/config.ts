@@ -37,6 +37,63 @@ const optionalString = z
   .optional()
   .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
 
+const httpUrl = z
+  .string()
+  .optional()
+  .transform((v, ctx) => {
+    if (v === undefined || v.trim() === '') return undefined;
+    try {
+      const u = new URL(v.trim());
+      if (u.protocol === 'http:' || u.protocol === 'https:') return u.toString().replace(/\/+$/, '');
+    } catch {
+      // reported below
+    }
+    ctx.addIssue({ code: 'custom', message: 'expected an http(s) URL' });
+    return z.NEVER;
+  });
+
+/** Price of one model per 1,000 tokens (any currency; `cost` values are in the same unit). */
+export interface LlmPrice {
+  input: number;
+  output: number;
+}
+export type LlmPrices = Record<string, LlmPrice>;
+
+const isPrice = (p: unknown): p is LlmPrice => {
+  if (typeof p !== 'object' || p === null || Array.isArray(p)) return false;
+  const { input, output } = p as Record<string, unknown>;
+  const ok = (n: unknown) => typeof n === 'number' && Number.isFinite(n) && n >= 0;
+  return ok(input) && ok(output);
+};
+
+/** `LLM_PRICES`: a JSON object `{"<model>": {"input": <per 1k input tokens>, "output": <per 1k output tokens>}}`. */
+const llmPrices = z
+  .string()
+  .optional()
+  .transform((v, ctx): LlmPrices => {
+    if (v === undefined || v.trim() === '') return {};
+    let data: unknown;
+    try {
+      data = JSON.parse(v);
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'expected JSON: {"<model>": {"input": <price>, "output": <price>}} per 1k tokens' });
+      return z.NEVER;
+    }
+    if (typeof data !== 'object' || data === null || Array.isArray(data)) {
+      ctx.addIssue({ code: 'custom', message: 'expected a JSON object keyed by model name' });
+      return z.NEVER;
+    }
+    const prices: LlmPrices = {};
+    for (const [model, price] of Object.entries(data)) {
+      if (!isPrice(price)) {
+        ctx.addIssue({ code: 'custom', message: 'every model needs non-negative numbers "input" and "output" (per 1k tokens)' });
+        return z.NEVER;
+      }
+      prices[model] = { input: price.input, output: price.output };
+    }
+    return prices;
+  });
+
 export const configSchema = z.object({
   NODE_ENV: z.string().optional().default('development'),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).optional().default('info'),
@@ -82,11 +139,41 @@ export const configSchema = z.object({
       }
       return n;
     }),
+  /** OpenAI-compatible endpoint; see `Config.llm` for how these combine. */
+  LLM_BASE_URL: httpUrl,
+  LLM_API_KEY: optionalString,
+  LLM_MODEL: optionalString,
+  LLM_VISION_MODEL: optionalString,
+  LLM_TIMEOUT_MS: int(120_000, 100, 3_600_000),
+  LLM_MAX_RETRIES: int(4, 0, 20),
+  LLM_PRICES: llmPrices,
+  /** Fallbacks for `LLM_API_KEY` and `LLM_BASE_URL`. */
+  OPENAI_API_KEY: optionalString,
+  OPENAI_BASE_URL: httpUrl,
   /** Set by `npm start`: the launcher's pid, watched so children never outlive it. */
   DOCPROC_PARENT_PID: int(0, 0, 2 ** 31),
 });
 
 export type RawConfig = z.infer<typeof configSchema>;
+
+/** The public OpenAI endpoint, used when only an API key is configured. */
+export const DEFAULT_LLM_BASE_URL = 'https://api.openai.com/v1';
+
+/** The LLM endpoint as resolved from `LLM_*` with `OPENAI_*` fallbacks. */
+export interface LlmConfig {
+  /** `LLM_BASE_URL` ?? `OPENAI_BASE_URL` ?? the public OpenAI endpoint (no trailing slash). */
+  baseUrl: string;
+  /** `LLM_API_KEY` ?? `OPENAI_API_KEY`; undefined for endpoints that need none. */
+  apiKey: string | undefined;
+  /** `LLM_MODEL`: chat model. */
+  model: string;
+  /** `LLM_VISION_MODEL`, defaulting to `LLM_MODEL`. */
+  visionModel: string;
+  timeoutMs: number;
+  /** Retries after the first attempt (so `maxRetries + 1` attempts at most). */
+  maxRetries: number;
+  prices: LlmPrices;
+}
 
 export interface Config extends RawConfig {
   /** Absolute data directory. */
@@ -97,6 +184,11 @@ export interface Config extends RawConfig {
   docWhitelist: string[];
   /** Temporal address actually used (`TEMPORAL_ADDRESS` or the local dev server). */
   temporalAddress: string;
+  /**
+   * The LLM endpoint, or null when none is configured. Configured means `LLM_MODEL` is set and so is a base URL or
+   * an API key (`LLM_*` or their `OPENAI_*` fallbacks). There is no default model: an API key alone is not enough.
+   */
+  llm: LlmConfig | null;
 }
 
 export class ConfigError extends Error {}
@@ -125,9 +217,25 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     .filter(Boolean);
   return {
     ...raw,
+    llm: resolveLlm(raw),
     dataDir: path.resolve(raw.DATA_DIR),
     loopbackOnly: isLoopbackHost(raw.HOST),
     docWhitelist,
     temporalAddress: raw.TEMPORAL_ADDRESS ?? `127.0.0.1:${raw.TEMPORAL_DEV_PORT}`,
+  };
+}
+
+function resolveLlm(raw: RawConfig): LlmConfig | null {
+  const apiKey = raw.LLM_API_KEY ?? raw.OPENAI_API_KEY;
+  const baseUrl = raw.LLM_BASE_URL ?? raw.OPENAI_BASE_URL;
+  if (!raw.LLM_MODEL || (!apiKey && !baseUrl)) return null;
+  return {
+    baseUrl: baseUrl ?? DEFAULT_LLM_BASE_URL,
+    apiKey,
+    model: raw.LLM_MODEL,
+    visionModel: raw.LLM_VISION_MODEL ?? raw.LLM_MODEL,
+    timeoutMs: raw.LLM_TIMEOUT_MS,
+    maxRetries: raw.LLM_MAX_RETRIES,
+    prices: raw.LLM_PRICES,
   };
 }

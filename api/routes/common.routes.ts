@@ -1,8 +1,42 @@
-import type { ApiRouter } from '../route';
-import { z } from '../openapi';
+import { createReadStream } from 'node:fs';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { AppError } from '../../core/errors';
 import { SERVICE_VERSION } from '../../core/version';
+import { envelope, errorResponse, z } from '../openapi';
+import type { ApiRouter } from '../route';
+import { attachment } from '../services/archive';
 
-export function commonRoutes(api: ApiRouter): void {
+export const SAMPLES_DIR = fileURLToPath(new URL('../../samples/', import.meta.url));
+
+const TYPES: Record<string, { type: string; mime: string }> = {
+  '.pdf': { type: 'document', mime: 'application/pdf' },
+  '.png': { type: 'image', mime: 'image/png' },
+  '.jpg': { type: 'image', mime: 'image/jpeg' },
+  '.mp3': { type: 'audio', mime: 'audio/mpeg' },
+  '.wav': { type: 'audio', mime: 'audio/wav' },
+  '.ogg': { type: 'audio', mime: 'audio/ogg' },
+  '.mp4': { type: 'video', mime: 'video/mp4' },
+  '.json': { type: 'json', mime: 'application/json' },
+  '.html': { type: 'html', mime: 'text/html; charset=utf-8' },
+  '.txt': { type: 'text', mime: 'text/plain; charset=utf-8' },
+};
+
+/** The shipped sample files: regular files directly in samples/, nothing else. */
+async function listSamples(dir: string): Promise<{ filename: string; size: number; type: string; mime: string }[]> {
+  const entries = await fs.readdir(dir, { withFileTypes: true }).catch(() => []);
+  const out = [];
+  for (const e of entries) {
+    if (!e.isFile() || e.name.startsWith('.')) continue;
+    const st = await fs.stat(path.join(dir, e.name));
+    const t = TYPES[path.extname(e.name).toLowerCase()] ?? { type: 'file', mime: 'application/octet-stream' };
+    out.push({ filename: e.name, size: st.size, type: t.type, mime: t.mime });
+  }
+  return out.sort((a, b) => a.filename.localeCompare(b.filename));
+}
+
+export function commonRoutes(api: ApiRouter, samplesDir = SAMPLES_DIR): void {
   api.add({
     method: 'get',
     path: '/api/common/',
@@ -21,6 +55,38 @@ export function commonRoutes(api: ApiRouter): void {
         version: SERVICE_VERSION,
         docs: '/api/doc',
       };
+    },
+  });
+
+  const sample = z.object({ filename: z.string(), size: z.number().int(), type: z.string() }).openapi('SampleFile');
+  api.add({
+    method: 'get',
+    path: '/api/common/samples',
+    summary: 'List the sample files',
+    tags: ['Common'],
+    responses: { 200: { description: 'Samples', content: { 'application/json': { schema: envelope(z.object({ samples: z.array(sample) })) } } } },
+    handler: async (ctx) => {
+      const samples = (await listSamples(samplesDir)).map(({ filename, size, type }) => ({ filename, size, type }));
+      ctx.body = { status: 'success', data: { samples } };
+    },
+  });
+
+  api.add({
+    method: 'get',
+    path: '/api/common/samples/{filename}',
+    summary: 'Download a sample file',
+    description: 'Only the names listed by /api/common/samples; anything else (paths, encoded separators) is 404.',
+    tags: ['Common'],
+    params: z.object({ filename: z.string() }),
+    responses: { 200: { description: 'The file', content: { 'application/octet-stream': { schema: z.string().openapi({ format: 'binary' }) } } }, 404: errorResponse('No such sample') },
+    handler: async (ctx, { params }) => {
+      // The router has decoded the segment once; the name must be exactly one of the listed files.
+      const found = (await listSamples(samplesDir)).find((s) => s.filename === params.filename.normalize('NFC') || s.filename === params.filename);
+      if (!found) throw new AppError('FILE_NOT_FOUND', 'No such sample file.', { filename: params.filename });
+      ctx.body = createReadStream(path.join(samplesDir, found.filename));
+      ctx.type = found.mime;
+      ctx.length = found.size;
+      ctx.set('Content-Disposition', attachment(found.filename));
     },
   });
 }

@@ -55,3 +55,23 @@ describe('configuration', () => {
     expect(loadConfig({ HOST: '0.0.0.0' }).loopbackOnly).to.equal(false);
   });
 });
+
+describe('configuration of the LLM endpoint', () => {
+  it('has no LLM by default, with the documented timeout and retry defaults', () => {
+    const c = loadConfig({});
+    expect(c.llm).to.equal(null);
+    expect(c.LLM_TIMEOUT_MS).to.equal(120_000);
+    expect(c.LLM_MAX_RETRIES).to.equal(4);
+    expect(c.LLM_PRICES).to.deep.equal({});
+  });
+
+  it('names LLM_PRICES, never its value, when it is not JSON', () => {
+    try {
+      loadConfig({ LLM_PRICES: '{"secret-looking-model": 0.5' });
+      expect.fail('should throw');
+    } catch (e) {
+      expect(e).to.be.instanceOf(ConfigError);
+      expect((e as Error).message).to.include('LLM_PRICES').and.not.include('secret-looking-model');
+    }
+  });
+});

@@ -1,0 +1,64 @@
+import { AppError } from '../../core/errors';
+import { fieldDescriptions, listTemplates, loadTemplate, parseTemplate, TEMPLATES_DIR } from '../../core/templates';
+import { envelope, errorResponse, z } from '../openapi';
+import type { ApiRouter } from '../route';
+
+const summary = z
+  .object({ name: z.string(), languages: z.array(z.string()), title: z.string().optional(), description: z.string().optional() })
+  .openapi('TemplateSummary');
+const detail = z
+  .object({
+    name: z.string(),
+    language: z.string().nullable(),
+    content: z.string(),
+    fields: z.array(z.object({ name: z.string(), description: z.string() })),
+    has_system_prompt: z.boolean(),
+  })
+  .openapi('Template');
+
+/** The set of available templates (contract §5): names, languages, and each one's content and fields. */
+export function templateRoutes(api: ApiRouter, dir = TEMPLATES_DIR): void {
+  api.add({
+    method: 'get',
+    path: '/api/transformer/templates',
+    summary: 'List the available templates',
+    tags: ['Transformer'],
+    responses: { 200: { description: 'Templates', content: { 'application/json': { schema: envelope(z.object({ templates: z.array(summary) })) } } } },
+    handler: async (ctx) => {
+      const templates = (await listTemplates(dir)).map((t) => ({
+        name: t.name,
+        languages: t.languages,
+        ...(t.title ? { title: t.title } : {}),
+        ...(t.description ? { description: t.description } : {}),
+      }));
+      ctx.body = { status: 'success', data: { templates } };
+    },
+  });
+
+  api.add({
+    method: 'get',
+    path: '/api/transformer/templates/{name}',
+    summary: 'Show a template',
+    description: 'With `language`, the `<Name>_<language>` variant is preferred when it exists.',
+    tags: ['Transformer'],
+    params: z.object({ name: z.string() }),
+    query: z.object({ language: z.string().regex(/^[a-z]{2}(-[A-Za-z]{2})?$/).optional() }),
+    responses: { 200: { description: 'The template', content: { 'application/json': { schema: envelope(detail) } } }, 404: errorResponse('Unknown template') },
+    handler: async (ctx, { params, query }) => {
+      const t = await loadTemplate(dir, params.name, query.language);
+      if (!t) throw new AppError('TEMPLATE_NOT_FOUND', `No template named ${JSON.stringify(params.name)}.`, { template: params.name });
+      const parsed = parseTemplate(t.source);
+      const descriptions = fieldDescriptions(parsed);
+      ctx.body = {
+        status: 'success',
+        data: {
+          name: t.name,
+          language: t.language ?? null,
+          content: t.source,
+          fields: parsed.fields.map((f) => ({ name: f.name, description: descriptions[f.name] ?? f.name })),
+          has_system_prompt: parsed.systemPrompt !== null,
+        },
+      };
+    },
+  });
+}

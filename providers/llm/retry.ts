@@ -1,0 +1,111 @@
+import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
+import { AppError } from '../../core/errors';
+
+/**
+ * A provider failure the client may see: 502 `UPSTREAM_ERROR`, `details.provider = 'llm'`. `retryable` says whether
+ * trying the whole call again later could help (it could after 5xx or timeouts, not after a 401).
+ */
+export class UpstreamError extends AppError {
+  constructor(
+    message: string,
+    details: { provider: 'llm'; attempts: number; status?: number } & Record<string, unknown>,
+    readonly retryable = false,
+  ) {
+    super('UPSTREAM_ERROR', message, details);
+    this.name = 'UpstreamError';
+  }
+}
+
+/** Statuses worth another attempt. */
+export const RETRYABLE_STATUS = new Set([408, 409, 429]);
+export const isRetryableStatus = (status: number): boolean => RETRYABLE_STATUS.has(status) || status >= 500;
+
+export interface BackoffPolicy {
+  /** First wait; doubles each attempt. */
+  baseMs: number;
+  /** Cap of the computed wait. */
+  maxMs: number;
+  /** Cap of a server-given `Retry-After`. */
+  maxRetryAfterMs: number;
+}
+
+export const DEFAULT_BACKOFF: BackoffPolicy = { baseMs: 500, maxMs: 20_000, maxRetryAfterMs: 60_000 };
+
+/**
+ * Reads `retry-after-ms` (milliseconds) or `Retry-After` (seconds or an HTTP date) from response headers.
+ * Returns undefined when absent or unreadable.
+ */
+export function parseRetryAfter(headers: Headers | undefined, now = Date.now()): number | undefined {
+  if (!headers) return undefined;
+  const ms = headers.get('retry-after-ms');
+  if (ms !== null && ms.trim() !== '') {
+    const n = Number(ms);
+    if (Number.isFinite(n) && n >= 0) return n;
+  }
+  const ra = headers.get('retry-after');
+  if (ra === null || ra.trim() === '') return undefined;
+  const secs = Number(ra);
+  if (Number.isFinite(secs)) return secs >= 0 ? secs * 1000 : undefined;
+  const date = Date.parse(ra);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+/** Wait before attempt `failedAttempt + 1`: exponential backoff, or the server's `Retry-After` when larger. */
+export function backoffDelay(failedAttempt: number, retryAfterMs: number | undefined, policy = DEFAULT_BACKOFF): number {
+  const exp = Math.min(policy.maxMs, policy.baseMs * 2 ** Math.max(0, failedAttempt - 1));
+  if (retryAfterMs === undefined) return exp;
+  return Math.max(exp, Math.min(retryAfterMs, policy.maxRetryAfterMs));
+}
+
+/** How a failed request is handled. */
+export interface Classified {
+  retry: boolean;
+  /** Short, secret-free reason. */
+  reason: string;
+  status?: number;
+  retryAfterMs?: number;
+  /** The endpoint's own message (to be redacted before use). */
+  upstreamMessage?: string;
+}
+
+export function classifyError(err: unknown): Classified | 'abort' {
+  if (err instanceof APIUserAbortError) return 'abort';
+  if (err instanceof APIConnectionTimeoutError) return { retry: true, reason: 'timeout' };
+  if (err instanceof APIConnectionError) return { retry: true, reason: 'network error' };
+  if (err instanceof APIError && typeof err.status === 'number') {
+    const body = err.error as { message?: unknown } | undefined;
+    return {
+      retry: isRetryableStatus(err.status),
+      reason: `HTTP ${err.status}`,
+      status: err.status,
+      retryAfterMs: parseRetryAfter(err.headers),
+      upstreamMessage: typeof body?.message === 'string' ? body.message : undefined,
+    };
+  }
+  // A 2xx whose body is not JSON surfaces as a SyntaxError from the SDK: a broken answer, worth another try.
+  if (err instanceof SyntaxError) return { retry: true, reason: 'malformed response body' };
+  return { retry: false, reason: err instanceof Error ? err.name : 'unknown error' };
+}
+
+/** Removes the API key, and anything shaped like one, from text meant for clients and logs. */
+export function redact(text: string, apiKey: string | undefined): string {
+  let out = text;
+  if (apiKey && apiKey.length >= 4) out = out.split(apiKey).join('***');
+  return out.replace(/\b(sk|pk|rk)-[A-Za-z0-9_*.-]{4,}/g, '***').replace(/Bearer\s+\S+/gi, 'Bearer ***');
+}
+
+/** Resolves after `ms`, or rejects with the signal's reason when it aborts first. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
