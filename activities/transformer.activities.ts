@@ -1,6 +1,8 @@
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, cancellationSignal, heartbeat } from '@temporalio/activity';
 import { writeBlobJson } from '../core/blob-store';
-import { extractTables, htmlToMarkdown, type ExtractedTable } from '../core/html';
+import type { ExtractedTable } from '../core/html';
+import { assertHtmlDepth, HtmlTooDeepError } from '../core/html/limits';
+import { convertHtmlToMarkdown, extractHtmlTables } from '../providers/html';
 import { jobOutputKey, jobOutputPrefix, jobResultsKey } from '../core/records';
 import type { ActivityDeps } from './index';
 import { fullParameters, runStep } from './steps';
@@ -21,26 +23,50 @@ export function tablesToMarkdown(tables: ExtractedTable[]): string {
     .join('\n\n');
 }
 
+/**
+ * Heartbeats while a conversion runs (off the event loop, in a thread for large pages): a dead worker's attempt is
+ * retried within the heartbeat timeout, and a cancel reaches the activity and stops the thread.
+ */
+async function heartbeating<T>(work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const beat = setInterval(() => heartbeat(), 1000);
+  try {
+    return await work(cancellationSignal());
+  } finally {
+    clearInterval(beat);
+  }
+}
+
+/** Deeply nested HTML is refused before conversion: its cost grows much faster than its size. */
+function refuseDeepHtml(html: string): void {
+  try {
+    assertHtmlDepth(html);
+  } catch (e) {
+    if (e instanceof HtmlTooDeepError) throw ApplicationFailure.nonRetryable(e.message, 'UNPROCESSABLE_INPUT', { max_depth: e.limit });
+    throw e;
+  }
+}
+
 export function createTransformerActivities(deps: ActivityDeps) {
   const { store } = deps;
   return {
     /**
-     * The transformer job's one step. Writes the output file and the full results; returns a summary small
-     * enough for workflow history.
+     * The transformer job's one step (a regular activity: a large page takes seconds, too long to hold a workflow
+     * task). Writes the output file and the full results; returns a summary small enough for workflow history.
      */
     async runTransformerStep({ jobId, parameters }: { jobId: string; parameters: Record<string, unknown> }) {
       const { value, reused } = await runStep(store, jobId, 'transform', async () => {
         const params = await fullParameters(store, jobId, parameters);
         const operation = String(params.operation);
+        if (operation === 'html-to-markdown' || operation === 'extract-tables') refuseDeepHtml(String(params.html ?? ''));
         let text: string;
         let metadata: Record<string, unknown>;
         let file: { name: string; body: string; mime: string };
         if (operation === 'html-to-markdown') {
-          text = htmlToMarkdown(String(params.html ?? ''));
+          text = await heartbeating((signal) => convertHtmlToMarkdown(String(params.html ?? ''), signal));
           metadata = { operation, characters: text.length };
           file = { name: 'result.md', body: text, mime: 'text/markdown; charset=utf-8' };
         } else if (operation === 'extract-tables') {
-          const tables = extractTables(String(params.html ?? ''));
+          const tables = await heartbeating((signal) => extractHtmlTables(String(params.html ?? ''), signal));
           text = tablesToMarkdown(tables);
           metadata = { operation, table_count: tables.length, tables };
           file = { name: 'tables.json', body: JSON.stringify({ tables }, null, 2), mime: 'application/json' };

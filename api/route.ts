@@ -65,7 +65,8 @@ export class ApiRouter {
     const middlewares: Middleware[] = [];
     if (types.length) middlewares.push(this.contentGate(types));
     middlewares.push(async (ctx) => {
-      const params = spec.params ? spec.params.parse(spec.koaPath ? {} : ctx.params) : {};
+      // With a `koaPath` (a wildcard), `params` only documents the route; the handler reads ctx.params itself.
+      const params = spec.params && !spec.koaPath ? spec.params.parse(ctx.params) : {};
       const query = spec.query ? spec.query.parse(ctx.query) : {};
       let body: unknown = undefined;
       if (spec.body) {

@@ -12,9 +12,14 @@ export const bookkeeping: LocalActivityOptions = bookkeepingOptions;
 /** Through the server (a regular activity). */
 export const bookkeepingRemote: ActivityOptions = bookkeepingOptions;
 
-/** Small in-process transformations on the io worker. */
-export const quickTransform: LocalActivityOptions = {
-  startToCloseTimeout: '2m',
+/**
+ * In-process transformations on the io worker (HTML conversion: about a second per MB, in a thread). A regular
+ * activity, not a local one: a local activity holds its workflow task open, so queries and `failJob` would wait
+ * for it. Heartbeats every second; a dead worker's attempt is retried after 10 s.
+ */
+export const quickTransform: ActivityOptions = {
+  startToCloseTimeout: '5m',
+  heartbeatTimeout: '10s',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumAttempts: 3 },
 };
 

@@ -4,6 +4,7 @@ import {
   continueAsNew,
   getExternalWorkflowHandle,
   ParentClosePolicy,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -33,6 +34,8 @@ const local = proxyLocalActivities<Activities>(bookkeeping);
 const remote = proxyActivities<Activities>(bookkeepingRemote);
 
 const SLICE = 50;
+/** Patch id: fail-all answers after the cancelled jobs report, with the number that really failed. */
+const FAIL_ALL_COUNTS_OUTCOMES = 'fail-all-counts-outcomes';
 const HISTORY_LIMIT = 8000;
 
 /**
@@ -102,7 +105,11 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchState> {
     await Promise.all(
       toCancel.map(([, jobId]) => getExternalWorkflowHandle(jobId).signal(failJobSignal, { reason }).catch(() => undefined)),
     );
-    return { failed_count: neverStarted.length + toCancel.length };
+    if (!patched(FAIL_ALL_COUNTS_OUTCOMES)) return { failed_count: neverStarted.length + toCancel.length };
+    // A running job may finish on its own before the signal reaches it: count only the jobs that really failed.
+    await condition(() => toCancel.every(([i]) => statuses[i] !== STATUS_CODE.processing), '5 minutes');
+    const cancelledFailed = toCancel.filter(([i]) => statuses[i] === STATUS_CODE.failed).length;
+    return { failed_count: neverStarted.length + cancelledFailed };
   });
 
   const setAttributes = () => upsertSearchAttributes({ JobStatus: [state().status] });

@@ -176,8 +176,11 @@ function toJobError(err: unknown, failReason: string | undefined): JobError {
   while (e && !(e instanceof ApplicationFailure) && e.cause) e = e.cause as typeof e;
   if (e instanceof ApplicationFailure) {
     const details = (Array.isArray(e.details) && e.details[0] && typeof e.details[0] === 'object' ? e.details[0] : {}) as Record<string, unknown>;
-    return { code: e.type ?? 'INTERNAL_ERROR', message: e.message, details };
+    if (e.type && /^[A-Z][A-Z0-9_]*$/.test(e.type)) return { code: e.type, message: e.message, details };
+    // Not a code of ours (the class name of an unexpected error, e.g. `Error`): an internal error, without its
+    // message, which can name server paths (the worker's log keeps it).
+    return { code: 'INTERNAL_ERROR', message: 'The job failed on an unexpected internal error.', details: { error_type: e.type ?? 'unknown' } };
   }
-  return { code: 'INTERNAL_ERROR', message: String((err as Error)?.message ?? err).slice(0, 500), details: {} };
+  return { code: 'INTERNAL_ERROR', message: 'The job failed on an unexpected internal error.', details: { error_type: (err as Error)?.name ?? 'unknown' } };
 }
 

@@ -4,7 +4,8 @@ import { z } from '../openapi';
 export const jobIdParam = z.object({ job_id: z.string().openapi({ example: 'job-6f1c2d9e-3b4a-4c5d-8e9f-0a1b2c3d4e5f' }) });
 export const batchIdParam = z.object({ batch_id: z.string().openapi({ example: 'batch-6f1c2d9e-3b4a-4c5d-8e9f-0a1b2c3d4e5f' }) });
 
-export const webhookSchema = webhookConfig.openapi('WebhookConfig');
+// Rebuilt from its shape here: zod 4 adds `.openapi` to schemas created after the extension only.
+export const webhookSchema = z.object(webhookConfig.shape).openapi('WebhookConfig');
 
 export const createJobBody = z
   .object({

@@ -162,7 +162,11 @@ export class BatchService {
   async state(batchId: string): Promise<BatchState | null> {
     if (!isBatchId(batchId)) return null;
     try {
-      return await this.temporal.client.workflow.getHandle(batchId).query(batchStateQuery);
+      const live = await this.temporal.client.workflow.getHandle(batchId).query(batchStateQuery);
+      if (live.status !== 'completed') return live;
+      // A finished batch keeps its flag in its record: toggle-active after the end writes it there only.
+      const rec = await this.readRecord(batchId);
+      return rec?.status === 'completed' ? { ...live, active: rec.active } : live;
     } catch (e) {
       if (e instanceof WorkflowNotFoundError) return this.readRecord(batchId);
       // A closed workflow cannot always be queried (no worker, or past retention): the record answers.

@@ -98,6 +98,7 @@ export class JobService {
   async waitForChange(s: JobState, seconds: number): Promise<JobState> {
     if (isTerminal(s) || seconds <= 0) return s;
     const handle = this.temporal.client.workflow.getHandle(s.job_id);
+    const deadline = Date.now() + seconds * 1000;
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<null>((r) => (timer = setTimeout(() => r(null), seconds * 1000)));
     try {
@@ -105,10 +106,21 @@ export class JobService {
         handle.executeUpdate(waitForChangeUpdate, { args: [{ version: s.version }] }).catch(() => 'gone' as const),
         timeout,
       ]);
-      if (changed === 'gone') return (await this.state(s.job_id)) ?? s;
+      // No workflow to wait on: a batch job its batch has not started yet (or one that just ended).
+      if (changed === 'gone') return await this.pollForChange(s, deadline);
       return changed ?? (await this.state(s.job_id)) ?? s;
     } finally {
       clearTimeout(timer);
+    }
+  }
+
+  /** Re-reads the job until it differs from `s` or `deadline` passes (a long-poll must not answer unchanged early). */
+  private async pollForChange(s: JobState, deadline: number): Promise<JobState> {
+    for (;;) {
+      const now = (await this.state(s.job_id)) ?? s;
+      const changed = now.status !== s.status || now.version !== s.version || now.updated_at !== s.updated_at;
+      if (changed || Date.now() >= deadline) return now;
+      await new Promise((r) => setTimeout(r, Math.min(250, Math.max(1, deadline - Date.now()))));
     }
   }
 

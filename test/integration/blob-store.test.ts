@@ -328,22 +328,23 @@ function blobStoreContract(name: string, setup: () => Promise<Backend>): void {
       if (b.root) expect(fs.existsSync(path.join(path.dirname(b.root), 'x'))).to.equal(false);
     });
 
-    it('a 40 MB streamed put round-trips without buffering the whole stream', async function () {
-      const total = 40 * MB;
+    it('an 80 MB streamed put round-trips without buffering the whole stream', async function () {
+      // 80 MB through a 40 MB bound: a buffering store fails by a wide margin; GC noise of a long suite does not.
+      const total = 80 * MB;
       const gen = generatedStream(total);
       const put = await peakMemoryGrowth(() => store.put('big/forty.bin', gen.stream, { mime: 'application/octet-stream' }));
       const expected = gen.expected();
       expect(expected.size).to.equal(total);
       expect(put.result).to.include({ key: 'big/forty.bin', sha256: expected.sha256, size: total });
       const mb = (n: number) => `${(n / MB).toFixed(1)} MB`;
-      expect(put.retainedGrowth, `memory retained during put: ${mb(put.retainedGrowth)} (rss +${mb(put.rssGrowth)})`).to.be.below(30 * MB);
+      expect(put.retainedGrowth, `memory retained during put: ${mb(put.retainedGrowth)} (rss +${mb(put.rssGrowth)})`).to.be.below(40 * MB);
 
       const st = await store.stat('big/forty.bin');
       expect(st).to.include({ size: total, sha256: expected.sha256 });
 
       const got = await peakMemoryGrowth(async () => digestStream(await store.get('big/forty.bin')));
       expect(got.result).to.deep.equal({ sha256: expected.sha256, size: total });
-      expect(got.retainedGrowth, `memory retained during get: ${mb(got.retainedGrowth)} (rss +${mb(got.rssGrowth)})`).to.be.below(30 * MB);
+      expect(got.retainedGrowth, `memory retained during get: ${mb(got.retainedGrowth)} (rss +${mb(got.rssGrowth)})`).to.be.below(40 * MB);
       await store.delete('big/forty.bin');
     });
 

@@ -24,7 +24,7 @@ type Doc = {
   paths: Record<string, Partial<Record<(typeof METHODS)[number], Operation>>>;
 };
 
-const toOpenApiPath = (koaPath: string) => koaPath.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+const toOpenApiPath = (koaPath: string) => koaPath.replace(/:([A-Za-z0-9_]+)/g, '{$1}').replace(/\{\*([A-Za-z0-9_]+)\}/g, '{$1}');
 const isHiddenAsset = (p: string) => p.startsWith('/api/doc/');
 
 function operations(doc: Doc): { key: string; path: string; method: string; op: Operation }[] {

@@ -16,6 +16,8 @@ export interface ReceivedRequest {
 export interface WebhookReceiverOptions {
   /** Status per successive request; 200 once they are used up. */
   responses?: number[];
+  /** Status for one request, decided from the request itself (its body, its headers); undefined falls back to `responses`. */
+  respond?: (req: ReceivedRequest) => number | undefined;
   /** Wait before answering. */
   delayMs?: number;
   /** Sent as `Retry-After` with every answer that is not 2xx. */
@@ -52,8 +54,9 @@ export async function startWebhookReceiver(opts: WebhookReceiverOptions = {}): P
       } catch {
         json = undefined;
       }
-      const status = responses.length ? responses.shift()! : 200;
-      requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body, json, receivedAt: Date.now() });
+      const received: ReceivedRequest = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body, json, receivedAt: Date.now() };
+      const status = opts.respond?.(received) ?? (responses.length ? responses.shift()! : 200);
+      requests.push(received);
       for (const w of waiters) w();
       const answer = () => {
         if (res.destroyed || res.writableEnded) return;

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { DefaultLogger, makeTelemetryFilterString, NativeConnection, Runtime, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import pino from 'pino';
 import { loadConfig, type Config } from '../../core/config';
 import type { BlobStore } from '../../core/blob-store';
@@ -9,11 +9,18 @@ import { bundleWorkflows, createWorkers, type Workers } from '../../worker/creat
 
 let runtimeInstalled = false;
 
-/** The SDK runtime logs warnings only, so test output stays readable. */
+/**
+ * The SDK runtime (and its core, through the same logger) logs errors only, so test output stays readable: tests
+ * fail workflows on purpose, and each would print a warning. `TEST_LOG_LEVEL` shows everything from INFO up.
+ */
 export function quietRuntime(): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
-  Runtime.install({ logger: new DefaultLogger(process.env.TEST_LOG_LEVEL ? 'INFO' : 'WARN') });
+  const level = process.env.TEST_LOG_LEVEL ? 'INFO' : 'ERROR';
+  Runtime.install({
+    logger: new DefaultLogger(level),
+    telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: level }), forward: {} } },
+  });
 }
 
 let bundle: Promise<WorkflowBundleWithSourceMap> | null = null;
