@@ -3,6 +3,7 @@ import type { BlobStore } from '../core/blob-store';
 import type { Config } from '../core/config';
 import type { TaskQueues } from '../core/ids';
 import type { Logger } from '../core/logger';
+import type { LlmProvider } from '../providers/llm';
 import { createBatchActivities } from './batch.activities';
 import { createJobActivities } from './jobs.activities';
 import { createPingActivities } from './ping.activities';
@@ -16,6 +17,8 @@ export interface ActivityDeps {
   queues: TaskQueues;
   /** For activities that signal or start workflows (a batch reopened by a restarted job). */
   temporalClient?: Client;
+  /** The language model, or null when none is configured (operations that need one fail with 503). */
+  llm?: LlmProvider | null;
 }
 
 /** Every activity, built from injected dependencies. Workflows import only this function's return type. */

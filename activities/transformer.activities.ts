@@ -3,7 +3,11 @@ import { writeBlobJson } from '../core/blob-store';
 import type { ExtractedTable } from '../core/html';
 import { assertHtmlDepth, HtmlTooDeepError } from '../core/html/limits';
 import { convertHtmlToMarkdown, extractHtmlTables } from '../providers/html';
+import { readCache, writeCache } from '../core/cache';
 import { jobOutputKey, jobOutputPrefix, jobResultsKey } from '../core/records';
+import { TRANSFORM_CACHE_OPERATION, transformCacheKey } from '../core/transform-cache';
+import { UsageRecorder, type LlmUsage } from '../providers/llm';
+import { applyTemplate, blocksToNewsfeed, summarize, templateSource, translate, type Block, type OpResult, type TemplateRequest } from './llm-ops';
 import type { ActivityDeps } from './index';
 import { fullParameters, runStep } from './steps';
 
@@ -46,8 +50,49 @@ function refuseDeepHtml(html: string): void {
   }
 }
 
+/** What one transformer operation produced; also the cache entry. */
+interface Computed {
+  text: string;
+  metadata: Record<string, unknown>;
+  file: { name: string; body: string; mime: string };
+  output?: Record<string, unknown>;
+  usages: LlmUsage[];
+}
+
+function summarise(usages: LlmUsage[]) {
+  const r = new UsageRecorder();
+  for (const u of usages) r.record(u);
+  return r.summary();
+}
+
 export function createTransformerActivities(deps: ActivityDeps) {
   const { store } = deps;
+  const llm = deps.llm ?? null;
+
+  async function compute(operation: string, params: Record<string, unknown>): Promise<Computed> {
+    const md = (text: string, name = 'result.md') => ({ name, body: text, mime: 'text/markdown; charset=utf-8' });
+    if (operation === 'html-to-markdown' || operation === 'extract-tables') refuseDeepHtml(String(params.html ?? ''));
+    if (operation === 'html-to-markdown') {
+      const text = await heartbeating((signal) => convertHtmlToMarkdown(String(params.html ?? ''), signal));
+      return { text, metadata: { operation, characters: text.length }, file: md(text), usages: [] };
+    }
+    if (operation === 'extract-tables') {
+      const tables = await heartbeating((signal) => extractHtmlTables(String(params.html ?? ''), signal));
+      const text = tablesToMarkdown(tables);
+      const file = { name: 'tables.json', body: JSON.stringify({ tables }, null, 2), mime: 'application/json' };
+      return { text, metadata: { operation, table_count: tables.length, tables }, file, usages: [] };
+    }
+    const text = String(params.text ?? '');
+    const lang = (k: string, d: string) => (typeof params[k] === 'string' && params[k] ? String(params[k]) : d);
+    let r: OpResult;
+    if (operation === 'text') r = await translate(llm, text, lang('source_language', 'de'), lang('target_language', 'de'));
+    else if (operation === 'template') r = await applyTemplate(llm, params as unknown as TemplateRequest);
+    else if (operation === 'summarize') r = await summarize(llm, text, Number(params.max_length ?? 1000));
+    else if (operation === 'blocks') {
+      r = await blocksToNewsfeed(llm, (params.blocks ?? []) as Block[], lang('source_language', 'de'), lang('target_language', 'de'));
+    } else throw ApplicationFailure.nonRetryable(`Unknown transformer operation '${operation}'.`, 'VALIDATION_ERROR', { operation });
+    return { text: r.text, metadata: { operation, characters: r.text.length }, file: md(r.text), output: r.output, usages: r.usages };
+  }
   return {
     /**
      * The transformer job's one step (a regular activity: a large page takes seconds, too long to hold a workflow
@@ -57,36 +102,28 @@ export function createTransformerActivities(deps: ActivityDeps) {
       const { value, reused } = await runStep(store, jobId, 'transform', async () => {
         const params = await fullParameters(store, jobId, parameters);
         const operation = String(params.operation);
-        if (operation === 'html-to-markdown' || operation === 'extract-tables') refuseDeepHtml(String(params.html ?? ''));
-        let text: string;
-        let metadata: Record<string, unknown>;
-        let file: { name: string; body: string; mime: string };
-        if (operation === 'html-to-markdown') {
-          text = await heartbeating((signal) => convertHtmlToMarkdown(String(params.html ?? ''), signal));
-          metadata = { operation, characters: text.length };
-          file = { name: 'result.md', body: text, mime: 'text/markdown; charset=utf-8' };
-        } else if (operation === 'extract-tables') {
-          const tables = await heartbeating((signal) => extractHtmlTables(String(params.html ?? ''), signal));
-          text = tablesToMarkdown(tables);
-          metadata = { operation, table_count: tables.length, tables };
-          file = { name: 'tables.json', body: JSON.stringify({ tables }, null, 2), mime: 'application/json' };
-        } else {
-          throw ApplicationFailure.nonRetryable(
-            `The transformer operation '${operation}' needs a language model, which this worker does not provide yet.`,
-            'PROVIDER_NOT_CONFIGURED',
-            { operation },
-          );
+        const source = operation === 'template' ? await templateSource(params as unknown as TemplateRequest) : undefined;
+        const key = transformCacheKey(params, { model: deps.llm?.describe().model, templateSource: source });
+        let computed = params.use_cache === false ? null : await readCache<Computed>(store, TRANSFORM_CACHE_OPERATION, key);
+        const fromCache = computed !== null;
+        if (!computed) {
+          computed = await compute(operation, params);
+          await writeCache(store, TRANSFORM_CACHE_OPERATION, key, computed);
         }
+        const { text, metadata, file, output, usages } = computed;
         await store.put(jobOutputKey(jobId, file.name), file.body, { mime: file.mime });
         const results = {
           structured_data: { extracted_text: text, metadata },
           assets: [`${jobOutputPrefix(jobId)}${file.name}`],
           target_dir: jobOutputPrefix(jobId).slice(0, -1),
+          ...(output ? { output } : {}),
+          llm_info: summarise(usages),
+          from_cache: fromCache,
         };
         await writeBlobJson(store, jobResultsKey(jobId), results);
         const preview = text.length > PREVIEW_CHARS ? `${text.slice(0, PREVIEW_CHARS)}…` : text;
         return {
-          results: { ...results, structured_data: { extracted_text: preview, metadata: { operation, characters: text.length } } },
+          results: { ...results, output: undefined, structured_data: { extracted_text: preview, metadata: { operation, characters: text.length } } },
         };
       });
       return { ...value, reused };

@@ -58,7 +58,7 @@ export function createApp(deps: AppDeps): App {
   const batches = new BatchService(deps.temporal, deps.store, config.BATCH_WINDOW, config.WEBHOOK_RETRY_SCALE);
   jobRoutes(api, { jobs, batches, maxBatchJobs: config.MAX_BATCH_JOBS });
   eventJobRoutes(api, jobs, batches, config.MAX_BATCH_JOBS);
-  transformerRoutes(api, jobs, config.SYNC_WAIT_MS);
+  transformerRoutes(api, { jobs, config, syncWaitMs: config.SYNC_WAIT_MS });
   templateRoutes(api);
 
   koa.use(edgeMiddleware(logger, SERVICE_VERSION));

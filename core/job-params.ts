@@ -8,7 +8,7 @@ export const webhookConfig = z.object({
   jobId: z.string().max(256).optional(),
 });
 
-export const TRANSFORMER_OPERATIONS = ['html-to-markdown', 'extract-tables', 'text', 'template', 'summarize'] as const;
+export const TRANSFORMER_OPERATIONS = ['html-to-markdown', 'extract-tables', 'text', 'template', 'summarize', 'blocks'] as const;
 
 export const transformerParams = z
   .object({
@@ -25,6 +25,12 @@ export const transformerParams = z
     }
     if (['text', 'template', 'summarize'].includes(p.operation) && typeof p.text !== 'string') {
       ctx.addIssue({ code: 'custom', path: ['text'], message: `text is required for ${p.operation}` });
+    }
+    if (p.operation === 'template' && (typeof p.template === 'string') === (typeof p.template_content === 'string')) {
+      ctx.addIssue({ code: 'custom', path: ['template'], message: 'give exactly one of template and template_content' });
+    }
+    if (p.operation === 'blocks' && !Array.isArray(p.blocks)) {
+      ctx.addIssue({ code: 'custom', path: ['blocks'], message: 'blocks is required for blocks' });
     }
   });
 

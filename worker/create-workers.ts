@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import type { Client } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { createActivities } from '../activities';
+import { createLlmProvider } from '../providers/llm';
 import type { BlobStore } from '../core/blob-store';
 import type { Config } from '../core/config';
 import { taskQueues } from '../core/ids';
@@ -43,7 +44,8 @@ export function bundleWorkflows(logger: Logger): Promise<WorkflowBundleWithSourc
 export async function createWorkers(deps: WorkerDeps): Promise<Workers> {
   const { config, logger, store, connection } = deps;
   const queues = taskQueues(config.TASK_QUEUE_PREFIX);
-  const activities = createActivities({ config, logger, store, queues, temporalClient: deps.temporalClient });
+  const llm = createLlmProvider(config);
+  const activities = createActivities({ config, logger, store, queues, temporalClient: deps.temporalClient, llm });
   const workflowBundle = deps.workflowBundle ?? (await bundleWorkflows(logger));
   const mediaSlots = config.MEDIA_CONCURRENCY || Math.max(1, os.availableParallelism());
   const io = await Worker.create({
@@ -63,7 +65,7 @@ export async function createWorkers(deps: WorkerDeps): Promise<Workers> {
     activities,
     maxConcurrentActivityTaskExecutions: mediaSlots,
   });
-  logger.info({ queues, mediaSlots, ioSlots: config.IO_CONCURRENCY, address: config.temporalAddress }, 'worker ready');
+  logger.info({ llm: llm?.describe() ?? null, queues, mediaSlots, ioSlots: config.IO_CONCURRENCY, address: config.temporalAddress }, 'worker ready');
   return {
     io,
     media,

@@ -1,49 +1,162 @@
+import type { Context } from 'koa';
+import { readCache } from '../../core/cache';
+import type { Config } from '../../core/config';
+import { AppError } from '../../core/errors';
 import type { ExtractedTable } from '../../core/html/tables';
-import { envelope, z } from '../openapi';
+import { loadTemplate, needsModel, parseTemplate, TEMPLATES_DIR } from '../../core/templates';
+import { TRANSFORM_CACHE_OPERATION, transformCacheKey } from '../../core/transform-cache';
+import { envelope, errorResponse, z } from '../openapi';
 import type { ApiRouter } from '../route';
 import type { JobService } from '../services/jobs';
 
+const MAX_TEXT = 1_000_000;
 const MAX_HTML = 10_000_000;
-const htmlBody = z.object({
-  html: z.string().max(MAX_HTML, `at most ${MAX_HTML} characters`),
-  use_cache: z.boolean().optional().default(true),
-});
+const lang = z.string().regex(/^[a-z]{2}$/, 'an ISO 639-1 code such as de or en');
+const text = z.string().max(MAX_TEXT, `at most ${MAX_TEXT} characters`);
+const useCache = z.boolean().optional().default(true);
+const htmlBody = z.object({ html: z.string().max(MAX_HTML, `at most ${MAX_HTML} characters`), use_cache: useCache });
 const table = z.object({ headers: z.array(z.string()), rows: z.array(z.array(z.string())) }).openapi('ExtractedTable');
 
+export const templateBody = z
+  .object({
+    text,
+    template: z.string().min(1).max(100).optional(),
+    template_content: z.string().min(1).max(100_000).optional(),
+    additional_field_descriptions: z.record(z.string(), z.string().max(2000)).optional(),
+    source_language: lang.optional(),
+    target_language: lang.optional(),
+    context: z.record(z.string(), z.unknown()).optional().default({}),
+    use_cache: useCache,
+  })
+  .refine((b) => (b.template === undefined) !== (b.template_content === undefined), {
+    message: 'give exactly one of template and template_content',
+    path: ['template'],
+  });
+
+interface OpParts {
+  text: string;
+  metadata: Record<string, unknown>;
+  output: Record<string, unknown>;
+}
+
+export interface TransformerDeps {
+  jobs: JobService;
+  config: Config;
+  syncWaitMs: number;
+}
+
 /**
- * The transformer endpoints run the transformer job type's pipeline as a job and wait for it (architecture.md:
- * synchronous endpoints run the same workflows), so the API's event loop never does the conversion itself.
+ * Runs one transformer operation the way every endpoint here does: a cache hit answers from the blob store at once
+ * (`X-Cache: hit`); a miss runs the transformer job type's pipeline as a job and waits (`X-Cache: miss`), and the
+ * worker writes the fresh result to the cache. `needsModel` operations answer 503 when no model is configured.
  */
-export function transformerRoutes(api: ApiRouter, jobs: JobService, syncWaitMs: number): void {
+export async function runTransformerOperation(
+  ctx: Context,
+  deps: TransformerDeps,
+  params: Record<string, unknown>,
+  opts: { needsModel: boolean; templateSource?: string },
+): Promise<OpParts> {
+  if (opts.needsModel && !deps.config.llm) {
+    throw new AppError('PROVIDER_NOT_CONFIGURED', 'This operation needs a language model: set LLM_BASE_URL, LLM_API_KEY and LLM_MODEL.', {
+      operation: params.operation,
+    });
+  }
+  const key = transformCacheKey(params, { model: deps.config.llm?.model, templateSource: opts.templateSource });
+  if (params.use_cache !== false) {
+    const hit = await readCache<OpParts>(deps.jobs.store, TRANSFORM_CACHE_OPERATION, key);
+    if (hit) {
+      ctx.set('X-Cache', 'hit');
+      return { text: hit.text, metadata: hit.metadata, output: hit.output ?? {} };
+    }
+  }
+  ctx.set('X-Cache', 'miss');
+  const done = await deps.jobs.runSync({ jobType: 'transformer', parameters: params }, deps.syncWaitMs);
+  const r = (done.results ?? {}) as { structured_data?: { extracted_text?: string; metadata?: Record<string, unknown> }; output?: Record<string, unknown> };
+  return { text: r.structured_data?.extracted_text ?? '', metadata: r.structured_data?.metadata ?? {}, output: r.output ?? {} };
+}
+
+const json = <T extends z.ZodType>(schema: T, description = 'Result') => ({ description, content: { 'application/json': { schema: envelope(schema) } } });
+const modelErrors = { 502: errorResponse('The language model failed'), 503: errorResponse('No language model configured'), 504: errorResponse('Still running; poll details.job_id') };
+
+/** The transformer endpoints (spec §4.3): each runs the transformer job type's pipeline through the same code. */
+export function transformerRoutes(api: ApiRouter, deps: TransformerDeps): void {
+  const tags = ['Transformer'];
+
   api.add({
-    method: 'post',
-    path: '/api/transformer/html-to-markdown',
-    summary: 'Convert HTML to Markdown',
-    description: 'GitHub-flavoured Markdown; tables with colspan/rowspan come out rectangular.',
-    tags: ['Transformer'],
-    body: htmlBody,
-    responses: {
-      200: { description: 'Markdown', content: { 'application/json': { schema: envelope(z.object({ html: z.string(), markdown: z.string() })) } } },
-    },
+    method: 'post', path: '/api/transformer/text', summary: 'Translate a text', tags,
+    description: 'No model is called when source and target language are the same.',
+    body: z.object({ text, source_language: lang.optional().default('de'), target_language: lang.optional().default('de'), use_cache: useCache }),
+    responses: { 200: json(z.object({ original_text: z.string(), translated_text: z.string(), source_language: z.string(), target_language: z.string() })), ...modelErrors },
     handler: async (ctx, { body }) => {
-      const done = await jobs.runSync({ jobType: 'transformer', parameters: { operation: 'html-to-markdown', html: body.html, use_cache: body.use_cache } }, syncWaitMs);
-      const sd = (done.results?.structured_data ?? {}) as { extracted_text?: string };
-      ctx.body = { status: 'success', data: { html: body.html, markdown: sd.extracted_text ?? '' } };
+      const params = { operation: 'text', ...body };
+      const r = await runTransformerOperation(ctx, deps, params, { needsModel: body.source_language !== body.target_language });
+      ctx.body = { status: 'success', data: { original_text: body.text, translated_text: String(r.output.translated_text ?? r.text), source_language: body.source_language, target_language: body.target_language } };
     },
   });
 
   api.add({
-    method: 'post',
-    path: '/api/transformer/extract-tables',
-    summary: 'Extract the tables of an HTML document',
-    description: 'Each table as headers and rows; colspan and rowspan are expanded.',
-    tags: ['Transformer'],
-    body: htmlBody,
-    responses: { 200: { description: 'Tables', content: { 'application/json': { schema: envelope(z.object({ tables: z.array(table) })) } } } },
+    method: 'post', path: '/api/transformer/template', summary: 'Fill a template from a text', tags,
+    description: 'A named template (`GET /api/transformer/templates`) or inline `template_content`; fields are filled by the model, context values directly. A template without fields calls no model.',
+    body: templateBody,
+    responses: { 200: json(z.object({ original_text: z.string(), transformed_text: z.string(), template_fields: z.record(z.string(), z.unknown()) })), 404: errorResponse('Unknown template'), ...modelErrors },
     handler: async (ctx, { body }) => {
-      const done = await jobs.runSync({ jobType: 'transformer', parameters: { operation: 'extract-tables', html: body.html, use_cache: body.use_cache } }, syncWaitMs);
-      const sd = (done.results?.structured_data ?? {}) as { metadata?: { tables?: ExtractedTable[] } };
-      ctx.body = { status: 'success', data: { tables: sd.metadata?.tables ?? [] } };
+      let source = body.template_content;
+      if (source === undefined) {
+        const t = await loadTemplate(TEMPLATES_DIR, body.template!, body.target_language);
+        if (!t) throw new AppError('TEMPLATE_NOT_FOUND', `No template named ${JSON.stringify(body.template)}.`, { template: body.template });
+        source = t.source;
+      }
+      const params = { operation: 'template', ...body };
+      const r = await runTransformerOperation(ctx, deps, params, { needsModel: needsModel(parseTemplate(source), body.context), templateSource: source });
+      ctx.body = { status: 'success', data: { original_text: body.text, transformed_text: String(r.output.transformed_text ?? r.text), template_fields: r.output.template_fields ?? {} } };
+    },
+  });
+
+  api.add({
+    method: 'post', path: '/api/transformer/summarize', summary: 'Summarise a text', tags,
+    description: 'At most `max_length` characters. Long texts are summarised in chunks, then the chunk summaries.',
+    body: z.object({ text: text.min(1), max_length: z.number().int().min(50).max(100_000).optional().default(1000), use_cache: useCache }),
+    responses: { 200: json(z.object({ original_text: z.string(), summary: z.string() })), ...modelErrors },
+    handler: async (ctx, { body }) => {
+      const r = await runTransformerOperation(ctx, deps, { operation: 'summarize', ...body }, { needsModel: true });
+      ctx.body = { status: 'success', data: { original_text: body.text, summary: String(r.output.summary ?? r.text) } };
+    },
+  });
+
+  api.add({
+    method: 'post', path: '/api/transformer/html-to-markdown', summary: 'Convert HTML to Markdown', tags,
+    description: 'GitHub-flavoured Markdown; tables with colspan/rowspan come out rectangular.',
+    body: htmlBody,
+    responses: { 200: json(z.object({ html: z.string(), markdown: z.string() })), 422: errorResponse('HTML nested too deeply'), 504: modelErrors[504] },
+    handler: async (ctx, { body }) => {
+      const r = await runTransformerOperation(ctx, deps, { operation: 'html-to-markdown', ...body }, { needsModel: false });
+      ctx.body = { status: 'success', data: { html: body.html, markdown: r.text } };
+    },
+  });
+
+  api.add({
+    method: 'post', path: '/api/transformer/extract-tables', summary: 'Extract the tables of an HTML document', tags,
+    description: 'Each table as headers and rows; colspan and rowspan are expanded.',
+    body: htmlBody,
+    responses: { 200: json(z.object({ tables: z.array(table) })), 422: errorResponse('HTML nested too deeply'), 504: modelErrors[504] },
+    handler: async (ctx, { body }) => {
+      const r = await runTransformerOperation(ctx, deps, { operation: 'extract-tables', ...body }, { needsModel: false });
+      ctx.body = { status: 'success', data: { tables: (r.metadata.tables ?? []) as ExtractedTable[] } };
+    },
+  });
+
+  api.add({
+    method: 'post', path: '/api/common/blocks', summary: 'Turn a block document into a translated newsfeed entry', tags: ['Common'],
+    body: z.object({
+      blocks: z.array(z.object({ type: z.string().min(1).max(50), content: z.union([z.string().max(100_000), z.array(z.string().max(100_000)).max(1000)]) })).min(1).max(1000),
+      source_language: lang.optional().default('de'),
+      target_language: lang.optional().default('de'),
+      use_cache: useCache,
+    }),
+    responses: { 200: json(z.object({ processed_blocks: z.array(z.object({}).passthrough()), newsfeed_entry: z.string() })), ...modelErrors },
+    handler: async (ctx, { body }) => {
+      const r = await runTransformerOperation(ctx, deps, { operation: 'blocks', ...body }, { needsModel: body.source_language !== body.target_language });
+      ctx.body = { status: 'success', data: { processed_blocks: r.output.processed_blocks ?? [], newsfeed_entry: String(r.output.newsfeed_entry ?? r.text) } };
     },
   });
 }

@@ -79,7 +79,8 @@ export function buildExtractionPrompt(input: ExtractionPromptInput): ExtractionP
 
   const contextJson = Object.keys(context).length > 0 ? JSON.stringify(context, null, 2) : '{}';
   const user = [
-    'Fill these fields from the text below:',
+    'Fill these fields from the text below.',
+    'Fields:',
     ...fieldNames.map((n) => `- ${n}: ${descriptions[n] ?? n}`),
     '',
     'Context (JSON; facts about the text that you may rely on):',

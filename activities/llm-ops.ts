@@ -1,0 +1,189 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import {
+  buildExtractionPrompt,
+  fillTemplate,
+  languageName,
+  loadTemplate,
+  needsModel,
+  parseTemplate,
+  renderWithoutModel,
+  TEMPLATES_DIR,
+} from '../core/templates';
+import type { LlmProvider, LlmUsage } from '../providers/llm';
+
+/** The outputs of the model-backed transformer operations, with every model call's usage. */
+export interface OpResult {
+  text: string;
+  output: Record<string, unknown>;
+  usages: LlmUsage[];
+}
+
+const CHUNK = 12_000;
+
+/** Splits text at paragraph (then sentence) boundaries into pieces of at most `size` characters. */
+export function chunkText(text: string, size = CHUNK): string[] {
+  if (text.length <= size) return [text];
+  const out: string[] = [];
+  let cur = '';
+  const push = () => {
+    if (cur.trim()) out.push(cur);
+    cur = '';
+  };
+  for (const para of text.split(/(\n\s*\n)/)) {
+    if (cur.length + para.length <= size) {
+      cur += para;
+      continue;
+    }
+    push();
+    if (para.length <= size) cur = para;
+    else for (let i = 0; i < para.length; i += size) out.push(para.slice(i, i + size));
+  }
+  push();
+  return out;
+}
+
+export function requireModel(llm: LlmProvider | null, operation: string): LlmProvider {
+  if (llm) return llm;
+  throw ApplicationFailure.nonRetryable(
+    `The operation '${operation}' needs a language model: set LLM_BASE_URL, LLM_API_KEY and LLM_MODEL.`,
+    'PROVIDER_NOT_CONFIGURED',
+    { operation },
+  );
+}
+
+export async function translate(llm: LlmProvider | null, text: string, source: string, target: string): Promise<OpResult> {
+  const output = { translated_text: text, source_language: source, target_language: target };
+  if (source === target || text.trim() === '') return { text, output, usages: [] };
+  const model = requireModel(llm, 'text');
+  const usages: LlmUsage[] = [];
+  const parts: string[] = [];
+  for (const piece of chunkText(text)) {
+    const r = await model.chatText({
+      purpose: 'translation',
+      system:
+        `You are a professional translator. Translate the user's text from ${languageName(source)} to ${languageName(target)}. ` +
+        'Keep the meaning, tone, Markdown formatting, names and numbers. Answer with the translation only.',
+      user: piece,
+    });
+    usages.push(r.usage);
+    parts.push(r.text.trim());
+  }
+  const translated = parts.join('\n\n');
+  return { text: translated, output: { ...output, translated_text: translated }, usages };
+}
+
+export interface TemplateRequest {
+  text: string;
+  template?: string;
+  template_content?: string;
+  source_language?: string;
+  target_language?: string;
+  context?: Record<string, unknown>;
+  additional_field_descriptions?: Record<string, string>;
+}
+
+export async function templateSource(req: TemplateRequest): Promise<string> {
+  if (req.template_content !== undefined) return req.template_content;
+  const t = await loadTemplate(TEMPLATES_DIR, String(req.template ?? ''), req.target_language);
+  if (!t) throw ApplicationFailure.nonRetryable(`No template named ${JSON.stringify(req.template)}.`, 'TEMPLATE_NOT_FOUND', { template: req.template });
+  return t.source;
+}
+
+export async function applyTemplate(llm: LlmProvider | null, req: TemplateRequest): Promise<OpResult> {
+  const parsed = parseTemplate(await templateSource(req));
+  const context = req.context ?? {};
+  if (!needsModel(parsed, context)) {
+    const filled = renderWithoutModel(parsed, req.text, context);
+    return { text: filled, output: { transformed_text: filled, template_fields: {} }, usages: [] };
+  }
+  const model = requireModel(llm, 'template');
+  const prompt = buildExtractionPrompt({
+    parsed,
+    text: req.text,
+    sourceLanguage: req.source_language,
+    targetLanguage: req.target_language ?? req.source_language ?? 'de',
+    context,
+    additional: req.additional_field_descriptions,
+  });
+  const r = await model.chatJson({ purpose: 'template', system: prompt.system, user: prompt.user });
+  const fields: Record<string, unknown> = {};
+  for (const name of prompt.fieldNames) if (name in r.value) fields[name] = r.value[name];
+  const filled = fillTemplate(parsed, fields, req.text, context);
+  return { text: filled, output: { transformed_text: filled, template_fields: fields }, usages: [r.usage] };
+}
+
+/** Cuts at the last sentence or word boundary within `max` characters. */
+export function clip(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const cut = text.slice(0, max);
+  const sentence = Math.max(cut.lastIndexOf('. '), cut.lastIndexOf('.\n'));
+  if (sentence > max * 0.6) return cut.slice(0, sentence + 1).trim();
+  const word = cut.lastIndexOf(' ');
+  return (word > max * 0.6 ? cut.slice(0, word) : cut).trim();
+}
+
+/** Map-reduce summary: each chunk is summarised, then the summaries are; the answer is at most `maxLength` characters. */
+export async function summarize(llm: LlmProvider | null, text: string, maxLength: number): Promise<OpResult> {
+  const model = requireModel(llm, 'summarize');
+  const usages: LlmUsage[] = [];
+  const ask = async (input: string, limit: number, purpose: string) => {
+    const r = await model.chatText({
+      purpose,
+      system: `Summarise the user's text in the language of the text, in at most ${limit} characters. Answer with the summary only.`,
+      user: input,
+    });
+    usages.push(r.usage);
+    return r.text.trim();
+  };
+  let pieces = chunkText(text);
+  let round = 0;
+  while (pieces.length > 1 && round < 5) {
+    const per = Math.max(200, Math.floor((CHUNK * 0.8) / pieces.length));
+    const partial: string[] = [];
+    for (const p of pieces) partial.push(await ask(p, Math.min(per, 2000), 'summary-map'));
+    pieces = chunkText(partial.join('\n\n'));
+    round += 1;
+  }
+  let summary = await ask(pieces[0] ?? '', maxLength, 'summary');
+  if (summary.length > maxLength) summary = clip(summary, maxLength);
+  return { text: summary, output: { summary }, usages };
+}
+
+export interface Block {
+  type: string;
+  content: unknown;
+}
+
+function blockMarkdown(b: Block): string {
+  const c = b.content;
+  if (Array.isArray(c)) return c.map((x) => `- ${String(x)}`).join('\n');
+  const s = typeof c === 'string' ? c : JSON.stringify(c);
+  if (/^h(eading)?[1-6]?$|^title$/i.test(b.type)) return `## ${s}`;
+  if (/quote/i.test(b.type)) return `> ${s}`;
+  return s;
+}
+
+/** Blocks translated in one model call (none when the languages match), then composed into a Markdown entry. */
+export async function blocksToNewsfeed(llm: LlmProvider | null, blocks: Block[], source: string, target: string): Promise<OpResult> {
+  let processed: (Block & { original_content?: unknown })[] = blocks.map((b) => ({ ...b }));
+  const usages: LlmUsage[] = [];
+  if (source !== target) {
+    const model = requireModel(llm, 'blocks');
+    const r = await model.chatJson<{ blocks?: unknown[] }>({
+      purpose: 'translation',
+      system:
+        `Translate the content of each block from ${languageName(source)} to ${languageName(target)}. Answer one JSON object ` +
+        '{"blocks": [...]} with the same number of blocks in the same order; each block keeps its "type" and gets the ' +
+        'translated "content" (a string stays a string, a list stays a list).',
+      user: JSON.stringify({ blocks }),
+    });
+    usages.push(r.usage);
+    const out = Array.isArray(r.value.blocks) ? r.value.blocks : [];
+    if (out.length !== blocks.length) {
+      throw ApplicationFailure.nonRetryable('The model answered a different number of blocks.', 'UPSTREAM_ERROR', { expected: blocks.length, got: out.length });
+    }
+    processed = blocks.map((b, i) => ({ type: b.type, content: (out[i] as Block)?.content ?? b.content, original_content: b.content }));
+  }
+  const entry = processed.map(blockMarkdown).join('\n\n');
+  return { text: entry, output: { processed_blocks: processed, newsfeed_entry: entry }, usages };
+}
