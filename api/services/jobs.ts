@@ -97,11 +97,11 @@ export class JobService {
   async waitForChange(s: JobState, seconds: number): Promise<JobState> {
     if (isTerminal(s) || seconds <= 0) return s;
     // Read-only waiting: the job's record is written before a terminal status shows, so polling it (a cheap blob
-    // read) sees the end within ~50 ms; a query every 500 ms sees progress. No workflow Update is opened, so
+    // read) sees the end within tens of milliseconds; a query every 500 ms sees progress. No workflow Update is opened, so
     // waiting clients add nothing to the job's history and are not capped by the server's in-flight update limit.
     const deadline = Date.now() + seconds * 1000;
     const changed = (now: JobState) => now.status !== s.status || now.version !== s.version || now.updated_at !== s.updated_at;
-    let interval = 50;
+    let interval = 25;
     let lastQuery = Date.now();
     for (;;) {
       await new Promise((r) => setTimeout(r, Math.max(1, Math.min(interval, deadline - Date.now()))));
@@ -112,7 +112,7 @@ export class JobService {
         const now = (await this.state(s.job_id)) ?? s;
         if (changed(now) || Date.now() >= deadline) return now;
       }
-      interval = Math.min(250, Math.round(interval * 1.5));
+      interval = Math.min(250, Math.round(interval * 1.25));
     }
   }
 
