@@ -150,14 +150,37 @@ export const configSchema = z.object({
   /** Fallbacks for `LLM_API_KEY` and `LLM_BASE_URL`. */
   OPENAI_API_KEY: optionalString,
   OPENAI_BASE_URL: httpUrl,
+  /** Mistral-OCR-compatible endpoint; see `Config.externalOcr`. */
+  EXTERNAL_OCR_URL: httpUrl,
+  EXTERNAL_OCR_API_KEY: optionalString,
+  EXTERNAL_OCR_MODEL: z
+    .string()
+    .optional()
+    .transform((v) => (v === undefined || v.trim() === '' ? DEFAULT_EXTERNAL_OCR_MODEL : v.trim())),
+  EXTERNAL_OCR_TIMEOUT_MS: int(300_000, 100, 3_600_000),
   /** Set by `npm start`: the launcher's pid, watched so children never outlive it. */
   DOCPROC_PARENT_PID: int(0, 0, 2 ** 31),
 });
 
 export type RawConfig = z.infer<typeof configSchema>;
 
+/** The external OCR endpoint as resolved from `EXTERNAL_OCR_*`. */
+export interface ExternalOcrConfig {
+  /** `EXTERNAL_OCR_URL` without a trailing slash: the base (`https://api.mistral.ai`), `…/v1` or the full `…/v1/ocr`. */
+  url: string;
+  /** `EXTERNAL_OCR_API_KEY`, sent as `Authorization: Bearer`; undefined for endpoints that need none. */
+  apiKey: string | undefined;
+  /** `EXTERNAL_OCR_MODEL`, default `mistral-ocr-latest`. */
+  model: string;
+  /** `EXTERNAL_OCR_TIMEOUT_MS`, per request, default 300 000. */
+  timeoutMs: number;
+}
+
 /** The public OpenAI endpoint, used when only an API key is configured. */
 export const DEFAULT_LLM_BASE_URL = 'https://api.openai.com/v1';
+
+/** The model asked of the external OCR endpoint when `EXTERNAL_OCR_MODEL` is not set. */
+export const DEFAULT_EXTERNAL_OCR_MODEL = 'mistral-ocr-latest';
 
 /** The LLM endpoint as resolved from `LLM_*` with `OPENAI_*` fallbacks. */
 export interface LlmConfig {
@@ -189,6 +212,8 @@ export interface Config extends RawConfig {
    * an API key (`LLM_*` or their `OPENAI_*` fallbacks). There is no default model: an API key alone is not enough.
    */
   llm: LlmConfig | null;
+  /** The external OCR endpoint, or null when `EXTERNAL_OCR_URL` is not set (an API key alone is not enough). */
+  externalOcr: ExternalOcrConfig | null;
 }
 
 export class ConfigError extends Error {}
@@ -218,6 +243,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   return {
     ...raw,
     llm: resolveLlm(raw),
+    externalOcr: raw.EXTERNAL_OCR_URL
+      ? { url: raw.EXTERNAL_OCR_URL, apiKey: raw.EXTERNAL_OCR_API_KEY, model: raw.EXTERNAL_OCR_MODEL, timeoutMs: raw.EXTERNAL_OCR_TIMEOUT_MS }
+      : null,
     dataDir: path.resolve(raw.DATA_DIR),
     loopbackOnly: isLoopbackHost(raw.HOST),
     docWhitelist,

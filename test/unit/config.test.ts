@@ -75,3 +75,48 @@ describe('configuration of the LLM endpoint', () => {
     }
   });
 });
+
+describe('configuration of the external OCR endpoint', () => {
+  it('has no external OCR provider by default, with the documented model and timeout defaults', () => {
+    const c = loadConfig({});
+    expect(c.externalOcr).to.equal(null);
+    expect(c.EXTERNAL_OCR_MODEL).to.equal('mistral-ocr-latest');
+    expect(c.EXTERNAL_OCR_TIMEOUT_MS).to.equal(300_000);
+  });
+
+  it('is configured by EXTERNAL_OCR_URL alone, the key and model being optional', () => {
+    const c = loadConfig({ EXTERNAL_OCR_URL: 'https://ocr.example.org/' });
+    expect(c.externalOcr).to.deep.equal({
+      url: 'https://ocr.example.org',
+      apiKey: undefined,
+      model: 'mistral-ocr-latest',
+      timeoutMs: 300_000,
+    });
+  });
+
+  it('takes the key, model and timeout from their variables', () => {
+    const c = loadConfig({
+      EXTERNAL_OCR_URL: 'http://127.0.0.1:9999/v1',
+      EXTERNAL_OCR_API_KEY: ' key-123 ',
+      EXTERNAL_OCR_MODEL: 'my-ocr',
+      EXTERNAL_OCR_TIMEOUT_MS: '5000',
+    });
+    expect(c.externalOcr).to.deep.equal({ url: 'http://127.0.0.1:9999/v1', apiKey: 'key-123', model: 'my-ocr', timeoutMs: 5000 });
+  });
+
+  it('stays unconfigured when only an API key is given', () => {
+    expect(loadConfig({ EXTERNAL_OCR_API_KEY: 'key-123' }).externalOcr).to.equal(null);
+  });
+
+  it('rejects a non-http URL and a bad timeout, naming the variable but not the value', () => {
+    try {
+      loadConfig({ EXTERNAL_OCR_URL: 'ftp://secret-looking-host/' });
+      expect.fail('should throw');
+    } catch (e) {
+      expect(e).to.be.instanceOf(ConfigError);
+      expect((e as Error).message).to.include('EXTERNAL_OCR_URL').and.not.include('secret-looking-host');
+    }
+    expect(() => loadConfig({ EXTERNAL_OCR_TIMEOUT_MS: '10' })).to.throw(ConfigError, /EXTERNAL_OCR_TIMEOUT_MS/);
+    expect(() => loadConfig({ EXTERNAL_OCR_TIMEOUT_MS: 'soon' })).to.throw(ConfigError, /EXTERNAL_OCR_TIMEOUT_MS/);
+  });
+});

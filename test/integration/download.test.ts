@@ -1,0 +1,210 @@
+import { expect } from 'chai';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { AppError } from '../../core/errors';
+import { downloadToFile } from '../../providers/http/download';
+import type { OutboundPolicy } from '../../providers/http/ssrf';
+
+const FILE = randomBytes(20_000);
+
+interface StaticServer {
+  port: number;
+  url: string;
+  /** TCP connections accepted so far. */
+  connections: number;
+  paths: string[];
+  close(): Promise<void>;
+}
+
+/**
+ * A loopback server: `/file.png` (image/png), `/plain` (no content type), `/page.html`, `/big` (declared length over
+ * any test limit), `/stream-big` (chunked, no length), `/missing` (404), `/broken` (500), `/redirect?to=<url>` (302),
+ * `/stall` (headers and half the body, then nothing).
+ */
+async function startStaticServer(): Promise<StaticServer> {
+  const state = { connections: 0, paths: [] as string[] };
+  const server = http.createServer((req, res) => {
+    const u = new URL(req.url ?? '/', 'http://x');
+    state.paths.push(u.pathname);
+    switch (u.pathname) {
+      case '/file.png':
+        return res.writeHead(200, { 'Content-Type': 'image/png', 'Content-Length': FILE.length }).end(FILE);
+      case '/plain':
+        return res.writeHead(200, { 'Content-Length': FILE.length }).end(FILE);
+      case '/page.html':
+        return res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' }).end('<html></html>');
+      case '/big':
+        res.writeHead(200, { 'Content-Type': 'image/png', 'Content-Length': 5_000_000 });
+        return res.write(FILE);
+      case '/stream-big': {
+        res.writeHead(200, { 'Content-Type': 'image/png' });
+        let sent = 0;
+        const more = () => {
+          while (sent < 200_000 && res.write(FILE)) sent += FILE.length;
+          if (sent < 200_000) res.once('drain', more);
+          else res.end();
+        };
+        return more();
+      }
+      case '/missing':
+        return res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not here');
+      case '/broken':
+        return res.writeHead(500).end('oops');
+      case '/redirect':
+        return res.writeHead(302, { Location: u.searchParams.get('to') ?? '/file.png' }).end();
+      case '/stall':
+        res.writeHead(200, { 'Content-Type': 'image/png', 'Content-Length': FILE.length });
+        return res.write(FILE.subarray(0, FILE.length / 2));
+      default:
+        return res.writeHead(404).end();
+    }
+  });
+  server.on('connection', () => state.connections++);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    port,
+    url: `http://127.0.0.1:${port}`,
+    get connections() {
+      return state.connections;
+    },
+    paths: state.paths,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+async function rejection(p: Promise<unknown>): Promise<AppError> {
+  try {
+    await p;
+  } catch (err) {
+    return err as AppError;
+  }
+  expect.fail('expected a rejection');
+}
+
+describe('guarded download to a file', function () {
+  this.timeout(20_000);
+  let a: StaticServer;
+  let b: StaticServer;
+  let dir: string;
+  const open: OutboundPolicy = { allowPrivate: true };
+  const closed: OutboundPolicy = { allowPrivate: false };
+  const dest = () => path.join(dir, 'out.bin');
+  const leftovers = () => fs.readdirSync(dir);
+
+  before(async () => {
+    [a, b] = await Promise.all([startStaticServer(), startStaticServer()]);
+  });
+  after(async () => {
+    await Promise.all([a.close(), b.close()]);
+  });
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'download-test-'));
+  });
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('downloads a loopback file when private targets are allowed, with its size, type and final URL', async () => {
+    const r = await downloadToFile(`${a.url}/file.png`, dest(), { policy: open, maxBytes: 1_000_000, accept: ['image/'] });
+    expect(r).to.deep.equal({ path: dest(), size: FILE.length, mime: 'image/png', finalUrl: `${a.url}/file.png` });
+    expect(fs.readFileSync(dest()).equals(FILE)).to.equal(true);
+    expect(leftovers()).to.deep.equal(['out.bin']);
+  });
+
+  it('follows a redirect and reports where it ended', async () => {
+    const r = await downloadToFile(`${a.url}/redirect?to=${encodeURIComponent(`${b.url}/file.png`)}`, dest(), { policy: open, maxBytes: 1_000_000 });
+    expect(r.finalUrl).to.equal(`${b.url}/file.png`);
+    expect(fs.readFileSync(dest()).equals(FILE)).to.equal(true);
+  });
+
+  for (const host of ['127.0.0.1', 'localhost', '[::1]']) {
+    it(`refuses ${host} with 403 FORBIDDEN before connecting when private targets are not allowed`, async () => {
+      const before = a.connections;
+      const err = await rejection(downloadToFile(`http://${host}:${a.port}/file.png`, dest(), { policy: closed, maxBytes: 1_000_000 }));
+      expect(err).to.be.instanceOf(AppError);
+      expect(err.code).to.equal('FORBIDDEN');
+      expect(err.status).to.equal(403);
+      expect(a.connections).to.equal(before);
+      expect(leftovers()).to.deep.equal([]);
+    });
+  }
+
+  it('checks every redirect hop again, refusing a private target reached through an allowed host', async () => {
+    const policy: OutboundPolicy = { allowPrivate: false, allowedHosts: [`127.0.0.1:${a.port}`] };
+    const ok = await downloadToFile(`${a.url}/file.png`, dest(), { policy, maxBytes: 1_000_000 });
+    expect(ok.size).to.equal(FILE.length);
+    fs.rmSync(dest());
+    const beforeB = b.connections;
+    for (const target of [`${b.url}/file.png`, `http://localhost:${a.port}/file.png`]) {
+      a.paths.length = 0;
+      const err = await rejection(downloadToFile(`${a.url}/redirect?to=${encodeURIComponent(target)}`, dest(), { policy, maxBytes: 1_000_000 }));
+      expect(err.code, target).to.equal('FORBIDDEN');
+      expect(a.paths).to.deep.equal(['/redirect']);
+    }
+    expect(b.connections).to.equal(beforeB);
+    expect(leftovers()).to.deep.equal([]);
+  });
+
+  for (const [what, route] of [
+    ['a declared length', '/big'],
+    ['a chunked body', '/stream-big'],
+  ]) {
+    it(`answers 413 with the limit for a body over maxBytes (${what}) and leaves no file`, async () => {
+      const err = await rejection(downloadToFile(`${a.url}${route}`, dest(), { policy: open, maxBytes: 50_000 }));
+      expect(err.code).to.equal('PAYLOAD_TOO_LARGE');
+      expect(err.status).to.equal(413);
+      expect(err.details).to.include({ limit_bytes: 50_000 });
+      expect(leftovers()).to.deep.equal([]);
+    });
+  }
+
+  it('answers 502 with the upstream status for a 404 or a 500, without the query in the message', async () => {
+    const err = await rejection(downloadToFile(`${a.url}/missing?token=secret-token-123`, dest(), { policy: open, maxBytes: 1_000_000 }));
+    expect(err.code).to.equal('UPSTREAM_ERROR');
+    expect(err.status).to.equal(502);
+    expect(err.details).to.include({ status: 404 });
+    expect(`${err.message} ${JSON.stringify(err.details)}`).to.not.include('secret-token-123');
+    const err2 = await rejection(downloadToFile(`${a.url}/broken`, dest(), { policy: open, maxBytes: 1_000_000 }));
+    expect(err2.details).to.include({ status: 500 });
+    expect(leftovers()).to.deep.equal([]);
+  });
+
+  it('answers 502 when the body stalls past the timeout, within a bounded time and with no partial file', async () => {
+    const t0 = Date.now();
+    const err = await rejection(downloadToFile(`${a.url}/stall`, dest(), { policy: open, maxBytes: 1_000_000, timeoutMs: 300 }));
+    expect(Date.now() - t0).to.be.within(250, 3000);
+    expect(err.code).to.equal('UPSTREAM_ERROR');
+    expect(err.details).to.include({ reason: 'timeout' });
+    expect(leftovers()).to.deep.equal([]);
+  });
+
+  it('answers 502 when nothing listens on the port', async () => {
+    const gone = await startStaticServer();
+    await gone.close();
+    const err = await rejection(downloadToFile(`${gone.url}/file.png`, dest(), { policy: open, maxBytes: 1_000_000, timeoutMs: 5000 }));
+    expect(err.code).to.equal('UPSTREAM_ERROR');
+    expect(err.details).to.include({ reason: 'network' });
+    expect(leftovers()).to.deep.equal([]);
+  });
+
+  it('refuses a media type outside accept with INVALID_FORMAT, but lets an untyped body through', async () => {
+    const err = await rejection(downloadToFile(`${a.url}/page.html`, dest(), { policy: open, maxBytes: 1_000_000, accept: ['image/'] }));
+    expect(err.code).to.equal('INVALID_FORMAT');
+    expect(err.details).to.include({ content_type: 'text/html' });
+    expect(leftovers()).to.deep.equal([]);
+    const r = await downloadToFile(`${a.url}/plain`, dest(), { policy: open, maxBytes: 1_000_000, accept: ['image/'] });
+    expect(r.mime).to.equal('application/octet-stream');
+  });
+
+  it('answers 400 VALIDATION_ERROR for a URL that does not parse', async () => {
+    const err = await rejection(downloadToFile('not a url', dest(), { policy: open, maxBytes: 1000 }));
+    expect(err.code).to.equal('VALIDATION_ERROR');
+  });
+});
