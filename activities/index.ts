@@ -6,6 +6,7 @@ import type { Logger } from '../core/logger';
 import type { LlmProvider } from '../providers/llm';
 import { createBatchActivities } from './batch.activities';
 import { createJobActivities } from './jobs.activities';
+import { createPdfActivities } from './pdf.activities';
 import { createPingActivities } from './ping.activities';
 import { createTransformerActivities } from './transformer.activities';
 import { createWebhookActivities } from './webhook.activities';
@@ -29,5 +30,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createBatchActivities(deps),
     ...createTransformerActivities(deps),
     ...createWebhookActivities(deps),
+    ...createPdfActivities(deps),
   };
 }

@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 
@@ -121,6 +122,8 @@ export const configSchema = z.object({
   MAX_UPLOAD_MB: int(500, 1, 1_000_000),
   MAX_JSON_MB: int(16, 1, 1024),
   MAX_BATCH_JOBS: int(1000, 1, 100_000),
+  MAX_PDF_PAGES: int(2000, 1, 100_000),
+  INPUT_ROOTS: optionalString,
   BATCH_WINDOW: int(100, 1, 10_000),
   SYNC_WAIT_MS: int(120_000, 1000, 3_600_000),
   ALLOW_PRIVATE_URLS: bool(false),
@@ -214,6 +217,8 @@ export interface Config extends RawConfig {
   llm: LlmConfig | null;
   /** The external OCR endpoint, or null when `EXTERNAL_OCR_URL` is not set (an API key alone is not enough). */
   externalOcr: ExternalOcrConfig | null;
+  /** Directories `/api/pdf/job` filenames must lie in (contract §6). */
+  inputRoots: string[];
 }
 
 export class ConfigError extends Error {}
@@ -250,6 +255,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     loopbackOnly: isLoopbackHost(raw.HOST),
     docWhitelist,
     temporalAddress: raw.TEMPORAL_ADDRESS ?? `127.0.0.1:${raw.TEMPORAL_DEV_PORT}`,
+    inputRoots: raw.INPUT_ROOTS
+      ? raw.INPUT_ROOTS.split(',').map((r) => path.resolve(r.trim())).filter(Boolean)
+      : [path.resolve(raw.DATA_DIR), ...(isLoopbackHost(raw.HOST) ? [os.tmpdir()] : [])],
   };
 }
 

@@ -36,13 +36,30 @@ export const transformerParams = z
 
 export const pdfParams = z
   .object({
-    filename: z.string().min(1).max(4096),
+    /** A path inside INPUT_ROOTS (`/api/pdf/job`), or an uploaded file's blob key (`/api/pdf/process`). */
+    filename: z.string().min(1).max(4096).optional(),
+    file_key: z.string().regex(/^uploads\/[A-Za-z0-9._\/-]+$/).optional(),
+    original_name: z.string().max(500).optional(),
     extraction_method: z.enum(['native', 'local_ocr', 'vision_llm', 'combined']).optional(),
     template: z.string().max(200).optional(),
+    context: z.record(z.string(), z.unknown()).optional(),
     use_cache: z.boolean().optional(),
+    includeImages: z.boolean().optional(),
+    page_start: z.number().int().min(1).optional(),
+    page_end: z.number().int().min(1).optional(),
+    source_language: z.string().regex(/^[a-z]{2}$/).optional(),
+    ocr_language: z.string().max(100).optional(),
     webhook: webhookConfig.optional(),
   })
-  .passthrough();
+  .passthrough()
+  .superRefine((p, ctx) => {
+    if ((p.filename === undefined) === (p.file_key === undefined)) {
+      ctx.addIssue({ code: 'custom', path: ['filename'], message: 'filename is required' });
+    }
+    if (p.page_start !== undefined && p.page_end !== undefined && p.page_end < p.page_start) {
+      ctx.addIssue({ code: 'custom', path: ['page_end'], message: 'page_end must not be before page_start' });
+    }
+  });
 
 export const sessionParams = z
   .object({

@@ -1,5 +1,6 @@
-import { ApplicationFailure } from '@temporalio/workflow';
+import { ApplicationFailure, patched } from '@temporalio/workflow';
 import type { JobInput, LogLevel } from '../definitions';
+import { pdfPipeline } from './pdf.pipeline';
 import { transformerPipeline } from './transformer.pipeline';
 
 /** What a pipeline may do to its job: report progress and write log lines. */
@@ -15,9 +16,15 @@ const PIPELINES: Partial<Record<JobInput['jobType'], Pipeline>> = {
   transformer: transformerPipeline,
 };
 
+/** Pipelines added after jobs of their type could already run (and fail) without one: patched for replay. */
+const PATCHED_PIPELINES: Partial<Record<JobInput['jobType'], { patch: string; pipeline: Pipeline }>> = {
+  pdf: { patch: 'pdf-pipeline', pipeline: pdfPipeline },
+};
+
 /** Dispatches on the job type. A type without a pipeline fails the job with `NOT_IMPLEMENTED`. */
 export async function runPipeline(ctx: PipelineContext): Promise<Record<string, unknown>> {
-  const pipeline = PIPELINES[ctx.input.jobType];
+  const added = PATCHED_PIPELINES[ctx.input.jobType];
+  const pipeline = PIPELINES[ctx.input.jobType] ?? (added && patched(added.patch) ? added.pipeline : undefined);
   if (!pipeline) {
     throw ApplicationFailure.nonRetryable(
       `Job type '${ctx.input.jobType}' has no processing pipeline in this version of the service.`,

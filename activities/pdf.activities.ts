@@ -1,0 +1,233 @@
+import { createReadStream } from 'node:fs';
+import type { Readable } from 'node:stream';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { activityInfo, ApplicationFailure, cancellationSignal, heartbeat } from '@temporalio/activity';
+import yazl from 'yazl';
+import { cacheKey, readCache, writeCache } from '../core/cache';
+import { readBlobJson, writeBlobJson } from '../core/blob-store';
+import { jobInternalKey, jobOutputKey, jobOutputPrefix, jobResultsKey } from '../core/records';
+import { ocrImage, toTesseractLanguages } from '../providers/ocr/tesseract';
+import { isPdfError } from '../providers/pdf/errors';
+import { openPdf } from '../providers/pdf/pdfjs';
+import { renderPagePng, renderPages } from '../providers/pdf/render';
+import { scoreTextLayer } from '../providers/pdf/text-layer';
+import { imagePart, UsageRecorder, type LlmUsage } from '../providers/llm';
+import type { ActivityDeps } from './index';
+import { applyTemplate } from './llm-ops';
+import { localCopy } from './local-copy';
+import { fullParameters } from './steps';
+
+export type PdfMethod = 'native' | 'local_ocr' | 'vision_llm' | 'combined';
+export interface PageResult {
+  page: number;
+  text: string;
+  method: string;
+  confidence?: number;
+}
+
+/** OCR confidence under which `combined` asks the vision model (when one is configured). */
+const LOW_CONFIDENCE = 60;
+
+function pdfFailure(err: unknown): never {
+  if (isPdfError(err)) throw ApplicationFailure.nonRetryable(err.message, err.code, { reason: err.reason });
+  throw err;
+}
+
+const pageKey = (jobId: string, page: number) => jobInternalKey(jobId, `pages/${page}.json`);
+
+export function createPdfActivities(deps: ActivityDeps) {
+  const { store, config } = deps;
+  const llm = deps.llm ?? null;
+
+  /** The input: an upload's blob, or a file inside the allowed roots (contract §6), copied into the job. */
+  async function inputBlob(jobId: string, p: Record<string, unknown>): Promise<{ key: string; sha256: string }> {
+    if (typeof p.file_key === 'string') {
+      const st = await store.stat(p.file_key);
+      if (!st) throw ApplicationFailure.nonRetryable('The uploaded file is gone.', 'FILE_NOT_FOUND', {});
+      return { key: p.file_key, sha256: st.sha256 };
+    }
+    const key = jobInternalKey(jobId, 'input.pdf');
+    const existing = await store.stat(key);
+    if (existing) return { key, sha256: existing.sha256 };
+    const wanted = path.resolve(String(p.filename));
+    const real = await fs.realpath(wanted).catch(() => null);
+    if (!real) throw ApplicationFailure.nonRetryable('The file does not exist.', 'FILE_NOT_FOUND', { filename: p.filename });
+    const roots = await Promise.all(config.inputRoots.map((r) => fs.realpath(r).catch(() => r)));
+    if (!roots.some((r) => real === r || real.startsWith(r + path.sep))) {
+      throw ApplicationFailure.nonRetryable('The file lies outside the directories this server may read.', 'FORBIDDEN', { filename: p.filename });
+    }
+    const st = await fs.stat(real);
+    if (!st.isFile()) throw ApplicationFailure.nonRetryable('The path is not a file.', 'FILE_NOT_FOUND', { filename: p.filename });
+    const ref = await store.put(key, createReadStream(real), { mime: 'application/pdf' });
+    return { key, sha256: ref.sha256 };
+  }
+
+  async function ocrPage(pdfPath: string, page: number, languages: string[], signal: AbortSignal): Promise<PageResult> {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'docproc-ocr-'));
+    try {
+      const [rendered] = await renderPages(pdfPath, [page], dir, { signal });
+      const r = await ocrImage(rendered.path, { languages, signal });
+      return { page, text: r.text, method: 'local_ocr', confidence: Math.round(r.confidence) };
+    } finally {
+      await fs.rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  async function visionPage(pdfPath: string, page: number, signal: AbortSignal, usages: LlmUsage[]): Promise<PageResult> {
+    if (!llm) throw ApplicationFailure.nonRetryable('vision_llm needs a language model: set LLM_BASE_URL, LLM_API_KEY and LLM_MODEL.', 'PROVIDER_NOT_CONFIGURED', {});
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'docproc-vision-'));
+    try {
+      const png = await renderPagePng(pdfPath, page, path.join(dir, `p${page}.png`), 150, { signal });
+      const r = await llm.chatText({
+        purpose: 'vision_ocr',
+        vision: true,
+        signal,
+        system: 'Transcribe all text of this document page in reading order, as Markdown. Answer with the text only.',
+        user: [{ type: 'text', text: `Page ${page}` }, imagePart(await fs.readFile(png), 'image/png')],
+      });
+      usages.push(r.usage);
+      return { page, text: r.text.trim(), method: 'vision_llm' };
+    } finally {
+      await fs.rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  return {
+    /** Resolves and checks the document; answers its metadata and the pages to read. */
+    async preparePdf({ jobId, parameters }: { jobId: string; parameters: Record<string, unknown> }) {
+      const p = await fullParameters(store, jobId, parameters);
+      const input = await inputBlob(jobId, p);
+      const bytes = await fs.readFile(await localCopy(store, input.key, input.sha256, '.pdf'));
+      const doc = await openPdf(bytes).catch(pdfFailure);
+      try {
+        const meta = await doc.metadata();
+        const n = doc.pageCount;
+        if (n > config.MAX_PDF_PAGES) throw ApplicationFailure.nonRetryable(`The PDF has ${n} pages; at most ${config.MAX_PDF_PAGES} are processed.`, 'VALIDATION_ERROR', { limit: config.MAX_PDF_PAGES, page_count: n });
+        const start = Number(p.page_start ?? 1);
+        const end = Math.min(Number(p.page_end ?? n), n);
+        if (start > n || end < start) {
+          throw ApplicationFailure.nonRetryable(`The page range ${start}-${p.page_end ?? n} lies outside the document's ${n} pages.`, 'VALIDATION_ERROR', {
+            issues: [{ path: 'page_start', message: `the document has ${n} pages` }],
+            page_count: n,
+          });
+        }
+        const pages = Array.from({ length: end - start + 1 }, (_, i) => start + i);
+        return { inputKey: input.key, sha256: input.sha256, pageCount: n, title: meta.title, author: meta.author, pages };
+      } finally {
+        await doc.close();
+      }
+    },
+
+    /**
+     * Reads a group of pages with the requested method. Each page's text goes to the blob store (not history) and
+     * to the page cache (content hash + method + languages), so a retry, a crash or a restart reuses it; the
+     * heartbeat carries the cursor.
+     */
+    async extractPdfPages(input: { jobId: string; inputKey: string; sha256: string; pages: number[]; method: PdfMethod; languages?: string }) {
+      const { jobId, pages, method } = input;
+      const signal = cancellationSignal();
+      const languages = toTesseractLanguages(input.languages ? input.languages.split(/[,+ ]+/) : undefined);
+      const pdfPath = await localCopy(store, input.inputKey, input.sha256, '.pdf');
+      const usages: LlmUsage[] = [];
+      const summary: { page: number; method: string; chars: number; reused: boolean }[] = [];
+      let doc: Awaited<ReturnType<typeof openPdf>> | null = null;
+      try {
+        for (const page of pages) {
+          const ck = cacheKey({ operation: 'pdf-page', inputHash: input.sha256, params: { page, method, languages }, model: method === 'native' || method === 'local_ocr' ? '' : (llm?.describe().model ?? '') });
+          let r = await readCache<PageResult>(store, 'pdf-page', ck);
+          const reused = r !== null;
+          if (!r) {
+            if (method === 'native' || method === 'combined') {
+              doc ??= await openPdf(await fs.readFile(pdfPath)).catch(pdfFailure);
+              const t = await doc.pageText(page);
+              r = { page, text: t.text, method: 'native' };
+              if (method === 'combined' && !scoreTextLayer(t.text).usable) {
+                r = await ocrPage(pdfPath, page, languages, signal);
+                if ((r.confidence ?? 0) < LOW_CONFIDENCE && llm) r = await visionPage(pdfPath, page, signal, usages);
+              }
+            } else if (method === 'local_ocr') r = await ocrPage(pdfPath, page, languages, signal);
+            else r = await visionPage(pdfPath, page, signal, usages);
+            await writeCache(store, 'pdf-page', ck, r);
+          }
+          await writeBlobJson(store, pageKey(jobId, page), r);
+          summary.push({ page, method: r.method, chars: r.text.length, reused });
+          heartbeat({ page });
+        }
+      } finally {
+        await doc?.close();
+      }
+      const recorder = new UsageRecorder();
+      for (const u of usages) recorder.record(u);
+      return { pages: summary, llm: recorder.summary(), attempt: activityInfo().attempt };
+    },
+
+    /** Renders the pages as PNG into `images.zip` (includeImages). */
+    async renderPdfImages({ jobId, inputKey, sha256, pages }: { jobId: string; inputKey: string; sha256: string; pages: number[] }) {
+      const pdfPath = await localCopy(store, inputKey, sha256, '.pdf');
+      const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'docproc-images-'));
+      try {
+        const zip = new yazl.ZipFile();
+        const names: string[] = [];
+        for (const page of pages) {
+          const png = await renderPagePng(pdfPath, page, path.join(dir, `page-${String(page).padStart(4, '0')}.png`), 150, { signal: cancellationSignal() });
+          names.push(path.basename(png));
+          zip.addFile(png, path.basename(png), { compress: false });
+          heartbeat({ page });
+        }
+        zip.end();
+        await store.put(jobOutputKey(jobId, 'images.zip'), zip.outputStream as unknown as Readable, { mime: 'application/zip' });
+        return { archive: 'images.zip', image_paths: names };
+      } finally {
+        await fs.rm(dir, { recursive: true, force: true });
+      }
+    },
+
+    /** Assembles the text, applies the template and writes the results. */
+    async finishPdf(input: {
+      jobId: string;
+      parameters: Record<string, unknown>;
+      meta: { pageCount: number; title: string; author: string; pages: number[] };
+      images?: { archive: string; image_paths: string[] };
+      llm: { total_tokens: number; total_cost: number; requests: { model: string; purpose: string; tokens: number; duration_ms: number }[] }[];
+    }) {
+      const { jobId, meta } = input;
+      const p = await fullParameters(store, jobId, input.parameters);
+      const contents: PageResult[] = [];
+      for (const page of meta.pages) contents.push(await readBlobJson<PageResult>(store, pageKey(jobId, page)));
+      let text = contents.map((c) => c.text.trim()).filter(Boolean).join('\n\n');
+      const requests = input.llm.flatMap((l) => l.requests);
+      let output: Record<string, unknown> | undefined;
+      if (typeof p.template === 'string' && p.template) {
+        const r = await applyTemplate(llm, { text, template: p.template, context: (p.context ?? {}) as Record<string, unknown>, target_language: p.source_language as string | undefined });
+        output = r.output;
+        text = r.text;
+        for (const u of r.usages) requests.push({ model: u.model, purpose: u.purpose, tokens: u.tokens, duration_ms: u.duration_ms });
+      }
+      await store.put(jobOutputKey(jobId, 'result.md'), text, { mime: 'text/markdown; charset=utf-8' });
+      const results = {
+        structured_data: {
+          extracted_text: text,
+          metadata: {
+            page_count: meta.pageCount,
+            author: meta.author,
+            title: meta.title,
+            text_contents: contents.map((c) => ({ page: c.page, text: c.text, method: c.method })),
+            image_paths: input.images?.image_paths ?? [],
+          },
+        },
+        assets: [jobOutputKey(jobId, 'result.md'), ...(input.images ? [jobOutputKey(jobId, input.images.archive)] : [])],
+        target_dir: jobOutputPrefix(jobId).slice(0, -1),
+        ...(output ? { output } : {}),
+        llm_info: {
+          total_tokens: input.llm.reduce((a, l) => a + l.total_tokens, 0),
+          total_cost: input.llm.reduce((a, l) => a + l.total_cost, 0),
+          requests,
+        },
+      };
+      await writeBlobJson(store, jobResultsKey(jobId), results);
+      return { results: { target_dir: results.target_dir, assets: results.assets, structured_data: { extracted_text: text.slice(0, 2000), metadata: { page_count: meta.pageCount } } } };
+    },
+  };
+}

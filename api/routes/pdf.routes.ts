@@ -1,0 +1,126 @@
+import { AppError } from '../../core/errors';
+import { jobOutputKey } from '../../core/records';
+import { envelope, errorResponse, z } from '../openapi';
+import type { ApiRouter } from '../route';
+import { webhookSchema } from '../schemas/jobs.schemas';
+import type { JobService } from '../services/jobs';
+import { storeUpload, uploadedFile } from '../uploads';
+import { validateParameters } from './jobs.routes';
+
+const METHODS = ['native', 'local_ocr', 'vision_llm', 'combined'] as const;
+const formBool = (d: boolean) =>
+  z.preprocess((v) => (v === undefined || v === '' ? d : v === true || v === 'true' || v === '1' ? true : v === false || v === 'false' || v === '0' ? false : v), z.boolean());
+const formInt = z.preprocess((v) => (v === undefined || v === '' ? undefined : Number(v)), z.number().int().min(1).optional());
+
+const processBody = z
+  .object({
+    file: uploadedFile,
+    extraction_method: z.enum(METHODS).optional().default('native'),
+    template: z.string().max(200).optional(),
+    context: z.preprocess((v) => {
+      if (v === undefined || v === '') return {};
+      try {
+        return typeof v === 'string' ? JSON.parse(v) : v;
+      } catch {
+        return v;
+      }
+    }, z.record(z.string(), z.unknown())),
+    useCache: formBool(true),
+    includeImages: formBool(false),
+    page_start: formInt,
+    page_end: formInt,
+    source_language: z.string().regex(/^[a-z]{2}$/).optional(),
+    ocr_language: z.string().max(100).optional(),
+  })
+  .refine((b) => b.page_start === undefined || b.page_end === undefined || b.page_end >= b.page_start, { message: 'page_end must not be before page_start', path: ['page_end'] });
+
+const jobBody = z.object({
+  filename: z.string().min(1).max(4096),
+  extraction_method: z.enum(METHODS).optional(),
+  template: z.string().max(200).optional(),
+  use_cache: z.boolean().optional(),
+  page_start: z.number().int().min(1).optional(),
+  page_end: z.number().int().min(1).optional(),
+  webhook: webhookSchema.optional(),
+});
+
+const textContent = z.object({ page: z.number().int(), text: z.string(), method: z.string() });
+
+/** PDF extraction (spec §4.2): synchronous processing of an upload, and jobs for files inside INPUT_ROOTS. */
+export function pdfRoutes(api: ApiRouter, jobs: JobService, syncWaitMs: number): void {
+  const tags = ['PDF'];
+  api.add({
+    method: 'post', path: '/api/pdf/process', summary: 'Extract the text of a PDF', tags,
+    description: 'Runs the pdf pipeline as a job and waits for it; past the limit, 504 with `details.job_id` and the work goes on.',
+    body: processBody, bodyTypes: ['multipart'],
+    responses: {
+      200: {
+        description: 'The text',
+        content: {
+          'application/json': {
+            schema: envelope(z.object({
+              extracted_text: z.string(),
+              metadata: z.object({ page_count: z.number().int(), author: z.string(), title: z.string(), text_contents: z.array(textContent), image_paths: z.array(z.string()) }),
+              images_archive_filename: z.string().nullable(),
+              images_archive_data: z.string().nullable(),
+            })),
+          },
+        },
+      },
+      422: errorResponse('Corrupt, encrypted or empty PDF'),
+      504: errorResponse('Still running; poll details.job_id'),
+    },
+    handler: async (ctx, { body }) => {
+      const upload = await storeUpload(jobs.store, body.file);
+      if (upload.size === 0) throw new AppError('UNPROCESSABLE_INPUT', 'The file is empty.', { reason: 'empty' });
+      const parameters = validateParameters('pdf', {
+        file_key: upload.key,
+        original_name: upload.originalName,
+        extraction_method: body.extraction_method,
+        ...(body.template ? { template: body.template } : {}),
+        context: body.context,
+        use_cache: body.useCache,
+        includeImages: body.includeImages,
+        ...(body.page_start ? { page_start: body.page_start } : {}),
+        ...(body.page_end ? { page_end: body.page_end } : {}),
+        ...(body.source_language ? { source_language: body.source_language } : {}),
+        ...(body.ocr_language ? { ocr_language: body.ocr_language } : {}),
+      });
+      try {
+        const done = await jobs.runSync({ jobType: 'pdf', parameters }, syncWaitMs);
+        const sd = (done.results?.structured_data ?? {}) as { extracted_text?: string; metadata?: Record<string, unknown> };
+        let archive: string | null = null;
+        if (body.includeImages) {
+          const chunks: Buffer[] = [];
+          for await (const c of await jobs.store.get(jobOutputKey(done.job_id, 'images.zip'))) chunks.push(c as Buffer);
+          archive = Buffer.concat(chunks).toString('base64');
+        }
+        ctx.body = {
+          status: 'success',
+          data: {
+            extracted_text: String((done.results as { output?: { transformed_text?: string } })?.output?.transformed_text ?? sd.extracted_text ?? ''),
+            metadata: sd.metadata ?? {},
+            images_archive_filename: archive ? `${done.job_id}-images.zip` : null,
+            images_archive_data: archive,
+          },
+        };
+      } finally {
+        // The upload served this request only; the job keeps what it produced.
+        await jobs.store.delete(upload.key).catch(() => undefined);
+      }
+    },
+  });
+
+  api.add({
+    method: 'post', path: '/api/pdf/job', summary: 'Start a PDF job for a file on the server', tags,
+    description: '`filename` must lie inside INPUT_ROOTS (else the job fails with FORBIDDEN); read the job with GET /api/jobs/{job_id}.',
+    body: jobBody,
+    responses: { 200: { description: 'Accepted', content: { 'application/json': { schema: envelope(z.object({ job_id: z.string(), status: z.string() })) } } } },
+    handler: async (ctx, { body }) => {
+      const { webhook, ...rest } = body;
+      const parameters = validateParameters('pdf', { ...rest, ...(webhook ? { webhook } : {}) });
+      const { state } = await jobs.create({ jobType: 'pdf', parameters, webhook });
+      ctx.body = { status: 'success', data: { job_id: state.job_id, status: state.status } };
+    },
+  });
+}

@@ -1,0 +1,50 @@
+import { proxyActivities, workflowInfo } from '@temporalio/workflow';
+import type { createActivities } from '../../activities';
+import { bookkeepingRemote, cpuBound } from '../activity-options';
+import type { PipelineContext } from './index';
+
+type Activities = ReturnType<typeof createActivities>;
+type Method = 'native' | 'local_ocr' | 'vision_llm' | 'combined';
+
+/** Pages per activity: text-layer reading is quick; OCR pages are spread so they run in parallel. */
+const GROUP: Record<Method, number> = { native: 50, combined: 4, local_ocr: 2, vision_llm: 2 };
+
+/**
+ * The pdf job type: prepare (resolve, validate, page range) → page groups in parallel on the media queue, each
+ * heartbeating its cursor and reusing pages already read → assemble, template, optional page images.
+ */
+export async function pdfPipeline(ctx: PipelineContext): Promise<Record<string, unknown>> {
+  const mediaQueue = workflowInfo().taskQueue.replace(/-io$/, '-media');
+  const media = proxyActivities<Activities>({ ...cpuBound, taskQueue: mediaQueue });
+  const io = proxyActivities<Activities>({ ...bookkeepingRemote, startToCloseTimeout: '30m' });
+  const { jobId, parameters } = ctx.input;
+  const method = (parameters.extraction_method ?? 'native') as Method;
+  ctx.progress('prepare', 2, 'Reading the document');
+  const prep = await media.preparePdf({ jobId, parameters });
+  ctx.log('info', `${prep.pageCount} page(s); reading ${prep.pages.length} with ${method}`);
+  const size = GROUP[method] ?? 2;
+  const groups: number[][] = [];
+  for (let i = 0; i < prep.pages.length; i += size) groups.push(prep.pages.slice(i, i + size));
+  let done = 0;
+  const languages = String(parameters.ocr_language ?? parameters.source_language ?? '') || undefined;
+  const outcomes = await Promise.all(
+    groups.map(async (pages) => {
+      const r = await media.extractPdfPages({ jobId, inputKey: prep.inputKey, sha256: prep.sha256, pages, method, languages });
+      done += pages.length;
+      ctx.progress('pages', 5 + Math.floor((85 * done) / prep.pages.length), `${done} of ${prep.pages.length} page(s) read`);
+      return r;
+    }),
+  );
+  const reused = outcomes.reduce((a, o) => a + o.pages.filter((p) => p.reused).length, 0);
+  if (reused) ctx.log('info', `${reused} page(s) reused from earlier work`);
+  const images = parameters.includeImages ? await media.renderPdfImages({ jobId, inputKey: prep.inputKey, sha256: prep.sha256, pages: prep.pages }) : undefined;
+  ctx.progress('assemble', 95, 'Assembling the text');
+  const fin = await io.finishPdf({
+    jobId,
+    parameters,
+    meta: { pageCount: prep.pageCount, title: prep.title, author: prep.author, pages: prep.pages },
+    images,
+    llm: outcomes.map((o) => o.llm),
+  });
+  return fin.results;
+}
