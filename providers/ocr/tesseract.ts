@@ -1,0 +1,160 @@
+/**
+ * OCR through the tesseract CLI: one process per image, `OMP_THREAD_LIMIT=1` (OpenMP made a page five times
+ * slower on two cores), pages in parallel through `mapPool` with one slot per worker core. One run yields text
+ * and confidence: the TSV output is parsed and the text rebuilt from its block, paragraph and line numbers.
+ */
+import { runTool } from '../process/run-tool';
+
+export interface OcrOptions {
+  /** Tesseract language codes (`deu`, `eng`); missing or not installed ones fall back to `DEFAULT_LANGUAGES`. */
+  languages: string[];
+  signal?: AbortSignal;
+  /** Page segmentation mode (default 3: fully automatic, no orientation detection). */
+  psm?: number;
+  /** Resolution of the image (default 300); PGM files carry none and tesseract would guess 70. */
+  dpi?: number;
+  /** Default 120 000 ms per image. */
+  timeoutMs?: number;
+  /** Called with the process id once tesseract runs. */
+  onSpawn?: (pid: number) => void;
+}
+
+export interface OcrResult {
+  text: string;
+  /** Mean word confidence, 0..100 (0 when no word was found). */
+  confidence: number;
+  words: number;
+}
+
+/** Languages used when none (or none usable) are asked for. */
+export const DEFAULT_LANGUAGES: readonly string[] = ['deu', 'eng'];
+
+const ISO_TO_TESSERACT: ReadonlyMap<string, string> = new Map(Object.entries({
+  ar: 'ara', bg: 'bul', ca: 'cat', cs: 'ces', cy: 'cym', da: 'dan', de: 'deu', el: 'ell', en: 'eng', es: 'spa',
+  et: 'est', eu: 'eus', fa: 'fas', fi: 'fin', fr: 'fra', ga: 'gle', gl: 'glg', he: 'heb', hi: 'hin', hr: 'hrv',
+  hu: 'hun', id: 'ind', is: 'isl', it: 'ita', ja: 'jpn', ko: 'kor', la: 'lat', lt: 'lit', lv: 'lav', mt: 'mlt',
+  nb: 'nor', nl: 'nld', nn: 'nor', no: 'nor', pl: 'pol', pt: 'por', ro: 'ron', ru: 'rus', sk: 'slk', sl: 'slv',
+  sq: 'sqi', sr: 'srp', sv: 'swe', th: 'tha', tr: 'tur', uk: 'ukr', vi: 'vie', zh: 'chi_sim',
+}));
+const TESSERACT_CODES = new Set([...ISO_TO_TESSERACT.values(), 'chi_tra']);
+
+/**
+ * Maps ISO 639-1 codes (`de`, `en-US`, a list, or one string with `,` `+` or spaces) to tesseract codes; tesseract
+ * codes pass as they are. Unknown codes, and codes not in `installed` when given, are dropped; if nothing is
+ * left the result is `DEFAULT_LANGUAGES`. Order is kept, duplicates removed. Pure.
+ */
+export function toTesseractLanguages(iso: string[] | string | undefined, installed?: ReadonlySet<string>): string[] {
+  const raw = iso === undefined ? [] : Array.isArray(iso) ? iso : [iso];
+  const out: string[] = [];
+  for (const part of raw.flatMap((s) => s.split(/[\s,+]+/))) {
+    const code = toTesseractCode(part, installed);
+    if (code && (!installed || installed.has(code)) && !out.includes(code)) out.push(code);
+  }
+  return out.length > 0 ? out : [...DEFAULT_LANGUAGES];
+}
+
+function toTesseractCode(part: string, installed: ReadonlySet<string> | undefined): string | undefined {
+  const lower = part.trim().toLowerCase();
+  if (!lower) return undefined;
+  if (installed?.has(lower) || TESSERACT_CODES.has(lower)) return lower;
+  if (lower === 'zh-tw' || lower === 'zh-hant') return 'chi_tra';
+  return ISO_TO_TESSERACT.get(lower.split(/[-_]/)[0]);
+}
+
+let installedCache: Promise<ReadonlySet<string>> | undefined;
+
+/** Languages tesseract has data for (without `osd`), asked once per process. */
+export function installedLanguages(): Promise<ReadonlySet<string>> {
+  installedCache ??= runTool('tesseract', ['--list-langs'], { timeoutMs: 10_000 })
+    .then(({ stdout, stderr }) => {
+      // Tesseract 4 printed the list on stderr, 5 prints it on stdout.
+      const lines = `${stdout.toString('utf8')}\n${stderr}`.split('\n').map((l) => l.trim());
+      return new Set(lines.filter((l) => /^[A-Za-z_]+$/.test(l) && l !== 'osd'));
+    })
+    .catch((err: unknown) => {
+      installedCache = undefined;
+      throw err;
+    });
+  return installedCache;
+}
+
+interface TsvWord {
+  block: number;
+  par: number;
+  line: number;
+  conf: number;
+  text: string;
+}
+
+/**
+ * Parses tesseract's TSV output into text and word statistics. Words of one line are joined with spaces, lines
+ * with a newline, paragraphs and blocks with a blank line, as tesseract's own text output does. Pure.
+ */
+export function parseTesseractTsv(tsv: string): OcrResult {
+  const words: TsvWord[] = [];
+  for (const row of tsv.split('\n')) {
+    const cols = row.split('\t');
+    if (cols.length < 12 || cols[0] !== '5') continue;
+    const text = cols.slice(11).join('\t').trim();
+    const conf = Number(cols[10]);
+    if (!text || !(conf >= 0)) continue;
+    words.push({ block: Number(cols[2]), par: Number(cols[3]), line: Number(cols[4]), conf, text });
+  }
+  let text = '';
+  let prev: TsvWord | undefined;
+  for (const w of words) {
+    if (prev) {
+      if (w.block !== prev.block || w.par !== prev.par) text += '\n\n';
+      else if (w.line !== prev.line) text += '\n';
+      else text += ' ';
+    }
+    text += w.text;
+    prev = w;
+  }
+  const confidence = words.length > 0 ? words.reduce((s, w) => s + w.conf, 0) / words.length : 0;
+  return { text, confidence: Math.round(confidence * 100) / 100, words: words.length };
+}
+
+/**
+ * Recognises the text of one image. The process runs single-threaded, is killed on abort (rejecting with the
+ * signal's reason) and on timeout.
+ */
+export async function ocrImage(imagePath: string, opts: OcrOptions): Promise<OcrResult> {
+  opts.signal?.throwIfAborted();
+  const languages = toTesseractLanguages(opts.languages, await installedLanguages());
+  const args = [imagePath, 'stdout', '-l', languages.join('+'), '--psm', String(opts.psm ?? 3), '--dpi', String(opts.dpi ?? 300), 'tsv'];
+  const { stdout } = await runTool('tesseract', args, {
+    signal: opts.signal,
+    timeoutMs: opts.timeoutMs ?? 120_000,
+    env: { ...process.env, OMP_THREAD_LIMIT: '1' },
+    onSpawn: opts.onSpawn,
+  });
+  return parseTesseractTsv(stdout.toString('utf8'));
+}
+
+/**
+ * Maps items with at most `concurrency` calls of `fn` running at once; results keep the items' order. After the
+ * first failure no new item starts; the promise rejects with that failure once the running calls have settled,
+ * so no work outlives the call (pass an AbortSignal to `fn` to stop running work early).
+ */
+export async function mapPool<T, R>(items: readonly T[], concurrency: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  let failed = false;
+  let firstError: unknown;
+  const lane = async () => {
+    while (!failed && next < items.length) {
+      const i = next++;
+      try {
+        results[i] = await fn(items[i], i);
+      } catch (err) {
+        if (!failed) firstError = err;
+        failed = true;
+      }
+    }
+  };
+  const lanes = Math.max(1, Math.min(Math.floor(concurrency) || 1, items.length));
+  await Promise.all(Array.from({ length: lanes }, lane));
+  if (failed) throw firstError;
+  return results;
+}

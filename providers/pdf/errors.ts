@@ -1,0 +1,24 @@
+import type { ErrorCode } from '../../core/errors';
+
+/** Why a PDF could not be processed; `reason` is stable and safe to show to clients (`details.reason`). */
+export type PdfErrorReason = 'encrypted' | 'corrupt' | 'not_pdf' | 'empty' | 'timeout' | 'page_out_of_range';
+
+/**
+ * An input problem with a PDF, carrying the contract §1 error code the edge answers with:
+ * `UNPROCESSABLE_INPUT` (422) for encrypted, corrupt, empty or unparseable-in-time files, `INVALID_FORMAT` (400)
+ * for bytes that are not a PDF at all, `VALIDATION_ERROR` (400) for a page outside the document.
+ * Activities map it to a non-retryable failure: retrying the same bytes gives the same answer.
+ */
+export class PdfError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    readonly reason: PdfErrorReason,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'PdfError';
+  }
+}
+
+export const isPdfError = (err: unknown): err is PdfError => err instanceof PdfError;
