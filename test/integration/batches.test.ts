@@ -98,7 +98,7 @@ describe('batches on the real engine', function () {
     });
     const failed = await s.call('GET', `/api/jobs/${ids[2]}`);
     expect(failed.body.data).to.include({ status: 'failed', batch_id, job_type: 'pdf' });
-    expect(failed.body.data.error.code).to.equal('NOT_IMPLEMENTED');
+    expect(failed.body.data.error.code).to.equal('FILE_NOT_FOUND');
   });
 
   it('rejects an empty batch and a batch with an invalid job, naming the job’s field', async () => {

@@ -204,15 +204,15 @@ describe('jobs API on the real engine', function () {
   });
 
   describe('failure and restart', () => {
-    it('fails a pdf job with NOT_IMPLEMENTED, restarts it under the same id and keeps the first run’s logs', async () => {
+    it('fails a pdf job for a missing file with FILE_NOT_FOUND, restarts it under the same id and keeps the first run’s logs', async () => {
       const jobId = await create(pdfJob());
       const first = await s.waitJob(jobId);
       expect(first.status).to.equal('failed');
-      expect(first.error).to.include({ code: 'NOT_IMPLEMENTED' });
+      expect(first.error).to.include({ code: 'FILE_NOT_FOUND' });
       expect(first.error.message).to.be.a('string').and.not.equal('');
       expect(first.progress.percent).to.be.below(100);
       const firstLogs: { timestamp: string; message: string }[] = first.logs;
-      expect(firstLogs.some((l) => l.message.includes('NOT_IMPLEMENTED'))).to.equal(true);
+      expect(firstLogs.some((l) => l.message.includes('FILE_NOT_FOUND'))).to.equal(true);
 
       const r = await s.call('POST', `/api/event-job/${jobId}/restart`);
       expect(r.status, JSON.stringify(r.body)).to.equal(200);
@@ -222,13 +222,13 @@ describe('jobs API on the real engine', function () {
       const second = await s.waitJob(jobId);
       expect(second.job_id).to.equal(jobId);
       expect(second.status).to.equal('failed');
-      expect(second.error.code).to.equal('NOT_IMPLEMENTED');
+      expect(second.error.code).to.equal('FILE_NOT_FOUND');
       const messages: string[] = second.logs.map((l: { message: string }) => l.message);
       // The first run's lines come first, unchanged, then the restart line, then the second run's lines.
       expect(second.logs.slice(0, firstLogs.length)).to.deep.equal(firstLogs);
       const restartAt = messages.indexOf('Job restarted');
       expect(restartAt).to.equal(firstLogs.length);
-      expect(messages.slice(restartAt + 1).some((m) => m.includes('NOT_IMPLEMENTED')), 'the second run failed again').to.equal(true);
+      expect(messages.slice(restartAt + 1).some((m) => m.includes('FILE_NOT_FOUND')), 'the second run failed again').to.equal(true);
       expect(Date.parse(second.updated_at)).to.be.at.least(Date.parse(first.updated_at));
     });
 

@@ -164,7 +164,7 @@ describe('job webhooks and event stream on the real engine', function () {
     expect(body.process).to.deep.equal({ id: jobId });
     expect(body.job).to.deep.equal({ id: 'client-pdf' });
     expect(body.message).to.be.a('string').and.not.equal('');
-    expect(body.error).to.include({ code: 'NOT_IMPLEMENTED' });
+    expect(body.error).to.include({ code: 'FILE_NOT_FOUND' });
     expect(body.error.message).to.be.a('string');
     expect(body).not.to.have.property('data');
     expect(hook.requests.some((r) => phase(r) === 'completed')).to.equal(false);
@@ -243,7 +243,7 @@ describe('job webhooks and event stream on the real engine', function () {
       await s.waitJob(failedId);
       const failed = await readSse(`${s.url}/api/jobs/${failedId}/events`);
       expect(failed.events.at(-1)!.event).to.equal('failed');
-      expect(failed.events.at(-1)!.data.error.code).to.equal('NOT_IMPLEMENTED');
+      expect(failed.events.at(-1)!.data.error.code).to.equal('FILE_NOT_FOUND');
       // After the final event there is nothing to resume.
       const after = await readSse(`${s.url}/api/jobs/${done}/events`, { 'Last-Event-ID': String(last.id) });
       expect(after.events).to.deep.equal([]);

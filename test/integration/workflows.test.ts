@@ -79,10 +79,11 @@ describe('job and batch workflows on a local Temporal dev server', function () {
     const rec = await jobRecord(state.job_id);
     expect(rec.status).to.equal('completed');
     expect(rec.progress.percent).to.equal(100);
-    expect(rec.results).to.deep.equal({
+    expect(rec.results).to.deep.include({
       structured_data: { extracted_text: expected, metadata: { operation: 'html-to-markdown', characters: expected.length } },
       assets: [jobOutputKey(state.job_id, 'result.md')],
       target_dir: `jobs/${state.job_id}/out`,
+      from_cache: false,
     });
     const file: Buffer[] = [];
     for await (const c of await h.store.get(jobOutputKey(state.job_id, 'result.md'))) file.push(c as Buffer);
@@ -94,20 +95,20 @@ describe('job and batch workflows on a local Temporal dev server', function () {
     expect(desc.typedSearchAttributes.get(SA.JobType)).to.equal('transformer');
   });
 
-  it('fails a pdf job’s workflow run with NOT_IMPLEMENTED and records the failure with that code', async () => {
+  it('fails a pdf job for a missing file with FILE_NOT_FOUND and records the failure with that code', async () => {
     const { state } = await h.jobs.create({ jobType: 'pdf', parameters: { filename: 'report.pdf' } });
     const handle = h.client.workflow.getHandle(state.job_id);
     const err = await failureOf(handle.result());
     expect(err.cause).to.be.instanceOf(ApplicationFailure);
     const cause = err.cause as ApplicationFailure;
-    expect(cause.type).to.equal('NOT_IMPLEMENTED');
+    expect(cause.type).to.equal('FILE_NOT_FOUND');
     expect(cause.nonRetryable).to.equal(true);
 
     const rec = await jobRecord(state.job_id);
     expect(rec.status).to.equal('failed');
-    expect(rec.error).to.deep.equal({ code: 'NOT_IMPLEMENTED', message: cause.message, details: { job_type: 'pdf' } });
+    expect(rec.error).to.deep.equal({ code: 'FILE_NOT_FOUND', message: cause.message, details: { filename: 'report.pdf' } });
     expect(rec.results).to.equal(null);
-    expect(rec.logs.at(-1)!.message).to.equal(`Job failed: NOT_IMPLEMENTED: ${cause.message}`);
+    expect(rec.logs.at(-1)!.message).to.equal(`Job failed: FILE_NOT_FOUND: ${cause.message}`);
     const desc = await handle.describe();
     expect(desc.status.name).to.equal('FAILED');
     expect(desc.typedSearchAttributes.get(SA.JobStatus)).to.equal('failed');
@@ -288,7 +289,7 @@ describe('job and batch workflows on a local Temporal dev server', function () {
     expect(rec).to.include({ status: 'failed', run: 2 });
     const messages = rec.logs.map((l) => l.message);
     expect(messages).to.include.members(['Job restarted', 'Run 2 started']);
-    expect(messages.filter((m) => m.startsWith('Job failed: NOT_IMPLEMENTED'))).to.have.length(2);
+    expect(messages.filter((m) => m.startsWith('Job failed: FILE_NOT_FOUND'))).to.have.length(2);
   });
 
   describe('webhooks', () => {
@@ -298,7 +299,9 @@ describe('job and batch workflows on a local Temporal dev server', function () {
     it('retries a failed delivery on the scaled backoff, logs each attempt, and keeps the event id', async () => {
       receiver = await startWebhookReceiver({ responses: [500, 500, 500] });
       const jobs = new JobService(h.gateway, h.store, 0.001);
-      const { state } = await jobs.create({ jobType: 'pdf', parameters: { filename: 'a.pdf' }, webhook: { url: receiver.url, token: 'tok-1', jobId: 'client-7' } });
+      // A session job fails at once (no pipeline yet), so its only event is the failure.
+      const session = { event: 'E', session: 'S', url: 'https://example.org/s', filename: 's.md', track: 'T' };
+      const { state } = await jobs.create({ jobType: 'session', parameters: session, webhook: { url: receiver.url, token: 'tok-1', jobId: 'client-7' } });
       await failureOf(h.client.workflow.getHandle(state.job_id).result());
 
       expect(receiver.requests).to.have.length(4);
