@@ -6,6 +6,7 @@ import type { Logger } from '../core/logger';
 import type { LlmProvider } from '../providers/llm';
 import { createBatchActivities } from './batch.activities';
 import { createJobActivities } from './jobs.activities';
+import { createImageActivities } from './image.activities';
 import { createPdfActivities } from './pdf.activities';
 import { createPingActivities } from './ping.activities';
 import { createTransformerActivities } from './transformer.activities';
@@ -31,5 +32,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createTransformerActivities(deps),
     ...createWebhookActivities(deps),
     ...createPdfActivities(deps),
+    ...createImageActivities(deps),
   };
 }

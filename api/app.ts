@@ -14,6 +14,7 @@ import { commonRoutes } from './routes/common.routes';
 import { eventJobRoutes } from './routes/event-job.routes';
 import { healthRoutes } from './routes/health.routes';
 import { jobRoutes } from './routes/jobs.routes';
+import { imageOcrRoutes } from './routes/imageocr.routes';
 import { pdfRoutes } from './routes/pdf.routes';
 import { templateRoutes } from './routes/templates.routes';
 import { transformerRoutes } from './routes/transformer.routes';
@@ -62,6 +63,7 @@ export function createApp(deps: AppDeps): App {
   transformerRoutes(api, { jobs, config, syncWaitMs: config.SYNC_WAIT_MS });
   templateRoutes(api);
   pdfRoutes(api, jobs, config.SYNC_WAIT_MS);
+  imageOcrRoutes(api, jobs, config.SYNC_WAIT_MS);
 
   koa.use(edgeMiddleware(logger, SERVICE_VERSION));
   koa.use(

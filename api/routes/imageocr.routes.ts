@@ -1,0 +1,59 @@
+import { AppError } from '../../core/errors';
+import { envelope, errorResponse, z } from '../openapi';
+import type { ApiRouter } from '../route';
+import type { JobService } from '../services/jobs';
+import { storeUpload, uploadedFile } from '../uploads';
+
+const formBool = (d: boolean) =>
+  z.preprocess((v) => (v === undefined || v === '' ? d : v === true || v === 'true' || v === '1' ? true : v === false || v === 'false' || v === '0' ? false : v), z.boolean());
+const common = {
+  template: z.string().max(200).optional(),
+  use_cache: formBool(true),
+  ocr_language: z.string().max(100).optional(),
+};
+const result = envelope(
+  z.object({
+    extracted_text: z.string(),
+    metadata: z.object({ width: z.number().int(), height: z.number().int(), format: z.string(), dpi: z.number().int() }).passthrough(),
+  }),
+);
+
+/** Image OCR (spec §4.10): an upload or a URL (SSRF-guarded), recognised by tesseract on the media queue. */
+export function imageOcrRoutes(api: ApiRouter, jobs: JobService, syncWaitMs: number): void {
+  const tags = ['Image OCR'];
+  const answer = async (ctx: import('koa').Context, parameters: Record<string, unknown>) => {
+    const done = await jobs.runSync({ jobType: 'imageocr', parameters }, syncWaitMs);
+    const sd = (done.results?.structured_data ?? {}) as { extracted_text?: string; metadata?: Record<string, unknown> };
+    ctx.body = { status: 'success', data: { extracted_text: sd.extracted_text ?? '', metadata: sd.metadata ?? {} } };
+  };
+  const responses = {
+    200: { description: 'The text', content: { 'application/json': { schema: result } } },
+    400: errorResponse('Not a supported image'),
+    504: errorResponse('Still running; poll details.job_id'),
+  };
+
+  api.add({
+    method: 'post', path: '/api/imageocr/process', summary: 'Recognise the text of an image', tags,
+    body: z.object({ file: uploadedFile, ...common }), bodyTypes: ['multipart'], responses,
+    handler: async (ctx, { body }) => {
+      const upload = await storeUpload(jobs.store, body.file);
+      if (upload.size === 0) throw new AppError('INVALID_FORMAT', 'The file is empty.', { error_type: 'empty' });
+      try {
+        await answer(ctx, { file_key: upload.key, file_sha256: upload.sha256, ...(body.template ? { template: body.template } : {}), ...(body.ocr_language ? { ocr_language: body.ocr_language } : {}) });
+      } finally {
+        await jobs.store.delete(upload.key).catch(() => undefined);
+      }
+    },
+  });
+
+  api.add({
+    method: 'post', path: '/api/imageocr/process-url', summary: 'Recognise the text of an image at a URL', tags,
+    description: 'Private, loopback, link-local and metadata addresses are refused (also after DNS and redirects) unless the server listens on loopback only or ALLOW_PRIVATE_URLS=true.',
+    body: z.object({ url: z.string().url().max(4096).refine((u) => /^https?:\/\//i.test(u), 'an http or https URL'), ...common }),
+    bodyTypes: ['json', 'multipart'],
+    responses: { ...responses, 403: errorResponse('Target not allowed'), 502: errorResponse('The URL could not be fetched') },
+    handler: async (ctx, { body }) => {
+      await answer(ctx, { url: body.url, ...(body.template ? { template: body.template } : {}), ...(body.ocr_language ? { ocr_language: body.ocr_language } : {}) });
+    },
+  });
+}
