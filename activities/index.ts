@@ -6,6 +6,7 @@ import type { Logger } from '../core/logger';
 import type { LlmProvider } from '../providers/llm';
 import { createBatchActivities } from './batch.activities';
 import { createJobActivities } from './jobs.activities';
+import { createExternalOcrActivities } from './external-ocr.activities';
 import { createImageActivities } from './image.activities';
 import { createPdfActivities } from './pdf.activities';
 import { createPingActivities } from './ping.activities';
@@ -33,5 +34,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createWebhookActivities(deps),
     ...createPdfActivities(deps),
     ...createImageActivities(deps),
+    ...createExternalOcrActivities(deps),
   };
 }

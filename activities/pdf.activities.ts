@@ -31,7 +31,11 @@ export interface PageResult {
 const LOW_CONFIDENCE = 60;
 
 function pdfFailure(err: unknown): never {
-  if (isPdfError(err)) throw ApplicationFailure.nonRetryable(err.message, err.code, { reason: err.reason });
+  if (isPdfError(err)) {
+    // Contract §1: INVALID_FORMAT carries `details.error_type` and `details.supported_formats`.
+    const extra = err.code === 'INVALID_FORMAT' ? { error_type: err.reason, supported_formats: ['pdf'] } : {};
+    throw ApplicationFailure.nonRetryable(err.message, err.code, { reason: err.reason, ...extra });
+  }
   throw err;
 }
 
@@ -163,8 +167,8 @@ export function createPdfActivities(deps: ActivityDeps) {
       return { pages: summary, llm: recorder.summary(), attempt: activityInfo().attempt };
     },
 
-    /** Renders the pages as PNG into `images.zip` (includeImages). */
-    async renderPdfImages({ jobId, inputKey, sha256, pages }: { jobId: string; inputKey: string; sha256: string; pages: number[] }) {
+    /** Renders the pages as PNG into a ZIP in the job's output (`images.zip` for includeImages, `pages.zip` for external OCR). */
+    async renderPdfImages({ jobId, inputKey, sha256, pages, archive = 'images.zip' }: { jobId: string; inputKey: string; sha256: string; pages: number[]; archive?: string }) {
       const pdfPath = await localCopy(store, inputKey, sha256, '.pdf');
       const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'docproc-images-'));
       try {
@@ -177,8 +181,8 @@ export function createPdfActivities(deps: ActivityDeps) {
           heartbeat({ page });
         }
         zip.end();
-        await store.put(jobOutputKey(jobId, 'images.zip'), zip.outputStream as unknown as Readable, { mime: 'application/zip' });
-        return { archive: 'images.zip', image_paths: names };
+        await store.put(jobOutputKey(jobId, archive), zip.outputStream as unknown as Readable, { mime: 'application/zip' });
+        return { archive, image_paths: names };
       } finally {
         await fs.rm(dir, { recursive: true, force: true });
       }

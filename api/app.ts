@@ -14,6 +14,7 @@ import { commonRoutes } from './routes/common.routes';
 import { eventJobRoutes } from './routes/event-job.routes';
 import { healthRoutes } from './routes/health.routes';
 import { jobRoutes } from './routes/jobs.routes';
+import { externalOcrRoutes } from './routes/external-ocr.routes';
 import { imageOcrRoutes } from './routes/imageocr.routes';
 import { pdfRoutes } from './routes/pdf.routes';
 import { templateRoutes } from './routes/templates.routes';
@@ -64,6 +65,7 @@ export function createApp(deps: AppDeps): App {
   templateRoutes(api);
   pdfRoutes(api, jobs, config.SYNC_WAIT_MS);
   imageOcrRoutes(api, jobs, config.SYNC_WAIT_MS);
+  externalOcrRoutes(api, jobs, config);
 
   koa.use(edgeMiddleware(logger, SERVICE_VERSION));
   koa.use(

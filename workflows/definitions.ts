@@ -4,7 +4,7 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 
-export type JobType = 'pdf' | 'session' | 'transformer' | 'audio' | 'video' | 'imageocr';
+export type JobType = 'pdf' | 'session' | 'transformer' | 'audio' | 'video' | 'imageocr' | 'external_ocr';
 export const JOB_TYPES: readonly JobType[] = ['pdf', 'session', 'transformer'];
 export type JobStatus = 'pending' | 'processing' | 'completed' | 'failed';
 export type LogLevel = 'debug' | 'info' | 'warning' | 'error';

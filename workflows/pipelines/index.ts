@@ -1,5 +1,6 @@
 import { ApplicationFailure, patched } from '@temporalio/workflow';
 import type { JobInput, LogLevel } from '../definitions';
+import { externalOcrPipeline } from './external-ocr.pipeline';
 import { imageOcrPipeline } from './imageocr.pipeline';
 import { pdfPipeline } from './pdf.pipeline';
 import { transformerPipeline } from './transformer.pipeline';
@@ -16,6 +17,7 @@ export type Pipeline = (ctx: PipelineContext) => Promise<Record<string, unknown>
 const PIPELINES: Partial<Record<JobInput['jobType'], Pipeline>> = {
   transformer: transformerPipeline,
   imageocr: imageOcrPipeline,
+  external_ocr: externalOcrPipeline,
 };
 
 /** Pipelines added after jobs of their type could already run (and fail) without one: patched for replay. */

@@ -1,0 +1,122 @@
+import type { Context } from 'koa';
+import { readBlobJson } from '../../core/blob-store';
+import type { Config } from '../../core/config';
+import { AppError } from '../../core/errors';
+import { jobOutputKey, jobResultsKey } from '../../core/records';
+import type { JobState } from '../../workflows/definitions';
+import { isTerminal } from '../../workflows/job-state';
+import { envelope, errorResponse, z } from '../openapi';
+import type { ApiRouter } from '../route';
+import { jobIdParam, zipResponse } from '../schemas/jobs.schemas';
+import { attachment } from '../services/archive';
+import { jobErrorToAppError, type JobService } from '../services/jobs';
+import { storeUpload, uploadedFile } from '../uploads';
+
+const formBool = (d: boolean) =>
+  z.preprocess((v) => (v === undefined || v === '' ? d : v === true || v === 'true' || v === '1' ? true : v === false || v === 'false' || v === '0' ? false : v), z.boolean());
+const formInt = (min: number, max: number) => z.preprocess((v) => (v === undefined || v === '' ? undefined : Number(v)), z.number().int().min(min).max(max).optional());
+
+const body = z.object({
+  file: uploadedFile,
+  page_start: formInt(1, 100_000),
+  page_end: formInt(1, 100_000),
+  includeImages: formBool(true),
+  includePageImages: formBool(true),
+  useCache: formBool(true),
+  callback_url: z.string().url().max(2048).optional(),
+  callback_token: z.string().max(1024).optional(),
+  jobId: z.string().max(256).optional(),
+  wait_ms: formInt(0, 300_000),
+});
+
+async function readAll(jobs: JobService, key: string): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const c of await jobs.store.get(key)) chunks.push(c as Buffer);
+  return Buffer.concat(chunks);
+}
+
+/** The finished job's result in the spec's shape. */
+async function resultData(jobs: JobService, s: JobState): Promise<Record<string, unknown>> {
+  const r = await readBlobJson<{ structured_data: { extracted_text: string; metadata: unknown }; external_ocr_raw: unknown; pages_archive: string | null }>(jobs.store, jobResultsKey(s.job_id));
+  const pages = r.pages_archive ? await readAll(jobs, jobOutputKey(s.job_id, r.pages_archive)) : null;
+  return {
+    job_id: s.job_id,
+    extracted_text: r.structured_data.extracted_text,
+    metadata: r.structured_data.metadata,
+    external_ocr_raw: r.external_ocr_raw,
+    pages_archive_filename: pages ? `${s.job_id}-pages.zip` : null,
+    pages_archive_data: pages ? pages.toString('base64') : null,
+    images_archive_data: null,
+    images_archive_filename: null,
+  };
+}
+
+/** External OCR (spec §4.2, contract §6): callback → 202 at once; else wait up to wait_ms → 200 or 202. */
+export function externalOcrRoutes(api: ApiRouter, jobs: JobService, config: Config): void {
+  const tags = ['PDF'];
+  api.add({
+    method: 'post', path: '/api/pdf/process-external-ocr', summary: 'Markdown of a PDF from the external OCR service', tags,
+    description: 'With `callback_url` the answer is 202 with `data.job_id` at once and the result is posted to the callback; without it the request waits up to `wait_ms` (default 0) and answers 200 with the result or 202 with the job id.',
+    body, bodyTypes: ['multipart'],
+    responses: {
+      200: { description: 'The result', content: { 'application/json': { schema: envelope(z.object({}).passthrough()) } } },
+      202: { description: 'Accepted; poll the job or wait for the callback' },
+      503: errorResponse('External OCR not configured'),
+    },
+    handler: async (ctx, { body: b }) => {
+      if (b.page_start !== undefined && b.page_end !== undefined && b.page_end < b.page_start) {
+        throw new AppError('VALIDATION_ERROR', 'page_end must not be before page_start.', { issues: [{ path: 'page_end', message: 'before page_start' }] });
+      }
+      if (b.callback_url && !/^https:/i.test(b.callback_url) && !(config.ALLOW_HTTP_CALLBACKS || config.loopbackOnly)) {
+        throw new AppError('VALIDATION_ERROR', 'callback_url must be an https URL.', { issues: [{ path: 'callback_url', message: 'https required' }] });
+      }
+      if (!config.externalOcr) {
+        throw new AppError('PROVIDER_NOT_CONFIGURED', 'External OCR is not configured: set EXTERNAL_OCR_URL (and EXTERNAL_OCR_API_KEY).', {});
+      }
+      const upload = await storeUpload(jobs.store, b.file);
+      if (upload.size === 0) throw new AppError('UNPROCESSABLE_INPUT', 'The file is empty.', { reason: 'empty' });
+      const parameters = {
+        file_key: upload.key,
+        original_name: upload.originalName,
+        file_size: upload.size,
+        includeImages: b.includeImages,
+        includePageImages: b.includePageImages,
+        use_cache: b.useCache,
+        ...(b.page_start ? { page_start: b.page_start } : {}),
+        ...(b.page_end ? { page_end: b.page_end } : {}),
+      };
+      const webhook = b.callback_url ? { url: b.callback_url, ...(b.callback_token ? { token: b.callback_token } : {}), ...(b.jobId ? { jobId: b.jobId } : {}) } : undefined;
+      let { state } = await jobs.create({ jobType: 'external_ocr', parameters, webhook });
+      const accepted = (s: JobState) => {
+        ctx.status = 202;
+        ctx.body = { status: 'success', data: { job_id: s.job_id, status: s.status, message: webhook ? 'Accepted; the result will be posted to callback_url.' : 'Still running; poll GET /api/jobs/{job_id}.' } };
+      };
+      if (webhook || !b.wait_ms) return accepted(state);
+      const deadline = Date.now() + b.wait_ms;
+      while (!isTerminal(state) && Date.now() < deadline) state = await jobs.waitForChange(state, (deadline - Date.now()) / 1000);
+      if (!isTerminal(state)) return accepted(state);
+      if (state.status === 'failed') throw jobErrorToAppError(state.error, state.job_id);
+      ctx.body = { status: 'success', data: await resultData(jobs, state) };
+    },
+  });
+
+  api.add({
+    method: 'get', path: '/api/pdf/jobs/{job_id}/download-pages-archive', summary: 'Download the page renders of an external-OCR job', tags,
+    params: jobIdParam,
+    responses: { 200: zipResponse, 202: { description: 'Still running' }, 400: errorResponse('No archive'), 404: errorResponse('Unknown job') },
+    handler: async (ctx: Context, { params }) => {
+      const s = await jobs.require(params.job_id);
+      if (!isTerminal(s)) {
+        ctx.status = 202;
+        ctx.body = { status: 'success', data: { job_id: s.job_id, status: s.status, message: 'The job is still running.' } };
+        return;
+      }
+      const st = await jobs.store.stat(jobOutputKey(s.job_id, 'pages.zip'));
+      if (!st) throw new AppError('NO_ARCHIVE', 'This job has no pages archive (it failed, or ran without includePageImages).', { job_id: s.job_id, status: s.status });
+      ctx.body = await jobs.store.get(st.key);
+      ctx.type = 'application/zip';
+      ctx.length = st.size;
+      ctx.set('Content-Disposition', attachment(`${s.job_id}-pages.zip`));
+    },
+  });
+}

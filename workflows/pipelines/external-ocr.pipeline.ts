@@ -1,0 +1,30 @@
+import { proxyActivities, workflowInfo } from '@temporalio/workflow';
+import type { createActivities } from '../../activities';
+import { bookkeepingRemote, cpuBound, providerCall } from '../activity-options';
+import type { PipelineContext } from './index';
+
+type Activities = ReturnType<typeof createActivities>;
+
+/**
+ * External OCR (spec §4.2 process-external-ocr): prepare → the external service's Markdown and, in parallel, page
+ * renders for the pages archive → results.
+ */
+export async function externalOcrPipeline(ctx: PipelineContext): Promise<Record<string, unknown>> {
+  const media = proxyActivities<Activities>({ ...cpuBound, taskQueue: workflowInfo().taskQueue.replace(/-io$/, '-media') });
+  const net = proxyActivities<Activities>({ ...providerCall, startToCloseTimeout: '1h', heartbeatTimeout: '10m' });
+  const io = proxyActivities<Activities>(bookkeepingRemote);
+  const { jobId, parameters } = ctx.input;
+  ctx.progress('prepare', 2, 'Reading the document');
+  const prep = await media.preparePdf({ jobId, parameters });
+  ctx.progress('ocr', 10, `Sending ${prep.pages.length} page(s) to the OCR service`);
+  const [ocr, pages] = await Promise.all([
+    net.externalOcrPdf({ jobId, inputKey: prep.inputKey, sha256: prep.sha256, pages: prep.pages, pageCount: prep.pageCount, includeImages: parameters.includeImages !== false }),
+    parameters.includePageImages !== false
+      ? media.renderPdfImages({ jobId, inputKey: prep.inputKey, sha256: prep.sha256, pages: prep.pages, archive: 'pages.zip' })
+      : Promise.resolve(undefined),
+  ]);
+  ctx.log('info', `${ocr.pages} page(s) recognised by ${ocr.model}`);
+  ctx.progress('finish', 95, 'Writing the results');
+  const fin = await io.finishExternalOcr({ jobId, parameters, pageCount: prep.pageCount, fileSize: Number(parameters.file_size ?? 0), pagesArchive: pages?.archive });
+  return fin.results;
+}
