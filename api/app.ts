@@ -63,7 +63,7 @@ export function createApp(deps: AppDeps): App {
   eventJobRoutes(api, jobs, batches, config.MAX_BATCH_JOBS);
   transformerRoutes(api, { jobs, config, syncWaitMs: config.SYNC_WAIT_MS });
   templateRoutes(api);
-  pdfRoutes(api, jobs, config.SYNC_WAIT_MS);
+  pdfRoutes(api, jobs, config.SYNC_WAIT_MS, config.llm !== null);
   imageOcrRoutes(api, jobs, config.SYNC_WAIT_MS);
   externalOcrRoutes(api, jobs, config);
 

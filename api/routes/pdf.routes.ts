@@ -47,7 +47,7 @@ const jobBody = z.object({
 const textContent = z.object({ page: z.number().int(), text: z.string(), method: z.string() });
 
 /** PDF extraction (spec §4.2): synchronous processing of an upload, and jobs for files inside INPUT_ROOTS. */
-export function pdfRoutes(api: ApiRouter, jobs: JobService, syncWaitMs: number): void {
+export function pdfRoutes(api: ApiRouter, jobs: JobService, syncWaitMs: number, llmConfigured: boolean): void {
   const tags = ['PDF'];
   api.add({
     method: 'post', path: '/api/pdf/process', summary: 'Extract the text of a PDF', tags,
@@ -71,6 +71,9 @@ export function pdfRoutes(api: ApiRouter, jobs: JobService, syncWaitMs: number):
       504: errorResponse('Still running; poll details.job_id'),
     },
     handler: async (ctx, { body }) => {
+      if (body.extraction_method === 'vision_llm' && !llmConfigured) {
+        throw new AppError('PROVIDER_NOT_CONFIGURED', 'vision_llm needs a language model: set LLM_BASE_URL, LLM_API_KEY and LLM_MODEL.', {});
+      }
       const upload = await storeUpload(jobs.store, body.file);
       if (upload.size === 0) throw new AppError('UNPROCESSABLE_INPUT', 'The file is empty.', { reason: 'empty' });
       const parameters = validateParameters('pdf', {

@@ -1,0 +1,118 @@
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { expect } from 'chai';
+// The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
+import { startStack, type Stack } from '../support/stack';
+import { buildPdf, corruptPdf, scannedPdf, zeroPagePdf } from '../support/pdf-factory';
+import { okData, postPdf } from '../support/pdf-http';
+
+// Refused inputs of POST /api/pdf/process, and POST /api/pdf/job and pdf jobs for files in the data directory
+// (spec §4.2, contract §1 and §6), on the real API and worker over loopback HTTP, on a Temporal dev server.
+
+const TEXT_PDF = buildPdf({ pages: [{ kind: 'lines', lines: ['Ein gültiges Dokument über Größen.'] }] });
+
+describe('PDF endpoints refusing bad input and reading server files', function () {
+  this.timeout(90_000);
+  let s: Stack;
+
+  before(async function () {
+    this.timeout(120_000);
+    s = await startStack();
+  });
+  after(async () => {
+    await s?.stop();
+  });
+
+  describe('POST /api/pdf/process with bad input', () => {
+    const cases: [string, () => Promise<Buffer | undefined>, Record<string, string>, number, string][] = [
+      ['a PNG instead of a PDF', () => readFile(new URL('../../samples/image.png', import.meta.url)), {}, 400, 'INVALID_FORMAT'],
+      ['a corrupt PDF', async () => corruptPdf(), {}, 422, 'UNPROCESSABLE_INPUT'],
+      ['an encrypted PDF', async () => buildPdf({ userPassword: 'geheim', pages: [{ kind: 'lines', lines: ['Vertraulich'] }] }), {}, 422, 'UNPROCESSABLE_INPUT'],
+      ['a PDF without pages', async () => zeroPagePdf(), {}, 422, 'UNPROCESSABLE_INPUT'],
+      ['an empty file', async () => Buffer.alloc(0), {}, 422, 'UNPROCESSABLE_INPUT'],
+      ['a form without the file field', async () => undefined, { extraction_method: 'native' }, 400, 'VALIDATION_ERROR'],
+      ['the unknown extraction method magic', async () => TEXT_PDF, { extraction_method: 'magic' }, 400, 'VALIDATION_ERROR'],
+    ];
+    for (const [name, file, fields, status, code] of cases) {
+      it(`answers ${status} ${code} within a few seconds for ${name}`, async () => {
+        const r = await postPdf(s, fields, await file());
+        expect(r.status, JSON.stringify(r.body)).to.equal(status);
+        expect(r.body.status).to.equal('error');
+        expect(r.body.error.code).to.equal(code);
+        expect(r.body.error.message).to.be.a('string').and.not.equal('');
+        expect(r.ms, 'answer time').to.be.lessThan(5000);
+      });
+    }
+
+    it('answers 400 INVALID_FORMAT with the error type and the supported formats for a file that is not a PDF', async () => {
+      const r = await postPdf(s, {}, Buffer.from('just some plain text, no PDF header'), 'notes.txt');
+      expect(r.status).to.equal(400);
+      expect(r.body.error.code).to.equal('INVALID_FORMAT');
+      expect(r.body.error.details.error_type).to.be.a('string');
+      expect(r.body.error.details.supported_formats).to.be.an('array').that.is.not.empty;
+    });
+
+    it('answers 415 UNSUPPORTED_MEDIA_TYPE for a JSON body instead of multipart', async () => {
+      const t0 = Date.now();
+      const r = await s.call('POST', '/api/pdf/process', { extraction_method: 'native' });
+      expect(r.status, JSON.stringify(r.body)).to.equal(415);
+      expect(r.body.error.code).to.equal('UNSUPPORTED_MEDIA_TYPE');
+      expect(Date.now() - t0).to.be.lessThan(5000);
+    });
+  });
+
+  describe('POST /api/pdf/job', () => {
+    async function startJob(body: Record<string, unknown>): Promise<string> {
+      const r = await s.call('POST', '/api/pdf/job', body);
+      expect(r.status, JSON.stringify(r.body)).to.equal(200);
+      expect(r.body.data.status).to.equal('pending');
+      return r.body.data.job_id;
+    }
+
+    it('completes a job for a PDF inside the data directory with its extracted text', async () => {
+      const dir = path.join(s.api.config.dataDir, 'inbox');
+      await mkdir(dir, { recursive: true });
+      const file = path.join(dir, 'bericht.pdf');
+      await writeFile(file, TEXT_PDF);
+      const job = await s.waitJob(await startJob({ filename: file, extraction_method: 'native' }), 60_000);
+      expect(job.status, JSON.stringify(job.error)).to.equal('completed');
+      expect(job.results.structured_data.extracted_text).to.equal('Ein gültiges Dokument über Größen.');
+    });
+
+    it('fails the job with FORBIDDEN for /etc/passwd, which lies outside the allowed roots', async () => {
+      const job = await s.waitJob(await startJob({ filename: '/etc/passwd' }), 30_000);
+      expect(job.status).to.equal('failed');
+      expect(job.error.code).to.equal('FORBIDDEN');
+    });
+
+    it('fails the job with FILE_NOT_FOUND for a missing file inside the data directory', async () => {
+      const job = await s.waitJob(await startJob({ filename: path.join(s.api.config.dataDir, 'nowhere', 'missing.pdf') }), 30_000);
+      expect(job.status).to.equal('failed');
+      expect(job.error.code).to.equal('FILE_NOT_FOUND');
+    });
+
+    it('answers 400 VALIDATION_ERROR without a filename', async () => {
+      const r = await s.call('POST', '/api/pdf/job', { extraction_method: 'native' });
+      expect(r.status, JSON.stringify(r.body)).to.equal(400);
+      expect(r.body.error.code).to.equal('VALIDATION_ERROR');
+    });
+  });
+
+  describe('page reuse across jobs', () => {
+    it('reuses the OCR pages of an earlier local_ocr job on the same file and says so in the logs', async () => {
+      const file = path.join(s.api.config.dataDir, 'scan-4.pdf');
+      await writeFile(file, await scannedPdf(['Erste gescannte Seite.', 'Zweite gescannte Seite.', 'Dritte gescannte Seite.', 'Vierte gescannte Seite.']));
+      const run = async () => {
+        const r = await s.call('POST', '/api/jobs/', { job_type: 'pdf', parameters: { filename: file, extraction_method: 'local_ocr' } });
+        expect(r.status, JSON.stringify(r.body)).to.equal(200);
+        const job = await s.waitJob(r.body.data.job_id, 60_000);
+        expect(job.status, JSON.stringify(job.error)).to.equal('completed');
+        return (job.logs as { message: string }[]).map((l) => l.message);
+      };
+      const first = await run();
+      expect(first.some((m) => m.includes('reused from earlier work')), 'the first job reuses nothing').to.equal(false);
+      const second = await run();
+      expect(second.some((m) => m.includes('4 page(s) reused from earlier work')), second.join('\n')).to.equal(true);
+    });
+  });
+});

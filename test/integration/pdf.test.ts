@@ -1,0 +1,173 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { expect } from 'chai';
+// The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
+import { startStack, type Stack } from '../support/stack';
+import { LLM_KEY, llmEnv } from '../support/llm-env';
+import { startLlmServer, type LlmServer } from '../support/llm-server';
+import { buildPdf, rasterize, scannedPdf, wrapText } from '../support/pdf-factory';
+import { accuracy, okData as ok, postPdf } from '../support/pdf-http';
+
+// POST /api/pdf/process (spec §4.2, contract §6) on the real API and worker, over loopback HTTP, on a Temporal dev
+// server; real pdf.js, poppler and tesseract. Error cases and /api/pdf/job are in pdf-errors.test.ts.
+
+const GERMAN =
+  'Über die Brücke gingen früh am Morgen zwei ältere Männer, die sich über das schöne Wetter freuten. ' +
+  'Sie trugen schwere Körbe voller Äpfel, Birnen und süßer Pflaumen zum Markt in der Stadtmitte. ' +
+  'Dort öffneten die Händler gerade ihre Stände, während aus der Bäckerei der Duft von frischem Brot ' +
+  'über den Platz zog. Ein Mädchen zählte die Münzen in ihrer Geldbörse und überlegte, ob sie Blumen ' +
+  'für ihre Großmutter kaufen sollte.';
+const SCANNED_MIDDLE = 'Die zweite Seite wurde eingescannt und enthält nur Pixel. Größere Änderungen folgen später im Jahr.';
+
+const PAGES = [
+  ['Grüße aus Köln', 'Äpfel, Öl und Übermut: äöü ÄÖÜ ß'],
+  ['Seite zwei: Straße und Maß'],
+  ['Seite drei beginnt hier', 'und endet mit „Zitat“ – 12,50 €'],
+  ['Letzte Seite, Schluss.'],
+];
+const FOUR_PAGES = buildPdf({ title: 'Jahresbericht Größe & Maß', author: 'Jörg Müller', pages: PAGES.map((lines) => ({ kind: 'lines' as const, lines })) });
+
+const LEFT = ['Die linke Spalte beginnt hier mit', 'einem Absatz über mehrere Zeilen,', 'der zuerst gelesen werden muss.'];
+const RIGHT = ['The right column follows after', 'the left one and shares its', 'baselines with the left column.'];
+
+describe('PDF processing on the real engine', function () {
+  this.timeout(90_000);
+  let s: Stack;
+
+  before(async function () {
+    this.timeout(120_000);
+    s = await startStack();
+  });
+  after(async () => {
+    await s?.stop();
+  });
+
+  describe('native extraction', () => {
+    it('extracts umlauts exactly, one text_contents entry per page in order, with page count, title and author', async () => {
+      const data = ok(await postPdf(s, {}, FOUR_PAGES));
+      expect(data.extracted_text).to.equal(PAGES.map((l) => l.join('\n')).join('\n\n'));
+      expect(data.metadata).to.include({ page_count: 4, title: 'Jahresbericht Größe & Maß', author: 'Jörg Müller' });
+      expect(data.metadata.text_contents).to.deep.equal(PAGES.map((lines, i) => ({ page: i + 1, text: lines.join('\n'), method: 'native' })));
+      expect(data.images_archive_data).to.equal(null);
+    });
+
+    it('reads only pages 2 to 3 when page_start is 2 and page_end is 3, both inclusive', async () => {
+      const data = ok(await postPdf(s, { extraction_method: 'native', page_start: '2', page_end: '3' }, FOUR_PAGES));
+      expect(data.metadata.text_contents.map((c: { page: number }) => c.page)).to.deep.equal([2, 3]);
+      expect(data.extracted_text).to.equal([PAGES[1], PAGES[2]].map((l) => l.join('\n')).join('\n\n'));
+      expect(data.metadata.page_count).to.equal(4);
+    });
+
+    for (const [name, fields] of [
+      ['page_start beyond the page count', { page_start: '5' }],
+      ['page_end before page_start', { page_start: '3', page_end: '2' }],
+    ] as const) {
+      it(`answers 400 VALIDATION_ERROR for ${name}`, async () => {
+        const r = await postPdf(s, fields, FOUR_PAGES);
+        expect(r.status, JSON.stringify(r.body)).to.equal(400);
+        expect(r.body.error.code).to.equal('VALIDATION_ERROR');
+      });
+    }
+
+    it('reads a two-column page left column first, even when it is drawn row by row', async () => {
+      const pdf = buildPdf({ pages: [{ kind: 'columns', heading: 'Zweispaltiger Bericht', left: LEFT, right: RIGHT, interleave: true }] });
+      const data = ok(await postPdf(s, {}, pdf));
+      expect(data.extracted_text).to.equal(['Zweispaltiger Bericht', ...LEFT, ...RIGHT].join('\n'));
+    });
+  });
+
+  describe('OCR', () => {
+    it('recognises a scanned German page with local_ocr at 98 % character accuracy or better', async () => {
+      const data = ok(await postPdf(s, { extraction_method: 'local_ocr' }, await scannedPdf(GERMAN)));
+      const acc = accuracy(GERMAN, data.extracted_text);
+      console.log(`      local_ocr character accuracy: ${(acc * 100).toFixed(2)} %`);
+      expect(acc).to.be.at.least(0.98);
+      expect(data.metadata.text_contents).to.have.length(1);
+      expect(data.metadata.text_contents[0]).to.include({ page: 1, method: 'local_ocr' });
+    });
+
+    it('reads text pages natively and the scanned page by OCR with combined', async () => {
+      const scanSource = buildPdf({ pages: [{ kind: 'lines', lines: wrapText(SCANNED_MIDDLE, 70), size: 12, leading: 16 }] });
+      const pdf = buildPdf({
+        pages: [
+          { kind: 'lines', lines: ['Erste Seite mit Textebene.'] },
+          { kind: 'image', image: await rasterize(scanSource, 300), dpi: 300 },
+          { kind: 'lines', lines: ['Dritte Seite, wieder mit Text.'] },
+        ],
+      });
+      const data = ok(await postPdf(s, { extraction_method: 'combined' }, pdf));
+      const contents = data.metadata.text_contents;
+      expect(contents.map((c: { method: string }) => c.method)).to.deep.equal(['native', 'local_ocr', 'native']);
+      expect(contents[0].text).to.equal('Erste Seite mit Textebene.');
+      expect(contents[2].text).to.equal('Dritte Seite, wieder mit Text.');
+      const acc = accuracy(SCANNED_MIDDLE, contents[1].text);
+      console.log(`      combined scanned-page accuracy: ${(acc * 100).toFixed(2)} %`);
+      expect(acc).to.be.at.least(0.95);
+    });
+
+    it('answers 503 PROVIDER_NOT_CONFIGURED for vision_llm when no language model is set up', async () => {
+      const r = await postPdf(s, { extraction_method: 'vision_llm' }, FOUR_PAGES);
+      expect(r.status, JSON.stringify(r.body)).to.equal(503);
+      expect(r.body.error.code).to.equal('PROVIDER_NOT_CONFIGURED');
+    });
+  });
+
+  describe('page images', () => {
+    it('returns a Base64 ZIP with one PNG per page in the range when includeImages is true', async () => {
+      const data = ok(await postPdf(s, { includeImages: 'true', page_start: '2', page_end: '3' }, FOUR_PAGES));
+      expect(data.images_archive_filename).to.be.a('string').and.match(/\.zip$/);
+      const dir = mkdtempSync(path.join(os.tmpdir(), 'pdf-images-'));
+      try {
+        const zip = path.join(dir, 'images.zip');
+        writeFileSync(zip, Buffer.from(data.images_archive_data, 'base64'));
+        const names = execFileSync('unzip', ['-Z1', zip]).toString('utf8').split('\n').filter(Boolean);
+        expect(names).to.have.length(2);
+        for (const n of names) {
+          expect(n).to.match(/\.png$/);
+          expect(execFileSync('unzip', ['-p', zip, n]).subarray(0, 8).toString('hex')).to.equal('89504e470d0a1a0a');
+        }
+        expect(names[0]).to.include('2');
+        expect(names[1]).to.include('3');
+        expect(data.metadata.image_paths).to.deep.equal(names);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  });
+});
+
+describe('PDF processing with a vision model', function () {
+  this.timeout(90_000);
+  let s: Stack;
+  let llm: LlmServer;
+  const TRANSCRIPT = '# Seite eins\n\nÜbertragener Text der Seite.';
+
+  before(async function () {
+    this.timeout(120_000);
+    llm = await startLlmServer({ apiKey: LLM_KEY });
+    s = await startStack(llmEnv(llm, { LLM_VISION_MODEL: 'vision-test' }));
+  });
+  after(async () => {
+    await s?.stop();
+    await llm?.close();
+  });
+
+  it('sends the rendered page as a PNG data URL to the vision model and returns its transcription', async () => {
+    llm.respond(() => ({ content: TRANSCRIPT }));
+    const pdf = buildPdf({ pages: [{ kind: 'lines', lines: ['Eine Seite für das Sehmodell.'] }] });
+    const data = ok(await postPdf(s, { extraction_method: 'vision_llm' }, pdf));
+    expect(data.extracted_text).to.equal(TRANSCRIPT);
+    expect(data.metadata.text_contents).to.deep.equal([{ page: 1, text: TRANSCRIPT, method: 'vision_llm' }]);
+    const reqs = llm.chatRequests();
+    expect(reqs).to.have.length(1);
+    expect(reqs[0].json.model).to.equal('vision-test');
+    const parts = reqs[0].json.messages.flatMap((m: { content: unknown }) => (Array.isArray(m.content) ? m.content : []));
+    const image = parts.find((p: { type: string }) => p.type === 'image_url');
+    expect(image, 'an image_url part').to.not.equal(undefined);
+    const url: string = image.image_url.url;
+    expect(url).to.match(/^data:image\/png;base64,/);
+    expect(Buffer.from(url.slice(url.indexOf(',') + 1), 'base64').subarray(0, 8).toString('hex')).to.equal('89504e470d0a1a0a');
+  });
+});

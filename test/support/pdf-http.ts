@@ -1,0 +1,44 @@
+import { expect } from 'chai';
+import type { Stack } from './stack';
+
+/** Helpers of the PDF endpoint tests: multipart posting and OCR accuracy. */
+
+const normalise = (s: string) => s.replace(/\s+/g, ' ').trim();
+
+function levenshtein(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = cur;
+  }
+  return prev[b.length];
+}
+
+/** Character accuracy: 1 − Levenshtein / expected length, after whitespace normalisation. */
+export const accuracy = (expected: string, actual: string): number =>
+  1 - levenshtein(normalise(expected), normalise(actual)) / normalise(expected).length;
+
+/** Posts a multipart form to /api/pdf/process (global FormData and Blob); answers status, parsed body and elapsed ms. */
+export async function postPdf(s: Stack, fields: Record<string, string>, file?: Buffer, name = 'doc.pdf'): Promise<{ status: number; body: any; ms: number }> {
+  const form = new FormData();
+  if (file) form.append('file', new Blob([new Uint8Array(file)], { type: 'application/pdf' }), name);
+  for (const [k, v] of Object.entries(fields)) form.append(k, v);
+  const t0 = Date.now();
+  const res = await fetch(`${s.url}/api/pdf/process`, { method: 'POST', body: form, signal: AbortSignal.timeout(90_000) });
+  const text = await res.text();
+  let body: any = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    /* not JSON */
+  }
+  return { status: res.status, body, ms: Date.now() - t0 };
+}
+
+/** The `data` of a 200 success envelope. */
+export function okData(r: { status: number; body: any }): any {
+  expect(r.status, JSON.stringify(r.body).slice(0, 500)).to.equal(200);
+  expect(r.body.status).to.equal('success');
+  return r.body.data;
+}
