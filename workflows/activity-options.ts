@@ -23,10 +23,10 @@ export const quickTransform: ActivityOptions = {
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumAttempts: 3 },
 };
 
-/** CPU-bound work on the media queue; heartbeats so a dead worker is noticed within a minute. */
+/** CPU-bound work on the media queue; heartbeats (per page) so a dead worker is noticed within 20 s. */
 export const cpuBound: ActivityOptions = {
   startToCloseTimeout: '2h',
-  heartbeatTimeout: '60s',
+  heartbeatTimeout: '20s',
   retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: 5 },
 };
 
