@@ -11,7 +11,7 @@ import { jobInternalKey, jobOutputKey, jobOutputPrefix, jobResultsKey } from '..
 import { ocrImage, toTesseractLanguages } from '../providers/ocr/tesseract';
 import { isPdfError } from '../providers/pdf/errors';
 import { openPdf } from '../providers/pdf/pdfjs';
-import { renderPagePng, renderPages } from '../providers/pdf/render';
+import { extractEmbeddedImages, renderPagePng, renderPages } from '../providers/pdf/render';
 import { scoreTextLayer } from '../providers/pdf/text-layer';
 import { imagePart, UsageRecorder, type LlmUsage } from '../providers/llm';
 import type { ActivityDeps } from './index';
@@ -167,7 +167,10 @@ export function createPdfActivities(deps: ActivityDeps) {
       return { pages: summary, llm: recorder.summary(), attempt: activityInfo().attempt };
     },
 
-    /** Renders the pages as PNG into a ZIP in the job's output (`images.zip` for includeImages, `pages.zip` for external OCR). */
+    /**
+   * Renders the pages as PNG into a ZIP in the job's output: `images.zip` (includeImages: page renders plus the
+   * images embedded in those pages, under `embedded/`) or `pages.zip` (external OCR: page renders only).
+   */
     async renderPdfImages({ jobId, inputKey, sha256, pages, archive = 'images.zip' }: { jobId: string; inputKey: string; sha256: string; pages: number[]; archive?: string }) {
       const pdfPath = await localCopy(store, inputKey, sha256, '.pdf');
       const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'docproc-images-'));
@@ -179,6 +182,15 @@ export function createPdfActivities(deps: ActivityDeps) {
           names.push(path.basename(png));
           zip.addFile(png, path.basename(png), { compress: false });
           heartbeat({ page });
+        }
+        if (archive === 'images.zip' && pages.length) {
+          // The pictures embedded in those pages, next to the page renders.
+          const embedded = await extractEmbeddedImages(pdfPath, pages[0], pages[pages.length - 1], path.join(dir, 'embedded'), { signal: cancellationSignal() });
+          for (const f of embedded) {
+            const name = `embedded/${path.basename(f)}`;
+            names.push(name);
+            zip.addFile(f, name, { compress: false });
+          }
         }
         zip.end();
         await store.put(jobOutputKey(jobId, archive), zip.outputStream as unknown as Readable, { mime: 'application/zip' });
