@@ -1,3 +1,4 @@
+import fs from 'node:fs/promises';
 import type { Context } from 'koa';
 import { readBlobJson } from '../../core/blob-store';
 import type { Config } from '../../core/config';
@@ -28,6 +29,17 @@ const body = z.object({
   jobId: z.string().max(256).optional(),
   wait_ms: formInt(0, 300_000),
 });
+
+/** True when the first KiB of the file holds `%PDF-` (the same test the PDF reader applies). */
+async function hasPdfHeader(file: string): Promise<boolean> {
+  const fh = await fs.open(file, 'r');
+  try {
+    const { buffer, bytesRead } = await fh.read(Buffer.alloc(1024), 0, 1024, 0);
+    return buffer.subarray(0, bytesRead).includes('%PDF-', 0, 'latin1');
+  } finally {
+    await fh.close();
+  }
+}
 
 async function readAll(jobs: JobService, key: string): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -69,6 +81,10 @@ export function externalOcrRoutes(api: ApiRouter, jobs: JobService, config: Conf
       }
       if (b.callback_url && !/^https:/i.test(b.callback_url) && !(config.ALLOW_HTTP_CALLBACKS || config.loopbackOnly)) {
         throw new AppError('VALIDATION_ERROR', 'callback_url must be an https URL.', { issues: [{ path: 'callback_url', message: 'https required' }] });
+      }
+      // Contract §1: a file that is not a PDF is a bad request (400) even when no OCR service is configured (503).
+      if (b.file.size > 0 && !(await hasPdfHeader(b.file.filepath))) {
+        throw new AppError('INVALID_FORMAT', 'The file is not a PDF (no %PDF header).', { error_type: 'not_pdf', supported_formats: ['pdf'] });
       }
       if (!config.externalOcr) {
         throw new AppError('PROVIDER_NOT_CONFIGURED', 'External OCR is not configured: set EXTERNAL_OCR_URL (and EXTERNAL_OCR_API_KEY).', {});

@@ -1,0 +1,245 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { expect } from 'chai';
+// The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
+import { startStack, type Stack } from '../support/stack';
+import { llmEnv } from '../support/llm-env';
+import { startLlmServer, type LlmServer } from '../support/llm-server';
+import { buildPdf, wrapText } from '../support/pdf-factory';
+
+// /api/imageocr (spec §4.10, contract §1, §2) on the real API and worker over loopback HTTP, on a Temporal dev
+// server, with real tesseract; images are rendered by poppler from generated PDFs and converted by ffmpeg. The only
+// stand-ins are the wire-protocol LLM server (templates) and a static HTTP server for /process-url.
+
+const PARAGRAPHS = [
+  'Über die Brücke gingen früh am Morgen zwei ältere Männer, die sich über das schöne Wetter freuten. ' +
+    'Sie trugen schwere Körbe voller Äpfel, Birnen und süßer Pflaumen zum Markt in der Stadtmitte.',
+  'Dort öffneten die Händler gerade ihre Stände, während aus der Bäckerei der Duft von frischem Brot ' +
+    'über den Platz zog. Ein Mädchen zählte die Münzen in ihrer Geldbörse und überlegte, ob sie Blumen ' +
+    'für ihre Großmutter kaufen sollte.',
+  'Am Nachmittag füllte sich der Marktplatz mit Familien, die Kuchen aßen und Kaffee tranken. Die Kinder ' +
+    'spielten am Brunnen, während die Erwachsenen über die Ernte, das Wetter und die Preise für Gemüse sprachen.',
+  'Der Bürgermeister hielt eine kurze Rede über die Zukunft der Gemeinde. Er versprach neue Wege, eine größere ' +
+    'Schule und mehr Grünflächen für alle Bürgerinnen und Bürger, die hier wohnen und arbeiten möchten.',
+  'Als es dunkel wurde, leuchteten die Laternen über den Gassen, und die Musikanten spielten fröhliche Lieder. ' +
+    'Niemand wollte nach Hause gehen, denn der Abend war mild, die Luft roch nach Blüten und die Stimmung war gut.',
+  'Am nächsten Morgen räumten die Händler ihre Stände wieder ab. Sie zählten ihre Einnahmen, luden die übrigen ' +
+    'Waren auf ihre Wagen und fuhren zurück in die Dörfer, aus denen sie gekommen waren, müde, aber zufrieden.',
+  'Die Zeitung berichtete später ausführlich über das Fest. Viele Leserinnen und Leser schrieben Briefe, in denen ' +
+    'sie sich für das gelungene Wochenende bedankten und fragten, ob es im nächsten Jahr wiederholt würde.',
+  'Der Gemeinderat beschloss daraufhin, den Markt künftig zweimal im Jahr abzuhalten: einmal im Frühling, wenn ' +
+    'die ersten Blumen blühen, und einmal im Herbst, wenn die Äpfel reif sind und die Blätter sich färben.',
+  'Für das erste Frühlingsfest meldeten sich schon im Januar über vierzig Händler an. Die Organisatoren ' +
+    'mussten zusätzliche Flächen an der Uferstraße öffnen, damit alle Stände genügend Platz bekamen.',
+  'Auch die Vereine der Stadt wollten sich beteiligen: Der Chor übte neue Lieder, die Feuerwehr plante ' +
+    'eine Vorführung, und der Sportverein bereitete einen Lauf rund um den alten Stadtgraben vor.',
+];
+const TEXT = PARAGRAPHS.join(' ');
+// Longer than the 2000 characters a workflow result carries in its summary: the answer must hold all of it.
+const LINES = PARAGRAPHS.flatMap((p) => [...wrapText(p, 78), '']);
+
+const normalise = (s: string) => s.replace(/\s+/g, ' ').trim();
+function levenshtein(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = cur;
+  }
+  return prev[b.length];
+}
+/** Character accuracy: 1 − Levenshtein / expected length, whitespace normalised; line-end hyphens joined. */
+const accuracy = (expected: string, actual: string) =>
+  1 - levenshtein(normalise(expected), normalise(actual.replace(/-\n/g, ''))) / normalise(expected).length;
+
+/** Posts multipart to `path` with an optional file; answers status and parsed body. */
+async function postForm(base: string, route: string, fields: Record<string, string>, file?: { bytes: Buffer; name: string; type: string }, headers: Record<string, string> = {}) {
+  const form = new FormData();
+  if (file) form.append('file', new Blob([new Uint8Array(file.bytes)], { type: file.type }), file.name);
+  for (const [k, v] of Object.entries(fields)) form.append(k, v);
+  const res = await fetch(base + route, { method: 'POST', body: form, headers, signal: AbortSignal.timeout(90_000) });
+  const text = await res.text();
+  let body: any = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    /* not JSON */
+  }
+  return { status: res.status, body };
+}
+
+/** Width and height from a PNG's IHDR chunk. */
+const pngSize = (b: Buffer) => ({ width: b.readUInt32BE(16), height: b.readUInt32BE(20) });
+
+const ok = (r: { status: number; body: any }) => {
+  expect(r.status, JSON.stringify(r.body).slice(0, 500)).to.equal(200);
+  expect(r.body.status).to.equal('success');
+  return r.body.data;
+};
+const err = (r: { status: number; body: any }, status: number, code: string) => {
+  expect(r.status, JSON.stringify(r.body).slice(0, 500)).to.equal(status);
+  expect(r.body.status).to.equal('error');
+  expect(r.body.error.code).to.equal(code);
+  return r.body.error;
+};
+
+/** A port nothing listens on (bound, then released). */
+async function closedPort(): Promise<number> {
+  const srv = http.createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const { port } = srv.address() as AddressInfo;
+  await new Promise<void>((r) => srv.close(() => r()));
+  return port;
+}
+
+describe('Image OCR endpoints on the real engine', function () {
+  this.timeout(60_000);
+  let s: Stack;
+  let llm: LlmServer;
+  let dir: string;
+  let png: Buffer;
+  let jpeg: Buffer;
+  let files: http.Server;
+  let filesUrl: string;
+  const served: string[] = [];
+
+  before(async function () {
+    this.timeout(120_000);
+    dir = mkdtempSync(path.join(os.tmpdir(), 'imageocr-test-'));
+    const pdf = buildPdf({ pages: [{ kind: 'lines', lines: LINES, size: 11, leading: 15, x: 50, top: 800 }] });
+    writeFileSync(path.join(dir, 'text.pdf'), pdf);
+    execFileSync('pdftoppm', ['-r', '150', '-png', '-singlefile', path.join(dir, 'text.pdf'), path.join(dir, 'page')], { timeout: 30_000 });
+    png = readFileSync(path.join(dir, 'page.png'));
+    execFileSync('ffmpeg', ['-v', 'error', '-y', '-i', path.join(dir, 'page.png'), '-q:v', '2', path.join(dir, 'page.jpg')], { timeout: 30_000 });
+    jpeg = readFileSync(path.join(dir, 'page.jpg'));
+
+    files = http.createServer((req, res) => {
+      served.push(req.url ?? '');
+      if (req.url === '/page.png') return void res.writeHead(200, { 'Content-Type': 'image/png' }).end(png);
+      if (req.url === '/page.html') return void res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' }).end('<html><body>not an image</body></html>');
+      res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found');
+    });
+    await new Promise<void>((r) => files.listen(0, '127.0.0.1', r));
+    filesUrl = `http://127.0.0.1:${(files.address() as AddressInfo).port}`;
+
+    llm = await startLlmServer();
+    s = await startStack(llmEnv(llm));
+  });
+  after(async () => {
+    await s?.stop();
+    await llm?.close();
+    await new Promise<void>((r) => (files ? files.close(() => r()) : r()));
+    files?.closeAllConnections();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  describe('POST /api/imageocr/process', () => {
+    it('recognises the German text of a 150 dpi PNG with at least 95 % accuracy and reports its size, format and dpi', async () => {
+      const data = ok(await postForm(s.url, '/api/imageocr/process', {}, { bytes: png, name: 'page.png', type: 'image/png' }));
+      expect(TEXT.length).to.be.greaterThan(2000);
+      expect(accuracy(TEXT, data.extracted_text), data.extracted_text.slice(0, 300)).to.be.at.least(0.95);
+      expect(data.extracted_text).to.include('Brücke').and.include('Großmutter').and.include('Stadtgraben vor.');
+      // A4 at 150 dpi: 595 × 842 pt → about 1240 × 1754 px, exactly what poppler wrote.
+      expect(pngSize(png).width).to.be.within(1235, 1245);
+      expect(data.metadata).to.include({ ...pngSize(png), format: 'png', dpi: 150 });
+    });
+
+    it('reports the format of a JPEG as jpeg and still recognises its text', async () => {
+      const data = ok(await postForm(s.url, '/api/imageocr/process', {}, { bytes: jpeg, name: 'page.jpg', type: 'image/jpeg' }));
+      expect(data.metadata).to.include({ ...pngSize(png), format: 'jpeg' });
+      expect(data.metadata.dpi).to.be.a('number');
+      expect(accuracy(TEXT, data.extracted_text)).to.be.at.least(0.95);
+    });
+
+    it('refuses an upload that is not an image with 400 INVALID_FORMAT listing the supported formats', async () => {
+      const e = err(await postForm(s.url, '/api/imageocr/process', {}, { bytes: Buffer.from('just some words, not pixels\n'), name: 'notes.txt', type: 'text/plain' }), 400, 'INVALID_FORMAT');
+      expect(e.details.supported_formats).to.include.members(['png', 'jpeg']);
+    });
+
+    it('refuses an empty file with 400', async () => {
+      const r = await postForm(s.url, '/api/imageocr/process', {}, { bytes: Buffer.alloc(0), name: 'empty.png', type: 'image/png' });
+      expect(r.status, JSON.stringify(r.body)).to.equal(400);
+      expect(r.body.status).to.equal('error');
+    });
+
+    it('refuses a request without a file with 400 VALIDATION_ERROR', async () => {
+      const e = err(await postForm(s.url, '/api/imageocr/process', { use_cache: 'true' }), 400, 'VALIDATION_ERROR');
+      expect(JSON.stringify(e.details.issues)).to.include('file');
+    });
+
+    it('fills a shipped template from the recognised text when template is PdfMetadata', async () => {
+      llm.reset();
+      const data = ok(await postForm(s.url, '/api/imageocr/process', { template: 'PdfMetadata' }, { bytes: png, name: 'page.png', type: 'image/png' }));
+      expect(data.extracted_text).to.include('# title value').and.include('summary value');
+      expect(data.extracted_text).to.not.include('{{');
+      expect(data.metadata).to.include({ format: 'png', dpi: 150 });
+      const chats = llm.chatRequests();
+      expect(chats.length).to.be.at.least(1);
+      expect(JSON.stringify(chats[0].json.messages)).to.include('Brücke');
+    });
+  });
+
+  describe('POST /api/imageocr/process-url', () => {
+    it('recognises the same text from a loopback URL, since the test API listens on loopback only', async () => {
+      const data = ok(await s.call('POST', '/api/imageocr/process-url', { url: `${filesUrl}/page.png` }));
+      expect(accuracy(TEXT, data.extracted_text)).to.be.at.least(0.95);
+      expect(data.metadata).to.include({ ...pngSize(png), format: 'png', dpi: 150 });
+      expect(served).to.include('/page.png');
+    });
+
+    it('refuses ftp and file URLs with 400 VALIDATION_ERROR', async () => {
+      for (const url of ['ftp://127.0.0.1/page.png', 'file:///etc/passwd']) {
+        err(await s.call('POST', '/api/imageocr/process-url', { url }), 400, 'VALIDATION_ERROR');
+      }
+    });
+
+    it('answers 502 UPSTREAM_ERROR for a URL whose port is closed', async () => {
+      const port = await closedPort();
+      const e = err(await s.call('POST', '/api/imageocr/process-url', { url: `http://127.0.0.1:${port}/page.png` }), 502, 'UPSTREAM_ERROR');
+      expect(e.message).to.not.include('/page.png');
+    });
+
+    it('answers 502 UPSTREAM_ERROR for a URL that answers 404', async () => {
+      const e = err(await s.call('POST', '/api/imageocr/process-url', { url: `${filesUrl}/missing.png` }), 502, 'UPSTREAM_ERROR');
+      expect(e.details.status).to.equal(404);
+    });
+
+    it('answers 400 INVALID_FORMAT for a URL that serves text/html', async () => {
+      const e = err(await s.call('POST', '/api/imageocr/process-url', { url: `${filesUrl}/page.html` }), 400, 'INVALID_FORMAT');
+      expect(e.details.content_type).to.equal('text/html');
+    });
+  });
+
+  describe('on a server that does not listen on loopback only', () => {
+    const KEY = 'imageocr-test-service-key-0123456789';
+    let open: Stack;
+
+    before(async function () {
+      this.timeout(120_000);
+      // HOST reaches both the API's and the worker's configuration; the test socket still binds 127.0.0.1.
+      open = await startStack({ HOST: '0.0.0.0', SERVICE_API_KEY: KEY });
+      expect(open.api.config.loopbackOnly).to.equal(false);
+      expect(open.worker.config.loopbackOnly).to.equal(false);
+    });
+    after(async () => {
+      await open?.stop();
+    });
+
+    it('refuses loopback image URLs by address and by name with 403 FORBIDDEN and never fetches them', async () => {
+      const port = (files.address() as AddressInfo).port;
+      served.length = 0;
+      for (const url of [`http://127.0.0.1:${port}/x.png`, `http://localhost:${port}/x.png`]) {
+        err(await open.call('POST', '/api/imageocr/process-url', { url }, { 'X-Service-Api-Key': KEY }), 403, 'FORBIDDEN');
+      }
+      expect(served).to.deep.equal([]);
+    });
+
+    it('asks for the API key before anything else', async () => {
+      err(await open.call('POST', '/api/imageocr/process-url', { url: `${filesUrl}/page.png` }), 401, 'UNAUTHORIZED');
+    });
+  });
+});
