@@ -6,9 +6,9 @@ import path from 'node:path';
 import { activityInfo, ApplicationFailure, cancellationSignal, heartbeat } from '@temporalio/activity';
 import yazl from 'yazl';
 import { cacheKey, readCache, writeCache } from '../core/cache';
-import { readBlobJson, writeBlobJson } from '../core/blob-store';
+import { BlobNotFoundError, readBlobJson, writeBlobJson } from '../core/blob-store';
 import { jobInternalKey, jobOutputKey, jobOutputPrefix, jobResultsKey } from '../core/records';
-import { ocrImage, toTesseractLanguages } from '../providers/ocr/tesseract';
+import { mapPool, ocrImage, toTesseractLanguages } from '../providers/ocr/tesseract';
 import { isPdfError } from '../providers/pdf/errors';
 import { openPdf } from '../providers/pdf/pdfjs';
 import { extractEmbeddedImages, renderPagePng, renderPages } from '../providers/pdf/render';
@@ -40,6 +40,21 @@ function pdfFailure(err: unknown): never {
 }
 
 const pageKey = (jobId: string, page: number) => jobInternalKey(jobId, `pages/${page}.json`);
+/**
+ * `preparePdf` notes here that the job asked for `use_cache: false`: the workflow passes the page groups no
+ * parameters. Absent (the default, and jobs prepared before this note existed): the page cache is read.
+ */
+const optionsKey = (jobId: string) => jobInternalKey(jobId, 'pdf-options.json');
+
+/** A small JSON blob, or null when it is absent or unreadable. */
+async function readOptionalJson<T>(store: ActivityDeps['store'], key: string): Promise<T | null> {
+  try {
+    return await readBlobJson<T>(store, key);
+  } catch (e) {
+    if (e instanceof BlobNotFoundError || e instanceof SyntaxError) return null;
+    throw e;
+  }
+}
 
 export function createPdfActivities(deps: ActivityDeps) {
   const { store, config } = deps;
@@ -118,6 +133,7 @@ export function createPdfActivities(deps: ActivityDeps) {
           });
         }
         const pages = Array.from({ length: end - start + 1 }, (_, i) => start + i);
+        if (p.use_cache === false) await writeBlobJson(store, optionsKey(jobId), { use_cache: false });
         return { inputKey: input.key, sha256: input.sha256, pageCount: n, title: meta.title, author: meta.author, pages };
       } finally {
         await doc.close();
@@ -127,7 +143,8 @@ export function createPdfActivities(deps: ActivityDeps) {
     /**
      * Reads a group of pages with the requested method. Each page's text goes to the blob store (not history) and
      * to the page cache (content hash + method + languages), so a retry, a crash or a restart reuses it; the
-     * heartbeat carries the cursor.
+     * heartbeat carries the cursor. With `use_cache: false` the page cache is not read (it is still written); the
+     * job's own pages from an earlier attempt or run are reused all the same.
      */
     async extractPdfPages(input: { jobId: string; inputKey: string; sha256: string; pages: number[]; method: PdfMethod; languages?: string }) {
       const { jobId, pages, method } = input;
@@ -136,11 +153,18 @@ export function createPdfActivities(deps: ActivityDeps) {
       const pdfPath = await localCopy(store, input.inputKey, input.sha256, '.pdf');
       const usages: LlmUsage[] = [];
       const summary: { page: number; method: string; chars: number; reused: boolean }[] = [];
+      const useCache = (await readOptionalJson<{ use_cache?: boolean }>(store, optionsKey(jobId)))?.use_cache !== false;
       let doc: Awaited<ReturnType<typeof openPdf>> | null = null;
+      // A page's two blob writes (page cache, job page) run while the next page is read: for the text layer they
+      // cost as much as reading the page. Every write is awaited before the activity ends, also when it fails, so
+      // a retry finds the pages already read; the first failed write fails the activity.
+      const writes: Promise<unknown>[] = [];
+      let writeError: unknown;
+      const write = (w: Promise<unknown>) => writes.push(w.catch((e: unknown) => (writeError ??= e)));
       try {
         for (const page of pages) {
           const ck = cacheKey({ operation: 'pdf-page', inputHash: input.sha256, params: { page, method, languages }, model: method === 'native' || method === 'local_ocr' ? '' : (llm?.describe().model ?? '') });
-          let r = await readCache<PageResult>(store, 'pdf-page', ck);
+          let r = useCache ? await readCache<PageResult>(store, 'pdf-page', ck) : await readOptionalJson<PageResult>(store, pageKey(jobId, page));
           const reused = r !== null;
           if (!r) {
             if (method === 'native' || method === 'combined') {
@@ -153,15 +177,17 @@ export function createPdfActivities(deps: ActivityDeps) {
               }
             } else if (method === 'local_ocr') r = await ocrPage(pdfPath, page, languages, signal);
             else r = await visionPage(pdfPath, page, signal, usages);
-            await writeCache(store, 'pdf-page', ck, r);
+            write(writeCache(store, 'pdf-page', ck, r));
           }
-          await writeBlobJson(store, pageKey(jobId, page), r);
+          write(writeBlobJson(store, pageKey(jobId, page), r));
           summary.push({ page, method: r.method, chars: r.text.length, reused });
           heartbeat({ page });
         }
       } finally {
         await doc?.close();
+        await Promise.all(writes);
       }
+      if (writeError) throw writeError;
       const recorder = new UsageRecorder();
       for (const u of usages) recorder.record(u);
       return { pages: summary, llm: recorder.summary(), attempt: activityInfo().attempt };
@@ -210,8 +236,8 @@ export function createPdfActivities(deps: ActivityDeps) {
     }) {
       const { jobId, meta } = input;
       const p = await fullParameters(store, jobId, input.parameters);
-      const contents: PageResult[] = [];
-      for (const page of meta.pages) contents.push(await readBlobJson<PageResult>(store, pageKey(jobId, page)));
+      // Many small reads (one per page): 16 at a time, in page order.
+      const contents = await mapPool(meta.pages, 16, (page) => readBlobJson<PageResult>(store, pageKey(jobId, page)));
       let text = contents.map((c) => c.text.trim()).filter(Boolean).join('\n\n');
       const requests = input.llm.flatMap((l) => l.requests);
       let output: Record<string, unknown> | undefined;

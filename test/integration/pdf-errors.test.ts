@@ -114,5 +114,20 @@ describe('PDF endpoints refusing bad input and reading server files', function (
       const second = await run();
       expect(second.some((m) => m.includes('4 page(s) reused from earlier work')), second.join('\n')).to.equal(true);
     });
+
+    it('reads no cached page when the job says use_cache: false', async () => {
+      const file = path.join(s.api.config.dataDir, 'scan-2-nocache.pdf');
+      await writeFile(file, await scannedPdf(['Erste Seite ohne Cache.', 'Zweite Seite ohne Cache.']));
+      const run = async (extra: Record<string, unknown>) => {
+        const r = await s.call('POST', '/api/jobs/', { job_type: 'pdf', parameters: { filename: file, extraction_method: 'local_ocr', ...extra } });
+        expect(r.status, JSON.stringify(r.body)).to.equal(200);
+        const job = await s.waitJob(r.body.data.job_id, 60_000);
+        expect(job.status, JSON.stringify(job.error)).to.equal('completed');
+        return (job.logs as { message: string }[]).map((l) => l.message);
+      };
+      await run({});
+      const bypass = await run({ use_cache: false });
+      expect(bypass.some((m) => m.includes('reused from earlier work')), bypass.join('\n')).to.equal(false);
+    });
   });
 });
