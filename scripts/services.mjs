@@ -79,7 +79,13 @@ export function stopChild(child, graceMs = 10_000) {
  * matching, which saves a dispatch hop (about 35 ms per activity on a 2-core machine, bench/README.md). Temporal
  * Cloud enables it; a self-hosted cluster needs the same dynamic config key.
  */
-export const DEV_SERVER_DYNAMIC_CONFIG = { 'system.enableActivityEagerExecution': 'true' };
+export const DEV_SERVER_DYNAMIC_CONFIG = {
+  'system.enableActivityEagerExecution': 'true',
+  // One partition per task queue: with the default four, a task in a partition no worker polls waits up to 2 s to be
+  // forwarded (measured on the media queue, whose worker has only a poller or two). One machine needs no more.
+  'matching.numTaskqueueReadPartitions': '1',
+  'matching.numTaskqueueWritePartitions': '1',
+};
 
 /**
  * Starts `temporal server start-dev` on a SQLite file in WAL mode (or in memory when `dbFile` is null) with the

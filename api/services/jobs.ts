@@ -68,7 +68,11 @@ export class JobService {
     const handle = this.temporal.client.workflow.getHandle(jobId);
     try {
       // A query needs a worker; without one it would wait, so it gets a deadline and a fallback.
-      return await this.temporal.connection.withDeadline(Date.now() + QUERY_DEADLINE_MS, () => handle.query(jobStateQuery));
+      const live = await this.temporal.connection.withDeadline(Date.now() + QUERY_DEADLINE_MS, () => handle.query(jobStateQuery));
+      // Finished between the record read above and the query: the record (written before the terminal status
+      // became visible) carries the full results, the live state only a summary.
+      if (isTerminal(live)) return (await this.readRecord(jobId)) ?? live;
+      return live;
     } catch (e) {
       if (e instanceof WorkflowNotFoundError) return rec;
       if (rec) return rec;
