@@ -8,14 +8,12 @@ import type { JobState } from '../../workflows/definitions';
 import { isTerminal } from '../../workflows/job-state';
 import { envelope, errorResponse, z } from '../openapi';
 import type { ApiRouter } from '../route';
+import { formBool, formInt } from '../schemas/form';
 import { jobIdParam, zipResponse } from '../schemas/jobs.schemas';
 import { attachment } from '../services/archive';
 import { jobErrorToAppError, type JobService } from '../services/jobs';
 import { storeUpload, uploadedFile } from '../uploads';
 
-const formBool = (d: boolean) =>
-  z.preprocess((v) => (v === undefined || v === '' ? d : v === true || v === 'true' || v === '1' ? true : v === false || v === 'false' || v === '0' ? false : v), z.boolean());
-const formInt = (min: number, max: number) => z.preprocess((v) => (v === undefined || v === '' ? undefined : Number(v)), z.number().int().min(min).max(max).optional());
 
 const body = z.object({
   file: uploadedFile,

@@ -1,11 +1,10 @@
 import { AppError } from '../../core/errors';
 import { envelope, errorResponse, z } from '../openapi';
 import type { ApiRouter } from '../route';
+import { formBool } from '../schemas/form';
 import type { JobService } from '../services/jobs';
 import { storeUpload, uploadedFile } from '../uploads';
 
-const formBool = (d: boolean) =>
-  z.preprocess((v) => (v === undefined || v === '' ? d : v === true || v === 'true' || v === '1' ? true : v === false || v === 'false' || v === '0' ? false : v), z.boolean());
 const common = {
   template: z.string().max(200).optional(),
   use_cache: formBool(true),

@@ -2,15 +2,13 @@ import { AppError } from '../../core/errors';
 import { jobOutputKey } from '../../core/records';
 import { envelope, errorResponse, z } from '../openapi';
 import type { ApiRouter } from '../route';
+import { formBool, formInt } from '../schemas/form';
 import { webhookSchema } from '../schemas/jobs.schemas';
 import type { JobService } from '../services/jobs';
 import { storeUpload, uploadedFile } from '../uploads';
 import { validateParameters } from './jobs.routes';
 
 const METHODS = ['native', 'local_ocr', 'vision_llm', 'combined'] as const;
-const formBool = (d: boolean) =>
-  z.preprocess((v) => (v === undefined || v === '' ? d : v === true || v === 'true' || v === '1' ? true : v === false || v === 'false' || v === '0' ? false : v), z.boolean());
-const formInt = z.preprocess((v) => (v === undefined || v === '' ? undefined : Number(v)), z.number().int().min(1).optional());
 
 const processBody = z
   .object({
@@ -27,8 +25,8 @@ const processBody = z
     }, z.record(z.string(), z.unknown())),
     useCache: formBool(true),
     includeImages: formBool(false),
-    page_start: formInt,
-    page_end: formInt,
+    page_start: formInt(1, 100_000),
+    page_end: formInt(1, 100_000),
     source_language: z.string().regex(/^[a-z]{2}$/).optional(),
     ocr_language: z.string().max(100).optional(),
   })

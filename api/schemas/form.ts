@@ -1,0 +1,12 @@
+import { z } from '../openapi';
+
+/** A multipart field read as a boolean: true/false/1/0, absent or empty → the default. */
+export const formBool = (fallback: boolean) =>
+  z.preprocess(
+    (v) => (v === undefined || v === '' ? fallback : v === true || v === 'true' || v === '1' ? true : v === false || v === 'false' || v === '0' ? false : v),
+    z.boolean(),
+  );
+
+/** An optional multipart field read as an integer in [min, max]. */
+export const formInt = (min: number, max: number) =>
+  z.preprocess((v) => (v === undefined || v === '' ? undefined : Number(v)), z.number().int().min(min).max(max).optional());
