@@ -8,7 +8,7 @@
  * BENCH_SECOND_WINDOW (200; 0 skips the second api/worker pair that runs the batch with that BATCH_WINDOW).
  */
 import { spawnSync } from 'node:child_process';
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -18,15 +18,11 @@ import proto from '@temporalio/proto';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { freePort, startTemporalDev, stopChild } from '../scripts/services.mjs';
 import { spawnService, type Proc } from '../test/support/processes';
+import { CpuMeter, RssSampler, codeState, envInt, eventName, ms, nowEpoch, out, procMem, ratio, sleep, temporalBinary, tsMs } from './support';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-const EventType = proto.temporal.api.enums.v1.EventType;
 type History = proto.temporal.api.history.v1.IHistory;
 
-const envInt = (name: string, fallback: number) => {
-  const v = Number(process.env[name]);
-  return Number.isInteger(v) && v >= 0 && process.env[name] !== '' && process.env[name] !== undefined ? v : fallback;
-};
 const RAW_WARMUP = 20;
 const RAW_N = envInt('BENCH_RAW_N', 200);
 const RAW_PARALLEL = envInt('BENCH_RAW_PARALLEL', 200);
@@ -37,11 +33,6 @@ const SECOND_WINDOW = envInt('BENCH_SECOND_WINDOW', 200);
 /** The second batch pair runs only when the run so far took less than this (keeps the total near 5 minutes). */
 const SECOND_PAIR_BUDGET_MS = 170_000;
 
-const out = (line = '') => process.stdout.write(`${line}\n`);
-const nowEpoch = () => performance.timeOrigin + performance.now();
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const ms = (x: number) => (Number.isFinite(x) ? `${x.toFixed(1)} ms` : 'n/a');
-const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}×`;
 
 // ---------------------------------------------------------------------------------------------------------------
 // Small statistics and formatting helpers
@@ -81,43 +72,6 @@ async function mapLimit<T, R>(items: T[], limit: number, fn: (t: T) => Promise<R
 // ---------------------------------------------------------------------------------------------------------------
 // Engines and processes
 
-function temporalBinary(): string {
-  if (process.env.TEMPORAL_CLI_PATH) return process.env.TEMPORAL_CLI_PATH;
-  const dir = path.join(process.env.DOCPROC_CACHE_DIR || path.join(os.homedir(), '.cache', 'docproc'), 'bin');
-  const found = fs.existsSync(dir) ? fs.readdirSync(dir).find((f) => f.startsWith('temporal-')) : undefined;
-  if (!found) throw new Error('The Temporal CLI is not provisioned: run `npm run bench` (it sets up the engines first).');
-  return path.join(dir, found);
-}
-
-/** kB figures from /proc/<pid>/status (Linux); null elsewhere or once the process is gone. */
-function procMem(pid: number | undefined): { rss: number; hwm: number } | null {
-  if (!pid) return null;
-  try {
-    const s = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-    const kb = (k: string) => Number(new RegExp(`^${k}:\\s+(\\d+)`, 'm').exec(s)?.[1] ?? NaN);
-    return { rss: kb('VmRSS'), hwm: kb('VmHWM') };
-  } catch {
-    return null;
-  }
-}
-
-/** CPU seconds (user + system) a process has used so far, from /proc/<pid>/stat; NaN when unreadable. */
-function procCpuSeconds(pid: number | undefined): number {
-  if (!pid) return NaN;
-  if (pid === process.pid) {
-    const u = process.cpuUsage();
-    return (u.user + u.system) / 1e6;
-  }
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // utime and stime are fields 14 and 15 of the whole line: 12 and 13 after the command name.
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return NaN;
-  }
-}
-
 /** CPU seconds per thread of a process, keyed by thread id, with the thread's name. */
 function threadCpu(pid: number | undefined): Map<string, { name: string; cpu: number }> {
   const res = new Map<string, { name: string; cpu: number }>();
@@ -148,96 +102,6 @@ function threadReport(pid: number | undefined, before: Map<string, { name: strin
     .slice(0, top)
     .map((r) => `${r.name}[${r.tid}] ${r.used.toFixed(1)} s (${((r.used / wallS) * 100).toFixed(0)} %)`)
     .join(', ');
-}
-
-/** Busy CPU seconds of the whole machine (all cores, everything but idle and iowait), from /proc/stat. */
-function machineBusySeconds(): number {
-  try {
-    const cpu = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
-    const [user, nice, system, , , irq, softirq, steal] = cpu;
-    return (user + nice + system + irq + softirq + (steal ?? 0)) / 100;
-  } catch {
-    return NaN;
-  }
-}
-
-/**
- * CPU used by named processes between `start()` and `report()`, and by everything else on the machine: other
- * load makes every figure of this benchmark slower, so the report says how much there was.
- */
-class CpuMeter {
-  private before = new Map<string, number>();
-  private machineBefore = 0;
-  private t0 = 0;
-  constructor(private readonly pids: Record<string, number | undefined>) {}
-  start(): this {
-    this.t0 = performance.now();
-    this.machineBefore = machineBusySeconds();
-    this.before = new Map(Object.entries(this.pids).map(([k, pid]) => [k, procCpuSeconds(pid)]));
-    return this;
-  }
-  report(label: string): string {
-    const wall = (performance.now() - this.t0) / 1000;
-    let ours = 0;
-    const parts = Object.entries(this.pids).map(([k, pid]) => {
-      const used = procCpuSeconds(pid) - (this.before.get(k) ?? NaN);
-      ours += used;
-      return `${k} ${used.toFixed(1)} s`;
-    });
-    const others = machineBusySeconds() - this.machineBefore - ours;
-    const cores = os.availableParallelism();
-    return `${label}: CPU over ${wall.toFixed(1)} s wall × ${cores} cores = ${(wall * cores).toFixed(0)} core-s: ${parts.join(', ')}; other processes ${Math.max(0, others).toFixed(1)} s${others > 0.1 * wall * cores ? '  <-- the machine was shared: figures are slower than on an idle machine' : ''}`;
-  }
-}
-
-/** Samples VmRSS of named processes every 250 ms and keeps each one's maximum. */
-class RssSampler {
-  private readonly max = new Map<string, number>();
-  private readonly pids = new Map<string, number>();
-  private readonly timer = setInterval(() => this.sample(), 250);
-  constructor() {
-    this.timer.unref();
-  }
-  watch(name: string, pid: number | undefined) {
-    if (pid) this.pids.set(name, pid);
-  }
-  sample() {
-    for (const [name, pid] of this.pids) {
-      const m = procMem(pid);
-      if (m && Number.isFinite(m.rss)) this.max.set(name, Math.max(this.max.get(name) ?? 0, m.rss));
-    }
-  }
-  /** Peak figures now: the kernel's high-water mark (VmHWM) and the largest sampled VmRSS. */
-  report(name: string): string {
-    const pid = this.pids.get(name);
-    const m = procMem(pid);
-    const mb = (kb: number | undefined) => (kb && Number.isFinite(kb) ? `${(kb / 1024).toFixed(0)} MB` : 'n/a');
-    return `${name.padEnd(22)} peak RSS (VmHWM) ${mb(m?.hwm).padStart(7)}   max sampled VmRSS ${mb(this.max.get(name)).padStart(7)}   (pid ${pid})`;
-  }
-  stop() {
-    clearInterval(this.timer);
-  }
-}
-
-/**
- * Which code ran: the commit, how many files under the service's source folders differ from it, and a short hash
- * of workflows/ + activities/ as they are now (the worker bundles them when it starts).
- */
-function codeState(): string {
-  const root = path.resolve(HERE, '..');
-  const git = (args: string[]) => spawnSync('git', ['-C', root, ...args], { encoding: 'utf8' }).stdout?.trim() ?? '';
-  const head = git(['rev-parse', '--short', 'HEAD']) || 'no git';
-  const dirty = git(['status', '--porcelain', '--', 'workflows', 'activities', 'api', 'worker', 'core', 'providers']).split('\n').filter(Boolean).length;
-  const h = createHash('sha256');
-  const walk = (dir: string) => {
-    for (const e of fs.readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
-      const p = path.join(dir, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (e.name.endsWith('.ts')) h.update(path.relative(root, p)).update(fs.readFileSync(p));
-    }
-  };
-  for (const d of ['workflows', 'activities']) if (fs.existsSync(path.join(root, d))) walk(path.join(root, d));
-  return `commit ${head}${dirty ? ` + ${dirty} uncommitted file(s) in the service's folders` : ''}; workflows/+activities/ fingerprint ${h.digest('hex').slice(0, 12)}`;
 }
 
 interface Service {
@@ -336,14 +200,7 @@ const trivialJob = (tag: string, i: number) => ({ job_type: 'transformer', param
 // ---------------------------------------------------------------------------------------------------------------
 // Workflow histories
 
-function tsMs(t: proto.google.protobuf.ITimestamp | null | undefined): number {
-  if (!t) return NaN;
-  const s = t.seconds as unknown as { toNumber?: () => number } | number | null | undefined;
-  const sec = typeof s === 'number' ? s : s && typeof s.toNumber === 'function' ? s.toNumber() : Number(s ?? 0);
-  return sec * 1000 + (t.nanos ?? 0) / 1e6;
-}
 
-const eventName = (t: number | null | undefined) => (EventType[t ?? 0] ?? String(t)).replace(/^EVENT_TYPE_/, '');
 
 interface HistoryProfile {
   events: number;
@@ -734,9 +591,9 @@ async function main(): Promise<void> {
     out('');
     out('== peak memory ==');
     rss.sample();
-    out(rss.report('api'));
-    out(rss.report('worker'));
-    out(rss.report('temporal dev server'));
+    out(rss.report('api').text);
+    out(rss.report('worker').text);
+    out(rss.report('temporal dev server').text);
     out(`${'bench process (raw worker)'.padEnd(22)} peak RSS (VmHWM) ${((procMem(process.pid)?.hwm ?? NaN) / 1024).toFixed(0).padStart(4)} MB`);
     await stopService(svc, 'a');
     svcStopped = true;
@@ -753,8 +610,8 @@ async function main(): Promise<void> {
         const cpuB = new CpuMeter({ temporal: (temporal.child as { pid?: number }).pid, worker: svc2.worker.child.pid, api: svc2.api.child.pid, bench: process.pid });
         batch2 = await batchRun(svc2, `window-${SECOND_WINDOW}`, client, cpuB);
         rss.sample();
-        out(rss.report(`api (window ${SECOND_WINDOW})`));
-        out(rss.report(`worker (window ${SECOND_WINDOW})`));
+        out(rss.report(`api (window ${SECOND_WINDOW})`).text);
+        out(rss.report(`worker (window ${SECOND_WINDOW})`).text);
       } finally {
         await stopService(svc2, 'b');
       }

@@ -17,20 +17,14 @@ import { freePort, startTemporalDev, stopChild } from '../scripts/services.mjs';
 import { startLlmServer } from '../test/support/llm-server';
 import { llmEnv } from '../test/support/llm-env';
 import { spawnService, type Proc } from '../test/support/processes';
+import { envInt, ms, out, sleep, temporalBinary } from './support';
 
-const envInt = (name: string, fallback: number) => {
-  const v = Number(process.env[name]);
-  return process.env[name] && Number.isInteger(v) && v > 0 ? v : fallback;
-};
 const MISS_N = envInt('BENCH_MISS_N', 30);
 const HIT_N = envInt('BENCH_HIT_N', 200);
 const HTML_RUNS = envInt('BENCH_HTML_RUNS', 3);
 const HTML_BYTES = envInt('BENCH_HTML_BYTES', 1024 * 1024);
 const LATENCY_MS = 200;
 
-const out = (line = '') => process.stdout.write(`${line}\n`);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const ms = (x: number) => (Number.isFinite(x) ? `${x.toFixed(1)} ms` : 'n/a');
 
 function stats(xs: number[]) {
   const s = [...xs].sort((a, b) => a - b);
@@ -41,14 +35,6 @@ const statLine = (label: string, xs: number[]) => {
   const x = stats(xs);
   return `${label.padEnd(34)} p50 ${ms(x.p50).padStart(9)}  p95 ${ms(x.p95).padStart(9)}  min ${ms(x.min).padStart(9)}  max ${ms(x.max).padStart(9)}  (n=${x.n})`;
 };
-
-function temporalBinary(): string {
-  if (process.env.TEMPORAL_CLI_PATH) return process.env.TEMPORAL_CLI_PATH;
-  const dir = path.join(process.env.DOCPROC_CACHE_DIR || path.join(os.homedir(), '.cache', 'docproc'), 'bin');
-  const found = fs.existsSync(dir) ? fs.readdirSync(dir).find((f) => f.startsWith('temporal-')) : undefined;
-  if (!found) throw new Error('The Temporal CLI is not provisioned: run `npm run bench` (it sets up the engines first).');
-  return path.join(dir, found);
-}
 
 /** VmHWM and VmRSS of a process in MB, from /proc/<pid>/status (Linux). */
 function mem(pid: number | undefined): { hwm: number; rss: number } {
