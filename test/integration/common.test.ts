@@ -4,8 +4,8 @@ import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
 import { startStack, type Stack } from '../support/stack';
 import { download, rawRequest } from '../support/jobs';
-import { LLM_KEY, llmEnv, message } from '../support/llm-env';
-import { startLlmServer, type LlmServer } from '../support/llm-server';
+import { message, useLlmStack } from '../support/llm-env';
+import type { LlmServer } from '../support/llm-server';
 import { ROOT } from '../support/processes';
 
 // The common endpoints (spec §4.4: blocks, samples) and every model-backed endpoint without a model configured,
@@ -31,16 +31,10 @@ describe('common endpoints with a language model', function () {
   let s: Stack;
   let llm: LlmServer;
 
-  before(async function () {
-    this.timeout(120_000);
-    llm = await startLlmServer({ apiKey: LLM_KEY });
-    s = await startStack(llmEnv(llm));
+  useLlmStack((stack, server) => {
+    s = stack;
+    llm = server;
   });
-  after(async () => {
-    await s?.stop();
-    await llm?.close();
-  });
-  beforeEach(() => llm.reset());
 
   it('translates the blocks in one JSON-mode call and composes the newsfeed entry from the translation', async () => {
     const en = (c: unknown) => (Array.isArray(c) ? c.map((x) => `EN ${x}`) : `EN ${c}`);

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
 import { startStack, type Stack } from '../support/stack';
-import { LLM_KEY, llmEnv, message } from '../support/llm-env';
+import { LLM_KEY, llmEnv, message, useLlmStack } from '../support/llm-env';
 import { startLlmServer, type LlmServer } from '../support/llm-server';
 
 // The result cache of the transformer endpoints (`X-Cache`, `use_cache`) and the handling of model faults, on the
@@ -26,16 +26,10 @@ describe('transformer result cache', function () {
   let llm: LlmServer;
   const post = (path: string, body: unknown) => s.call('POST', `/api/transformer/${path}`, body);
 
-  before(async function () {
-    this.timeout(120_000);
-    llm = await startLlmServer({ apiKey: LLM_KEY });
-    s = await startStack(llmEnv(llm));
+  useLlmStack((stack, server) => {
+    s = stack;
+    llm = server;
   });
-  after(async () => {
-    await s?.stop();
-    await llm?.close();
-  });
-  beforeEach(() => llm.reset());
 
   it('answers a repeated request from the cache with X-Cache hit, the same data and no model call', async () => {
     const body = { text: fresh('Ada Lovelace schreibt.'), ...TEMPLATE };

@@ -1,8 +1,9 @@
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
-import { startStack, type Stack } from '../support/stack';
-import { LLM_KEY, LLM_MODEL, llmEnv, message } from '../support/llm-env';
-import { startLlmServer, type LlmServer } from '../support/llm-server';
+import '../support/stack';
+import type { Stack } from '../support/stack';
+import { LLM_KEY, LLM_MODEL, message, useLlmStack } from '../support/llm-env';
+import type { LlmServer } from '../support/llm-server';
 
 // The transformer endpoints (spec §4.3) on the real API and worker, the shared Temporal dev server and the
 // OpenAI-compatible test server, all over HTTP on loopback. Every request the service sends to the model is checked.
@@ -23,16 +24,10 @@ describe('transformer endpoints with a language model', function () {
   let llm: LlmServer;
   const post = (path: string, body: unknown) => s.call('POST', `/api/transformer/${path}`, body);
 
-  before(async function () {
-    this.timeout(120_000);
-    llm = await startLlmServer({ apiKey: LLM_KEY });
-    s = await startStack(llmEnv(llm));
+  useLlmStack((stack, server) => {
+    s = stack;
+    llm = server;
   });
-  after(async () => {
-    await s?.stop();
-    await llm?.close();
-  });
-  beforeEach(() => llm.reset());
 
   describe('POST /api/transformer/text', () => {
     it('translates through the model, naming both languages, and answers the model text', async () => {

@@ -1,4 +1,5 @@
-import type { LlmServer, LlmRequest } from './llm-server';
+import { startLlmServer, type LlmServer, type LlmRequest } from './llm-server';
+import { startStack, type Stack } from './stack';
 
 /** The API key the LLM test server insists on (it answers 401 to anything else). Must never reach a client. */
 export const LLM_KEY = 'sk-test-transformer-0123456789-secret';
@@ -21,4 +22,24 @@ export function llmEnv(llm: LlmServer, extra: Record<string, string> = {}): Reco
 export function message(req: LlmRequest | undefined, role: 'system' | 'user'): string {
   const m = (req?.json?.messages ?? []).find((x: { role: string }) => x.role === role);
   return typeof m?.content === 'string' ? m.content : JSON.stringify(m?.content ?? '');
+}
+
+/**
+ * Mocha hooks for a suite that runs against a stack talking to an LLM test server: both started before the suite,
+ * stopped after it, and the server's script and request log reset before each test. `assign` receives them.
+ */
+export function useLlmStack(assign: (stack: Stack, llm: LlmServer) => void, extra: Record<string, string> = {}): void {
+  let stack: Stack | undefined;
+  let llm: LlmServer | undefined;
+  before(async function () {
+    this.timeout(120_000);
+    llm = await startLlmServer({ apiKey: LLM_KEY });
+    stack = await startStack(llmEnv(llm, extra));
+    assign(stack, llm);
+  });
+  after(async () => {
+    await stack?.stop();
+    await llm?.close();
+  });
+  beforeEach(() => llm?.reset());
 }
