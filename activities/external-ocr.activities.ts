@@ -1,10 +1,10 @@
 import fs from 'node:fs/promises';
 import { ApplicationFailure, cancellationSignal, heartbeat } from '@temporalio/activity';
 import { readBlobJson, writeBlobJson } from '../core/blob-store';
-import { AppError } from '../core/errors';
 import { jobInternalKey, jobOutputKey, jobOutputPrefix, jobResultsKey } from '../core/records';
 import { createExternalOcr } from '../providers/external-ocr/mistral';
 import type { ExternalOcrRaw } from '../providers/external-ocr/types';
+import { clientFailure } from './failures';
 import type { ActivityDeps } from './index';
 import { localCopy } from './local-copy';
 
@@ -28,8 +28,7 @@ export function createExternalOcrActivities(deps: ActivityDeps) {
           onProgress: (done, total) => heartbeat({ done, total }),
         });
       } catch (err) {
-        if (err instanceof AppError) throw ApplicationFailure.nonRetryable(err.message, err.code, err.details);
-        throw err;
+        clientFailure(err);
       }
       await writeBlobJson(store, jobInternalKey(input.jobId, 'external-ocr.json'), raw);
       return { pages: raw.pages.length, model: raw.model };

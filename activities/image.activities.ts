@@ -2,24 +2,16 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createReadStream } from 'node:fs';
-import { ApplicationFailure, cancellationSignal } from '@temporalio/activity';
+import { cancellationSignal } from '@temporalio/activity';
 import { writeBlobJson } from '../core/blob-store';
-import { AppError } from '../core/errors';
 import { jobInternalKey, jobOutputKey, jobOutputPrefix, jobResultsKey } from '../core/records';
 import { downloadToFile } from '../providers/http/download';
 import { DEFAULT_DPI, imageMetadata } from '../providers/image/metadata';
 import { ocrImage, toTesseractLanguages } from '../providers/ocr/tesseract';
+import { clientFailure } from './failures';
 import type { ActivityDeps } from './index';
 import { applyTemplate } from './llm-ops';
 import { localCopy } from './local-copy';
-
-/** Client-facing errors of providers become non-retryable failures with their code: the same input fails again. */
-function asFailure(err: unknown): never {
-  if (err instanceof AppError) throw ApplicationFailure.nonRetryable(err.message, err.code, err.details);
-  const e = err as { code?: string; message?: string; details?: Record<string, unknown> };
-  if (e && typeof e.code === 'string' && /^[A-Z][A-Z_]+$/.test(e.code)) throw ApplicationFailure.nonRetryable(e.message ?? 'failed', e.code, e.details ?? {});
-  throw err;
-}
 
 export function createImageActivities(deps: ActivityDeps) {
   const { store, config } = deps;
@@ -29,7 +21,7 @@ export function createImageActivities(deps: ActivityDeps) {
     async fetchImage({ jobId, url }: { jobId: string; url: string }) {
       const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'docproc-fetch-'));
       try {
-        const r = await downloadToFile(url, path.join(dir, 'image'), { policy, maxBytes: 50 * 1024 * 1024, timeoutMs: 60_000, accept: ['image/'] }).catch(asFailure);
+        const r = await downloadToFile(url, path.join(dir, 'image'), { policy, maxBytes: 50 * 1024 * 1024, timeoutMs: 60_000, accept: ['image/'] }).catch(clientFailure);
         const ref = await store.put(jobInternalKey(jobId, 'input-image'), createReadStream(r.path), { mime: r.mime });
         return { key: ref.key, sha256: ref.sha256 };
       } finally {
@@ -40,7 +32,7 @@ export function createImageActivities(deps: ActivityDeps) {
     /** Reads the image's metadata from its header and recognises its text with tesseract. */
     async ocrImageBlob({ jobId, key, sha256, languages }: { jobId: string; key: string; sha256: string; languages?: string }) {
       const file = await localCopy(store, key, sha256, '.img');
-      const meta = await imageMetadata(file).catch(asFailure);
+      const meta = await imageMetadata(file).catch(clientFailure);
       const langs = toTesseractLanguages(languages ? languages.split(/[,+ ]+/) : undefined);
       const r = await ocrImage(file, { languages: langs, dpi: meta.dpi ?? 300, signal: cancellationSignal() });
       const metadata = { width: meta.width, height: meta.height, format: meta.format, dpi: meta.dpi ?? DEFAULT_DPI, confidence: Math.round(r.confidence) };

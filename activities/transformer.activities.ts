@@ -4,11 +4,11 @@ import type { ExtractedTable } from '../core/html';
 import { assertHtmlDepth, HtmlTooDeepError } from '../core/html/limits';
 import { convertHtmlToMarkdown, extractHtmlTables } from '../providers/html';
 import { readCache, writeCache } from '../core/cache';
-import { AppError } from '../core/errors';
 import { jobOutputKey, jobOutputPrefix, jobResultsKey } from '../core/records';
 import { TRANSFORM_CACHE_OPERATION, transformCacheKey } from '../core/transform-cache';
 import { UsageRecorder, type LlmUsage } from '../providers/llm';
 import { applyTemplate, blocksToNewsfeed, summarize, templateSource, translate, type Block, type OpResult, type TemplateRequest } from './llm-ops';
+import { clientFailure } from './failures';
 import type { ActivityDeps } from './index';
 import { fullParameters, runStep } from './steps';
 
@@ -49,16 +49,6 @@ function refuseDeepHtml(html: string): void {
     if (e instanceof HtmlTooDeepError) throw ApplicationFailure.nonRetryable(e.message, 'UNPROCESSABLE_INPUT', { max_depth: e.limit });
     throw e;
   }
-}
-
-/**
- * An error meant for the client (the LLM provider's 502 `UPSTREAM_ERROR` once its own retries are spent) fails the
- * job with its code and details, not as an internal error; and it is not retried again as an activity, which
- * would multiply the model calls `LLM_MAX_RETRIES` allows.
- */
-function clientFailure(e: unknown): never {
-  if (e instanceof AppError) throw ApplicationFailure.nonRetryable(e.message, e.code, e.details);
-  throw e;
 }
 
 /** What one transformer operation produced; also the cache entry. */
