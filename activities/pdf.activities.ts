@@ -10,7 +10,7 @@ import { BlobNotFoundError, readBlobJson, writeBlobJson } from '../core/blob-sto
 import { jobInternalKey, jobOutputKey, jobOutputPrefix, jobResultsKey } from '../core/records';
 import { mapPool, ocrImage, toTesseractLanguages } from '../providers/ocr/tesseract';
 import { isPdfError } from '../providers/pdf/errors';
-import { openPdf } from '../providers/pdf/pdfjs';
+import { describePdf, readPageTexts } from '../providers/pdf/text-engine';
 import { extractEmbeddedImages, renderPagePng, renderPages } from '../providers/pdf/render';
 import { scoreTextLayer } from '../providers/pdf/text-layer';
 import { imagePart, UsageRecorder, type LlmUsage } from '../providers/llm';
@@ -40,6 +40,18 @@ function pdfFailure(err: unknown): never {
 }
 
 const pageKey = (jobId: string, page: number) => jobInternalKey(jobId, `pages/${page}.json`);
+const contentsKey = (jobId: string) => jobInternalKey(jobId, 'pages.json');
+
+/** The document facts the pipeline carries from preparation to assembly. */
+export interface PdfMeta {
+  pageCount: number;
+  title: string;
+  author: string;
+  pages: number[];
+}
+
+/** What one step's language model calls cost (UsageRecorder.summary()). */
+type LlmSummary = { total_tokens: number; total_cost: number; requests: { model: string; purpose: string; tokens: number; duration_ms: number }[] };
 /**
  * `preparePdf` notes here that the job asked for `use_cache: false`: the workflow passes the page groups no
  * parameters. Absent (the default, and jobs prepared before this note existed): the page cache is read.
@@ -59,6 +71,7 @@ async function readOptionalJson<T>(store: ActivityDeps['store'], key: string): P
 export function createPdfActivities(deps: ActivityDeps) {
   const { store, config } = deps;
   const llm = deps.llm ?? null;
+  const engine = config.PDF_TEXT_ENGINE;
 
   /** The input: an upload's blob, or a file inside the allowed roots (contract §6), copied into the job. */
   async function inputBlob(jobId: string, p: Record<string, unknown>): Promise<{ key: string; sha256: string }> {
@@ -113,31 +126,94 @@ export function createPdfActivities(deps: ActivityDeps) {
     }
   }
 
+  /** The job's parameters, its input as a local file, and the checked document with the pages to read. */
+  async function describeInput(jobId: string, parameters: Record<string, unknown>) {
+    const p = await fullParameters(store, jobId, parameters);
+    const input = await inputBlob(jobId, p);
+    const pdfPath = await localCopy(store, input.key, input.sha256, '.pdf');
+    const desc = await describePdf(pdfPath, engine, { signal: cancellationSignal() }).catch(pdfFailure);
+    const n = desc.pageCount;
+    if (n > config.MAX_PDF_PAGES) throw ApplicationFailure.nonRetryable(`The PDF has ${n} pages; at most ${config.MAX_PDF_PAGES} are processed.`, 'VALIDATION_ERROR', { limit: config.MAX_PDF_PAGES, page_count: n });
+    const start = Number(p.page_start ?? 1);
+    const end = Math.min(Number(p.page_end ?? n), n);
+    if (start > n || end < start) {
+      throw ApplicationFailure.nonRetryable(`The page range ${start}-${p.page_end ?? n} lies outside the document's ${n} pages.`, 'VALIDATION_ERROR', {
+        issues: [{ path: 'page_start', message: `the document has ${n} pages` }],
+        page_count: n,
+      });
+    }
+    const pages = Array.from({ length: end - start + 1 }, (_, i) => start + i);
+    const meta: PdfMeta = { pageCount: n, title: desc.title, author: desc.author, pages };
+    return { p, input, pdfPath, meta };
+  }
+
+  /** Joins the pages, applies the template, writes `result.md` and the results; answers the workflow's summary. */
+  async function writePdfResults(
+    jobId: string,
+    p: Record<string, unknown>,
+    meta: PdfMeta,
+    contents: PageResult[],
+    llmSummaries: LlmSummary[],
+    images: { archive: string; image_paths: string[] } | undefined,
+  ) {
+    let text = contents.map((c) => c.text.trim()).filter(Boolean).join('\n\n');
+    const requests = llmSummaries.flatMap((l) => l.requests);
+    let output: Record<string, unknown> | undefined;
+    if (typeof p.template === 'string' && p.template) {
+      const r = await applyTemplate(llm, { text, template: p.template, context: (p.context ?? {}) as Record<string, unknown>, target_language: p.source_language as string | undefined });
+      output = r.output;
+      text = r.text;
+      for (const u of r.usages) requests.push({ model: u.model, purpose: u.purpose, tokens: u.tokens, duration_ms: u.duration_ms });
+    }
+    const assets = [jobOutputKey(jobId, 'result.md'), ...(images ? [jobOutputKey(jobId, images.archive)] : [])];
+    const results = {
+      structured_data: {
+        extracted_text: text,
+        metadata: {
+          page_count: meta.pageCount,
+          author: meta.author,
+          title: meta.title,
+          text_contents: contents.map((c) => ({ page: c.page, text: c.text, method: c.method })),
+          image_paths: images?.image_paths ?? [],
+        },
+      },
+      assets,
+      target_dir: jobOutputPrefix(jobId).slice(0, -1),
+      ...(output ? { output } : {}),
+      llm_info: {
+        total_tokens: llmSummaries.reduce((a, l) => a + l.total_tokens, 0),
+        total_cost: llmSummaries.reduce((a, l) => a + l.total_cost, 0),
+        requests,
+      },
+    };
+    await Promise.all([
+      store.put(jobOutputKey(jobId, 'result.md'), text, { mime: 'text/markdown; charset=utf-8' }),
+      writeBlobJson(store, jobResultsKey(jobId), results),
+    ]);
+    return { target_dir: results.target_dir, assets, structured_data: { extracted_text: text.slice(0, 2000), metadata: { page_count: meta.pageCount } } };
+  }
+
   return {
     /** Resolves and checks the document; answers its metadata and the pages to read. */
     async preparePdf({ jobId, parameters }: { jobId: string; parameters: Record<string, unknown> }) {
-      const p = await fullParameters(store, jobId, parameters);
-      const input = await inputBlob(jobId, p);
-      const bytes = await fs.readFile(await localCopy(store, input.key, input.sha256, '.pdf'));
-      const doc = await openPdf(bytes).catch(pdfFailure);
-      try {
-        const meta = await doc.metadata();
-        const n = doc.pageCount;
-        if (n > config.MAX_PDF_PAGES) throw ApplicationFailure.nonRetryable(`The PDF has ${n} pages; at most ${config.MAX_PDF_PAGES} are processed.`, 'VALIDATION_ERROR', { limit: config.MAX_PDF_PAGES, page_count: n });
-        const start = Number(p.page_start ?? 1);
-        const end = Math.min(Number(p.page_end ?? n), n);
-        if (start > n || end < start) {
-          throw ApplicationFailure.nonRetryable(`The page range ${start}-${p.page_end ?? n} lies outside the document's ${n} pages.`, 'VALIDATION_ERROR', {
-            issues: [{ path: 'page_start', message: `the document has ${n} pages` }],
-            page_count: n,
-          });
-        }
-        const pages = Array.from({ length: end - start + 1 }, (_, i) => start + i);
-        if (p.use_cache === false) await writeBlobJson(store, optionsKey(jobId), { use_cache: false });
-        return { inputKey: input.key, sha256: input.sha256, pageCount: n, title: meta.title, author: meta.author, pages };
-      } finally {
-        await doc.close();
-      }
+      const d = await describeInput(jobId, parameters);
+      if (d.p.use_cache === false) await writeBlobJson(store, optionsKey(jobId), { use_cache: false });
+      return { inputKey: d.input.key, sha256: d.input.sha256, pageCount: d.meta.pageCount, title: d.meta.title, author: d.meta.author, pages: d.meta.pages };
+    },
+
+    /**
+     * The whole `native` read in one step: resolve and check the document, read the text layer of the range (in
+     * parallel processes), and, with `finish`, write the results (nothing else to do: no template, no images).
+     * Without `finish` the pages go to one blob that `finishPdf` assembles. Re-reading a text layer costs less
+     * than caching it page by page, so a retry simply reads it again.
+     */
+    async readPdfText({ jobId, parameters, finish }: { jobId: string; parameters: Record<string, unknown>; finish: boolean }) {
+      const d = await describeInput(jobId, parameters);
+      const texts = await readPageTexts(d.pdfPath, d.meta.pages, engine, { signal: cancellationSignal(), parallel: os.availableParallelism() }).catch(pdfFailure);
+      const contents: PageResult[] = d.meta.pages.map((page) => ({ page, text: texts.get(page) ?? '', method: 'native' }));
+      if (finish) return { meta: d.meta, results: await writePdfResults(jobId, d.p, d.meta, contents, [], undefined) };
+      await writeBlobJson(store, contentsKey(jobId), contents);
+      return { meta: d.meta, inputKey: d.input.key, sha256: d.input.sha256, contentsKey: contentsKey(jobId) };
     },
 
     /**
@@ -154,7 +230,7 @@ export function createPdfActivities(deps: ActivityDeps) {
       const usages: LlmUsage[] = [];
       const summary: { page: number; method: string; chars: number; reused: boolean }[] = [];
       const useCache = (await readOptionalJson<{ use_cache?: boolean }>(store, optionsKey(jobId)))?.use_cache !== false;
-      let doc: Awaited<ReturnType<typeof openPdf>> | null = null;
+      let texts: Map<number, string> | undefined;
       // A page's two blob writes (page cache, job page) run while the next page is read: for the text layer they
       // cost as much as reading the page. Every write is awaited before the activity ends, also when it fails, so
       // a retry finds the pages already read; the first failed write fails the activity.
@@ -163,15 +239,15 @@ export function createPdfActivities(deps: ActivityDeps) {
       const write = (w: Promise<unknown>) => writes.push(w.catch((e: unknown) => (writeError ??= e)));
       try {
         for (const page of pages) {
-          const ck = cacheKey({ operation: 'pdf-page', inputHash: input.sha256, params: { page, method, languages }, model: method === 'native' || method === 'local_ocr' ? '' : (llm?.describe().model ?? '') });
+          const ck = cacheKey({ operation: 'pdf-page', inputHash: input.sha256, params: { page, method, languages, ...(method === 'native' || method === 'combined' ? { engine } : {}) }, model: method === 'native' || method === 'local_ocr' ? '' : (llm?.describe().model ?? '') });
           let r = useCache ? await readCache<PageResult>(store, 'pdf-page', ck) : await readOptionalJson<PageResult>(store, pageKey(jobId, page));
           const reused = r !== null;
           if (!r) {
             if (method === 'native' || method === 'combined') {
-              doc ??= await openPdf(await fs.readFile(pdfPath)).catch(pdfFailure);
-              const t = await doc.pageText(page);
-              r = { page, text: t.text, method: 'native' };
-              if (method === 'combined' && !scoreTextLayer(t.text).usable) {
+              texts ??= await readPageTexts(pdfPath, pages, engine, { signal }).catch(pdfFailure);
+              const text = texts.get(page) ?? '';
+              r = { page, text, method: 'native' };
+              if (method === 'combined' && !scoreTextLayer(text).usable) {
                 r = await ocrPage(pdfPath, page, languages, signal);
                 if ((r.confidence ?? 0) < LOW_CONFIDENCE && llm) r = await visionPage(pdfPath, page, signal, usages);
               }
@@ -184,7 +260,6 @@ export function createPdfActivities(deps: ActivityDeps) {
           heartbeat({ page });
         }
       } finally {
-        await doc?.close();
         await Promise.all(writes);
       }
       if (writeError) throw writeError;
@@ -230,46 +305,19 @@ export function createPdfActivities(deps: ActivityDeps) {
     async finishPdf(input: {
       jobId: string;
       parameters: Record<string, unknown>;
-      meta: { pageCount: number; title: string; author: string; pages: number[] };
+      meta: PdfMeta;
       images?: { archive: string; image_paths: string[] };
-      llm: { total_tokens: number; total_cost: number; requests: { model: string; purpose: string; tokens: number; duration_ms: number }[] }[];
+      llm: LlmSummary[];
+      /** All pages in one blob (`readPdfText`); without it, one blob per page (`extractPdfPages`). */
+      contentsKey?: string;
     }) {
       const { jobId, meta } = input;
       const p = await fullParameters(store, jobId, input.parameters);
-      // Many small reads (one per page): 16 at a time, in page order.
-      const contents = await mapPool(meta.pages, 16, (page) => readBlobJson<PageResult>(store, pageKey(jobId, page)));
-      let text = contents.map((c) => c.text.trim()).filter(Boolean).join('\n\n');
-      const requests = input.llm.flatMap((l) => l.requests);
-      let output: Record<string, unknown> | undefined;
-      if (typeof p.template === 'string' && p.template) {
-        const r = await applyTemplate(llm, { text, template: p.template, context: (p.context ?? {}) as Record<string, unknown>, target_language: p.source_language as string | undefined });
-        output = r.output;
-        text = r.text;
-        for (const u of r.usages) requests.push({ model: u.model, purpose: u.purpose, tokens: u.tokens, duration_ms: u.duration_ms });
-      }
-      await store.put(jobOutputKey(jobId, 'result.md'), text, { mime: 'text/markdown; charset=utf-8' });
-      const results = {
-        structured_data: {
-          extracted_text: text,
-          metadata: {
-            page_count: meta.pageCount,
-            author: meta.author,
-            title: meta.title,
-            text_contents: contents.map((c) => ({ page: c.page, text: c.text, method: c.method })),
-            image_paths: input.images?.image_paths ?? [],
-          },
-        },
-        assets: [jobOutputKey(jobId, 'result.md'), ...(input.images ? [jobOutputKey(jobId, input.images.archive)] : [])],
-        target_dir: jobOutputPrefix(jobId).slice(0, -1),
-        ...(output ? { output } : {}),
-        llm_info: {
-          total_tokens: input.llm.reduce((a, l) => a + l.total_tokens, 0),
-          total_cost: input.llm.reduce((a, l) => a + l.total_cost, 0),
-          requests,
-        },
-      };
-      await writeBlobJson(store, jobResultsKey(jobId), results);
-      return { results: { target_dir: results.target_dir, assets: results.assets, structured_data: { extracted_text: text.slice(0, 2000), metadata: { page_count: meta.pageCount } } } };
+      const contents = input.contentsKey
+        ? await readBlobJson<PageResult[]>(store, input.contentsKey)
+        : // Many small reads (one per page): 16 at a time, in page order.
+          await mapPool(meta.pages, 16, (page) => readBlobJson<PageResult>(store, pageKey(jobId, page)));
+      return { results: await writePdfResults(jobId, p, meta, contents, input.llm, input.images) };
     },
   };
 }

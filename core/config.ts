@@ -123,6 +123,8 @@ export const configSchema = z.object({
   MAX_JSON_MB: int(16, 1, 1024),
   MAX_BATCH_JOBS: int(1000, 1, 100_000),
   MAX_PDF_PAGES: int(2000, 1, 100_000),
+  /** Engine for the PDF text layer: poppler's pdftotext (fast, killable) or pdf.js with our layout rules. */
+  PDF_TEXT_ENGINE: z.enum(['poppler', 'pdfjs']).optional().default('poppler'),
   INPUT_ROOTS: optionalString,
   BATCH_WINDOW: int(100, 1, 10_000),
   SYNC_WAIT_MS: int(120_000, 1000, 3_600_000),

@@ -1,12 +1,13 @@
 /**
  * Page images through poppler: `pdftoppm -gray` PGM at 300 dpi as OCR input (the fastest form, about 40 ms a
- * page), PNG for images meant for people and vision models, and `pdfinfo` for a quick look at a file.
+ * page), and PNG for images meant for people and vision models.
  * Every process is bounded by a timeout and killed when the caller aborts.
  */
 import { mkdir, readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { ToolExitError, runTool } from '../process/run-tool';
+import { runTool } from '../process/run-tool';
 import { PdfError } from './errors';
+import { popplerError } from './poppler';
 
 export interface RenderOptions {
   /** Resolution in dots per inch (default 300, what tesseract reads best). */
@@ -21,27 +22,6 @@ export interface RenderOptions {
 export interface RenderedPage {
   page: number;
   path: string;
-}
-
-/** Maps poppler's complaints about the input to `PdfError`s; anything else stays as it is. */
-function popplerError(err: unknown): unknown {
-  if (!(err instanceof ToolExitError)) return err;
-  const msg = err.stderr;
-  if (/Incorrect password/i.test(msg)) {
-    return new PdfError('UNPROCESSABLE_INPUT', 'encrypted', 'The PDF is encrypted and needs a password', { cause: err });
-  }
-  if (/Wrong page range|Invalid page count 0/i.test(msg)) {
-    return /page count 0/i.test(msg)
-      ? new PdfError('UNPROCESSABLE_INPUT', 'empty', 'The PDF has no pages', { cause: err })
-      : new PdfError('VALIDATION_ERROR', 'page_out_of_range', 'A requested page is not in the PDF', { cause: err });
-  }
-  if (/May not be a PDF/i.test(msg)) {
-    return new PdfError('INVALID_FORMAT', 'not_pdf', 'The file is not a PDF', { cause: err });
-  }
-  if (/Couldn't (read xref|find trailer|read page catalog)|PDF file is damaged/i.test(msg)) {
-    return new PdfError('UNPROCESSABLE_INPUT', 'corrupt', 'The PDF is damaged and cannot be read', { cause: err });
-  }
-  return err;
 }
 
 /** Sorted, de-duplicated page numbers cut into runs of consecutive pages: [1,2,3,7,8] → [[1,3],[7,8]]. */
@@ -115,47 +95,6 @@ export async function renderPagePng(
     throw popplerError(err);
   }
   return `${prefix}.png`;
-}
-
-/** What `pdfinfo` tells about a file. */
-export interface PdfInfo {
-  pages: number;
-  encrypted: boolean;
-  title: string;
-  author: string;
-  /** Size of the first page in points. */
-  pageSize?: { width: number; height: number };
-}
-
-/** Parses `pdfinfo` output (`Key:   value` lines). Pure. */
-export function parsePdfInfo(out: string): PdfInfo {
-  const fields = new Map<string, string>();
-  for (const line of out.split('\n')) {
-    const m = /^([A-Za-z][A-Za-z ]*?):\s*(.*)$/.exec(line);
-    if (m && !fields.has(m[1])) fields.set(m[1], m[2].trim());
-  }
-  const size = /^([\d.]+) x ([\d.]+) pts/.exec(fields.get('Page size') ?? '');
-  return {
-    pages: Number(fields.get('Pages') ?? 0) || 0,
-    encrypted: /^yes/i.test(fields.get('Encrypted') ?? ''),
-    title: fields.get('Title') ?? '',
-    author: fields.get('Author') ?? '',
-    ...(size ? { pageSize: { width: Number(size[1]), height: Number(size[2]) } } : {}),
-  };
-}
-
-/**
- * Runs `pdfinfo` (UTF-8 output, default 30 s limit). A file that needs a password rejects with
- * `PdfError('UNPROCESSABLE_INPUT', 'encrypted')`; a file that is encrypted without one (owner password only)
- * reads fine and reports `encrypted: true`.
- */
-export async function pdfInfo(pdfPath: string, opts: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<PdfInfo> {
-  try {
-    const { stdout } = await runTool('pdfinfo', ['-enc', 'UTF-8', pdfPath], { signal: opts.signal, timeoutMs: opts.timeoutMs ?? 30_000 });
-    return parsePdfInfo(stdout.toString('utf8'));
-  } catch (err) {
-    throw popplerError(err);
-  }
 }
 
 /**

@@ -4,7 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { PdfError } from '../../providers/pdf/errors';
 import { openPdf, type PdfDoc } from '../../providers/pdf/pdfjs';
-import { pdfInfo, renderPagePng, renderPages } from '../../providers/pdf/render';
+import { pdfInfo } from '../../providers/pdf/poppler';
+import { renderPagePng, renderPages } from '../../providers/pdf/render';
 import { buildPdf, corruptPdf, PAGE_HEIGHT, scannedPdf, zeroPagePdf } from '../support/pdf-factory';
 
 const LEFT = [

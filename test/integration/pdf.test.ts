@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import { startStack, type Stack } from '../support/stack';
 import { LLM_KEY, llmEnv } from '../support/llm-env';
 import { startLlmServer, type LlmServer } from '../support/llm-server';
-import { buildPdf, rasterize, scannedPdf, wrapText } from '../support/pdf-factory';
+import { buildPdf, corruptPdf, rasterize, scannedPdf, wrapText } from '../support/pdf-factory';
 import { accuracy, okData as ok, postPdf } from '../support/pdf-http';
 
 // POST /api/pdf/process (spec §4.2, contract §6) on the real API and worker, over loopback HTTP, on a Temporal dev
@@ -74,7 +74,8 @@ describe('PDF processing on the real engine', function () {
     it('reads a two-column page left column first, even when it is drawn row by row', async () => {
       const pdf = buildPdf({ pages: [{ kind: 'columns', heading: 'Zweispaltiger Bericht', left: LEFT, right: RIGHT, interleave: true }] });
       const data = ok(await postPdf(s, {}, pdf));
-      expect(data.extracted_text).to.equal(['Zweispaltiger Bericht', ...LEFT, ...RIGHT].join('\n'));
+      // Poppler (the default engine) keeps the break between the two column blocks as a blank line.
+      expect(data.extracted_text).to.equal(['Zweispaltiger Bericht', ...LEFT, '', ...RIGHT].join('\n'));
     });
   });
 
@@ -138,6 +139,40 @@ describe('PDF processing on the real engine', function () {
   });
 });
 
+describe('PDF processing with PDF_TEXT_ENGINE=pdfjs', function () {
+  this.timeout(90_000);
+  let s: Stack;
+
+  before(async function () {
+    this.timeout(120_000);
+    s = await startStack({ PDF_TEXT_ENGINE: 'pdfjs' });
+  });
+  after(async () => {
+    await s?.stop();
+  });
+
+  it('reads every page, a page range and the metadata through pdf.js', async () => {
+    const data = ok(await postPdf(s, {}, FOUR_PAGES));
+    expect(data.metadata).to.include({ page_count: 4, title: 'Jahresbericht Größe & Maß', author: 'Jörg Müller' });
+    expect(data.metadata.text_contents).to.deep.equal(PAGES.map((lines, i) => ({ page: i + 1, text: lines.join('\n'), method: 'native' })));
+    const range = ok(await postPdf(s, { page_start: '2', page_end: '3' }, FOUR_PAGES));
+    expect(range.extracted_text).to.equal([PAGES[1], PAGES[2]].map((l) => l.join('\n')).join('\n\n'));
+  });
+
+  it('keeps a footer after both columns (pdf.js layout rules), natively and in combined', async () => {
+    const pdf = buildPdf({ pages: [{ kind: 'columns', heading: 'Zweispaltiger Bericht', left: LEFT, right: RIGHT, footer: 'Seite 1 von 1', interleave: true }] });
+    const expected = ['Zweispaltiger Bericht', ...LEFT, ...RIGHT, 'Seite 1 von 1'].join('\n');
+    expect(ok(await postPdf(s, {}, pdf)).extracted_text).to.equal(expected);
+    expect(ok(await postPdf(s, { extraction_method: 'combined' }, pdf)).metadata.text_contents).to.deep.equal([{ page: 1, text: expected, method: 'native' }]);
+  });
+
+  it('refuses a corrupt PDF with 422 UNPROCESSABLE_INPUT', async () => {
+    const r = await postPdf(s, {}, corruptPdf());
+    expect(r.status, JSON.stringify(r.body)).to.equal(422);
+    expect(r.body.error.code).to.equal('UNPROCESSABLE_INPUT');
+  });
+});
+
 describe('PDF processing with a vision model', function () {
   this.timeout(90_000);
   let s: Stack;
@@ -169,5 +204,20 @@ describe('PDF processing with a vision model', function () {
     const url: string = image.image_url.url;
     expect(url).to.match(/^data:image\/png;base64,/);
     expect(Buffer.from(url.slice(url.indexOf(',') + 1), 'base64').subarray(0, 8).toString('hex')).to.equal('89504e470d0a1a0a');
+  });
+
+  it('fills a template from the native text, with context values filling what they name', async () => {
+    llm.respond(null);
+    const before = llm.chatRequests().length;
+    const data = ok(await postPdf(s, { template: 'PdfMetadata', context: JSON.stringify({ publisher: 'Stadt Köln' }) }, FOUR_PAGES));
+    const reqs = llm.chatRequests().slice(before);
+    expect(reqs, 'one model call').to.have.length(1);
+    const sent = JSON.stringify(reqs[0].json.messages);
+    for (const line of PAGES.flat()) expect(sent, 'the page text reaches the model').to.include(line);
+    expect(sent, 'a field the context fills is not asked for').to.not.match(/publisher:/);
+    expect(data.extracted_text).to.match(/^title: title value$/m);
+    expect(data.extracted_text).to.match(/^publisher: Stadt Köln$/m);
+    expect(data.extracted_text).to.include('# title value');
+    expect(data.metadata.text_contents.map((c: { page: number }) => c.page)).to.deep.equal([1, 2, 3, 4]);
   });
 });

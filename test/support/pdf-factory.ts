@@ -47,6 +47,8 @@ export interface PdfSpec {
   author?: string;
   /** Encrypts strings and streams with RC4 (40 bit, R2) under this user password. */
   userPassword?: string;
+  /** With `userPassword` (which may be empty: anyone can open it): false forbids copying the text. */
+  allowCopy?: boolean;
 }
 
 // ---- pages ---------------------------------------------------------------------------------------------------
@@ -126,7 +128,7 @@ export function buildPdf(spec: PdfSpec): Buffer {
           ].join(' '),
         )
       : undefined;
-  const enc = spec.userPassword !== undefined ? makeEncryption(spec.userPassword, `${spec.userPassword}-owner`) : undefined;
+  const enc = spec.userPassword !== undefined ? makeEncryption(spec.userPassword, `${spec.userPassword}-owner`, spec.allowCopy ?? true) : undefined;
   return w.finish(catalog, info, enc);
 }
 

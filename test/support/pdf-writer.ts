@@ -69,9 +69,10 @@ export interface Encryption {
   id: Buffer;
 }
 
-export function makeEncryption(userPassword: string, ownerPassword: string): Encryption {
+/** Encryption under a user password; `allowCopy` false clears the permission to copy text (bit 5 of /P). */
+export function makeEncryption(userPassword: string, ownerPassword: string, allowCopy = true): Encryption {
   const id = md5(Buffer.from(`docproc-test-${userPassword}`));
-  const p = -44; // print and copy allowed, the rest not
+  const p = allowCopy ? -44 : -60; // print (and copy) allowed, the rest not
   const o = rc4(md5(padPassword(ownerPassword)).subarray(0, 5), padPassword(userPassword));
   const pBytes = Buffer.alloc(4);
   pBytes.writeInt32LE(p);

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { layoutText, lineText, type TextRun } from '../../providers/pdf/layout';
-import { contiguousRanges, parsePdfInfo } from '../../providers/pdf/render';
+import { parsePdfInfo } from '../../providers/pdf/poppler';
+import { contiguousRanges } from '../../providers/pdf/render';
 
 /** A run of 10 pt text whose width is 5 pt per character (close to Helvetica's average). */
 const run = (str: string, x: number, y: number, extra: Partial<TextRun> = {}): TextRun => ({ str, x, y, width: str.length * 5, size: 10, ...extra });

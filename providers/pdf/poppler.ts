@@ -1,0 +1,144 @@
+/**
+ * Poppler's command line tools for reading a PDF: `pdfinfo` (page count, document information) and `pdftotext`
+ * (the text layer in poppler's reading order, page by page). Each is a separate process bounded by a timeout and
+ * killed on abort, so a hostile file can never hold the caller: unlike pdf.js, whose parsing runs on the caller's
+ * thread and cannot be interrupted.
+ */
+import { open } from 'node:fs/promises';
+import { ToolExitError, runTool } from '../process/run-tool';
+import { PdfError } from './errors';
+
+/** Maps poppler's complaints about the input to `PdfError`s; anything else stays as it is. */
+export function popplerError(err: unknown): unknown {
+  if (!(err instanceof ToolExitError)) return err;
+  const msg = err.stderr;
+  if (/Incorrect password/i.test(msg)) {
+    return new PdfError('UNPROCESSABLE_INPUT', 'encrypted', 'The PDF is encrypted and needs a password', { cause: err });
+  }
+  if (/Invalid page count 0/i.test(msg)) return new PdfError('UNPROCESSABLE_INPUT', 'empty', 'The PDF has no pages', { cause: err });
+  if (/Wrong page range/i.test(msg)) {
+    return new PdfError('VALIDATION_ERROR', 'page_out_of_range', 'A requested page is not in the PDF', { cause: err });
+  }
+  if (/May not be a PDF/i.test(msg)) return new PdfError('INVALID_FORMAT', 'not_pdf', 'The file is not a PDF', { cause: err });
+  // Exit status 1 is poppler's "could not open the document": after the cases above, a damaged file.
+  if (err.exitCode === 1 || /Couldn't (read xref|find trailer|read page catalog)|PDF file is damaged/i.test(msg)) {
+    return new PdfError('UNPROCESSABLE_INPUT', 'corrupt', 'The PDF is damaged and cannot be read', { cause: err });
+  }
+  return err;
+}
+
+/** True when the file starts with a PDF header (`%PDF-` in the first 1024 bytes, where readers look for it). */
+export async function fileHasPdfHeader(pdfPath: string): Promise<boolean> {
+  const fh = await open(pdfPath, 'r');
+  try {
+    const buf = Buffer.alloc(1024);
+    const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
+    return buf.subarray(0, bytesRead).includes('%PDF-', 0, 'latin1');
+  } finally {
+    await fh.close();
+  }
+}
+
+/** What `pdfinfo` tells about a file. */
+export interface PdfInfo {
+  pages: number;
+  encrypted: boolean;
+  title: string;
+  author: string;
+  /** Size of the first page in points. */
+  pageSize?: { width: number; height: number };
+}
+
+/** Parses `pdfinfo` output (`Key:   value` lines). Pure. */
+export function parsePdfInfo(out: string): PdfInfo {
+  const fields = new Map<string, string>();
+  for (const line of out.split('\n')) {
+    const m = /^([A-Za-z][A-Za-z ]*?):\s*(.*)$/.exec(line);
+    if (m && !fields.has(m[1])) fields.set(m[1], m[2].trim());
+  }
+  const size = /^([\d.]+) x ([\d.]+) pts/.exec(fields.get('Page size') ?? '');
+  return {
+    pages: Number(fields.get('Pages') ?? 0) || 0,
+    encrypted: /^yes/i.test(fields.get('Encrypted') ?? ''),
+    title: fields.get('Title') ?? '',
+    author: fields.get('Author') ?? '',
+    ...(size ? { pageSize: { width: Number(size[1]), height: Number(size[2]) } } : {}),
+  };
+}
+
+/**
+ * Runs `pdfinfo` (UTF-8 output, default 30 s limit). A file that needs a password rejects with
+ * `PdfError('UNPROCESSABLE_INPUT', 'encrypted')`; a file that is encrypted without one (owner password only)
+ * reads fine and reports `encrypted: true`.
+ */
+export async function pdfInfo(pdfPath: string, opts: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<PdfInfo> {
+  try {
+    const { stdout } = await runTool('pdfinfo', ['-enc', 'UTF-8', pdfPath], { signal: opts.signal, timeoutMs: opts.timeoutMs ?? 30_000 });
+    return parsePdfInfo(stdout.toString('utf8'));
+  } catch (err) {
+    throw popplerError(err);
+  }
+}
+
+/** A page's text as pdftotext writes it, tidied: no trailing spaces, at most one blank line, no blank edges. */
+export function tidyPageText(s: string): string {
+  return s
+    .replace(/[ \t]+$/gm, '')
+    .replace(/\n{3,}/g, '\n\n')
+    .replace(/^\n+|\s+$/g, '');
+}
+
+/** Splits pdftotext output for pages `first..last` at its form feeds (one after every page). Pure. */
+export function splitPages(out: string, count: number): string[] {
+  const parts = out.split('\f');
+  if (parts.length <= count) {
+    throw new PdfError('VALIDATION_ERROR', 'page_out_of_range', `Pages up to ${count} were asked for; the PDF ended after ${parts.length - 1}`);
+  }
+  return parts.slice(0, count).map(tidyPageText);
+}
+
+export interface PdfTextOptions {
+  signal?: AbortSignal;
+  /** Time allowed per page in milliseconds (default 5 000); a process gets this times its page count, at least 30 s. */
+  pageTimeoutMs?: number;
+  /** pdftotext processes that may run at once over parts of the range (default 1). */
+  parallel?: number;
+}
+
+/** Pages a pdftotext process should at least get: each one parses the document's structure again. */
+const MIN_PAGES_PER_PROCESS = 25;
+
+/**
+ * The text layer of pages `first..last` (1-based, inclusive) in poppler's reading order, one string per page.
+ * The range is cut into up to `parallel` parts read by concurrent processes. A page without a text layer gives ''.
+ * Rejects with a `PdfError` for inputs poppler refuses. Poppler 22 reads documents that forbid copying (as pdf.js does).
+ */
+export async function pdfPageTexts(pdfPath: string, first: number, last: number, opts: PdfTextOptions = {}): Promise<string[]> {
+  if (!Number.isInteger(first) || !Number.isInteger(last) || first < 1 || last < first) {
+    throw new PdfError('VALIDATION_ERROR', 'page_out_of_range', `The page range ${first}-${last} is not valid`);
+  }
+  const count = last - first + 1;
+  const parts = Math.max(1, Math.min(opts.parallel ?? 1, Math.floor(count / MIN_PAGES_PER_PROCESS)));
+  const ranges: [number, number][] = [];
+  for (let i = 0, from = first; i < parts; i++) {
+    const size = Math.floor(count / parts) + (i < count % parts ? 1 : 0);
+    ranges.push([from, from + size - 1]);
+    from += size;
+  }
+  const pageTimeoutMs = opts.pageTimeoutMs ?? 5_000;
+  const texts = await Promise.all(
+    ranges.map(async ([f, l]) => {
+      const n = l - f + 1;
+      try {
+        const { stdout } = await runTool('pdftotext', ['-enc', 'UTF-8', '-f', String(f), '-l', String(l), pdfPath, '-'], {
+          signal: opts.signal,
+          timeoutMs: Math.max(30_000, pageTimeoutMs * n),
+        });
+        return splitPages(stdout.toString('utf8'), n);
+      } catch (err) {
+        throw popplerError(err);
+      }
+    }),
+  );
+  return texts.flat();
+}
