@@ -1,18 +1,27 @@
-import { readBlobJson, writeBlobJson } from '../core/blob-store';
+import { BlobNotFoundError, readBlobBuffer, readBlobJson, writeBlobJson } from '../core/blob-store';
 import { batchRecordKey, jobRecordKey, jobResultsKey } from '../core/records';
 import type { BatchInput, BatchState, JobState, JobStatus } from '../workflows/definitions';
 import type { ActivityDeps } from './index';
+
+const notFoundAsNull = (e: unknown): null => {
+  if (e instanceof BlobNotFoundError) return null;
+  throw e;
+};
 
 export function createJobActivities(deps: ActivityDeps) {
   const { store } = deps;
   return {
     /** Writes the job's record: the source of truth once a job is finished, with its full results. */
     async writeJobRecord({ state }: { state: JobState }): Promise<void> {
-      const record: JobState = { ...state };
-      if (state.status === 'completed' && (await store.stat(jobResultsKey(state.job_id)))) {
-        record.results = await readBlobJson<Record<string, unknown>>(store, jobResultsKey(state.job_id));
+      const results = state.status === 'completed' ? await readBlobBuffer(store, jobResultsKey(state.job_id)).catch(notFoundAsNull) : null;
+      if (!results) {
+        await writeBlobJson(store, jobRecordKey(state.job_id), state);
+        return;
       }
-      await writeBlobJson(store, jobRecordKey(state.job_id), record);
+      // The results (up to many MB of text) go in as the bytes the activity wrote, not parsed and serialised again.
+      const head = JSON.stringify({ ...state, results: undefined });
+      const record = Buffer.concat([Buffer.from(`${head.slice(0, -1)},"results":`), results, Buffer.from('}')]);
+      await store.put(jobRecordKey(state.job_id), record, { mime: 'application/json' });
     },
 
     /**

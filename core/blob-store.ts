@@ -57,11 +57,16 @@ export function assertValidPrefix(prefix: string): void {
   assertValidKey(prefix.endsWith('/') ? prefix.slice(0, -1) : prefix);
 }
 
-/** Reads a whole blob into memory: only for small JSON records, never for media. */
-export async function readBlobJson<T>(store: BlobStore, key: string): Promise<T> {
+/** Reads a whole blob into memory: only for JSON records and results, never for media. */
+export async function readBlobBuffer(store: BlobStore, key: string): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const c of await store.get(key)) chunks.push(c as Buffer);
-  return JSON.parse(Buffer.concat(chunks).toString('utf8')) as T;
+  return Buffer.concat(chunks);
+}
+
+/** A JSON blob, parsed (the same limits as `readBlobBuffer`). */
+export async function readBlobJson<T>(store: BlobStore, key: string): Promise<T> {
+  return JSON.parse((await readBlobBuffer(store, key)).toString('utf8')) as T;
 }
 
 export function writeBlobJson(store: BlobStore, key: string, value: unknown): Promise<BlobRef> {

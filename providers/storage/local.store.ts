@@ -1,7 +1,7 @@
 import { createWriteStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
 import {
@@ -13,7 +13,7 @@ import {
   type BlobStore,
   type PutOptions,
 } from '../../core/blob-store';
-import { HashingStream, toReadable } from './hashing';
+import { HashingStream } from './hashing';
 
 interface Meta {
   sha256: string;
@@ -61,10 +61,22 @@ export class LocalBlobStore implements BlobStore {
   async put(key: string, body: Readable | Buffer | string, opts: PutOptions = {}): Promise<BlobRef> {
     const target = this.objectPath(key);
     const tmpFile = path.join(this.tmp, randomUUID());
-    const hasher = new HashingStream();
     try {
-      await pipeline(toReadable(body), hasher, createWriteStream(tmpFile, { flags: 'wx' }));
-      const ref: BlobRef = { key, sha256: hasher.digest(), size: hasher.size, mime: opts.mime ?? 'application/octet-stream' };
+      let sha256: string;
+      let size: number;
+      if (typeof body === 'string' || Buffer.isBuffer(body)) {
+        // Bytes already in memory: one write, no stream machinery.
+        const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+        await fs.writeFile(tmpFile, bytes, { flag: 'wx' });
+        sha256 = createHash('sha256').update(bytes).digest('hex');
+        size = bytes.length;
+      } else {
+        const hasher = new HashingStream();
+        await pipeline(body, hasher, createWriteStream(tmpFile, { flags: 'wx' }));
+        sha256 = hasher.digest();
+        size = hasher.size;
+      }
+      const ref: BlobRef = { key, sha256, size, mime: opts.mime ?? 'application/octet-stream' };
       const meta: Meta = { sha256: ref.sha256, size: ref.size, mime: ref.mime };
       const tmpMeta = tmpFile + '.meta';
       await fs.writeFile(tmpMeta, JSON.stringify(meta));
