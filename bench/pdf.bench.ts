@@ -9,7 +9,8 @@
  * Everything runs on 127.0.0.1: a Temporal dev server on a temp SQLite file in WAL mode (headless) and the real
  * `worker/main.ts` and `api/main.ts` processes as `npm start` runs them, with MEDIA_CONCURRENCY unset (one media
  * slot per core). Knobs (env): BENCH_TEXT_PAGES (200), BENCH_SCAN_PAGES (20), BENCH_NATIVE_RUNS (3),
- * BENCH_OCR_RUNS (2; the second only when the run so far took under 200 s), BENCH_TQ_PARTITIONS (unset: the dev
+ * BENCH_PDFJS_RUNS (2: native requests to a second api/worker pair with PDF_TEXT_ENGINE=pdfjs; 0 skips it),
+ * BENCH_OCR_RUNS (2, at least 1; the second only when the run so far took under 200 s), BENCH_TQ_PARTITIONS (unset: the dev
  * server settings of scripts/services.mjs, one partition per task queue; a number sets matching.numTaskqueueRead/WritePartitions).
  */
 import { spawn, spawnSync } from 'node:child_process';
@@ -23,6 +24,7 @@ import { DEV_SERVER_DYNAMIC_CONFIG, freePort, startTemporalDev, stopChild } from
 import { buildPdf, scannedPdf, wrapText, type PageSpec } from '../test/support/pdf-factory';
 import { spawnService, type Proc } from '../test/support/processes';
 import { openPdf } from '../providers/pdf/pdfjs';
+import { describePdf, readPageTexts } from '../providers/pdf/text-engine';
 import { CpuMeter, RssSampler, codeState, envInt, eventName, ms, nowEpoch, out, ratio, secs, sleep, temporalBinary, tsMs } from './support';
 
 type History = proto.temporal.api.history.v1.IHistory;
@@ -34,6 +36,8 @@ const OCR_RUNS = envInt('BENCH_OCR_RUNS', 2);
 /** A second (and later) local_ocr request runs only when the run so far took less than this (total near 5 min). */
 const OCR_REPEAT_BUDGET_MS = 200_000;
 const RAW_TEXT_RUNS = 3;
+/** Native requests to a second api/worker pair with PDF_TEXT_ENGINE=pdfjs (0 skips it). */
+const PDFJS_RUNS = envInt('BENCH_PDFJS_RUNS', 2);
 const TQ_PARTITIONS = envInt('BENCH_TQ_PARTITIONS', 0);
 const NATIVE_GOAL = 1.5;
 const OCR_GOAL = 0.6;
@@ -153,7 +157,7 @@ interface Service {
   dataDir: string;
 }
 
-async function startService(address: string): Promise<Service> {
+async function startService(address: string, extraEnv: Record<string, string> = {}): Promise<Service> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'docproc-bench-pdf-'));
   const port = await freePort();
   const common = {
@@ -166,8 +170,9 @@ async function startService(address: string): Promise<Service> {
     // Unset: one media slot per core (the default the tracker asks to measure).
     MEDIA_CONCURRENCY: '',
     DOCPROC_PARENT_PID: String(process.pid),
+    ...extraEnv,
   };
-  out(`service: code: ${codeState()}`);
+  out(`service: code: ${codeState()}${Object.keys(extraEnv).length ? `; ${Object.entries(extraEnv).map(([k, v]) => `${k}=${v}`).join(' ')}` : ''}`);
   const worker = spawnService('worker', common);
   const api = spawnService('api', { ...common, PORT: String(port) });
   const url = `http://127.0.0.1:${port}`;
@@ -231,9 +236,12 @@ function runTimed(cmd: string, args: string[], env?: NodeJS.ProcessEnv): Promise
 }
 
 /** Pages per native page group in workflows/pipelines/pdf.pipeline.ts (GROUP.native). */
-const NATIVE_GROUP = 50;
-
-async function engineFloor(pdf: Buffer, file: string, parallel: number): Promise<{ pdfjs: number[]; popplerGroups: number[]; groups: number }> {
+/**
+ * The engines without the service around them, in this process: pdf.js as PDF_TEXT_ENGINE=pdfjs runs it (open +
+ * pageText of every page, one thread), and poppler as the default engine runs it (pdfinfo, then pdftotext over
+ * the range cut into one part per core, run at once).
+ */
+async function engineFloor(pdf: Buffer, file: string, parallel: number): Promise<{ pdfjs: number[]; poppler: number[] }> {
   const pdfjs: number[] = [];
   for (let run = 0; run < 2; run++) {
     const t0 = performance.now();
@@ -245,23 +253,14 @@ async function engineFloor(pdf: Buffer, file: string, parallel: number): Promise
     }
     pdfjs.push(performance.now() - t0);
   }
-  const groups: [number, number][] = [];
-  for (let first = 1; first <= TEXT_PAGES; first += NATIVE_GROUP) groups.push([first, Math.min(TEXT_PAGES, first + NATIVE_GROUP - 1)]);
-  const popplerGroups: number[] = [];
-  for (let run = 0; run < 2; run++) {
+  const poppler: number[] = [];
+  for (let run = 0; run < 3; run++) {
     const t0 = performance.now();
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: parallel }, async () => {
-        while (next < groups.length) {
-          const [a, b] = groups[next++];
-          await runTimed('pdftotext', ['-enc', 'UTF-8', '-f', String(a), '-l', String(b), file, '-']);
-        }
-      }),
-    );
-    popplerGroups.push(performance.now() - t0);
+    const d = await describePdf(file, 'poppler');
+    await readPageTexts(file, Array.from({ length: d.pageCount }, (_, i) => i + 1), 'poppler', { parallel });
+    poppler.push(performance.now() - t0);
   }
-  return { pdfjs, popplerGroups, groups: groups.length };
+  return { pdfjs, poppler };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -426,6 +425,18 @@ function printProfile(label: string, run: ProcessRun, p: JobProfile, slots: numb
   }
   out(`    ${rel(p.closed)}  job workflow closed`);
   out(`    ${rel(run.doneAt)}  response received`);
+  const read = p.activities.find((a) => a.type === 'readPdfText');
+  if (read) {
+    const phases: [string, number][] = [
+      ['POST → job started (upload, create)', p.started - run.sentAt],
+      ['job started → readPdfText scheduled (first workflow task)', read.scheduled - p.started],
+      ['waited for a media slot', read.started - read.scheduled],
+      ['readPdfText (check, pdfinfo, pdftotext, write results)', read.closed - read.started],
+      ['readPdfText done → job closed (record)', p.closed - read.closed],
+      ['job closed → response received (read record, send, parse)', run.doneAt - p.closed],
+    ];
+    out(`    phases: ${phases.map(([k, v]) => `${k} ${ms(v)}`).join('; ')}`);
+  }
   const extract = p.activities.filter((a) => a.type === 'extractPdfPages');
   if (extract.length) {
     const first = Math.min(...extract.map((a) => a.scheduled));
@@ -581,11 +592,24 @@ async function main(): Promise<void> {
       const p = nativeProfiles[i];
       if (p) printProfile(`run ${i + 1}${i === bestNativeIdx ? ' (best)' : ''}`, r, p, cores);
     });
-    // The engines' floor: what the text layer costs with pdf.js (the service's engine) and with poppler, without
+    if (PDFJS_RUNS > 0) {
+      // The same requests to an api/worker pair on the other engine (stopped before the OCR phase).
+      const alt = await startService(temporal.address, { PDF_TEXT_ENGINE: 'pdfjs' });
+      try {
+        const runs: ProcessRun[] = [];
+        for (let i = 0; i < PDFJS_RUNS; i++) runs.push(await postPdf(alt.url, text.pdf, 'native'));
+        const best = Math.min(...runs.map((r) => r.ms));
+        const same = runs.every((r) => normalise(r.text) === normalise(text.text));
+        out(`native with PDF_TEXT_ENGINE=pdfjs: ${runs.map((r) => ms(r.ms)).join(', ')}; best ${ms(best)} = ${ratio(best, rawTextBest)} of pdftotext; text identical after whitespace normalisation: ${same ? 'yes' : 'no'}`);
+      } finally {
+        await stopService(alt);
+      }
+    }
+    // The engines' floor: what the text layer costs with poppler (the default engine) and with pdf.js, without
     // the service around them.
     const floor = await engineFloor(text.pdf, textFile, cores);
-    out(`engine floor: pdf.js (providers/pdf/pdfjs.ts: open + pageText of every page, one thread, in this process): ${floor.pdfjs.map(ms).join(', ')} (${(Math.min(...floor.pdfjs) / TEXT_PAGES).toFixed(1)} ms/page)`);
-    out(`engine floor: pdftotext in the service's grouping (${floor.groups} groups of ${NATIVE_GROUP} pages, ${cores} at a time): ${floor.popplerGroups.map(ms).join(', ')}`);
+    out(`engine floor: poppler as the service runs it (pdfinfo, then pdftotext in ${cores} parallel parts of the range; providers/pdf/text-engine.ts in this process): ${floor.poppler.map(ms).join(', ')}; best ${ms(Math.min(...floor.poppler))} = ${ratio(Math.min(...floor.poppler), rawTextBest)} of pdftotext`);
+    out(`engine floor: pdf.js (PDF_TEXT_ENGINE=pdfjs: open + pageText of every page, one thread, in this process): ${floor.pdfjs.map(ms).join(', ')} (${(Math.min(...floor.pdfjs) / TEXT_PAGES).toFixed(1)} ms/page)`);
 
     // ================================================================================== OCR
     out('');
