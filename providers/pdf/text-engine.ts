@@ -2,12 +2,12 @@
  * The PDF text layer behind one interface, from either engine:
  * - `poppler` (the default): `pdfinfo` + `pdftotext` processes, about 0.5 ms a page, a range split across
  *   processes; killable on timeout. Reading order is poppler's: columns and blocks, paragraphs kept as blank lines.
- * - `pdfjs`: pdf.js in this thread with the layout rules of `layout.ts` (about 3.6 ms a page): keeps label/value
- *   rows of forms on one line and a footer that spans two columns after both.
+ * - `pdfjs`: pdf.js with the layout rules of `layout.ts` (about 3.6 ms a page): keeps label/value rows of forms on
+ *   one line and a footer that spans two columns after both. It runs in a worker thread per call (`pdfjs-thread.ts`),
+ *   which keeps pdf.js's polyfills out of this isolate and is terminated on timeout or abort.
  */
-import { readFile } from 'node:fs/promises';
 import { PdfError } from './errors';
-import { openPdf } from './pdfjs';
+import { describeInThread, pageTextsInThread } from './pdfjs-thread';
 import { fileHasPdfHeader, pdfInfo, pdfPageTexts } from './poppler';
 import { contiguousRanges } from './render';
 
@@ -36,15 +36,7 @@ export interface TextEngineOptions {
  */
 export async function describePdf(pdfPath: string, engine: PdfTextEngine, opts: TextEngineOptions = {}): Promise<PdfDescription> {
   if (!(await fileHasPdfHeader(pdfPath))) throw new PdfError('INVALID_FORMAT', 'not_pdf', 'The file is not a PDF (no %PDF header)');
-  if (engine === 'pdfjs') {
-    const doc = await openPdf(await readFile(pdfPath), { timeoutMs: opts.timeoutMs });
-    try {
-      const meta = await doc.metadata();
-      return { pageCount: doc.pageCount, title: meta.title, author: meta.author };
-    } finally {
-      await doc.close();
-    }
-  }
+  if (engine === 'pdfjs') return describeInThread(pdfPath, opts);
   const info = await pdfInfo(pdfPath, { signal: opts.signal, timeoutMs: opts.timeoutMs ?? 60_000 }).catch((err: unknown) => {
     if (err instanceof Error && err.name === 'ToolTimeoutError') {
       throw new PdfError('UNPROCESSABLE_INPUT', 'timeout', 'Reading the PDF took too long', { cause: err });
@@ -55,23 +47,12 @@ export async function describePdf(pdfPath: string, engine: PdfTextEngine, opts: 
   return { pageCount: info.pages, title: info.title, author: info.author };
 }
 
-async function pdfjsTexts(pdfPath: string, pages: readonly number[], opts: TextEngineOptions): Promise<Map<number, string>> {
-  const doc = await openPdf(await readFile(pdfPath), { timeoutMs: opts.timeoutMs });
-  try {
-    const texts = new Map<number, string>();
-    for (const page of pages) {
-      opts.signal?.throwIfAborted();
-      texts.set(page, (await doc.pageText(page)).text);
-    }
-    return texts;
-  } finally {
-    await doc.close();
-  }
-}
-
-/** The text of each asked page (1-based), '' for a page without a text layer. */
+/**
+ * The text of each asked page (1-based), '' for a page without a text layer. With `pdfjs` the whole call is limited
+ * to `timeoutMs` plus a budget per page (see `pageTextsInThread`).
+ */
 export async function readPageTexts(pdfPath: string, pages: readonly number[], engine: PdfTextEngine, opts: TextEngineOptions = {}): Promise<Map<number, string>> {
-  if (engine === 'pdfjs') return pdfjsTexts(pdfPath, pages, opts);
+  if (engine === 'pdfjs') return pageTextsInThread(pdfPath, pages, opts);
   const texts = new Map<number, string>();
   for (const [first, last] of contiguousRanges(pages)) {
     const got = await pdfPageTexts(pdfPath, first, last, { signal: opts.signal, parallel: opts.parallel });

@@ -1,8 +1,11 @@
 import { expect } from 'chai';
+import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { PdfError } from '../../providers/pdf/errors';
+import { pdfjsThreadsRunning } from '../../providers/pdf/pdfjs-thread';
 import { pdfPageTexts, splitPages, tidyPageText } from '../../providers/pdf/poppler';
 import { describePdf, PDF_TEXT_ENGINES, readPageTexts, type PdfTextEngine } from '../../providers/pdf/text-engine';
 import { buildPdf, corruptPdf, PAGE_HEIGHT, scannedPdf, zeroPagePdf } from '../support/pdf-factory';
@@ -121,6 +124,86 @@ describe('PDF text engines (poppler and pdf.js)', function () {
       const pdf = await file(buildPdf({ pages: [{ kind: 'columns', heading: 'Bericht', left: LEFT, right: RIGHT, footer: 'Seite 1 von 1' }] }));
       expect((await readPageTexts(pdf, [1], 'pdfjs')).get(1)).to.equal(['Bericht', ...LEFT, ...RIGHT, 'Seite 1 von 1'].join('\n'));
       expect((await readPageTexts(pdf, [1], 'poppler')).get(1)).to.equal(['Bericht', ...LEFT, '', 'Seite 1 von 1', '', ...RIGHT].join('\n'));
+    });
+  });
+
+  describe('pdf.js in a worker thread', () => {
+    const PAGES = 200;
+    const all = Array.from({ length: PAGES }, (_, i) => i + 1);
+    let big: string;
+    /** 360 lines a page: reading all pages takes pdf.js seconds, so an abort answers in time only by terminating the thread. */
+    let heavy: string;
+    before(async () => {
+      const pages = all.map((n) => ({ kind: 'lines' as const, lines: [`Seite ${n} von ${PAGES}`, ...Array.from({ length: 30 }, (_, j) => `Zeile ${j + 1} über Größen und Maße.`)] }));
+      big = await file(buildPdf({ pages }));
+      const lines = (n: number) => Array.from({ length: 360 }, (_, j) => `Seite ${n}, Zeile ${j + 1} über Größen und Maße, mit etwas mehr Text.`);
+      heavy = await file(buildPdf({ pages: all.map((n) => ({ kind: 'lines' as const, size: 2, leading: 2, lines: lines(n) })) }));
+    });
+
+    /** The call's rejection, after checking that it settles within `ms` and leaves no thread behind. */
+    async function rejection(work: Promise<unknown>, ms: number): Promise<unknown> {
+      const t0 = Date.now();
+      expect(pdfjsThreadsRunning(), 'threads while the call runs').to.be.at.most(1);
+      const err = await work.then(
+        () => expect.fail('the call should have been rejected'),
+        (e: unknown) => e,
+      );
+      expect(Date.now() - t0, 'ms until the rejection').to.be.lessThan(ms);
+      expect(pdfjsThreadsRunning(), 'threads left').to.equal(0);
+      return err;
+    }
+
+    it('reads every page of a 200-page document in one thread, each in place', async () => {
+      const texts = await readPageTexts(big, all, 'pdfjs');
+      expect([...texts.keys()]).to.deep.equal(all);
+      for (const n of all) expect(texts.get(n)!.split('\n')[0], `page ${n}`).to.equal(`Seite ${n} von ${PAGES}`);
+      expect(pdfjsThreadsRunning()).to.equal(0);
+    });
+
+    it('terminates the thread when the limit passes and rejects with a timeout', async () => {
+      // A 1 ms opening limit gives the call 1 + 200 × 1 ms: it ends while the thread is still loading pdf.js.
+      const reading = readPageTexts(heavy, all, 'pdfjs', { timeoutMs: 1 });
+      expect(pdfjsThreadsRunning()).to.equal(1);
+      const err = await rejection(reading, 2000);
+      expect(err, String(err)).to.be.instanceOf(PdfError);
+      expect((err as PdfError).code).to.equal('UNPROCESSABLE_INPUT');
+      expect((err as PdfError).reason).to.equal('timeout');
+    });
+
+    it('rejects with the abort reason, without a thread when aborted before, terminating it when aborted during', async () => {
+      const before = new AbortController();
+      before.abort(new Error('cancelled before'));
+      expect(((await rejection(describePdf(big, 'pdfjs', { signal: before.signal }), 2000)) as Error).message).to.equal('cancelled before');
+
+      const during = new AbortController();
+      const reading = readPageTexts(heavy, all, 'pdfjs', { signal: during.signal });
+      setTimeout(() => during.abort(new Error('cancelled during')), 100);
+      expect(((await rejection(reading, 2000)) as Error).message).to.equal('cancelled during');
+    });
+
+    it('leaves JSON and Array.prototype.push of the calling thread as they were', async () => {
+      // A fresh process, since this one has pdf.js loaded by other tests. core-js replaces Function.prototype.toString
+      // too, so its replacements print as "[native code]": the check compares the functions with the originals. The
+      // same check after pdf.js ran in the child's own thread shows it would see the replacement.
+      const script = path.join(dir, 'json-untouched.mjs');
+      await writeFile(
+        script,
+        `const originals = [JSON.stringify, JSON.parse, Array.prototype.push, Function.prototype.toString];
+        const untouched = () => [JSON.stringify, JSON.parse, Array.prototype.push, Function.prototype.toString].every((f, i) => f === originals[i]);
+        const [engineUrl, pdfjsUrl, pdfPath] = process.argv.slice(2);
+        const { readPageTexts } = await import(engineUrl);
+        const text = (await readPageTexts(pdfPath, [1], 'pdfjs')).get(1);
+        const afterThread = untouched();
+        const { openPdf } = await import(pdfjsUrl);
+        const { readFile } = await import('node:fs/promises');
+        await (await openPdf(await readFile(pdfPath))).close();
+        process.stdout.write(JSON.stringify({ text, afterThread, afterInThread: untouched() }));`,
+      );
+      const pdf = await file(buildPdf({ pages: [{ kind: 'lines', lines: ['Kleines Dokument'] }] }));
+      const url = (rel: string) => new URL(rel, import.meta.url).href;
+      const args = ['--import', 'tsx', script, url('../../providers/pdf/text-engine.ts'), url('../../providers/pdf/pdfjs.ts'), pdf];
+      const { stdout } = await promisify(execFile)(process.execPath, args, { timeout: 20_000 });
+      expect(JSON.parse(stdout)).to.deep.equal({ text: 'Kleines Dokument', afterThread: true, afterInThread: false });
     });
   });
 

@@ -1,0 +1,117 @@
+/**
+ * The `pdfjs` text engine's work in a worker thread, one fresh thread per call (open the document once, describe it
+ * or read a group of pages, answer, exit). Two reasons, both measured:
+ * - the pdf.js legacy build's core-js polyfills replace `JSON.stringify`, `JSON.parse` and `Array.prototype.push`
+ *   (and `Function.prototype.toString`, so the replacements still print as native code) of the isolate that loads
+ *   it, and switch off V8's fast paths there for good: `JSON.stringify` of 1.2 MB of results takes 45 ms instead of
+ *   2 ms. In a thread only that thread's isolate pays; the worker's Temporal payloads keep the fast paths.
+ * - pdf.js parses synchronously, so a timer on its own thread cannot interrupt a PDF that makes it spin. A thread
+ *   can be terminated: on the time limit and on abort it is.
+ * The thread reads the file itself (no bytes are posted) and runs `openPdf` of `pdfjs.ts`, the same code as in-thread
+ * callers; its `PdfError`s come back as `PdfError`s with the same code, reason and message.
+ */
+import { readFile } from 'node:fs/promises';
+import { Worker } from 'node:worker_threads';
+import type { ErrorCode } from '../../core/errors';
+import { PdfError, type PdfErrorReason } from './errors';
+import { openPdf } from './pdfjs';
+import type { PdfDescription } from './text-engine';
+
+const THREAD_ENTRY = new URL('./pdfjs.thread.mjs', import.meta.url);
+
+/** Limit for opening a document (and for describing it) when the caller gives none. */
+const DEFAULT_OPEN_TIMEOUT_MS = 60_000;
+/** What reading a page may take on average, on top of opening; a smaller opening limit scales it down with it. */
+const PAGE_BUDGET_MS = 5_000;
+
+/** What a thread is asked to do: all it needs travels as `workerData`. */
+export type PdfThreadRequest =
+  | { operation: 'describe'; pdfPath: string; timeoutMs: number }
+  | { operation: 'page-texts'; pdfPath: string; pages: number[]; timeoutMs: number };
+
+/** A thread's one message: the result, or the error as plain data (`code` and `reason` when it was a `PdfError`). */
+export type PdfThreadReply = { result: PdfDescription | string[] } | { error: { message: string; code?: ErrorCode; reason?: PdfErrorReason } };
+
+export interface PdfThreadOptions {
+  signal?: AbortSignal;
+  /** Limit for opening the document in milliseconds (default 60 000); reading pages adds a budget per page. */
+  timeoutMs?: number;
+}
+
+let running = 0;
+
+/** Threads started and not yet exited (for tests: a call settles only after its thread is gone). */
+export const pdfjsThreadsRunning = (): number => running;
+
+/** The work of one request, run by `pdfjs.thread.mjs` inside the thread; never throws. */
+export async function answerPdfRequest(request: PdfThreadRequest): Promise<PdfThreadReply> {
+  try {
+    const doc = await openPdf(await readFile(request.pdfPath), { timeoutMs: request.timeoutMs });
+    try {
+      if (request.operation === 'describe') {
+        const meta = await doc.metadata();
+        return { result: { pageCount: doc.pageCount, title: meta.title, author: meta.author } };
+      }
+      const texts: string[] = [];
+      for (const page of request.pages) texts.push((await doc.pageText(page)).text);
+      return { result: texts };
+    } finally {
+      await doc.close();
+    }
+  } catch (err) {
+    if (err instanceof PdfError) return { error: { message: err.message, code: err.code, reason: err.reason } };
+    return { error: { message: err instanceof Error ? err.message : String(err) } };
+  }
+}
+
+function replyError(error: { message: string; code?: ErrorCode; reason?: PdfErrorReason }): Error {
+  return error.code && error.reason ? new PdfError(error.code, error.reason, error.message) : new Error(error.message);
+}
+
+/**
+ * Runs one request in a fresh thread. Past `limitMs` the thread is terminated and the call rejects with
+ * `PdfError` `UNPROCESSABLE_INPUT`/`timeout`; an abort terminates it and rejects with `signal.reason`. The promise
+ * settles only once the thread has exited, so no pdf.js work outlives the call.
+ */
+async function runInThread<T>(request: PdfThreadRequest, limitMs: number, signal?: AbortSignal): Promise<T> {
+  signal?.throwIfAborted();
+  return new Promise<T>((resolve, reject) => {
+    const worker = new Worker(THREAD_ENTRY, { workerData: request });
+    running++;
+    let outcome: { ok: true; value: T } | { ok: false; error: unknown } | undefined;
+    const settle = (o: NonNullable<typeof outcome>) => {
+      outcome ??= o;
+      void worker.terminate();
+    };
+    const timer = setTimeout(() => settle({ ok: false, error: new PdfError('UNPROCESSABLE_INPUT', 'timeout', `Reading the PDF took longer than ${limitMs} ms`) }), limitMs);
+    const onAbort = () => settle({ ok: false, error: signal!.reason });
+    signal?.addEventListener('abort', onAbort, { once: true });
+    worker.once('message', (reply: PdfThreadReply) => settle('error' in reply ? { ok: false, error: replyError(reply.error) } : { ok: true, value: reply.result as T }));
+    worker.once('error', (error) => settle({ ok: false, error }));
+    worker.once('exit', (code) => {
+      running--;
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      const o = outcome ?? { ok: false, error: new Error(`The pdf.js thread exited with code ${code} without an answer`) };
+      if (o.ok) resolve(o.value);
+      else reject(o.error);
+    });
+  });
+}
+
+/** Page count, title and author through pdf.js in a thread; the limit covers starting the thread and opening. */
+export function describeInThread(pdfPath: string, opts: PdfThreadOptions = {}): Promise<PdfDescription> {
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_OPEN_TIMEOUT_MS;
+  return runInThread<PdfDescription>({ operation: 'describe', pdfPath, timeoutMs }, timeoutMs, opts.signal);
+}
+
+/**
+ * The text of each asked page (1-based) through pdf.js in a thread, the document opened once. The limit is the
+ * opening limit plus a budget per page: `timeoutMs + pages × min(5 000, timeoutMs)`.
+ */
+export async function pageTextsInThread(pdfPath: string, pages: readonly number[], opts: PdfThreadOptions = {}): Promise<Map<number, string>> {
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_OPEN_TIMEOUT_MS;
+  const limitMs = timeoutMs + pages.length * Math.min(PAGE_BUDGET_MS, timeoutMs);
+  const texts = await runInThread<string[]>({ operation: 'page-texts', pdfPath, pages: [...pages], timeoutMs }, limitMs, opts.signal);
+  return new Map(pages.map((page, i) => [page, texts[i]]));
+}
