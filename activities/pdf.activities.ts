@@ -6,6 +6,7 @@ import path from 'node:path';
 import { activityInfo, ApplicationFailure, cancellationSignal, heartbeat } from '@temporalio/activity';
 import yazl from 'yazl';
 import { cacheKey, readCache, writeCache } from '../core/cache';
+import { PDF_CACHE_OPERATION, pdfCacheKey, type PdfCachedResult } from '../core/pdf-cache';
 import { BlobNotFoundError, readBlobJson, writeBlobJson } from '../core/blob-store';
 import { jobInternalKey, jobOutputKey, jobOutputPrefix, jobResultsKey } from '../core/records';
 import { mapPool, ocrImage, toTesseractLanguages } from '../providers/ocr/tesseract';
@@ -155,6 +156,7 @@ export function createPdfActivities(deps: ActivityDeps) {
     contents: PageResult[],
     llmSummaries: LlmSummary[],
     images: { archive: string; image_paths: string[] } | undefined,
+    inputSha256: string | undefined,
   ) {
     let text = contents.map((c) => c.text.trim()).filter(Boolean).join('\n\n');
     const requests = llmSummaries.flatMap((l) => l.requests);
@@ -186,9 +188,13 @@ export function createPdfActivities(deps: ActivityDeps) {
         requests,
       },
     };
+    // Every fresh success goes to the result cache (use_cache=false skips reading it, not writing it).
+    const cacheKeyOfResult = inputSha256 ? pdfCacheKey(inputSha256, p, { textEngine: engine, visionModel: llm?.describe().visionModel }) : null;
+    const cached: PdfCachedResult = results.structured_data;
     await Promise.all([
       store.put(jobOutputKey(jobId, 'result.md'), text, { mime: 'text/markdown; charset=utf-8' }),
       writeBlobJson(store, jobResultsKey(jobId), results),
+      ...(cacheKeyOfResult ? [writeCache(store, PDF_CACHE_OPERATION, cacheKeyOfResult, cached)] : []),
     ]);
     return { target_dir: results.target_dir, assets, structured_data: { extracted_text: text.slice(0, 2000), metadata: { page_count: meta.pageCount } } };
   }
@@ -211,7 +217,7 @@ export function createPdfActivities(deps: ActivityDeps) {
       const d = await describeInput(jobId, parameters);
       const texts = await readPageTexts(d.pdfPath, d.meta.pages, engine, { signal: cancellationSignal(), parallel: os.availableParallelism() }).catch(pdfFailure);
       const contents: PageResult[] = d.meta.pages.map((page) => ({ page, text: texts.get(page) ?? '', method: 'native' }));
-      if (finish) return { meta: d.meta, results: await writePdfResults(jobId, d.p, d.meta, contents, [], undefined) };
+      if (finish) return { meta: d.meta, results: await writePdfResults(jobId, d.p, d.meta, contents, [], undefined, d.input.sha256) };
       await writeBlobJson(store, contentsKey(jobId), contents);
       return { meta: d.meta, inputKey: d.input.key, sha256: d.input.sha256, contentsKey: contentsKey(jobId) };
     },
@@ -310,6 +316,8 @@ export function createPdfActivities(deps: ActivityDeps) {
       llm: LlmSummary[];
       /** All pages in one blob (`readPdfText`); without it, one blob per page (`extractPdfPages`). */
       contentsKey?: string;
+      /** The document's sha256, for the result cache (absent in jobs scheduled before the cache existed). */
+      sha256?: string;
     }) {
       const { jobId, meta } = input;
       const p = await fullParameters(store, jobId, input.parameters);
@@ -317,7 +325,7 @@ export function createPdfActivities(deps: ActivityDeps) {
         ? await readBlobJson<PageResult[]>(store, input.contentsKey)
         : // Many small reads (one per page): 16 at a time, in page order.
           await mapPool(meta.pages, 16, (page) => readBlobJson<PageResult>(store, pageKey(jobId, page)));
-      return { results: await writePdfResults(jobId, p, meta, contents, input.llm, input.images) };
+      return { results: await writePdfResults(jobId, p, meta, contents, input.llm, input.images, input.sha256) };
     },
   };
 }

@@ -63,7 +63,11 @@ export function createApp(deps: AppDeps): App {
   eventJobRoutes(api, jobs, batches, config.MAX_BATCH_JOBS);
   transformerRoutes(api, { jobs, config, syncWaitMs: config.SYNC_WAIT_MS });
   templateRoutes(api);
-  pdfRoutes(api, jobs, config.SYNC_WAIT_MS, config.llm !== null);
+  pdfRoutes(api, jobs, {
+    syncWaitMs: config.SYNC_WAIT_MS,
+    llmConfigured: config.llm !== null,
+    cache: { textEngine: config.PDF_TEXT_ENGINE, visionModel: config.llm?.visionModel },
+  });
   imageOcrRoutes(api, jobs, config.SYNC_WAIT_MS);
   externalOcrRoutes(api, jobs, config);
 

@@ -1,4 +1,7 @@
+import { readBlobBuffer } from '../../core/blob-store';
+import { readCache } from '../../core/cache';
 import { AppError } from '../../core/errors';
+import { PDF_CACHE_OPERATION, pdfCacheKey, type PdfCacheContext, type PdfCachedResult } from '../../core/pdf-cache';
 import { jobOutputKey } from '../../core/records';
 import { envelope, errorResponse, z } from '../openapi';
 import type { ApiRouter } from '../route';
@@ -45,11 +48,29 @@ const jobBody = z.object({
 const textContent = z.object({ page: z.number().int(), text: z.string(), method: z.string() });
 
 /** PDF extraction (spec §4.2): synchronous processing of an upload, and jobs for files inside INPUT_ROOTS. */
-export function pdfRoutes(api: ApiRouter, jobs: JobService, syncWaitMs: number, llmConfigured: boolean): void {
+export interface PdfRouteOptions {
+  syncWaitMs: number;
+  llmConfigured: boolean;
+  /** What changes a PDF's text in this deployment (part of the result-cache key, as the worker computes it). */
+  cache: PdfCacheContext;
+}
+
+/** A cached or fresh result as the response's `data`. */
+function processData(sd: Partial<PdfCachedResult>, text: string | undefined, archive: { name: string; data: string } | null) {
+  return {
+    extracted_text: String(text ?? sd.extracted_text ?? ''),
+    metadata: sd.metadata ?? {},
+    images_archive_filename: archive?.name ?? null,
+    images_archive_data: archive?.data ?? null,
+  };
+}
+
+export function pdfRoutes(api: ApiRouter, jobs: JobService, opts: PdfRouteOptions): void {
+  const { syncWaitMs, llmConfigured } = opts;
   const tags = ['PDF'];
   api.add({
     method: 'post', path: '/api/pdf/process', summary: 'Extract the text of a PDF', tags,
-    description: 'Runs the pdf pipeline as a job and waits for it; past the limit, 504 with `details.job_id` and the work goes on.',
+    description: 'Runs the pdf pipeline as a job and waits for it; past the limit, 504 with `details.job_id` and the work goes on. A repeated request for the same document, method, page range and languages is answered from the result cache (`X-Cache: hit`) unless `useCache` is false; requests with a template or page images always run.',
     body: processBody, bodyTypes: ['multipart'],
     responses: {
       200: {
@@ -88,23 +109,19 @@ export function pdfRoutes(api: ApiRouter, jobs: JobService, syncWaitMs: number, 
         ...(body.ocr_language ? { ocr_language: body.ocr_language } : {}),
       });
       try {
-        const done = await jobs.runSync({ jobType: 'pdf', parameters }, syncWaitMs);
-        const sd = (done.results?.structured_data ?? {}) as { extracted_text?: string; metadata?: Record<string, unknown> };
-        let archive: string | null = null;
-        if (body.includeImages) {
-          const chunks: Buffer[] = [];
-          for await (const c of await jobs.store.get(jobOutputKey(done.job_id, 'images.zip'))) chunks.push(c as Buffer);
-          archive = Buffer.concat(chunks).toString('base64');
+        const key = pdfCacheKey(upload.sha256, parameters, opts.cache);
+        const hit = key && body.useCache ? await readCache<PdfCachedResult>(jobs.store, PDF_CACHE_OPERATION, key) : null;
+        ctx.set('X-Cache', hit ? 'hit' : 'miss');
+        if (hit) {
+          ctx.body = { status: 'success', data: processData(hit, undefined, null) };
+          return;
         }
-        ctx.body = {
-          status: 'success',
-          data: {
-            extracted_text: String((done.results as { output?: { transformed_text?: string } })?.output?.transformed_text ?? sd.extracted_text ?? ''),
-            metadata: sd.metadata ?? {},
-            images_archive_filename: archive ? `${done.job_id}-images.zip` : null,
-            images_archive_data: archive,
-          },
-        };
+        const done = await jobs.runSync({ jobType: 'pdf', parameters }, syncWaitMs);
+        const sd = (done.results?.structured_data ?? {}) as Partial<PdfCachedResult>;
+        const archive = body.includeImages
+          ? { name: `${done.job_id}-images.zip`, data: (await readBlobBuffer(jobs.store, jobOutputKey(done.job_id, 'images.zip'))).toString('base64') }
+          : null;
+        ctx.body = { status: 'success', data: processData(sd, (done.results as { output?: { transformed_text?: string } })?.output?.transformed_text, archive) };
       } finally {
         // The upload served this request only; the job keeps what it produced.
         await jobs.store.delete(upload.key).catch(() => undefined);

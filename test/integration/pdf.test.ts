@@ -71,6 +71,24 @@ describe('PDF processing on the real engine', function () {
       });
     }
 
+    it('answers a repeated request from the result cache, and reads again with useCache=false or another range', async () => {
+      const pdf = buildPdf({ title: 'Zwischenspeicher', pages: [{ kind: 'lines', lines: [`Einmalig ${Date.now()} – Größe`] }, { kind: 'lines', lines: ['Zweite Seite'] }] });
+      const first = await postPdf(s, {}, pdf);
+      expect(first.headers.get('x-cache')).to.equal('miss');
+      const again = await postPdf(s, {}, pdf);
+      expect(again.headers.get('x-cache')).to.equal('hit');
+      expect(ok(again)).to.deep.equal(ok(first));
+      const fresh = await postPdf(s, { useCache: 'false' }, pdf);
+      expect(fresh.headers.get('x-cache')).to.equal('miss');
+      expect(ok(fresh)).to.deep.equal(ok(first));
+      const range = await postPdf(s, { page_end: '1' }, pdf);
+      expect(range.headers.get('x-cache')).to.equal('miss');
+      expect(ok(range).metadata.text_contents).to.have.length(1);
+      const images = await postPdf(s, { includeImages: 'true' }, pdf);
+      expect(images.headers.get('x-cache'), 'page images are never answered from the cache').to.equal('miss');
+      expect(ok(images).images_archive_data).to.be.a('string');
+    });
+
     it('reads a two-column page left column first, even when it is drawn row by row', async () => {
       const pdf = buildPdf({ pages: [{ kind: 'columns', heading: 'Zweispaltiger Bericht', left: LEFT, right: RIGHT, interleave: true }] });
       const data = ok(await postPdf(s, {}, pdf));
@@ -87,6 +105,17 @@ describe('PDF processing on the real engine', function () {
       expect(acc).to.be.at.least(0.98);
       expect(data.metadata.text_contents).to.have.length(1);
       expect(data.metadata.text_contents[0]).to.include({ page: 1, method: 'local_ocr' });
+    });
+
+    it('answers a repeated local_ocr request from the result cache, per OCR language', async () => {
+      const pdf = await scannedPdf(`Zwischenspeicher für Seiten ${Date.now() % 1000}`);
+      const first = await postPdf(s, { extraction_method: 'local_ocr' }, pdf);
+      expect(first.headers.get('x-cache')).to.equal('miss');
+      const again = await postPdf(s, { extraction_method: 'local_ocr' }, pdf);
+      expect(again.headers.get('x-cache')).to.equal('hit');
+      expect(ok(again)).to.deep.equal(ok(first));
+      const english = await postPdf(s, { extraction_method: 'local_ocr', ocr_language: 'en' }, pdf);
+      expect(english.headers.get('x-cache'), 'another OCR language is another result').to.equal('miss');
     });
 
     it('reads text pages natively and the scanned page by OCR with combined', async () => {

@@ -20,7 +20,7 @@ export const accuracy = (expected: string, actual: string): number =>
   1 - levenshtein(normalise(expected), normalise(actual)) / normalise(expected).length;
 
 /** Posts a multipart form to /api/pdf/process (global FormData and Blob); answers status, parsed body and elapsed ms. */
-export async function postPdf(s: Stack, fields: Record<string, string>, file?: Buffer, name = 'doc.pdf'): Promise<{ status: number; body: any; ms: number }> {
+export async function postPdf(s: Stack, fields: Record<string, string>, file?: Buffer, name = 'doc.pdf'): Promise<{ status: number; body: any; ms: number; headers: Headers }> {
   const form = new FormData();
   if (file) form.append('file', new Blob([new Uint8Array(file)], { type: 'application/pdf' }), name);
   for (const [k, v] of Object.entries(fields)) form.append(k, v);
@@ -33,7 +33,7 @@ export async function postPdf(s: Stack, fields: Record<string, string>, file?: B
   } catch {
     /* not JSON */
   }
-  return { status: res.status, body, ms: Date.now() - t0 };
+  return { status: res.status, body, ms: Date.now() - t0, headers: res.headers };
 }
 
 /** The `data` of a 200 success envelope. */

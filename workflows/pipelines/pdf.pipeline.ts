@@ -47,6 +47,7 @@ export async function pdfPipeline(ctx: PipelineContext): Promise<Record<string, 
     meta: { pageCount: prep.pageCount, title: prep.title, author: prep.author, pages: prep.pages },
     images,
     llm: outcomes.map((o) => o.llm),
+    sha256: prep.sha256,
   });
   return fin.results;
 }
@@ -65,6 +66,6 @@ async function nativePipeline(ctx: PipelineContext, media: ActivityProxy, io: Ac
   const { meta, inputKey, sha256, contentsKey } = read;
   const images = parameters.includeImages ? await media.renderPdfImages({ jobId, inputKey, sha256, pages: meta.pages }) : undefined;
   ctx.progress('assemble', 95, 'Assembling the text');
-  const fin = await io.finishPdf({ jobId, parameters, meta, images, llm: [], contentsKey });
+  const fin = await io.finishPdf({ jobId, parameters, meta, images, llm: [], contentsKey, sha256 });
   return fin.results;
 }
