@@ -1,18 +1,20 @@
 /**
- * The `pdfjs` text engine's work in a worker thread, one fresh thread per call (open the document once, describe it
- * or read a group of pages, answer, exit). Two reasons, both measured:
+ * The `pdfjs` text engine's work in worker threads: a pool of up to one thread per core, each loading pdf.js once
+ * and serving one call at a time (open the document, describe it or read a group of pages, answer); a thread idle
+ * for a minute ends. Two reasons, both measured:
  * - the pdf.js legacy build's core-js polyfills replace `JSON.stringify`, `JSON.parse` and `Array.prototype.push`
  *   (and `Function.prototype.toString`, so the replacements still print as native code) of the isolate that loads
  *   it, and switch off V8's fast paths there for good: `JSON.stringify` of 1.2 MB of results takes 45 ms instead of
  *   2 ms. In a thread only that thread's isolate pays; the worker's Temporal payloads keep the fast paths.
  * - pdf.js parses synchronously, so a timer on its own thread cannot interrupt a PDF that makes it spin. A thread
- *   can be terminated: on the time limit and on abort it is.
+ *   can be terminated: on the time limit and on abort it is (and the pool starts a fresh one when needed).
  * The thread reads the file itself (no bytes are posted) and runs `openPdf` of `pdfjs.ts`, the same code as in-thread
  * callers; its `PdfError`s come back as `PdfError`s with the same code, reason and message.
  */
 import { readFile } from 'node:fs/promises';
-import { Worker } from 'node:worker_threads';
+import os from 'node:os';
 import type { ErrorCode } from '../../core/errors';
+import { ThreadPool } from '../process/thread-pool';
 import { PdfError, type PdfErrorReason } from './errors';
 import { openPdf } from './pdfjs';
 import type { PdfDescription } from './text-engine';
@@ -24,12 +26,12 @@ const DEFAULT_OPEN_TIMEOUT_MS = 60_000;
 /** What reading a page may take on average, on top of opening; a smaller opening limit scales it down with it. */
 const PAGE_BUDGET_MS = 5_000;
 
-/** What a thread is asked to do: all it needs travels as `workerData`. */
+/** What a thread is asked to do (one message). */
 export type PdfThreadRequest =
   | { operation: 'describe'; pdfPath: string; timeoutMs: number }
   | { operation: 'page-texts'; pdfPath: string; pages: number[]; timeoutMs: number };
 
-/** A thread's one message: the result, or the error as plain data (`code` and `reason` when it was a `PdfError`). */
+/** A thread's answer: the result, or the error as plain data (`code` and `reason` when it was a `PdfError`). */
 export type PdfThreadReply = { result: PdfDescription | string[] } | { error: { message: string; code?: ErrorCode; reason?: PdfErrorReason } };
 
 export interface PdfThreadOptions {
@@ -38,10 +40,10 @@ export interface PdfThreadOptions {
   timeoutMs?: number;
 }
 
-let running = 0;
+const pool = new ThreadPool(THREAD_ENTRY, { maxThreads: Math.max(1, os.availableParallelism()), idleMs: 60_000 });
 
-/** Threads started and not yet exited (for tests: a call settles only after its thread is gone). */
-export const pdfjsThreadsRunning = (): number => running;
+/** Threads working on a call now (for tests: a call that ends by timeout or abort leaves none behind). */
+export const pdfjsThreadsRunning = (): number => pool.busy;
 
 /** The work of one request, run by `pdfjs.thread.mjs` inside the thread; never throws. */
 export async function answerPdfRequest(request: PdfThreadRequest): Promise<PdfThreadReply> {
@@ -69,34 +71,20 @@ function replyError(error: { message: string; code?: ErrorCode; reason?: PdfErro
 }
 
 /**
- * Runs one request in a fresh thread. Past `limitMs` the thread is terminated and the call rejects with
- * `PdfError` `UNPROCESSABLE_INPUT`/`timeout`; an abort terminates it and rejects with `signal.reason`. The promise
- * settles only once the thread has exited, so no pdf.js work outlives the call.
+ * Runs one request on a pool thread. Past `limitMs` the thread is terminated and the call rejects with `PdfError`
+ * `UNPROCESSABLE_INPUT`/`timeout`; an abort of `signal` terminates it and rejects with `signal.reason`.
  */
 async function runInThread<T>(request: PdfThreadRequest, limitMs: number, signal?: AbortSignal): Promise<T> {
   signal?.throwIfAborted();
-  return new Promise<T>((resolve, reject) => {
-    const worker = new Worker(THREAD_ENTRY, { workerData: request });
-    running++;
-    let outcome: { ok: true; value: T } | { ok: false; error: unknown } | undefined;
-    const settle = (o: NonNullable<typeof outcome>) => {
-      outcome ??= o;
-      void worker.terminate();
-    };
-    const timer = setTimeout(() => settle({ ok: false, error: new PdfError('UNPROCESSABLE_INPUT', 'timeout', `Reading the PDF took longer than ${limitMs} ms`) }), limitMs);
-    const onAbort = () => settle({ ok: false, error: signal!.reason });
-    signal?.addEventListener('abort', onAbort, { once: true });
-    worker.once('message', (reply: PdfThreadReply) => settle('error' in reply ? { ok: false, error: replyError(reply.error) } : { ok: true, value: reply.result as T }));
-    worker.once('error', (error) => settle({ ok: false, error }));
-    worker.once('exit', (code) => {
-      running--;
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-      const o = outcome ?? { ok: false, error: new Error(`The pdf.js thread exited with code ${code} without an answer`) };
-      if (o.ok) resolve(o.value);
-      else reject(o.error);
-    });
-  });
+  const limit = new AbortController();
+  const timer = setTimeout(() => limit.abort(new PdfError('UNPROCESSABLE_INPUT', 'timeout', `Reading the PDF took longer than ${limitMs} ms`)), limitMs);
+  try {
+    const reply = await pool.run<PdfThreadReply>(request, signal ? AbortSignal.any([signal, limit.signal]) : limit.signal);
+    if ('error' in reply) throw replyError(reply.error);
+    return reply.result as T;
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Page count, title and author through pdf.js in a thread; the limit covers starting the thread and opening. */
