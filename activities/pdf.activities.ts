@@ -18,7 +18,7 @@ import { imagePart, UsageRecorder, type LlmUsage } from '../providers/llm';
 import type { ActivityDeps } from './index';
 import { applyTemplate } from './llm-ops';
 import { localCopy } from './local-copy';
-import { fullParameters } from './steps';
+import { fullParameters, heartbeating } from './steps';
 
 export type PdfMethod = 'native' | 'local_ocr' | 'vision_llm' | 'combined';
 export interface PageResult {
@@ -215,7 +215,8 @@ export function createPdfActivities(deps: ActivityDeps) {
      */
     async readPdfText({ jobId, parameters, finish }: { jobId: string; parameters: Record<string, unknown>; finish: boolean }) {
       const d = await describeInput(jobId, parameters);
-      const texts = await readPageTexts(d.pdfPath, d.meta.pages, engine, { signal: cancellationSignal(), parallel: os.availableParallelism() }).catch(pdfFailure);
+      // Thousands of pages take seconds: the step heartbeats meanwhile.
+      const texts = await heartbeating((signal) => readPageTexts(d.pdfPath, d.meta.pages, engine, { signal, parallel: os.availableParallelism() })).catch(pdfFailure);
       const contents: PageResult[] = d.meta.pages.map((page) => ({ page, text: texts.get(page) ?? '', method: 'native' }));
       if (finish) return { meta: d.meta, results: await writePdfResults(jobId, d.p, d.meta, contents, [], undefined, d.input.sha256) };
       await writeBlobJson(store, contentsKey(jobId), contents);

@@ -1,3 +1,4 @@
+import { cancellationSignal, heartbeat } from '@temporalio/activity';
 import { readBlobJson, writeBlobJson, type BlobStore } from '../core/blob-store';
 import { jobParametersKey, jobStepKey } from '../core/records';
 
@@ -23,4 +24,17 @@ export async function runStep<T>(store: BlobStore, jobId: string, step: string, 
 export async function fullParameters(store: BlobStore, jobId: string, inline: Record<string, unknown>): Promise<Record<string, unknown>> {
   if (!(await store.stat(jobParametersKey(jobId)))) return inline;
   return readBlobJson<Record<string, unknown>>(store, jobParametersKey(jobId));
+}
+
+/**
+ * Heartbeats every second while `work` runs off the event loop (a thread, an engine process): a dead worker's
+ * attempt is retried within the heartbeat timeout, and a cancel reaches the activity's signal, which stops the work.
+ */
+export async function heartbeating<T>(work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const beat = setInterval(() => heartbeat(), 1000);
+  try {
+    return await work(cancellationSignal());
+  } finally {
+    clearInterval(beat);
+  }
 }

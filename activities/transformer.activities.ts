@@ -1,4 +1,4 @@
-import { ApplicationFailure, cancellationSignal, heartbeat } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/activity';
 import { writeBlobJson } from '../core/blob-store';
 import type { ExtractedTable } from '../core/html';
 import { assertHtmlDepth, HtmlTooDeepError } from '../core/html/limits';
@@ -10,7 +10,7 @@ import { UsageRecorder, type LlmUsage } from '../providers/llm';
 import { applyTemplate, blocksToNewsfeed, summarize, templateSource, translate, type Block, type OpResult, type TemplateRequest } from './llm-ops';
 import { clientFailure } from './failures';
 import type { ActivityDeps } from './index';
-import { fullParameters, runStep } from './steps';
+import { fullParameters, heartbeating, runStep } from './steps';
 
 const PREVIEW_CHARS = 2000;
 
@@ -26,19 +26,6 @@ export function tablesToMarkdown(tables: ExtractedTable[]): string {
       return lines.join('\n');
     })
     .join('\n\n');
-}
-
-/**
- * Heartbeats while a conversion runs (off the event loop, in a thread for large pages): a dead worker's attempt is
- * retried within the heartbeat timeout, and a cancel reaches the activity and stops the thread.
- */
-async function heartbeating<T>(work: (signal: AbortSignal) => Promise<T>): Promise<T> {
-  const beat = setInterval(() => heartbeat(), 1000);
-  try {
-    return await work(cancellationSignal());
-  } finally {
-    clearInterval(beat);
-  }
 }
 
 /** Deeply nested HTML is refused before conversion: its cost grows much faster than its size. */

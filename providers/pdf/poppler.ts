@@ -5,11 +5,14 @@
  * thread and cannot be interrupted.
  */
 import { open } from 'node:fs/promises';
-import { ToolExitError, runTool } from '../process/run-tool';
+import { ToolExitError, ToolTimeoutError, runTool } from '../process/run-tool';
 import { PdfError } from './errors';
 
 /** Maps poppler's complaints about the input to `PdfError`s; anything else stays as it is. */
 export function popplerError(err: unknown): unknown {
+  // The limits are generous for real documents (poppler reads a text page in about 0.5 ms): a file that outlives
+  // them is one that makes poppler spin, and would do so again.
+  if (err instanceof ToolTimeoutError) return new PdfError('UNPROCESSABLE_INPUT', 'timeout', 'Reading the PDF took too long', { cause: err });
   if (!(err instanceof ToolExitError)) return err;
   const msg = err.stderr;
   if (/Incorrect password/i.test(msg)) {
@@ -99,8 +102,8 @@ export function splitPages(out: string, count: number): string[] {
 
 export interface PdfTextOptions {
   signal?: AbortSignal;
-  /** Time allowed per page in milliseconds (default 5 000); a process gets this times its page count, at least 30 s. */
-  pageTimeoutMs?: number;
+  /** Time allowed for each pdftotext process in milliseconds (default 30 s + 0.5 s per page of its part). */
+  timeoutMs?: number;
   /** pdftotext processes that may run at once over parts of the range (default 1). */
   parallel?: number;
 }
@@ -125,14 +128,13 @@ export async function pdfPageTexts(pdfPath: string, first: number, last: number,
     ranges.push([from, from + size - 1]);
     from += size;
   }
-  const pageTimeoutMs = opts.pageTimeoutMs ?? 5_000;
   const texts = await Promise.all(
     ranges.map(async ([f, l]) => {
       const n = l - f + 1;
       try {
         const { stdout } = await runTool('pdftotext', ['-enc', 'UTF-8', '-f', String(f), '-l', String(l), pdfPath, '-'], {
           signal: opts.signal,
-          timeoutMs: Math.max(30_000, pageTimeoutMs * n),
+          timeoutMs: opts.timeoutMs ?? 30_000 + 500 * n,
         });
         return splitPages(stdout.toString('utf8'), n);
       } catch (err) {

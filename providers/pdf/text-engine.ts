@@ -37,12 +37,7 @@ export interface TextEngineOptions {
 export async function describePdf(pdfPath: string, engine: PdfTextEngine, opts: TextEngineOptions = {}): Promise<PdfDescription> {
   if (!(await fileHasPdfHeader(pdfPath))) throw new PdfError('INVALID_FORMAT', 'not_pdf', 'The file is not a PDF (no %PDF header)');
   if (engine === 'pdfjs') return describeInThread(pdfPath, opts);
-  const info = await pdfInfo(pdfPath, { signal: opts.signal, timeoutMs: opts.timeoutMs ?? 60_000 }).catch((err: unknown) => {
-    if (err instanceof Error && err.name === 'ToolTimeoutError') {
-      throw new PdfError('UNPROCESSABLE_INPUT', 'timeout', 'Reading the PDF took too long', { cause: err });
-    }
-    throw err;
-  });
+  const info = await pdfInfo(pdfPath, { signal: opts.signal, timeoutMs: opts.timeoutMs ?? 60_000 });
   if (info.pages < 1) throw new PdfError('UNPROCESSABLE_INPUT', 'empty', 'The PDF has no pages');
   return { pageCount: info.pages, title: info.title, author: info.author };
 }

@@ -237,6 +237,10 @@ describe('PDF text engines (poppler and pdf.js)', function () {
       await expectPdfError(pdfPageTexts(big, 5, 4), 'VALIDATION_ERROR', 'page_out_of_range');
     });
 
+    it('kills a pdftotext process that outlives its limit and refuses the file as unprocessable, reason timeout', async () => {
+      await expectPdfError(pdfPageTexts(big, 1, 120, { timeoutMs: 1 }), 'UNPROCESSABLE_INPUT', 'timeout');
+    });
+
     it('stops when aborted and rejects with the abort reason', async () => {
       const controller = new AbortController();
       controller.abort(new Error('stop reading'));
