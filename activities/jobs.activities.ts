@@ -1,5 +1,6 @@
 import { BlobNotFoundError, readBlobBuffer, readBlobJson, writeBlobJson } from '../core/blob-store';
 import { batchRecordKey, jobRecordKey, jobResultsKey } from '../core/records';
+import { uploadToDiscard } from '../core/job-params';
 import type { BatchInput, BatchState, JobState, JobStatus } from '../workflows/definitions';
 import type { ActivityDeps } from './index';
 
@@ -13,6 +14,9 @@ export function createJobActivities(deps: ActivityDeps) {
   return {
     /** Writes the job's record: the source of truth once a job is finished, with its full results. */
     async writeJobRecord({ state }: { state: JobState }): Promise<void> {
+      // A finished job removes the upload of the synchronous request it ran for (see DISCARD_UPLOAD).
+      const upload = state.status === 'completed' || state.status === 'failed' ? uploadToDiscard(state.parameters) : null;
+      if (upload) await store.delete(upload);
       const results = state.status === 'completed' ? await readBlobBuffer(store, jobResultsKey(state.job_id)).catch(notFoundAsNull) : null;
       if (!results) {
         await writeBlobJson(store, jobRecordKey(state.job_id), state);

@@ -2,6 +2,7 @@ import { createReadStream } from 'node:fs';
 import path from 'node:path';
 import { z } from './openapi';
 import type { BlobRef, BlobStore } from '../core/blob-store';
+import { AppError } from '../core/errors';
 import { newUploadKey } from '../core/ids';
 
 /** A file received by a multipart route (formidable's shape). */
@@ -33,4 +34,21 @@ export async function storeUpload(store: BlobStore, file: UploadedFile): Promise
   const key = newUploadKey(path.extname(original));
   const ref = await store.put(key, createReadStream(file.filepath), { mime: file.mimetype ?? 'application/octet-stream' });
   return { ...ref, originalName: original };
+}
+
+/**
+ * Runs a synchronous request's job on its upload and removes the upload afterwards, except when the request gave
+ * up waiting (504 `TIMEOUT`): the job still needs its input then, and removes it itself when it finishes (the job's
+ * parameters carry `discard_upload`).
+ */
+export async function withUpload<T>(store: BlobStore, upload: StoredUpload, work: () => Promise<T>): Promise<T> {
+  let keep = false;
+  try {
+    return await work();
+  } catch (e) {
+    keep = e instanceof AppError && e.code === 'TIMEOUT';
+    throw e;
+  } finally {
+    if (!keep) await store.delete(upload.key).catch(() => undefined);
+  }
 }

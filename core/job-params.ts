@@ -34,6 +34,17 @@ export const transformerParams = z
     }
   });
 
+/**
+ * Set on jobs whose input is the upload of one synchronous request (`file_key`): the upload is removed when the job
+ * finishes, also when the request gave up waiting (504) and the job went on without it.
+ */
+export const DISCARD_UPLOAD = 'discard_upload';
+
+/** The upload a finished job should remove, if it has one. */
+export function uploadToDiscard(p: Record<string, unknown> | undefined): string | null {
+  return p && p[DISCARD_UPLOAD] === true && typeof p.file_key === 'string' && p.file_key.startsWith('uploads/') ? p.file_key : null;
+}
+
 export const pdfParams = z
   .object({
     /** A path inside INPUT_ROOTS (`/api/pdf/job`), or an uploaded file's blob key (`/api/pdf/process`). */

@@ -1,9 +1,10 @@
 import { AppError } from '../../core/errors';
+import { DISCARD_UPLOAD } from '../../core/job-params';
 import { envelope, errorResponse, z } from '../openapi';
 import type { ApiRouter } from '../route';
 import { formBool } from '../schemas/form';
 import type { JobService } from '../services/jobs';
-import { storeUpload, uploadedFile } from '../uploads';
+import { storeUpload, uploadedFile, withUpload } from '../uploads';
 
 const common = {
   template: z.string().max(200).optional(),
@@ -35,13 +36,10 @@ export function imageOcrRoutes(api: ApiRouter, jobs: JobService, syncWaitMs: num
     method: 'post', path: '/api/imageocr/process', summary: 'Recognise the text of an image', tags,
     body: z.object({ file: uploadedFile, ...common }), bodyTypes: ['multipart'], responses,
     handler: async (ctx, { body }) => {
+      if (body.file.size === 0) throw new AppError('INVALID_FORMAT', 'The file is empty.', { error_type: 'empty' });
       const upload = await storeUpload(jobs.store, body.file);
-      if (upload.size === 0) throw new AppError('INVALID_FORMAT', 'The file is empty.', { error_type: 'empty' });
-      try {
-        await answer(ctx, { file_key: upload.key, file_sha256: upload.sha256, ...(body.template ? { template: body.template } : {}), ...(body.ocr_language ? { ocr_language: body.ocr_language } : {}) });
-      } finally {
-        await jobs.store.delete(upload.key).catch(() => undefined);
-      }
+      const parameters = { file_key: upload.key, file_sha256: upload.sha256, [DISCARD_UPLOAD]: true, ...(body.template ? { template: body.template } : {}), ...(body.ocr_language ? { ocr_language: body.ocr_language } : {}) };
+      await withUpload(jobs.store, upload, () => answer(ctx, parameters));
     },
   });
 

@@ -1,6 +1,7 @@
 import { readBlobBuffer } from '../../core/blob-store';
 import { readCache } from '../../core/cache';
 import { AppError } from '../../core/errors';
+import { DISCARD_UPLOAD } from '../../core/job-params';
 import { PDF_CACHE_OPERATION, pdfCacheKey, type PdfCacheContext, type PdfCachedResult } from '../../core/pdf-cache';
 import { jobOutputKey } from '../../core/records';
 import { envelope, errorResponse, z } from '../openapi';
@@ -8,7 +9,7 @@ import type { ApiRouter } from '../route';
 import { formBool, formInt } from '../schemas/form';
 import { webhookSchema } from '../schemas/jobs.schemas';
 import type { JobService } from '../services/jobs';
-import { storeUpload, uploadedFile } from '../uploads';
+import { storeUpload, uploadedFile, withUpload } from '../uploads';
 import { validateParameters } from './jobs.routes';
 
 const METHODS = ['native', 'local_ocr', 'vision_llm', 'combined'] as const;
@@ -93,10 +94,11 @@ export function pdfRoutes(api: ApiRouter, jobs: JobService, opts: PdfRouteOption
       if (body.extraction_method === 'vision_llm' && !llmConfigured) {
         throw new AppError('PROVIDER_NOT_CONFIGURED', 'vision_llm needs a language model: set LLM_BASE_URL, LLM_API_KEY and LLM_MODEL.', {});
       }
+      if (body.file.size === 0) throw new AppError('UNPROCESSABLE_INPUT', 'The file is empty.', { reason: 'empty' });
       const upload = await storeUpload(jobs.store, body.file);
-      if (upload.size === 0) throw new AppError('UNPROCESSABLE_INPUT', 'The file is empty.', { reason: 'empty' });
       const parameters = validateParameters('pdf', {
         file_key: upload.key,
+        [DISCARD_UPLOAD]: true,
         original_name: upload.originalName,
         extraction_method: body.extraction_method,
         ...(body.template ? { template: body.template } : {}),
@@ -108,7 +110,7 @@ export function pdfRoutes(api: ApiRouter, jobs: JobService, opts: PdfRouteOption
         ...(body.source_language ? { source_language: body.source_language } : {}),
         ...(body.ocr_language ? { ocr_language: body.ocr_language } : {}),
       });
-      try {
+      await withUpload(jobs.store, upload, async () => {
         const key = pdfCacheKey(upload.sha256, parameters, opts.cache);
         const hit = key && body.useCache ? await readCache<PdfCachedResult>(jobs.store, PDF_CACHE_OPERATION, key) : null;
         ctx.set('X-Cache', hit ? 'hit' : 'miss');
@@ -122,10 +124,7 @@ export function pdfRoutes(api: ApiRouter, jobs: JobService, opts: PdfRouteOption
           ? { name: `${done.job_id}-images.zip`, data: (await readBlobBuffer(jobs.store, jobOutputKey(done.job_id, 'images.zip'))).toString('base64') }
           : null;
         ctx.body = { status: 'success', data: processData(sd, (done.results as { output?: { transformed_text?: string } })?.output?.transformed_text, archive) };
-      } finally {
-        // The upload served this request only; the job keeps what it produced.
-        await jobs.store.delete(upload.key).catch(() => undefined);
-      }
+      });
     },
   });
 

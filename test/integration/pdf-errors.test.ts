@@ -52,6 +52,10 @@ describe('PDF endpoints refusing bad input and reading server files', function (
       expect(r.body.error.details.supported_formats).to.be.an('array').that.is.not.empty;
     });
 
+    it('leaves no upload behind after any of the refused inputs above', async () => {
+      expect((await s.worker.store.list('uploads/')).map((b) => b.key)).to.deep.equal([]);
+    });
+
     it('answers 415 UNSUPPORTED_MEDIA_TYPE for a JSON body instead of multipart', async () => {
       const t0 = Date.now();
       const r = await s.call('POST', '/api/pdf/process', { extraction_method: 'native' });
@@ -129,5 +133,32 @@ describe('PDF endpoints refusing bad input and reading server files', function (
       const bypass = await run({ use_cache: false });
       expect(bypass.some((m) => m.includes('reused from earlier work')), bypass.join('\n')).to.equal(false);
     });
+  });
+});
+
+describe('POST /api/pdf/process past the synchronous limit', function () {
+  this.timeout(120_000);
+  let s: Stack;
+
+  before(async function () {
+    this.timeout(120_000);
+    s = await startStack({ SYNC_WAIT_MS: '1000' });
+  });
+  after(async () => {
+    await s?.stop();
+  });
+
+  it('answers 504 with the job id, the job goes on with its upload, and removes the upload when it finishes', async () => {
+    const pages = ['Erste Seite, die länger dauert.', 'Zweite Seite, die länger dauert.', 'Dritte Seite, die länger dauert.'];
+    const r = await postPdf(s, { extraction_method: 'local_ocr', useCache: 'false' }, await scannedPdf(pages));
+    expect(r.status, JSON.stringify(r.body)).to.equal(504);
+    expect(r.body.error.code).to.equal('TIMEOUT');
+    const jobId = r.body.error.details.job_id;
+    expect(jobId).to.be.a('string');
+    expect(await s.worker.store.list('uploads/'), 'the running job still has its input').to.have.length(1);
+    const job = await s.waitJob(jobId, 90_000);
+    expect(job.status, JSON.stringify(job.error)).to.equal('completed');
+    expect(job.results.structured_data.metadata.text_contents.map((c: { method: string }) => c.method)).to.deep.equal(['local_ocr', 'local_ocr', 'local_ocr']);
+    expect(await s.worker.store.list('uploads/'), 'the finished job removed its upload').to.deep.equal([]);
   });
 });
