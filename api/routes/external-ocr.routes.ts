@@ -87,8 +87,8 @@ export function externalOcrRoutes(api: ApiRouter, jobs: JobService, config: Conf
       if (!config.externalOcr) {
         throw new AppError('PROVIDER_NOT_CONFIGURED', 'External OCR is not configured: set EXTERNAL_OCR_URL (and EXTERNAL_OCR_API_KEY).', {});
       }
+      if (b.file.size === 0) throw new AppError('UNPROCESSABLE_INPUT', 'The file is empty.', { reason: 'empty' });
       const upload = await storeUpload(jobs.store, b.file);
-      if (upload.size === 0) throw new AppError('UNPROCESSABLE_INPUT', 'The file is empty.', { reason: 'empty' });
       const parameters = {
         file_key: upload.key,
         original_name: upload.originalName,

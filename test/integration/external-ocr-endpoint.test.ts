@@ -193,6 +193,14 @@ describe('External OCR endpoint on the real engine', function () {
     it('refuses a request without a file with 400 VALIDATION_ERROR', async () => {
       err(await postOcr(s, { wait_ms: '30000' }, null), 400, 'VALIDATION_ERROR');
     });
+
+    it('refuses an empty file with 422 UNPROCESSABLE_INPUT, asks nothing of the OCR server and keeps no upload', async () => {
+      const before = ocr.ocrRequests().length;
+      const uploads = (await s.worker.store.list('uploads/')).length;
+      err(await postOcr(s, { wait_ms: '30000' }, { bytes: Buffer.alloc(0), name: 'leer.pdf', type: 'application/pdf' }), 422, 'UNPROCESSABLE_INPUT');
+      expect(ocr.ocrRequests()).to.have.length(before);
+      expect(await s.worker.store.list('uploads/')).to.have.length(uploads);
+    });
   });
 
   describe('asynchronous jobs and the pages archive download', () => {
