@@ -1,11 +1,11 @@
 import type { ErrorCode } from '../../core/errors';
 
 /** Why a PDF could not be processed; `reason` is stable and safe to show to clients (`details.reason`). */
-export type PdfErrorReason = 'encrypted' | 'corrupt' | 'not_pdf' | 'empty' | 'timeout' | 'page_out_of_range';
+export type PdfErrorReason = 'encrypted' | 'corrupt' | 'not_pdf' | 'empty' | 'timeout' | 'too_large' | 'page_out_of_range';
 
 /**
  * An input problem with a PDF, carrying the contract §1 error code the edge answers with:
- * `UNPROCESSABLE_INPUT` (422) for encrypted, corrupt, empty or unparseable-in-time files, `INVALID_FORMAT` (400)
+ * `UNPROCESSABLE_INPUT` (422) for encrypted, corrupt, empty, unparseable-in-time or too-memory-hungry files, `INVALID_FORMAT` (400)
  * for bytes that are not a PDF at all, `VALIDATION_ERROR` (400) for a page outside the document.
  * Activities map it to a non-retryable failure: retrying the same bytes gives the same answer.
  */

@@ -14,7 +14,7 @@
 import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import type { ErrorCode } from '../../core/errors';
-import { ThreadPool } from '../process/thread-pool';
+import { isThreadOutOfMemory, ThreadPool } from '../process/thread-pool';
 import { PdfError, type PdfErrorReason } from './errors';
 import { openPdf } from './pdfjs';
 import type { PdfDescription } from './text-engine';
@@ -40,7 +40,10 @@ export interface PdfThreadOptions {
   timeoutMs?: number;
 }
 
-const pool = new ThreadPool(THREAD_ENTRY, { maxThreads: Math.max(1, os.availableParallelism()), idleMs: 60_000 });
+/** Heap a pdf.js thread may use: far above real documents (a 200-page text PDF needs well under 100 MB). */
+const THREAD_HEAP_MB = 1024;
+
+const pool = new ThreadPool(THREAD_ENTRY, { maxThreads: Math.max(1, os.availableParallelism()), idleMs: 60_000, resourceLimits: { maxOldGenerationSizeMb: THREAD_HEAP_MB } });
 
 /** Threads working on a call now (for tests: a call that ends by timeout or abort leaves none behind). */
 export const pdfjsThreadsRunning = (): number => pool.busy;
@@ -79,7 +82,10 @@ async function runInThread<T>(request: PdfThreadRequest, limitMs: number, signal
   const limit = new AbortController();
   const timer = setTimeout(() => limit.abort(new PdfError('UNPROCESSABLE_INPUT', 'timeout', `Reading the PDF took longer than ${limitMs} ms`)), limitMs);
   try {
-    const reply = await pool.run<PdfThreadReply>(request, signal ? AbortSignal.any([signal, limit.signal]) : limit.signal);
+    const reply = await pool.run<PdfThreadReply>(request, signal ? AbortSignal.any([signal, limit.signal]) : limit.signal).catch((e: unknown) => {
+      if (isThreadOutOfMemory(e)) throw new PdfError('UNPROCESSABLE_INPUT', 'too_large', `Reading the PDF needs more than ${THREAD_HEAP_MB} MB of memory`, { cause: e });
+      throw e;
+    });
     if ('error' in reply) throw replyError(reply.error);
     return reply.result as T;
   } finally {

@@ -1,11 +1,19 @@
-import { Worker } from 'node:worker_threads';
+import { Worker, type ResourceLimits } from 'node:worker_threads';
 
 export interface ThreadPoolOptions {
   /** Threads at most; more requests wait for one to come free. */
   maxThreads: number;
   /** A thread idle this long is ended (its memory freed); undefined keeps idle threads. */
   idleMs?: number;
+  /**
+   * Heap limits per thread: a request that needs more ends its thread (the pool starts a fresh one) and rejects
+   * with Node's `ERR_WORKER_OUT_OF_MEMORY` error, instead of growing the whole process.
+   */
+  resourceLimits?: ResourceLimits;
 }
+
+/** The error a request rejects with when its thread ran out of its heap limit. */
+export const isThreadOutOfMemory = (e: unknown): boolean => (e as { code?: string } | null)?.code === 'ERR_WORKER_OUT_OF_MEMORY';
 
 type PoolWorker = Worker & { discarded?: boolean; idleTimer?: NodeJS.Timeout };
 
@@ -34,7 +42,7 @@ export class ThreadPool {
 
   private spawn(): PoolWorker {
     this.size++;
-    const w: PoolWorker = new Worker(this.entry);
+    const w: PoolWorker = new Worker(this.entry, this.opts.resourceLimits ? { resourceLimits: this.opts.resourceLimits } : {});
     w.unref();
     w.once('exit', () => this.discard(w));
     return w;
