@@ -2,9 +2,10 @@
  * The PDF text layer behind one interface, from either engine:
  * - `poppler` (the default): `pdfinfo` + `pdftotext` processes, about 0.5 ms a page, a range split across
  *   processes; killable on timeout. Reading order is poppler's: columns and blocks, paragraphs kept as blank lines.
- * - `pdfjs`: pdf.js with the layout rules of `layout.ts` (about 3.6 ms a page): keeps label/value rows of forms on
- *   one line and a footer that spans two columns after both. It runs in a worker thread per call (`pdfjs-thread.ts`),
- *   which keeps pdf.js's polyfills out of this isolate and is terminated on timeout or abort.
+ * - `pdfjs`: pdf.js with the layout rules of `layout.ts` (about 1.5–3.6 ms a page): keeps label/value rows of forms
+ *   on one line and a footer that spans two columns after both. It runs on a pool of worker threads
+ *   (`pdfjs-thread.ts`), which keeps pdf.js's polyfills out of this isolate; a thread is terminated on timeout or
+ *   abort and ended when it outgrows its heap limit.
  */
 import { PdfError } from './errors';
 import { describeInThread, pageTextsInThread } from './pdfjs-thread';
@@ -31,8 +32,8 @@ export interface TextEngineOptions {
 
 /**
  * Checks that the file is a readable PDF with pages and answers its page count, title and author.
- * Throws `PdfError`: `INVALID_FORMAT`/`not_pdf`, `UNPROCESSABLE_INPUT` with `encrypted`, `corrupt`, `empty` or
- * `timeout`.
+ * Throws `PdfError`: `INVALID_FORMAT`/`not_pdf`, `UNPROCESSABLE_INPUT` with `encrypted`, `corrupt`, `empty`,
+ * `timeout` or (pdfjs) `too_large`.
  */
 export async function describePdf(pdfPath: string, engine: PdfTextEngine, opts: TextEngineOptions = {}): Promise<PdfDescription> {
   if (!(await fileHasPdfHeader(pdfPath))) throw new PdfError('INVALID_FORMAT', 'not_pdf', 'The file is not a PDF (no %PDF header)');
