@@ -4,7 +4,7 @@ import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
 import { startStack, type Stack } from '../support/stack';
 import { buildPdf, corruptPdf, scannedPdf, zeroPagePdf } from '../support/pdf-factory';
-import { okData, postPdf } from '../support/pdf-http';
+import { postPdf } from '../support/pdf-http';
 
 // Refused inputs of POST /api/pdf/process, and POST /api/pdf/job and pdf jobs for files in the data directory
 // (spec §4.2, contract §1 and §6), on the real API and worker over loopback HTTP, on a Temporal dev server.

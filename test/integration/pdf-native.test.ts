@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { PdfError } from '../../providers/pdf/errors';
+import { expectPdfError } from '../support/pdf-errors';
 import { openPdf, type PdfDoc } from '../../providers/pdf/pdfjs';
 import { pdfInfo } from '../../providers/pdf/poppler';
 import { renderPagePng, renderPages } from '../../providers/pdf/render';
@@ -24,20 +24,6 @@ const RIGHT = [
   'even though they share baselines.',
   'This is the end of the page text.',
 ];
-
-async function expectPdfError(work: Promise<unknown>, code: string, reason: string): Promise<void> {
-  const t0 = Date.now();
-  try {
-    await work;
-  } catch (err) {
-    expect(err).to.be.instanceOf(PdfError);
-    expect((err as PdfError).code).to.equal(code);
-    expect((err as PdfError).reason).to.equal(reason);
-    expect(Date.now() - t0, 'fails fast').to.be.lessThan(5000);
-    return;
-  }
-  expect.fail(`expected PdfError ${code}/${reason}`);
-}
 
 async function withDoc<T>(bytes: Buffer, fn: (doc: PdfDoc) => Promise<T>): Promise<T> {
   const doc = await openPdf(bytes);

@@ -5,9 +5,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { PdfError } from '../../providers/pdf/errors';
+import { expectPdfError } from '../support/pdf-errors';
 import { pdfjsThreadsRunning } from '../../providers/pdf/pdfjs-thread';
 import { pdfPageTexts, splitPages, tidyPageText } from '../../providers/pdf/poppler';
-import { describePdf, PDF_TEXT_ENGINES, readPageTexts, type PdfTextEngine } from '../../providers/pdf/text-engine';
+import { describePdf, PDF_TEXT_ENGINES, readPageTexts } from '../../providers/pdf/text-engine';
 import { buildPdf, corruptPdf, PAGE_HEIGHT, scannedPdf, zeroPagePdf } from '../support/pdf-factory';
 
 // Both PDF text engines behind providers/pdf/text-engine.ts, on real poppler (pdfinfo, pdftotext) and real pdf.js,
@@ -16,20 +17,6 @@ import { buildPdf, corruptPdf, PAGE_HEIGHT, scannedPdf, zeroPagePdf } from '../s
 
 const LEFT = ['Die linke Spalte beginnt hier mit', 'einem Absatz, der über mehrere', 'Zeilen läuft und vollständig', 'gelesen werden muss.'];
 const RIGHT = ['The right column follows after the', 'left one, with its own paragraph', 'of several lines that must not be', 'mixed with the lines on the left.'];
-
-async function expectPdfError(work: Promise<unknown>, code: string, reason: string): Promise<void> {
-  const t0 = Date.now();
-  try {
-    await work;
-  } catch (err) {
-    expect(err, String(err)).to.be.instanceOf(PdfError);
-    expect((err as PdfError).code).to.equal(code);
-    expect((err as PdfError).reason).to.equal(reason);
-    expect(Date.now() - t0, 'fails fast').to.be.lessThan(5000);
-    return;
-  }
-  expect.fail(`expected PdfError ${code}/${reason}`);
-}
 
 describe('PDF text engines (poppler and pdf.js)', function () {
   this.timeout(60_000);
