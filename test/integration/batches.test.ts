@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
-import { startStack, type Stack } from '../support/stack';
+import { useStack, type Stack } from '../support/stack';
 import { idFromKey } from '../../api/services/jobs';
 import { download, generatedHtml, holdJobOutput, pdfJob, rawRequest, readSse, sleep, transformerJob, unzip, until } from '../support/jobs';
 
@@ -44,14 +44,7 @@ const notPending = (b: { jobs: { status: string }[] }) => b.jobs.filter((j) => j
 describe('batches on the real engine', function () {
   this.timeout(90_000);
   let s: Stack;
-
-  before(async function () {
-    this.timeout(120_000);
-    s = await startStack();
-  });
-  after(async () => {
-    await s?.stop();
-  });
+  useStack((stack) => (s = stack));
 
   it('runs a 50-job batch to completion with exact counts and its jobs in creation order', async () => {
     const jobs = Array.from({ length: 50 }, (_, i) => transformerJob(`<p>job number ${i}</p>`));
@@ -150,14 +143,7 @@ describe('batches on the real engine', function () {
 
   describe('with a window of one job at a time', () => {
     let w: Stack;
-
-    before(async function () {
-      this.timeout(120_000);
-      w = await startStack({ BATCH_WINDOW: '1', MAX_BATCH_JOBS: '5' });
-    });
-    after(async () => {
-      await w?.stop();
-    });
+    useStack((stack) => (w = stack), { BATCH_WINDOW: '1', MAX_BATCH_JOBS: '5' });
 
     /**
      * A batch whose first job stays `processing` for a few seconds (its output key is held, so its step fails and

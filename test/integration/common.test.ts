@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
-import { startStack, type Stack } from '../support/stack';
+import { useStack, type Stack } from '../support/stack';
 import { download, rawRequest } from '../support/jobs';
 import { message, useLlmStack } from '../support/llm-env';
 import type { LlmServer } from '../support/llm-server';
@@ -80,14 +80,7 @@ describe('common and transformer endpoints without a language model', function (
   this.timeout(30_000);
   let s: Stack;
   const post = (p: string, body: unknown) => s.call('POST', p, body);
-
-  before(async function () {
-    this.timeout(120_000);
-    s = await startStack({});
-  });
-  after(async () => {
-    await s?.stop();
-  });
+  useStack((stack) => (s = stack));
 
   it('answers 503 PROVIDER_NOT_CONFIGURED naming LLM_BASE_URL, LLM_API_KEY and LLM_MODEL where a model is needed', async () => {
     const needModel: [string, unknown][] = [

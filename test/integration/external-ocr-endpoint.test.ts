@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
-import { startStack, type Stack } from '../support/stack';
+import { startStack, useStack, type Stack } from '../support/stack';
 import { startOcrServer, type OcrServer } from '../support/ocr-server';
 import { buildPdf } from '../support/pdf-factory';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
@@ -310,13 +310,7 @@ describe('External OCR endpoint on the real engine', function () {
 
   describe('without an external OCR service configured', () => {
     let bare: Stack;
-    before(async function () {
-      this.timeout(120_000);
-      bare = await startStack();
-    });
-    after(async () => {
-      await bare?.stop();
-    });
+    useStack((stack) => (bare = stack));
 
     it('answers 503 PROVIDER_NOT_CONFIGURED for a valid request', async () => {
       const e = err(await postOcr(bare, { wait_ms: '1000' }), 503, 'PROVIDER_NOT_CONFIGURED');

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
-import { startStack, type Stack } from '../support/stack';
+import { useStack, type Stack } from '../support/stack';
 import { idFromKey } from '../../api/services/jobs';
 import { download, generatedHtml, holdJobOutput, pdfJob, SMALL_HTML, transformerJob, unzip, until } from '../support/jobs';
 
@@ -18,14 +18,7 @@ const uniqueKey = (name: string) => `${name}-${Math.random().toString(36).slice(
 describe('jobs API on the real engine', function () {
   this.timeout(60_000);
   let s: Stack;
-
-  before(async function () {
-    this.timeout(120_000);
-    s = await startStack();
-  });
-  after(async () => {
-    await s?.stop();
-  });
+  useStack((stack) => (s = stack));
 
   /** Creates a job and answers its id (the response must be a 200). */
   async function create(body: unknown, headers: Record<string, string> = {}): Promise<string> {

@@ -2,7 +2,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
-import { startStack, type Stack } from '../support/stack';
+import { useStack, type Stack } from '../support/stack';
 import { buildPdf, corruptPdf, scannedPdf, zeroPagePdf } from '../support/pdf-factory';
 import { postPdf } from '../support/pdf-http';
 
@@ -14,14 +14,7 @@ const TEXT_PDF = buildPdf({ pages: [{ kind: 'lines', lines: ['Ein gültiges Doku
 describe('PDF endpoints refusing bad input and reading server files', function () {
   this.timeout(90_000);
   let s: Stack;
-
-  before(async function () {
-    this.timeout(120_000);
-    s = await startStack();
-  });
-  after(async () => {
-    await s?.stop();
-  });
+  useStack((stack) => (s = stack));
 
   describe('POST /api/pdf/process with bad input', () => {
     const cases: [string, () => Promise<Buffer | undefined>, Record<string, string>, number, string][] = [
@@ -139,14 +132,7 @@ describe('PDF endpoints refusing bad input and reading server files', function (
 describe('POST /api/pdf/process past the synchronous limit', function () {
   this.timeout(120_000);
   let s: Stack;
-
-  before(async function () {
-    this.timeout(120_000);
-    s = await startStack({ SYNC_WAIT_MS: '1000' });
-  });
-  after(async () => {
-    await s?.stop();
-  });
+  useStack((stack) => (s = stack), { SYNC_WAIT_MS: '1000' });
 
   it('answers 504 with the job id, the job goes on with its upload, and removes the upload when it finishes', async () => {
     const pages = ['Erste Seite, die länger dauert.', 'Zweite Seite, die länger dauert.', 'Dritte Seite, die länger dauert.'];

@@ -4,9 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
-import { startStack, type Stack } from '../support/stack';
-import { LLM_KEY, llmEnv } from '../support/llm-env';
-import { startLlmServer, type LlmServer } from '../support/llm-server';
+import { useStack, type Stack } from '../support/stack';
+import { useLlmStack } from '../support/llm-env';
+import type { LlmServer } from '../support/llm-server';
 import { buildPdf, corruptPdf, rasterize, scannedPdf, wrapText } from '../support/pdf-factory';
 import { accuracy, okData as ok, postPdf } from '../support/pdf-http';
 
@@ -35,14 +35,7 @@ const RIGHT = ['The right column follows after', 'the left one and shares its', 
 describe('PDF processing on the real engine', function () {
   this.timeout(90_000);
   let s: Stack;
-
-  before(async function () {
-    this.timeout(120_000);
-    s = await startStack();
-  });
-  after(async () => {
-    await s?.stop();
-  });
+  useStack((stack) => (s = stack));
 
   describe('native extraction', () => {
     it('extracts umlauts exactly, one text_contents entry per page in order, with page count, title and author', async () => {
@@ -171,14 +164,7 @@ describe('PDF processing on the real engine', function () {
 describe('PDF processing with PDF_TEXT_ENGINE=pdfjs', function () {
   this.timeout(90_000);
   let s: Stack;
-
-  before(async function () {
-    this.timeout(120_000);
-    s = await startStack({ PDF_TEXT_ENGINE: 'pdfjs' });
-  });
-  after(async () => {
-    await s?.stop();
-  });
+  useStack((stack) => (s = stack), { PDF_TEXT_ENGINE: 'pdfjs' });
 
   it('reads every page, a page range and the metadata through pdf.js', async () => {
     const data = ok(await postPdf(s, {}, FOUR_PAGES));
@@ -208,15 +194,13 @@ describe('PDF processing with a vision model', function () {
   let llm: LlmServer;
   const TRANSCRIPT = '# Seite eins\n\nÜbertragener Text der Seite.';
 
-  before(async function () {
-    this.timeout(120_000);
-    llm = await startLlmServer({ apiKey: LLM_KEY });
-    s = await startStack(llmEnv(llm, { LLM_VISION_MODEL: 'vision-test' }));
-  });
-  after(async () => {
-    await s?.stop();
-    await llm?.close();
-  });
+  useLlmStack(
+    (stack, server) => {
+      s = stack;
+      llm = server;
+    },
+    { LLM_VISION_MODEL: 'vision-test' },
+  );
 
   it('sends the rendered page as a PNG data URL to the vision model and returns its transcription', async () => {
     llm.respond(() => ({ content: TRANSCRIPT }));

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
-import { startStack, type Stack } from '../support/stack';
+import { useStack, type Stack } from '../support/stack';
 import { verifyWebhookSignature } from '../../core/webhooks';
 import { pdfJob, readSse, SMALL_HTML, sleep, transformerJob, until, type SseEvent } from '../support/jobs';
 import { startWebhookReceiver, type ReceivedRequest, type WebhookReceiver } from '../support/webhook-receiver';
@@ -30,15 +30,9 @@ describe('job webhooks and event stream on the real engine', function () {
   let s: Stack;
   const receivers: WebhookReceiver[] = [];
 
-  before(async function () {
-    this.timeout(120_000);
-    s = await startStack({ WEBHOOK_RETRY_SCALE: '0.01', WEBHOOK_SIGNING_SECRET: SECRET });
-  });
+  useStack((stack) => (s = stack), { WEBHOOK_RETRY_SCALE: '0.01', WEBHOOK_SIGNING_SECRET: SECRET });
   afterEach(async () => {
     await Promise.all(receivers.splice(0).map((r) => r.close()));
-  });
-  after(async () => {
-    await s?.stop();
   });
 
   async function receiver(opts: Parameters<typeof startWebhookReceiver>[0] = {}): Promise<WebhookReceiver> {

@@ -1,5 +1,5 @@
 import { startLlmServer, type LlmServer, type LlmRequest } from './llm-server';
-import { startStack, type Stack } from './stack';
+import { useStack, type Stack } from './stack';
 
 /** The API key the LLM test server insists on (it answers 401 to anything else). Must never reach a client. */
 export const LLM_KEY = 'sk-test-transformer-0123456789-secret';
@@ -29,16 +29,12 @@ export function message(req: LlmRequest | undefined, role: 'system' | 'user'): s
  * stopped after it, and the server's script and request log reset before each test. `assign` receives them.
  */
 export function useLlmStack(assign: (stack: Stack, llm: LlmServer) => void, extra: Record<string, string> = {}): void {
-  let stack: Stack | undefined;
   let llm: LlmServer | undefined;
-  before(async function () {
-    this.timeout(120_000);
+  before(async () => {
     llm = await startLlmServer({ apiKey: LLM_KEY });
-    stack = await startStack(llmEnv(llm, extra));
-    assign(stack, llm);
   });
+  useStack((stack) => assign(stack, llm!), () => llmEnv(llm!, extra));
   after(async () => {
-    await stack?.stop();
     await llm?.close();
   });
   beforeEach(() => llm?.reset());

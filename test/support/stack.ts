@@ -56,3 +56,19 @@ export async function startStack(env: Record<string, string> = {}): Promise<Stac
     },
   };
 }
+
+/**
+ * Mocha hooks for a suite that runs against a stack of its own: started before the suite, stopped after it.
+ * `env` may be a function, called when the suite starts (to name servers an earlier hook started).
+ */
+export function useStack(assign: (stack: Stack) => void, env: Record<string, string> | (() => Record<string, string>) = {}): void {
+  let stack: Stack | undefined;
+  before(async function () {
+    this.timeout(120_000);
+    stack = await startStack(typeof env === 'function' ? env() : env);
+    assign(stack);
+  });
+  after(async () => {
+    await stack?.stop();
+  });
+}
