@@ -22,6 +22,7 @@ import { Client, Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { DEV_SERVER_DYNAMIC_CONFIG, freePort, startTemporalDev, stopChild } from '../scripts/services.mjs';
 import { buildPdf, scannedPdf, wrapText, type PageSpec } from '../test/support/pdf-factory';
+import { accuracy, normaliseSpace as normalise } from '../test/support/accuracy';
 import { spawnService, type Proc } from '../test/support/processes';
 import { openPdf } from '../providers/pdf/pdfjs';
 import { describePdf, readPageTexts } from '../providers/pdf/text-engine';
@@ -42,7 +43,6 @@ const TQ_PARTITIONS = envInt('BENCH_TQ_PARTITIONS', 0);
 const NATIVE_GOAL = 1.5;
 const OCR_GOAL = 0.6;
 
-const normalise = (s: string) => s.replace(/\s+/g, ' ').trim();
 const nonSpace = (s: string) => s.replace(/\s+/g, '').length;
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -133,18 +133,8 @@ function scanParagraphs(pages: number): string[] {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Accuracy (whitespace-normalised character accuracy, as test/support/pdf-http.ts)
+// Accuracy (whitespace-normalised character accuracy, test/support/accuracy.ts)
 
-function levenshtein(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
-    prev = cur;
-  }
-  return prev[b.length];
-}
-const accuracy = (expected: string, actual: string) => 1 - levenshtein(normalise(expected), normalise(actual)) / normalise(expected).length;
 const meanAccuracy = (expected: string[], actual: string[]) => expected.reduce((a, e, i) => a + accuracy(e, actual[i] ?? ''), 0) / expected.length;
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { AppError } from '../../core/errors';
+import { rejection } from '../support/assert';
 import { downloadToFile } from '../../providers/http/download';
 import type { OutboundPolicy } from '../../providers/http/ssrf';
 
@@ -79,15 +80,6 @@ async function startStaticServer(): Promise<StaticServer> {
         server.closeAllConnections();
       }),
   };
-}
-
-async function rejection(p: Promise<unknown>): Promise<AppError> {
-  try {
-    await p;
-  } catch (err) {
-    return err as AppError;
-  }
-  expect.fail('expected a rejection');
 }
 
 describe('guarded download to a file', function () {

@@ -11,6 +11,7 @@ import {
   requireExternalOcr,
 } from '../../providers/external-ocr/mistral';
 import { AppError } from '../../core/errors';
+import { rejection } from '../support/assert';
 import { type OcrServer, startOcrServer } from '../support/ocr-server';
 
 const SAMPLE = fs.readFileSync(path.resolve('samples/sample.pdf'));
@@ -40,15 +41,6 @@ function multiPagePdf(n: number): Buffer {
   out += offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('');
   out += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
   return Buffer.from(out, 'latin1');
-}
-
-async function rejection(p: Promise<unknown>): Promise<AppError> {
-  try {
-    await p;
-  } catch (err) {
-    return err as AppError;
-  }
-  expect.fail('expected a rejection');
 }
 
 describe('external OCR provider (Mistral-compatible)', function () {

@@ -9,6 +9,7 @@ import { expect } from 'chai';
 import { startStack, type Stack } from '../support/stack';
 import { llmEnv } from '../support/llm-env';
 import { startLlmServer, type LlmServer } from '../support/llm-server';
+import { accuracy as charAccuracy } from '../support/accuracy';
 import { buildPdf, wrapText } from '../support/pdf-factory';
 
 // /api/imageocr (spec §4.10, contract §1, §2) on the real API and worker over loopback HTTP, on a Temporal dev
@@ -42,19 +43,8 @@ const TEXT = PARAGRAPHS.join(' ');
 // Longer than the 2000 characters a workflow result carries in its summary: the answer must hold all of it.
 const LINES = PARAGRAPHS.flatMap((p) => [...wrapText(p, 78), '']);
 
-const normalise = (s: string) => s.replace(/\s+/g, ' ').trim();
-function levenshtein(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
-    prev = cur;
-  }
-  return prev[b.length];
-}
-/** Character accuracy: 1 − Levenshtein / expected length, whitespace normalised; line-end hyphens joined. */
-const accuracy = (expected: string, actual: string) =>
-  1 - levenshtein(normalise(expected), normalise(actual.replace(/-\n/g, ''))) / normalise(expected).length;
+/** Character accuracy, line-end hyphens joined first. */
+const accuracy = (expected: string, actual: string) => charAccuracy(expected, actual.replace(/-\n/g, ''));
 
 /** Posts multipart to `path` with an optional file; answers status and parsed body. */
 async function postForm(base: string, route: string, fields: Record<string, string>, file?: { bytes: Buffer; name: string; type: string }, headers: Record<string, string> = {}) {

@@ -11,6 +11,7 @@ import {
   toTesseractLanguages,
 } from '../../providers/ocr/tesseract';
 import { renderPages } from '../../providers/pdf/render';
+import { accuracy, normaliseSpace as normalise } from '../support/accuracy';
 import { blankScanPdf, scannedPdf } from '../support/pdf-factory';
 
 const GERMAN =
@@ -23,26 +24,6 @@ const ENGLISH =
   'The committee reviewed the quarterly figures on Thursday afternoon and agreed that the new warehouse ' +
   'had reduced delivery times by almost a third. Several members asked whether the savings would last ' +
   'through the winter, when demand usually peaks and temporary staff must be trained quickly.';
-
-const normalise = (s: string) => s.replace(/\s+/g, ' ').trim();
-
-/** Levenshtein distance, two rows. */
-function levenshtein(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++) {
-      cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    prev = cur;
-  }
-  return prev[b.length];
-}
-
-const accuracy = (expected: string, actual: string) => {
-  const e = normalise(expected);
-  return 1 - levenshtein(e, normalise(actual)) / e.length;
-};
 
 const isRunning = (pid: number) => {
   try {

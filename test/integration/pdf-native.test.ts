@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { expectPdfError } from '../support/pdf-errors';
+import { expectPdfError } from '../support/assert';
 import { openPdf, type PdfDoc } from '../../providers/pdf/pdfjs';
 import { pdfInfo } from '../../providers/pdf/poppler';
 import { renderPagePng, renderPages } from '../../providers/pdf/render';

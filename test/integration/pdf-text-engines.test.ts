@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { PdfError } from '../../providers/pdf/errors';
-import { expectPdfError } from '../support/pdf-errors';
+import { expectPdfError } from '../support/assert';
 import { pdfjsThreadsRunning } from '../../providers/pdf/pdfjs-thread';
 import { pdfPageTexts, splitPages, tidyPageText } from '../../providers/pdf/poppler';
 import { describePdf, PDF_TEXT_ENGINES, readPageTexts } from '../../providers/pdf/text-engine';

@@ -8,7 +8,8 @@ import { useStack, type Stack } from '../support/stack';
 import { useLlmStack } from '../support/llm-env';
 import type { LlmServer } from '../support/llm-server';
 import { buildPdf, corruptPdf, rasterize, scannedPdf, wrapText } from '../support/pdf-factory';
-import { accuracy, okData as ok, postPdf } from '../support/pdf-http';
+import { accuracy } from '../support/accuracy';
+import { okData as ok, postPdf } from '../support/pdf-http';
 
 // POST /api/pdf/process (spec §4.2, contract §6) on the real API and worker, over loopback HTTP, on a Temporal dev
 // server; real pdf.js, poppler and tesseract. Error cases and /api/pdf/job are in pdf-errors.test.ts.

@@ -1,23 +1,7 @@
 import { expect } from 'chai';
 import type { Stack } from './stack';
 
-/** Helpers of the PDF endpoint tests: multipart posting and OCR accuracy. */
-
-const normalise = (s: string) => s.replace(/\s+/g, ' ').trim();
-
-function levenshtein(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
-    prev = cur;
-  }
-  return prev[b.length];
-}
-
-/** Character accuracy: 1 − Levenshtein / expected length, after whitespace normalisation. */
-export const accuracy = (expected: string, actual: string): number =>
-  1 - levenshtein(normalise(expected), normalise(actual)) / normalise(expected).length;
+/** Helpers of the PDF endpoint tests: multipart posting and the success envelope. */
 
 /** Posts a multipart form to /api/pdf/process (global FormData and Blob); answers status, parsed body and elapsed ms. */
 export async function postPdf(s: Stack, fields: Record<string, string>, file?: Buffer, name = 'doc.pdf'): Promise<{ status: number; body: any; ms: number; headers: Headers }> {

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { crc32 } from 'node:zlib';
 import { AppError } from '../../core/errors';
+import { rejection } from '../support/assert';
 import { DEFAULT_DPI, imageMetadata, SUPPORTED_IMAGE_FORMATS } from '../../providers/image/metadata';
 
 const run = promisify(execFile);
@@ -106,15 +107,6 @@ function webpWithExif(webp: Buffer, width: number, height: number, tiff: Buffer)
   head.write('RIFF', 0, 'latin1');
   head.writeUInt32LE(body.length, 4);
   return Buffer.concat([head, body]);
-}
-
-async function rejection(p: Promise<unknown>): Promise<AppError> {
-  try {
-    await p;
-  } catch (err) {
-    return err as AppError;
-  }
-  expect.fail('expected a rejection');
 }
 
 describe('image metadata', function () {
