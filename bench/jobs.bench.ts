@@ -17,8 +17,8 @@ import { Client, Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { freePort, startTemporalDev, stopChild } from '../scripts/services.mjs';
-import { spawnService, type Proc } from '../test/support/processes';
-import { CpuMeter, RssSampler, codeState, envInt, eventName, ms, nowEpoch, out, procMem, ratio, sleep, temporalBinary, tsMs } from './support';
+import type { Proc } from '../test/support/processes';
+import { CpuMeter, RssSampler, codeState, envInt, eventName, ms, nowEpoch, out, procMem, ratio, sleep, spawnServicePair, temporalBinary, tsMs } from './support';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 type History = proto.temporal.api.history.v1.IHistory;
@@ -127,30 +127,8 @@ async function startService(address: string, label: string, extraEnv: Record<str
     ...extraEnv,
   };
   out(`service ${label}: code: ${codeState()}`);
-  const worker = spawnService('worker', common);
-  const api = spawnService('api', { ...common, PORT: String(port) });
-  const url = `http://127.0.0.1:${port}`;
-  const t0 = performance.now();
-  const deadline = Date.now() + 120_000;
-  let last = '';
-  for (;;) {
-    for (const [name, p] of [['worker', worker], ['api', api]] as const) {
-      if (p.child.exitCode !== null || p.child.signalCode !== null) {
-        throw new Error(`${name} exited during start (${p.child.exitCode ?? p.child.signalCode}):\n${p.output().slice(-3000)}`);
-      }
-    }
-    try {
-      const res = await fetch(`${url}/api/health`, { signal: AbortSignal.timeout(5000) });
-      const body = (await res.json()) as { status?: string };
-      if (res.status === 200 && body.status === 'ok') break;
-      last = `${res.status} ${JSON.stringify(body).slice(0, 300)}`;
-    } catch (e) {
-      last = String(e);
-    }
-    if (Date.now() > deadline) throw new Error(`the service did not become healthy in 120 s (last answer: ${last})`);
-    await sleep(250);
-  }
-  out(`service ${label}: api ${url}, queues ${prefix}-io/-media, healthy ${((performance.now() - t0) / 1000).toFixed(1)} s after spawn`);
+  const { url, worker, api, startMs } = await spawnServicePair(common, port);
+  out(`service ${label}: api ${url}, queues ${prefix}-io/-media, healthy ${(startMs / 1000).toFixed(1)} s after spawn`);
   return { url, worker, api, dataDir, prefix };
 }
 

@@ -23,10 +23,10 @@ import proto from '@temporalio/proto';
 import { DEV_SERVER_DYNAMIC_CONFIG, freePort, startTemporalDev, stopChild } from '../scripts/services.mjs';
 import { buildPdf, scannedPdf, wrapText, type PageSpec } from '../test/support/pdf-factory';
 import { accuracy, normaliseSpace as normalise } from '../test/support/accuracy';
-import { spawnService, type Proc } from '../test/support/processes';
+import type { Proc } from '../test/support/processes';
 import { openPdf } from '../providers/pdf/pdfjs';
 import { describePdf, readPageTexts } from '../providers/pdf/text-engine';
-import { CpuMeter, RssSampler, codeState, envInt, eventName, ms, nowEpoch, out, ratio, secs, sleep, temporalBinary, tsMs } from './support';
+import { CpuMeter, RssSampler, codeState, envInt, eventName, ms, nowEpoch, out, ratio, secs, sleep, spawnServicePair, temporalBinary, tsMs } from './support';
 
 type History = proto.temporal.api.history.v1.IHistory;
 
@@ -163,30 +163,8 @@ async function startService(address: string, extraEnv: Record<string, string> = 
     ...extraEnv,
   };
   out(`service: code: ${codeState()}${Object.keys(extraEnv).length ? `; ${Object.entries(extraEnv).map(([k, v]) => `${k}=${v}`).join(' ')}` : ''}`);
-  const worker = spawnService('worker', common);
-  const api = spawnService('api', { ...common, PORT: String(port) });
-  const url = `http://127.0.0.1:${port}`;
-  const t0 = performance.now();
-  const deadline = Date.now() + 120_000;
-  let last = '';
-  for (;;) {
-    for (const [name, p] of [['worker', worker], ['api', api]] as const) {
-      if (p.child.exitCode !== null || p.child.signalCode !== null) {
-        throw new Error(`${name} exited during start (${p.child.exitCode ?? p.child.signalCode}):\n${p.output().slice(-3000)}`);
-      }
-    }
-    try {
-      const res = await fetch(`${url}/api/health`, { signal: AbortSignal.timeout(5000) });
-      const body = (await res.json()) as { status?: string };
-      if (res.status === 200 && body.status === 'ok') break;
-      last = `${res.status} ${JSON.stringify(body).slice(0, 300)}`;
-    } catch (e) {
-      last = String(e);
-    }
-    if (Date.now() > deadline) throw new Error(`the service did not become healthy in 120 s (last answer: ${last})`);
-    await sleep(250);
-  }
-  out(`service: api ${url}, MEDIA_CONCURRENCY unset (${os.availableParallelism()} media slots), healthy ${((performance.now() - t0) / 1000).toFixed(1)} s after spawn`);
+  const { url, worker, api, startMs } = await spawnServicePair(common, port);
+  out(`service: api ${url}, MEDIA_CONCURRENCY unset (${os.availableParallelism()} media slots), healthy ${(startMs / 1000).toFixed(1)} s after spawn`);
   return { url, worker, api, dataDir };
 }
 

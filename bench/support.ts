@@ -1,7 +1,7 @@
 /**
  * Helpers the benchmarks share: knobs from the environment, formatting, the provisioned Temporal CLI, per-process
  * memory and CPU from /proc (Linux), a machine-load meter, a peak-RSS sampler, the code state a run measured, and
- * workflow-history timestamps. Benchmarks only: nothing here is product code.
+ * workflow-history timestamps, and starting the real api/worker pair. Benchmarks only: nothing here is product code.
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import proto from '@temporalio/proto';
+import { spawnService, type Proc } from '../test/support/processes';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const EventType = proto.temporal.api.enums.v1.EventType;
@@ -179,3 +180,50 @@ export function tsMs(t: proto.google.protobuf.ITimestamp | null | undefined): nu
 
 export const eventName = (t: number | null | undefined) => (EventType[t ?? 0] ?? String(t)).replace(/^EVENT_TYPE_/, '');
 
+
+/** The real worker and api processes, as `npm start` runs them. */
+export interface ServicePair {
+  url: string;
+  worker: Proc;
+  api: Proc;
+  /** Spawn → healthy, in milliseconds. */
+  startMs: number;
+}
+
+/**
+ * Spawns `worker/main.ts` and `api/main.ts` with `env` (the api on `port`) and resolves once `GET /api/health`
+ * says `ok`, within 120 s. A process that exits meanwhile fails the start with the end of its output; on any
+ * failure both processes are killed.
+ */
+export async function spawnServicePair(env: Record<string, string | undefined>, port: number): Promise<ServicePair> {
+  const worker = spawnService('worker', env);
+  const api = spawnService('api', { ...env, PORT: String(port) });
+  const url = `http://127.0.0.1:${port}`;
+  const t0 = performance.now();
+  try {
+    return await waitHealthy(url, worker, api, t0);
+  } catch (e) {
+    worker.child.kill('SIGKILL');
+    api.child.kill('SIGKILL');
+    throw e;
+  }
+}
+
+async function waitHealthy(url: string, worker: Proc, api: Proc, t0: number): Promise<ServicePair> {
+  for (let last = ''; ; await sleep(250)) {
+    for (const [name, p] of [['worker', worker], ['api', api]] as const) {
+      if (p.child.exitCode !== null || p.child.signalCode !== null) {
+        throw new Error(`${name} exited during start (${p.child.exitCode ?? p.child.signalCode}):\n${p.output().slice(-3000)}`);
+      }
+    }
+    try {
+      const res = await fetch(`${url}/api/health`, { signal: AbortSignal.timeout(5000) });
+      const body = (await res.json()) as { status?: string };
+      if (res.status === 200 && body.status === 'ok') return { url, worker, api, startMs: performance.now() - t0 };
+      last = `${res.status} ${JSON.stringify(body).slice(0, 300)}`;
+    } catch (e) {
+      last = String(e);
+    }
+    if (performance.now() - t0 > 120_000) throw new Error(`the service did not become healthy in 120 s (last answer: ${last})`);
+  }
+}

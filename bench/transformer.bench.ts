@@ -16,8 +16,8 @@ import path from 'node:path';
 import { freePort, startTemporalDev, stopChild } from '../scripts/services.mjs';
 import { startLlmServer } from '../test/support/llm-server';
 import { llmEnv } from '../test/support/llm-env';
-import { spawnService, type Proc } from '../test/support/processes';
-import { envInt, ms, out, sleep, temporalBinary } from './support';
+import type { Proc } from '../test/support/processes';
+import { envInt, ms, out, spawnServicePair, temporalBinary } from './support';
 
 const MISS_N = envInt('BENCH_MISS_N', 30);
 const HIT_N = envInt('BENCH_HIT_N', 200);
@@ -110,26 +110,11 @@ async function main(): Promise<void> {
       SERVICE_API_KEY: '',
       DOCPROC_PARENT_PID: String(process.pid),
     };
-    const procs: Record<'worker' | 'api', Proc> = { worker: spawnService('worker', env), api: spawnService('api', { ...env, PORT: String(port) }) };
+    const pair = await spawnServicePair(env, port);
+    const procs: Record<'worker' | 'api', Proc> = { worker: pair.worker, api: pair.api };
     for (const name of ['api', 'worker'] as const) cleanups.unshift(() => stopChild(procs[name].child, 15_000));
-    const url = `http://127.0.0.1:${port}`;
-    const t1 = performance.now();
-    for (let last = '';;) {
-      for (const [name, p] of Object.entries(procs)) {
-        if (p.child.exitCode !== null || p.child.signalCode !== null) throw new Error(`${name} exited during start:\n${p.output().slice(-3000)}`);
-      }
-      try {
-        const res = await fetch(`${url}/api/health`, { signal: AbortSignal.timeout(5000) });
-        const body = (await res.json()) as { status?: string };
-        if (res.status === 200 && body.status === 'ok') break;
-        last = `${res.status} ${JSON.stringify(body).slice(0, 300)}`;
-      } catch (e) {
-        last = String(e);
-      }
-      if (performance.now() - t1 > 120_000) throw new Error(`the service did not become healthy in 120 s (last: ${last})`);
-      await sleep(250);
-    }
-    out(`api ${url} and worker healthy ${((performance.now() - t1) / 1000).toFixed(1)} s after spawn`);
+    const url = pair.url;
+    out(`api ${url} and worker healthy ${(pair.startMs / 1000).toFixed(1)} s after spawn`);
     out(memLine('api', procs.api.child.pid));
     out(memLine('worker', procs.worker.child.pid));
 
