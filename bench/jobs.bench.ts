@@ -18,7 +18,7 @@ import proto from '@temporalio/proto';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { freePort, startTemporalDev, stopChild } from '../scripts/services.mjs';
 import type { Proc } from '../test/support/processes';
-import { CpuMeter, RssSampler, codeState, envInt, eventName, ms, nowEpoch, out, procMem, ratio, sleep, spawnServicePair, temporalBinary, tsMs } from './support';
+import { CpuMeter, RssSampler, cleanupRegistry, codeState, envInt, eventName, ms, nowEpoch, out, procMem, ratio, sleep, spawnServicePair, temporalBinary, tsMs } from './support';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 type History = proto.temporal.api.history.v1.IHistory;
@@ -510,18 +510,8 @@ async function profileBatch(client: Client, batchId: string, jobIds: string[], l
 
 async function main(): Promise<void> {
   const started = performance.now();
-  const cleanups: (() => Promise<void>)[] = [];
-  let cleaning: Promise<void> | null = null;
-  const cleanup = () =>
-    (cleaning ??= (async () => {
-      for (const c of cleanups.reverse()) await c().catch((e) => out(`cleanup: ${String(e)}`));
-    })());
-  const onSignal = (sig: string) => {
-    out(`received ${sig}: stopping`);
-    void cleanup().finally(() => process.exit(130));
-  };
-  process.once('SIGINT', () => onSignal('SIGINT'));
-  process.once('SIGTERM', () => onSignal('SIGTERM'));
+  const cleanups = cleanupRegistry();
+  const cleanup = cleanups.run;
 
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const bin = temporalBinary();
@@ -531,14 +521,14 @@ async function main(): Promise<void> {
   out(`node ${process.version}, ${os.availableParallelism()} cores (${os.cpus()[0]?.model ?? '?'}), ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB; ${version}`);
 
   const rss = new RssSampler();
-  cleanups.push(async () => rss.stop());
+  cleanups.add(async () => rss.stop());
   try {
     const dbDir = fs.mkdtempSync(path.join(os.tmpdir(), 'docproc-bench-temporal-'));
-    cleanups.push(async () => fs.rmSync(dbDir, { recursive: true, force: true }));
+    cleanups.add(async () => fs.rmSync(dbDir, { recursive: true, force: true }));
     const port = await freePort();
     const t0 = performance.now();
     const temporal = await startTemporalDev({ bin, dbFile: path.join(dbDir, 'temporal.db'), port, uiPort: 0, headless: true });
-    cleanups.push(async () => {
+    cleanups.add(async () => {
       const t = performance.now();
       await temporal.stop(10_000);
       out(`temporal dev server stopped in ${(performance.now() - t).toFixed(0)} ms`);
@@ -547,7 +537,7 @@ async function main(): Promise<void> {
     out(`temporal dev server on ${temporal.address} (file DB ${path.join(dbDir, 'temporal.db')}, WAL, synchronous=normal), ready in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 
     const connection = await Connection.connect({ address: temporal.address });
-    cleanups.push(() => connection.close());
+    cleanups.add(() => connection.close());
     const client = new Client({ connection });
 
     const raw = await rawBaseline(temporal.address, client, (temporal.child as { pid?: number }).pid);
@@ -556,7 +546,7 @@ async function main(): Promise<void> {
     rss.watch('api', svc.api.child.pid);
     rss.watch('worker', svc.worker.child.pid);
     let svcStopped = false;
-    cleanups.push(async () => {
+    cleanups.add(async () => {
       if (!svcStopped) await stopService(svc, 'a');
     });
     const cpuA = new CpuMeter({ temporal: (temporal.child as { pid?: number }).pid, worker: svc.worker.child.pid, api: svc.api.child.pid, bench: process.pid });

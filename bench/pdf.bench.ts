@@ -26,7 +26,7 @@ import { accuracy, normaliseSpace as normalise } from '../test/support/accuracy'
 import type { Proc } from '../test/support/processes';
 import { openPdf } from '../providers/pdf/pdfjs';
 import { describePdf, readPageTexts } from '../providers/pdf/text-engine';
-import { CpuMeter, RssSampler, codeState, envInt, eventName, ms, nowEpoch, out, ratio, secs, sleep, spawnServicePair, temporalBinary, tsMs } from './support';
+import { CpuMeter, RssSampler, cleanupRegistry, codeState, envInt, eventName, ms, nowEpoch, out, ratio, secs, sleep, spawnServicePair, temporalBinary, tsMs } from './support';
 
 type History = proto.temporal.api.history.v1.IHistory;
 
@@ -440,18 +440,8 @@ async function fetchProfile(client: Client, seen: Set<string>, run: ProcessRun):
 
 async function main(): Promise<void> {
   const started = performance.now();
-  const cleanups: (() => Promise<unknown>)[] = [];
-  let cleaning: Promise<void> | null = null;
-  const cleanup = () =>
-    (cleaning ??= (async () => {
-      for (const c of cleanups.reverse()) await c().catch((e) => out(`cleanup: ${String(e)}`));
-    })());
-  const onSignal = (sig: string) => {
-    out(`received ${sig}: stopping`);
-    void cleanup().finally(() => process.exit(130));
-  };
-  process.once('SIGINT', () => onSignal('SIGINT'));
-  process.once('SIGTERM', () => onSignal('SIGTERM'));
+  const cleanups = cleanupRegistry();
+  const cleanup = cleanups.run;
 
   const bin = temporalBinary();
   const version = spawnSync(bin, ['--version'], { encoding: 'utf8' }).stdout.trim();
@@ -466,9 +456,9 @@ async function main(): Promise<void> {
   out(`engines: ${tool('pdftotext', ['-v'])}; ${tool('tesseract', ['--version'])}`);
 
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'docproc-bench-pdf-files-'));
-  cleanups.push(async () => fs.rmSync(tmp, { recursive: true, force: true }));
+  cleanups.add(async () => fs.rmSync(tmp, { recursive: true, force: true }));
   const rss = new RssSampler();
-  cleanups.push(async () => rss.stop());
+  cleanups.add(async () => rss.stop());
   try {
     // ---- inputs
     let t = performance.now();
@@ -494,7 +484,7 @@ async function main(): Promise<void> {
     out(`dev server dynamic config: ${Object.entries(DEV_SERVER_DYNAMIC_CONFIG).map(([k, v]) => `${k}=${v}`).join(', ')}${TQ_PARTITIONS ? '' : ' (task queues: the default 4 partitions)'}`);
     t = performance.now();
     const temporal = await startTemporalDev({ bin, dbFile: path.join(dbDir, 'temporal.db'), port: await freePort(), uiPort: 0, headless: true });
-    cleanups.push(async () => {
+    cleanups.add(async () => {
       const t1 = performance.now();
       await temporal.stop(10_000);
       out(`temporal dev server stopped in ${(performance.now() - t1).toFixed(0)} ms`);
@@ -502,12 +492,12 @@ async function main(): Promise<void> {
     const temporalPid = (temporal.child as { pid?: number }).pid;
     out(`temporal dev server on ${temporal.address} (file DB, WAL, synchronous=normal), ready in ${secs(performance.now() - t)}`);
     const connection = await Connection.connect({ address: temporal.address });
-    cleanups.push(() => connection.close());
+    cleanups.add(() => connection.close());
     const client = new Client({ connection });
 
     const svc = await startService(temporal.address);
     let svcStopped = false;
-    cleanups.push(async () => {
+    cleanups.add(async () => {
       if (!svcStopped) await stopService(svc);
     });
     rss.watch('api', svc.api.child.pid);

@@ -227,3 +227,23 @@ async function waitHealthy(url: string, worker: Proc, api: Proc, t0: number): Pr
     if (performance.now() - t0 > 120_000) throw new Error(`the service did not become healthy in 120 s (last answer: ${last})`);
   }
 }
+
+/**
+ * A benchmark's cleanups: `run` calls them once, the last added first (errors printed, not thrown), also on SIGINT
+ * or SIGTERM, after which the process exits with 130.
+ */
+export function cleanupRegistry(): { add(fn: () => Promise<unknown>): void; run(): Promise<void> } {
+  const cleanups: (() => Promise<unknown>)[] = [];
+  let running: Promise<void> | null = null;
+  const run = () =>
+    (running ??= (async () => {
+      for (const c of cleanups.reverse()) await c().catch((e: unknown) => out(`cleanup: ${String(e)}`));
+    })());
+  const onSignal = (sig: string) => {
+    out(`received ${sig}: stopping`);
+    void run().finally(() => process.exit(130));
+  };
+  process.once('SIGINT', () => onSignal('SIGINT'));
+  process.once('SIGTERM', () => onSignal('SIGTERM'));
+  return { add: (fn) => void cleanups.push(fn), run };
+}

@@ -17,7 +17,7 @@ import { freePort, startTemporalDev, stopChild } from '../scripts/services.mjs';
 import { startLlmServer } from '../test/support/llm-server';
 import { llmEnv } from '../test/support/llm-env';
 import type { Proc } from '../test/support/processes';
-import { envInt, ms, out, spawnServicePair, temporalBinary } from './support';
+import { cleanupRegistry, envInt, ms, out, spawnServicePair, temporalBinary } from './support';
 
 const MISS_N = envInt('BENCH_MISS_N', 30);
 const HIT_N = envInt('BENCH_HIT_N', 200);
@@ -84,19 +84,19 @@ async function post(base: string, p: string, body: unknown): Promise<{ status: n
 }
 
 async function main(): Promise<void> {
-  const cleanups: (() => Promise<unknown>)[] = [];
+  const cleanups = cleanupRegistry();
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'docproc-bench-transformer-'));
-  cleanups.push(async () => fs.rmSync(tmp, { recursive: true, force: true }));
+  cleanups.add(async () => fs.rmSync(tmp, { recursive: true, force: true }));
   try {
     out(`transformer bench: ${os.availableParallelism()} cores, load average ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}, Node ${process.version}`);
     const llm = await startLlmServer();
     llm.respond(() => ({ delayMs: LATENCY_MS }));
-    cleanups.unshift(() => llm.close());
+    cleanups.add(() => llm.close());
     out(`LLM test server on ${llm.url}: every answer after ${LATENCY_MS} ms`);
 
     const t0 = performance.now();
     const temporal = await startTemporalDev({ bin: temporalBinary(), dbFile: path.join(tmp, 'temporal.db'), port: await freePort(), uiPort: 0, headless: true });
-    cleanups.unshift(() => temporal.stop(10_000));
+    cleanups.add(() => temporal.stop(10_000));
     out(`temporal dev server on ${temporal.address} (file DB, WAL), ready in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 
     const port = await freePort();
@@ -112,7 +112,7 @@ async function main(): Promise<void> {
     };
     const pair = await spawnServicePair(env, port);
     const procs: Record<'worker' | 'api', Proc> = { worker: pair.worker, api: pair.api };
-    for (const name of ['api', 'worker'] as const) cleanups.unshift(() => stopChild(procs[name].child, 15_000));
+    for (const name of ['api', 'worker'] as const) cleanups.add(() => stopChild(procs[name].child, 15_000));
     const url = pair.url;
     out(`api ${url} and worker healthy ${(pair.startMs / 1000).toFixed(1)} s after spawn`);
     out(memLine('api', procs.api.child.pid));
@@ -169,7 +169,7 @@ async function main(): Promise<void> {
     out(`after: ${memLine('worker', procs.worker.child.pid)}`);
     out(`load average at the end ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`);
   } finally {
-    for (const c of cleanups) await c().catch((e: unknown) => out(`cleanup: ${String(e)}`));
+    await cleanups.run();
   }
 }
 
