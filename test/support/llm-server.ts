@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { onBody } from './http-body';
 
 /**
  * A test double for an OpenAI-compatible endpoint that speaks the real wire protocol over HTTP on 127.0.0.1.
@@ -181,16 +182,7 @@ export async function startLlmServer(opts: LlmServerOptions = {}): Promise<LlmSe
   };
 
   const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks).toString('utf8');
-      let json: any;
-      try {
-        json = JSON.parse(body);
-      } catch {
-        json = undefined;
-      }
+    onBody(req, (body, json) => {
       const path = (req.url ?? '').split('?')[0];
       const record: LlmRequest = { method: req.method ?? '', path, headers: req.headers, body, json, receivedAt: Date.now() };
       requests.push(record);

@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { onBody } from './http-body';
 
 const run = promisify(execFile);
 
@@ -183,15 +184,7 @@ export async function startOcrServer(opts: OcrServerOptions = {}): Promise<OcrSe
   };
 
   const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      let json: any;
-      try {
-        json = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-      } catch {
-        json = undefined;
-      }
+    onBody(req, (_body, json) => {
       const doc = json?.document;
       const url = doc?.document_url ?? doc?.image_url;
       const m = typeof url === 'string' ? DATA_URL.exec(url) : null;

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { onBody } from './http-body';
 
 /** One request as the receiver saw it. */
 export interface ReceivedRequest {
@@ -44,16 +45,7 @@ export async function startWebhookReceiver(opts: WebhookReceiverOptions = {}): P
   const waiters = new Set<() => void>();
 
   const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks).toString('utf8');
-      let json: any;
-      try {
-        json = JSON.parse(body);
-      } catch {
-        json = undefined;
-      }
+    onBody(req, (body, json) => {
       const received: ReceivedRequest = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body, json, receivedAt: Date.now() };
       const status = opts.respond?.(received) ?? (responses.length ? responses.shift()! : 200);
       requests.push(received);
