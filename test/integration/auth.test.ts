@@ -1,5 +1,5 @@
-import http from 'node:http';
 import { expect } from 'chai';
+import { rawRequest, type RawReply, type RawRequestOptions } from '../support/raw-http';
 import { startTestApi, type TestApi } from '../support/api';
 
 /**
@@ -10,45 +10,10 @@ import { startTestApi, type TestApi } from '../support/api';
 const KEY = 'test-key-7f3a9c1e5b2d4f60a8e1c3b5d7f9a2c4';
 const PROTECTED = '/api/common/';
 
-interface Reply {
-  status: number;
-  headers: http.IncomingHttpHeaders;
-  text: string;
-  json: () => any;
-}
+type Reply = RawReply;
 
 /** Raw HTTP: the path is sent as given (no normalisation) from the chosen source address. */
-function send(
-  api: TestApi,
-  path: string,
-  opts: { method?: string; headers?: Record<string, string>; localAddress?: string } = {},
-): Promise<Reply> {
-  const u = new URL(api.url);
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      {
-        host: u.hostname.replace(/^\[|\]$/g, ''),
-        port: Number(u.port),
-        path,
-        method: opts.method ?? 'GET',
-        headers: opts.headers,
-        localAddress: opts.localAddress,
-        agent: false,
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          resolve({ status: res.statusCode!, headers: res.headers, text, json: () => JSON.parse(text) });
-        });
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end();
-  });
-}
+const send = (api: TestApi, path: string, opts: RawRequestOptions = {}): Promise<Reply> => rawRequest(api.url, path, opts);
 
 function expectUnauthorized(r: Reply, what: string): void {
   expect(r.status, what).to.equal(401);

@@ -12,52 +12,15 @@ import { ApiRouter } from '../../api/route';
 import { loadConfig } from '../../core/config';
 import { AppError } from '../../core/errors';
 import { startTestApi, type TestApi } from '../support/api';
+import { rawRequest, type RawReply } from '../support/raw-http';
 import { tempDir } from '../support/servers';
 
 const VERSION: string = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const SECRET = 'db-password-hunter2';
 
-interface Reply {
-  status: number;
-  headers: http.IncomingHttpHeaders;
-  text: string;
-  json: () => any;
-}
-
-/** Raw HTTP request; `chunked` sends the body without a Content-Length. */
-function send(
-  baseUrl: string,
-  pathname: string,
-  opts: { method?: string; headers?: Record<string, string>; body?: string | Buffer; chunked?: boolean } = {},
-): Promise<Reply> {
-  const u = new URL(baseUrl);
-  const headers: Record<string, string> = { ...opts.headers };
-  if (opts.body !== undefined && !opts.chunked) headers['Content-Length'] = String(Buffer.byteLength(opts.body));
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      { host: u.hostname, port: Number(u.port), path: pathname, method: opts.method ?? 'GET', headers, agent: false },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          resolve({ status: res.statusCode!, headers: res.headers, text, json: () => JSON.parse(text) });
-        });
-        res.on('error', reject);
-      },
-    );
-    // The server may answer (413) and close before the whole body is written.
-    req.on('error', (err: NodeJS.ErrnoException) => (err.code === 'EPIPE' || err.code === 'ECONNRESET' ? undefined : reject(err)));
-    if (opts.body !== undefined) {
-      if (opts.chunked) {
-        const buf = Buffer.from(opts.body);
-        for (let i = 0; i < buf.length; i += 64 * 1024) req.write(buf.subarray(i, i + 64 * 1024));
-      } else req.write(opts.body);
-    }
-    req.end();
-  });
-}
+type Reply = RawReply;
+const send = rawRequest;
 
 function expectError(r: Reply, status: number, code: string): any {
   expect(r.status, r.text).to.equal(status);
