@@ -56,12 +56,13 @@ export function createApp(deps: AppDeps): App {
 
   healthRoutes(api, new HealthService(deps.temporal, deps.store));
   docsRoutes(api, openapi);
-  commonRoutes(api);
   const jobs = new JobService(deps.temporal, deps.store, config.WEBHOOK_RETRY_SCALE);
   const batches = new BatchService(deps.temporal, deps.store, config.BATCH_WINDOW, config.WEBHOOK_RETRY_SCALE);
   jobRoutes(api, { jobs, batches, maxBatchJobs: config.MAX_BATCH_JOBS });
   eventJobRoutes(api, jobs, batches, config.MAX_BATCH_JOBS);
-  transformerRoutes(api, { jobs, config, syncWaitMs: config.SYNC_WAIT_MS });
+  const transformerDeps = { jobs, config, syncWaitMs: config.SYNC_WAIT_MS };
+  commonRoutes(api, transformerDeps);
+  transformerRoutes(api, transformerDeps);
   templateRoutes(api);
   pdfRoutes(api, jobs, {
     syncWaitMs: config.SYNC_WAIT_MS,

@@ -6,7 +6,9 @@ import { AppError } from '../../core/errors';
 import { SERVICE_VERSION } from '../../core/version';
 import { envelope, errorResponse, z } from '../openapi';
 import type { ApiRouter } from '../route';
+import { blocksBody, blocksResult, homeBody, sampleFile } from '../schemas/common.schemas';
 import { attachment } from '../services/archive';
+import { modelErrors, runTransformerOperation, type TransformerDeps } from './transformer.routes';
 
 export const SAMPLES_DIR = fileURLToPath(new URL('../../samples/', import.meta.url));
 
@@ -36,7 +38,7 @@ async function listSamples(dir: string): Promise<{ filename: string; size: numbe
   return out.sort((a, b) => a.filename.localeCompare(b.filename));
 }
 
-export function commonRoutes(api: ApiRouter, samplesDir = SAMPLES_DIR): void {
+export function commonRoutes(api: ApiRouter, deps: TransformerDeps, samplesDir = SAMPLES_DIR): void {
   api.add({
     method: 'get',
     path: '/api/common/',
@@ -46,7 +48,7 @@ export function commonRoutes(api: ApiRouter, samplesDir = SAMPLES_DIR): void {
     responses: {
       200: {
         description: 'Welcome message',
-        content: { 'application/json': { schema: z.object({ message: z.string(), version: z.string(), docs: z.string() }) } },
+        content: { 'application/json': { schema: homeBody } },
       },
     },
     handler: (ctx) => {
@@ -58,13 +60,12 @@ export function commonRoutes(api: ApiRouter, samplesDir = SAMPLES_DIR): void {
     },
   });
 
-  const sample = z.object({ filename: z.string(), size: z.number().int(), type: z.string() }).openapi('SampleFile');
   api.add({
     method: 'get',
     path: '/api/common/samples',
     summary: 'List the sample files',
     tags: ['Common'],
-    responses: { 200: { description: 'Samples', content: { 'application/json': { schema: envelope(z.object({ samples: z.array(sample) })) } } } },
+    responses: { 200: { description: 'Samples', content: { 'application/json': { schema: envelope(z.object({ samples: z.array(sampleFile) })) } } } },
     handler: async (ctx) => {
       const samples = (await listSamples(samplesDir)).map(({ filename, size, type }) => ({ filename, size, type }));
       ctx.body = { status: 'success', data: { samples } };
@@ -87,6 +88,16 @@ export function commonRoutes(api: ApiRouter, samplesDir = SAMPLES_DIR): void {
       ctx.type = found.mime;
       ctx.length = found.size;
       ctx.set('Content-Disposition', attachment(found.filename));
+    },
+  });
+
+  api.add({
+    method: 'post', path: '/api/common/blocks', summary: 'Turn a block document into a translated newsfeed entry', tags: ['Common'],
+    body: blocksBody,
+    responses: { 200: { description: 'Result', content: { 'application/json': { schema: envelope(blocksResult) } } }, ...modelErrors },
+    handler: async (ctx, { body }) => {
+      const r = await runTransformerOperation(ctx, deps, { operation: 'blocks', ...body }, { needsModel: body.source_language !== body.target_language });
+      ctx.body = { status: 'success', data: { processed_blocks: r.output.processed_blocks ?? [], newsfeed_entry: String(r.output.newsfeed_entry ?? r.text) } };
     },
   });
 }

@@ -7,13 +7,12 @@ import { loadTemplate, needsModel, parseTemplate, TEMPLATES_DIR } from '../../co
 import { TRANSFORM_CACHE_OPERATION, transformCacheKey } from '../../core/transform-cache';
 import { envelope, errorResponse, z } from '../openapi';
 import type { ApiRouter } from '../route';
+import { lang, useCache } from '../schemas/common.schemas';
 import type { JobService } from '../services/jobs';
 
 const MAX_TEXT = 1_000_000;
 const MAX_HTML = 10_000_000;
-const lang = z.string().regex(/^[a-z]{2}$/, 'an ISO 639-1 code such as de or en');
 const text = z.string().max(MAX_TEXT, `at most ${MAX_TEXT} characters`);
-const useCache = z.boolean().optional().default(true);
 const htmlBody = z.object({ html: z.string().max(MAX_HTML, `at most ${MAX_HTML} characters`), use_cache: useCache });
 const table = z.object({ headers: z.array(z.string()), rows: z.array(z.array(z.string())) }).openapi('ExtractedTable');
 
@@ -76,7 +75,7 @@ export async function runTransformerOperation(
 }
 
 const json = <T extends z.ZodType>(schema: T, description = 'Result') => ({ description, content: { 'application/json': { schema: envelope(schema) } } });
-const modelErrors = { 502: errorResponse('The language model failed'), 503: errorResponse('No language model configured'), 504: errorResponse('Still running; poll details.job_id') };
+export const modelErrors = { 502: errorResponse('The language model failed'), 503: errorResponse('No language model configured'), 504: errorResponse('Still running; poll details.job_id') };
 
 /** The transformer endpoints (spec §4.3): each runs the transformer job type's pipeline through the same code. */
 export function transformerRoutes(api: ApiRouter, deps: TransformerDeps): void {
@@ -142,21 +141,6 @@ export function transformerRoutes(api: ApiRouter, deps: TransformerDeps): void {
     handler: async (ctx, { body }) => {
       const r = await runTransformerOperation(ctx, deps, { operation: 'extract-tables', ...body }, { needsModel: false });
       ctx.body = { status: 'success', data: { tables: (r.metadata.tables ?? []) as ExtractedTable[] } };
-    },
-  });
-
-  api.add({
-    method: 'post', path: '/api/common/blocks', summary: 'Turn a block document into a translated newsfeed entry', tags: ['Common'],
-    body: z.object({
-      blocks: z.array(z.object({ type: z.string().min(1).max(50), content: z.union([z.string().max(100_000), z.array(z.string().max(100_000)).max(1000)]) })).min(1).max(1000),
-      source_language: lang.optional().default('de'),
-      target_language: lang.optional().default('de'),
-      use_cache: useCache,
-    }),
-    responses: { 200: json(z.object({ processed_blocks: z.array(z.object({}).passthrough()), newsfeed_entry: z.string() })), ...modelErrors },
-    handler: async (ctx, { body }) => {
-      const r = await runTransformerOperation(ctx, deps, { operation: 'blocks', ...body }, { needsModel: body.source_language !== body.target_language });
-      ctx.body = { status: 'success', data: { processed_blocks: r.output.processed_blocks ?? [], newsfeed_entry: String(r.output.newsfeed_entry ?? r.text) } };
     },
   });
 }
