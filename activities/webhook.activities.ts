@@ -11,9 +11,11 @@ export function createWebhookActivities(deps: ActivityDeps) {
   return {
     /**
      * One delivery attempt of one event (the job workflow schedules retries, so each attempt is a log line).
-     * Never throws for a failed delivery: the outcome says whether to retry.
+     * The signed timestamp is taken in the provider, fresh at each attempt; a `timestamp` in the input (sent by
+     * workflows started before that change) is ignored. Never throws for a failed delivery: the outcome says whether
+     * to retry.
      */
-    async deliverWebhook(input: { jobId: string; webhook: WebhookConfig; event: JobEvent; webhookId: string; timestamp: number }) {
+    async deliverWebhook(input: { jobId: string; webhook: WebhookConfig; event: JobEvent; webhookId: string; timestamp?: unknown }) {
       const { jobId, webhook, event } = input;
       const clientJobId = webhook.jobId;
       let body: unknown;
@@ -26,7 +28,6 @@ export function createWebhookActivities(deps: ActivityDeps) {
         url: webhook.url,
         body,
         id: input.webhookId,
-        timestamp: input.timestamp,
         token: webhook.token,
         signingSecret: config.WEBHOOK_SIGNING_SECRET,
         policy,

@@ -143,10 +143,9 @@ export async function jobWorkflow(input: JobInput): Promise<{ status: string; er
     const maxAttempts = ev.phase === 'processing' ? 2 : DEFAULT_WEBHOOK_ATTEMPTS;
     const webhookId = `evt_${input.jobId}_${ev.id}`;
     for (let attempt = 1; attempt <= maxAttempts; attempt++) {
-      // A fresh (signed) timestamp per attempt: receivers reject stale ones.
-      const timestamp = Math.floor(Date.now() / 1000);
+      // The activity signs with a timestamp of its own, fresh per attempt (receivers reject stale ones).
       const r = await hooks
-        .deliverWebhook({ jobId: input.jobId, webhook, event: ev, webhookId, timestamp })
+        .deliverWebhook({ jobId: input.jobId, webhook, event: ev, webhookId })
         .catch((e: unknown) => ({ outcome: 'retry' as const, status: undefined, error: String((e as Error)?.message ?? e), retryAfter: null, durationMs: 0 }));
       const what = r.status ? `HTTP ${r.status}` : (r.error ?? 'no answer');
       if (r.outcome === 'delivered') {

@@ -1,5 +1,6 @@
-import { classifyResponse, webhookHeaders, type DeliveryOutcome } from '../../core/webhooks';
+import { classifyResponse, type DeliveryOutcome } from '../../core/webhooks';
 import { ForbiddenTargetError, guardedFetch, OutboundError, type OutboundPolicy } from '../http/ssrf';
+import { webhookHeaders } from './signature';
 
 export interface DeliverWebhookOptions {
   url: string;
@@ -7,8 +8,6 @@ export interface DeliverWebhookOptions {
   body: unknown;
   /** `X-Webhook-Id`: unique per event, the same on every attempt. */
   id: string;
-  /** Unix seconds of this attempt; default now. */
-  timestamp?: number;
   token?: string;
   signingSecret?: string;
   /** Default 15 s. */
@@ -30,14 +29,16 @@ export interface DeliveryResult {
 const RESPONSE_CAP = 64 * 1024;
 
 /**
- * One delivery attempt (contract §4). Never throws for a failed delivery: the outcome says whether another attempt
- * is worth it. Redirects are not followed (a 3xx is final), so a body is never replayed to a second host.
+ * One delivery attempt (contract §4), signed with an `X-Webhook-Timestamp` taken here, at this attempt, so a retry
+ * carries a fresh one (receivers reject stale timestamps). Never throws for a failed delivery: the outcome says
+ * whether another attempt is worth it. Redirects are not followed (a 3xx is final), so a body is never replayed to a
+ * second host.
  */
 export async function deliverWebhook(opts: DeliverWebhookOptions): Promise<DeliveryResult> {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
   const redact = (msg: string) => (opts.token ? msg.split(opts.token).join('[redacted]') : msg);
-  const timestamp = opts.timestamp ?? Math.floor(Date.now() / 1000);
+  const timestamp = Math.floor(Date.now() / 1000);
   let body: string;
   try {
     body = JSON.stringify(opts.body) ?? 'null';

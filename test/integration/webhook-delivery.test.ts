@@ -2,9 +2,10 @@ import http from 'node:http';
 import { lookup } from 'node:dns/promises';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
-import { progressBody, retryDelayMs, verifyWebhookSignature } from '../../core/webhooks';
+import { progressBody, retryDelayMs } from '../../core/webhooks';
 import { ForbiddenTargetError, guardedFetch, OutboundError, type OutboundPolicy } from '../../providers/http/ssrf';
 import { deliverWebhook } from '../../providers/webhook/deliver';
+import { verifyWebhookSignature } from '../../providers/webhook/signature';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 
 // Loopback only: every server here listens on 127.0.0.1 and every URL points at one of them.
@@ -76,7 +77,9 @@ describe('webhook delivery over loopback', () => {
   const body = progressBody('job-1', 'client-42', 40, 'OCR page 4 of 10');
 
   it('delivers with every header, a signature the token verifies, and the exact body', async () => {
-    const r = await deliverWebhook({ url: receiver.url, body, id: 'evt_job-1_1', timestamp: 1_700_000_000, token: TOKEN, policy: open });
+    const before = Math.floor(Date.now() / 1000);
+    const r = await deliverWebhook({ url: receiver.url, body, id: 'evt_job-1_1', token: TOKEN, policy: open });
+    const after = Math.floor(Date.now() / 1000);
     expect(r).to.include({ outcome: 'delivered', status: 200 });
     expect(r.error).to.equal(undefined);
     expect(r.durationMs).to.be.a('number').and.at.least(0);
@@ -88,12 +91,13 @@ describe('webhook delivery over loopback', () => {
       'content-type': 'application/json',
       'user-agent': 'docproc-webhooks/1',
       'x-webhook-id': 'evt_job-1_1',
-      'x-webhook-timestamp': '1700000000',
       authorization: `Bearer ${TOKEN}`,
       'x-callback-token': TOKEN,
       'content-length': String(Buffer.byteLength(req.body)),
     });
-    expect(verifyWebhookSignature(TOKEN, 'evt_job-1_1', 1_700_000_000, req.body, req.headers['x-webhook-signature'] as string)).to.equal(true);
+    const ts = Number(req.headers['x-webhook-timestamp']);
+    expect(ts, 'timestamp taken at the attempt').to.be.within(before, after);
+    expect(verifyWebhookSignature(TOKEN, 'evt_job-1_1', ts, req.body, req.headers['x-webhook-signature'] as string)).to.equal(true);
     expect(req.body).to.equal(JSON.stringify(body));
     expect(req.json).to.deep.equal(body);
   });

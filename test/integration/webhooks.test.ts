@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
 import { useStack, type Stack } from '../support/stack';
-import { verifyWebhookSignature } from '../../core/webhooks';
+import { verifyWebhookSignature } from '../../providers/webhook/signature';
 import { pdfJob, readSse, SMALL_HTML, sleep, transformerJob, until, type SseEvent } from '../support/jobs';
 import { startWebhookReceiver, type ReceivedRequest, type WebhookReceiver } from '../support/webhook-receiver';
 
