@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { pageRange } from './page-range';
 
 /** Parameters of the job types, shared by the API (validation at creation) and the pipelines. */
 
@@ -45,6 +46,12 @@ export function uploadToDiscard(p: Record<string, unknown> | undefined): string 
   return p && p[DISCARD_UPLOAD] === true && typeof p.file_key === 'string' && p.file_key.startsWith('uploads/') ? p.file_key : null;
 }
 
+/** The page range rule (`core/page-range.ts`) as a zod refinement: its issue, if any, joins the others. */
+export function refinePageRange(p: { page_start?: unknown; page_end?: unknown }, ctx: z.RefinementCtx): void {
+  const r = pageRange(p);
+  if (!r.ok) ctx.addIssue({ code: 'custom', path: [r.issue.path], message: r.issue.message });
+}
+
 export const pdfParams = z
   .object({
     /** A path inside INPUT_ROOTS (`/api/pdf/job`), or an uploaded file's blob key (`/api/pdf/process`). */
@@ -67,9 +74,7 @@ export const pdfParams = z
     if ((p.filename === undefined) === (p.file_key === undefined)) {
       ctx.addIssue({ code: 'custom', path: ['filename'], message: 'filename is required' });
     }
-    if (p.page_start !== undefined && p.page_end !== undefined && p.page_end < p.page_start) {
-      ctx.addIssue({ code: 'custom', path: ['page_end'], message: 'page_end must not be before page_start' });
-    }
+    refinePageRange(p, ctx);
   });
 
 export const sessionParams = z

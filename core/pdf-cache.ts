@@ -9,6 +9,12 @@ export interface PdfCachedResult {
   metadata: Record<string, unknown>;
 }
 
+/**
+ * The rule `combined` reads a page by, part of its cache keys (result and page cache), so results read under an
+ * earlier rule are not reused: `image-pages` OCRs only pages that paint an image and have no usable text layer.
+ */
+export const COMBINED_RULE = 'image-pages';
+
 /** The parts of a deployment that change a PDF's text: the text engine and the vision model, when there is one. */
 export interface PdfCacheContext {
   textEngine: string;
@@ -35,6 +41,7 @@ export function pdfCacheKey(inputSha256: string, params: Record<string, unknown>
       page_end: params.page_end ?? null,
       languages: method === 'native' ? null : String(params.ocr_language ?? params.source_language ?? ''),
       ...(usesTextLayer ? { engine: ctx.textEngine } : {}),
+      ...(method === 'combined' ? { rule: COMBINED_RULE } : {}),
     },
     model: usesVision ? (ctx.visionModel ?? '') : '',
   });

@@ -3,6 +3,7 @@ import type { Context } from 'koa';
 import { readBlobJson } from '../../core/blob-store';
 import type { Config } from '../../core/config';
 import { AppError } from '../../core/errors';
+import { pageRange } from '../../core/page-range';
 import { jobOutputKey, jobResultsKey } from '../../core/records';
 import type { JobState } from '../../workflows/definitions';
 import { isTerminal } from '../../workflows/job-state';
@@ -74,9 +75,8 @@ export function externalOcrRoutes(api: ApiRouter, jobs: JobService, config: Conf
       503: errorResponse('External OCR not configured'),
     },
     handler: async (ctx, { body: b }) => {
-      if (b.page_start !== undefined && b.page_end !== undefined && b.page_end < b.page_start) {
-        throw new AppError('VALIDATION_ERROR', 'page_end must not be before page_start.', { issues: [{ path: 'page_end', message: 'before page_start' }] });
-      }
+      const range = pageRange(b);
+      if (!range.ok) throw new AppError('VALIDATION_ERROR', `${range.issue.message}.`, { issues: [range.issue] });
       if (b.callback_url && !/^https:/i.test(b.callback_url) && !(config.ALLOW_HTTP_CALLBACKS || config.loopbackOnly)) {
         throw new AppError('VALIDATION_ERROR', 'callback_url must be an https URL.', { issues: [{ path: 'callback_url', message: 'https required' }] });
       }

@@ -1,7 +1,7 @@
 import { readBlobBuffer } from '../../core/blob-store';
 import { readCache } from '../../core/cache';
 import { AppError } from '../../core/errors';
-import { DISCARD_UPLOAD } from '../../core/job-params';
+import { DISCARD_UPLOAD, refinePageRange } from '../../core/job-params';
 import { PDF_CACHE_OPERATION, pdfCacheKey, type PdfCacheContext, type PdfCachedResult } from '../../core/pdf-cache';
 import { jobOutputKey } from '../../core/records';
 import { envelope, errorResponse, z } from '../openapi';
@@ -34,7 +34,7 @@ const processBody = z
     source_language: z.string().regex(/^[a-z]{2}$/).optional(),
     ocr_language: z.string().max(100).optional(),
   })
-  .refine((b) => b.page_start === undefined || b.page_end === undefined || b.page_end >= b.page_start, { message: 'page_end must not be before page_start', path: ['page_end'] });
+  .superRefine(refinePageRange);
 
 const jobBody = z.object({
   filename: z.string().min(1).max(4096),

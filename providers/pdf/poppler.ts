@@ -1,6 +1,6 @@
 /**
- * Poppler's command line tools for reading a PDF: `pdfinfo` (page count, document information) and `pdftotext`
- * (the text layer in poppler's reading order, page by page). Each is a separate process bounded by a timeout and
+ * Poppler's command line tools for reading a PDF: `pdfinfo` (page count, document information), `pdftotext`
+ * (the text layer in poppler's reading order, page by page) and `pdfimages -list` (which pages paint images). Each is a separate process bounded by a timeout and
  * killed on abort, so a hostile file can never hold the caller: unlike pdf.js, whose parsing runs on the caller's
  * thread and cannot be interrupted.
  */
@@ -143,4 +143,39 @@ export async function pdfPageTexts(pdfPath: string, first: number, last: number,
     }),
   );
   return texts.flat();
+}
+
+/**
+ * The pages of a `pdfimages -list` listing that paint at least one image: every row after the two header lines
+ * starts with its page number (image XObjects, inline images, stencil masks and soft masks alike). Pure.
+ */
+export function parseImageList(out: string): Set<number> {
+  const pages = new Set<number>();
+  for (const line of out.split('\n').slice(2)) {
+    const m = /^\s*(\d+)\s+\d+\s+\S/.exec(line);
+    if (m) pages.add(Number(m[1]));
+  }
+  return pages;
+}
+
+/**
+ * Which of `pages` (1-based) paint any image: an image XObject (also inside a form), an inline image or an image
+ * mask. One `pdfimages -list` process covers the span from the lowest to the highest page; it only lists the
+ * images, without decoding them. Rejects with a `PdfError` for inputs poppler refuses.
+ */
+export async function pagesWithImages(pdfPath: string, pages: readonly number[], opts: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<Set<number>> {
+  if (pages.length === 0) return new Set();
+  if (pages.some((p) => !Number.isInteger(p) || p < 1)) throw new PdfError('VALIDATION_ERROR', 'page_out_of_range', `Pages ${pages.join(', ')} are not page numbers`);
+  const first = Math.min(...pages);
+  const last = Math.max(...pages);
+  try {
+    const { stdout } = await runTool('pdfimages', ['-list', '-f', String(first), '-l', String(last), pdfPath], {
+      signal: opts.signal,
+      timeoutMs: opts.timeoutMs ?? 30_000 + 500 * (last - first + 1),
+    });
+    const listed = parseImageList(stdout.toString('utf8'));
+    return new Set(pages.filter((p) => listed.has(p)));
+  } catch (err) {
+    throw popplerError(err);
+  }
 }

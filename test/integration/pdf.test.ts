@@ -30,6 +30,27 @@ const PAGES = [
 ];
 const FOUR_PAGES = buildPdf({ title: 'Jahresbericht Größe & Maß', author: 'Jörg Müller', pages: PAGES.map((lines) => ({ kind: 'lines' as const, lines })) });
 
+/** Page 1: one short line of text and no image; page 2: a scan of text; page 3: nothing at all. */
+async function shortTextThenScan(): Promise<Buffer> {
+  const scanSource = buildPdf({ pages: [{ kind: 'lines', lines: wrapText(SCANNED_MIDDLE, 70), size: 12, leading: 16 }] });
+  return buildPdf({
+    pages: [
+      { kind: 'lines', lines: ['Native text page'] },
+      { kind: 'image', image: await rasterize(scanSource, 300), dpi: 300 },
+      { kind: 'lines', lines: [] },
+    ],
+  });
+}
+
+/** `combined` takes the text layer of pages without an image, however short or empty, and OCRs the scan. */
+function expectShortTextThenScan(data: { metadata: { text_contents: { page: number; text: string; method: string }[] } }): void {
+  const contents = data.metadata.text_contents;
+  expect(contents.map((c) => c.method)).to.deep.equal(['native', 'local_ocr', 'native']);
+  expect(contents[0]).to.deep.equal({ page: 1, text: 'Native text page', method: 'native' });
+  expect(contents[2]).to.deep.equal({ page: 3, text: '', method: 'native' });
+  expect(accuracy(SCANNED_MIDDLE, contents[1].text)).to.be.at.least(0.95);
+}
+
 const LEFT = ['Die linke Spalte beginnt hier mit', 'einem Absatz über mehrere Zeilen,', 'der zuerst gelesen werden muss.'];
 const RIGHT = ['The right column follows after', 'the left one and shares its', 'baselines with the left column.'];
 
@@ -131,6 +152,10 @@ describe('PDF processing on the real engine', function () {
       expect(acc).to.be.at.least(0.95);
     });
 
+    it('takes the text layer of a page without an image, however short or empty, and OCRs only the scanned page with combined', async () => {
+      expectShortTextThenScan(ok(await postPdf(s, { extraction_method: 'combined' }, await shortTextThenScan())));
+    });
+
     it('answers 503 PROVIDER_NOT_CONFIGURED for vision_llm when no language model is set up', async () => {
       const r = await postPdf(s, { extraction_method: 'vision_llm' }, FOUR_PAGES);
       expect(r.status, JSON.stringify(r.body)).to.equal(503);
@@ -180,6 +205,10 @@ describe('PDF processing with PDF_TEXT_ENGINE=pdfjs', function () {
     const expected = ['Zweispaltiger Bericht', ...LEFT, ...RIGHT, 'Seite 1 von 1'].join('\n');
     expect(ok(await postPdf(s, {}, pdf)).extracted_text).to.equal(expected);
     expect(ok(await postPdf(s, { extraction_method: 'combined' }, pdf)).metadata.text_contents).to.deep.equal([{ page: 1, text: expected, method: 'native' }]);
+  });
+
+  it('with combined, OCRs only the pages that paint an image (one poppler rule for both text engines)', async () => {
+    expectShortTextThenScan(ok(await postPdf(s, { extraction_method: 'combined' }, await shortTextThenScan())));
   });
 
   it('refuses a corrupt PDF with 422 UNPROCESSABLE_INPUT', async () => {
