@@ -6,11 +6,13 @@ import path from 'node:path';
 import { activityInfo, ApplicationFailure, cancellationSignal, heartbeat } from '@temporalio/activity';
 import yazl from 'yazl';
 import { cacheKey, readCache, writeCache } from '../core/cache';
-import { PDF_CACHE_OPERATION, pdfCacheKey, type PdfCachedResult } from '../core/pdf-cache';
+import { COMBINED_RULE, PDF_CACHE_OPERATION, pdfCacheKey, type PdfCachedResult } from '../core/pdf-cache';
 import { BlobNotFoundError, readBlobJson, writeBlobJson } from '../core/blob-store';
+import { pageRange } from '../core/page-range';
 import { jobInternalKey, jobOutputKey, jobOutputPrefix, jobResultsKey } from '../core/records';
 import { mapPool, ocrImage, toTesseractLanguages } from '../providers/ocr/tesseract';
 import { isPdfError } from '../providers/pdf/errors';
+import { pagesWithImages } from '../providers/pdf/poppler';
 import { describePdf, readPageTexts } from '../providers/pdf/text-engine';
 import { extractEmbeddedImages, renderPagePng, renderPages } from '../providers/pdf/render';
 import { scoreTextLayer } from '../providers/pdf/text-layer';
@@ -135,15 +137,15 @@ export function createPdfActivities(deps: ActivityDeps) {
     const desc = await describePdf(pdfPath, engine, { signal: cancellationSignal() }).catch(pdfFailure);
     const n = desc.pageCount;
     if (n > config.MAX_PDF_PAGES) throw ApplicationFailure.nonRetryable(`The PDF has ${n} pages; at most ${config.MAX_PDF_PAGES} are processed.`, 'VALIDATION_ERROR', { limit: config.MAX_PDF_PAGES, page_count: n });
-    const start = Number(p.page_start ?? 1);
-    const end = Math.min(Number(p.page_end ?? n), n);
-    if (start > n || end < start) {
-      throw ApplicationFailure.nonRetryable(`The page range ${start}-${p.page_end ?? n} lies outside the document's ${n} pages.`, 'VALIDATION_ERROR', {
-        issues: [{ path: 'page_start', message: `the document has ${n} pages` }],
+    const range = pageRange(p, n);
+    if (!range.ok) {
+      throw ApplicationFailure.nonRetryable(`The page range ${String(p.page_start ?? 1)}-${String(p.page_end ?? n)} lies outside the document's ${n} pages.`, 'VALIDATION_ERROR', {
+        issues: [range.issue],
         page_count: n,
       });
     }
-    const pages = Array.from({ length: end - start + 1 }, (_, i) => start + i);
+    const { first, last = n } = range;
+    const pages = Array.from({ length: last - first + 1 }, (_, i) => first + i);
     const meta: PdfMeta = { pageCount: n, title: desc.title, author: desc.author, pages };
     return { p, input, pdfPath, meta };
   }
@@ -238,6 +240,7 @@ export function createPdfActivities(deps: ActivityDeps) {
       const summary: { page: number; method: string; chars: number; reused: boolean }[] = [];
       const useCache = (await readOptionalJson<{ use_cache?: boolean }>(store, optionsKey(jobId)))?.use_cache !== false;
       let texts: Map<number, string> | undefined;
+      let imagePages: Set<number> | undefined;
       // A page's two blob writes (page cache, job page) run while the next page is read: for the text layer they
       // cost as much as reading the page. Every write is awaited before the activity ends, also when it fails, so
       // a retry finds the pages already read; the first failed write fails the activity.
@@ -246,7 +249,7 @@ export function createPdfActivities(deps: ActivityDeps) {
       const write = (w: Promise<unknown>) => writes.push(w.catch((e: unknown) => (writeError ??= e)));
       try {
         for (const page of pages) {
-          const ck = cacheKey({ operation: 'pdf-page', inputHash: input.sha256, params: { page, method, languages, ...(method === 'native' || method === 'combined' ? { engine } : {}) }, model: method === 'native' || method === 'local_ocr' ? '' : (llm?.describe().model ?? '') });
+          const ck = cacheKey({ operation: 'pdf-page', inputHash: input.sha256, params: { page, method, languages, ...(method === 'native' || method === 'combined' ? { engine } : {}), ...(method === 'combined' ? { rule: COMBINED_RULE } : {}) }, model: method === 'native' || method === 'local_ocr' ? '' : (llm?.describe().model ?? '') });
           let r = useCache ? await readCache<PageResult>(store, 'pdf-page', ck) : await readOptionalJson<PageResult>(store, pageKey(jobId, page));
           const reused = r !== null;
           if (!r) {
@@ -255,8 +258,13 @@ export function createPdfActivities(deps: ActivityDeps) {
               const text = texts.get(page) ?? '';
               r = { page, text, method: 'native' };
               if (method === 'combined' && !scoreTextLayer(text).usable) {
-                r = await ocrPage(pdfPath, page, languages, signal);
-                if ((r.confidence ?? 0) < LOW_CONFIDENCE && llm) r = await visionPage(pdfPath, page, signal, usages);
+                // A page that paints no image has nothing to OCR: its text layer is the answer, however short.
+                // One pdfimages call tells it for the whole group.
+                imagePages ??= await pagesWithImages(pdfPath, pages, { signal }).catch(pdfFailure);
+                if (imagePages.has(page)) {
+                  r = await ocrPage(pdfPath, page, languages, signal);
+                  if ((r.confidence ?? 0) < LOW_CONFIDENCE && llm) r = await visionPage(pdfPath, page, signal, usages);
+                }
               }
             } else if (method === 'local_ocr') r = await ocrPage(pdfPath, page, languages, signal);
             else r = await visionPage(pdfPath, page, signal, usages);
