@@ -24,7 +24,7 @@ export interface ActivityDeps {
   llm?: LlmProvider | null;
 }
 
-/** Every activity, built from injected dependencies. Workflows import only this function's return type. */
+/** Every activity, built from injected dependencies. Workflows import only its type, `Activities`. */
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createPingActivities(),
@@ -37,3 +37,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createExternalOcrActivities(deps),
   };
 }
+
+/** The activities' type: the one declaration workflows proxy. */
+export type Activities = ReturnType<typeof createActivities>;

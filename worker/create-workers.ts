@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import type { Client } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { createActivities } from '../activities';
+import { errorBoundary } from '../activities/error-boundary';
 import { createLlmProvider } from '../providers/llm';
 import type { BlobStore } from '../core/blob-store';
 import type { Config } from '../core/config';
@@ -54,6 +55,7 @@ export async function createWorkers(deps: WorkerDeps): Promise<Workers> {
     taskQueue: queues.io,
     workflowBundle,
     activities,
+    interceptors: { activity: [errorBoundary] },
     maxConcurrentActivityTaskExecutions: config.IO_CONCURRENCY,
     maxConcurrentWorkflowTaskExecutions: 40,
     maxCachedWorkflows: 1000,
@@ -63,6 +65,7 @@ export async function createWorkers(deps: WorkerDeps): Promise<Workers> {
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: queues.media,
     activities,
+    interceptors: { activity: [errorBoundary] },
     maxConcurrentActivityTaskExecutions: mediaSlots,
   });
   logger.info({ llm: llm?.describe() ?? null, queues, mediaSlots, ioSlots: config.IO_CONCURRENCY, address: config.temporalAddress }, 'worker ready');

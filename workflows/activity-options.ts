@@ -30,6 +30,18 @@ export const cpuBound: ActivityOptions = {
   retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: 5 },
 };
 
+/**
+ * Steps that ask a language model. A model may think for minutes (a local CPU model longer), so liveness comes from
+ * heartbeats sent every second while each call waits, not from a short start-to-close; each request is bounded by
+ * the provider's own `LLM_TIMEOUT_MS`, and the step's answered calls are kept under the job, so a retry repeats none
+ * of them. Permanent errors (a 401, a template that does not exist) are non-retryable at the error boundary.
+ */
+export const modelCall: ActivityOptions = {
+  startToCloseTimeout: '4h',
+  heartbeatTimeout: '30s',
+  retry: { initialInterval: '5s', backoffCoefficient: 2, maximumInterval: '2m', maximumAttempts: 5 },
+};
+
 /** Calls to providers over the network. */
 export const providerCall: ActivityOptions = {
   startToCloseTimeout: '10m',

@@ -13,7 +13,7 @@ import {
   workflowInfo,
   WorkflowIdReusePolicy,
 } from '@temporalio/workflow';
-import type { createActivities } from '../activities';
+import type { Activities } from '../activities';
 import { bookkeeping, bookkeepingRemote } from './activity-options';
 import {
   batchStateQuery,
@@ -29,7 +29,6 @@ import {
 } from './definitions';
 import { jobWorkflow } from './job.workflow';
 
-type Activities = ReturnType<typeof createActivities>;
 const local = proxyLocalActivities<Activities>(bookkeeping);
 const remote = proxyActivities<Activities>(bookkeepingRemote);
 

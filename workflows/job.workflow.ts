@@ -11,7 +11,7 @@ import {
   allHandlersFinished,
   getExternalWorkflowHandle,
 } from '@temporalio/workflow';
-import type { createActivities } from '../activities';
+import type { Activities } from '../activities';
 import { bookkeeping, bookkeepingRemote, webhookDelivery } from './activity-options';
 import {
   failJobSignal,
@@ -28,7 +28,6 @@ import * as js from './job-state';
 import { runPipeline, type PipelineContext } from './pipelines';
 import { DEFAULT_WEBHOOK_ATTEMPTS, retryDelayMs } from '../core/webhooks';
 
-type Activities = ReturnType<typeof createActivities>;
 const local = proxyLocalActivities<Activities>(bookkeeping);
 const remote = proxyActivities<Activities>(bookkeepingRemote);
 const hooks = proxyActivities<Activities>(webhookDelivery);

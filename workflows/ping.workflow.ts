@@ -1,8 +1,7 @@
 import { proxyActivities } from '@temporalio/workflow';
-import type { createActivities } from '../activities';
+import type { Activities } from '../activities';
 import type { PingInput, PingResult } from './definitions';
 
-type Activities = ReturnType<typeof createActivities>;
 
 /**
  * Round trip through both task queues. The health endpoint's `?probe=workflow` runs it to prove that a worker

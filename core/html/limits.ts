@@ -1,3 +1,4 @@
+import { AppError } from '../errors';
 import { Parser } from 'htmlparser2';
 
 /** Nesting beyond this is refused: conversion cost grows much faster than the input, and deep trees overflow the stack. */
@@ -32,9 +33,10 @@ export function htmlDepth(html: string, stopAt = Number.POSITIVE_INFINITY): numb
   return max;
 }
 
-export class HtmlTooDeepError extends Error {
+/** 422 `UNPROCESSABLE_INPUT`: its conversion cost grows much faster than its size. */
+export class HtmlTooDeepError extends AppError {
   constructor(readonly limit: number) {
-    super(`The HTML nests elements more than ${limit} levels deep.`);
+    super('UNPROCESSABLE_INPUT', `The HTML nests elements more than ${limit} levels deep.`, { max_depth: limit });
     this.name = 'HtmlTooDeepError';
   }
 }

@@ -239,7 +239,11 @@ class MistralOcr implements ExternalOcr {
       f.retry || attempts > 1
         ? `The external OCR endpoint (${host}) failed after ${attempts} attempt${attempts === 1 ? '' : 's'} (last: ${f.reason})${said}`
         : `The external OCR endpoint (${host}) failed (${f.reason})${said}`;
-    const details = { provider: 'external_ocr' as const, attempts, reason: f.reason, ...(f.status ? { status: f.status } : {}) };
+    const details = {
+      provider: 'external_ocr' as const, attempts, reason: f.reason,
+      ...(f.status ? { status: f.status } : {}),
+      ...(f.retry && f.retryAfterMs !== undefined ? { retry_after_ms: f.retryAfterMs } : {}),
+    };
     return new ExternalOcrError(message, details, f.retry || (f.status !== undefined && f.status >= 500));
   }
 }

@@ -88,7 +88,7 @@ export interface ExternalOcrOptions {
 export class ExternalOcrError extends AppError {
   constructor(
     message: string,
-    details: { provider: 'external_ocr'; attempts: number; reason: string; status?: number },
+    details: { provider: 'external_ocr'; attempts: number; reason: string; status?: number; retry_after_ms?: number },
     readonly retryable = false,
   ) {
     super('UPSTREAM_ERROR', message, details);

@@ -212,7 +212,11 @@ export class OpenAiLlmProvider implements LlmProvider {
     const message = f.retry
       ? `The LLM endpoint (${host}) failed after ${attempts} attempt${attempts === 1 ? '' : 's'} (last: ${f.reason})${said}`
       : `The LLM endpoint (${host}) refused the request (${f.reason})${said}`;
-    const details = { provider: 'llm' as const, attempts, model, purpose, reason: f.reason, ...(f.status ? { status: f.status } : {}) };
+    const details = {
+      provider: 'llm' as const, attempts, model, purpose, reason: f.reason,
+      ...(f.status ? { status: f.status } : {}),
+      ...(f.retry && f.retryAfterMs !== undefined ? { retry_after_ms: f.retryAfterMs } : {}),
+    };
     return new UpstreamError(message, details, f.retry);
   }
 }

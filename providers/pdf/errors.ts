@@ -1,4 +1,4 @@
-import type { ErrorCode } from '../../core/errors';
+import { AppError, type ErrorCode } from '../../core/errors';
 
 /** Why a PDF could not be processed; `reason` is stable and safe to show to clients (`details.reason`). */
 export type PdfErrorReason = 'encrypted' | 'corrupt' | 'not_pdf' | 'empty' | 'timeout' | 'too_large' | 'page_out_of_range';
@@ -7,16 +7,18 @@ export type PdfErrorReason = 'encrypted' | 'corrupt' | 'not_pdf' | 'empty' | 'ti
  * An input problem with a PDF, carrying the contract §1 error code the edge answers with:
  * `UNPROCESSABLE_INPUT` (422) for encrypted, corrupt, empty, unparseable-in-time or too-memory-hungry files, `INVALID_FORMAT` (400)
  * for bytes that are not a PDF at all, `VALIDATION_ERROR` (400) for a page outside the document.
- * Activities map it to a non-retryable failure: retrying the same bytes gives the same answer.
+ * An `AppError`, so the activity error boundary fails the job with it at once: the same bytes give the same answer.
  */
-export class PdfError extends Error {
+export class PdfError extends AppError {
   constructor(
-    readonly code: ErrorCode,
+    code: ErrorCode,
     readonly reason: PdfErrorReason,
     message: string,
     options?: { cause?: unknown },
   ) {
-    super(message, options);
+    // Contract §1: INVALID_FORMAT carries `details.error_type` and `details.supported_formats`.
+    const extra = code === 'INVALID_FORMAT' ? { error_type: reason, supported_formats: ['pdf'] } : {};
+    super(code, message, { reason, ...extra }, options);
     this.name = 'PdfError';
   }
 }

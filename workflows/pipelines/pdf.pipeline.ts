@@ -1,9 +1,8 @@
 import { patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
-import type { createActivities } from '../../activities';
-import { bookkeepingRemote, cpuBound } from '../activity-options';
+import type { Activities } from '../../activities';
+import { bookkeepingRemote, cpuBound, modelCall } from '../activity-options';
 import type { PipelineContext } from './index';
 
-type Activities = ReturnType<typeof createActivities>;
 type ActivityProxy = ReturnType<typeof proxyActivities<Activities>>;
 type Method = 'native' | 'local_ocr' | 'vision_llm' | 'combined';
 
@@ -17,8 +16,9 @@ const GROUP: Record<Method, number> = { native: 50, combined: 4, local_ocr: 2, v
 export async function pdfPipeline(ctx: PipelineContext): Promise<Record<string, unknown>> {
   const mediaQueue = workflowInfo().taskQueue.replace(/-io$/, '-media');
   const media = proxyActivities<Activities>({ ...cpuBound, taskQueue: mediaQueue });
-  const io = proxyActivities<Activities>({ ...bookkeepingRemote, startToCloseTimeout: '30m' });
   const { jobId, parameters } = ctx.input;
+  // Assembly asks the model when a template is given.
+  const io = proxyActivities<Activities>(parameters.template ? modelCall : { ...bookkeepingRemote, startToCloseTimeout: '30m' });
   const method = (parameters.extraction_method ?? 'native') as Method;
   if (method === 'native' && patched('pdf-native-one-step')) return nativePipeline(ctx, media, io);
   ctx.progress('prepare', 2, 'Reading the document');

@@ -1,10 +1,12 @@
 import { proxyActivities } from '@temporalio/workflow';
-import type { createActivities } from '../../activities';
-import { quickTransform } from '../activity-options';
+import type { Activities } from '../../activities';
+import { modelCall, quickTransform } from '../activity-options';
 import type { PipelineContext } from './index';
 
-type Activities = ReturnType<typeof createActivities>;
-const activities = proxyActivities<Activities>(quickTransform);
+const quick = proxyActivities<Activities>(quickTransform);
+const withModel = proxyActivities<Activities>(modelCall);
+/** The operations that convert HTML in a thread; every other one asks the language model. */
+const LOCAL_OPERATIONS = new Set(['html-to-markdown', 'extract-tables']);
 
 /**
  * The transformer job type: one operation of the transformer endpoints. Its one step runs on the io worker as a
@@ -14,7 +16,8 @@ const activities = proxyActivities<Activities>(quickTransform);
 export async function transformerPipeline(ctx: PipelineContext): Promise<Record<string, unknown>> {
   const operation = String(ctx.input.parameters.operation ?? '');
   ctx.progress('transform', 10, `Running ${operation}`);
-  const summary = await activities.runTransformerStep({ jobId: ctx.input.jobId, parameters: ctx.input.parameters });
+  const step = LOCAL_OPERATIONS.has(operation) ? quick : withModel;
+  const summary = await step.runTransformerStep({ jobId: ctx.input.jobId, parameters: ctx.input.parameters });
   ctx.log('info', summary.reused ? `Step ${operation} reused from an earlier run` : `Step ${operation} done`);
   ctx.progress('transform', 90, `${operation} done`);
   return summary.results;

@@ -1,0 +1,65 @@
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { crc32, deflateSync } from 'node:zlib';
+import pino from 'pino';
+import { createActivities } from '../../activities';
+import type { BlobStore } from '../../core/blob-store';
+import { loadConfig } from '../../core/config';
+import { taskQueues } from '../../core/ids';
+import { LocalBlobStore } from '../../providers/storage';
+import { tempDir } from './servers';
+
+/** The real activities (createActivities) over a real local blob store in a fresh data dir. */
+export async function realActivities(env: Record<string, string> = {}): Promise<{ activities: ReturnType<typeof createActivities>; store: BlobStore }> {
+  const config = loadConfig({ DATA_DIR: tempDir('docproc-act-'), LOG_LEVEL: 'silent', ...env });
+  const store = await new LocalBlobStore(path.join(config.dataDir, 'blobs')).init();
+  const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  return { activities: createActivities({ config, logger, store, queues: taskQueues('act') }), store };
+}
+
+/** A 1-bit PNG of black and white pixel noise: tesseract spends many seconds on a large one. */
+export function noisePng(width: number, height: number): Buffer {
+  const row = 1 + Math.ceil(width / 8);
+  const raw = randomBytes(row * height);
+  for (let y = 0; y < height; y++) raw[y * row] = 0; // filter type None
+  const chunk = (type: string, data: Buffer) => {
+    const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+    const len = Buffer.alloc(4);
+    len.writeUInt32BE(data.length);
+    const crc = Buffer.alloc(4);
+    crc.writeUInt32BE(crc32(body));
+    return Buffer.concat([len, body, crc]);
+  };
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(width, 0);
+  ihdr.writeUInt32BE(height, 4);
+  ihdr.set([1, 0, 0, 0, 0], 8); // 1 bit, grayscale, deflate, no filter, no interlace
+  const signature = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  return Buffer.concat([signature, chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw, { level: 1 })), chunk('IEND', Buffer.alloc(0))]);
+}
+
+/** Child processes of this process whose command line matches `pattern`, by pid (from `ps`). */
+export function childProcesses(pattern: RegExp): number[] {
+  let out = '';
+  try {
+    out = execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(process.pid)], { encoding: 'utf8' });
+  } catch {
+    /* ps exits 1 when no process matches */
+  }
+  return out
+    .split('\n')
+    .map((l) => l.trim().match(/^(\d+)\s+(.*)$/))
+    .filter((m): m is RegExpMatchArray => !!m && pattern.test(m[2]))
+    .map((m) => Number(m[1]));
+}
+
+/** Whether a process with this pid exists (signal 0 probes without sending anything). */
+export function processExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
