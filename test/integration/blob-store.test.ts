@@ -1,135 +1,35 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import v8 from 'node:v8';
-import vm from 'node:vm';
 import { Readable } from 'node:stream';
 import { expect } from 'chai';
 import { BlobNotFoundError, type BlobStore } from '../../core/blob-store';
-import { LocalBlobStore, S3BlobStore } from '../../providers/storage';
-import { sharedMinioServer, tempDir } from '../support/servers';
-
-const MB = 1024 * 1024;
-
-const sha256 = (b: Buffer | string): string => createHash('sha256').update(b).digest('hex');
-
-/** Reads a stream through a hash, never holding it whole. */
-async function digestStream(s: Readable): Promise<{ sha256: string; size: number }> {
-  const h = createHash('sha256');
-  let size = 0;
-  for await (const c of s) {
-    const b = c as Buffer;
-    h.update(b);
-    size += b.length;
-  }
-  return { sha256: h.digest('hex'), size };
-}
-
-async function readAll(s: Readable): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const c of s) chunks.push(c as Buffer);
-  return Buffer.concat(chunks);
-}
-
-/** A stream of `total` bytes generated chunk by chunk; `expected()` gives its sha256 once it has been consumed. */
-function generatedStream(total: number, chunkSize = 64 * 1024): { stream: Readable; expected: () => { sha256: string; size: number } } {
-  const h = createHash('sha256');
-  let produced = 0;
-  const seed = randomBytes(chunkSize);
-  const stream = new Readable({
-    read() {
-      if (produced >= total) {
-        this.push(null);
-        return;
-      }
-      const n = Math.min(chunkSize, total - produced);
-      const chunk = Buffer.allocUnsafe(n);
-      seed.copy(chunk, 0, 0, n);
-      // Vary every chunk so that no two parts of the stream are identical.
-      chunk.writeUInt32BE(produced / chunkSize, 0);
-      h.update(chunk);
-      produced += n;
-      this.push(chunk);
-    },
-  });
-  return { stream, expected: () => ({ sha256: h.digest('hex'), size: produced }) };
-}
-
-/** A source that yields `okBytes` bytes and then fails. */
-function failingStream(okBytes: number, chunkSize = 64 * 1024): Readable {
-  let sent = 0;
-  return new Readable({
-    read() {
-      if (sent >= okBytes) {
-        setImmediate(() => this.destroy(new Error('source failed midway')));
-        return;
-      }
-      const n = Math.min(chunkSize, okBytes - sent);
-      sent += n;
-      this.push(randomBytes(n));
-    },
-  });
-}
+import { localBackend, s3Backend, type Backend } from '../support/blob-backends';
+import { digestStream, failingStream, generatedStream, MB, readAll, RetainedMemoryProbe, sha256, trackOperations } from '../support/blob-streams';
+import { waitFor } from '../support/processes';
 
 /**
- * A full GC on demand, without a command-line flag: samples then measure what is retained, not garbage that a
- * streaming implementation produces faster than the collector runs.
+ * The BlobStore contract, written once and run against every backend. Each test gets a store of its own (a fresh
+ * directory or bucket), and its cleanup ends what the test left running and removes the store even when the test
+ * failed or timed out: one fault never fails the next test.
  */
-v8.setFlagsFromString('--expose-gc');
-const gc = vm.runInNewContext('gc') as () => void;
-
-/**
- * Samples memory while `fn` runs. `retainedGrowth` is the peak of heapUsed + arrayBuffers (Buffers live outside
- * the V8 heap) over the baseline, each sample taken after a full GC; `rssGrowth` is informative only.
- */
-async function peakMemoryGrowth<T>(fn: () => Promise<T>): Promise<{ result: T; retainedGrowth: number; rssGrowth: number }> {
-  gc();
-  const base = process.memoryUsage();
-  const baseRetained = base.heapUsed + base.arrayBuffers;
-  let peakRetained = baseRetained;
-  let peakRss = base.rss;
-  const sample = () => {
-    gc();
-    const m = process.memoryUsage();
-    peakRetained = Math.max(peakRetained, m.heapUsed + m.arrayBuffers);
-    peakRss = Math.max(peakRss, m.rss);
-  };
-  const timer = setInterval(sample, 100);
-  try {
-    const result = await fn();
-    return { result, retainedGrowth: peakRetained - baseRetained, rssGrowth: peakRss - base.rss };
-  } finally {
-    clearInterval(timer);
-  }
-}
-
-async function waitFor(cond: () => boolean | Promise<boolean>, ms = 2000): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    if (await cond()) return true;
-    if (Date.now() > deadline) return false;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
-interface Backend {
-  store: BlobStore;
-  /** Local only: the store's root directory. */
-  root?: string;
-  /** Incomplete writes the backend still holds for a key (temp files, multipart uploads). */
-  leftovers(key: string): Promise<string[]>;
-}
-
-/** The BlobStore contract, written once and run against every backend. */
 function blobStoreContract(name: string, setup: () => Promise<Backend>): void {
   describe(`BlobStore contract: ${name}`, function () {
     this.timeout(120_000);
     let b: Backend;
     let store: BlobStore;
+    let settle: (maxMs: number) => Promise<boolean>;
 
-    before(async function () {
+    beforeEach(async function () {
       b = await setup();
-      store = b.store;
+      ({ store, settle } = trackOperations(b.store));
+    });
+
+    afterEach(async function () {
+      // A hook that throws would skip the rest of the suite, so cleanup problems are reported, never thrown.
+      const warn = (msg: string) => process.stderr.write(`cleanup after "${this.currentTest?.fullTitle()}": ${msg}\n`);
+      if (!(await settle(30_000))) warn('store operations still running after 30 s');
+      await b.dispose().catch((e: Error) => warn(e.message));
     });
 
     it('check() resolves', async () => {
@@ -331,21 +231,22 @@ function blobStoreContract(name: string, setup: () => Promise<Backend>): void {
     it('an 80 MB streamed put round-trips without buffering the whole stream', async function () {
       // 80 MB through a 40 MB bound: a buffering store fails by a wide margin; GC noise of a long suite does not.
       const total = 80 * MB;
-      const gen = generatedStream(total);
-      const put = await peakMemoryGrowth(() => store.put('big/forty.bin', gen.stream, { mime: 'application/octet-stream' }));
+      const putProbe = new RetainedMemoryProbe();
+      const gen = generatedStream(total, { onPull: (produced, ended) => putProbe.progress(produced, ended) });
+      const ref = await store.put('big/eighty.bin', gen.stream, { mime: 'application/octet-stream' });
       const expected = gen.expected();
       expect(expected.size).to.equal(total);
-      expect(put.result).to.include({ key: 'big/forty.bin', sha256: expected.sha256, size: total });
-      const mb = (n: number) => `${(n / MB).toFixed(1)} MB`;
-      expect(put.retainedGrowth, `memory retained during put: ${mb(put.retainedGrowth)} (rss +${mb(put.rssGrowth)})`).to.be.below(40 * MB);
+      expect(ref).to.include({ key: 'big/eighty.bin', sha256: expected.sha256, size: total });
+      expect(putProbe.retainedGrowth, `memory during put: ${putProbe.describe()}`).to.be.below(40 * MB);
 
-      const st = await store.stat('big/forty.bin');
+      const st = await store.stat('big/eighty.bin');
       expect(st).to.include({ size: total, sha256: expected.sha256 });
 
-      const got = await peakMemoryGrowth(async () => digestStream(await store.get('big/forty.bin')));
-      expect(got.result).to.deep.equal({ sha256: expected.sha256, size: total });
-      expect(got.retainedGrowth, `memory retained during get: ${mb(got.retainedGrowth)} (rss +${mb(got.rssGrowth)})`).to.be.below(40 * MB);
-      await store.delete('big/forty.bin');
+      const getProbe = new RetainedMemoryProbe();
+      const got = await digestStream(await store.get('big/eighty.bin'), (bytes) => getProbe.progress(bytes));
+      getProbe.progress(total, true);
+      expect(got).to.deep.equal({ sha256: expected.sha256, size: total });
+      expect(getProbe.retainedGrowth, `memory during get: ${getProbe.describe()}`).to.be.below(40 * MB);
     });
 
     it('presign: null for a local store, a downloadable URL for S3', async () => {
@@ -378,8 +279,15 @@ function blobStoreContract(name: string, setup: () => Promise<Backend>): void {
         expect(err!.message).to.match(/source failed midway/);
         expect(await store.stat(key)).to.equal(null);
         expect((await store.list('fail/')).map((s) => s.key)).to.not.include(key);
-        const clean = await waitFor(async () => (await b.leftovers(key)).length === 0);
-        expect(clean, `leftovers: ${(await b.leftovers(key)).join(', ')}`).to.equal(true);
+        await waitFor(
+          async () => {
+            const left = await b.leftovers(key);
+            if (left.length) throw new Error(`leftovers: ${left.join(', ')}`);
+            return true;
+          },
+          `no temp state of ${key}`,
+          30_000,
+        );
       }
       // A failed put does not break the next write to the same key, nor leave a stale object over it.
       await store.put('fail/prev.bin', 'previous');
@@ -415,30 +323,5 @@ function blobStoreContract(name: string, setup: () => Promise<Backend>): void {
   });
 }
 
-blobStoreContract('local', async () => {
-  const root = path.join(tempDir('docproc-blobs-'), 'blobs');
-  const store = await new LocalBlobStore(root).init();
-  return {
-    store,
-    root,
-    leftovers: async () => fs.readdirSync(path.join(root, 'tmp')),
-  };
-});
-
-blobStoreContract('s3', async () => {
-  const minio = await sharedMinioServer();
-  const bucket = `docproc-test-${randomBytes(6).toString('hex')}`;
-  const store = await new S3BlobStore({ endpoint: minio.endpoint, accessKey: minio.accessKey, secretKey: minio.secretKey, bucket }).init();
-  expect(await store.client.bucketExists(bucket)).to.equal(true);
-  return {
-    store,
-    leftovers: async (key: string) => {
-      const found: string[] = [];
-      const s = store.client.listIncompleteUploads(bucket, key, true);
-      for await (const u of s as AsyncIterable<{ key: string; uploadId: string }>) {
-        if (u.key === key) found.push(`multipart upload ${u.uploadId} of ${u.key}`);
-      }
-      return found;
-    },
-  };
-});
+blobStoreContract('local', localBackend);
+blobStoreContract('s3', s3Backend);
