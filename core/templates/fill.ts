@@ -1,6 +1,6 @@
 import { stringify } from 'yaml';
 import { mapStrings, setOwn, unmask, wholeToken } from './mask';
-import type { FrontmatterBlock, ParsedTemplate, TemplateField } from './parse';
+import type { FrontmatterBlock, ParsedTemplate, TemplateField } from './types';
 import {
   blockIndent,
   formatValue,

@@ -1,9 +1,5 @@
-export {
-  parseTemplate,
-  type FrontmatterBlock,
-  type ParsedTemplate,
-  type TemplateField,
-} from './parse';
+export { parseTemplate } from './parse';
+export type { FrontmatterBlock, ParsedTemplate, TemplateField } from './types';
 export { fillTemplate, modelFields, needsModel, renderSystemPrompt, renderWithoutModel } from './fill';
 export {
   buildExtractionPrompt,

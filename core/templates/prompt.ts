@@ -1,5 +1,5 @@
 import { modelFields, renderSystemPrompt } from './fill';
-import type { ParsedTemplate } from './parse';
+import type { ParsedTemplate } from './types';
 import { ownValue } from './scan';
 
 /** Used when a template has no `--- systemprompt` section. */

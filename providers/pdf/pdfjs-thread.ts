@@ -15,9 +15,9 @@ import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import type { ErrorCode } from '../../core/errors';
 import { isThreadOutOfMemory, ThreadPool } from '../process/thread-pool';
+import type { PdfDescription } from './description';
 import { PdfError, type PdfErrorReason } from './errors';
 import { openPdf } from './pdfjs';
-import type { PdfDescription } from './text-engine';
 
 const THREAD_ENTRY = new URL('./pdfjs.thread.mjs', import.meta.url);
 

@@ -7,6 +7,7 @@
  *   (`pdfjs-thread.ts`), which keeps pdf.js's polyfills out of this isolate; a thread is terminated on timeout or
  *   abort and ended when it outgrows its heap limit.
  */
+import type { PdfDescription } from './description';
 import { PdfError } from './errors';
 import { describeInThread, pageTextsInThread } from './pdfjs-thread';
 import { fileHasPdfHeader, pdfInfo, pdfPageTexts } from './poppler';
@@ -14,13 +15,6 @@ import { contiguousRanges } from './render';
 
 export const PDF_TEXT_ENGINES = ['poppler', 'pdfjs'] as const;
 export type PdfTextEngine = (typeof PDF_TEXT_ENGINES)[number];
-
-/** What the API reports about a document (spec `metadata`), and how many pages it has. */
-export interface PdfDescription {
-  pageCount: number;
-  title: string;
-  author: string;
-}
 
 export interface TextEngineOptions {
   signal?: AbortSignal;
