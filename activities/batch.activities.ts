@@ -1,7 +1,7 @@
 import { readBlobJson, writeBlobJson } from '../core/blob-store';
 import { batchRecordKey, jobRecordKey } from '../core/records';
 import type { BatchInput, BatchManifest, BatchState, JobState } from '../workflows/definitions';
-import type { ActivityDeps } from './index';
+import type { ActivityDeps } from './deps';
 
 /** Manifests are read in slices; a small cache spares re-reading one for every slice. */
 const manifestCache = new Map<string, BatchManifest>();

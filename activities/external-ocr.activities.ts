@@ -5,7 +5,7 @@ import { jobInternalKey, jobOutputKey, jobOutputPrefix, jobResultsKey } from '..
 import { createExternalOcr } from '../providers/external-ocr/mistral';
 import type { ExternalOcrRaw } from '../providers/external-ocr/types';
 import { clientFailure } from './failures';
-import type { ActivityDeps } from './index';
+import type { ActivityDeps } from './deps';
 import { localCopy } from './local-copy';
 
 export function createExternalOcrActivities(deps: ActivityDeps) {

@@ -9,7 +9,7 @@ import { downloadToFile } from '../providers/http/download';
 import { DEFAULT_DPI, imageMetadata } from '../providers/image/metadata';
 import { ocrImage, toTesseractLanguages } from '../providers/ocr/tesseract';
 import { clientFailure } from './failures';
-import type { ActivityDeps } from './index';
+import type { ActivityDeps } from './deps';
 import { applyTemplate } from './llm-ops';
 import { localCopy } from './local-copy';
 

@@ -2,7 +2,7 @@ import { BlobNotFoundError, readBlobBuffer, readBlobJson, writeBlobJson } from '
 import { batchRecordKey, jobRecordKey, jobResultsKey } from '../core/records';
 import { uploadToDiscard } from '../core/job-params';
 import type { BatchInput, BatchState, JobState, JobStatus } from '../workflows/definitions';
-import type { ActivityDeps } from './index';
+import type { ActivityDeps } from './deps';
 
 const notFoundAsNull = (e: unknown): null => {
   if (e instanceof BlobNotFoundError) return null;

@@ -17,7 +17,7 @@ import { describePdf, readPageTexts } from '../providers/pdf/text-engine';
 import { extractEmbeddedImages, renderPagePng, renderPages } from '../providers/pdf/render';
 import { scoreTextLayer } from '../providers/pdf/text-layer';
 import { imagePart, UsageRecorder, type LlmUsage } from '../providers/llm';
-import type { ActivityDeps } from './index';
+import type { ActivityDeps } from './deps';
 import { applyTemplate } from './llm-ops';
 import { localCopy } from './local-copy';
 import { fullParameters, heartbeating } from './steps';

@@ -9,7 +9,7 @@ import { TRANSFORM_CACHE_OPERATION, transformCacheKey } from '../core/transform-
 import { UsageRecorder, type LlmUsage } from '../providers/llm';
 import { applyTemplate, blocksToNewsfeed, summarize, templateSource, translate, type Block, type OpResult, type TemplateRequest } from './llm-ops';
 import { clientFailure } from './failures';
-import type { ActivityDeps } from './index';
+import type { ActivityDeps } from './deps';
 import { fullParameters, heartbeating, runStep } from './steps';
 
 const PREVIEW_CHARS = 2000;

@@ -3,7 +3,7 @@ import { jobResultsKey } from '../core/records';
 import { completedBody, failedBody, progressBody } from '../core/webhooks';
 import { deliverWebhook } from '../providers/webhook/deliver';
 import type { JobEvent, WebhookConfig } from '../workflows/definitions';
-import type { ActivityDeps } from './index';
+import type { ActivityDeps } from './deps';
 
 export function createWebhookActivities(deps: ActivityDeps) {
   const { store, config } = deps;

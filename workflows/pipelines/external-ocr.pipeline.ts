@@ -1,7 +1,7 @@
 import { proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { createActivities } from '../../activities';
 import { bookkeepingRemote, cpuBound, providerCall } from '../activity-options';
-import type { PipelineContext } from './index';
+import type { PipelineContext } from './context';
 
 type Activities = ReturnType<typeof createActivities>;
 

@@ -1,18 +1,12 @@
 import { ApplicationFailure, patched } from '@temporalio/workflow';
-import type { JobInput, LogLevel } from '../definitions';
+import type { JobInput } from '../definitions';
+import type { Pipeline, PipelineContext } from './context';
 import { externalOcrPipeline } from './external-ocr.pipeline';
 import { imageOcrPipeline } from './imageocr.pipeline';
 import { pdfPipeline } from './pdf.pipeline';
 import { transformerPipeline } from './transformer.pipeline';
 
-/** What a pipeline may do to its job: report progress and write log lines. */
-export interface PipelineContext {
-  input: JobInput;
-  progress(step: string, percent: number, message: string): void;
-  log(level: LogLevel, message: string): void;
-}
-
-export type Pipeline = (ctx: PipelineContext) => Promise<Record<string, unknown>>;
+export type { Pipeline, PipelineContext } from './context';
 
 const PIPELINES: Partial<Record<JobInput['jobType'], Pipeline>> = {
   transformer: transformerPipeline,

@@ -1,7 +1,7 @@
 import { patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import { bookkeepingRemote, cpuBound, modelCall } from '../activity-options';
-import type { PipelineContext } from './index';
+import type { PipelineContext } from './context';
 
 type ActivityProxy = ReturnType<typeof proxyActivities<Activities>>;
 type Method = 'native' | 'local_ocr' | 'vision_llm' | 'combined';

@@ -1,7 +1,7 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import { modelCall, quickTransform } from '../activity-options';
-import type { PipelineContext } from './index';
+import type { PipelineContext } from './context';
 
 const quick = proxyActivities<Activities>(quickTransform);
 const withModel = proxyActivities<Activities>(modelCall);

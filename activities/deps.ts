@@ -1,0 +1,18 @@
+import type { Client } from '@temporalio/client';
+import type { BlobStore } from '../core/blob-store';
+import type { Config } from '../core/config';
+import type { TaskQueues } from '../core/ids';
+import type { Logger } from '../core/logger';
+import type { LlmProvider } from '../providers/llm';
+
+/** What every activity is built from (injected by the worker). Its own module, so no activity file imports index.ts. */
+export interface ActivityDeps {
+  config: Config;
+  logger: Logger;
+  store: BlobStore;
+  queues: TaskQueues;
+  /** For activities that signal or start workflows (a batch reopened by a restarted job). */
+  temporalClient?: Client;
+  /** The language model, or null when none is configured (operations that need one fail with 503). */
+  llm?: LlmProvider | null;
+}
