@@ -56,3 +56,9 @@ export const errorResponse = (description: string) => ({
 
 /** Wraps a data schema in the success envelope. */
 export const envelope = <T extends z.ZodType>(data: T) => z.object({ status: z.literal('success'), data });
+
+/** A JSON success response: the data schema in the envelope. */
+export const jsonResponse = <T extends z.ZodType>(data: T, description: string) => ({
+  description,
+  content: { 'application/json': { schema: envelope(data) } },
+});

@@ -4,9 +4,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AppError } from '../../core/errors';
 import { SERVICE_VERSION } from '../../core/version';
-import { envelope, errorResponse, z } from '../openapi';
+import { errorResponse, jsonResponse, z } from '../openapi';
 import type { ApiRouter } from '../route';
-import { blocksBody, blocksResult, homeBody, sampleFile } from '../schemas/common.schemas';
+import { blocksBody, blocksResult, homeBody, sampleList, sampleNameParam } from '../schemas/common.schemas';
 import { attachment } from '../services/archive';
 import { modelErrors, runTransformerOperation, type TransformerDeps } from './transformer.routes';
 
@@ -65,7 +65,7 @@ export function commonRoutes(api: ApiRouter, deps: TransformerDeps, samplesDir =
     path: '/api/common/samples',
     summary: 'List the sample files',
     tags: ['Common'],
-    responses: { 200: { description: 'Samples', content: { 'application/json': { schema: envelope(z.object({ samples: z.array(sampleFile) })) } } } },
+    responses: { 200: jsonResponse(sampleList, 'Samples') },
     handler: async (ctx) => {
       const samples = (await listSamples(samplesDir)).map(({ filename, size, type }) => ({ filename, size, type }));
       ctx.body = { status: 'success', data: { samples } };
@@ -78,7 +78,7 @@ export function commonRoutes(api: ApiRouter, deps: TransformerDeps, samplesDir =
     summary: 'Download a sample file',
     description: 'Only the names listed by /api/common/samples; anything else (paths, encoded separators) is 404.',
     tags: ['Common'],
-    params: z.object({ filename: z.string() }),
+    params: sampleNameParam,
     responses: { 200: { description: 'The file', content: { 'application/octet-stream': { schema: z.string().openapi({ format: 'binary' }) } } }, 404: errorResponse('No such sample') },
     handler: async (ctx, { params }) => {
       // The router has decoded the segment once; the name must be exactly one of the listed files.
@@ -94,10 +94,9 @@ export function commonRoutes(api: ApiRouter, deps: TransformerDeps, samplesDir =
   api.add({
     method: 'post', path: '/api/common/blocks', summary: 'Turn a block document into a translated newsfeed entry', tags: ['Common'],
     body: blocksBody,
-    responses: { 200: { description: 'Result', content: { 'application/json': { schema: envelope(blocksResult) } } }, ...modelErrors },
+    responses: { 200: jsonResponse(blocksResult, 'Result'), ...modelErrors },
     handler: async (ctx, { body }) => {
-      const r = await runTransformerOperation(ctx, deps, { operation: 'blocks', ...body }, { needsModel: body.source_language !== body.target_language });
-      ctx.body = { status: 'success', data: { processed_blocks: r.output.processed_blocks ?? [], newsfeed_entry: String(r.output.newsfeed_entry ?? r.text) } };
+      await runTransformerOperation(ctx, deps, { operation: 'blocks', ...body }, { needsModel: body.source_language !== body.target_language });
     },
   });
 }

@@ -1,24 +1,26 @@
 import { AppError } from '../../core/errors';
-import { jobOutputPrefix } from '../../core/records';
-import { envelope, errorResponse, z } from '../openapi';
+import { envelope, errorResponse, jsonResponse, z } from '../openapi';
 import type { ApiRouter } from '../route';
-import { batchIdParam, jobIdParam, zipResponse } from '../schemas/jobs.schemas';
+import {
+  batchStillRunning,
+  failAllBody,
+  failAllResult,
+  filePathParam,
+  folderListing,
+  legacyBatch,
+  legacyBatchAccepted,
+  legacyBatchBody,
+  legacyJob,
+  legacyJobBody,
+  restartResult,
+  toggleActiveResult,
+} from '../schemas/event-job.schemas';
+import { batchIdParam, jobAccepted, jobIdParam, jobStillRunning, zipResponse } from '../schemas/jobs.schemas';
 import { attachment, jobArchiveEntries, zipStream, type ArchiveEntry } from '../services/archive';
 import type { BatchService } from '../services/batches';
+import { sendJobFile } from '../services/job-files';
 import type { JobService } from '../services/jobs';
 import { sendJobArchive, validateParameters } from './jobs.routes';
-
-const legacyJob = z.object({
-  event: z.string().min(1),
-  session: z.string().min(1),
-  url: z.string().min(1),
-  filename: z.string().min(1),
-  track: z.string().min(1),
-  source_language: z.string().length(2).optional(),
-  target_language: z.string().length(2).optional(),
-}).passthrough();
-
-const legacyBatchJob = z.object({ event: z.string().min(1), session: z.string().min(1), url: z.string().min(1) }).passthrough();
 
 /** `results` of a legacy job: the Markdown file and assets of its session output. */
 function legacyResults(results: Record<string, unknown> | null): { markdown_file: string | null; assets: string[] } {
@@ -31,8 +33,8 @@ export function eventJobRoutes(api: ApiRouter, jobs: JobService, batches: BatchS
   const tags = ['Legacy event jobs'];
 
   api.add({
-    method: 'post', path: '/api/event-job/jobs', summary: 'Create a session job (legacy)', tags, body: legacyJob,
-    responses: { 200: { description: 'Accepted', content: { 'application/json': { schema: envelope(z.object({ job_id: z.string(), status: z.string() })) } } } },
+    method: 'post', path: '/api/event-job/jobs', summary: 'Create a session job (legacy)', tags, body: legacyJobBody,
+    responses: { 200: jsonResponse(jobAccepted, 'Accepted') },
     handler: async (ctx, { body }) => {
       const parameters = validateParameters('session', body as Record<string, unknown>, []);
       const { state } = await jobs.create({ jobType: 'session', parameters, legacy: true });
@@ -42,7 +44,7 @@ export function eventJobRoutes(api: ApiRouter, jobs: JobService, batches: BatchS
 
   api.add({
     method: 'get', path: '/api/event-job/jobs/{job_id}', summary: 'Get a session job (legacy)', tags, params: jobIdParam,
-    responses: { 200: { description: 'The job' }, 404: errorResponse('Unknown job') },
+    responses: { 200: jsonResponse(legacyJob, 'The job'), 404: errorResponse('Unknown job') },
     handler: async (ctx, { params }) => {
       const s = await jobs.require(params.job_id);
       ctx.body = {
@@ -54,8 +56,8 @@ export function eventJobRoutes(api: ApiRouter, jobs: JobService, batches: BatchS
 
   api.add({
     method: 'post', path: '/api/event-job/batches', summary: 'Create a batch of session jobs (legacy)', tags,
-    body: z.object({ batch_name: z.string().min(1).max(500), jobs: z.array(legacyBatchJob).min(1, 'a batch needs at least one job') }),
-    responses: { 200: { description: 'Accepted' } },
+    body: legacyBatchBody,
+    responses: { 200: jsonResponse(legacyBatchAccepted, 'Accepted') },
     handler: async (ctx, { body }) => {
       if (body.jobs.length > maxBatchJobs) {
         throw new AppError('VALIDATION_ERROR', `A batch holds at most ${maxBatchJobs} jobs.`, { limit: maxBatchJobs, issues: [{ path: 'jobs', message: `at most ${maxBatchJobs} jobs` }] });
@@ -71,8 +73,8 @@ export function eventJobRoutes(api: ApiRouter, jobs: JobService, batches: BatchS
 
   api.add({
     method: 'post', path: '/api/event-job/batches/fail-all', summary: 'Fail every unfinished job of a batch (legacy)', tags,
-    body: z.object({ batch_id: z.string().min(1), reason: z.string().max(1000).optional() }),
-    responses: { 200: { description: 'Failed count' }, 404: errorResponse('Unknown batch') },
+    body: failAllBody,
+    responses: { 200: jsonResponse(failAllResult, 'Failed count'), 404: errorResponse('Unknown batch') },
     handler: async (ctx, { body }) => {
       const reason = body.reason || 'Failed by request (fail-all)';
       const failed = await batches.failAll(body.batch_id, reason);
@@ -82,7 +84,7 @@ export function eventJobRoutes(api: ApiRouter, jobs: JobService, batches: BatchS
 
   api.add({
     method: 'get', path: '/api/event-job/batches/{batch_id}', summary: 'Get a batch (legacy)', tags, params: batchIdParam,
-    responses: { 200: { description: 'The batch' }, 404: errorResponse('Unknown batch') },
+    responses: { 200: jsonResponse(legacyBatch, 'The batch'), 404: errorResponse('Unknown batch') },
     handler: async (ctx, { params }) => {
       const s = await batches.require(params.batch_id);
       const list = await batches.jobStatuses(s);
@@ -95,7 +97,7 @@ export function eventJobRoutes(api: ApiRouter, jobs: JobService, batches: BatchS
 
   api.add({
     method: 'post', path: '/api/event-job/batches/{batch_id}/toggle-active', summary: 'Pause or resume a batch (legacy)', tags, params: batchIdParam,
-    responses: { 200: { description: 'New flag' }, 404: errorResponse('Unknown batch') },
+    responses: { 200: jsonResponse(toggleActiveResult, 'New flag'), 404: errorResponse('Unknown batch') },
     handler: async (ctx, { params }) => {
       const active = await batches.toggleActive(params.batch_id);
       ctx.body = { status: 'success', data: { batch_id: params.batch_id, active, message: active ? 'Batch activated' : 'Batch deactivated' } };
@@ -104,7 +106,7 @@ export function eventJobRoutes(api: ApiRouter, jobs: JobService, batches: BatchS
 
   api.add({
     method: 'get', path: '/api/event-job/batches/{batch_id}/archive', summary: 'Download a batch’s files as a ZIP (legacy)', tags, params: batchIdParam,
-    responses: { 200: zipResponse, 202: { description: 'Still running' }, 404: errorResponse('Unknown batch') },
+    responses: { 200: zipResponse, 202: jsonResponse(batchStillRunning, 'Still running'), 400: errorResponse('No files to archive'), 404: errorResponse('Unknown batch') },
     handler: async (ctx, { params }) => {
       const s = await batches.require(params.batch_id);
       if (s.status !== 'completed') {
@@ -124,7 +126,7 @@ export function eventJobRoutes(api: ApiRouter, jobs: JobService, batches: BatchS
 
   api.add({
     method: 'post', path: '/api/event-job/{job_id}/restart', summary: 'Restart a failed job (legacy)', tags, params: jobIdParam,
-    responses: { 200: { description: 'Restarted' }, 404: errorResponse('Unknown job'), 409: errorResponse('The job is not failed') },
+    responses: { 200: jsonResponse(restartResult, 'Restarted'), 404: errorResponse('Unknown job'), 409: errorResponse('The job is not failed') },
     handler: async (ctx, { params }) => {
       const s = await jobs.restart(params.job_id);
       ctx.body = { status: 'success', data: { job_id: s.job_id, status: s.status, message: 'Job restarted' } };
@@ -133,32 +135,31 @@ export function eventJobRoutes(api: ApiRouter, jobs: JobService, batches: BatchS
 
   api.add({
     method: 'get', path: '/api/event-job/jobs/{job_id}/download-archive', summary: 'Download a job’s files as a ZIP (legacy)', tags, params: jobIdParam,
-    responses: { 200: zipResponse, 202: { description: 'Still running' }, 404: errorResponse('Unknown job') },
+    responses: { 200: zipResponse, 202: jsonResponse(jobStillRunning, 'Still running'), 400: errorResponse('No files to archive'), 404: errorResponse('Unknown job') },
     handler: async (ctx, { params }) => sendJobArchive(ctx, jobs, params.job_id),
   });
 
+  const filesPrefix = '/api/event-job/files/';
   api.add({
-    method: 'get', path: '/api/event-job/files/{path}', summary: 'Download a file a job produced (legacy)',
-    description: '`path` is `<job_id>/<file>` inside the job’s output; anything else is 404.', tags,
-    params: z.object({ path: z.string() }),
+    method: 'get', path: '/api/event-job/files/{path}', summary: 'Download a file a job produced', tags,
+    description:
+      '`path` is a path the API handed out (`assets`, `target_dir`; `jobs/<job_id>/out/<file>`) or the legacy ' +
+      '`<job_id>/<file>`, and may contain slashes. A file answers with its own media type (text/markdown, ' +
+      'application/json, application/zip, image/png, ...); a folder (`target_dir`) answers a JSON listing of the ' +
+      'files under it, each with the path that downloads it. Paths that would leave a job’s output folder ' +
+      '(`..`, `.`, empty segments, absolute paths, backslashes, records or a job’s internal state) are 403 FORBIDDEN; ' +
+      'an unknown job or file is 404 FILE_NOT_FOUND.',
+    params: filePathParam,
     koaPath: '/api/event-job/files/{*path}',
-    responses: { 200: { description: 'The file' }, 404: errorResponse('No such file') },
-    handler: async (ctx) => {
-      const raw = (ctx.params as { path?: string | string[] }).path ?? '';
-      let rel: string;
-      try {
-        rel = (Array.isArray(raw) ? raw : [raw]).map((p) => decodeURIComponent(p)).join('/');
-      } catch {
-        throw new AppError('FILE_NOT_FOUND', 'No such file.', {});
-      }
-      const m = /^(job-[0-9a-f-]{36})\/([A-Za-z0-9._\-]+(?:\/[A-Za-z0-9._\-]+)*)$/.exec(rel);
-      if (!m || m[2].split('/').some((seg) => seg === '.' || seg === '..')) throw new AppError('FILE_NOT_FOUND', 'No such file.', {});
-      const key = `${jobOutputPrefix(m[1])}${m[2]}`;
-      const st = await jobs.store.stat(key);
-      if (!st) throw new AppError('FILE_NOT_FOUND', 'No such file.', {});
-      ctx.type = st.mime;
-      ctx.set('Content-Disposition', attachment(m[2].split('/').pop()!));
-      ctx.body = await jobs.store.get(key);
+    responses: {
+      200: {
+        description: 'The file (its own media type), or the listing of a folder',
+        content: { '*/*': { schema: z.string().openapi({ format: 'binary' }) }, 'application/json': { schema: envelope(folderListing) } },
+      },
+      403: errorResponse('The path leaves the job output folders'),
+      404: errorResponse('No such file'),
     },
+    // The raw path, not the router's decoded parameter: each segment is decoded exactly once, then checked.
+    handler: (ctx) => sendJobFile(ctx, jobs.store, ctx.path.startsWith(filesPrefix) ? ctx.path.slice(filesPrefix.length) : ''),
   });
 }

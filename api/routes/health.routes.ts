@@ -1,17 +1,6 @@
 import type { ApiRouter } from '../route';
-import { z } from '../openapi';
+import { healthBody, healthQuery, liveBody } from '../schemas/health.schemas';
 import type { HealthService } from '../services/health';
-
-const check = z.object({ status: z.enum(['ok', 'degraded', 'unavailable']), message: z.string().optional() }).passthrough();
-const healthBody = z
-  .object({
-    status: z.enum(['ok', 'degraded', 'unavailable']),
-    service: z.string(),
-    version: z.string(),
-    timestamp: z.string(),
-    checks: z.object({ temporal: check, storage: check, worker: check, providers: z.record(z.string(), check), workflow: check.optional() }),
-  })
-  .openapi('Health');
 
 export function healthRoutes(api: ApiRouter, health: HealthService): void {
   api.add({
@@ -23,7 +12,7 @@ export function healthRoutes(api: ApiRouter, health: HealthService): void {
       'runs a workflow through both task queues and reports its round trip.',
     tags: ['Health'],
     auth: false,
-    query: z.object({ probe: z.enum(['workflow']).optional() }),
+    query: healthQuery,
     responses: {
       200: { description: 'Healthy or degraded', content: { 'application/json': { schema: healthBody } } },
       503: { description: 'Temporal or storage unreachable', content: { 'application/json': { schema: healthBody } } },
@@ -43,10 +32,7 @@ export function healthRoutes(api: ApiRouter, health: HealthService): void {
     tags: ['Health'],
     auth: false,
     responses: {
-      200: {
-        description: 'Alive',
-        content: { 'application/json': { schema: z.object({ status: z.literal('ok'), timestamp: z.string() }) } },
-      },
+      200: { description: 'Alive', content: { 'application/json': { schema: liveBody } } },
     },
     handler: (ctx) => {
       ctx.set('Cache-Control', 'no-store');

@@ -2,16 +2,20 @@ import { AppError } from '../../core/errors';
 import { jobParamsByType } from '../../core/job-params';
 import type { JobType } from '../../workflows/definitions';
 import { isTerminal } from '../../workflows/job-state';
-import { envelope, errorResponse, z } from '../openapi';
+import { errorResponse, jsonResponse, z } from '../openapi';
 import type { ApiRouter } from '../route';
 import {
+  batchCreated,
   batchIdParam,
   batchSummary,
   createBatchBody,
   createJobBody,
+  eventsQuery,
+  jobCreated,
   jobIdParam,
   jobQuery,
   jobRecord,
+  jobStillRunning,
   zipResponse,
 } from '../schemas/jobs.schemas';
 import { attachment, jobArchiveEntries, zipStream } from '../services/archive';
@@ -53,7 +57,7 @@ export function jobRoutes(api: ApiRouter, deps: JobRouteDeps): void {
     description: 'Starts a job; it is `pending` until a worker takes it. Send `Idempotency-Key` to make retries safe.',
     tags: ['Jobs'],
     body: createJobBody,
-    responses: { 200: { description: 'Accepted', content: { 'application/json': { schema: envelope(z.object({ job_id: z.string(), job: jobRecord })) } } } },
+    responses: { 200: jsonResponse(jobCreated, 'Accepted') },
     handler: async (ctx, { body }) => {
       const parameters = validateParameters(body.job_type, body.parameters);
       const webhook = body.webhook ?? (parameters.webhook as typeof body.webhook);
@@ -74,12 +78,7 @@ export function jobRoutes(api: ApiRouter, deps: JobRouteDeps): void {
     summary: 'Create a batch of jobs',
     tags: ['Jobs'],
     body: createBatchBody,
-    responses: {
-      200: {
-        description: 'Accepted',
-        content: { 'application/json': { schema: envelope(z.object({ batch_id: z.string(), batch: z.object({}).passthrough() })) } },
-      },
-    },
+    responses: { 200: jsonResponse(batchCreated, 'Accepted') },
     handler: async (ctx, { body }) => {
       if (body.jobs.length > deps.maxBatchJobs) {
         throw new AppError('VALIDATION_ERROR', `A batch holds at most ${deps.maxBatchJobs} jobs.`, {
@@ -114,7 +113,7 @@ export function jobRoutes(api: ApiRouter, deps: JobRouteDeps): void {
     summary: 'Get a batch',
     tags: ['Jobs'],
     params: batchIdParam,
-    responses: { 200: { description: 'The batch', content: { 'application/json': { schema: envelope(batchSummary) } } }, 404: errorResponse('Unknown batch') },
+    responses: { 200: jsonResponse(batchSummary, 'The batch'), 404: errorResponse('Unknown batch') },
     handler: async (ctx, { params }) => {
       const s = await batches.require(params.batch_id);
       const { statuses: _s, processing_count: _p, pending_count: _q, legacy: _l, ...rest } = s;
@@ -131,7 +130,7 @@ export function jobRoutes(api: ApiRouter, deps: JobRouteDeps): void {
     tags: ['Jobs'],
     params: jobIdParam,
     query: jobQuery,
-    responses: { 200: { description: 'The job', content: { 'application/json': { schema: envelope(jobRecord) } } }, 404: errorResponse('Unknown job') },
+    responses: { 200: jsonResponse(jobRecord, 'The job'), 404: errorResponse('Unknown job') },
     handler: async (ctx, { params, query }) => {
       let s = await jobs.require(params.job_id);
       if (query.wait) s = await jobs.waitForChange(s, query.wait);
@@ -147,7 +146,7 @@ export function jobRoutes(api: ApiRouter, deps: JobRouteDeps): void {
     description: 'The same events as the webhooks, each with an id; reconnect with `Last-Event-ID` to resume.',
     tags: ['Jobs'],
     params: jobIdParam,
-    query: z.object({ last_event_id: z.coerce.number().int().min(0).optional() }),
+    query: eventsQuery,
     responses: { 200: { description: 'text/event-stream', content: { 'text/event-stream': { schema: z.string() } } }, 404: errorResponse('Unknown job') },
     handler: async (ctx, { params, query }) => {
       const s = await jobs.require(params.job_id);
@@ -164,7 +163,7 @@ export function jobRoutes(api: ApiRouter, deps: JobRouteDeps): void {
     description: '202 while the job runs; 400 `NO_ARCHIVE` when it finished without files.',
     tags: ['Jobs'],
     params: jobIdParam,
-    responses: { 200: zipResponse, 202: { description: 'Still running' }, 404: errorResponse('Unknown job') },
+    responses: { 200: zipResponse, 202: jsonResponse(jobStillRunning, 'Still running'), 400: errorResponse('Finished without files (NO_ARCHIVE)'), 404: errorResponse('Unknown job') },
     handler: async (ctx, { params }) => sendJobArchive(ctx, jobs, params.job_id),
   });
 }

@@ -1,20 +1,8 @@
 import { AppError } from '../../core/errors';
 import { fieldDescriptions, listTemplates, loadTemplate, parseTemplate, TEMPLATES_DIR } from '../../core/templates';
-import { envelope, errorResponse, z } from '../openapi';
+import { errorResponse, jsonResponse } from '../openapi';
 import type { ApiRouter } from '../route';
-
-const summary = z
-  .object({ name: z.string(), languages: z.array(z.string()), title: z.string().optional(), description: z.string().optional() })
-  .openapi('TemplateSummary');
-const detail = z
-  .object({
-    name: z.string(),
-    language: z.string().nullable(),
-    content: z.string(),
-    fields: z.array(z.object({ name: z.string(), description: z.string() })),
-    has_system_prompt: z.boolean(),
-  })
-  .openapi('Template');
+import { templateDetail, templateList, templateNameParam, templateQuery } from '../schemas/templates.schemas';
 
 /** The set of available templates (contract §5): names, languages, and each one's content and fields. */
 export function templateRoutes(api: ApiRouter, dir = TEMPLATES_DIR): void {
@@ -23,7 +11,7 @@ export function templateRoutes(api: ApiRouter, dir = TEMPLATES_DIR): void {
     path: '/api/transformer/templates',
     summary: 'List the available templates',
     tags: ['Transformer'],
-    responses: { 200: { description: 'Templates', content: { 'application/json': { schema: envelope(z.object({ templates: z.array(summary) })) } } } },
+    responses: { 200: jsonResponse(templateList, 'Templates') },
     handler: async (ctx) => {
       const templates = (await listTemplates(dir)).map((t) => ({
         name: t.name,
@@ -41,9 +29,9 @@ export function templateRoutes(api: ApiRouter, dir = TEMPLATES_DIR): void {
     summary: 'Show a template',
     description: 'With `language`, the `<Name>_<language>` variant is preferred when it exists.',
     tags: ['Transformer'],
-    params: z.object({ name: z.string() }),
-    query: z.object({ language: z.string().regex(/^[a-z]{2}(-[A-Za-z]{2})?$/).optional() }),
-    responses: { 200: { description: 'The template', content: { 'application/json': { schema: envelope(detail) } } }, 404: errorResponse('Unknown template') },
+    params: templateNameParam,
+    query: templateQuery,
+    responses: { 200: jsonResponse(templateDetail, 'The template'), 404: errorResponse('Unknown template') },
     handler: async (ctx, { params, query }) => {
       const t = await loadTemplate(dir, params.name, query.language);
       if (!t) throw new AppError('TEMPLATE_NOT_FOUND', `No template named ${JSON.stringify(params.name)}.`, { template: params.name });

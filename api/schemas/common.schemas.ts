@@ -8,6 +8,8 @@ export const useCache = z.boolean().optional().default(true);
 export const homeBody = z.object({ message: z.string(), version: z.string(), docs: z.string() }).openapi('Home');
 
 export const sampleFile = z.object({ filename: z.string(), size: z.number().int(), type: z.string() }).openapi('SampleFile');
+export const sampleList = z.object({ samples: z.array(sampleFile) });
+export const sampleNameParam = z.object({ filename: z.string() });
 
 export const blocksBody = z.object({
   blocks: z

@@ -37,15 +37,20 @@ export const jobQuery = z.object({
   wait: z.coerce.number().int().min(0).max(60).optional().openapi({ description: 'Long-poll: seconds to wait for a status or progress change (max 60).' }),
 });
 
+export const jobStatus = z.enum(['pending', 'processing', 'completed', 'failed']);
+export const batchStatus = z.enum(['pending', 'processing', 'completed']);
+
+export const eventsQuery = z.object({ last_event_id: z.coerce.number().int().min(0).optional() });
+
 const progress = z.object({ step: z.string(), percent: z.number(), message: z.string() });
 const log = z.object({ timestamp: z.string(), level: z.enum(['debug', 'info', 'warning', 'error']), message: z.string() });
-const jobError = z.object({ code: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()) });
+export const jobError = z.object({ code: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()) });
 
 export const jobRecord = z
   .object({
     job_id: z.string(),
     job_type: z.string(),
-    status: z.enum(['pending', 'processing', 'completed', 'failed']),
+    status: jobStatus,
     created_at: z.string(),
     updated_at: z.string(),
     parameters: z.record(z.string(), z.unknown()),
@@ -62,7 +67,7 @@ export const batchSummary = z
   .object({
     batch_id: z.string(),
     batch_name: z.string(),
-    status: z.enum(['pending', 'processing', 'completed']),
+    status: batchStatus,
     active: z.boolean(),
     created_at: z.string(),
     updated_at: z.string(),
@@ -72,5 +77,22 @@ export const batchSummary = z
     jobs: z.array(z.object({ job_id: z.string(), status: z.string() })),
   })
   .openapi('Batch');
+
+/** `data` of POST /api/jobs/. */
+export const jobCreated = z.object({ job_id: z.string(), job: jobRecord }).openapi('JobCreated');
+
+/** `data` of POST /api/jobs/batch: the batch and its jobs as created. */
+export const batchCreated = z
+  .object({
+    batch_id: z.string(),
+    batch: z.object({ batch_id: z.string(), batch_name: z.string(), status: batchStatus, job_count: z.number().int(), jobs: z.array(jobRecord) }),
+  })
+  .openapi('BatchCreated');
+
+/** `data` of POST /api/pdf/job and POST /api/event-job/jobs: the new job's id and status. */
+export const jobAccepted = z.object({ job_id: z.string(), status: jobStatus }).openapi('JobAccepted');
+
+/** The 202 answer of a download asked of a job that is still pending or processing (contract §3). */
+export const jobStillRunning = z.object({ job_id: z.string(), status: jobStatus, message: z.string() }).openapi('JobStillRunning');
 
 export const zipResponse = { description: 'ZIP archive', content: { 'application/zip': { schema: z.string().openapi({ format: 'binary' }) } } };

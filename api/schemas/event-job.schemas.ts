@@ -1,0 +1,77 @@
+import { z } from '../openapi';
+import { batchStatus, jobError, jobStatus } from './jobs.schemas';
+
+/** The legacy `/api/event-job` API's bodies and answers (spec §4.11). */
+
+export const legacyJobBody = z
+  .object({
+    event: z.string().min(1),
+    session: z.string().min(1),
+    url: z.string().min(1),
+    filename: z.string().min(1),
+    track: z.string().min(1),
+    source_language: z.string().length(2).optional(),
+    target_language: z.string().length(2).optional(),
+  })
+  .passthrough();
+
+const legacyBatchJob = z.object({ event: z.string().min(1), session: z.string().min(1), url: z.string().min(1) }).passthrough();
+
+export const legacyBatchBody = z.object({
+  batch_name: z.string().min(1).max(500),
+  jobs: z.array(legacyBatchJob).min(1, 'a batch needs at least one job'),
+});
+
+export const failAllBody = z.object({ batch_id: z.string().min(1), reason: z.string().max(1000).optional() });
+
+export const legacyJob = z
+  .object({
+    job_id: z.string(),
+    status: jobStatus,
+    progress: z.object({ step: z.string(), percent: z.number() }),
+    results: z.object({ markdown_file: z.string().nullable(), assets: z.array(z.string()) }),
+    error: jobError.optional(),
+  })
+  .openapi('LegacyJob');
+
+export const legacyBatchAccepted = z
+  .object({ batch_id: z.string(), batch_name: z.string(), status: batchStatus, job_count: z.number().int() })
+  .openapi('LegacyBatchAccepted');
+
+export const failAllResult = z.object({ batch_id: z.string(), failed_count: z.number().int(), message: z.string() }).openapi('FailAllResult');
+
+export const legacyBatch = z
+  .object({
+    batch_id: z.string(),
+    batch_name: z.string(),
+    status: batchStatus,
+    active: z.boolean(),
+    job_count: z.number().int(),
+    completed_count: z.number().int(),
+    failed_count: z.number().int(),
+    jobs: z.array(z.object({ job_id: z.string(), status: z.string() })),
+  })
+  .openapi('LegacyBatch');
+
+export const toggleActiveResult = z.object({ batch_id: z.string(), active: z.boolean(), message: z.string() }).openapi('ToggleActiveResult');
+
+export const batchStillRunning = z.object({ batch_id: z.string(), status: batchStatus, message: z.string() }).openapi('BatchStillRunning');
+
+export const restartResult = z.object({ job_id: z.string(), status: jobStatus, message: z.string() }).openapi('RestartResult');
+
+/** The multi-segment path of GET /api/event-job/files/{path}. */
+export const filePathParam = z.object({
+  path: z.string().min(1).openapi({
+    description:
+      'A path as the API hands it out (`assets`, `target_dir`): `jobs/<job_id>/out/<file>`, or the legacy `<job_id>/<file>`. ' +
+      'It may contain slashes: send it verbatim, or with each segment percent-encoded.',
+    example: 'jobs/job-6f1c2d9e-3b4a-4c5d-8e9f-0a1b2c3d4e5f/out/result.md',
+  }),
+});
+
+export const folderListing = z
+  .object({
+    path: z.string(),
+    files: z.array(z.object({ path: z.string(), size: z.number().int(), mime: z.string() })),
+  })
+  .openapi('FolderListing');
