@@ -1,7 +1,7 @@
 import { BlobNotFoundError, readBlobBuffer, readBlobJson, writeBlobJson } from '../core/blob-store';
 import { batchRecordKey, jobRecordKey, jobResultsKey } from '../core/records';
 import { uploadToDiscard } from '../core/job-params';
-import type { BatchInput, BatchState, JobState, JobStatus } from '../workflows/definitions';
+import { jobFinishedSignal, jobStateQuery, type BatchInput, type BatchState, type JobState, type JobStatus } from '../workflows/definitions';
 import type { ActivityDeps } from './deps';
 
 const notFoundAsNull = (e: unknown): null => {
@@ -29,6 +29,20 @@ export function createJobActivities(deps: ActivityDeps) {
     },
 
     /**
+     * The last state of a job's closed run (terminated or timed out: its own wrap-up never ran), read by a query
+     * (a worker replays the run's history), or null when the job was wrapped up already or has run again since.
+     */
+    async readJobRun({ jobId, runId }: { jobId: string; runId: string }): Promise<JobState | null> {
+      const client = deps.temporalClient;
+      if (!client) throw new Error('readJobRun needs a Temporal client');
+      const rec = await readBlobJson<JobState>(store, jobRecordKey(jobId)).catch(notFoundAsNull);
+      const last = await client.workflow.getHandle(jobId, runId).query(jobStateQuery);
+      const done = (s: JobState) => s.status === 'completed' || s.status === 'failed';
+      if (done(last) || (rec && ((rec.run ?? 1) > (last.run ?? 1) || ((rec.run ?? 1) === (last.run ?? 1) && done(rec))))) return null;
+      return last;
+    },
+
+    /**
      * Tells a batch that one of its jobs finished when the batch workflow is closed (a job restarted after its
      * batch completed): the batch is started again from its record, with the signal.
      */
@@ -37,7 +51,7 @@ export function createJobActivities(deps: ActivityDeps) {
       if (!client) throw new Error('notifyBatch needs a Temporal client');
       const handle = client.workflow.getHandle(batchId);
       try {
-        await handle.signal('jobFinished', { index, status });
+        await handle.signal(jobFinishedSignal, { index, status });
         return;
       } catch (e) {
         if ((e as Error).name !== 'WorkflowNotFoundError') throw e;
@@ -47,7 +61,7 @@ export function createJobActivities(deps: ActivityDeps) {
         workflowId: batchId,
         taskQueue: deps.queues.io,
         args: [{ ...rec.input, carry: { statuses: rec.statuses, next: rec.job_count, active: rec.active } } satisfies BatchInput],
-        signal: 'jobFinished',
+        signal: jobFinishedSignal,
         signalArgs: [{ index, status }],
       });
     },

@@ -113,6 +113,8 @@ export const configSchema = z.object({
   TASK_QUEUE_PREFIX: z.string().optional().default('docproc'),
   MEDIA_CONCURRENCY: int(0, 0, 256),
   IO_CONCURRENCY: int(50, 1, 1000),
+  /** How often a worker looks for jobs terminated or timed out from outside (their wrap-up runs then). */
+  CLOSEOUT_SWEEP_MS: int(3000, 200, 600_000),
   STORAGE: z.enum(['local', 's3']).optional().default('local'),
   S3_ENDPOINT: optionalString,
   S3_BUCKET: z.string().optional().default('docproc'),

@@ -9,6 +9,7 @@ import type { BlobStore } from '../core/blob-store';
 import type { Config } from '../core/config';
 import { taskQueues } from '../core/ids';
 import type { Logger } from '../core/logger';
+import { startCloseoutSweeper, type CloseoutSweeper } from './closeout-sweeper';
 import { temporalLogger } from './temporal-logger';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
@@ -69,13 +70,21 @@ export async function createWorkers(deps: WorkerDeps): Promise<Workers> {
     maxConcurrentActivityTaskExecutions: mediaSlots,
   });
   logger.info({ llm: llm?.describe() ?? null, queues, mediaSlots, ioSlots: config.IO_CONCURRENCY, address: config.temporalAddress }, 'worker ready');
+  // Jobs terminated or timed out from outside run no wrap-up of their own: the sweeper closes them out.
+  let sweeper: CloseoutSweeper | undefined;
   return {
     io,
     media,
     run: async () => {
-      await Promise.all([io.run(), media.run()]);
+      if (deps.temporalClient) sweeper = startCloseoutSweeper({ client: deps.temporalClient, queues, logger, intervalMs: config.CLOSEOUT_SWEEP_MS });
+      try {
+        await Promise.all([io.run(), media.run()]);
+      } finally {
+        await sweeper?.stop();
+      }
     },
     shutdown: () => {
+      void sweeper?.stop();
       io.shutdown();
       media.shutdown();
     },

@@ -1,3 +1,4 @@
 export { pingWorkflow } from './ping.workflow';
 export { jobWorkflow } from './job.workflow';
 export { batchWorkflow } from './batch.workflow';
+export { jobCloseoutWorkflow } from './closeout.workflow';

@@ -208,6 +208,21 @@ export class JobService {
     return done;
   }
 
+  /**
+   * Waits (up to 60 s) for the workflow of a failed job's run `run` to close: after its failed record is written, a
+   * run still sends its failure webhook before it ends. A newer run, or no workflow at all, returns at once.
+   */
+  private async awaitRunClosed(jobId: string, run: number): Promise<void> {
+    const handle = this.temporal.client.workflow.getHandle(jobId);
+    const d = await handle.describe().catch(() => null);
+    if (!d || d.status.name !== 'RUNNING') return;
+    const live = await this.temporal.connection.withDeadline(Date.now() + QUERY_DEADLINE_MS, () => handle.query(jobStateQuery)).catch(() => null);
+    if (!live || (live.run ?? 1) !== run) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([handle.result().catch(() => undefined), new Promise((r) => (timer = setTimeout(r, 60_000)))]);
+    clearTimeout(timer);
+  }
+
   /** `failed` → `pending` under the same id; the new run reuses the steps already done. */
   async restart(jobId: string): Promise<JobState> {
     const s = await this.require(jobId);
@@ -219,6 +234,8 @@ export class JobService {
     const now = new Date().toISOString();
     const lastEvent = s.events.length ? s.events[s.events.length - 1].id : 0;
     const input: JobInput = { ...prev, run: (s.run ?? 1) + 1, priorLogs: logsForRestart(s.logs, now), priorEventId: lastEvent };
+    // The failed run may still be delivering its failure webhook (its record is written first): let it close.
+    await this.awaitRunClosed(jobId, s.run ?? 1);
     try {
       await this.temporal.client.workflow.start('jobWorkflow', {
         workflowId: jobId,

@@ -1,0 +1,81 @@
+import { expect } from 'chai';
+import '../support/stack';
+import { Client, Connection } from '@temporalio/client';
+import type { Stack } from '../support/stack';
+import { useLlmStack } from '../support/llm-env';
+import type { LlmServer } from '../support/llm-server';
+import { sharedDevServer } from '../support/servers';
+import { until } from '../support/jobs';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
+
+// An operator cancels, terminates or times out a job's workflow from the Temporal UI or CLI. Whatever ends the run,
+// the job reads as failed with the code of how it ended, its failure webhook is sent, and restart runs it again.
+
+describe('jobs ended from the Temporal UI', function () {
+  this.timeout(120_000);
+  let s: Stack;
+  let llm: LlmServer;
+  let hooks: WebhookReceiver;
+  let client: Client;
+  let connection: Connection;
+
+  before(async () => {
+    hooks = await startWebhookReceiver();
+    connection = await Connection.connect({ address: (await sharedDevServer()).address });
+    client = new Client({ connection });
+  });
+  after(async () => {
+    await hooks?.close();
+    await connection?.close();
+  });
+  // A model that thinks for a long time keeps the job running while the operator acts.
+  useLlmStack(
+    (stack, server) => {
+      s = stack;
+      llm = server;
+    },
+    { LLM_TIMEOUT_MS: '300000', CLOSEOUT_SWEEP_MS: '500' },
+  );
+
+  async function runningSummaryJob(tag: string): Promise<string> {
+    llm.latency(600_000);
+    const r = await s.call('POST', '/api/jobs/', {
+      job_type: 'transformer',
+      parameters: { operation: 'summarize', text: `Ein langer Text (${tag}).`, use_cache: false },
+      webhook: { url: hooks.url, jobId: tag },
+    });
+    expect(r.status, JSON.stringify(r.body)).to.equal(200);
+    const jobId: string = r.body.data.job_id;
+    await until(async () => (llm.chatRequests().length > 0 ? true : undefined), 'the model call to start', 60_000);
+    return jobId;
+  }
+
+  async function expectFailedAndRestartable(jobId: string, tag: string, code: string): Promise<void> {
+    const job = await s.waitJob(jobId, 60_000);
+    expect(job.status).to.equal('failed');
+    expect(job.error.code).to.equal(code);
+    await hooks.waitFor((reqs) => reqs.some((q) => q.json?.job?.id === tag && q.json?.phase === 'failed'), 60_000);
+    const failed = hooks.requests.find((q) => q.json?.job?.id === tag && q.json?.phase === 'failed')!;
+    expect(failed.json.error.code).to.equal(code);
+    expect(failed.json.process.id).to.equal(jobId);
+
+    llm.reset();
+    const restart = await s.call('POST', `/api/event-job/${jobId}/restart`);
+    expect(restart.status, JSON.stringify(restart.body)).to.equal(200);
+    const again = await s.waitJob(jobId, 60_000);
+    expect(again.status, JSON.stringify(again.error)).to.equal('completed');
+    expect(again.results.summary ?? again.results.structured_data?.extracted_text).to.match(/^Echo: /);
+  }
+
+  it('a job cancelled with `temporal workflow cancel` reads as failed with CANCELLED, sends its webhook and restarts', async () => {
+    const jobId = await runningSummaryJob('cancel-1');
+    await client.workflow.getHandle(jobId).cancel();
+    await expectFailedAndRestartable(jobId, 'cancel-1', 'CANCELLED');
+  });
+
+  it('a job terminated with `temporal workflow terminate` reads as failed with TERMINATED, sends its webhook and restarts', async () => {
+    const jobId = await runningSummaryJob('terminate-1');
+    await client.workflow.getHandle(jobId).terminate('operator test');
+    await expectFailedAndRestartable(jobId, 'terminate-1', 'TERMINATED');
+  });
+});

@@ -1,0 +1,53 @@
+import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import { bookkeeping, bookkeepingRemote } from './activity-options';
+import type { JobError, JobState, LogLevel } from './definitions';
+import * as js from './job-state';
+import { WebhookSender } from './webhook-sender';
+
+const local = proxyLocalActivities<Activities>(bookkeeping);
+const remote = proxyActivities<Activities>(bookkeepingRemote);
+
+/** How a job's run ended without running its own wrap-up. */
+export type ClosedRunStatus = 'TERMINATED' | 'TIMED_OUT' | 'CANCELLED';
+
+export interface JobCloseoutInput {
+  jobId: string;
+  runId: string;
+  status: ClosedRunStatus;
+}
+
+const MESSAGES: Record<ClosedRunStatus, string> = {
+  TERMINATED: 'The job was terminated while it ran (by an operator or a deployment); restart it to run it again.',
+  TIMED_OUT: 'The job ran past its workflow timeout; restart it to run it again.',
+  CANCELLED: 'The job was cancelled while it ran; restart it to run it again.',
+};
+
+const now = () => new Date().toISOString();
+
+/**
+ * The wrap-up of a job whose run closed without one (terminated or timed out: no workflow code runs then). Started
+ * by the worker's sweeper, one per closed run (workflow id `closeout-<job id>-<run id>`): it reads the run's last
+ * state, writes it as `failed` with the code of how the run ended, tells the job's batch, and sends the failure
+ * webhook, so the job reads as failed and can be restarted.
+ */
+export async function jobCloseoutWorkflow(input: JobCloseoutInput): Promise<{ closed: boolean }> {
+  const last = await remote.readJobRun({ jobId: input.jobId, runId: input.runId });
+  if (!last) return { closed: false };
+  const state: JobState = last;
+  const log = (level: LogLevel, message: string) => js.addLog(state, level, message, now());
+  const error: JobError = { code: input.status, message: MESSAGES[input.status], details: { run_id: input.runId } };
+  const event = js.fail(state, error, now(), state.input?.priorEventId ?? 0);
+  log('error', `Job failed: ${error.code}: ${error.message}`);
+  await local.writeJobRecord({ state });
+  const batch = state.input;
+  if (batch?.batchId !== undefined && batch.batchIndex !== undefined) {
+    await remote.notifyBatch({ batchId: batch.batchId, index: batch.batchIndex, status: 'failed' });
+  }
+  const webhooks = new WebhookSender({ jobId: input.jobId, webhook: state.input?.webhook, webhookRetryScale: state.input?.webhookRetryScale }, log);
+  webhooks.push(event);
+  const logsBefore = state.logs.length;
+  await webhooks.finish();
+  if (state.logs.length !== logsBefore) await local.writeJobRecord({ state });
+  return { closed: true };
+}
