@@ -63,10 +63,11 @@ export interface Harness {
   stop(): Promise<void>;
 }
 
-export async function startHarness(t: TemporalLinks, opts: { webhookRetryScale?: number } = {}): Promise<Harness> {
+/** `env`: further configuration of the workers (e.g. `EXTERNAL_OCR_URL`). */
+export async function startHarness(t: TemporalLinks, opts: { webhookRetryScale?: number; env?: Record<string, string> } = {}): Promise<Harness> {
   const prefix = `wf${Math.random().toString(36).slice(2, 8)}`;
   const dataDir = tempDir('docproc-wf-');
-  const config = loadConfig({ TASK_QUEUE_PREFIX: prefix, DATA_DIR: dataDir, LOG_LEVEL: 'silent', TEMPORAL_ADDRESS: t.address, MEDIA_CONCURRENCY: '1' });
+  const config = loadConfig({ ...opts.env, TASK_QUEUE_PREFIX: prefix, DATA_DIR: dataDir, LOG_LEVEL: 'silent', TEMPORAL_ADDRESS: t.address, MEDIA_CONCURRENCY: '1' });
   const store = await new LocalBlobStore(path.join(config.dataDir, 'blobs')).init();
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const workers = await createWorkers({
