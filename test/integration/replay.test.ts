@@ -33,6 +33,7 @@ const REQUIRED_SCENARIOS = [
   'job-pdf-ocr-groups',
   'job-imageocr',
   'job-external-ocr',
+  'job-cancel-request',
   'batch-toggle-failall',
   'batch-continued',
 ];
@@ -54,13 +55,21 @@ describe('recorded workflow histories replay on the current workflow code', func
     expect(index.filter((e) => e.scenario === 'batch-continued').length).to.be.at.least(2);
   });
 
-  it('holds the runs its scenarios name: three OCR page groups, an image OCR, the external OCR call', () => {
+  it('holds the runs its scenarios name: three OCR page groups, an image OCR, the external OCR call, a cancel request', () => {
     const events = (scenario: string) => historyOf(entryOf(scenario)).events!;
     const activities = (scenario: string, type: string) =>
       events(scenario).filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === type).length;
     expect(activities('job-pdf-ocr-groups', 'extractPdfPages')).to.equal(3);
     expect(activities('job-imageocr', 'ocrImageBlob')).to.equal(1);
     expect(activities('job-external-ocr', 'externalOcrPdf')).to.equal(1);
+    // Cancelled from outside while converting: wrapped up all the same (the record written by a local activity,
+    // the failed webhook delivered), then the run ends as cancelled.
+    const cancel = events('job-cancel-request');
+    const after = cancel.slice(cancel.findIndex((e) => e.workflowExecutionCancelRequestedEventAttributes));
+    expect(after.length).to.be.greaterThan(1);
+    expect(after.some((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity')).to.equal(true);
+    expect(after.some((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'deliverWebhook')).to.equal(true);
+    expect(cancel.at(-1)!.workflowExecutionCanceledEventAttributes).to.not.equal(undefined);
   });
 
   for (const entry of index) {
