@@ -8,6 +8,7 @@ import yazl from 'yazl';
 import { cacheKey, readCache, writeCache } from '../core/cache';
 import { COMBINED_RULE, PDF_CACHE_OPERATION, pdfCacheKey, type PdfCachedResult } from '../core/pdf-cache';
 import { BlobNotFoundError, readBlobJson, writeBlobJson } from '../core/blob-store';
+import { isInsideInputRoots } from '../core/input-roots';
 import { pageRange } from '../core/page-range';
 import { jobInternalKey, jobOutputKey, jobOutputPrefix, jobResultsKey } from '../core/records';
 import { mapPool, ocrImage, toTesseractLanguages } from '../providers/ocr/tesseract';
@@ -89,8 +90,7 @@ export function createPdfActivities(deps: ActivityDeps) {
     const wanted = path.resolve(String(p.filename));
     const real = await fs.realpath(wanted).catch(() => null);
     if (!real) throw ApplicationFailure.nonRetryable('The file does not exist.', 'FILE_NOT_FOUND', { filename: p.filename });
-    const roots = await Promise.all(config.inputRoots.map((r) => fs.realpath(r).catch(() => r)));
-    if (!roots.some((r) => real === r || real.startsWith(r + path.sep))) {
+    if (!(await isInsideInputRoots(real, config.inputRoots))) {
       throw ApplicationFailure.nonRetryable('The file lies outside the directories this server may read.', 'FORBIDDEN', { filename: p.filename });
     }
     const st = await fs.stat(real);

@@ -1,13 +1,14 @@
 import { readBlobBuffer } from '../../core/blob-store';
 import { readCache } from '../../core/cache';
 import { AppError } from '../../core/errors';
+import { assertInsideInputRoots } from '../../core/input-roots';
 import { DISCARD_UPLOAD, refinePageRange } from '../../core/job-params';
 import { PDF_CACHE_OPERATION, pdfCacheKey, type PdfCacheContext, type PdfCachedResult } from '../../core/pdf-cache';
 import { jobOutputKey } from '../../core/records';
-import { envelope, errorResponse, z } from '../openapi';
+import { envelope, errorResponse, jsonResponse, z } from '../openapi';
 import type { ApiRouter } from '../route';
 import { formBool, formInt } from '../schemas/form';
-import { webhookSchema } from '../schemas/jobs.schemas';
+import { jobAccepted, webhookSchema } from '../schemas/jobs.schemas';
 import type { JobService } from '../services/jobs';
 import { storeUpload, uploadedFile, withUpload } from '../uploads';
 import { validateParameters } from './jobs.routes';
@@ -52,6 +53,8 @@ const textContent = z.object({ page: z.number().int(), text: z.string(), method:
 export interface PdfRouteOptions {
   syncWaitMs: number;
   llmConfigured: boolean;
+  /** Where `/api/pdf/job` may read files (config `inputRoots`). */
+  inputRoots: readonly string[];
   /** What changes a PDF's text in this deployment (part of the result-cache key, as the worker computes it). */
   cache: PdfCacheContext;
 }
@@ -130,12 +133,13 @@ export function pdfRoutes(api: ApiRouter, jobs: JobService, opts: PdfRouteOption
 
   api.add({
     method: 'post', path: '/api/pdf/job', summary: 'Start a PDF job for a file on the server', tags,
-    description: '`filename` must lie inside INPUT_ROOTS (else the job fails with FORBIDDEN); read the job with GET /api/jobs/{job_id}.',
+    description: '`filename` must lie inside INPUT_ROOTS, symlinks resolved: else 403 FORBIDDEN and no job. A missing file inside the roots is accepted and the job fails with FILE_NOT_FOUND. Read the job with GET /api/jobs/{job_id}.',
     body: jobBody,
-    responses: { 200: { description: 'Accepted', content: { 'application/json': { schema: envelope(z.object({ job_id: z.string(), status: z.string() })) } } } },
+    responses: { 200: jsonResponse(jobAccepted, 'Accepted'), 403: errorResponse('The file lies outside INPUT_ROOTS') },
     handler: async (ctx, { body }) => {
       const { webhook, ...rest } = body;
       const parameters = validateParameters('pdf', { ...rest, ...(webhook ? { webhook } : {}) });
+      await assertInsideInputRoots(body.filename, opts.inputRoots);
       const { state } = await jobs.create({ jobType: 'pdf', parameters, webhook });
       ctx.body = { status: 'success', data: { job_id: state.job_id, status: state.status } };
     },

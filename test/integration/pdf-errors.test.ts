@@ -1,10 +1,11 @@
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
 import { useStack, type Stack } from '../support/stack';
 import { buildPdf, corruptPdf, scannedPdf, zeroPagePdf } from '../support/pdf-factory';
 import { postPdf } from '../support/pdf-http';
+import { until } from '../support/jobs';
 
 // Refused inputs of POST /api/pdf/process, and POST /api/pdf/job and pdf jobs for files in the data directory
 // (spec §4.2, contract §1 and §6), on the real API and worker over loopback HTTP, on a Temporal dev server.
@@ -76,8 +77,43 @@ describe('PDF endpoints refusing bad input and reading server files', function (
       expect(job.results.structured_data.extracted_text).to.equal('Ein gültiges Dokument über Größen.');
     });
 
-    it('fails the job with FORBIDDEN for /etc/passwd, which lies outside the allowed roots', async () => {
-      const job = await s.waitJob(await startJob({ filename: '/etc/passwd' }), 30_000);
+    /** The ids of the jobs this stack's API started since `since`, as Temporal lists them. */
+    async function jobsStartedSince(since: Date): Promise<string[]> {
+      const ids: string[] = [];
+      const query = `WorkflowType = "jobWorkflow" AND TaskQueue = "${s.api.temporal.queues.io}" AND StartTime >= "${since.toISOString()}"`;
+      for await (const w of s.api.temporal.client.workflow.list({ query })) ids.push(w.workflowId);
+      return ids.sort();
+    }
+
+    it('refuses files outside the allowed roots with 403 FORBIDDEN at request time and starts no job for them', async () => {
+      const inside = path.join(s.api.config.dataDir, 'inbox', 'erlaubt.pdf');
+      await mkdir(path.dirname(inside), { recursive: true });
+      await writeFile(inside, TEXT_PDF);
+      // A symlink inside the data directory that leads out of it, and a missing file reached through `..`.
+      const link = path.join(s.api.config.dataDir, 'inbox', 'passwd-link.pdf');
+      await symlink('/etc/passwd', link);
+      const since = new Date();
+      for (const filename of ['/etc/passwd', link, path.join(s.api.config.dataDir, ...Array(20).fill('..'), 'nowhere.pdf'), 'relative/to/cwd.pdf']) {
+        const r = await s.call('POST', '/api/pdf/job', { filename });
+        expect(r.status, `${filename}: ${JSON.stringify(r.body)}`).to.equal(403);
+        expect(r.body.error.code).to.equal('FORBIDDEN');
+        expect(r.body.error.details.filename).to.equal(filename);
+        expect(JSON.stringify(r.body)).not.to.match(/job-[0-9a-f]{8}-/);
+      }
+      // A file inside the roots still gives a job: once Temporal lists it, it is the only job started since.
+      const allowed = await startJob({ filename: inside });
+      const started = await until(async () => {
+        const ids = await jobsStartedSince(since);
+        return ids.includes(allowed) ? ids : undefined;
+      }, 'the allowed job in the workflow list', 30_000, 200);
+      expect(started).to.deep.equal([allowed]);
+      expect((await s.waitJob(allowed, 60_000)).status).to.equal('completed');
+    });
+
+    it('still fails a pdf job created through POST /api/jobs/ for /etc/passwd with FORBIDDEN (the worker checks too)', async () => {
+      const r = await s.call('POST', '/api/jobs/', { job_type: 'pdf', parameters: { filename: '/etc/passwd' } });
+      expect(r.status, JSON.stringify(r.body)).to.equal(200);
+      const job = await s.waitJob(r.body.data.job_id, 30_000);
       expect(job.status).to.equal('failed');
       expect(job.error.code).to.equal('FORBIDDEN');
     });
