@@ -21,6 +21,8 @@ import {
   failJobSignal,
   jobFinishedSignal,
   jobRestartedSignal,
+  jobSearchAttributes,
+  jobStatusAttribute,
   STATUS_CODE,
   toggleActiveSignal,
   type BatchInput,
@@ -111,7 +113,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchState> {
     return { failed_count: neverStarted.length + cancelledFailed };
   });
 
-  const setAttributes = () => upsertSearchAttributes({ JobStatus: [state().status] });
+  const setAttributes = () => upsertSearchAttributes([{ key: jobStatusAttribute, value: state().status }]);
   setAttributes();
 
   for (;;) {
@@ -157,12 +159,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchState> {
             args: [jobInput],
             parentClosePolicy: ParentClosePolicy.ABANDON,
             workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-            searchAttributes: {
-              JobType: [spec.job_type],
-              JobStatus: ['pending'],
-              BatchId: [input.batchId],
-              ...(input.userId ? { UserId: [input.userId] } : {}),
-            },
+            typedSearchAttributes: jobSearchAttributes({ jobType: spec.job_type, batchId: input.batchId, userId: input.userId }),
             memo: { summary: `${spec.job_type} job ${index + 1}/${n} of batch ${input.batchName}` },
           });
         } catch (err) {

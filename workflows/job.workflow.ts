@@ -16,6 +16,7 @@ import {
   failJobSignal,
   jobFinishedSignal,
   jobStateQuery,
+  jobStatusAttribute,
   waitForChangeUpdate,
   type JobError,
   type JobEvent,
@@ -57,7 +58,7 @@ export async function jobWorkflow(input: JobInput): Promise<{ status: string; er
   });
 
   const log = (level: LogLevel, message: string) => js.addLog(state, level, message, now());
-  const setStatusAttribute = () => upsertSearchAttributes({ JobStatus: [state.status] });
+  const setStatusAttribute = () => upsertSearchAttributes([{ key: jobStatusAttribute, value: state.status }]);
   const webhooks = new WebhookSender(input, log);
 
   if (input.run > 1) log('info', `Run ${input.run} started`);

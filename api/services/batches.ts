@@ -5,6 +5,9 @@ import { isBatchId, newBatchId, newJobId } from '../../core/ids';
 import { INLINE_PARAMS_BYTES, summariseParameters } from '../../core/job-params';
 import { batchManifestKey, batchRecordKey, jobParametersKey, jobRecordKey } from '../../core/records';
 import {
+  batchIdAttribute,
+  jobStatusAttribute,
+  userIdAttribute,
   batchStateQuery,
   CODE_STATUS,
   failAllUpdate,
@@ -16,6 +19,7 @@ import {
   type JobType,
   type WebhookConfig,
 } from '../../workflows/definitions';
+import { batchWorkflow } from '../../workflows/batch.workflow';
 import { initialState } from '../../workflows/job-state';
 import type { TemporalGateway } from '../temporal';
 import { idFromKey } from './jobs';
@@ -119,12 +123,16 @@ export class BatchService {
       ...(req.legacy ? { legacy: true } : {}),
     };
     try {
-      await this.temporal.client.workflow.start('batchWorkflow', {
+      await this.temporal.client.workflow.start(batchWorkflow, {
         workflowId: batchId,
         taskQueue: this.temporal.queues.io,
         args: [input],
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
-        searchAttributes: { BatchId: [batchId], JobStatus: ['pending'], ...(req.userId ? { UserId: [req.userId] } : {}) },
+        typedSearchAttributes: [
+          { key: batchIdAttribute, value: batchId },
+          { key: jobStatusAttribute, value: 'pending' },
+          ...(req.userId ? [{ key: userIdAttribute, value: req.userId }] : []),
+        ],
         memo: { summary: `batch ${req.batchName} (${manifest.jobs.length} jobs)` },
       });
     } catch (e) {

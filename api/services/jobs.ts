@@ -5,7 +5,9 @@ import { AppError, isErrorCode } from '../../core/errors';
 import { isJobId, newJobId } from '../../core/ids';
 import { INLINE_PARAMS_BYTES, redactParameters, summariseParameters } from '../../core/job-params';
 import { jobParametersKey, jobRecordKey } from '../../core/records';
+import { jobWorkflow } from '../../workflows/job.workflow';
 import {
+  jobSearchAttributes,
   jobRestartedSignal,
   jobStateQuery,
   type JobInput,
@@ -147,16 +149,12 @@ export class JobService {
       ...(this.webhookRetryScale !== 1 ? { webhookRetryScale: this.webhookRetryScale } : {}),
     };
     try {
-      await this.temporal.client.workflow.start('jobWorkflow', {
+      await this.temporal.client.workflow.start(jobWorkflow, {
         workflowId: jobId,
         taskQueue: this.temporal.queues.io,
         args: [input],
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
-        searchAttributes: {
-          JobType: [req.jobType],
-          JobStatus: ['pending'],
-          ...(req.userId ? { UserId: [req.userId] } : {}),
-        },
+        typedSearchAttributes: jobSearchAttributes({ jobType: req.jobType, userId: req.userId }),
         memo: { summary: `${req.jobType} job${req.userId ? ` of ${req.userId}` : ''}` },
       });
     } catch (e) {
@@ -237,17 +235,12 @@ export class JobService {
     // The failed run may still be delivering its failure webhook (its record is written first): let it close.
     await this.awaitRunClosed(jobId, s.run ?? 1);
     try {
-      await this.temporal.client.workflow.start('jobWorkflow', {
+      await this.temporal.client.workflow.start(jobWorkflow, {
         workflowId: jobId,
         taskQueue: this.temporal.queues.io,
         args: [input],
         workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
-        searchAttributes: {
-          JobType: [s.job_type],
-          JobStatus: ['pending'],
-          ...(s.batch_id ? { BatchId: [s.batch_id] } : {}),
-          ...(s.user_id ? { UserId: [s.user_id] } : {}),
-        },
+        typedSearchAttributes: jobSearchAttributes({ jobType: s.job_type, batchId: s.batch_id, userId: s.user_id }),
         memo: { summary: `${s.job_type} job, run ${input.run}` },
       });
     } catch (e) {
