@@ -26,3 +26,15 @@ export function createActivities(deps: ActivityDeps) {
 
 /** The activities' type: the one declaration workflows proxy. */
 export type Activities = ReturnType<typeof createActivities>;
+
+/**
+ * The activities the `media` queue runs: CPU-bound engine work (poppler, tesseract) with about one slot per core.
+ * Every other activity runs on the `io` queue; the ping runs on both (the health probe crosses both queues).
+ */
+export const MEDIA_ACTIVITIES = ['pingActivity', 'preparePdf', 'readPdfText', 'extractPdfPages', 'renderPdfImages', 'ocrImageBlob'] as const;
+
+/** The activities one queue's worker registers, so a worker never runs another queue's work. */
+export function activitiesFor(queue: 'io' | 'media', all: Activities): Partial<Activities> {
+  const media = new Set<string>(MEDIA_ACTIVITIES);
+  return Object.fromEntries(Object.entries(all).filter(([name]) => (queue === 'media' ? media.has(name) : !media.has(name) || name === 'pingActivity')));
+}

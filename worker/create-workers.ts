@@ -2,7 +2,7 @@ import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { Client } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { createActivities } from '../activities';
+import { activitiesFor, createActivities } from '../activities';
 import { errorBoundary } from '../activities/error-boundary';
 import { createLlmProvider } from '../providers/llm';
 import type { BlobStore } from '../core/blob-store';
@@ -55,7 +55,7 @@ export async function createWorkers(deps: WorkerDeps): Promise<Workers> {
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: queues.io,
     workflowBundle,
-    activities,
+    activities: activitiesFor('io', activities),
     interceptors: { activity: [errorBoundary] },
     maxConcurrentActivityTaskExecutions: config.IO_CONCURRENCY,
     maxConcurrentWorkflowTaskExecutions: 40,
@@ -65,7 +65,7 @@ export async function createWorkers(deps: WorkerDeps): Promise<Workers> {
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: queues.media,
-    activities,
+    activities: activitiesFor('media', activities),
     interceptors: { activity: [errorBoundary] },
     maxConcurrentActivityTaskExecutions: mediaSlots,
   });
