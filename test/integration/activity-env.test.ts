@@ -68,7 +68,7 @@ describe('activities in MockActivityEnvironment', function () {
   });
 
   it('a cancelled image OCR kills its tesseract process and rejects with a CancelledFailure', async () => {
-    const { activities, store } = await realActivities();
+    const { activities, store, remove } = await realActivities();
     const jobId = 'job-cancel-ocr';
     // Pixel noise: tesseract needs many seconds for an image this size, so the cancel finds it running.
     const ref = await store.put('uploads/noise.png', noisePng(6000, 6000), { mime: 'image/png' });
@@ -91,6 +91,7 @@ describe('activities in MockActivityEnvironment', function () {
     } finally {
       env.cancel();
       await outcome;
+      await remove();
     }
   });
 });

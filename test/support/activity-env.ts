@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { crc32, deflateSync } from 'node:zlib';
 import pino from 'pino';
@@ -10,12 +11,14 @@ import { taskQueues } from '../../core/ids';
 import { LocalBlobStore } from '../../providers/storage';
 import { tempDir } from './servers';
 
-/** The real activities (createActivities) over a real local blob store in a fresh data dir. */
-export async function realActivities(env: Record<string, string> = {}): Promise<{ activities: ReturnType<typeof createActivities>; store: BlobStore }> {
-  const config = loadConfig({ DATA_DIR: tempDir('docproc-act-'), LOG_LEVEL: 'silent', ...env });
-  const store = await new LocalBlobStore(path.join(config.dataDir, 'blobs')).init();
+/** The real activities (createActivities) over a real local blob store in a fresh data dir; `remove` deletes it. */
+export async function realActivities(env: Record<string, string> = {}) {
+  const dataDir = tempDir('docproc-act-');
+  const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...env });
+  const store: BlobStore = await new LocalBlobStore(path.join(config.dataDir, 'blobs')).init();
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
-  return { activities: createActivities({ config, logger, store, queues: taskQueues('act') }), store };
+  const activities = createActivities({ config, logger, store, queues: taskQueues('act') });
+  return { activities, store, remove: () => rm(dataDir, { recursive: true, force: true }) };
 }
 
 /** A 1-bit PNG of black and white pixel noise: tesseract spends many seconds on a large one. */
