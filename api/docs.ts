@@ -105,7 +105,19 @@ export function docsRoutes(api: ApiRouter, openapi: () => Record<string, unknown
     summary: 'OpenAPI 3.1 description of this API',
     tags: ['Documentation'],
     auth: false,
-    responses: { 200: { description: 'OpenAPI document', content: { 'application/json': { schema: z.object({}).passthrough() } } } },
+    responses: {
+      200: {
+        description: 'OpenAPI document',
+        content: {
+          'application/json': {
+            schema: z
+              .object({ openapi: z.string(), info: z.object({ title: z.string(), version: z.string() }).passthrough(), paths: z.record(z.string(), z.unknown()) })
+              .passthrough()
+              .openapi('OpenApiDocument'),
+          },
+        },
+      },
+    },
     handler: (ctx) => {
       ctx.body = openapi();
     },

@@ -1,12 +1,12 @@
 import { AppError } from '../../core/errors';
-import { envelope, errorResponse, jsonResponse, z } from '../openapi';
+import { errorResponse, jsonResponse } from '../openapi';
 import type { ApiRouter } from '../route';
 import {
   batchStillRunning,
   failAllBody,
   failAllResult,
+  fileDownloadContent,
   filePathParam,
-  folderListing,
   legacyBatch,
   legacyBatchAccepted,
   legacyBatchBody,
@@ -15,7 +15,7 @@ import {
   restartResult,
   toggleActiveResult,
 } from '../schemas/event-job.schemas';
-import { batchIdParam, jobAccepted, jobIdParam, jobStillRunning, zipResponse } from '../schemas/jobs.schemas';
+import { batchIdParam, jobAccepted, jobIdParam, jobInProgress, zipResponse } from '../schemas/jobs.schemas';
 import { attachment, jobArchiveEntries, zipStream, type ArchiveEntry } from '../services/archive';
 import type { BatchService } from '../services/batches';
 import { sendJobFile } from '../services/job-files';
@@ -135,7 +135,7 @@ export function eventJobRoutes(api: ApiRouter, jobs: JobService, batches: BatchS
 
   api.add({
     method: 'get', path: '/api/event-job/jobs/{job_id}/download-archive', summary: 'Download a job’s files as a ZIP (legacy)', tags, params: jobIdParam,
-    responses: { 200: zipResponse, 202: jsonResponse(jobStillRunning, 'Still running'), 400: errorResponse('No files to archive'), 404: errorResponse('Unknown job') },
+    responses: { 200: zipResponse, 202: jsonResponse(jobInProgress, 'Still running'), 400: errorResponse('No files to archive'), 404: errorResponse('Unknown job') },
     handler: async (ctx, { params }) => sendJobArchive(ctx, jobs, params.job_id),
   });
 
@@ -152,10 +152,7 @@ export function eventJobRoutes(api: ApiRouter, jobs: JobService, batches: BatchS
     params: filePathParam,
     koaPath: '/api/event-job/files/{*path}',
     responses: {
-      200: {
-        description: 'The file (its own media type), or the listing of a folder',
-        content: { '*/*': { schema: z.string().openapi({ format: 'binary' }) }, 'application/json': { schema: envelope(folderListing) } },
-      },
+      200: { description: 'The file (its own media type), or the listing of a folder', content: fileDownloadContent },
       403: errorResponse('The path leaves the job output folders'),
       404: errorResponse('No such file'),
     },

@@ -7,10 +7,11 @@ import { pageRange } from '../../core/page-range';
 import { jobOutputKey, jobResultsKey } from '../../core/records';
 import type { JobState } from '../../workflows/definitions';
 import { isTerminal } from '../../workflows/job-state';
-import { envelope, errorResponse, z } from '../openapi';
+import { errorResponse, jsonResponse, z } from '../openapi';
 import type { ApiRouter } from '../route';
 import { formBool, formInt } from '../schemas/form';
-import { jobIdParam, zipResponse } from '../schemas/jobs.schemas';
+import { externalOcrResult } from '../schemas/external-ocr.schemas';
+import { jobIdParam, jobInProgress, zipResponse } from '../schemas/jobs.schemas';
 import { attachment } from '../services/archive';
 import { jobErrorToAppError, type JobService } from '../services/jobs';
 import { storeUpload, uploadedFile } from '../uploads';
@@ -70,8 +71,8 @@ export function externalOcrRoutes(api: ApiRouter, jobs: JobService, config: Conf
     description: 'With `callback_url` the answer is 202 with `data.job_id` at once and the result is posted to the callback; without it the request waits up to `wait_ms` (default 0) and answers 200 with the result or 202 with the job id.',
     body, bodyTypes: ['multipart'],
     responses: {
-      200: { description: 'The result', content: { 'application/json': { schema: envelope(z.object({}).passthrough()) } } },
-      202: { description: 'Accepted; poll the job or wait for the callback' },
+      200: jsonResponse(externalOcrResult, 'The result'),
+      202: jsonResponse(jobInProgress, 'Accepted; poll the job or wait for the callback'),
       503: errorResponse('External OCR not configured'),
     },
     handler: async (ctx, { body: b }) => {
@@ -117,7 +118,7 @@ export function externalOcrRoutes(api: ApiRouter, jobs: JobService, config: Conf
   api.add({
     method: 'get', path: '/api/pdf/jobs/{job_id}/download-pages-archive', summary: 'Download the page renders of an external-OCR job', tags,
     params: jobIdParam,
-    responses: { 200: zipResponse, 202: { description: 'Still running' }, 400: errorResponse('No archive'), 404: errorResponse('Unknown job') },
+    responses: { 200: zipResponse, 202: jsonResponse(jobInProgress, 'Still running'), 400: errorResponse('No archive'), 404: errorResponse('Unknown job') },
     handler: async (ctx: Context, { params }) => {
       const s = await jobs.require(params.job_id);
       if (!isTerminal(s)) {

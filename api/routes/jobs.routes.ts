@@ -15,7 +15,7 @@ import {
   jobIdParam,
   jobQuery,
   jobRecord,
-  jobStillRunning,
+  jobInProgress,
   zipResponse,
 } from '../schemas/jobs.schemas';
 import { attachment, jobArchiveEntries, zipStream } from '../services/archive';
@@ -163,7 +163,7 @@ export function jobRoutes(api: ApiRouter, deps: JobRouteDeps): void {
     description: '202 while the job runs; 400 `NO_ARCHIVE` when it finished without files.',
     tags: ['Jobs'],
     params: jobIdParam,
-    responses: { 200: zipResponse, 202: jsonResponse(jobStillRunning, 'Still running'), 400: errorResponse('Finished without files (NO_ARCHIVE)'), 404: errorResponse('Unknown job') },
+    responses: { 200: zipResponse, 202: jsonResponse(jobInProgress, 'Still running'), 400: errorResponse('Finished without files (NO_ARCHIVE)'), 404: errorResponse('Unknown job') },
     handler: async (ctx, { params }) => sendJobArchive(ctx, jobs, params.job_id),
   });
 }

@@ -1,4 +1,4 @@
-import { z } from '../openapi';
+import { envelope, z } from '../openapi';
 import { batchStatus, jobError, jobStatus } from './jobs.schemas';
 
 /** The legacy `/api/event-job` API's bodies and answers (spec §4.11). */
@@ -75,3 +75,19 @@ export const folderListing = z
     files: z.array(z.object({ path: z.string(), size: z.number().int(), mime: z.string() })),
   })
   .openapi('FolderListing');
+
+const binary = { schema: z.string().openapi({ format: 'binary' }) };
+
+/**
+ * The 200 answer of GET /api/event-job/files/{path}: a file with the media type it was stored with (the types jobs
+ * produce are listed; anything else is application/octet-stream), or for a folder the JSON listing. A JSON file a
+ * job produced (`tables.json`, `external-ocr.json`) is served as application/json too.
+ */
+export const fileDownloadContent = {
+  'text/markdown': binary,
+  'application/zip': binary,
+  'image/png': binary,
+  'image/jpeg': binary,
+  'application/octet-stream': binary,
+  'application/json': { schema: envelope(folderListing) },
+};

@@ -92,7 +92,7 @@ export const batchCreated = z
 /** `data` of POST /api/pdf/job and POST /api/event-job/jobs: the new job's id and status. */
 export const jobAccepted = z.object({ job_id: z.string(), status: jobStatus }).openapi('JobAccepted');
 
-/** The 202 answer of a download asked of a job that is still pending or processing (contract §3). */
-export const jobStillRunning = z.object({ job_id: z.string(), status: jobStatus, message: z.string() }).openapi('JobStillRunning');
+/** A 202 answer naming a job that is accepted or still running (a download asked too early, an async OCR request): poll it. */
+export const jobInProgress = z.object({ job_id: z.string(), status: jobStatus, message: z.string() }).openapi('JobInProgress');
 
 export const zipResponse = { description: 'ZIP archive', content: { 'application/zip': { schema: z.string().openapi({ format: 'binary' }) } } };

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { startTestApi, type TestApi } from '../support/api';
+import { responseChecker } from '../support/openapi-schemas';
 
 const VERSION: string = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
 const KEY = 'openapi-test-key-0123456789abcdef';
@@ -13,16 +14,29 @@ const EXEMPT_OPERATIONS = ['GET /api/health', 'GET /api/health/live', 'GET /api/
 interface Operation {
   operationId?: string;
   security?: Record<string, string[]>[];
-  responses?: Record<string, unknown>;
+  responses?: Record<string, { description?: string; content?: Record<string, { schema?: Schema }> }>;
   parameters?: { name: string; in: string }[];
 }
 type Doc = {
   openapi: string;
   info: { version: string; title: string };
   security?: Record<string, string[]>[];
-  components: { securitySchemes: Record<string, Record<string, unknown>> };
+  components: { securitySchemes: Record<string, Record<string, unknown>>; schemas?: Record<string, unknown> };
   paths: Record<string, Partial<Record<(typeof METHODS)[number], Operation>>>;
 };
+
+type Schema = { $ref?: string; type?: string | string[]; format?: string; properties?: Record<string, Schema>; additionalProperties?: unknown } & Record<string, unknown>;
+
+/** Why a documented answer schema says nothing (empty, or an object open to anything), or null when it says something. */
+function vacuous(doc: Doc, schema: Schema | undefined, where: string): string | null {
+  if (!schema) return `${where}: no schema`;
+  if (schema.$ref) schema = schema.$ref.slice(2).split('/').reduce<any>((n, k) => n?.[k], doc) as Schema;
+  if (Object.keys(schema).length === 0) return `${where}: empty schema`;
+  if (schema.type === 'object' && Object.keys(schema.properties ?? {}).length === 0) return `${where}: an object with no properties`;
+  // The success envelope: its `data` must say something too.
+  if (schema.properties?.status && schema.properties.data) return vacuous(doc, schema.properties.data, `${where}.data`);
+  return null;
+}
 
 const toOpenApiPath = (koaPath: string) => koaPath.replace(/:([A-Za-z0-9_]+)/g, '{$1}').replace(/\{\*([A-Za-z0-9_]+)\}/g, '{$1}');
 const isHiddenAsset = (p: string) => p.startsWith('/api/doc/');
@@ -141,6 +155,49 @@ describe('OpenAPI document (GET /api/openapi.json)', function () {
     for (const { key, op } of operations(doc)) {
       expect(op.responses, key).to.have.property('500');
       if (!EXEMPT_OPERATIONS.includes(key)) expect(op.responses, key).to.have.property('401');
+    }
+  });
+
+  it('gives every 2xx answer of every operation a schema, binary downloads their media type', () => {
+    const problems: string[] = [];
+    for (const { key, op } of operations(doc)) {
+      for (const [status, res] of Object.entries(op.responses ?? {})) {
+        if (!/^2/.test(status)) continue;
+        const content = Object.entries(res.content ?? {});
+        if (content.length === 0) problems.push(`${key} ${status}: no content`);
+        for (const [type, media] of content) {
+          if (type.includes('*')) problems.push(`${key} ${status}: media range ${type} instead of a media type`);
+          else if (/json/.test(type)) {
+            const why = vacuous(doc, media.schema, `${key} ${status} ${type}`);
+            if (why) problems.push(why);
+          } else if (media.schema?.type !== 'string') problems.push(`${key} ${status} ${type}: not a string (binary or text) schema`);
+        }
+      }
+    }
+    expect(problems).to.deep.equal([]);
+  });
+
+  it('documents schemas that the real answers validate against', async () => {
+    const check = responseChecker(doc as unknown as Record<string, unknown>);
+    const key = { 'X-Service-Api-Key': KEY };
+    const templates = await (await fetch(`${api.url}/api/transformer/templates`, { headers: key })).json();
+    const name = templates.data.templates[0].name as string;
+    const cases: [string, string, number, string?][] = [
+      ['/api/common/', '/api/common/', 200],
+      ['/api/common/samples', '/api/common/samples', 200],
+      ['/api/transformer/templates', '/api/transformer/templates', 200],
+      ['/api/transformer/templates/{name}', `/api/transformer/templates/${encodeURIComponent(name)}`, 200],
+      ['/api/transformer/templates/{name}', '/api/transformer/templates/NoSuchTemplate', 404],
+      ['/api/health/live', '/api/health/live', 200],
+      ['/api/health', '/api/health', 503],
+      ['/api/openapi.json', '/api/openapi.json', 200],
+      ['/api/event-job/files/{path}', '/api/event-job/files/records/jobs/x.json', 403],
+      ['/api/jobs/', '/api/jobs/', 401, 'POST'],
+    ];
+    for (const [path, url, status, method = 'GET'] of cases) {
+      const res = await fetch(api.url + url, { method, headers: status === 401 ? {} : key });
+      expect(res.status, url).to.equal(status);
+      expect(check(method, path, status, await res.json()), `${method} ${url}`).to.deep.equal([]);
     }
   });
 
