@@ -2,9 +2,10 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
-import { useStack, type Stack } from '../support/stack';
+import { startStack, useStack, type Stack } from '../support/stack';
 import { idFromKey } from '../../api/services/jobs';
 import { responseChecker } from '../support/openapi-schemas';
+import { startOcrServer, type OcrServer } from '../support/ocr-server';
 import { buildPdf } from '../support/pdf-factory';
 import { holdJobOutput, rawRequest, transformerJob, until } from '../support/jobs';
 
@@ -90,5 +91,45 @@ describe('answers of the job operations against their documented schemas', funct
     expect(ok.status).to.equal(200);
     expect((await checked('POST', '/api/pdf/job', '/api/pdf/job', { filename: '/etc/hostname' })).status).to.equal(403);
     await s.waitJob(ok.body.data.job_id, 60_000);
+  });
+});
+
+describe('answers of the external OCR operations against their documented schemas', function () {
+  this.timeout(90_000);
+  let s: Stack;
+  let ocr: OcrServer;
+  before(async function () {
+    this.timeout(120_000);
+    ocr = await startOcrServer();
+    s = await startStack({ EXTERNAL_OCR_URL: ocr.url });
+  });
+  after(async () => {
+    await s?.stop();
+    await ocr?.close();
+  });
+
+  async function postOcr(waitMs: string): Promise<{ status: number; body: any }> {
+    const form = new FormData();
+    const pdf = buildPdf({ pages: [{ kind: 'lines', lines: ['Erste Seite.'] }, { kind: 'lines', lines: ['Zweite Seite.'] }] });
+    form.append('file', new Blob([new Uint8Array(pdf)], { type: 'application/pdf' }), 'zwei.pdf');
+    form.append('wait_ms', waitMs);
+    const res = await fetch(`${s.url}/api/pdf/process-external-ocr`, { method: 'POST', body: form, signal: AbortSignal.timeout(60_000) });
+    return { status: res.status, body: await res.json() };
+  }
+
+  it('the 200 result, the 202 of a request that does not wait, and the pages archive answers', async () => {
+    const check = responseChecker((await s.call('GET', '/api/openapi.json')).body);
+    const done = await postOcr('30000');
+    expect(done.status, JSON.stringify(done.body).slice(0, 300)).to.equal(200);
+    expect(check('POST', '/api/pdf/process-external-ocr', 200, done.body)).to.deep.equal([]);
+    const accepted = await postOcr('0');
+    expect(accepted.status).to.equal(202);
+    expect(check('POST', '/api/pdf/process-external-ocr', 202, accepted.body)).to.deep.equal([]);
+    // Running (202) or finished (the ZIP): a JSON answer is checked against the schema of its status.
+    const archive = await s.call('GET', `/api/pdf/jobs/${accepted.body.data.job_id}/download-pages-archive`);
+    if (archive.headers.get('content-type')?.startsWith('application/json')) {
+      expect(check('GET', '/api/pdf/jobs/{job_id}/download-pages-archive', archive.status, archive.body)).to.deep.equal([]);
+    } else expect(archive.status).to.equal(200);
+    await s.waitJob(accepted.body.data.job_id, 60_000);
   });
 });
