@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { freePort } from '../../scripts/services.mjs';
 import { startTestApi, type TestApi } from '../support/api';
+import { waitFor } from '../support/processes';
 import { startDevServer, tempDir, type DevServer } from '../support/servers';
 import { startTestWorker, type TestWorker } from '../support/worker';
 
@@ -45,11 +46,10 @@ describe('health', function () {
 
   it('answers 200 degraded when Temporal runs but no worker polls', async () => {
     temporal = await startDevServer({ dbFile, port });
-    let { status, body } = await health();
-    for (let i = 0; i < 40 && status !== 200; i++) {
-      await new Promise((r) => setTimeout(r, 250));
-      ({ status, body } = await health());
-    }
+    const { status, body } = await waitFor(async () => {
+      const r = await health();
+      return r.status === 200 ? r : undefined;
+    }, 'health to answer 200 once Temporal runs');
     expect(status).to.equal(200);
     expect(body.checks.temporal.status).to.equal('ok');
     expect(body.checks.worker.status).to.equal('degraded');
@@ -58,12 +58,10 @@ describe('health', function () {
 
   it('answers 200 ok with a polling worker, and the workflow probe runs through both queues', async () => {
     worker = await startTestWorker(temporal!.address, { TASK_QUEUE_PREFIX: `health-${port}`, DATA_DIR: tempDir() });
-    let body: Record<string, any> = {};
-    for (let i = 0; i < 50; i++) {
-      ({ body } = await health());
-      if (body.status === 'ok') break;
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    const { body } = await waitFor(async () => {
+      const r = await health();
+      return r.body.status === 'ok' ? r : undefined;
+    }, 'health to see the worker polling');
     expect(body.status).to.equal('ok');
     expect(body.checks.worker.status).to.equal('ok');
     const probed = await health('?probe=workflow');
@@ -78,11 +76,10 @@ describe('health', function () {
     temporal = null;
     expect((await health()).status).to.equal(503);
     temporal = await startDevServer({ dbFile, port });
-    let status = 0;
-    for (let i = 0; i < 30 && status !== 200; i++) {
-      ({ status } = await health());
-      if (status !== 200) await new Promise((r) => setTimeout(r, 200));
-    }
+    const { status } = await waitFor(async () => {
+      const r = await health();
+      return r.status === 200 ? r : undefined;
+    }, 'health to answer 200 once Temporal is back');
     expect(status).to.equal(200);
   });
 

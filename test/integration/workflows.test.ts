@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
+import { Client, WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import proto from '@temporalio/proto';
@@ -9,6 +9,7 @@ import { htmlToMarkdown } from '../../core/html';
 import { batchRecordKey, jobOutputKey, jobRecordKey } from '../../core/records';
 import { batchStateQuery, failJobSignal, jobStateQuery, type BatchState, type JobState } from '../../workflows/definitions';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
+import { connectTracked, type TrackedConnection } from '../support/temporal-calls';
 import { sharedBundle } from '../support/worker';
 import { createLocalEnv, htmlOfSize, SA, sectionsHtml, startHarness, type Harness } from '../support/workflow-env';
 
@@ -40,18 +41,24 @@ const transformer = (html: string) => ({ jobType: 'transformer' as const, parame
 describe('job and batch workflows on a local Temporal dev server', function () {
   this.timeout(60_000);
   let env: TestWorkflowEnvironment;
+  // The tests' calls go through a connection of their own: the environment's teardown closes its connection at
+  // once, even under a result() long poll that a failed test left running (see test/support/temporal-calls.ts).
+  let calls: TrackedConnection;
   let h: Harness;
 
   before(async function () {
     this.timeout(120_000);
     env = await createLocalEnv();
+    calls = await connectTracked(env.address);
     await sharedBundle();
   });
   after(async () => {
+    await calls?.closeWhenIdle();
     await env?.teardown();
   });
   beforeEach(async () => {
-    h = await startHarness({ address: env.address, client: env.client, connection: env.connection, nativeConnection: env.nativeConnection });
+    const client = new Client({ connection: calls.connection });
+    h = await startHarness({ address: env.address, client, connection: calls.connection, nativeConnection: env.nativeConnection });
   });
   afterEach(async () => {
     await h?.stop();

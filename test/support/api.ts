@@ -8,6 +8,7 @@ import { loadConfig, type Config } from '../../core/config';
 import type { BlobStore } from '../../core/blob-store';
 import { LocalBlobStore } from '../../providers/storage';
 import { tempDir } from './servers';
+import { trackCalls } from './temporal-calls';
 
 export interface TestApi {
   url: string;
@@ -28,6 +29,7 @@ export async function startTestApi(env: Record<string, string> = {}, opts: { hos
   const config = loadConfig({ TEMPORAL_ADDRESS: '127.0.0.1:1', LOG_LEVEL: 'silent', ...env, DATA_DIR: dataDir });
   const store = opts.store ?? (await new LocalBlobStore(path.join(config.dataDir, 'blobs')).init());
   const temporal = createTemporalGateway(config);
+  const calls = trackCalls(temporal.connection);
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const app = createApp({ config, logger, store, temporal });
   const server = http.createServer(app.koa.callback());
@@ -44,7 +46,8 @@ export async function startTestApi(env: Record<string, string> = {}, opts: { hos
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
-      await temporal.close().catch(() => undefined);
+      // Handlers may still wait on Temporal (a sync job, an event stream): never close the channel under them.
+      await calls.closeWhenIdle().catch(() => undefined);
     },
   };
 }

@@ -1,11 +1,12 @@
 import path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { DefaultLogger, makeTelemetryFilterString, NativeConnection, Runtime, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import pino from 'pino';
 import { loadConfig, type Config } from '../../core/config';
 import type { BlobStore } from '../../core/blob-store';
 import { LocalBlobStore } from '../../providers/storage';
 import { bundleWorkflows, createWorkers, type Workers } from '../../worker/create-workers';
+import { connectTracked } from './temporal-calls';
 
 let runtimeInstalled = false;
 
@@ -35,6 +36,8 @@ export interface TestWorker {
   workers: Workers;
   config: Config;
   store: BlobStore;
+  /** The client the activities use (on a connection of the worker's own). */
+  client: Client;
   running: Promise<void>;
   stop(): Promise<void>;
 }
@@ -46,20 +49,21 @@ export async function startTestWorker(address: string, env: Record<string, strin
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const blobStore = store ?? (await new LocalBlobStore(path.join(config.dataDir, 'blobs')).init());
   const connection = await NativeConnection.connect({ address });
-  const clientConnection = await Connection.connect({ address });
-  const temporalClient = new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE });
+  const clientConnection = await connectTracked(address);
+  const temporalClient = new Client({ connection: clientConnection.connection, namespace: config.TEMPORAL_NAMESPACE });
   const workers = await createWorkers({ config, logger, store: blobStore, connection, temporalClient, workflowBundle: await sharedBundle() });
   const running = workers.run();
   return {
     workers,
     config,
     store: blobStore,
+    client: temporalClient,
     running,
     stop: async () => {
       workers.shutdown();
       await running.catch(() => undefined);
       await connection.close();
-      await clientConnection.close();
+      await clientConnection.closeWhenIdle();
     },
   };
 }
