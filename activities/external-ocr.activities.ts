@@ -1,10 +1,13 @@
 import fs from 'node:fs/promises';
 import { ApplicationFailure, cancellationSignal, heartbeat } from '@temporalio/activity';
-import { readBlobJson, writeBlobJson } from '../core/blob-store';
+import { readBlobBuffer, readBlobJson, writeBlobJson } from '../core/blob-store';
+import { readCache, writeCache } from '../core/cache';
+import { jobResults, resultPreview, type JobFields } from '../core/job-results';
+import { EXTERNAL_OCR_CACHE_OPERATION, externalOcrCacheKey } from '../core/ocr-cache';
 import { jobInternalKey, jobOutputKey, jobOutputPrefix, jobResultsKey } from '../core/records';
+import { externalOcrData } from '../core/result-shapes';
 import { createExternalOcr } from '../providers/external-ocr/mistral';
 import type { ExternalOcrRaw } from '../providers/external-ocr/types';
-import { clientFailure } from './failures';
 import type { ActivityDeps } from './deps';
 import { localCopy } from './local-copy';
 
@@ -12,51 +15,53 @@ export function createExternalOcrActivities(deps: ActivityDeps) {
   const { store, config } = deps;
   const provider = createExternalOcr(config.externalOcr);
   return {
-    /** Sends the document (split by page range when big) to the external OCR service; the raw answer goes to the job. */
-    async externalOcrPdf(input: { jobId: string; inputKey: string; sha256: string; pages: number[]; pageCount: number; includeImages: boolean }) {
+    /**
+     * Sends the document (split by page range when big) to the external OCR service; the raw answer goes to the job
+     * and to the result cache. Unless `useCache` is false, a cached answer for the same document, pages and service
+     * is used instead of calling the service.
+     */
+    async externalOcrPdf(input: { jobId: string; inputKey: string; sha256: string; pages: number[]; pageCount: number; includeImages: boolean; useCache?: boolean }) {
       if (!provider) {
         throw ApplicationFailure.nonRetryable('External OCR is not configured: set EXTERNAL_OCR_URL (and EXTERNAL_OCR_API_KEY).', 'PROVIDER_NOT_CONFIGURED', {});
       }
-      const bytes = await fs.readFile(await localCopy(store, input.inputKey, input.sha256, '.pdf'));
-      let raw: ExternalOcrRaw;
-      try {
-        raw = await provider.ocrPdf(bytes, {
-          pages: input.pages.map((p) => p - 1),
-          pageCount: input.pageCount,
-          includeImages: input.includeImages,
-          signal: cancellationSignal(),
-          onProgress: (done, total) => heartbeat({ done, total }),
-        });
-      } catch (err) {
-        clientFailure(err);
-      }
+      const key = externalOcrCacheKey(input.sha256, input, { url: config.externalOcr!.url, model: config.externalOcr!.model });
+      const hit = input.useCache === false ? null : await readCache<ExternalOcrRaw>(store, EXTERNAL_OCR_CACHE_OPERATION, key);
+      const raw: ExternalOcrRaw = hit ?? (await provider.ocrPdf(await fs.readFile(await localCopy(store, input.inputKey, input.sha256, '.pdf')), {
+        pages: input.pages.map((p) => p - 1),
+        pageCount: input.pageCount,
+        includeImages: input.includeImages,
+        signal: cancellationSignal(),
+        onProgress: (done, total) => heartbeat({ done, total }),
+      }));
+      if (!hit) await writeCache(store, EXTERNAL_OCR_CACHE_OPERATION, key, raw);
       await writeBlobJson(store, jobInternalKey(input.jobId, 'external-ocr.json'), raw);
-      return { pages: raw.pages.length, model: raw.model };
+      return { pages: raw.pages.length, model: raw.model, fromCache: hit !== null };
     },
 
-    /** Assembles the spec's result: page-separated Markdown, the raw answer, the pages archive reference. */
-    async finishExternalOcr(input: { jobId: string; parameters: Record<string, unknown>; pageCount: number; fileSize: number; pagesArchive?: string }) {
-      const raw = await readBlobJson<ExternalOcrRaw>(store, jobInternalKey(input.jobId, 'external-ocr.json'));
+    /** Assembles the spec's result: page-separated Markdown, metadata, the raw answer and the pages archive. */
+    async finishExternalOcr(input: { jobId: string; parameters: Record<string, unknown>; pageCount: number; fileSize: number; pagesArchive?: string; fromCache?: boolean }) {
+      const { jobId } = input;
+      const raw = await readBlobJson<ExternalOcrRaw>(store, jobInternalKey(jobId, 'external-ocr.json'));
       const text = raw.pages.map((p) => p.markdown.trim()).join('\n\n---\n\n');
-      await store.put(jobOutputKey(input.jobId, 'result.md'), text, { mime: 'text/markdown; charset=utf-8' });
-      await writeBlobJson(store, jobOutputKey(input.jobId, 'external-ocr.json'), raw);
-      const results = {
-        structured_data: {
-          extracted_text: text,
-          metadata: {
-            page_count: input.pageCount,
-            file_name: String(input.parameters.original_name ?? 'document.pdf'),
-            file_size: input.fileSize,
-            extraction_method: 'external_ocr',
-          },
-        },
-        external_ocr_raw: raw,
-        pages_archive: input.pagesArchive ?? null,
-        assets: [jobOutputKey(input.jobId, 'result.md'), jobOutputKey(input.jobId, 'external-ocr.json'), ...(input.pagesArchive ? [jobOutputKey(input.jobId, input.pagesArchive)] : [])],
-        target_dir: jobOutputPrefix(input.jobId).slice(0, -1),
+      await store.put(jobOutputKey(jobId, 'result.md'), text, { mime: 'text/markdown; charset=utf-8' });
+      await writeBlobJson(store, jobOutputKey(jobId, 'external-ocr.json'), raw);
+      const metadata = {
+        page_count: input.pageCount,
+        file_name: String(input.parameters.original_name ?? 'document.pdf'),
+        file_size: input.fileSize,
+        extraction_method: 'external_ocr',
       };
-      await writeBlobJson(store, jobResultsKey(input.jobId), results);
-      return { results: { target_dir: results.target_dir, assets: results.assets, pages_archive: results.pages_archive, structured_data: { extracted_text: text.slice(0, 2000), metadata: results.structured_data.metadata } } };
+      const pages = input.pagesArchive
+        ? { filename: `${jobId}-pages.zip`, data: (await readBlobBuffer(store, jobOutputKey(jobId, input.pagesArchive))).toString('base64') }
+        : null;
+      const job: JobFields = {
+        structured_data: { extracted_text: text, metadata },
+        assets: [jobOutputKey(jobId, 'result.md'), jobOutputKey(jobId, 'external-ocr.json'), ...(input.pagesArchive ? [jobOutputKey(jobId, input.pagesArchive)] : [])],
+        target_dir: jobOutputPrefix(jobId).slice(0, -1),
+        from_cache: input.fromCache === true,
+      };
+      await writeBlobJson(store, jobResultsKey(jobId), jobResults(externalOcrData(text, metadata, raw, pages), job));
+      return { results: resultPreview(job) };
     },
   };
 }

@@ -3,25 +3,46 @@ import os from 'node:os';
 import path from 'node:path';
 import { createReadStream } from 'node:fs';
 import { cancellationSignal } from '@temporalio/activity';
-import { writeBlobJson } from '../core/blob-store';
+import { readBlobJson, writeBlobJson } from '../core/blob-store';
+import { readCache, writeCache } from '../core/cache';
+import { jobResults, resultPreview, type JobFields } from '../core/job-results';
+import { IMAGE_OCR_CACHE_OPERATION, imageOcrCacheKey } from '../core/ocr-cache';
 import { jobInternalKey, jobOutputKey, jobOutputPrefix, jobResultsKey } from '../core/records';
+import { imageOcrData } from '../core/result-shapes';
 import { downloadToFile } from '../providers/http/download';
 import { DEFAULT_DPI, imageMetadata } from '../providers/image/metadata';
 import { ocrImage, toTesseractLanguages } from '../providers/ocr/tesseract';
-import { clientFailure } from './failures';
 import type { ActivityDeps } from './deps';
-import { applyTemplate } from './llm-ops';
+import { applyTemplate, templateSource } from './llm-ops';
+import { jobModel } from './model-calls';
 import { localCopy } from './local-copy';
+
+/** What the OCR step hands to `finishImageOcr` (under the job): the text, or the cached result, and the cache key. */
+interface OcrStep {
+  text: string;
+  metadata: Record<string, unknown>;
+  cacheKey?: string;
+  /** `text` is the cached result (template already applied). */
+  fromCache?: boolean;
+}
+const ocrKey = (jobId: string) => jobInternalKey(jobId, 'ocr.json');
 
 export function createImageActivities(deps: ActivityDeps) {
   const { store, config } = deps;
   const policy = { allowPrivate: config.loopbackOnly || config.ALLOW_PRIVATE_URLS };
+
+  /** The result-cache key of this image under these parameters (the template's source and model included). */
+  async function resultCacheKey(sha256: string, p: Record<string, unknown>): Promise<string> {
+    const template = typeof p.template === 'string' && p.template ? p.template : undefined;
+    const source = template ? await templateSource({ text: '', template }) : undefined;
+    return imageOcrCacheKey(sha256, p, { templateSource: source, model: deps.llm?.describe().model });
+  }
   return {
     /** Downloads an image URL (SSRF-guarded, size-limited) into the job. */
     async fetchImage({ jobId, url }: { jobId: string; url: string }) {
       const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'docproc-fetch-'));
       try {
-        const r = await downloadToFile(url, path.join(dir, 'image'), { policy, maxBytes: 50 * 1024 * 1024, timeoutMs: 60_000, accept: ['image/'] }).catch(clientFailure);
+        const r = await downloadToFile(url, path.join(dir, 'image'), { policy, maxBytes: 50 * 1024 * 1024, timeoutMs: 60_000, accept: ['image/'] });
         const ref = await store.put(jobInternalKey(jobId, 'input-image'), createReadStream(r.path), { mime: r.mime });
         return { key: ref.key, sha256: ref.sha256 };
       } finally {
@@ -29,42 +50,47 @@ export function createImageActivities(deps: ActivityDeps) {
       }
     },
 
-    /** Reads the image's metadata from its header and recognises its text with tesseract. */
-    async ocrImageBlob({ jobId, key, sha256, languages }: { jobId: string; key: string; sha256: string; languages?: string }) {
+    /**
+     * Reads the image's metadata from its header and recognises its text with tesseract. With the job's
+     * `parameters` (absent in jobs scheduled before the result cache), a cached result for the same image, languages
+     * and template answers instead, unless `use_cache` is false; `finishImageOcr` then writes it as the results.
+     */
+    async ocrImageBlob({ jobId, key, sha256, languages, parameters }: { jobId: string; key: string; sha256: string; languages?: string; parameters?: Record<string, unknown> }) {
+      const cacheKey = parameters ? await resultCacheKey(sha256, parameters) : undefined;
+      const hit = cacheKey && parameters?.use_cache !== false ? await readCache<{ extracted_text: string; metadata: Record<string, unknown> }>(store, IMAGE_OCR_CACHE_OPERATION, cacheKey) : null;
+      if (hit) {
+        await writeBlobJson(store, ocrKey(jobId), { text: hit.extracted_text, metadata: hit.metadata, cacheKey, fromCache: true } satisfies OcrStep);
+        return { chars: hit.extracted_text.length, metadata: hit.metadata, fromCache: true };
+      }
       const file = await localCopy(store, key, sha256, '.img');
-      const meta = await imageMetadata(file).catch(clientFailure);
+      const meta = await imageMetadata(file);
       const langs = toTesseractLanguages(languages ? languages.split(/[,+ ]+/) : undefined);
       const r = await ocrImage(file, { languages: langs, dpi: meta.dpi ?? 300, signal: cancellationSignal() });
       const metadata = { width: meta.width, height: meta.height, format: meta.format, dpi: meta.dpi ?? DEFAULT_DPI, confidence: Math.round(r.confidence) };
-      await writeBlobJson(store, jobInternalKey(jobId, 'ocr.json'), { text: r.text, metadata });
-      return { chars: r.text.length, metadata };
+      await writeBlobJson(store, ocrKey(jobId), { text: r.text, metadata, cacheKey } satisfies OcrStep);
+      return { chars: r.text.length, metadata, fromCache: false };
     },
 
-    /** Applies the template (when given) and writes the results. */
+    /** Applies the template (when given and the result is not cached), writes the results and caches a fresh one. */
     async finishImageOcr({ jobId, parameters }: { jobId: string; parameters: Record<string, unknown> }) {
-      const { text: raw, metadata } = JSON.parse(
-        await (async () => {
-          const chunks: Buffer[] = [];
-          for await (const c of await store.get(jobInternalKey(jobId, 'ocr.json'))) chunks.push(c as Buffer);
-          return Buffer.concat(chunks).toString('utf8');
-        })(),
-      ) as { text: string; metadata: Record<string, unknown> };
-      let text = raw;
-      let output: Record<string, unknown> | undefined;
-      if (typeof parameters.template === 'string' && parameters.template) {
-        const r = await applyTemplate(deps.llm ?? null, { text, template: parameters.template, context: (parameters.context ?? {}) as Record<string, unknown> });
+      const ocr = await readBlobJson<OcrStep>(store, ocrKey(jobId));
+      let text = ocr.text;
+      if (!ocr.fromCache && typeof parameters.template === 'string' && parameters.template) {
+        const r = await applyTemplate(jobModel(deps.llm, store, jobId), { text, template: parameters.template, context: (parameters.context ?? {}) as Record<string, unknown> });
         text = r.text;
-        output = r.output;
       }
       await store.put(jobOutputKey(jobId, 'result.md'), text, { mime: 'text/markdown; charset=utf-8' });
-      const results = {
-        structured_data: { extracted_text: text, metadata },
+      const data = imageOcrData(text, ocr.metadata);
+      const job: JobFields = {
+        structured_data: { extracted_text: text, metadata: ocr.metadata },
         assets: [jobOutputKey(jobId, 'result.md')],
         target_dir: jobOutputPrefix(jobId).slice(0, -1),
-        ...(output ? { output, original_text: raw } : {}),
+        from_cache: ocr.fromCache === true,
       };
-      await writeBlobJson(store, jobResultsKey(jobId), results);
-      return { results: { ...results, structured_data: { extracted_text: text.slice(0, 2000), metadata } } };
+      await writeBlobJson(store, jobResultsKey(jobId), jobResults(data, job));
+      // Every fresh success goes to the result cache (use_cache=false skips reading it, not writing it).
+      if (!ocr.fromCache && ocr.cacheKey) await writeCache(store, IMAGE_OCR_CACHE_OPERATION, ocr.cacheKey, data);
+      return { results: resultPreview(job) };
     },
   };
 }

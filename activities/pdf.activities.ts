@@ -6,21 +6,22 @@ import path from 'node:path';
 import { activityInfo, ApplicationFailure, cancellationSignal, heartbeat } from '@temporalio/activity';
 import yazl from 'yazl';
 import { cacheKey, readCache, writeCache } from '../core/cache';
-import { COMBINED_RULE, PDF_CACHE_OPERATION, pdfCacheKey, type PdfCachedResult } from '../core/pdf-cache';
+import { COMBINED_RULE } from '../core/pdf-cache';
 import { BlobNotFoundError, readBlobJson, writeBlobJson } from '../core/blob-store';
 import { isInsideInputRoots } from '../core/input-roots';
+import type { LlmInfo } from '../core/job-results';
 import { pageRange } from '../core/page-range';
-import { jobInternalKey, jobOutputKey, jobOutputPrefix, jobResultsKey } from '../core/records';
+import { jobInternalKey, jobOutputKey } from '../core/records';
 import { mapPool, ocrImage, toTesseractLanguages } from '../providers/ocr/tesseract';
-import { isPdfError } from '../providers/pdf/errors';
 import { pagesWithImages } from '../providers/pdf/poppler';
 import { describePdf, readPageTexts } from '../providers/pdf/text-engine';
 import { extractEmbeddedImages, renderPagePng, renderPages } from '../providers/pdf/render';
 import { scoreTextLayer } from '../providers/pdf/text-layer';
 import { imagePart, UsageRecorder, type LlmUsage } from '../providers/llm';
 import type { ActivityDeps } from './deps';
-import { applyTemplate } from './llm-ops';
+import { jobModel } from './model-calls';
 import { localCopy } from './local-copy';
+import { createPdfResults } from './pdf-results';
 import { fullParameters, heartbeating } from './steps';
 
 export type PdfMethod = 'native' | 'local_ocr' | 'vision_llm' | 'combined';
@@ -34,15 +35,6 @@ export interface PageResult {
 /** OCR confidence under which `combined` asks the vision model (when one is configured). */
 const LOW_CONFIDENCE = 60;
 
-function pdfFailure(err: unknown): never {
-  if (isPdfError(err)) {
-    // Contract §1: INVALID_FORMAT carries `details.error_type` and `details.supported_formats`.
-    const extra = err.code === 'INVALID_FORMAT' ? { error_type: err.reason, supported_formats: ['pdf'] } : {};
-    throw ApplicationFailure.nonRetryable(err.message, err.code, { reason: err.reason, ...extra });
-  }
-  throw err;
-}
-
 const pageKey = (jobId: string, page: number) => jobInternalKey(jobId, `pages/${page}.json`);
 const contentsKey = (jobId: string) => jobInternalKey(jobId, 'pages.json');
 
@@ -54,8 +46,6 @@ export interface PdfMeta {
   pages: number[];
 }
 
-/** What one step's language model calls cost (UsageRecorder.summary()). */
-type LlmSummary = { total_tokens: number; total_cost: number; requests: { model: string; purpose: string; tokens: number; duration_ms: number }[] };
 /**
  * `preparePdf` notes here that the job asked for `use_cache: false`: the workflow passes the page groups no
  * parameters. Absent (the default, and jobs prepared before this note existed): the page cache is read.
@@ -76,6 +66,7 @@ export function createPdfActivities(deps: ActivityDeps) {
   const { store, config } = deps;
   const llm = deps.llm ?? null;
   const engine = config.PDF_TEXT_ENGINE;
+  const finishPdfJob = createPdfResults(deps);
 
   /** The input: an upload's blob, or a file inside the allowed roots (contract §6), copied into the job. */
   async function inputBlob(jobId: string, p: Record<string, unknown>): Promise<{ key: string; sha256: string }> {
@@ -110,12 +101,13 @@ export function createPdfActivities(deps: ActivityDeps) {
     }
   }
 
-  async function visionPage(pdfPath: string, page: number, signal: AbortSignal, usages: LlmUsage[]): Promise<PageResult> {
-    if (!llm) throw ApplicationFailure.nonRetryable('vision_llm needs a language model: set LLM_BASE_URL, LLM_API_KEY and LLM_MODEL.', 'PROVIDER_NOT_CONFIGURED', {});
+  async function visionPage(jobId: string, pdfPath: string, page: number, signal: AbortSignal, usages: LlmUsage[]): Promise<PageResult> {
+    const model = jobModel(llm, store, jobId);
+    if (!model) throw ApplicationFailure.nonRetryable('vision_llm needs a language model: set LLM_BASE_URL, LLM_API_KEY and LLM_MODEL.', 'PROVIDER_NOT_CONFIGURED', {});
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'docproc-vision-'));
     try {
       const png = await renderPagePng(pdfPath, page, path.join(dir, `p${page}.png`), 150, { signal });
-      const r = await llm.chatText({
+      const r = await model.chatText({
         purpose: 'vision_ocr',
         vision: true,
         signal,
@@ -134,7 +126,7 @@ export function createPdfActivities(deps: ActivityDeps) {
     const p = await fullParameters(store, jobId, parameters);
     const input = await inputBlob(jobId, p);
     const pdfPath = await localCopy(store, input.key, input.sha256, '.pdf');
-    const desc = await describePdf(pdfPath, engine, { signal: cancellationSignal() }).catch(pdfFailure);
+    const desc = await describePdf(pdfPath, engine, { signal: cancellationSignal() });
     const n = desc.pageCount;
     if (n > config.MAX_PDF_PAGES) throw ApplicationFailure.nonRetryable(`The PDF has ${n} pages; at most ${config.MAX_PDF_PAGES} are processed.`, 'VALIDATION_ERROR', { limit: config.MAX_PDF_PAGES, page_count: n });
     const range = pageRange(p, n);
@@ -148,57 +140,6 @@ export function createPdfActivities(deps: ActivityDeps) {
     const pages = Array.from({ length: last - first + 1 }, (_, i) => first + i);
     const meta: PdfMeta = { pageCount: n, title: desc.title, author: desc.author, pages };
     return { p, input, pdfPath, meta };
-  }
-
-  /** Joins the pages, applies the template, writes `result.md` and the results; answers the workflow's summary. */
-  async function writePdfResults(
-    jobId: string,
-    p: Record<string, unknown>,
-    meta: PdfMeta,
-    contents: PageResult[],
-    llmSummaries: LlmSummary[],
-    images: { archive: string; image_paths: string[] } | undefined,
-    inputSha256: string | undefined,
-  ) {
-    let text = contents.map((c) => c.text.trim()).filter(Boolean).join('\n\n');
-    const requests = llmSummaries.flatMap((l) => l.requests);
-    let output: Record<string, unknown> | undefined;
-    if (typeof p.template === 'string' && p.template) {
-      const r = await applyTemplate(llm, { text, template: p.template, context: (p.context ?? {}) as Record<string, unknown>, target_language: p.source_language as string | undefined });
-      output = r.output;
-      text = r.text;
-      for (const u of r.usages) requests.push({ model: u.model, purpose: u.purpose, tokens: u.tokens, duration_ms: u.duration_ms });
-    }
-    const assets = [jobOutputKey(jobId, 'result.md'), ...(images ? [jobOutputKey(jobId, images.archive)] : [])];
-    const results = {
-      structured_data: {
-        extracted_text: text,
-        metadata: {
-          page_count: meta.pageCount,
-          author: meta.author,
-          title: meta.title,
-          text_contents: contents.map((c) => ({ page: c.page, text: c.text, method: c.method })),
-          image_paths: images?.image_paths ?? [],
-        },
-      },
-      assets,
-      target_dir: jobOutputPrefix(jobId).slice(0, -1),
-      ...(output ? { output } : {}),
-      llm_info: {
-        total_tokens: llmSummaries.reduce((a, l) => a + l.total_tokens, 0),
-        total_cost: llmSummaries.reduce((a, l) => a + l.total_cost, 0),
-        requests,
-      },
-    };
-    // Every fresh success goes to the result cache (use_cache=false skips reading it, not writing it).
-    const cacheKeyOfResult = inputSha256 ? pdfCacheKey(inputSha256, p, { textEngine: engine, visionModel: llm?.describe().visionModel }) : null;
-    const cached: PdfCachedResult = results.structured_data;
-    await Promise.all([
-      store.put(jobOutputKey(jobId, 'result.md'), text, { mime: 'text/markdown; charset=utf-8' }),
-      writeBlobJson(store, jobResultsKey(jobId), results),
-      ...(cacheKeyOfResult ? [writeCache(store, PDF_CACHE_OPERATION, cacheKeyOfResult, cached)] : []),
-    ]);
-    return { target_dir: results.target_dir, assets, structured_data: { extracted_text: text.slice(0, 2000), metadata: { page_count: meta.pageCount } } };
   }
 
   return {
@@ -218,9 +159,12 @@ export function createPdfActivities(deps: ActivityDeps) {
     async readPdfText({ jobId, parameters, finish }: { jobId: string; parameters: Record<string, unknown>; finish: boolean }) {
       const d = await describeInput(jobId, parameters);
       // Thousands of pages take seconds: the step heartbeats meanwhile.
-      const texts = await heartbeating((signal) => readPageTexts(d.pdfPath, d.meta.pages, engine, { signal, parallel: os.availableParallelism() })).catch(pdfFailure);
-      const contents: PageResult[] = d.meta.pages.map((page) => ({ page, text: texts.get(page) ?? '', method: 'native' }));
-      if (finish) return { meta: d.meta, results: await writePdfResults(jobId, d.p, d.meta, contents, [], undefined, d.input.sha256) };
+      const read = async (): Promise<PageResult[]> => {
+        const texts = await heartbeating((signal) => readPageTexts(d.pdfPath, d.meta.pages, engine, { signal, parallel: os.availableParallelism() }));
+        return d.meta.pages.map((page) => ({ page, text: texts.get(page) ?? '', method: 'native' }));
+      };
+      if (finish) return { meta: d.meta, results: await finishPdfJob({ jobId, parameters: d.p, meta: d.meta, sha256: d.input.sha256, llm: [], contents: read }) };
+      const contents = await read();
       await writeBlobJson(store, contentsKey(jobId), contents);
       return { meta: d.meta, inputKey: d.input.key, sha256: d.input.sha256, contentsKey: contentsKey(jobId) };
     },
@@ -254,20 +198,20 @@ export function createPdfActivities(deps: ActivityDeps) {
           const reused = r !== null;
           if (!r) {
             if (method === 'native' || method === 'combined') {
-              texts ??= await readPageTexts(pdfPath, pages, engine, { signal }).catch(pdfFailure);
+              texts ??= await readPageTexts(pdfPath, pages, engine, { signal });
               const text = texts.get(page) ?? '';
               r = { page, text, method: 'native' };
               if (method === 'combined' && !scoreTextLayer(text).usable) {
                 // A page that paints no image has nothing to OCR: its text layer is the answer, however short.
                 // One pdfimages call tells it for the whole group.
-                imagePages ??= await pagesWithImages(pdfPath, pages, { signal }).catch(pdfFailure);
+                imagePages ??= await pagesWithImages(pdfPath, pages, { signal });
                 if (imagePages.has(page)) {
                   r = await ocrPage(pdfPath, page, languages, signal);
-                  if ((r.confidence ?? 0) < LOW_CONFIDENCE && llm) r = await visionPage(pdfPath, page, signal, usages);
+                  if ((r.confidence ?? 0) < LOW_CONFIDENCE && llm) r = await visionPage(jobId, pdfPath, page, signal, usages);
                 }
               }
             } else if (method === 'local_ocr') r = await ocrPage(pdfPath, page, languages, signal);
-            else r = await visionPage(pdfPath, page, signal, usages);
+            else r = await visionPage(jobId, pdfPath, page, signal, usages);
             write(writeCache(store, 'pdf-page', ck, r));
           }
           write(writeBlobJson(store, pageKey(jobId, page), r));
@@ -316,13 +260,14 @@ export function createPdfActivities(deps: ActivityDeps) {
       }
     },
 
-    /** Assembles the text, applies the template and writes the results. */
+    /** Assembles the text, applies the template and writes the results (or the cached result). */
     async finishPdf(input: {
       jobId: string;
       parameters: Record<string, unknown>;
       meta: PdfMeta;
       images?: { archive: string; image_paths: string[] };
-      llm: LlmSummary[];
+      /** What each page group's language model calls cost (UsageRecorder.summary()). */
+      llm: LlmInfo[];
       /** All pages in one blob (`readPdfText`); without it, one blob per page (`extractPdfPages`). */
       contentsKey?: string;
       /** The document's sha256, for the result cache (absent in jobs scheduled before the cache existed). */
@@ -330,11 +275,12 @@ export function createPdfActivities(deps: ActivityDeps) {
     }) {
       const { jobId, meta } = input;
       const p = await fullParameters(store, jobId, input.parameters);
-      const contents = input.contentsKey
-        ? await readBlobJson<PageResult[]>(store, input.contentsKey)
-        : // Many small reads (one per page): 16 at a time, in page order.
-          await mapPool(meta.pages, 16, (page) => readBlobJson<PageResult>(store, pageKey(jobId, page)));
-      return { results: await writePdfResults(jobId, p, meta, contents, input.llm, input.images, input.sha256) };
+      const contents = () =>
+        input.contentsKey
+          ? readBlobJson<PageResult[]>(store, input.contentsKey)
+          : // Many small reads (one per page): 16 at a time, in page order.
+            mapPool(meta.pages, 16, (page) => readBlobJson<PageResult>(store, pageKey(jobId, page)));
+      return { results: await finishPdfJob({ jobId, parameters: p, meta, sha256: input.sha256, images: input.images, llm: input.llm, contents }) };
     },
   };
 }

@@ -1,18 +1,18 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { writeBlobJson } from '../core/blob-store';
 import type { ExtractedTable } from '../core/html';
-import { assertHtmlDepth, HtmlTooDeepError } from '../core/html/limits';
+import { assertHtmlDepth } from '../core/html/limits';
 import { convertHtmlToMarkdown, extractHtmlTables } from '../providers/html';
 import { readCache, writeCache } from '../core/cache';
+import { jobResults, resultPreview, type JobFields } from '../core/job-results';
 import { jobOutputKey, jobOutputPrefix, jobResultsKey } from '../core/records';
+import { transformerData } from '../core/result-shapes';
 import { TRANSFORM_CACHE_OPERATION, transformCacheKey } from '../core/transform-cache';
 import { UsageRecorder, type LlmUsage } from '../providers/llm';
+import { jobModel } from './model-calls';
 import { applyTemplate, blocksToNewsfeed, summarize, templateSource, translate, type Block, type OpResult, type TemplateRequest } from './llm-ops';
-import { clientFailure } from './failures';
 import type { ActivityDeps } from './deps';
 import { fullParameters, heartbeating, runStep } from './steps';
-
-const PREVIEW_CHARS = 2000;
 
 /** Renders extracted tables as GFM Markdown, for `extracted_text`. */
 export function tablesToMarkdown(tables: ExtractedTable[]): string {
@@ -26,16 +26,6 @@ export function tablesToMarkdown(tables: ExtractedTable[]): string {
       return lines.join('\n');
     })
     .join('\n\n');
-}
-
-/** Deeply nested HTML is refused before conversion: its cost grows much faster than its size. */
-function refuseDeepHtml(html: string): void {
-  try {
-    assertHtmlDepth(html);
-  } catch (e) {
-    if (e instanceof HtmlTooDeepError) throw ApplicationFailure.nonRetryable(e.message, 'UNPROCESSABLE_INPUT', { max_depth: e.limit });
-    throw e;
-  }
 }
 
 /** What one transformer operation produced; also the cache entry. */
@@ -55,11 +45,11 @@ function summarise(usages: LlmUsage[]) {
 
 export function createTransformerActivities(deps: ActivityDeps) {
   const { store } = deps;
-  const llm = deps.llm ?? null;
 
-  async function compute(operation: string, params: Record<string, unknown>): Promise<Computed> {
+  async function compute(jobId: string, operation: string, params: Record<string, unknown>): Promise<Computed> {
+    const llm = jobModel(deps.llm, store, jobId);
     const md = (text: string, name = 'result.md') => ({ name, body: text, mime: 'text/markdown; charset=utf-8' });
-    if (operation === 'html-to-markdown' || operation === 'extract-tables') refuseDeepHtml(String(params.html ?? ''));
+    if (operation === 'html-to-markdown' || operation === 'extract-tables') assertHtmlDepth(String(params.html ?? ''));
     if (operation === 'html-to-markdown') {
       const text = await heartbeating((signal) => convertHtmlToMarkdown(String(params.html ?? ''), signal));
       return { text, metadata: { operation, characters: text.length }, file: md(text), usages: [] };
@@ -95,24 +85,20 @@ export function createTransformerActivities(deps: ActivityDeps) {
         let computed = params.use_cache === false ? null : await readCache<Computed>(store, TRANSFORM_CACHE_OPERATION, key);
         const fromCache = computed !== null;
         if (!computed) {
-          computed = await compute(operation, params).catch(clientFailure);
+          computed = await compute(jobId, operation, params);
           await writeCache(store, TRANSFORM_CACHE_OPERATION, key, computed);
         }
-        const { text, metadata, file, output, usages } = computed;
+        const { text, metadata, file, usages } = computed;
         await store.put(jobOutputKey(jobId, file.name), file.body, { mime: file.mime });
-        const results = {
+        const job: JobFields = {
           structured_data: { extracted_text: text, metadata },
           assets: [`${jobOutputPrefix(jobId)}${file.name}`],
           target_dir: jobOutputPrefix(jobId).slice(0, -1),
-          ...(output ? { output } : {}),
           llm_info: summarise(usages),
           from_cache: fromCache,
         };
-        await writeBlobJson(store, jobResultsKey(jobId), results);
-        const preview = text.length > PREVIEW_CHARS ? `${text.slice(0, PREVIEW_CHARS)}…` : text;
-        return {
-          results: { ...results, output: undefined, structured_data: { extracted_text: preview, metadata: { operation, characters: text.length } } },
-        };
+        await writeBlobJson(store, jobResultsKey(jobId), jobResults(transformerData(operation, params, computed), job));
+        return { results: resultPreview(job) };
       });
       return { ...value, reused };
     },

@@ -1,4 +1,5 @@
 import { readBlobJson } from '../core/blob-store';
+import { resultData } from '../core/job-results';
 import { jobResultsKey } from '../core/records';
 import { completedBody, failedBody, progressBody } from '../core/webhooks';
 import { deliverWebhook } from '../providers/webhook/deliver';
@@ -21,7 +22,8 @@ export function createWebhookActivities(deps: ActivityDeps) {
       let body: unknown;
       if (event.phase === 'processing') body = progressBody(jobId, clientJobId, event.progress, event.message);
       else if (event.phase === 'completed') {
-        const data = (await store.stat(jobResultsKey(jobId))) ? await readBlobJson(store, jobResultsKey(jobId)) : {};
+        // The synchronous endpoint's `data`: the results without the job fields (spec §6).
+        const data = (await store.stat(jobResultsKey(jobId))) ? resultData(await readBlobJson(store, jobResultsKey(jobId))) : {};
         body = completedBody(jobId, clientJobId, event.message, data);
       } else body = failedBody(jobId, clientJobId, event.message, event.error);
       return deliverWebhook({

@@ -68,7 +68,6 @@ export function createApp(deps: AppDeps): App {
     syncWaitMs: config.SYNC_WAIT_MS,
     llmConfigured: config.llm !== null,
     inputRoots: config.inputRoots,
-    cache: { textEngine: config.PDF_TEXT_ENGINE, visionModel: config.llm?.visionModel },
   });
   imageOcrRoutes(api, jobs, config.SYNC_WAIT_MS);
   externalOcrRoutes(api, jobs, config);

@@ -1,10 +1,9 @@
 import fs from 'node:fs/promises';
 import type { Context } from 'koa';
-import { readBlobJson } from '../../core/blob-store';
 import type { Config } from '../../core/config';
 import { AppError } from '../../core/errors';
 import { pageRange } from '../../core/page-range';
-import { jobOutputKey, jobResultsKey } from '../../core/records';
+import { jobOutputKey } from '../../core/records';
 import type { JobState } from '../../workflows/definitions';
 import { isTerminal } from '../../workflows/job-state';
 import { errorResponse, jsonResponse, z } from '../openapi';
@@ -14,8 +13,8 @@ import { externalOcrResult } from '../schemas/external-ocr.schemas';
 import { jobIdParam, jobInProgress, zipResponse } from '../schemas/jobs.schemas';
 import { attachment } from '../services/archive';
 import { jobErrorToAppError, type JobService } from '../services/jobs';
+import { answerWithResults } from '../services/sync-answer';
 import { storeUpload, uploadedFile } from '../uploads';
-
 
 const body = z.object({
   file: uploadedFile,
@@ -24,6 +23,8 @@ const body = z.object({
   includeImages: formBool(true),
   includePageImages: formBool(true),
   useCache: formBool(true),
+  /** The same as `useCache` (the other endpoints' spelling); either one false bypasses the cache. */
+  use_cache: formBool(true),
   callback_url: z.string().url().max(2048).optional(),
   callback_token: z.string().max(1024).optional(),
   jobId: z.string().max(256).optional(),
@@ -39,28 +40,6 @@ async function hasPdfHeader(file: string): Promise<boolean> {
   } finally {
     await fh.close();
   }
-}
-
-async function readAll(jobs: JobService, key: string): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const c of await jobs.store.get(key)) chunks.push(c as Buffer);
-  return Buffer.concat(chunks);
-}
-
-/** The finished job's result in the spec's shape. */
-async function resultData(jobs: JobService, s: JobState): Promise<Record<string, unknown>> {
-  const r = await readBlobJson<{ structured_data: { extracted_text: string; metadata: unknown }; external_ocr_raw: unknown; pages_archive: string | null }>(jobs.store, jobResultsKey(s.job_id));
-  const pages = r.pages_archive ? await readAll(jobs, jobOutputKey(s.job_id, r.pages_archive)) : null;
-  return {
-    job_id: s.job_id,
-    extracted_text: r.structured_data.extracted_text,
-    metadata: r.structured_data.metadata,
-    external_ocr_raw: r.external_ocr_raw,
-    pages_archive_filename: pages ? `${s.job_id}-pages.zip` : null,
-    pages_archive_data: pages ? pages.toString('base64') : null,
-    images_archive_data: null,
-    images_archive_filename: null,
-  };
 }
 
 /** External OCR (spec §4.2, contract §6): callback → 202 at once; else wait up to wait_ms → 200 or 202. */
@@ -96,7 +75,7 @@ export function externalOcrRoutes(api: ApiRouter, jobs: JobService, config: Conf
         file_size: upload.size,
         includeImages: b.includeImages,
         includePageImages: b.includePageImages,
-        use_cache: b.useCache,
+        use_cache: b.useCache && b.use_cache,
         ...(b.page_start ? { page_start: b.page_start } : {}),
         ...(b.page_end ? { page_end: b.page_end } : {}),
       };
@@ -111,7 +90,8 @@ export function externalOcrRoutes(api: ApiRouter, jobs: JobService, config: Conf
       while (!isTerminal(state) && Date.now() < deadline) state = await jobs.waitForChange(state, (deadline - Date.now()) / 1000);
       if (!isTerminal(state)) return accepted(state);
       if (state.status === 'failed') throw jobErrorToAppError(state.error, state.job_id);
-      ctx.body = { status: 'success', data: await resultData(jobs, state) };
+      // The record holds the full results (the live state only a preview).
+      answerWithResults(ctx, (await jobs.readRecord(state.job_id)) ?? state);
     },
   });
 

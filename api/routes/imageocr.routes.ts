@@ -1,9 +1,11 @@
+import type { Context } from 'koa';
 import { AppError } from '../../core/errors';
 import { DISCARD_UPLOAD } from '../../core/job-params';
 import { envelope, errorResponse, z } from '../openapi';
 import type { ApiRouter } from '../route';
 import { formBool } from '../schemas/form';
 import type { JobService } from '../services/jobs';
+import { answerWithResults } from '../services/sync-answer';
 import { storeUpload, uploadedFile, withUpload } from '../uploads';
 
 const common = {
@@ -21,11 +23,13 @@ const result = envelope(
 /** Image OCR (spec §4.10): an upload or a URL (SSRF-guarded), recognised by tesseract on the media queue. */
 export function imageOcrRoutes(api: ApiRouter, jobs: JobService, syncWaitMs: number): void {
   const tags = ['Image OCR'];
-  const answer = async (ctx: import('koa').Context, parameters: Record<string, unknown>) => {
-    const done = await jobs.runSync({ jobType: 'imageocr', parameters }, syncWaitMs);
-    const sd = (done.results?.structured_data ?? {}) as { extracted_text?: string; metadata?: Record<string, unknown> };
-    ctx.body = { status: 'success', data: { extracted_text: sd.extracted_text ?? '', metadata: sd.metadata ?? {} } };
-  };
+  const answer = async (ctx: Context, parameters: Record<string, unknown>) => answerWithResults(ctx, await jobs.runSync({ jobType: 'imageocr', parameters }, syncWaitMs));
+  /** The job parameters the two routes share; the pipeline reads the result cache unless `use_cache` is false. */
+  const options = (b: { template?: string; ocr_language?: string; use_cache: boolean }) => ({
+    ...(b.template ? { template: b.template } : {}),
+    ...(b.ocr_language ? { ocr_language: b.ocr_language } : {}),
+    use_cache: b.use_cache,
+  });
   const responses = {
     200: { description: 'The text', content: { 'application/json': { schema: result } } },
     400: errorResponse('Not a supported image'),
@@ -38,7 +42,7 @@ export function imageOcrRoutes(api: ApiRouter, jobs: JobService, syncWaitMs: num
     handler: async (ctx, { body }) => {
       if (body.file.size === 0) throw new AppError('INVALID_FORMAT', 'The file is empty.', { error_type: 'empty' });
       const upload = await storeUpload(jobs.store, body.file);
-      const parameters = { file_key: upload.key, file_sha256: upload.sha256, [DISCARD_UPLOAD]: true, ...(body.template ? { template: body.template } : {}), ...(body.ocr_language ? { ocr_language: body.ocr_language } : {}) };
+      const parameters = { file_key: upload.key, file_sha256: upload.sha256, [DISCARD_UPLOAD]: true, ...options(body) };
       await withUpload(jobs.store, upload, () => answer(ctx, parameters));
     },
   });
@@ -50,7 +54,7 @@ export function imageOcrRoutes(api: ApiRouter, jobs: JobService, syncWaitMs: num
     bodyTypes: ['json', 'multipart'],
     responses: { ...responses, 403: errorResponse('Target not allowed'), 502: errorResponse('The URL could not be fetched') },
     handler: async (ctx, { body }) => {
-      await answer(ctx, { url: body.url, ...(body.template ? { template: body.template } : {}), ...(body.ocr_language ? { ocr_language: body.ocr_language } : {}) });
+      await answer(ctx, { url: body.url, ...options(body) });
     },
   });
 }

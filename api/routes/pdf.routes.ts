@@ -1,15 +1,12 @@
-import { readBlobBuffer } from '../../core/blob-store';
-import { readCache } from '../../core/cache';
 import { AppError } from '../../core/errors';
 import { assertInsideInputRoots } from '../../core/input-roots';
 import { DISCARD_UPLOAD, refinePageRange } from '../../core/job-params';
-import { PDF_CACHE_OPERATION, pdfCacheKey, type PdfCacheContext, type PdfCachedResult } from '../../core/pdf-cache';
-import { jobOutputKey } from '../../core/records';
 import { envelope, errorResponse, jsonResponse, z } from '../openapi';
 import type { ApiRouter } from '../route';
 import { formBool, formInt } from '../schemas/form';
 import { jobAccepted, webhookSchema } from '../schemas/jobs.schemas';
 import type { JobService } from '../services/jobs';
+import { answerWithResults } from '../services/sync-answer';
 import { storeUpload, uploadedFile, withUpload } from '../uploads';
 import { validateParameters } from './jobs.routes';
 
@@ -55,18 +52,6 @@ export interface PdfRouteOptions {
   llmConfigured: boolean;
   /** Where `/api/pdf/job` may read files (config `inputRoots`). */
   inputRoots: readonly string[];
-  /** What changes a PDF's text in this deployment (part of the result-cache key, as the worker computes it). */
-  cache: PdfCacheContext;
-}
-
-/** A cached or fresh result as the response's `data`. */
-function processData(sd: Partial<PdfCachedResult>, text: string | undefined, archive: { name: string; data: string } | null) {
-  return {
-    extracted_text: String(text ?? sd.extracted_text ?? ''),
-    metadata: sd.metadata ?? {},
-    images_archive_filename: archive?.name ?? null,
-    images_archive_data: archive?.data ?? null,
-  };
 }
 
 export function pdfRoutes(api: ApiRouter, jobs: JobService, opts: PdfRouteOptions): void {
@@ -113,21 +98,7 @@ export function pdfRoutes(api: ApiRouter, jobs: JobService, opts: PdfRouteOption
         ...(body.source_language ? { source_language: body.source_language } : {}),
         ...(body.ocr_language ? { ocr_language: body.ocr_language } : {}),
       });
-      await withUpload(jobs.store, upload, async () => {
-        const key = pdfCacheKey(upload.sha256, parameters, opts.cache);
-        const hit = key && body.useCache ? await readCache<PdfCachedResult>(jobs.store, PDF_CACHE_OPERATION, key) : null;
-        ctx.set('X-Cache', hit ? 'hit' : 'miss');
-        if (hit) {
-          ctx.body = { status: 'success', data: processData(hit, undefined, null) };
-          return;
-        }
-        const done = await jobs.runSync({ jobType: 'pdf', parameters }, syncWaitMs);
-        const sd = (done.results?.structured_data ?? {}) as Partial<PdfCachedResult>;
-        const archive = body.includeImages
-          ? { name: `${done.job_id}-images.zip`, data: (await readBlobBuffer(jobs.store, jobOutputKey(done.job_id, 'images.zip'))).toString('base64') }
-          : null;
-        ctx.body = { status: 'success', data: processData(sd, (done.results as { output?: { transformed_text?: string } })?.output?.transformed_text, archive) };
-      });
+      await withUpload(jobs.store, upload, async () => answerWithResults(ctx, await jobs.runSync({ jobType: 'pdf', parameters }, syncWaitMs)));
     },
   });
 

@@ -1,14 +1,12 @@
 import type { Context } from 'koa';
-import { readCache } from '../../core/cache';
 import type { Config } from '../../core/config';
 import { AppError } from '../../core/errors';
-import type { ExtractedTable } from '../../core/html/tables';
 import { loadTemplate, needsModel, parseTemplate, TEMPLATES_DIR } from '../../core/templates';
-import { TRANSFORM_CACHE_OPERATION, transformCacheKey } from '../../core/transform-cache';
 import { envelope, errorResponse, z } from '../openapi';
 import type { ApiRouter } from '../route';
 import { lang, useCache } from '../schemas/common.schemas';
 import type { JobService } from '../services/jobs';
+import { answerWithResults } from '../services/sync-answer';
 
 const MAX_TEXT = 1_000_000;
 const MAX_HTML = 10_000_000;
@@ -32,12 +30,6 @@ export const templateBody = z
     path: ['template'],
   });
 
-interface OpParts {
-  text: string;
-  metadata: Record<string, unknown>;
-  output: Record<string, unknown>;
-}
-
 export interface TransformerDeps {
   jobs: JobService;
   config: Config;
@@ -45,33 +37,17 @@ export interface TransformerDeps {
 }
 
 /**
- * Runs one transformer operation the way every endpoint here does: a cache hit answers from the blob store at once
- * (`X-Cache: hit`); a miss runs the transformer job type's pipeline as a job and waits (`X-Cache: miss`), and the
- * worker writes the fresh result to the cache. `needsModel` operations answer 503 when no model is configured.
+ * Runs one transformer operation the way every endpoint here does: as a job of the transformer type, waited for,
+ * its results forwarded as `data`. The pipeline reads the result cache (unless `use_cache` is false) and writes
+ * fresh results to it; `X-Cache` says which it was. `needsModel` operations answer 503 when no model is configured.
  */
-export async function runTransformerOperation(
-  ctx: Context,
-  deps: TransformerDeps,
-  params: Record<string, unknown>,
-  opts: { needsModel: boolean; templateSource?: string },
-): Promise<OpParts> {
+export async function runTransformerOperation(ctx: Context, deps: TransformerDeps, params: Record<string, unknown>, opts: { needsModel: boolean }): Promise<void> {
   if (opts.needsModel && !deps.config.llm) {
     throw new AppError('PROVIDER_NOT_CONFIGURED', 'This operation needs a language model: set LLM_BASE_URL, LLM_API_KEY and LLM_MODEL.', {
       operation: params.operation,
     });
   }
-  const key = transformCacheKey(params, { model: deps.config.llm?.model, templateSource: opts.templateSource });
-  if (params.use_cache !== false) {
-    const hit = await readCache<OpParts>(deps.jobs.store, TRANSFORM_CACHE_OPERATION, key);
-    if (hit) {
-      ctx.set('X-Cache', 'hit');
-      return { text: hit.text, metadata: hit.metadata, output: hit.output ?? {} };
-    }
-  }
-  ctx.set('X-Cache', 'miss');
-  const done = await deps.jobs.runSync({ jobType: 'transformer', parameters: params }, deps.syncWaitMs);
-  const r = (done.results ?? {}) as { structured_data?: { extracted_text?: string; metadata?: Record<string, unknown> }; output?: Record<string, unknown> };
-  return { text: r.structured_data?.extracted_text ?? '', metadata: r.structured_data?.metadata ?? {}, output: r.output ?? {} };
+  answerWithResults(ctx, await deps.jobs.runSync({ jobType: 'transformer', parameters: params }, deps.syncWaitMs));
 }
 
 const json = <T extends z.ZodType>(schema: T, description = 'Result') => ({ description, content: { 'application/json': { schema: envelope(schema) } } });
@@ -88,8 +64,7 @@ export function transformerRoutes(api: ApiRouter, deps: TransformerDeps): void {
     responses: { 200: json(z.object({ original_text: z.string(), translated_text: z.string(), source_language: z.string(), target_language: z.string() })), ...modelErrors },
     handler: async (ctx, { body }) => {
       const params = { operation: 'text', ...body };
-      const r = await runTransformerOperation(ctx, deps, params, { needsModel: body.source_language !== body.target_language });
-      ctx.body = { status: 'success', data: { original_text: body.text, translated_text: String(r.output.translated_text ?? r.text), source_language: body.source_language, target_language: body.target_language } };
+      await runTransformerOperation(ctx, deps, params, { needsModel: body.source_language !== body.target_language });
     },
   });
 
@@ -106,8 +81,7 @@ export function transformerRoutes(api: ApiRouter, deps: TransformerDeps): void {
         source = t.source;
       }
       const params = { operation: 'template', ...body };
-      const r = await runTransformerOperation(ctx, deps, params, { needsModel: needsModel(parseTemplate(source), body.context), templateSource: source });
-      ctx.body = { status: 'success', data: { original_text: body.text, transformed_text: String(r.output.transformed_text ?? r.text), template_fields: r.output.template_fields ?? {} } };
+      await runTransformerOperation(ctx, deps, params, { needsModel: needsModel(parseTemplate(source), body.context) });
     },
   });
 
@@ -117,8 +91,7 @@ export function transformerRoutes(api: ApiRouter, deps: TransformerDeps): void {
     body: z.object({ text: text.min(1), max_length: z.number().int().min(50).max(100_000).optional().default(1000), use_cache: useCache }),
     responses: { 200: json(z.object({ original_text: z.string(), summary: z.string() })), ...modelErrors },
     handler: async (ctx, { body }) => {
-      const r = await runTransformerOperation(ctx, deps, { operation: 'summarize', ...body }, { needsModel: true });
-      ctx.body = { status: 'success', data: { original_text: body.text, summary: String(r.output.summary ?? r.text) } };
+      await runTransformerOperation(ctx, deps, { operation: 'summarize', ...body }, { needsModel: true });
     },
   });
 
@@ -128,8 +101,7 @@ export function transformerRoutes(api: ApiRouter, deps: TransformerDeps): void {
     body: htmlBody,
     responses: { 200: json(z.object({ html: z.string(), markdown: z.string() })), 422: errorResponse('HTML nested too deeply'), 504: modelErrors[504] },
     handler: async (ctx, { body }) => {
-      const r = await runTransformerOperation(ctx, deps, { operation: 'html-to-markdown', ...body }, { needsModel: false });
-      ctx.body = { status: 'success', data: { html: body.html, markdown: r.text } };
+      await runTransformerOperation(ctx, deps, { operation: 'html-to-markdown', ...body }, { needsModel: false });
     },
   });
 
@@ -139,8 +111,7 @@ export function transformerRoutes(api: ApiRouter, deps: TransformerDeps): void {
     body: htmlBody,
     responses: { 200: json(z.object({ tables: z.array(table) })), 422: errorResponse('HTML nested too deeply'), 504: modelErrors[504] },
     handler: async (ctx, { body }) => {
-      const r = await runTransformerOperation(ctx, deps, { operation: 'extract-tables', ...body }, { needsModel: false });
-      ctx.body = { status: 'success', data: { tables: (r.metadata.tables ?? []) as ExtractedTable[] } };
+      await runTransformerOperation(ctx, deps, { operation: 'extract-tables', ...body }, { needsModel: false });
     },
   });
 }

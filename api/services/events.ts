@@ -1,5 +1,6 @@
 import { PassThrough } from 'node:stream';
 import type { Context } from 'koa';
+import { resultData } from '../../core/job-results';
 import { completedBody, failedBody, progressBody } from '../../core/webhooks';
 import type { JobEvent, JobState } from '../../workflows/definitions';
 import { isTerminal } from '../../workflows/job-state';
@@ -9,7 +10,7 @@ import type { JobService } from './jobs';
 export function eventBody(s: JobState, ev: JobEvent): unknown {
   const clientJobId = s.input?.webhook?.jobId;
   if (ev.phase === 'processing') return progressBody(s.job_id, clientJobId, ev.progress, ev.message);
-  if (ev.phase === 'completed') return completedBody(s.job_id, clientJobId, ev.message, s.results ?? {});
+  if (ev.phase === 'completed') return completedBody(s.job_id, clientJobId, ev.message, resultData(s.results));
   return failedBody(s.job_id, clientJobId, ev.message, ev.error ?? s.error);
 }
 

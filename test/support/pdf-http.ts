@@ -3,13 +3,20 @@ import type { Stack } from './stack';
 
 /** Helpers of the PDF endpoint tests: multipart posting and the success envelope. */
 
-/** Posts a multipart form to /api/pdf/process (global FormData and Blob); answers status, parsed body and elapsed ms. */
-export async function postPdf(s: Stack, fields: Record<string, string>, file?: Buffer, name = 'doc.pdf'): Promise<{ status: number; body: any; ms: number; headers: Headers }> {
+/** A file part of a multipart form. */
+export interface FormFile {
+  bytes: Buffer;
+  name: string;
+  type: string;
+}
+
+/** Posts a multipart form to `url` (global FormData and Blob); answers status, parsed body, headers and elapsed ms. */
+export async function postMultipart(url: string, fields: Record<string, string>, file?: FormFile): Promise<{ status: number; body: any; ms: number; headers: Headers }> {
   const form = new FormData();
-  if (file) form.append('file', new Blob([new Uint8Array(file)], { type: 'application/pdf' }), name);
+  if (file) form.append('file', new Blob([new Uint8Array(file.bytes)], { type: file.type }), file.name);
   for (const [k, v] of Object.entries(fields)) form.append(k, v);
   const t0 = Date.now();
-  const res = await fetch(`${s.url}/api/pdf/process`, { method: 'POST', body: form, signal: AbortSignal.timeout(90_000) });
+  const res = await fetch(url, { method: 'POST', body: form, signal: AbortSignal.timeout(90_000) });
   const text = await res.text();
   let body: any = text;
   try {
@@ -18,6 +25,11 @@ export async function postPdf(s: Stack, fields: Record<string, string>, file?: B
     /* not JSON */
   }
   return { status: res.status, body, ms: Date.now() - t0, headers: res.headers };
+}
+
+/** Posts a multipart form to /api/pdf/process; answers status, parsed body, elapsed ms and headers. */
+export function postPdf(s: Stack, fields: Record<string, string>, file?: Buffer, name = 'doc.pdf'): Promise<{ status: number; body: any; ms: number; headers: Headers }> {
+  return postMultipart(`${s.url}/api/pdf/process`, fields, file && { bytes: file, name, type: 'application/pdf' });
 }
 
 /** The `data` of a 200 success envelope. */

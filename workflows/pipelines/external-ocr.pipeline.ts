@@ -1,9 +1,8 @@
 import { proxyActivities, workflowInfo } from '@temporalio/workflow';
-import type { createActivities } from '../../activities';
+import type { Activities } from '../../activities';
 import { bookkeepingRemote, cpuBound, providerCall } from '../activity-options';
 import type { PipelineContext } from './context';
 
-type Activities = ReturnType<typeof createActivities>;
 
 /**
  * External OCR (spec §4.2 process-external-ocr): prepare → the external service's Markdown and, in parallel, page
@@ -18,13 +17,13 @@ export async function externalOcrPipeline(ctx: PipelineContext): Promise<Record<
   const prep = await media.preparePdf({ jobId, parameters });
   ctx.progress('ocr', 10, `Sending ${prep.pages.length} page(s) to the OCR service`);
   const [ocr, pages] = await Promise.all([
-    net.externalOcrPdf({ jobId, inputKey: prep.inputKey, sha256: prep.sha256, pages: prep.pages, pageCount: prep.pageCount, includeImages: parameters.includeImages !== false }),
+    net.externalOcrPdf({ jobId, inputKey: prep.inputKey, sha256: prep.sha256, pages: prep.pages, pageCount: prep.pageCount, includeImages: parameters.includeImages !== false, useCache: parameters.use_cache !== false }),
     parameters.includePageImages !== false
       ? media.renderPdfImages({ jobId, inputKey: prep.inputKey, sha256: prep.sha256, pages: prep.pages, archive: 'pages.zip' })
       : Promise.resolve(undefined),
   ]);
-  ctx.log('info', `${ocr.pages} page(s) recognised by ${ocr.model}`);
+  ctx.log('info', `${ocr.pages} page(s) recognised by ${ocr.model}${ocr.fromCache ? ' (from the result cache)' : ''}`);
   ctx.progress('finish', 95, 'Writing the results');
-  const fin = await io.finishExternalOcr({ jobId, parameters, pageCount: prep.pageCount, fileSize: Number(parameters.file_size ?? 0), pagesArchive: pages?.archive });
+  const fin = await io.finishExternalOcr({ jobId, parameters, pageCount: prep.pageCount, fileSize: Number(parameters.file_size ?? 0), pagesArchive: pages?.archive, fromCache: ocr.fromCache });
   return fin.results;
 }

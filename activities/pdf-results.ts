@@ -1,0 +1,84 @@
+import { readBlobBuffer, writeBlobJson } from '../core/blob-store';
+import { readCache, writeCache } from '../core/cache';
+import { jobResults, resultPreview, type JobFields, type LlmInfo } from '../core/job-results';
+import { PDF_CACHE_OPERATION, pdfCacheKey, type PdfCachedResult } from '../core/pdf-cache';
+import { jobOutputKey, jobOutputPrefix, jobResultsKey } from '../core/records';
+import { pdfData } from '../core/result-shapes';
+import type { ActivityDeps } from './deps';
+import { applyTemplate } from './llm-ops';
+import { jobModel } from './model-calls';
+import type { PageResult, PdfMeta } from './pdf.activities';
+
+/** The page renders' archive of a job (`renderPdfImages`). */
+export interface PdfImages {
+  archive: string;
+  image_paths: string[];
+}
+
+/** What the last step of a pdf job knows: the document, how its pages are read, what the model calls cost. */
+export interface PdfFinish {
+  jobId: string;
+  parameters: Record<string, unknown>;
+  meta: PdfMeta;
+  /** The document's sha256, for the result cache (absent in jobs scheduled before the cache existed). */
+  sha256?: string;
+  images?: PdfImages;
+  llm: LlmInfo[];
+  /** Reads the pages; not called when the result comes from the cache. */
+  contents: () => Promise<PageResult[]>;
+}
+
+const NO_LLM: LlmInfo = { total_tokens: 0, total_cost: 0, requests: [] };
+
+/**
+ * The end of every pdf job: the result cache is read (unless `use_cache` is false), else the pages are joined and
+ * the template applied; `result.md` and the results (the `/api/pdf/process` data and the job fields) are written,
+ * and a fresh result goes to the cache. Answers the small preview the workflow keeps.
+ */
+export function createPdfResults(deps: ActivityDeps) {
+  const { store, config } = deps;
+  const llm = deps.llm ?? null;
+
+  async function assemble(f: PdfFinish, contents: PageResult[]): Promise<{ text: string; metadata: Record<string, unknown>; llmInfo: LlmInfo }> {
+    const { jobId, parameters: p, meta } = f;
+    let text = contents.map((c) => c.text.trim()).filter(Boolean).join('\n\n');
+    const requests = f.llm.flatMap((l) => l.requests);
+    if (typeof p.template === 'string' && p.template) {
+      const r = await applyTemplate(jobModel(llm, store, jobId), { text, template: p.template, context: (p.context ?? {}) as Record<string, unknown>, target_language: p.source_language as string | undefined });
+      text = r.text;
+      for (const u of r.usages) requests.push({ model: u.model, purpose: u.purpose, tokens: u.tokens, duration_ms: u.duration_ms });
+    }
+    const metadata = {
+      page_count: meta.pageCount,
+      author: meta.author,
+      title: meta.title,
+      text_contents: contents.map((c) => ({ page: c.page, text: c.text, method: c.method })),
+      image_paths: f.images?.image_paths ?? [],
+    };
+    const llmInfo = { total_tokens: f.llm.reduce((a, l) => a + l.total_tokens, 0), total_cost: f.llm.reduce((a, l) => a + l.total_cost, 0), requests };
+    return { text, metadata, llmInfo };
+  }
+
+  return async function finishPdfJob(f: PdfFinish): Promise<Record<string, unknown>> {
+    const { jobId, parameters: p } = f;
+    const key = f.sha256 ? pdfCacheKey(f.sha256, p, { textEngine: config.PDF_TEXT_ENGINE, visionModel: llm?.describe().visionModel }) : null;
+    const hit = key && p.use_cache !== false ? await readCache<PdfCachedResult>(store, PDF_CACHE_OPERATION, key) : null;
+    const r = hit ? { text: hit.extracted_text, metadata: hit.metadata, llmInfo: NO_LLM } : await assemble(f, await f.contents());
+    const images = f.images; // absent on a hit: a request with page images is not cached
+    const archive = images ? { filename: `${jobId}-images.zip`, data: (await readBlobBuffer(store, jobOutputKey(jobId, images.archive))).toString('base64') } : null;
+    const job: JobFields = {
+      structured_data: { extracted_text: r.text, metadata: r.metadata },
+      assets: [jobOutputKey(jobId, 'result.md'), ...(images ? [jobOutputKey(jobId, images.archive)] : [])],
+      target_dir: jobOutputPrefix(jobId).slice(0, -1),
+      llm_info: r.llmInfo,
+      from_cache: hit !== null,
+    };
+    await Promise.all([
+      store.put(jobOutputKey(jobId, 'result.md'), r.text, { mime: 'text/markdown; charset=utf-8' }),
+      writeBlobJson(store, jobResultsKey(jobId), jobResults(pdfData(r.text, r.metadata, archive), job)),
+      // Every fresh success goes to the result cache (use_cache=false skips reading it, not writing it).
+      ...(key && !hit ? [writeCache(store, PDF_CACHE_OPERATION, key, job.structured_data satisfies PdfCachedResult)] : []),
+    ]);
+    return resultPreview(job);
+  };
+}
