@@ -1,5 +1,5 @@
 import { envelope, z } from '../openapi';
-import { batchStatus, jobError, jobStatus } from './jobs.schemas';
+import { batchStatus, batchSummary, jobError, jobStatus } from './jobs.schemas';
 
 /** The legacy `/api/event-job` API's bodies and answers (spec §4.11). */
 
@@ -40,18 +40,8 @@ export const legacyBatchAccepted = z
 
 export const failAllResult = z.object({ batch_id: z.string(), failed_count: z.number().int(), message: z.string() }).openapi('FailAllResult');
 
-export const legacyBatch = z
-  .object({
-    batch_id: z.string(),
-    batch_name: z.string(),
-    status: batchStatus,
-    active: z.boolean(),
-    job_count: z.number().int(),
-    completed_count: z.number().int(),
-    failed_count: z.number().int(),
-    jobs: z.array(z.object({ job_id: z.string(), status: z.string() })),
-  })
-  .openapi('LegacyBatch');
+/** The batch as the new API shows it, without its timestamps. */
+export const legacyBatch = batchSummary.omit({ created_at: true, updated_at: true }).openapi('LegacyBatch');
 
 export const toggleActiveResult = z.object({ batch_id: z.string(), active: z.boolean(), message: z.string() }).openapi('ToggleActiveResult');
 

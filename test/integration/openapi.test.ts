@@ -177,6 +177,12 @@ describe('OpenAPI document (GET /api/openapi.json)', function () {
     expect(problems).to.deep.equal([]);
   });
 
+  it('documents that the path of GET /api/event-job/files/{path} may contain slashes', () => {
+    const param = doc.paths['/api/event-job/files/{path}']?.get?.parameters?.find((p) => p.name === 'path') as { in: string; description?: string } | undefined;
+    expect(param?.in).to.equal('path');
+    expect(param?.description).to.match(/may contain slashes/);
+  });
+
   it('documents schemas that the real answers validate against', async () => {
     const check = responseChecker(doc as unknown as Record<string, unknown>);
     const key = { 'X-Service-Api-Key': KEY };
