@@ -67,7 +67,7 @@ describe('GET /api/event-job/files/{path} with the paths jobs hand out', functio
     expect(archive, JSON.stringify(results.assets)).to.be.a('string');
     for (const asset of results.assets) await downloadAsset(asset, asset.endsWith('.zip') ? /^application\/zip$/ : /^text\/markdown/);
     const names = unzip(await readBlobBuffer(s.api.store, archive)).names;
-    const imagePaths = results.metadata?.image_paths ?? results.structured_data.metadata.image_paths;
+    const imagePaths = results.metadata.image_paths;
     expect(names).to.include.members(['page-0001.png', 'page-0002.png']);
     expect(imagePaths, 'image_paths name the archive entries').to.deep.equal(names);
   });
