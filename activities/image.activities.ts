@@ -2,7 +2,6 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createReadStream } from 'node:fs';
-import { cancellationSignal } from '@temporalio/activity';
 import { readBlobJson, writeBlobJson } from '../core/blob-store';
 import { readCache, writeCache } from '../core/cache';
 import { jobResults, resultPreview, type JobFields } from '../core/job-results';
@@ -15,6 +14,7 @@ import { ocrImage, toTesseractLanguages } from '../providers/ocr/tesseract';
 import type { ActivityDeps } from './deps';
 import { applyTemplate, templateSource } from './llm-ops';
 import { jobModel } from './model-calls';
+import { heartbeating } from './steps';
 import { localCopy } from './local-copy';
 
 /** What the OCR step hands to `finishImageOcr` (under the job): the text, or the cached result, and the cache key. */
@@ -65,7 +65,8 @@ export function createImageActivities(deps: ActivityDeps) {
       const file = await localCopy(store, key, sha256, '.img');
       const meta = await imageMetadata(file);
       const langs = toTesseractLanguages(languages ? languages.split(/[,+ ]+/) : undefined);
-      const r = await ocrImage(file, { languages: langs, dpi: meta.dpi ?? 300, signal: cancellationSignal() });
+      // Tesseract can take a minute on a big scan: heartbeat meanwhile, so a cancel reaches it and kills it.
+      const r = await heartbeating((signal) => ocrImage(file, { languages: langs, dpi: meta.dpi ?? 300, signal }));
       const metadata = { width: meta.width, height: meta.height, format: meta.format, dpi: meta.dpi ?? DEFAULT_DPI, confidence: Math.round(r.confidence) };
       await writeBlobJson(store, ocrKey(jobId), { text: r.text, metadata, cacheKey } satisfies OcrStep);
       return { chars: r.text.length, metadata, fromCache: false };

@@ -93,8 +93,11 @@ export function createPdfActivities(deps: ActivityDeps) {
   async function ocrPage(pdfPath: string, page: number, languages: string[], signal: AbortSignal): Promise<PageResult> {
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'docproc-ocr-'));
     try {
-      const [rendered] = await renderPages(pdfPath, [page], dir, { signal });
-      const r = await ocrImage(rendered.path, { languages, signal });
+      // One page can take tens of seconds on a busy machine: heartbeat while poppler and tesseract run.
+      const r = await heartbeating(async () => {
+        const [rendered] = await renderPages(pdfPath, [page], dir, { signal });
+        return ocrImage(rendered.path, { languages, signal });
+      });
       return { page, text: r.text, method: 'local_ocr', confidence: Math.round(r.confidence) };
     } finally {
       await fs.rm(dir, { recursive: true, force: true });
@@ -126,7 +129,7 @@ export function createPdfActivities(deps: ActivityDeps) {
     const p = await fullParameters(store, jobId, parameters);
     const input = await inputBlob(jobId, p);
     const pdfPath = await localCopy(store, input.key, input.sha256, '.pdf');
-    const desc = await describePdf(pdfPath, engine, { signal: cancellationSignal() });
+    const desc = await heartbeating((signal) => describePdf(pdfPath, engine, { signal }));
     const n = desc.pageCount;
     if (n > config.MAX_PDF_PAGES) throw ApplicationFailure.nonRetryable(`The PDF has ${n} pages; at most ${config.MAX_PDF_PAGES} are processed.`, 'VALIDATION_ERROR', { limit: config.MAX_PDF_PAGES, page_count: n });
     const range = pageRange(p, n);
@@ -238,14 +241,14 @@ export function createPdfActivities(deps: ActivityDeps) {
         const zip = new yazl.ZipFile();
         const names: string[] = [];
         for (const page of pages) {
-          const png = await renderPagePng(pdfPath, page, path.join(dir, `page-${String(page).padStart(4, '0')}.png`), 150, { signal: cancellationSignal() });
+          const png = await heartbeating((signal) => renderPagePng(pdfPath, page, path.join(dir, `page-${String(page).padStart(4, '0')}.png`), 150, { signal }));
           names.push(path.basename(png));
           zip.addFile(png, path.basename(png), { compress: false });
           heartbeat({ page });
         }
         if (archive === 'images.zip' && pages.length) {
           // The pictures embedded in those pages, next to the page renders.
-          const embedded = await extractEmbeddedImages(pdfPath, pages[0], pages[pages.length - 1], path.join(dir, 'embedded'), { signal: cancellationSignal() });
+          const embedded = await heartbeating((signal) => extractEmbeddedImages(pdfPath, pages[0], pages[pages.length - 1], path.join(dir, 'embedded'), { signal }));
           for (const f of embedded) {
             const name = `embedded/${path.basename(f)}`;
             names.push(name);
