@@ -6,6 +6,9 @@ import { useLlmStack } from '../support/llm-env';
 import type { LlmServer } from '../support/llm-server';
 import { sharedDevServer } from '../support/servers';
 import { until } from '../support/jobs';
+import { newJobId, taskQueues } from '../../core/ids';
+import { jobSearchAttributes, type JobInput } from '../../workflows/definitions';
+import { jobWorkflow } from '../../workflows/job.workflow';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 
 // An operator cancels, terminates or times out a job's workflow from the Temporal UI or CLI. Whatever ends the run,
@@ -77,5 +80,27 @@ describe('jobs ended from the Temporal UI', function () {
     const jobId = await runningSummaryJob('terminate-1');
     await client.workflow.getHandle(jobId).terminate('operator test');
     await expectFailedAndRestartable(jobId, 'terminate-1', 'TERMINATED');
+  });
+
+  it('a job whose workflow run times out reads as failed with TIMED_OUT, sends its webhook and restarts', async () => {
+    // Jobs get no run timeout from the API; an operator (or a client starting workflows itself) may set one.
+    llm.latency(600_000);
+    const jobId = newJobId();
+    const input: JobInput = {
+      jobId,
+      jobType: 'transformer',
+      parameters: { operation: 'summarize', text: 'Ein Text, der nie fertig wird.', use_cache: false },
+      createdAt: new Date().toISOString(),
+      run: 1,
+      webhook: { url: hooks.url, jobId: 'timeout-1' },
+    };
+    await client.workflow.start(jobWorkflow, {
+      workflowId: jobId,
+      taskQueue: taskQueues(s.worker.config.TASK_QUEUE_PREFIX).io,
+      args: [input],
+      workflowRunTimeout: '3s',
+      typedSearchAttributes: jobSearchAttributes({ jobType: 'transformer' }),
+    });
+    await expectFailedAndRestartable(jobId, 'timeout-1', 'TIMED_OUT');
   });
 });
