@@ -247,13 +247,13 @@ describe('transformer endpoints with a language model', function () {
     });
   });
 
-  it('runs a template operation as a transformer job with its output and the LLM usage and cost', async () => {
+  it('runs a template operation as a transformer job whose results hold the endpoint data and the LLM usage and cost', async () => {
     const r = await s.call('POST', '/api/jobs/', { job_type: 'transformer', parameters: { operation: 'template', text: `${MEETING} (job)`, template: 'Besprechung' } });
     expect(r.status, JSON.stringify(r.body)).to.equal(200);
     const job = await s.waitJob(r.body.data.job_id);
     expect(job.status, JSON.stringify(job.error)).to.equal('completed');
-    expect(job.results.output.transformed_text).to.include('# title value').and.include('## Zusammenfassung');
-    expect(Object.keys(job.results.output.template_fields)).to.have.members(BESPRECHUNG_FIELDS);
+    expect(job.results.transformed_text).to.include('# title value').and.include('## Zusammenfassung');
+    expect(Object.keys(job.results.template_fields)).to.have.members(BESPRECHUNG_FIELDS);
     const info = job.results.llm_info;
     expect(info.total_tokens).to.be.a('number').and.greaterThan(0);
     expect(info.total_cost).to.be.a('number').and.greaterThan(0);

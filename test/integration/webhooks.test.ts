@@ -77,8 +77,9 @@ describe('job webhooks and event stream on the real engine', function () {
     expect(done.json.message).to.be.a('string').and.not.equal('');
     expect(done.json.process).to.deep.equal({ id: jobId });
     expect(done.json.job).to.deep.equal({ id: 'client-7' });
-    expect(done.json.data.structured_data.extracted_text).to.equal(job.results.structured_data.extracted_text);
-    expect(done.json.data.structured_data.extracted_text).to.include('# Report');
+    // The completion carries the synchronous endpoint's data (spec §6), not the job's structured_data.
+    expect(done.json.data).to.deep.equal({ html: SMALL_HTML, markdown: job.results.structured_data.extracted_text });
+    expect(done.json.data.markdown).to.include('# Report');
 
     for (const r of unique) {
       expect(r.headers['content-type']).to.match(/^application\/json/);
@@ -231,7 +232,7 @@ describe('job webhooks and event stream on the real engine', function () {
       expect(last.event).to.equal('completed');
       expect(last.data).to.include({ phase: 'completed' });
       expect(last.data.process).to.deep.equal({ id: done });
-      expect(last.data.data.structured_data.extracted_text).to.equal(job.results.structured_data.extracted_text);
+      expect(last.data.data).to.deep.equal({ html: SMALL_HTML, markdown: job.results.markdown });
 
       const failedId = await create(pdfJob());
       await s.waitJob(failedId);
