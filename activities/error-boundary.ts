@@ -2,31 +2,21 @@ import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, ActivityInterceptorsFactory, Next } from '@temporalio/worker';
 import { AppError } from '../core/errors';
 
-/** Retry delays a provider may ask for are honoured up to this cap (a longer wait is the retry policy's business). */
-const MAX_RETRY_AFTER_MS = 10 * 60_000;
-
 /**
  * The one place where an activity's error becomes a Temporal failure, for every activity of the worker:
  *
  * - an `AppError` (a client-facing error with a contract code) fails the job with that code and its details, and is
- *   not retried: the same input fails the same way (a 401 from a model, an invalid format, a forbidden URL);
- * - an `AppError` marked `retryable` (a provider's 429, 5xx or timeout once its own attempts are spent) keeps its code
- *   and is retried by the activity's policy, after the provider's `Retry-After` when it gave one;
+ *   not retried by Temporal: a permanent one (a model's 400/401/403/404, an invalid format, a forbidden URL) fails
+ *   the same way every time, and a transient one (429, 5xx, a timeout) reaches the boundary only once the provider's
+ *   own retries are spent (exponential backoff honouring `Retry-After`, `LLM_MAX_RETRIES`), so its last answer is
+ *   the job's;
  * - cancellation and `ApplicationFailure`s pass through unchanged;
- * - anything else is unexpected and stays retryable (a crashed engine, a full disk, a network blip).
+ * - anything else is unexpected and stays retryable (a crashed engine, a full disk, a dead worker's step).
  */
 export function toActivityFailure(err: unknown): unknown {
   if (err instanceof ApplicationFailure || err instanceof CancelledFailure) return err;
   if (!(err instanceof AppError)) return err;
-  const retryable = (err as AppError & { retryable?: unknown }).retryable === true;
-  const retryAfterMs = Number(err.details.retry_after_ms);
-  return ApplicationFailure.create({
-    message: err.message,
-    type: err.code,
-    details: [err.details],
-    nonRetryable: !retryable,
-    ...(retryable && Number.isFinite(retryAfterMs) && retryAfterMs > 0 ? { nextRetryDelay: Math.min(retryAfterMs, MAX_RETRY_AFTER_MS) } : {}),
-  });
+  return ApplicationFailure.create({ message: err.message, type: err.code, details: [err.details], nonRetryable: true });
 }
 
 class ErrorBoundary implements ActivityInboundCallsInterceptor {

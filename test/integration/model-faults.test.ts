@@ -45,20 +45,25 @@ describe('slow and failing language models', function () {
     expect(wall).to.be.at.least(15_000);
   });
 
-  it('a retried summary step asks again only for the call that never answered', async () => {
-    // The reduce call (the fourth) fails twice: the provider's own retry, then the step's retry by Temporal. The
-    // three chunk calls that answered are read from the job's journal, not asked again.
+  it('a restarted summary job asks again only for the call that never answered', async () => {
+    // The reduce call (the fourth) fails twice: the first attempt and the provider's one retry, so the job fails
+    // with 502. Its restart reads the three chunk calls that answered from the job's journal; only the reduce
+    // call is asked again.
     let n = 0;
     llm.respond(() => {
       n += 1;
       return n === 4 || n === 5 ? { status: 500, body: { error: { message: 'overloaded' } } } : { content: `Kurzfassung ${n}.` };
     });
     const r = await s.call('POST', '/api/transformer/summarize', { text: THREE_CHUNKS, max_length: 500, use_cache: false });
-    expect(r.status, JSON.stringify(r.body).slice(0, 400)).to.equal(200);
+    expectError(r, 502, 'UPSTREAM_ERROR');
+    const jobId: string = r.body.error.details.job_id;
+    expect((await s.call('POST', `/api/event-job/${jobId}/restart`)).status).to.equal(200);
+    const job = await s.waitJob(jobId, 60_000);
+    expect(job.status, JSON.stringify(job.error)).to.equal('completed');
     const users = llm.chatRequests().map((q) => String(q.json.messages.find((m: { role: string }) => m.role === 'user')?.content ?? ''));
     const asked = new Map<string, number>();
     for (const u of users) asked.set(u, (asked.get(u) ?? 0) + 1);
-    expect(users, 'three chunk calls, then the reduce call: failed twice, then answered').to.have.length(6);
+    expect(users, 'three chunk calls, then the reduce call: failed twice, then answered after the restart').to.have.length(6);
     expect([...asked.values()].sort(), 'each chunk asked once, the reduce call three times').to.deep.equal([1, 1, 1, 3]);
     expect(users[3]).to.equal(users[5]);
   });
@@ -78,14 +83,19 @@ describe('slow and failing language models', function () {
     expect(llm.chatRequests(), 'a 403 is not retried').to.have.length(1);
   });
 
-  it('a rate-limited model is retried after the Retry-After it asked for, and the job completes', async () => {
-    // Two 429s spend the provider's attempts; the step is retried by Temporal no sooner than Retry-After (2 s).
-    llm.fail429(2, 2);
+  it('a rate-limited model is asked again after the Retry-After it gave, and the job completes', async () => {
+    llm.fail429(2, 1);
     const r = await s.call('POST', '/api/transformer/text', { text: 'Guten Tag', source_language: 'de', target_language: 'en', use_cache: false });
     expect(r.status, JSON.stringify(r.body)).to.equal(200);
     const reqs = llm.chatRequests();
-    expect(reqs).to.have.length(3);
+    expect(reqs).to.have.length(2);
     expect(reqs[1].receivedAt - reqs[0].receivedAt).to.be.at.least(1900);
-    expect(reqs[2].receivedAt - reqs[1].receivedAt).to.be.at.least(1900);
+  });
+
+  it('a model that keeps failing answers 502 UPSTREAM_ERROR once the provider has retried, without further rounds', async () => {
+    llm.respond(() => ({ status: 503, body: { error: { message: 'overloaded' } } }));
+    const r = await s.call('POST', '/api/transformer/text', { text: 'Guten Abend', source_language: 'de', target_language: 'en', use_cache: false });
+    expectError(r, 502, 'UPSTREAM_ERROR');
+    expect(llm.chatRequests(), 'the first attempt and one provider retry (LLM_MAX_RETRIES=1)').to.have.length(2);
   });
 });
