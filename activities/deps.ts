@@ -4,6 +4,7 @@ import type { Config } from '../core/config';
 import type { TaskQueues } from '../core/ids';
 import type { Logger } from '../core/logger';
 import type { LlmProvider } from '../providers/llm';
+import type { BatchInput, JobStatus } from '../workflows/definitions';
 
 /** What every activity is built from (injected by the worker). Its own module, so no activity file imports index.ts. */
 export interface ActivityDeps {
@@ -15,4 +16,9 @@ export interface ActivityDeps {
   temporalClient?: Client;
   /** The language model, or null when none is configured (operations that need one fail with 503). */
   llm?: LlmProvider | null;
+  /**
+   * Starts a closed batch's workflow again with a job's `jobFinished` signal (a job restarted after its batch
+   * finished). Built by the worker, which knows the workflow definitions; activities do not import workflows.
+   */
+  reopenBatch?: (input: BatchInput, finished: { index: number; status: JobStatus }) => Promise<void>;
 }

@@ -1,7 +1,6 @@
 import { BlobNotFoundError, readBlobBuffer, readBlobJson, writeBlobJson } from '../core/blob-store';
 import { batchRecordKey, jobRecordKey, jobResultsKey } from '../core/records';
 import { uploadToDiscard } from '../core/job-params';
-import { batchWorkflow } from '../workflows/batch.workflow';
 import { jobFinishedSignal, jobStateQuery, type BatchInput, type BatchState, type JobState, type JobStatus } from '../workflows/definitions';
 import type { ActivityDeps } from './deps';
 
@@ -58,13 +57,8 @@ export function createJobActivities(deps: ActivityDeps) {
         if ((e as Error).name !== 'WorkflowNotFoundError') throw e;
       }
       const rec = await readBlobJson<BatchState & { input: Omit<BatchInput, 'carry'> }>(store, batchRecordKey(batchId));
-      await client.workflow.signalWithStart(batchWorkflow, {
-        workflowId: batchId,
-        taskQueue: deps.queues.io,
-        args: [{ ...rec.input, carry: { statuses: rec.statuses, next: rec.job_count, active: rec.active } } satisfies BatchInput],
-        signal: jobFinishedSignal,
-        signalArgs: [{ index, status }],
-      });
+      if (!deps.reopenBatch) throw new Error('notifyBatch needs reopenBatch');
+      await deps.reopenBatch({ ...rec.input, carry: { statuses: rec.statuses, next: rec.job_count, active: rec.active } }, { index, status });
     },
   };
 }

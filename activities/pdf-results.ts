@@ -7,7 +7,7 @@ import { pdfData } from '../core/result-shapes';
 import type { ActivityDeps } from './deps';
 import { applyTemplate } from './llm-ops';
 import { jobModel } from './model-calls';
-import type { PageResult, PdfMeta } from './pdf.activities';
+import type { PageResult, PdfMeta } from './pdf-types';
 
 /** The page renders' archive of a job (`renderPdfImages`). */
 export interface PdfImages {

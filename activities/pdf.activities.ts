@@ -22,15 +22,10 @@ import type { ActivityDeps } from './deps';
 import { jobModel } from './model-calls';
 import { localCopy } from './local-copy';
 import { createPdfResults } from './pdf-results';
+import type { PageResult, PdfMeta, PdfMethod } from './pdf-types';
 import { fullParameters, heartbeating } from './steps';
 
-export type PdfMethod = 'native' | 'local_ocr' | 'vision_llm' | 'combined';
-export interface PageResult {
-  page: number;
-  text: string;
-  method: string;
-  confidence?: number;
-}
+export type { PageResult, PdfMeta, PdfMethod } from './pdf-types';
 
 /** OCR confidence under which `combined` asks the vision model (when one is configured). */
 const LOW_CONFIDENCE = 60;
@@ -39,13 +34,6 @@ const pageKey = (jobId: string, page: number) => jobInternalKey(jobId, `pages/${
 const contentsKey = (jobId: string) => jobInternalKey(jobId, 'pages.json');
 
 /** The document facts the pipeline carries from preparation to assembly. */
-export interface PdfMeta {
-  pageCount: number;
-  title: string;
-  author: string;
-  pages: number[];
-}
-
 /**
  * `preparePdf` notes here that the job asked for `use_cache: false`: the workflow passes the page groups no
  * parameters. Absent (the default, and jobs prepared before this note existed): the page cache is read.

@@ -11,6 +11,8 @@ import { taskQueues } from '../core/ids';
 import type { Logger } from '../core/logger';
 import { startCloseoutSweeper, type CloseoutSweeper } from './closeout-sweeper';
 import { temporalLogger } from './temporal-logger';
+import { batchWorkflow } from '../workflows/batch.workflow';
+import { jobFinishedSignal, type BatchInput, type JobStatus } from '../workflows/definitions';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
@@ -47,7 +49,13 @@ export async function createWorkers(deps: WorkerDeps): Promise<Workers> {
   const { config, logger, store, connection } = deps;
   const queues = taskQueues(config.TASK_QUEUE_PREFIX);
   const llm = createLlmProvider(config);
-  const activities = createActivities({ config, logger, store, queues, temporalClient: deps.temporalClient, llm });
+  const client = deps.temporalClient;
+  const reopenBatch = client
+    ? async (input: BatchInput, finished: { index: number; status: JobStatus }) => {
+        await client.workflow.signalWithStart(batchWorkflow, { workflowId: input.batchId, taskQueue: queues.io, args: [input], signal: jobFinishedSignal, signalArgs: [finished] });
+      }
+    : undefined;
+  const activities = createActivities({ config, logger, store, queues, temporalClient: client, llm, reopenBatch });
   const workflowBundle = deps.workflowBundle ?? (await bundleWorkflows(logger));
   const mediaSlots = config.MEDIA_CONCURRENCY || Math.max(1, os.availableParallelism());
   const io = await Worker.create({

@@ -1,0 +1,17 @@
+/** Types the PDF activities share (their own module, so pdf.activities and pdf-results import no cycle). */
+export type PdfMethod = 'native' | 'local_ocr' | 'vision_llm' | 'combined';
+
+/** One page's text and the method that produced it. */
+export interface PageResult {
+  page: number;
+  text: string;
+  method: string;
+  confidence?: number;
+}
+
+export interface PdfMeta {
+  pageCount: number;
+  title: string;
+  author: string;
+  pages: number[];
+}
