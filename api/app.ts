@@ -14,7 +14,6 @@ import { commonRoutes } from './routes/common.routes';
 import { eventJobRoutes } from './routes/event-job.routes';
 import { healthRoutes } from './routes/health.routes';
 import { jobRoutes } from './routes/jobs.routes';
-import { externalOcrRoutes } from './routes/external-ocr.routes';
 import { imageOcrRoutes } from './routes/imageocr.routes';
 import { pdfRoutes } from './routes/pdf.routes';
 import { templateRoutes } from './routes/templates.routes';
@@ -64,13 +63,8 @@ export function createApp(deps: AppDeps): App {
   commonRoutes(api, transformerDeps);
   transformerRoutes(api, transformerDeps);
   templateRoutes(api);
-  pdfRoutes(api, jobs, {
-    syncWaitMs: config.SYNC_WAIT_MS,
-    llmConfigured: config.llm !== null,
-    inputRoots: config.inputRoots,
-  });
+  pdfRoutes(api, jobs, config);
   imageOcrRoutes(api, jobs, config.SYNC_WAIT_MS);
-  externalOcrRoutes(api, jobs, config);
 
   koa.use(edgeMiddleware(logger, SERVICE_VERSION));
   koa.use(

@@ -1,80 +1,48 @@
+import fs from 'node:fs/promises';
+import type { Context } from 'koa';
+import type { Config } from '../../core/config';
 import { AppError } from '../../core/errors';
 import { assertInsideInputRoots } from '../../core/input-roots';
-import { DISCARD_UPLOAD, refinePageRange } from '../../core/job-params';
-import { envelope, errorResponse, jsonResponse, z } from '../openapi';
+import { DISCARD_UPLOAD } from '../../core/job-params';
+import { pageRange } from '../../core/page-range';
+import { jobOutputKey } from '../../core/records';
+import type { JobState } from '../../workflows/definitions';
+import { isTerminal } from '../../workflows/job-state';
+import { errorResponse, jsonResponse } from '../openapi';
 import type { ApiRouter } from '../route';
-import { formBool, formInt } from '../schemas/form';
-import { jobAccepted, webhookSchema } from '../schemas/jobs.schemas';
-import type { JobService } from '../services/jobs';
+import { jobAccepted, jobIdParam, jobInProgress, zipResponse } from '../schemas/jobs.schemas';
+import { externalOcrBody, externalOcrResult, jobBody, pdfProcessResult, processBody } from '../schemas/pdf.schemas';
+import { attachment } from '../services/archive';
+import { jobErrorToAppError, type JobService } from '../services/jobs';
 import { answerWithResults } from '../services/sync-answer';
-import { storeUpload, uploadedFile, withUpload } from '../uploads';
+import { storeUpload, withUpload } from '../uploads';
 import { validateParameters } from './jobs.routes';
 
-const METHODS = ['native', 'local_ocr', 'vision_llm', 'combined'] as const;
-
-const processBody = z
-  .object({
-    file: uploadedFile,
-    extraction_method: z.enum(METHODS).optional().default('native'),
-    template: z.string().max(200).optional(),
-    context: z.preprocess((v) => {
-      if (v === undefined || v === '') return {};
-      try {
-        return typeof v === 'string' ? JSON.parse(v) : v;
-      } catch {
-        return v;
-      }
-    }, z.record(z.string(), z.unknown())),
-    useCache: formBool(true),
-    includeImages: formBool(false),
-    page_start: formInt(1, 100_000),
-    page_end: formInt(1, 100_000),
-    source_language: z.string().regex(/^[a-z]{2}$/).optional(),
-    ocr_language: z.string().max(100).optional(),
-  })
-  .superRefine(refinePageRange);
-
-const jobBody = z.object({
-  filename: z.string().min(1).max(4096),
-  extraction_method: z.enum(METHODS).optional(),
-  template: z.string().max(200).optional(),
-  use_cache: z.boolean().optional(),
-  page_start: z.number().int().min(1).optional(),
-  page_end: z.number().int().min(1).optional(),
-  webhook: webhookSchema.optional(),
-});
-
-const textContent = z.object({ page: z.number().int(), text: z.string(), method: z.string() });
-
-/** PDF extraction (spec §4.2): synchronous processing of an upload, and jobs for files inside INPUT_ROOTS. */
-export interface PdfRouteOptions {
-  syncWaitMs: number;
-  llmConfigured: boolean;
-  /** Where `/api/pdf/job` may read files (config `inputRoots`). */
-  inputRoots: readonly string[];
+/** True when the first KiB of the file holds `%PDF-` (the same test the PDF reader applies). */
+async function hasPdfHeader(file: string): Promise<boolean> {
+  const fh = await fs.open(file, 'r');
+  try {
+    const { buffer, bytesRead } = await fh.read(Buffer.alloc(1024), 0, 1024, 0);
+    return buffer.subarray(0, bytesRead).includes('%PDF-', 0, 'latin1');
+  } finally {
+    await fh.close();
+  }
 }
 
-export function pdfRoutes(api: ApiRouter, jobs: JobService, opts: PdfRouteOptions): void {
-  const { syncWaitMs, llmConfigured } = opts;
+/**
+ * The /api/pdf routes (spec §4.2, contract §6): synchronous extraction of an upload, jobs for files inside
+ * INPUT_ROOTS, external OCR (callback → 202 at once; else wait up to wait_ms → 200 or 202) and its pages archive.
+ */
+export function pdfRoutes(api: ApiRouter, jobs: JobService, config: Config): void {
+  const syncWaitMs = config.SYNC_WAIT_MS;
+  const llmConfigured = config.llm !== null;
   const tags = ['PDF'];
   api.add({
     method: 'post', path: '/api/pdf/process', summary: 'Extract the text of a PDF', tags,
     description: 'Runs the pdf pipeline as a job and waits for it; past the limit, 504 with `details.job_id` and the work goes on. A repeated request for the same document, method, page range and languages is answered from the result cache (`X-Cache: hit`) unless `useCache` is false; requests with a template or page images always run.',
     body: processBody, bodyTypes: ['multipart'],
     responses: {
-      200: {
-        description: 'The text',
-        content: {
-          'application/json': {
-            schema: envelope(z.object({
-              extracted_text: z.string(),
-              metadata: z.object({ page_count: z.number().int(), author: z.string(), title: z.string(), text_contents: z.array(textContent), image_paths: z.array(z.string()) }),
-              images_archive_filename: z.string().nullable(),
-              images_archive_data: z.string().nullable(),
-            })),
-          },
-        },
-      },
+      200: jsonResponse(pdfProcessResult, 'The text'),
       422: errorResponse('Corrupt, encrypted or empty PDF'),
       504: errorResponse('Still running; poll details.job_id'),
     },
@@ -110,9 +78,79 @@ export function pdfRoutes(api: ApiRouter, jobs: JobService, opts: PdfRouteOption
     handler: async (ctx, { body }) => {
       const { webhook, ...rest } = body;
       const parameters = validateParameters('pdf', { ...rest, ...(webhook ? { webhook } : {}) });
-      await assertInsideInputRoots(body.filename, opts.inputRoots);
+      await assertInsideInputRoots(body.filename, config.inputRoots);
       const { state } = await jobs.create({ jobType: 'pdf', parameters, webhook });
       ctx.body = { status: 'success', data: { job_id: state.job_id, status: state.status } };
+    },
+  });
+
+  api.add({
+    method: 'post', path: '/api/pdf/process-external-ocr', summary: 'Markdown of a PDF from the external OCR service', tags,
+    description: 'With `callback_url` the answer is 202 with `data.job_id` at once and the result is posted to the callback; without it the request waits up to `wait_ms` (default 0) and answers 200 with the result or 202 with the job id.',
+    body: externalOcrBody, bodyTypes: ['multipart'],
+    responses: {
+      200: jsonResponse(externalOcrResult, 'The result'),
+      202: jsonResponse(jobInProgress, 'Accepted; poll the job or wait for the callback'),
+      503: errorResponse('External OCR not configured'),
+    },
+    handler: async (ctx, { body: b }) => {
+      const range = pageRange(b);
+      if (!range.ok) throw new AppError('VALIDATION_ERROR', `${range.issue.message}.`, { issues: [range.issue] });
+      if (b.callback_url && !/^https:/i.test(b.callback_url) && !(config.ALLOW_HTTP_CALLBACKS || config.loopbackOnly)) {
+        throw new AppError('VALIDATION_ERROR', 'callback_url must be an https URL.', { issues: [{ path: 'callback_url', message: 'https required' }] });
+      }
+      // Contract §1: a file that is not a PDF is a bad request (400) even when no OCR service is configured (503).
+      if (b.file.size > 0 && !(await hasPdfHeader(b.file.filepath))) {
+        throw new AppError('INVALID_FORMAT', 'The file is not a PDF (no %PDF header).', { error_type: 'not_pdf', supported_formats: ['pdf'] });
+      }
+      if (!config.externalOcr) {
+        throw new AppError('PROVIDER_NOT_CONFIGURED', 'External OCR is not configured: set EXTERNAL_OCR_URL (and EXTERNAL_OCR_API_KEY).', {});
+      }
+      if (b.file.size === 0) throw new AppError('UNPROCESSABLE_INPUT', 'The file is empty.', { reason: 'empty' });
+      const upload = await storeUpload(jobs.store, b.file);
+      const parameters = {
+        file_key: upload.key,
+        original_name: upload.originalName,
+        file_size: upload.size,
+        includeImages: b.includeImages,
+        includePageImages: b.includePageImages,
+        use_cache: b.useCache && b.use_cache,
+        ...(b.page_start ? { page_start: b.page_start } : {}),
+        ...(b.page_end ? { page_end: b.page_end } : {}),
+      };
+      const webhook = b.callback_url ? { url: b.callback_url, ...(b.callback_token ? { token: b.callback_token } : {}), ...(b.jobId ? { jobId: b.jobId } : {}) } : undefined;
+      let { state } = await jobs.create({ jobType: 'external_ocr', parameters, webhook });
+      const accepted = (s: JobState) => {
+        ctx.status = 202;
+        ctx.body = { status: 'success', data: { job_id: s.job_id, status: s.status, message: webhook ? 'Accepted; the result will be posted to callback_url.' : 'Still running; poll GET /api/jobs/{job_id}.' } };
+      };
+      if (webhook || !b.wait_ms) return accepted(state);
+      const deadline = Date.now() + b.wait_ms;
+      while (!isTerminal(state) && Date.now() < deadline) state = await jobs.waitForChange(state, (deadline - Date.now()) / 1000);
+      if (!isTerminal(state)) return accepted(state);
+      if (state.status === 'failed') throw jobErrorToAppError(state.error, state.job_id);
+      // The record holds the full results (the live state only a preview).
+      answerWithResults(ctx, (await jobs.readRecord(state.job_id)) ?? state);
+    },
+  });
+
+  api.add({
+    method: 'get', path: '/api/pdf/jobs/{job_id}/download-pages-archive', summary: 'Download the page renders of an external-OCR job', tags,
+    params: jobIdParam,
+    responses: { 200: zipResponse, 202: jsonResponse(jobInProgress, 'Still running'), 400: errorResponse('No archive'), 404: errorResponse('Unknown job') },
+    handler: async (ctx: Context, { params }) => {
+      const s = await jobs.require(params.job_id);
+      if (!isTerminal(s)) {
+        ctx.status = 202;
+        ctx.body = { status: 'success', data: { job_id: s.job_id, status: s.status, message: 'The job is still running.' } };
+        return;
+      }
+      const st = await jobs.store.stat(jobOutputKey(s.job_id, 'pages.zip'));
+      if (!st) throw new AppError('NO_ARCHIVE', 'This job has no pages archive (it failed, or ran without includePageImages).', { job_id: s.job_id, status: s.status });
+      ctx.body = await jobs.store.get(st.key);
+      ctx.type = 'application/zip';
+      ctx.length = st.size;
+      ctx.set('Content-Disposition', attachment(`${s.job_id}-pages.zip`));
     },
   });
 }
