@@ -125,6 +125,10 @@ export const configSchema = z.object({
   MAX_JSON_MB: int(16, 1, 1024),
   MAX_BATCH_JOBS: int(1000, 1, 100_000),
   MAX_PDF_PAGES: int(2000, 1, 100_000),
+  /** Target length of the chunks long audio is cut into for transcription (cuts fall in pauses near it). */
+  AUDIO_CHUNK_SECONDS: int(600, 10, 86_400),
+  /** Video frames one request may ask for (`timestamps` and the `interval` grid together). */
+  MAX_FRAMES: int(1000, 1, 100_000),
   /** Engine for the PDF text layer: poppler's pdftotext (fast, killable) or pdf.js with our layout rules. */
   PDF_TEXT_ENGINE: z.enum(['poppler', 'pdfjs']).optional().default('poppler'),
   INPUT_ROOTS: optionalString,

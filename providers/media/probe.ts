@@ -1,0 +1,133 @@
+/**
+ * What a media file holds, read from its content with `ffprobe` (spawned directly, bounded by a timeout, killed on
+ * abort). The extension is never consulted: formats are decided by the container ffprobe recognises and the codecs
+ * inside it (see `formats.ts`).
+ */
+import { AppError } from '../../core/errors';
+import { ToolExitError, ToolTimeoutError, runTool } from '../process/run-tool';
+import { SUPPORTED_FORMATS } from './formats';
+
+export interface AudioStreamInfo {
+  index: number;
+  codec: string;
+  sampleRate: number;
+  channels: number;
+}
+
+export interface VideoStreamInfo {
+  index: number;
+  codec: string;
+  width: number;
+  height: number;
+  /** Frames per second (average rate, else the base rate); 0 when ffprobe knows neither. */
+  fps: number;
+  /** Seconds, when the stream states it. */
+  duration: number | null;
+}
+
+export interface MediaProbe {
+  /** ffprobe's `format_name` split at commas, e.g. `['mov', 'mp4', 'm4a', '3gp', '3g2', 'mj2']`. */
+  formatNames: string[];
+  /** The ISO BMFF `major_brand` tag (`M4A `, `isom`, `qt  `…) trimmed, when there is one. */
+  brand: string | null;
+  /** Seconds; null when neither the container nor a stream states it (a recording streamed without an index). */
+  duration: number | null;
+  /** The first audio stream, or null. */
+  audio: AudioStreamInfo | null;
+  /** The first real video stream (cover art, `attached_pic`, does not count), or null. */
+  video: VideoStreamInfo | null;
+}
+
+export interface MediaToolOptions {
+  signal?: AbortSignal;
+  timeoutMs?: number;
+}
+
+const ENTRIES = [
+  'format=format_name,duration:format_tags=major_brand',
+  'stream=index,codec_type,codec_name,sample_rate,channels,width,height,avg_frame_rate,r_frame_rate,duration',
+  'stream_disposition=attached_pic',
+].join(':');
+
+const num = (v: unknown): number | null => {
+  const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN;
+  return Number.isFinite(n) ? n : null;
+};
+
+/** `30000/1001` → 29.97 (three decimals); `0/0` → null. */
+export function parseRate(rate: unknown): number | null {
+  if (typeof rate !== 'string') return null;
+  const [a, b = '1'] = rate.split('/');
+  const n = Number(a) / Number(b);
+  return Number.isFinite(n) && n > 0 ? Math.round(n * 1000) / 1000 : null;
+}
+
+type Json = Record<string, unknown>;
+
+/** Turns ffprobe's JSON output into a `MediaProbe`. Pure. */
+export function parseProbe(json: unknown): MediaProbe {
+  const root = (json ?? {}) as Json;
+  const format = (root.format ?? {}) as Json;
+  const streams = (Array.isArray(root.streams) ? root.streams : []) as Json[];
+  const a = streams.find((s) => s.codec_type === 'audio');
+  const v = streams.find((s) => s.codec_type === 'video' && !((s.disposition as Json | undefined)?.attached_pic === 1));
+  const streamDurations = streams.map((s) => num(s.duration)).filter((d): d is number => d !== null);
+  const brand = ((format.tags as Json | undefined)?.major_brand as string | undefined)?.trim();
+  return {
+    formatNames: typeof format.format_name === 'string' ? format.format_name.split(',') : [],
+    brand: brand || null,
+    duration: num(format.duration) ?? (streamDurations.length ? Math.max(...streamDurations) : null),
+    audio: a
+      ? { index: num(a.index) ?? 0, codec: String(a.codec_name ?? 'unknown'), sampleRate: num(a.sample_rate) ?? 0, channels: num(a.channels) ?? 0 }
+      : null,
+    video: v
+      ? {
+          index: num(v.index) ?? 0,
+          codec: String(v.codec_name ?? 'unknown'),
+          width: num(v.width) ?? 0,
+          height: num(v.height) ?? 0,
+          fps: parseRate(v.avg_frame_rate) ?? parseRate(v.r_frame_rate) ?? 0,
+          duration: num(v.duration),
+        }
+      : null,
+  };
+}
+
+/** Containers whose demuxer names a damaged file of a format we take (a truncated MP4 lacks its `moov` atom). */
+const KNOWN_DEMUXER = /^\[(mov,mp4|matroska|ogg|mp3|flac|wav|mpeg|mpegts)[^\]]* @/m;
+
+/**
+ * Maps ffprobe's refusal of a file: content no demuxer recognises is `INVALID_FORMAT` (`unsupported_format`), a file
+ * a demuxer of a supported format recognised but could not read is `UNPROCESSABLE_INPUT` (`corrupt`).
+ */
+export function probeError(err: unknown): unknown {
+  if (err instanceof ToolTimeoutError) {
+    return new AppError('UNPROCESSABLE_INPUT', 'Reading the media file took too long', { error_type: 'timeout' }, { cause: err });
+  }
+  if (!(err instanceof ToolExitError)) return err;
+  if (/No such file or directory|Permission denied/.test(err.stderr)) return err;
+  if (KNOWN_DEMUXER.test(err.stderr)) {
+    return new AppError('UNPROCESSABLE_INPUT', 'The media file is damaged and cannot be read', { error_type: 'corrupt' }, { cause: err });
+  }
+  return new AppError(
+    'INVALID_FORMAT',
+    'The file is not a supported audio or video format',
+    { error_type: 'unsupported_format', supported_formats: [...SUPPORTED_FORMATS] },
+    { cause: err },
+  );
+}
+
+/** Runs `ffprobe` on a file (default limit 60 s) and reads its container, duration and first audio and video streams. */
+export async function probeMedia(filePath: string, opts: MediaToolOptions = {}): Promise<MediaProbe> {
+  let stdout: Buffer;
+  try {
+    ({ stdout } = await runTool('ffprobe', ['-v', 'error', '-show_entries', ENTRIES, '-of', 'json', filePath], {
+      signal: opts.signal,
+      timeoutMs: opts.timeoutMs ?? 60_000,
+      maxStdoutBytes: 16 * 1024 * 1024,
+    }));
+  } catch (err) {
+    throw probeError(err);
+  }
+  return parseProbe(JSON.parse(stdout.toString('utf8')));
+}
