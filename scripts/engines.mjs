@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ensureSpeech } from './engines-speech.mjs';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const CACHE_DIR = path.resolve(process.env.DOCPROC_CACHE_DIR || path.join(os.homedir(), '.cache', 'docproc'));
@@ -16,16 +17,16 @@ export const PINS = {
   minio: { version: '0.0.0-20260212201848-7aac2a2c5b7c', module: 'github.com/minio/minio@v0.0.0-20260212201848-7aac2a2c5b7c' },
 };
 
-/** Debian packages the service uses at run time (OCR, PDF rendering, media). */
-export const RUNTIME_PACKAGES = ['tesseract-ocr', 'tesseract-ocr-deu', 'tesseract-ocr-eng', 'poppler-utils', 'ffmpeg'];
-/** Debian packages only the tests use (the docs UI browser test). */
-export const TEST_PACKAGES = ['chromium', 'fonts-dejavu-core'];
+/** Debian packages the service uses at run time (OCR, PDF rendering, media; python3-venv for the speech engine's venv). */
+export const RUNTIME_PACKAGES = ['tesseract-ocr', 'tesseract-ocr-deu', 'tesseract-ocr-eng', 'poppler-utils', 'ffmpeg', 'python3-venv'];
+/** Debian packages only the tests use (the docs UI browser test; speech synthesised for the speech tests). */
+export const TEST_PACKAGES = ['chromium', 'fonts-dejavu-core', 'espeak-ng', 'sox'];
 
 export function step(name, message) {
   process.stdout.write(`[setup] ${name}: ${message}\n`);
 }
 
-function which(cmd) {
+export function which(cmd) {
   for (const dir of (process.env.PATH || '').split(path.delimiter)) {
     const p = path.join(dir, cmd);
     try {
@@ -38,11 +39,11 @@ function which(cmd) {
   return null;
 }
 
-function sha256File(p) {
+export function sha256File(p) {
   return createHash('sha256').update(fs.readFileSync(p)).digest('hex');
 }
 
-function run(cmd, args, opts = {}) {
+export function run(cmd, args, opts = {}) {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { stdio: opts.stdio ?? 'inherit', env: opts.env ?? process.env, cwd: opts.cwd });
     let out = '';
@@ -211,9 +212,14 @@ export async function setupForStart() {
   fs.mkdirSync(CACHE_DIR, { recursive: true });
   await ensureNodeModules();
   const needTemporal = !process.env.TEMPORAL_ADDRESS;
-  const [temporal] = await Promise.all([needTemporal ? ensureTemporal() : null, ensureDebian(RUNTIME_PACKAGES, { label: 'tools' })]);
+  // The local speech engine unless the OpenAI-compatible one is chosen; after the Debian step (python3-venv).
+  const needSpeech = (process.env.SPEECH_PROVIDER || 'local') === 'local';
+  const [temporal, speech] = await Promise.all([
+    needTemporal ? ensureTemporal() : null,
+    ensureDebian(RUNTIME_PACKAGES, { label: 'tools' }).then(() => (needSpeech ? ensureSpeech() : null)),
+  ]);
   step('done', `setup took ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-  return { temporal };
+  return { temporal, speech };
 }
 
 /** Everything `npm test` needs: the start set plus MinIO and the test-only packages. */
@@ -222,7 +228,7 @@ export async function setupForTests() {
   fs.mkdirSync(CACHE_DIR, { recursive: true });
   await ensureNodeModules();
   await ensureDebian([...RUNTIME_PACKAGES, ...TEST_PACKAGES], { label: 'tools', required: true });
-  const [temporal, minio] = await Promise.all([ensureTemporal(), ensureMinio()]);
+  const [temporal, minio, speech] = await Promise.all([ensureTemporal(), ensureMinio(), ensureSpeech({ model: 'base' })]);
   step('done', `setup took ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-  return { temporal, minio, chromium: which('chromium') || '/usr/bin/chromium' };
+  return { temporal, minio, speech, chromium: which('chromium') || '/usr/bin/chromium' };
 }

@@ -15,8 +15,9 @@ const children = [];
 let stopping = false;
 
 async function main() {
-  const { temporal: temporalBin } = await setupForStart();
+  const { temporal: temporalBin, speech } = await setupForStart();
   const childEnv = { ...env, DATA_DIR: dataDir, HOST: host, PORT: String(port), DOCPROC_PARENT_PID: String(process.pid) };
+  if (speech) Object.assign(childEnv, { SPEECH_PYTHON: speech.python, SPEECH_MODEL_DIR: speech.modelDir });
   let temporal = null;
   let uiUrl = null;
   if (!env.TEMPORAL_ADDRESS) {

@@ -33,6 +33,8 @@ async function main() {
     TEMPORAL_CLI_PATH: engines.temporal,
     MINIO_PATH: engines.minio,
     CHROMIUM_PATH: engines.chromium,
+    SPEECH_PYTHON: engines.speech.python,
+    SPEECH_MODEL_DIR: engines.speech.modelDir,
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
   };
   step('typecheck', 'tsc --noEmit');

