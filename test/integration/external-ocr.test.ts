@@ -159,7 +159,7 @@ describe('external OCR provider (Mistral-compatible)', function () {
     server.fail500(100);
     const t0 = Date.now();
     const err = await rejection(ocr({ maxRetries: 2 }).ocrPdf(SAMPLE, { includeImages: false }));
-    expect(Date.now() - t0).to.be.below(3000);
+    expect(Date.now() - t0).to.be.below(15_000);
     expect(server.ocrRequests()).to.have.length(3);
     expect(err).to.be.instanceOf(AppError);
     expect(err.code).to.equal('UPSTREAM_ERROR');
@@ -191,7 +191,7 @@ describe('external OCR provider (Mistral-compatible)', function () {
     server.hang(10);
     const t0 = Date.now();
     const err = await rejection(ocr({ timeoutMs: 200, maxRetries: 1 }).ocrPdf(SAMPLE, { includeImages: false }));
-    expect(Date.now() - t0).to.be.within(380, 3000);
+    expect(Date.now() - t0).to.be.within(380, 15_000);
     expect(server.ocrRequests()).to.have.length(2);
     expect(err.code).to.equal('UPSTREAM_ERROR');
     expect(err.details).to.include({ attempts: 2 });
@@ -234,7 +234,7 @@ describe('external OCR provider (Mistral-compatible)', function () {
     setTimeout(() => ac.abort(new Error('cancelled by test')), 100);
     const t0 = Date.now();
     const err = await rejection(ocr().ocrPdf(SAMPLE, { includeImages: false, signal: ac.signal }));
-    expect(Date.now() - t0).to.be.below(2000);
+    expect(Date.now() - t0).to.be.below(10_000);
     expect(err.message).to.equal('cancelled by test');
   });
 

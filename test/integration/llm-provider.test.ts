@@ -36,7 +36,7 @@ async function failure(p: Promise<unknown>): Promise<UpstreamError> {
 }
 
 describe('LLM provider against an OpenAI-compatible test server', function () {
-  this.timeout(20_000);
+  this.timeout(60_000);
   let server: LlmServer;
   const retries: LlmRetryInfo[] = [];
 
@@ -190,7 +190,7 @@ describe('LLM provider against an OpenAI-compatible test server', function () {
     const elapsed = Date.now() - t0;
     expect(err.details).to.include({ attempts: 2, reason: 'timeout' });
     expect(server.chatRequests()).to.have.length(2);
-    expect(elapsed).to.be.at.least(900).and.below(5000);
+    expect(elapsed).to.be.at.least(900).and.below(15_000);
   });
 
   it('fails at once on a 401, without retrying and without the key in the error', async () => {
@@ -222,7 +222,8 @@ describe('LLM provider against an OpenAI-compatible test server', function () {
     } catch (e) {
       expect((e as Error).message).to.equal('cancelled by test');
     }
-    expect(Date.now() - t0).to.be.below(3000);
+    // Far below the 30 s Retry-After it would otherwise wait.
+    expect(Date.now() - t0).to.be.below(15_000);
   });
 
   it('names the variables to set when no LLM is configured (503 PROVIDER_NOT_CONFIGURED)', () => {

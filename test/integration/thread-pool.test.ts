@@ -46,7 +46,8 @@ describe('thread pool', function () {
       (e: unknown) => e,
     );
     expect((err as Error).message).to.equal('enough');
-    expect(Date.now() - t0).to.be.lessThan(2000);
+    // The thread spins forever: any end well within the test's time is the abort.
+    expect(Date.now() - t0).to.be.lessThan(10_000);
     expect(pool.busy).to.equal(0);
     expect(await pool.run<number>({ op: 'echo', value: 7 })).to.equal(7);
   });
