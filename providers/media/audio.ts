@@ -70,20 +70,22 @@ export function decodeError(err: unknown, what: string): unknown {
  * 30 min, enough for the contract's 12 h of audio). A file that decodes to nothing is `UNPROCESSABLE_INPUT`.
  */
 export async function decodeToWav(inputPath: string, outPath: string, opts: MediaToolOptions = {}): Promise<WavInfo> {
-  const args = [...FFMPEG_BASE, '-i', inputPath, '-map', '0:a:0', '-vn', '-ac', '1', '-ar', String(SPEECH_SAMPLE_RATE)];
-  try {
-    await runTool('ffmpeg', [...args, '-c:a', 'pcm_s16le', ...BITEXACT, '-f', 'wav', '-y', outPath], {
-      signal: opts.signal,
-      timeoutMs: opts.timeoutMs ?? 30 * 60_000,
-    });
-  } catch (err) {
-    throw decodeError(err, 'Decoding the audio');
-  }
-  const info = await wavInfo(outPath);
+  const input = ['-i', inputPath, '-map', '0:a:0', '-vn', '-ac', '1', '-ar', String(SPEECH_SAMPLE_RATE)];
+  const info = await writeWav(input, outPath, 'Decoding the audio', { signal: opts.signal, timeoutMs: opts.timeoutMs ?? 30 * 60_000 });
   if (info.samples === 0) {
     throw new AppError('UNPROCESSABLE_INPUT', 'The audio stream holds no decodable sound', { error_type: 'empty_audio' });
   }
   return info;
+}
+
+/** Runs ffmpeg with `inputArgs` writing 16-bit PCM WAV to `outPath`, and reads the result's header. */
+async function writeWav(inputArgs: string[], outPath: string, what: string, opts: MediaToolOptions & { timeoutMs: number }): Promise<WavInfo> {
+  try {
+    await runTool('ffmpeg', [...FFMPEG_BASE, ...inputArgs, '-c:a', 'pcm_s16le', ...BITEXACT, '-f', 'wav', '-y', outPath], opts);
+  } catch (err) {
+    throw decodeError(err, what);
+  }
+  return wavInfo(outPath);
 }
 
 /** Sample index of a time in a `sampleRate` stream (times of a plan are whole milliseconds, so this is exact). */
@@ -98,14 +100,6 @@ export async function cutChunk(wavPath: string, start: number, end: number, outP
   const { sampleRate } = await wavInfo(wavPath);
   const first = sampleAt(start, sampleRate);
   const count = sampleAt(end, sampleRate) - first;
-  const args = [...FFMPEG_BASE, '-ss', String(first / sampleRate), '-i', wavPath, '-af', `atrim=end_sample=${count}`];
-  try {
-    await runTool('ffmpeg', [...args, '-c:a', 'pcm_s16le', ...BITEXACT, '-f', 'wav', '-y', outPath], {
-      signal: opts.signal,
-      timeoutMs: opts.timeoutMs ?? 5 * 60_000,
-    });
-  } catch (err) {
-    throw decodeError(err, 'Cutting the audio');
-  }
-  return wavInfo(outPath);
+  const input = ['-ss', String(first / sampleRate), '-i', wavPath, '-af', `atrim=end_sample=${count}`];
+  return writeWav(input, outPath, 'Cutting the audio', { signal: opts.signal, timeoutMs: opts.timeoutMs ?? 5 * 60_000 });
 }

@@ -3,6 +3,9 @@
  * abort). The extension is never consulted: formats are decided by the container ffprobe recognises and the codecs
  * inside it (see `formats.ts`).
  */
+import { mkdtemp, rm, symlink } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { AppError } from '../../core/errors';
 import { ToolExitError, ToolTimeoutError, runTool } from '../process/run-tool';
 import { SUPPORTED_FORMATS } from './formats';
@@ -117,17 +120,25 @@ export function probeError(err: unknown): unknown {
   );
 }
 
-/** Runs `ffprobe` on a file (default limit 60 s) and reads its container, duration and first audio and video streams. */
+/**
+ * Runs `ffprobe` on a file (default limit 60 s) and reads its container, duration and first audio and video streams.
+ * ffprobe falls back on the file name's extension when no demuxer recognises the content (a text file named `.mp3`
+ * would be read as MP3): it is given a link without an extension, so the content is the only witness.
+ */
 export async function probeMedia(filePath: string, opts: MediaToolOptions = {}): Promise<MediaProbe> {
-  let stdout: Buffer;
+  const linkDir = await mkdtemp(path.join(os.tmpdir(), 'probe-'));
   try {
-    ({ stdout } = await runTool('ffprobe', ['-v', 'error', '-show_entries', ENTRIES, '-of', 'json', filePath], {
+    const link = path.join(linkDir, 'input');
+    await symlink(path.resolve(filePath), link);
+    const { stdout } = await runTool('ffprobe', ['-v', 'error', '-show_entries', ENTRIES, '-of', 'json', link], {
       signal: opts.signal,
       timeoutMs: opts.timeoutMs ?? 60_000,
       maxStdoutBytes: 16 * 1024 * 1024,
-    }));
+    });
+    return parseProbe(JSON.parse(stdout.toString('utf8')));
   } catch (err) {
     throw probeError(err);
+  } finally {
+    await rm(linkDir, { recursive: true, force: true });
   }
-  return parseProbe(JSON.parse(stdout.toString('utf8')));
 }
