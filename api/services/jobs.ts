@@ -189,15 +189,20 @@ export class JobService {
   async runSync(req: CreateJob, timeoutMs: number): Promise<JobState> {
     const { state } = await this.create(req);
     const handle = this.temporal.client.workflow.getHandle(state.job_id);
+    // Past the limit the long poll for the result is aborted, not left open until the job ends.
+    const stop = new AbortController();
     let timer: NodeJS.Timeout | undefined;
     const outcome = await Promise.race([
-      handle.result().then(
-        () => 'done' as const,
-        () => 'done' as const,
-      ),
+      this.temporal.connection
+        .withAbortSignal(stop.signal, () => handle.result())
+        .then(
+          () => 'done' as const,
+          () => (stop.signal.aborted ? ('timeout' as const) : ('done' as const)),
+        ),
       new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), timeoutMs))),
     ]);
     clearTimeout(timer);
+    stop.abort();
     if (outcome === 'timeout') {
       throw new AppError('TIMEOUT', `The job is still running after ${timeoutMs} ms; poll GET /api/jobs/${state.job_id}.`, { job_id: state.job_id });
     }
