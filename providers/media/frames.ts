@@ -108,7 +108,7 @@ export async function extractFrames(
   try {
     for (const [i, time] of times.entries()) {
       const out = path.join(outDir, `frame-${String(i + 1).padStart(5, '0')}.jpg`);
-      await run(['-ss', String(time), '-i', videoPath, ...output(out, true)]);
+      await run(['-ss', time.toFixed(6), '-i', videoPath, ...output(out, true)]);
       if (!(await exists(out))) {
         // The last frame is shown until the end: decode the final second and keep the last picture.
         await run(['-sseof', '-1', '-i', videoPath, ...output(out, false)]);

@@ -2,7 +2,7 @@
  * Media for the media provider's tests, made by the real engines: ffmpeg (lavfi `sine`, `anullsrc`, `testsrc`) and
  * espeak-ng for speech. Nothing here mocks a tool.
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { runTool } from '../../providers/process/run-tool';
 import { wavInfo } from '../../providers/media/audio';
@@ -15,23 +15,12 @@ export async function ffmpeg(...args: string[]): Promise<Buffer> {
   return stdout;
 }
 
-/** Writes 16-bit mono PCM samples as a WAV file. */
+/** Writes 16-bit mono PCM samples as a WAV file (ffmpeg writes the header). */
 export async function writeWav(file: string, samples: Int16Array, rate = RATE): Promise<void> {
-  const data = Buffer.from(samples.buffer, samples.byteOffset, samples.byteLength);
-  const h = Buffer.alloc(44);
-  h.write('RIFF', 0, 'latin1');
-  h.writeUInt32LE(36 + data.length, 4);
-  h.write('WAVEfmt ', 8, 'latin1');
-  h.writeUInt32LE(16, 16);
-  h.writeUInt16LE(1, 20); // PCM
-  h.writeUInt16LE(1, 22); // mono
-  h.writeUInt32LE(rate, 24);
-  h.writeUInt32LE(rate * 2, 28);
-  h.writeUInt16LE(2, 32);
-  h.writeUInt16LE(16, 34);
-  h.write('data', 36, 'latin1');
-  h.writeUInt32LE(data.length, 40);
-  await writeFile(file, Buffer.concat([h, data]));
+  const raw = `${file}.pcm`;
+  await writeFile(raw, Buffer.from(samples.buffer, samples.byteOffset, samples.byteLength));
+  await ffmpeg('-f', 's16le', '-ar', String(rate), '-ac', '1', '-i', raw, '-map_metadata', '-1', '-fflags', '+bitexact', file);
+  await rm(raw);
 }
 
 /** The PCM bytes of a WAV file (after its header). */
