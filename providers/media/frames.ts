@@ -3,7 +3,7 @@
  * grid, times past the end dropped. Requests are checked before ffmpeg runs; each frame is one bounded ffmpeg run.
  */
 import path from 'node:path';
-import { stat } from 'node:fs/promises';
+import { rm, stat } from 'node:fs/promises';
 import { AppError } from '../../core/errors';
 import { runTool } from '../process/run-tool';
 import { FFMPEG_BASE, decodeError } from './audio';
@@ -108,6 +108,7 @@ export async function extractFrames(
   try {
     for (const [i, time] of times.entries()) {
       const out = path.join(outDir, `frame-${String(i + 1).padStart(5, '0')}.jpg`);
+      await rm(out, { force: true }); // whether ffmpeg wrote a frame is told by the file being there
       await run(['-ss', time.toFixed(6), '-i', videoPath, ...output(out, true)]);
       if (!(await exists(out))) {
         // The last frame is shown until the end: decode the final second and keep the last picture.
