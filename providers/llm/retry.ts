@@ -1,14 +1,17 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import { AppError } from '../../core/errors';
 
+/** The remote providers whose failures are `UpstreamError`s (`details.provider`). */
+export type UpstreamProvider = 'llm' | 'speech';
+
 /**
- * A provider failure the client may see: 502 `UPSTREAM_ERROR`, `details.provider = 'llm'`. `retryable` says whether
- * trying the whole call again later could help (it could after 5xx or timeouts, not after a 401).
+ * A provider failure the client may see: 502 `UPSTREAM_ERROR`, `details.provider` naming the provider. `retryable`
+ * says whether trying the whole call again later could help (it could after 5xx or timeouts, not after a 401).
  */
 export class UpstreamError extends AppError {
   constructor(
     message: string,
-    details: { provider: 'llm'; attempts: number; status?: number } & Record<string, unknown>,
+    details: { provider: UpstreamProvider; attempts: number; status?: number } & Record<string, unknown>,
     readonly retryable = false,
   ) {
     super('UPSTREAM_ERROR', message, details);
@@ -68,8 +71,17 @@ export interface Classified {
   upstreamMessage?: string;
 }
 
+/** A 2xx answer without what was asked for (no choices, no transcript): worth another try. */
+export class MalformedAnswerError extends Error {
+  constructor(reason: string) {
+    super(reason);
+    this.name = 'MalformedAnswerError';
+  }
+}
+
 export function classifyError(err: unknown): Classified | 'abort' {
   if (err instanceof APIUserAbortError) return 'abort';
+  if (err instanceof MalformedAnswerError) return { retry: true, reason: err.message };
   if (err instanceof APIConnectionTimeoutError) return { retry: true, reason: 'timeout' };
   if (err instanceof APIConnectionError) return { retry: true, reason: 'network error' };
   if (err instanceof APIError && typeof err.status === 'number') {
@@ -108,4 +120,47 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     }, ms);
     signal?.addEventListener('abort', onAbort, { once: true });
   });
+}
+
+/** What a retry loop reports before each wait. */
+export interface RetryWait {
+  /** The attempt that failed (1-based). */
+  attempt: number;
+  maxAttempts: number;
+  delayMs: number;
+  status?: number;
+  reason: string;
+}
+
+export interface RetryLoopOptions {
+  maxAttempts: number;
+  backoff: BackoffPolicy;
+  signal?: AbortSignal;
+  onRetry?: (wait: RetryWait) => void;
+  /** The error thrown when a failure is not worth another try or the attempts are spent. */
+  fail: (failure: Classified, attempts: number) => Error;
+}
+
+/**
+ * Runs `attempt` (an OpenAI SDK call with its own retries off) until it answers. Failures are classified by
+ * `classifyError`; retryable ones wait `backoffDelay` (honouring `Retry-After`) and try again. An abort through
+ * `signal` is thrown as the signal's reason, during a request or a wait.
+ */
+export async function withRetries<T>(attempt: () => Promise<T>, opts: RetryLoopOptions): Promise<T> {
+  for (let n = 1; ; n++) {
+    let failure: Classified;
+    try {
+      return await attempt();
+    } catch (err) {
+      if (opts.signal?.aborted) throw opts.signal.reason ?? err;
+      const c = classifyError(err);
+      if (c === 'abort') throw err;
+      failure = c;
+      if (!c.retry && !c.status) failure.upstreamMessage = err instanceof Error ? err.message : String(err);
+    }
+    if (!failure.retry || n >= opts.maxAttempts) throw opts.fail(failure, n);
+    const delayMs = backoffDelay(n, failure.retryAfterMs, opts.backoff);
+    opts.onRetry?.({ attempt: n, maxAttempts: opts.maxAttempts, delayMs, status: failure.status, reason: failure.reason });
+    await sleep(delayMs, opts.signal);
+  }
 }

@@ -1,0 +1,164 @@
+import { openAsBlob } from 'node:fs';
+import path from 'node:path';
+import OpenAI from 'openai';
+import type { SpeechApiConfig } from '../../core/config';
+import {
+  type BackoffPolicy,
+  type Classified,
+  DEFAULT_BACKOFF,
+  MalformedAnswerError,
+  redact,
+  type RetryWait,
+  UpstreamError,
+  withRetries,
+} from '../llm/retry';
+import type { SpeechProvider, SpeechSegment, TranscribeOptions, Transcript } from './types';
+
+export interface OpenAiSpeechOptions {
+  /** Retries after the first attempt, of 408/409/429/5xx, network errors, timeouts and malformed answers; default 4. */
+  maxRetries?: number;
+  /** Overrides of the backoff (base 500 ms ×2, cap 20 s, `Retry-After` cap 60 s); tests shrink it. */
+  backoff?: Partial<BackoffPolicy>;
+  /** Called before every wait for another attempt, for logging (holds no secret). */
+  onRetry?: (wait: RetryWait) => void;
+}
+
+/** Whisper's language names (as OpenAI's `verbose_json` gives them) → ISO 639-1 (Hawaiian and Cantonese have none). */
+const LANGUAGE_CODES: Record<string, string> = Object.fromEntries(
+  (
+    'english en,chinese zh,german de,spanish es,russian ru,korean ko,french fr,japanese ja,portuguese pt,turkish tr,' +
+    'polish pl,catalan ca,dutch nl,arabic ar,swedish sv,italian it,indonesian id,hindi hi,finnish fi,vietnamese vi,' +
+    'hebrew he,ukrainian uk,greek el,malay ms,czech cs,romanian ro,danish da,hungarian hu,tamil ta,norwegian no,' +
+    'thai th,urdu ur,croatian hr,bulgarian bg,lithuanian lt,latin la,maori mi,malayalam ml,welsh cy,slovak sk,' +
+    'telugu te,persian fa,latvian lv,bengali bn,serbian sr,azerbaijani az,slovenian sl,kannada kn,estonian et,' +
+    'macedonian mk,breton br,basque eu,icelandic is,armenian hy,nepali ne,mongolian mn,bosnian bs,kazakh kk,' +
+    'albanian sq,swahili sw,galician gl,marathi mr,punjabi pa,sinhala si,khmer km,shona sn,yoruba yo,somali so,' +
+    'afrikaans af,occitan oc,georgian ka,belarusian be,tajik tg,sindhi sd,gujarati gu,amharic am,yiddish yi,lao lo,' +
+    'uzbek uz,faroese fo,haitian creole ht,pashto ps,turkmen tk,nynorsk nn,maltese mt,sanskrit sa,luxembourgish lb,' +
+    'myanmar my,tibetan bo,tagalog tl,malagasy mg,assamese as,tatar tt,hawaiian haw,lingala ln,hausa ha,bashkir ba,' +
+    'javanese jv,sundanese su,cantonese yue,burmese my,valencian ca,flemish nl,haitian ht,letzeburgesch lb,' +
+    'pushto ps,panjabi pa,moldavian ro,moldovan ro,sinhalese si,castilian es,mandarin zh'
+  )
+    .split(',')
+    .map((entry) => [entry.slice(0, entry.lastIndexOf(' ')), entry.slice(entry.lastIndexOf(' ') + 1)]),
+);
+
+/** The name OpenAI's endpoint answers for an ISO 639-1 code (e.g. `de` → `german`), or undefined. */
+export function languageName(code: string): string | undefined {
+  return Object.keys(LANGUAGE_CODES).find((name) => LANGUAGE_CODES[name] === code.toLowerCase());
+}
+
+/** A reported language as an ISO 639-1 code: a name (`German`), a code (`de`) or a locale (`de-DE`); else undefined. */
+export function isoLanguage(reported: unknown): string | undefined {
+  if (typeof reported !== 'string') return undefined;
+  const s = reported.trim().toLowerCase();
+  if (LANGUAGE_CODES[s]) return LANGUAGE_CODES[s];
+  if (/^[a-z]{2,3}$/.test(s)) return s === 'jw' ? 'jv' : s;
+  return /^[a-z]{2}[-_][a-z0-9]+$/.test(s) ? s.slice(0, 2) : undefined;
+}
+
+const MIME: Record<string, string> = {
+  '.wav': 'audio/wav', '.mp3': 'audio/mpeg', '.m4a': 'audio/mp4', '.mp4': 'audio/mp4', '.ogg': 'audio/ogg',
+  '.oga': 'audio/ogg', '.opus': 'audio/ogg', '.flac': 'audio/flac', '.webm': 'audio/webm',
+};
+
+const finite = (n: unknown): n is number => typeof n === 'number' && Number.isFinite(n);
+const snippet = (s: string, n = 300) => (s.length > n ? `${s.slice(0, n)}…` : s);
+
+/** Maps a `verbose_json` answer; an answer without `text` is malformed (a retryable failure). */
+export function fromVerboseJson(
+  answer: unknown,
+  requestedLanguage: string | undefined,
+): Pick<Transcript, 'language' | 'duration' | 'text' | 'segments'> {
+  const r = answer as { text?: unknown; language?: unknown; duration?: unknown; segments?: unknown } | null;
+  if (typeof r !== 'object' || r === null || typeof r.text !== 'string') {
+    throw new MalformedAnswerError('answer without a transcript');
+  }
+  const raw = Array.isArray(r.segments) ? (r.segments as { start?: unknown; end?: unknown; text?: unknown }[]) : [];
+  const segments: SpeechSegment[] = raw
+    .filter((s) => finite(s?.start) && finite(s.end) && typeof s.text === 'string')
+    .map((s) => ({ start: s.start as number, end: s.end as number, text: (s.text as string).trim() }));
+  const text = r.text.trim();
+  const duration = finite(r.duration) ? r.duration : (segments.at(-1)?.end ?? 0);
+  if (!segments.length && text) segments.push({ start: 0, end: duration, text });
+  return { language: isoLanguage(r.language) ?? requestedLanguage ?? 'und', duration, text, segments };
+}
+
+/**
+ * Speech-to-text over any OpenAI-compatible `POST /audio/transcriptions` (OpenAI, Groq, faster-whisper-server,
+ * whisper.cpp server, vLLM): one multipart request per audio file asking for `verbose_json` with segment timestamps.
+ * The SDK's retries are off; `withRetries` retries 408/409/429/5xx, network errors and timeouts honouring
+ * `Retry-After`, then fails with a retryable `UpstreamError`; other 4xx fail at once, not retryable. The API key
+ * never appears in an error.
+ */
+export class OpenAiSpeechProvider implements SpeechProvider {
+  private readonly client: OpenAI;
+  private readonly backoff: BackoffPolicy;
+
+  constructor(
+    private readonly config: SpeechApiConfig,
+    private readonly options: OpenAiSpeechOptions = {},
+  ) {
+    this.backoff = { ...DEFAULT_BACKOFF, ...options.backoff };
+    // Everything the SDK would read from process.env is given (core/config is the only reader).
+    const unset = { adminAPIKey: null, organization: null, project: null, webhookSecret: null };
+    this.client = new OpenAI({ baseURL: config.baseUrl, apiKey: config.apiKey ?? 'none', ...unset, maxRetries: 0, logLevel: 'off' });
+  }
+
+  describe(): { provider: 'openai'; model: string } {
+    return { provider: 'openai', model: this.config.model };
+  }
+
+  async close(): Promise<void> {
+    // Nothing held between requests.
+  }
+
+  async transcribe(audioPath: string, opts: TranscribeOptions = {}): Promise<Transcript> {
+    const started = Date.now();
+    const language = opts.language && opts.language !== 'auto' ? opts.language : undefined;
+    const blob = await openAsBlob(audioPath, { type: MIME[path.extname(audioPath).toLowerCase()] ?? 'application/octet-stream' });
+    const file = new File([blob], path.basename(audioPath), { type: blob.type });
+    const maxAttempts = Math.max(0, this.options.maxRetries ?? 4) + 1;
+    const heard = await withRetries(
+      async () => {
+        const answer = await this.client.audio.transcriptions.create(
+          {
+            file,
+            model: this.config.model,
+            response_format: 'verbose_json',
+            timestamp_granularities: ['segment'],
+            ...(language ? { language } : {}),
+          },
+          { signal: opts.signal, timeout: this.config.timeoutMs },
+        );
+        return fromVerboseJson(answer, language);
+      },
+      { maxAttempts, backoff: this.backoff, signal: opts.signal, onRetry: this.options.onRetry, fail: (f, n) => this.failure(f, n) },
+    );
+    return { ...heard, model: this.config.model, durationMs: Date.now() - started };
+  }
+
+  private failure(f: Classified, attempts: number): UpstreamError {
+    let host = 'unknown';
+    try {
+      host = new URL(this.config.baseUrl).host;
+    } catch {
+      // a base URL from config is valid; keep the message anyway
+    }
+    const said = f.upstreamMessage ? `: ${snippet(redact(f.upstreamMessage, this.config.apiKey))}` : '';
+    const message = f.retry
+      ? `The speech endpoint (${host}) failed after ${attempts} attempt${attempts === 1 ? '' : 's'} (last: ${f.reason})${said}`
+      : `The speech endpoint (${host}) refused the request (${f.reason})${said}`;
+    const details = {
+      provider: 'speech' as const, attempts, model: this.config.model, reason: f.reason,
+      ...(f.status ? { status: f.status } : {}),
+      ...(f.retry && f.retryAfterMs !== undefined ? { retry_after_ms: f.retryAfterMs } : {}),
+    };
+    return new UpstreamError(message, details, f.retry);
+  }
+}
+
+/** The provider for `SPEECH_PROVIDER=openai`, or null when another provider is chosen (see `Config.speechApi`). */
+export function createOpenAiSpeechProvider(config: { speechApi: SpeechApiConfig | null }, options: OpenAiSpeechOptions = {}): OpenAiSpeechProvider | null {
+  return config.speechApi ? new OpenAiSpeechProvider(config.speechApi, options) : null;
+}
