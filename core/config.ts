@@ -169,6 +169,17 @@ export const configSchema = z.object({
     .optional()
     .transform((v) => (v === undefined || v.trim() === '' ? DEFAULT_EXTERNAL_OCR_MODEL : v.trim())),
   EXTERNAL_OCR_TIMEOUT_MS: int(300_000, 100, 3_600_000),
+  /** Speech to text: `local` (faster-whisper, see providers/speech/local.ts) or `openai`. */
+  SPEECH_PROVIDER: z.enum(['local', 'openai']).optional().default('local'),
+  /** Local model: `base`, `small` (provisioned into the engine cache) or a model directory. */
+  SPEECH_MODEL: z.string().optional().transform((v) => (v === undefined || v.trim() === '' ? 'base' : v.trim())),
+  /** CTranslate2 threads per engine process; 0 shares the cores among the processes. */
+  SPEECH_THREADS: int(0, 0, 256),
+  /** The python of the speech venv and the model directory; default: in the engine cache. */
+  SPEECH_PYTHON: optionalString,
+  SPEECH_MODEL_DIR: optionalString,
+  /** The engine cache of scripts/engines.mjs (default `~/.cache/docproc`). */
+  DOCPROC_CACHE_DIR: optionalString,
   /** Set by `npm start`: the launcher's pid, watched so children never outlive it. */
   DOCPROC_PARENT_PID: int(0, 0, 2 ** 31),
 });

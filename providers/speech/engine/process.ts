@@ -1,0 +1,121 @@
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import readline from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+/** The engine script, run by the speech venv's python. */
+export const ENGINE_SCRIPT = fileURLToPath(new URL('./whisper_engine.py', import.meta.url));
+
+/** One answer line of the engine (see whisper_engine.py). */
+export interface EngineAnswer {
+  id: number;
+  language?: string;
+  language_probability?: number;
+  duration?: number;
+  segments?: { start: number; end: number; text: string }[];
+  error?: { kind: 'undecodable_audio' | 'bad_request' | 'internal'; message: string };
+}
+
+/** The engine process ended (crashed, was killed, or could not start): trying again with a fresh one may help. */
+export class SpeechEngineError extends Error {
+  readonly retryable = true;
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'SpeechEngineError';
+  }
+}
+
+export interface EngineProcessOptions {
+  python: string;
+  modelDir: string;
+  threads: number;
+}
+
+const STDERR_TAIL = 4000;
+
+/**
+ * A long-lived faster-whisper process: the model is loaded once, then it answers one request at a time (the pool
+ * never sends a second before the first is answered). When it exits, the request in flight is rejected with a
+ * `SpeechEngineError` and the process is `dead`; the pool starts another.
+ */
+export class EngineProcess {
+  readonly child: ChildProcessWithoutNullStreams;
+  /** Resolves once the model is loaded; rejects when the process ends before. */
+  readonly ready: Promise<void>;
+  dead = false;
+  private stderr = '';
+  private nextId = 1;
+  private pending: { id: number; resolve: (a: EngineAnswer) => void; reject: (e: Error) => void } | null = null;
+  private readonly exited: Promise<void>;
+
+  constructor(opts: EngineProcessOptions) {
+    this.child = spawn(opts.python, [ENGINE_SCRIPT, '--model-dir', opts.modelDir, '--threads', String(opts.threads)], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    this.child.stdin.on('error', () => {
+      /* a write to a process that just died: its exit rejects the request */
+    });
+    this.child.stderr.setEncoding('utf8');
+    this.child.stderr.on('data', (d: string) => {
+      this.stderr = (this.stderr + d).slice(-STDERR_TAIL);
+    });
+    let onReady!: () => void;
+    let onStartFailure!: (e: Error) => void;
+    this.ready = new Promise<void>((resolve, reject) => {
+      onReady = resolve;
+      onStartFailure = reject;
+    });
+    this.ready.catch(() => undefined);
+    const lines = readline.createInterface({ input: this.child.stdout });
+    lines.on('line', (line) => this.onLine(line, onReady));
+    this.exited = new Promise((resolve) => {
+      const ended = (why: string) => {
+        if (this.dead) return;
+        this.dead = true;
+        const err = new SpeechEngineError(`the speech engine process ${why}${this.stderr ? `: ${this.stderr.trim().slice(-1000)}` : ''}`);
+        onStartFailure(err);
+        this.pending?.reject(err);
+        this.pending = null;
+        resolve();
+      };
+      this.child.once('exit', (code, signal) => ended(`ended (${signal ?? `exit ${code}`})`));
+      this.child.once('error', (e) => ended(`could not run ${opts.python} (${e.message})`));
+    });
+  }
+
+  private onLine(line: string, onReady: () => void): void {
+    let msg: (EngineAnswer & { ready?: boolean }) | null = null;
+    try {
+      msg = JSON.parse(line) as EngineAnswer & { ready?: boolean };
+    } catch {
+      msg = null;
+    }
+    if (msg?.ready) {
+      onReady();
+      return;
+    }
+    const p = this.pending;
+    if (!p || !msg || msg.id !== p.id) {
+      void this.kill(); // out of step with its requests: never trust it again
+      return;
+    }
+    this.pending = null;
+    p.resolve(msg);
+  }
+
+  /** Sends one request and waits for its answer. */
+  async request(audio: string, language: string | null): Promise<EngineAnswer> {
+    await this.ready;
+    if (this.dead) throw new SpeechEngineError('the speech engine process has ended');
+    const id = this.nextId++;
+    return new Promise<EngineAnswer>((resolve, reject) => {
+      this.pending = { id, resolve, reject };
+      this.child.stdin.write(JSON.stringify({ id, audio, language, vad: true }) + '\n');
+    });
+  }
+
+  /** SIGKILL; resolves once the process has gone. */
+  async kill(): Promise<void> {
+    if (!this.dead) this.child.kill('SIGKILL');
+    await this.exited;
+  }
+}

@@ -1,0 +1,79 @@
+"""The local speech engine: faster-whisper with one model loaded once, answering JSON lines over stdio.
+
+Request (one line on stdin):  {"id": ..., "audio": "<path>", "language": "<ISO 639-1>" | null, "vad": true}
+Answer (one line on stdout):  {"id", "language", "language_probability", "duration", "segments": [{"start", "end", "text"}]}
+                           or {"id", "error": {"kind": "undecodable_audio" | "bad_request" | "internal", "message"}}
+Once the model is loaded it writes {"ready": true}. Logs go to stderr only. Nothing is downloaded: the model is a
+local directory and the Hugging Face hub is switched off.
+"""
+import argparse
+import json
+import os
+import sys
+import time
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+
+from faster_whisper import WhisperModel  # noqa: E402
+from faster_whisper.audio import decode_audio  # noqa: E402
+
+SAMPLE_RATE = 16000
+
+
+def log(msg):
+    print(f"[whisper_engine] {msg}", file=sys.stderr, flush=True)
+
+
+def reply(obj):
+    sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+def transcribe(model, req):
+    audio_path = req.get("audio")
+    if not isinstance(audio_path, str) or not audio_path:
+        return {"error": {"kind": "bad_request", "message": "audio: a file path is required"}}
+    try:
+        audio = decode_audio(audio_path, sampling_rate=SAMPLE_RATE)
+    except FileNotFoundError:
+        return {"error": {"kind": "bad_request", "message": f"no such file: {audio_path}"}}
+    except Exception as e:  # PyAV/FFmpeg refused the input
+        return {"error": {"kind": "undecodable_audio", "message": f"{type(e).__name__}: {e}"}}
+    if audio.size == 0:
+        return {"error": {"kind": "undecodable_audio", "message": "the file holds no audio samples"}}
+    segments, info = model.transcribe(audio, language=req.get("language") or None, vad_filter=bool(req.get("vad", True)))
+    out = [{"start": round(s.start, 3), "end": round(s.end, 3), "text": s.text} for s in segments]
+    return {
+        "language": info.language,
+        "language_probability": info.language_probability,
+        "duration": audio.size / SAMPLE_RATE,
+        "segments": out,
+    }
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--model-dir", required=True)
+    parser.add_argument("--threads", type=int, default=0)
+    args = parser.parse_args()
+    t0 = time.monotonic()
+    model = WhisperModel(args.model_dir, device="cpu", compute_type="int8", cpu_threads=args.threads, local_files_only=True)
+    log(f"model {args.model_dir} loaded in {time.monotonic() - t0:.2f} s, {args.threads or 'default'} threads")
+    reply({"ready": True})
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        req_id = None
+        try:
+            req = json.loads(line)
+            req_id = req.get("id")
+            result = transcribe(model, req)
+        except Exception as e:
+            log(f"request {req_id} failed: {type(e).__name__}: {e}")
+            result = {"error": {"kind": "internal", "message": f"{type(e).__name__}: {e}"}}
+        reply({"id": req_id, **result})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,166 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Config } from '../../core/config';
+import { AppError } from '../../core/errors';
+import { EngineProcess, SpeechEngineError } from './engine/process';
+import type { SpeechProvider, Transcript, TranscribeOptions } from './types';
+
+export { SpeechEngineError };
+
+export interface LocalSpeechOptions {
+  /** The python of the speech venv (faster-whisper installed). */
+  python: string;
+  /** A CTranslate2 Whisper model directory (model.bin, config.json, tokenizer.json, vocabulary.json). */
+  modelDir: string;
+  /** Reported as `Transcript.model`, e.g. `whisper-base`. */
+  model: string;
+  /** Engine processes, each with the model loaded once: the most transcriptions at once. */
+  processes: number;
+  /** CTranslate2 threads per process (at least 1). */
+  threads: number;
+}
+
+/**
+ * The options from the configuration: the engine cache of scripts/engines.mjs unless `SPEECH_PYTHON` /
+ * `SPEECH_MODEL_DIR` say otherwise, one process per media slot, and the cores shared among the processes.
+ */
+export function localSpeechOptions(config: Config): LocalSpeechOptions {
+  const cache = path.resolve(config.DOCPROC_CACHE_DIR ?? path.join(os.homedir(), '.cache', 'docproc'));
+  const named = config.SPEECH_MODEL === 'base' || config.SPEECH_MODEL === 'small';
+  const modelDir = path.resolve(config.SPEECH_MODEL_DIR ?? (named ? path.join(cache, 'models', `whisper-${config.SPEECH_MODEL}`) : config.SPEECH_MODEL));
+  const cores = os.availableParallelism();
+  const processes = config.MEDIA_CONCURRENCY || Math.max(1, cores);
+  return {
+    python: config.SPEECH_PYTHON ?? path.join(cache, 'speech-venv', 'bin', 'python'),
+    modelDir,
+    model: named ? `whisper-${config.SPEECH_MODEL}` : path.basename(modelDir),
+    processes,
+    threads: config.SPEECH_THREADS || Math.max(1, Math.floor(cores / processes)),
+  };
+}
+
+const abortReason = (signal: AbortSignal): Error =>
+  signal.reason instanceof Error ? signal.reason : new DOMException('The operation was aborted', 'AbortError');
+
+interface Slot {
+  proc: EngineProcess | null;
+  busy: boolean;
+}
+
+/**
+ * Speech to text with faster-whisper in long-lived Python processes (providers/speech/engine/whisper_engine.py):
+ * started lazily, one per slot, each loading the model once. A call takes an idle slot (or waits for one); aborting
+ * it kills that slot's process, which a later call starts again, as it does a process that died.
+ */
+export class LocalSpeechProvider implements SpeechProvider {
+  private readonly slots: Slot[];
+  private readonly waiting: { take: (slot: Slot) => void }[] = [];
+
+  constructor(readonly options: LocalSpeechOptions) {
+    this.slots = Array.from({ length: Math.max(1, options.processes) }, () => ({ proc: null, busy: false }));
+  }
+
+  describe(): { provider: 'local'; model: string } {
+    return { provider: 'local', model: this.options.model };
+  }
+
+  async transcribe(audioPath: string, opts: TranscribeOptions = {}): Promise<Transcript> {
+    const { signal } = opts;
+    signal?.throwIfAborted();
+    const language = opts.language && opts.language !== 'auto' ? opts.language : null;
+    const slot = await this.acquire(signal);
+    const t0 = performance.now();
+    try {
+      signal?.throwIfAborted();
+      const proc = this.processFor(slot);
+      const onAbort = () => void proc.kill();
+      signal?.addEventListener('abort', onAbort, { once: true });
+      try {
+        const answer = await proc.request(audioPath, language);
+        if (answer.error) throw toError(answer.error, audioPath);
+        const raw = answer.segments ?? [];
+        const segments = raw.map((s) => ({ start: s.start, end: s.end, text: s.text.trim() }));
+        return {
+          language: answer.language ?? language ?? 'und',
+          languageProbability: language ? undefined : answer.language_probability,
+          duration: answer.duration ?? 0,
+          // Whisper's segment texts carry their own leading space where the language puts one (not in Chinese).
+          text: raw.map((s) => s.text).join('').trim(),
+          segments,
+          model: this.options.model,
+          durationMs: Math.round(performance.now() - t0),
+        };
+      } catch (err) {
+        throw signal?.aborted ? abortReason(signal) : err;
+      } finally {
+        signal?.removeEventListener('abort', onAbort);
+      }
+    } finally {
+      this.release(slot);
+    }
+  }
+
+  /** Kills every engine process; later calls start them again. */
+  async close(): Promise<void> {
+    await Promise.all(this.slots.map((s) => s.proc?.kill()));
+  }
+
+  /** Process ids of the live engine processes (tests kill them). */
+  pids(): number[] {
+    return this.slots.flatMap((s) => (s.proc && !s.proc.dead && s.proc.child.pid ? [s.proc.child.pid] : []));
+  }
+
+  private processFor(slot: Slot): EngineProcess {
+    if (slot.proc && !slot.proc.dead) return slot.proc;
+    const { python, modelDir, threads } = this.options;
+    if (!fs.existsSync(python) || !fs.existsSync(path.join(modelDir, 'model.bin'))) {
+      throw new AppError('PROVIDER_NOT_CONFIGURED', 'The local speech engine is not provisioned (npm start or npm test set it up)', {
+        provider: 'speech',
+        reason: fs.existsSync(python) ? 'model_missing' : 'engine_missing',
+      });
+    }
+    slot.proc = new EngineProcess({ python, modelDir, threads });
+    return slot.proc;
+  }
+
+  private acquire(signal?: AbortSignal): Promise<Slot> {
+    const free = this.slots.find((s) => !s.busy && s.proc && !s.proc.dead) ?? this.slots.find((s) => !s.busy);
+    if (free) {
+      free.busy = true;
+      return Promise.resolve(free);
+    }
+    return new Promise<Slot>((resolve, reject) => {
+      const waiter = {
+        take: (slot: Slot) => {
+          signal?.removeEventListener('abort', onAbort);
+          slot.busy = true;
+          resolve(slot);
+        },
+      };
+      const onAbort = () => {
+        this.waiting.splice(this.waiting.indexOf(waiter), 1);
+        reject(abortReason(signal!));
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.waiting.push(waiter);
+    });
+  }
+
+  private release(slot: Slot): void {
+    slot.busy = false;
+    this.waiting.shift()?.take(slot);
+  }
+}
+
+function toError(error: { kind: string; message: string }, audioPath: string): Error {
+  if (error.kind === 'undecodable_audio') {
+    return new AppError('UNPROCESSABLE_INPUT', 'The audio could not be decoded', { reason: 'undecodable_audio' }, { cause: new Error(error.message) });
+  }
+  return new SpeechEngineError(`the speech engine could not transcribe ${audioPath}: ${error.message}`);
+}
+
+/** The local provider for a configuration. */
+export function createLocalSpeechProvider(config: Config): LocalSpeechProvider {
+  return new LocalSpeechProvider(localSpeechOptions(config));
+}

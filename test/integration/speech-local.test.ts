@@ -1,0 +1,141 @@
+import { expect } from 'chai';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { loadConfig } from '../../core/config';
+import { AppError } from '../../core/errors';
+import { LocalSpeechProvider, SpeechEngineError, localSpeechOptions } from '../../providers/speech/local';
+import type { Transcript } from '../../providers/speech/types';
+import { waitFor } from '../support/processes';
+import { SENTENCES, speak } from '../support/speech-samples';
+import { wordErrorRate } from '../support/wer';
+
+const isAlive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** Lets the call run up to its request being written to the engine (promise continuations only, no clock). */
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('local speech provider (faster-whisper, real Whisper base model)', function () {
+  this.timeout(120_000);
+  let dir: string;
+  let speech: LocalSpeechProvider;
+  const audio: Record<'de' | 'en', string> = { de: '', en: '' };
+  /** A short clip for the calls that only need a working process. */
+  let short = '';
+  const transcribeShort = async () => {
+    const t = await speech.transcribe(short, { language: 'en' });
+    expect(wordErrorRate('Good morning, everyone.', t.text)).to.be.at.most(0.5);
+  };
+
+  before(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'speech-local-'));
+    audio.de = await speak(SENTENCES.de, 'de', dir, 'de');
+    audio.en = await speak(SENTENCES.en, 'en', dir, 'en');
+    short = await speak('Good morning, everyone.', 'en', dir, 'short');
+    // One engine process, so the tests below know which process a call runs in.
+    speech = new LocalSpeechProvider({ ...localSpeechOptions(loadConfig(process.env)), processes: 1 });
+  });
+
+  after(async () => {
+    await speech?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  const expectTranscript = (t: Transcript, lang: 'de' | 'en') => {
+    const wer = wordErrorRate(SENTENCES[lang], t.text);
+    expect(t.language, t.text).to.equal(lang);
+    expect(wer, `WER ${(wer * 100).toFixed(0)} % for: ${t.text}`).to.be.at.most(0.3);
+    expect(t.model).to.equal(speech.describe().model);
+    expect(t.duration).to.be.greaterThan(3);
+    expect(t.segments.length).to.be.greaterThan(0);
+    for (const s of t.segments) {
+      expect(s.start).to.be.at.least(0);
+      expect(s.end).to.be.greaterThan(s.start);
+      expect(s.end).to.be.at.most(t.duration + 0.5);
+    }
+    return wer;
+  };
+
+  for (const lang of ['de', 'en'] as const) {
+    it(`detects ${lang === 'de' ? 'German' : 'English'} and transcribes it with WER ≤ 30 %`, async () => {
+      const before = speech.pids();
+      const t = await speech.transcribe(audio[lang]);
+      expectTranscript(t, lang);
+      if (before.length) expect(speech.pids(), 'one process, its model loaded once').to.deep.equal(before);
+      expect(t.languageProbability).to.be.greaterThan(0.5);
+    });
+  }
+
+  it('transcribes in a given language (no detection: no probability)', async () => {
+    const t = await speech.transcribe(audio.de, { language: 'de' });
+    expectTranscript(t, 'de');
+    expect(t.languageProbability).to.equal(undefined);
+    const auto = await speech.transcribe(audio.en, { language: 'auto' });
+    expectTranscript(auto, 'en');
+  });
+
+  it('refuses undecodable audio with UNPROCESSABLE_INPUT, and the process goes on', async () => {
+    const bad = path.join(dir, 'bad.wav');
+    await writeFile(bad, 'RIFF this is not audio at all');
+    await transcribeShort();
+    const [pid] = speech.pids();
+    const err = await speech.transcribe(bad).catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(AppError);
+    expect((err as AppError).code).to.equal('UNPROCESSABLE_INPUT');
+    expect((err as AppError).details).to.deep.equal({ reason: 'undecodable_audio' });
+    expect(speech.pids()).to.deep.equal([pid]);
+  });
+
+  it('an abort kills the engine process; the next call starts another', async () => {
+    await transcribeShort();
+    const [pid] = speech.pids();
+    const ctrl = new AbortController();
+    const call = speech.transcribe(audio.de, { signal: ctrl.signal });
+    await nextTurn();
+    ctrl.abort(new Error('stop now'));
+    const err = await call.catch((e: unknown) => e);
+    expect((err as Error).message).to.equal('stop now');
+    expect(isAlive(pid)).to.equal(false);
+    expect(speech.pids()).to.deep.equal([]);
+    await transcribeShort();
+    expect(speech.pids()).to.have.length(1).and.not.include(pid);
+  });
+
+  it('a process killed between calls is restarted by the next call', async () => {
+    await transcribeShort();
+    const [pid] = speech.pids();
+    process.kill(pid, 'SIGKILL');
+    await waitFor(async () => (speech.pids().length === 0 ? true : undefined), 'the provider to see the process end');
+    await transcribeShort();
+    expect(speech.pids()).to.have.length(1).and.not.include(pid);
+  });
+
+  it('a process that dies mid-request fails that request with a retryable error; the next call works', async () => {
+    await transcribeShort();
+    const [pid] = speech.pids();
+    const call = speech.transcribe(audio.de);
+    await nextTurn();
+    process.kill(pid, 'SIGKILL');
+    const err = await call.catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(SpeechEngineError);
+    expect((err as SpeechEngineError).retryable).to.equal(true);
+    expect((err as Error).message).to.include('SIGKILL');
+    await transcribeShort();
+  });
+
+  it('close() ends the processes; a later call starts one again', async () => {
+    await transcribeShort();
+    const [pid] = speech.pids();
+    await speech.close();
+    expect(isAlive(pid)).to.equal(false);
+    expect(speech.pids()).to.deep.equal([]);
+    await transcribeShort();
+  });
+});
