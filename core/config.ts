@@ -180,6 +180,10 @@ export const configSchema = z.object({
   SPEECH_MODEL_DIR: optionalString,
   /** The engine cache of scripts/engines.mjs (default `~/.cache/docproc`). */
   DOCPROC_CACHE_DIR: optionalString,
+  /** OpenAI-compatible `/audio/transcriptions` endpoint for `SPEECH_PROVIDER=openai`; see `Config.speechApi`. */
+  SPEECH_BASE_URL: httpUrl,
+  SPEECH_API_KEY: optionalString,
+  SPEECH_TIMEOUT_MS: int(300_000, 100, 3_600_000),
   /** Set by `npm start`: the launcher's pid, watched so children never outlive it. */
   DOCPROC_PARENT_PID: int(0, 0, 2 ** 31),
 });
@@ -195,6 +199,18 @@ export interface ExternalOcrConfig {
   /** `EXTERNAL_OCR_MODEL`, default `mistral-ocr-latest`. */
   model: string;
   /** `EXTERNAL_OCR_TIMEOUT_MS`, per request, default 300 000. */
+  timeoutMs: number;
+}
+
+/** The transcription endpoint of `SPEECH_PROVIDER=openai`. */
+export interface SpeechApiConfig {
+  /** `SPEECH_BASE_URL` without a trailing slash (e.g. `https://api.openai.com/v1`); requests go to `…/audio/transcriptions`. */
+  baseUrl: string;
+  /** `SPEECH_API_KEY`, sent as `Authorization: Bearer`; undefined for endpoints that need none. */
+  apiKey: string | undefined;
+  /** `SPEECH_MODEL` when set, else `whisper-1`. */
+  model: string;
+  /** `SPEECH_TIMEOUT_MS`, per request, default 300 000. */
   timeoutMs: number;
 }
 
@@ -234,6 +250,8 @@ export interface Config extends RawConfig {
    * an API key (`LLM_*` or their `OPENAI_*` fallbacks). There is no default model: an API key alone is not enough.
    */
   llm: LlmConfig | null;
+  /** The transcription endpoint when `SPEECH_PROVIDER=openai` (which requires `SPEECH_BASE_URL`), else null. */
+  speechApi: SpeechApiConfig | null;
   /** The external OCR endpoint, or null when `EXTERNAL_OCR_URL` is not set (an API key alone is not enough). */
   externalOcr: ExternalOcrConfig | null;
   /** Directories `/api/pdf/job` filenames must lie in (contract §6). */
@@ -259,6 +277,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const missing = (['S3_ENDPOINT', 'S3_ACCESS_KEY', 'S3_SECRET_KEY'] as const).filter((k) => !raw[k]);
     if (missing.length) throw new ConfigError(`STORAGE=s3 needs ${missing.join(', ')}`);
   }
+  if (raw.SPEECH_PROVIDER === 'openai' && !raw.SPEECH_BASE_URL) throw new ConfigError('SPEECH_PROVIDER=openai needs SPEECH_BASE_URL');
   if (raw.S3_BUCKET.length < 3) throw new ConfigError('S3_BUCKET: bucket names need 3 or more characters');
   const docWhitelist = (raw.ALLOW_DOC_WHITELIST ?? '')
     .split(',')
@@ -267,6 +286,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   return {
     ...raw,
     llm: resolveLlm(raw),
+    speechApi:
+      raw.SPEECH_PROVIDER === 'openai' && raw.SPEECH_BASE_URL
+        ? { baseUrl: raw.SPEECH_BASE_URL, apiKey: raw.SPEECH_API_KEY, model: env.SPEECH_MODEL?.trim() ? raw.SPEECH_MODEL : 'whisper-1', timeoutMs: raw.SPEECH_TIMEOUT_MS }
+        : null,
     externalOcr: raw.EXTERNAL_OCR_URL
       ? { url: raw.EXTERNAL_OCR_URL, apiKey: raw.EXTERNAL_OCR_API_KEY, model: raw.EXTERNAL_OCR_MODEL, timeoutMs: raw.EXTERNAL_OCR_TIMEOUT_MS }
       : null,
