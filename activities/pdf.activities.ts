@@ -66,6 +66,9 @@ export function createPdfActivities(deps: ActivityDeps) {
     const key = jobInternalKey(jobId, 'input.pdf');
     const existing = await store.stat(key);
     if (existing) return { key, sha256: existing.sha256 };
+    if (!path.isAbsolute(String(p.filename))) {
+      throw ApplicationFailure.nonRetryable('The file must be named by an absolute path.', 'FORBIDDEN', { filename: p.filename });
+    }
     const wanted = path.resolve(String(p.filename));
     const real = await fs.realpath(wanted).catch(() => null);
     if (!real) throw ApplicationFailure.nonRetryable('The file does not exist.', 'FILE_NOT_FOUND', { filename: p.filename });

@@ -18,8 +18,11 @@ export async function isInsideInputRoots(resolved: string, roots: readonly strin
   return real.some((r) => resolved === r || resolved.startsWith(r.endsWith(path.sep) ? r : r + path.sep));
 }
 
-/** Refuses (403 FORBIDDEN, contract §1) a server file that lies outside the allowed input roots, by where it really is. */
+/**
+ * Refuses (403 FORBIDDEN, contract §1) a server file that lies outside the allowed input roots, by where it really
+ * is, and a relative name: what it names would depend on the server's working directory.
+ */
 export async function assertInsideInputRoots(filename: string, roots: readonly string[]): Promise<void> {
-  if (await isInsideInputRoots(await resolveInputPath(filename), roots)) return;
+  if (path.isAbsolute(filename) && (await isInsideInputRoots(await resolveInputPath(filename), roots))) return;
   throw new AppError('FORBIDDEN', 'The file lies outside the directories this server may read (INPUT_ROOTS).', { filename });
 }

@@ -72,7 +72,7 @@ export function pdfRoutes(api: ApiRouter, jobs: JobService, config: Config): voi
 
   api.add({
     method: 'post', path: '/api/pdf/job', summary: 'Start a PDF job for a file on the server', tags,
-    description: '`filename` must lie inside INPUT_ROOTS, symlinks resolved: else 403 FORBIDDEN and no job. A missing file inside the roots is accepted and the job fails with FILE_NOT_FOUND. Read the job with GET /api/jobs/{job_id}.',
+    description: '`filename` must be an absolute path inside INPUT_ROOTS, symlinks resolved: else 403 FORBIDDEN and no job. A missing file inside the roots is accepted and the job fails with FILE_NOT_FOUND. Read the job with GET /api/jobs/{job_id}.',
     body: jobBody,
     responses: { 200: jsonResponse(jobAccepted, 'Accepted'), 403: errorResponse('The file lies outside INPUT_ROOTS') },
     handler: async (ctx, { body }) => {
