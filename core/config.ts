@@ -180,6 +180,8 @@ export const configSchema = z.object({
   SPEECH_MODEL_DIR: optionalString,
   /** The engine cache of scripts/engines.mjs (default `~/.cache/docproc`). */
   DOCPROC_CACHE_DIR: optionalString,
+  /** yt-dlp for hosted video downloads; default: in the speech venv of the engine cache (see `ytDlpPath`). */
+  YTDLP_PATH: optionalString,
   /** OpenAI-compatible `/audio/transcriptions` endpoint for `SPEECH_PROVIDER=openai`; see `Config.speechApi`. */
   SPEECH_BASE_URL: httpUrl,
   SPEECH_API_KEY: optionalString,
@@ -262,6 +264,14 @@ export class ConfigError extends Error {}
 
 export function isLoopbackHost(host: string): boolean {
   const h = host.replace(/^\[|\]$/g, '').toLowerCase();
+/** The engine cache of scripts/engines.mjs: `DOCPROC_CACHE_DIR` or `~/.cache/docproc`. */
+export const engineCacheDir = (config: Pick<RawConfig, 'DOCPROC_CACHE_DIR'>): string =>
+  path.resolve(config.DOCPROC_CACHE_DIR ?? path.join(os.homedir(), '.cache', 'docproc'));
+
+/** The yt-dlp binary: `YTDLP_PATH`, or the one scripts/engines-speech.mjs installs into the speech venv. */
+export const ytDlpPath = (config: Pick<RawConfig, 'DOCPROC_CACHE_DIR' | 'YTDLP_PATH'>): string =>
+  config.YTDLP_PATH ?? path.join(engineCacheDir(config), 'speech-venv', 'bin', 'yt-dlp');
+
   return h === 'localhost' || h === '::1' || /^127\./.test(h) || /^::ffff:127\./.test(h);
 }
 

@@ -1,0 +1,123 @@
+/**
+ * Hosted-platform video downloads (spec §4.7 `hosted`, contract §7) with yt-dlp, spawned directly: no shell, no
+ * configuration files, no cookies, no plugins, no JavaScript runtime and no remote components, one video (never a
+ * playlist), bounded in time and size. The URL is checked with the SSRF classifier first (`checkTarget`), so a
+ * private, loopback or metadata address is refused before yt-dlp starts unless the policy allows it. yt-dlp then
+ * connects on its own: redirects and media URLs named by the page are not re-checked by the classifier.
+ */
+import { access, constants, readFile, readdir, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { AppError } from '../../core/errors';
+import { downloadError } from '../http/download';
+import { checkTarget, type OutboundPolicy } from '../http/ssrf';
+import { ToolExitError, ToolTimeoutError, runTool } from '../process/run-tool';
+
+/** What the platform says about the video; null where it says nothing. */
+export interface HostedMetadata {
+  video_id: string;
+  title: string;
+  uploader: string | null;
+  views: number | null;
+  description: string | null;
+  /** Seconds, as the platform states it. */
+  duration: number | null;
+}
+
+export interface HostedDownload {
+  /** The downloaded media file, inside `outDir`. */
+  file: string;
+  metadata: HostedMetadata;
+}
+
+export interface HostedOptions {
+  /** The yt-dlp binary (`ytDlpPath(config)`). */
+  ytDlp: string;
+  policy: OutboundPolicy;
+  signal?: AbortSignal;
+  /** Whole run; default 10 minutes. */
+  timeoutMs?: number;
+  /** Larger files are refused (413 `PAYLOAD_TOO_LARGE`); default 2 GB. */
+  maxBytes?: number;
+  /** `audio`: the best audio-only format when there is one (enough to transcribe); `best`: the best single file. */
+  format?: 'audio' | 'best';
+}
+
+const INFO_FILE = 'info.json';
+const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
+const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+
+/** The metadata of yt-dlp's info JSON. Pure. */
+export function hostedMetadata(info: Record<string, unknown>): HostedMetadata {
+  const views = num(info.view_count);
+  return {
+    video_id: str(info.id) ?? '',
+    title: str(info.title) ?? str(info.fulltitle) ?? '',
+    uploader: str(info.uploader) ?? str(info.channel) ?? str(info.creator),
+    views: views === null ? null : Math.round(views),
+    description: str(info.description),
+    duration: num(info.duration),
+  };
+}
+
+const notConfigured = (ytDlp: string, cause?: unknown) =>
+  new AppError(
+    'PROVIDER_NOT_CONFIGURED',
+    'Hosted video downloads need yt-dlp, which is not installed (npm start installs it into the engine cache; or set YTDLP_PATH).',
+    { provider: 'hosted_video', path: ytDlp },
+    { cause },
+  );
+
+const upstream = (url: string, reason: string, message: string, cause?: unknown) =>
+  new AppError('UPSTREAM_ERROR', `The hosted video could not be downloaded: ${message}`, { provider: 'hosted_video', host: new URL(url).host, reason }, { cause });
+
+/** The last `ERROR:` line yt-dlp wrote, without its prefix. */
+const ytDlpError = (stderr: string): string =>
+  (stderr.split('\n').filter((l) => l.startsWith('ERROR:')).pop() ?? stderr.trim().split('\n').pop() ?? 'yt-dlp failed').replace(/^ERROR:\s*/, '').slice(0, 500);
+
+/**
+ * Downloads the video at `url` into `outDir` (which should be empty and is the caller's to remove) and reads its
+ * metadata. Errors: `PROVIDER_NOT_CONFIGURED` without yt-dlp, `FORBIDDEN` for a refused target, `PAYLOAD_TOO_LARGE`
+ * past `maxBytes`, `UPSTREAM_ERROR` when yt-dlp fails (an HTTP error, an unsupported page, a timeout).
+ */
+export async function downloadHosted(url: string, outDir: string, opts: HostedOptions): Promise<HostedDownload> {
+  const maxBytes = opts.maxBytes ?? 2 * 1024 ** 3;
+  try {
+    await checkTarget(url, opts.policy);
+  } catch (err) {
+    throw downloadError(err, url, maxBytes);
+  }
+  try {
+    await access(opts.ytDlp, constants.X_OK);
+  } catch (err) {
+    throw notConfigured(opts.ytDlp, err);
+  }
+  const infoPath = path.join(outDir, INFO_FILE);
+  const args = [
+    ...['--ignore-config', '--no-plugin-dirs', '--no-js-runtimes', '--no-remote-components', '--no-cookies', '--no-cache-dir'],
+    ...['--no-playlist', '--no-progress', '--no-mtime', '--no-part', '--restrict-filenames', '--socket-timeout', '30'],
+    ...['-f', opts.format === 'audio' ? 'bestaudio/best' : 'best', '--max-filesize', String(maxBytes)],
+    ...['--print-to-file', 'after_move:%()j', infoPath, '-o', path.join(outDir, 'media.%(ext)s'), '--', url],
+  ];
+  let stdout: string;
+  try {
+    const r = await runTool(opts.ytDlp, args, { signal: opts.signal, timeoutMs: opts.timeoutMs ?? 600_000, maxStdoutBytes: 4 * 1024 * 1024 });
+    stdout = r.stdout.toString('utf8');
+  } catch (err) {
+    if (err instanceof ToolTimeoutError) throw upstream(url, 'timeout', `no answer within ${err.timeoutMs} ms`, err);
+    if (err instanceof ToolExitError) throw upstream(url, 'downloader', ytDlpError(err.stderr), err);
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'EACCES') throw notConfigured(opts.ytDlp, err);
+    throw err;
+  }
+  const tooLarge = () => new AppError('PAYLOAD_TOO_LARGE', `The hosted video is larger than the limit of ${maxBytes} bytes`, { limit_bytes: maxBytes });
+  const info = await readFile(infoPath, 'utf8').then((s) => JSON.parse(s) as Record<string, unknown>, () => null);
+  if (!info) {
+    if (/larger than max-filesize/.test(stdout)) throw tooLarge();
+    throw upstream(url, 'no_media', 'yt-dlp finished without a media file');
+  }
+  const name = (await readdir(outDir)).find((f) => f.startsWith('media.'));
+  const file = path.join(outDir, name ?? 'media');
+  const size = name ? (await stat(file)).size : undefined;
+  if (size === undefined) throw upstream(url, 'no_media', 'yt-dlp finished without a media file');
+  if (size > maxBytes) throw tooLarge();
+  return { file, metadata: hostedMetadata(info) };
+}
