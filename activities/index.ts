@@ -5,6 +5,7 @@ import { createImageActivities } from './image.activities';
 import { createPdfActivities } from './pdf.activities';
 import { createPingActivities } from './ping.activities';
 import { createTransformerActivities } from './transformer.activities';
+import { createVideoActivities } from './video.activities';
 import type { ActivityDeps } from './deps';
 import { createWebhookActivities } from './webhook.activities';
 
@@ -21,6 +22,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createPdfActivities(deps),
     ...createImageActivities(deps),
     ...createExternalOcrActivities(deps),
+    ...createVideoActivities(deps),
   };
 }
 
@@ -31,7 +33,7 @@ export type Activities = ReturnType<typeof createActivities>;
  * The activities the `media` queue runs: CPU-bound engine work (poppler, tesseract) with about one slot per core.
  * Every other activity runs on the `io` queue; the ping runs on both (the health probe crosses both queues).
  */
-export const MEDIA_ACTIVITIES = ['pingActivity', 'preparePdf', 'readPdfText', 'extractPdfPages', 'renderPdfImages', 'ocrImageBlob'] as const;
+export const MEDIA_ACTIVITIES = ['pingActivity', 'preparePdf', 'readPdfText', 'extractPdfPages', 'renderPdfImages', 'ocrImageBlob', 'extractVideoFrames'] as const;
 
 /** The activities one queue's worker registers, so a worker never runs another queue's work. */
 export function activitiesFor(queue: 'io' | 'media', all: Activities): Partial<Activities> {

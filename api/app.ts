@@ -18,6 +18,7 @@ import { imageOcrRoutes } from './routes/imageocr.routes';
 import { pdfRoutes } from './routes/pdf.routes';
 import { templateRoutes } from './routes/templates.routes';
 import { transformerRoutes } from './routes/transformer.routes';
+import { videoRoutes } from './routes/video.routes';
 import { BatchService } from './services/batches';
 import { HealthService } from './services/health';
 import { JobService } from './services/jobs';
@@ -65,6 +66,7 @@ export function createApp(deps: AppDeps): App {
   templateRoutes(api);
   pdfRoutes(api, jobs, config);
   imageOcrRoutes(api, jobs, config.SYNC_WAIT_MS);
+  videoRoutes(api, jobs, config);
 
   koa.use(edgeMiddleware(logger, SERVICE_VERSION));
   koa.use(

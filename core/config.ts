@@ -262,8 +262,6 @@ export interface Config extends RawConfig {
 
 export class ConfigError extends Error {}
 
-export function isLoopbackHost(host: string): boolean {
-  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
 /** The engine cache of scripts/engines.mjs: `DOCPROC_CACHE_DIR` or `~/.cache/docproc`. */
 export const engineCacheDir = (config: Pick<RawConfig, 'DOCPROC_CACHE_DIR'>): string =>
   path.resolve(config.DOCPROC_CACHE_DIR ?? path.join(os.homedir(), '.cache', 'docproc'));
@@ -272,6 +270,8 @@ export const engineCacheDir = (config: Pick<RawConfig, 'DOCPROC_CACHE_DIR'>): st
 export const ytDlpPath = (config: Pick<RawConfig, 'DOCPROC_CACHE_DIR' | 'YTDLP_PATH'>): string =>
   config.YTDLP_PATH ?? path.join(engineCacheDir(config), 'speech-venv', 'bin', 'yt-dlp');
 
+export function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
   return h === 'localhost' || h === '::1' || /^127\./.test(h) || /^::ffff:127\./.test(h);
 }
 

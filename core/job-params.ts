@@ -77,6 +77,16 @@ export const pdfParams = z
     refinePageRange(p, ctx);
   });
 
+/** The internal `video_frames` job (`/api/video/frames`): an upload and a frame request checked by the route. */
+export const videoFramesParams = z
+  .object({
+    file_key: z.string().regex(/^uploads\/[A-Za-z0-9._\/-]+$/),
+    file_sha256: z.string().optional(),
+    timestamps: z.array(z.number().finite().nonnegative()),
+    interval: z.number().finite().positive().nullable(),
+  })
+  .passthrough();
+
 export const sessionParams = z
   .object({
     event: z.string().min(1).max(500),

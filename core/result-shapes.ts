@@ -62,3 +62,14 @@ export function externalOcrData(text: string, metadata: Record<string, unknown>,
     images_archive_filename: null,
   };
 }
+
+/** One frame of `/api/video/frames`: the second it shows and the path that downloads its JPEG (the files route). */
+export interface VideoFrame {
+  timestamp: number;
+  path: string;
+}
+
+/** `data` of `/api/video/frames`: the frames in time order. */
+export function videoFramesData(frames: VideoFrame[]): Record<string, unknown> {
+  return { frames };
+}

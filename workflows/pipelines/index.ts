@@ -5,6 +5,7 @@ import { externalOcrPipeline } from './external-ocr.pipeline';
 import { imageOcrPipeline } from './imageocr.pipeline';
 import { pdfPipeline } from './pdf.pipeline';
 import { transformerPipeline } from './transformer.pipeline';
+import { videoFramesPipeline } from './video-frames.pipeline';
 
 export type { Pipeline, PipelineContext } from './context';
 
@@ -12,6 +13,8 @@ const PIPELINES: Partial<Record<JobInput['jobType'], Pipeline>> = {
   transformer: transformerPipeline,
   imageocr: imageOcrPipeline,
   external_ocr: externalOcrPipeline,
+  // Created only by /api/video/frames, which came with this pipeline: no patch needed for replay.
+  video_frames: videoFramesPipeline,
 };
 
 /** Pipelines added after jobs of their type could already run (and fail) without one: patched for replay. */

@@ -1,0 +1,58 @@
+import { createReadStream, createWriteStream } from 'node:fs';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { writeBlobJson } from '../core/blob-store';
+import { AppError } from '../core/errors';
+import { videoFramesParams } from '../core/job-params';
+import { jobResults, resultPreview, type JobFields } from '../core/job-results';
+import { jobOutputKey, jobOutputPrefix, jobResultsKey } from '../core/records';
+import { videoFramesData, type VideoFrame } from '../core/result-shapes';
+import { videoMetadata } from '../providers/media/formats';
+import { extractFrames, frameTimes } from '../providers/media/frames';
+import { probeMedia } from '../providers/media/probe';
+import type { ActivityDeps } from './deps';
+import { heartbeating } from './steps';
+
+export function createVideoActivities(deps: ActivityDeps) {
+  const { store, config } = deps;
+  return {
+    /**
+     * The `video_frames` job in one step on the media queue: probes the upload, extracts a JPEG per frame time (the
+     * sorted union of the timestamps and the interval grid, times past the end dropped) into the job's output folder
+     * `frames/`, and writes the results. Heartbeats throughout, so a cancel kills ffmpeg.
+     */
+    async extractVideoFrames({ jobId, parameters }: { jobId: string; parameters: Record<string, unknown> }) {
+      const p = videoFramesParams.parse(parameters);
+      const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'docproc-frames-'));
+      try {
+        const job = await heartbeating(async (signal) => {
+          const input = path.join(dir, 'input');
+          await pipeline(await store.get(p.file_key), createWriteStream(input), { signal });
+          const probe = await probeMedia(input, { signal });
+          const meta = videoMetadata(probe);
+          if (!meta) throw new AppError('INVALID_FORMAT', 'The file has no video stream', { error_type: 'no_video_stream' });
+          const times = frameTimes({ timestamps: p.timestamps, interval: p.interval }, meta.duration, config.MAX_FRAMES);
+          const frames: VideoFrame[] = [];
+          for (const f of await extractFrames(input, times, dir, { signal, streamIndex: probe.video?.index })) {
+            const key = jobOutputKey(jobId, `frames/${path.basename(f.path)}`);
+            await store.put(key, createReadStream(f.path), { mime: 'image/jpeg' });
+            frames.push({ timestamp: f.time, path: key });
+          }
+          const fields: JobFields = {
+            structured_data: { extracted_text: '', metadata: { ...meta, frame_count: frames.length } },
+            assets: frames.map((f) => f.path),
+            target_dir: jobOutputPrefix(jobId).slice(0, -1),
+            from_cache: false,
+          };
+          await writeBlobJson(store, jobResultsKey(jobId), jobResults(videoFramesData(frames), fields));
+          return fields;
+        });
+        return { frames: job.assets.length, results: resultPreview(job) };
+      } finally {
+        await fs.rm(dir, { recursive: true, force: true });
+      }
+    },
+  };
+}
