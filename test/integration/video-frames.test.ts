@@ -6,6 +6,7 @@ import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
 import { startStack, type Stack } from '../support/stack';
 import { ffmpeg } from '../support/media-factory';
+import { postMultipart, type FormFile } from '../support/pdf-http';
 
 // POST /api/video/frames (spec §4.7, contract §7) on the real API and worker over loopback HTTP, on a Temporal dev
 // server, with real ffmpeg: the frames of a generated h264 clip come back as paths that download through the files
@@ -14,14 +15,8 @@ import { ffmpeg } from '../support/media-factory';
 const FPS = 25;
 const SECONDS = 2.6;
 
-async function postFrames(base: string, fields: Record<string, string>, file: { bytes: Buffer; name: string; type: string }) {
-  const form = new FormData();
-  form.append('file', new Blob([new Uint8Array(file.bytes)], { type: file.type }), file.name);
-  for (const [k, v] of Object.entries(fields)) form.append(k, v);
-  const res = await fetch(`${base}/api/video/frames`, { method: 'POST', body: form, signal: AbortSignal.timeout(90_000) });
-  const text = await res.text();
-  return { status: res.status, body: JSON.parse(text) };
-}
+/** Posts to /api/video/frames (the PDF tests' multipart helper). */
+const postFrames = (base: string, fields: Record<string, string>, file: FormFile) => postMultipart(`${base}/api/video/frames`, fields, file);
 
 describe('POST /api/video/frames', function () {
   this.timeout(90_000);
