@@ -4,6 +4,7 @@ import type { Config } from '../core/config';
 import type { TaskQueues } from '../core/ids';
 import type { Logger } from '../core/logger';
 import type { LlmProvider } from '../providers/llm';
+import type { SpeechProvider } from '../providers/speech/types';
 import type { BatchInput, JobStatus } from '../workflows/definitions';
 
 /** What every activity is built from (injected by the worker). Its own module, so no activity file imports index.ts. */
@@ -16,6 +17,8 @@ export interface ActivityDeps {
   temporalClient?: Client;
   /** The language model, or null when none is configured (operations that need one fail with 503). */
   llm?: LlmProvider | null;
+  /** Speech to text (`SPEECH_PROVIDER`), or null when none is available (transcription fails with 503). */
+  speech?: SpeechProvider | null;
   /**
    * Starts a closed batch's workflow again with a job's `jobFinished` signal (a job restarted after its batch
    * finished). Built by the worker, which knows the workflow definitions; activities do not import workflows.

@@ -1,3 +1,4 @@
+import { createAudioActivities } from './audio.activities';
 import { createBatchActivities } from './batch.activities';
 import { createJobActivities } from './jobs.activities';
 import { createExternalOcrActivities } from './external-ocr.activities';
@@ -23,6 +24,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createImageActivities(deps),
     ...createExternalOcrActivities(deps),
     ...createVideoActivities(deps),
+    ...createAudioActivities(deps),
   };
 }
 
@@ -30,10 +32,10 @@ export function createActivities(deps: ActivityDeps) {
 export type Activities = ReturnType<typeof createActivities>;
 
 /**
- * The activities the `media` queue runs: CPU-bound engine work (poppler, tesseract) with about one slot per core.
+ * The activities the `media` queue runs: CPU-bound engine work (poppler, tesseract, ffmpeg, the speech engine) with about one slot per core.
  * Every other activity runs on the `io` queue; the ping runs on both (the health probe crosses both queues).
  */
-export const MEDIA_ACTIVITIES = ['pingActivity', 'preparePdf', 'readPdfText', 'extractPdfPages', 'renderPdfImages', 'ocrImageBlob', 'extractVideoFrames'] as const;
+export const MEDIA_ACTIVITIES = ['pingActivity', 'preparePdf', 'readPdfText', 'extractPdfPages', 'renderPdfImages', 'ocrImageBlob', 'prepareAudio', 'transcribeChunk', 'extractVideoFrames'] as const;
 
 /** The activities one queue's worker registers, so a worker never runs another queue's work. */
 export function activitiesFor(queue: 'io' | 'media', all: Activities): Partial<Activities> {

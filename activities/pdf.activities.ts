@@ -1,4 +1,3 @@
-import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -8,7 +7,6 @@ import yazl from 'yazl';
 import { cacheKey, readCache, writeCache } from '../core/cache';
 import { COMBINED_RULE } from '../core/pdf-cache';
 import { BlobNotFoundError, readBlobJson, writeBlobJson } from '../core/blob-store';
-import { isInsideInputRoots } from '../core/input-roots';
 import type { LlmInfo } from '../core/job-results';
 import { pageRange } from '../core/page-range';
 import { jobInternalKey, jobOutputKey } from '../core/records';
@@ -20,6 +18,7 @@ import { scoreTextLayer } from '../providers/pdf/text-layer';
 import { imagePart, UsageRecorder, type LlmUsage } from '../providers/llm';
 import type { ActivityDeps } from './deps';
 import { jobModel } from './model-calls';
+import { jobInputBlob } from './input-blob';
 import { localCopy } from './local-copy';
 import { createPdfResults } from './pdf-results';
 import type { PageResult, PdfMeta, PdfMethod } from './pdf-types';
@@ -57,29 +56,7 @@ export function createPdfActivities(deps: ActivityDeps) {
   const finishPdfJob = createPdfResults(deps);
 
   /** The input: an upload's blob, or a file inside the allowed roots (contract §6), copied into the job. */
-  async function inputBlob(jobId: string, p: Record<string, unknown>): Promise<{ key: string; sha256: string }> {
-    if (typeof p.file_key === 'string') {
-      const st = await store.stat(p.file_key);
-      if (!st) throw ApplicationFailure.nonRetryable('The uploaded file is gone.', 'FILE_NOT_FOUND', {});
-      return { key: p.file_key, sha256: st.sha256 };
-    }
-    const key = jobInternalKey(jobId, 'input.pdf');
-    const existing = await store.stat(key);
-    if (existing) return { key, sha256: existing.sha256 };
-    if (!path.isAbsolute(String(p.filename))) {
-      throw ApplicationFailure.nonRetryable('The file must be named by an absolute path.', 'FORBIDDEN', { filename: p.filename });
-    }
-    const wanted = path.resolve(String(p.filename));
-    const real = await fs.realpath(wanted).catch(() => null);
-    if (!real) throw ApplicationFailure.nonRetryable('The file does not exist.', 'FILE_NOT_FOUND', { filename: p.filename });
-    if (!(await isInsideInputRoots(real, config.inputRoots))) {
-      throw ApplicationFailure.nonRetryable('The file lies outside the directories this server may read.', 'FORBIDDEN', { filename: p.filename });
-    }
-    const st = await fs.stat(real);
-    if (!st.isFile()) throw ApplicationFailure.nonRetryable('The path is not a file.', 'FILE_NOT_FOUND', { filename: p.filename });
-    const ref = await store.put(key, createReadStream(real), { mime: 'application/pdf' });
-    return { key, sha256: ref.sha256 };
-  }
+  const inputBlob = (jobId: string, p: Record<string, unknown>) => jobInputBlob(store, config.inputRoots, jobId, p, { name: 'input.pdf', mime: 'application/pdf' });
 
   async function ocrPage(pdfPath: string, page: number, languages: string[], signal: AbortSignal): Promise<PageResult> {
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'docproc-ocr-'));

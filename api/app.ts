@@ -10,6 +10,7 @@ import { bodyParsers } from './middleware/body';
 import { edgeMiddleware } from './middleware/edge';
 import { createRegistry, generateDocument } from './openapi';
 import { ApiRouter } from './route';
+import { audioRoutes } from './routes/audio.routes';
 import { commonRoutes } from './routes/common.routes';
 import { eventJobRoutes } from './routes/event-job.routes';
 import { healthRoutes } from './routes/health.routes';
@@ -67,6 +68,7 @@ export function createApp(deps: AppDeps): App {
   pdfRoutes(api, jobs, config);
   imageOcrRoutes(api, jobs, config.SYNC_WAIT_MS);
   videoRoutes(api, jobs, config);
+  audioRoutes(api, jobs, config.MEDIA_SYNC_WAIT_MS);
 
   koa.use(edgeMiddleware(logger, SERVICE_VERSION));
   koa.use(

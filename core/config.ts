@@ -134,6 +134,8 @@ export const configSchema = z.object({
   INPUT_ROOTS: optionalString,
   BATCH_WINDOW: int(100, 1, 10_000),
   SYNC_WAIT_MS: int(120_000, 1000, 3_600_000),
+  /** How long the synchronous media endpoints (`/api/audio/process`) wait for their job before answering 504. */
+  MEDIA_SYNC_WAIT_MS: int(1_800_000, 1000, 86_400_000),
   ALLOW_PRIVATE_URLS: bool(false),
   ALLOW_HTTP_CALLBACKS: bool(false),
   WEBHOOK_SIGNING_SECRET: optionalString,

@@ -77,6 +77,28 @@ export const pdfParams = z
     refinePageRange(p, ctx);
   });
 
+/** ISO 639-1 code, or `auto` (source only) to let the speech engine detect the language. */
+const audioLanguage = z.string().regex(/^([a-z]{2}|auto)$/, 'an ISO 639-1 code such as de or en, or auto');
+
+/** The audio job type (spec §4.11): an upload (`/api/audio/process`) or a file inside INPUT_ROOTS (`/api/jobs/`). */
+export const audioParams = z
+  .object({
+    filename: z.string().min(1).max(4096).optional(),
+    file_key: z.string().regex(/^uploads\/[A-Za-z0-9._\/-]+$/).optional(),
+    original_name: z.string().max(500).optional(),
+    source_language: audioLanguage.optional().default('de'),
+    target_language: z.string().regex(/^[a-z]{2}$/, 'an ISO 639-1 code such as de or en').optional().default('de'),
+    template: z.string().max(200).optional(),
+    use_cache: z.boolean().optional(),
+    webhook: webhookConfig.optional(),
+  })
+  .passthrough()
+  .superRefine((p, ctx) => {
+    if ((p.filename === undefined) === (p.file_key === undefined)) {
+      ctx.addIssue({ code: 'custom', path: ['filename'], message: 'filename is required' });
+    }
+  });
+
 /** The internal `video_frames` job (`/api/video/frames`): an upload and a frame request checked by the route. */
 export const videoFramesParams = z
   .object({
@@ -98,7 +120,7 @@ export const sessionParams = z
   })
   .passthrough();
 
-export const jobParamsByType = { transformer: transformerParams, pdf: pdfParams, session: sessionParams } as const;
+export const jobParamsByType = { transformer: transformerParams, pdf: pdfParams, session: sessionParams, audio: audioParams } as const;
 
 /** Strings longer than this are kept out of workflow history (the full parameters go to the blob store). */
 export const INLINE_PARAMS_BYTES = 32 * 1024;

@@ -63,6 +63,51 @@ export function externalOcrData(text: string, metadata: Record<string, unknown>,
   };
 }
 
+/** One stretch of a transcript, times in seconds from the start of the recording; ids increase from 0. */
+export interface AudioSegment {
+  id: number;
+  start: number;
+  end: number;
+  text: string;
+}
+
+/** What an audio job computed (spec §4.11); also the result cache's entry, without the job's own id and folder. */
+export interface AudioOutcome {
+  duration: number;
+  detected_language: string;
+  original_text: string;
+  /** The text after the template and the translation (the transcript when neither applies). */
+  output_text: string;
+  /** The translation into `target_language`, or null when the spoken language is the target. */
+  translated_text: string | null;
+  /** The model that filled the template, or null without a template call. */
+  llm_model: string | null;
+  /** The model that translated, or null without a translation. */
+  translation_model: string | null;
+  token_count: number;
+  segments: AudioSegment[];
+}
+
+/**
+ * `data` of `/api/audio/process` without `from_cache`, which is a job field of the results (`job-results.ts`) and is
+ * added to the answer's `data` by the route.
+ */
+export function audioData(r: AudioOutcome, job: { process_id: string; process_dir: string }): Record<string, unknown> {
+  return {
+    duration: r.duration,
+    detected_language: r.detected_language,
+    output_text: r.output_text,
+    original_text: r.original_text,
+    translated_text: r.translated_text,
+    llm_model: r.llm_model,
+    translation_model: r.translation_model,
+    token_count: r.token_count,
+    segments: r.segments,
+    process_id: job.process_id,
+    process_dir: job.process_dir,
+  };
+}
+
 /** One frame of `/api/video/frames`: the second it shows and the path that downloads its JPEG (the files route). */
 export interface VideoFrame {
   timestamp: number;

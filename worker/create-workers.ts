@@ -5,6 +5,9 @@ import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundleWithSo
 import { activitiesFor, createActivities } from '../activities';
 import { errorBoundary } from '../activities/error-boundary';
 import { createLlmProvider } from '../providers/llm';
+import { createLocalSpeechProvider } from '../providers/speech/local';
+import { createOpenAiSpeechProvider } from '../providers/speech/openai';
+import type { SpeechProvider } from '../providers/speech/types';
 import type { BlobStore } from '../core/blob-store';
 import type { Config } from '../core/config';
 import { taskQueues } from '../core/ids';
@@ -30,6 +33,8 @@ export interface WorkerDeps {
 export interface Workers {
   io: Worker;
   media: Worker;
+  /** The speech provider the activities transcribe with (closed when the workers stop). */
+  speech: SpeechProvider | null;
   run(): Promise<void>;
   shutdown(): void;
 }
@@ -55,7 +60,9 @@ export async function createWorkers(deps: WorkerDeps): Promise<Workers> {
         await client.workflow.signalWithStart(batchWorkflow, { workflowId: input.batchId, taskQueue: queues.io, args: [input], signal: jobFinishedSignal, signalArgs: [finished] });
       }
     : undefined;
-  const activities = createActivities({ config, logger, store, queues, temporalClient: client, llm, reopenBatch });
+  // Local engine processes start lazily, on the first transcription.
+  const speech: SpeechProvider | null = config.SPEECH_PROVIDER === 'openai' ? createOpenAiSpeechProvider(config) : createLocalSpeechProvider(config);
+  const activities = createActivities({ config, logger, store, queues, temporalClient: client, llm, speech, reopenBatch });
   const workflowBundle = deps.workflowBundle ?? (await bundleWorkflows(logger));
   const mediaSlots = config.MEDIA_CONCURRENCY || Math.max(1, os.availableParallelism());
   const io = await Worker.create({
@@ -77,18 +84,19 @@ export async function createWorkers(deps: WorkerDeps): Promise<Workers> {
     interceptors: { activity: [errorBoundary] },
     maxConcurrentActivityTaskExecutions: mediaSlots,
   });
-  logger.info({ llm: llm?.describe() ?? null, queues, mediaSlots, ioSlots: config.IO_CONCURRENCY, address: config.temporalAddress }, 'worker ready');
+  logger.info({ llm: llm?.describe() ?? null, speech: speech?.describe() ?? null, queues, mediaSlots, ioSlots: config.IO_CONCURRENCY, address: config.temporalAddress }, 'worker ready');
   // Jobs terminated or timed out from outside run no wrap-up of their own: the sweeper closes them out.
   let sweeper: CloseoutSweeper | undefined;
   return {
     io,
     media,
+    speech,
     run: async () => {
       if (deps.temporalClient) sweeper = startCloseoutSweeper({ client: deps.temporalClient, queues, logger, intervalMs: config.CLOSEOUT_SWEEP_MS });
       try {
         await Promise.all([io.run(), media.run()]);
       } finally {
-        await sweeper?.stop();
+        await Promise.all([sweeper?.stop(), speech?.close()]);
       }
     },
     shutdown: () => {

@@ -9,7 +9,7 @@ export const webhookSchema = z.object(webhookConfig.shape).openapi('WebhookConfi
 
 export const createJobBody = z
   .object({
-    job_type: z.enum(['pdf', 'session', 'transformer']),
+    job_type: z.enum(['pdf', 'session', 'transformer', 'audio']),
     parameters: z.record(z.string(), z.unknown()).default({}),
     user_id: z.string().min(1).max(200).optional(),
     webhook: webhookSchema.optional(),
@@ -23,7 +23,7 @@ export const createBatchBody = z
     jobs: z
       .array(
         z.object({
-          job_type: z.enum(['pdf', 'session', 'transformer']),
+          job_type: z.enum(['pdf', 'session', 'transformer', 'audio']),
           parameters: z.record(z.string(), z.unknown()).default({}),
           webhook: webhookSchema.optional(),
         }),

@@ -25,3 +25,28 @@ export function wordErrorRate(expected: string, actual: string): number {
       .join('');
   return levenshtein(encode(ref), encode(hyp)) / Math.max(1, ref.length);
 }
+
+/**
+ * Words of `expected` that `actual` drops: the deletions of a minimal word alignment (substitutions, where a word
+ * was heard differently, and insertions do not count). Answers the count and the share of the expected words.
+ */
+export function droppedWords(expected: string, actual: string): { count: number; share: number } {
+  const ref = words(expected);
+  const hyp = words(actual);
+  // cost[i][j]: edits aligning ref[i..] with hyp[j..]; ties prefer a substitution over a deletion.
+  const cost = Array.from({ length: ref.length + 1 }, () => new Array<number>(hyp.length + 1).fill(0));
+  for (let i = ref.length; i >= 0; i--) {
+    for (let j = hyp.length; j >= 0; j--) {
+      if (i === ref.length) cost[i][j] = hyp.length - j;
+      else if (j === hyp.length) cost[i][j] = ref.length - i;
+      else cost[i][j] = Math.min(cost[i + 1][j + 1] + (ref[i] === hyp[j] ? 0 : 1), cost[i + 1][j] + 1, cost[i][j + 1] + 1);
+    }
+  }
+  let count = 0;
+  for (let i = 0, j = 0; i < ref.length; ) {
+    if (j < hyp.length && cost[i][j] === cost[i + 1][j + 1] + (ref[i] === hyp[j] ? 0 : 1)) (i++, j++);
+    else if (cost[i][j] === cost[i + 1][j] + 1) (count++, i++);
+    else j++;
+  }
+  return { count, share: count / Math.max(1, ref.length) };
+}

@@ -1,5 +1,6 @@
 import { ApplicationFailure, patched } from '@temporalio/workflow';
 import type { JobInput } from '../definitions';
+import { audioPipeline } from './audio.pipeline';
 import type { Pipeline, PipelineContext } from './context';
 import { externalOcrPipeline } from './external-ocr.pipeline';
 import { imageOcrPipeline } from './imageocr.pipeline';
@@ -15,6 +16,8 @@ const PIPELINES: Partial<Record<JobInput['jobType'], Pipeline>> = {
   external_ocr: externalOcrPipeline,
   // Created only by /api/video/frames, which came with this pipeline: no patch needed for replay.
   video_frames: videoFramesPipeline,
+  // No audio job could be created before its pipeline existed: no patch needed for replay.
+  audio: audioPipeline,
 };
 
 /** Pipelines added after jobs of their type could already run (and fail) without one: patched for replay. */

@@ -1,0 +1,147 @@
+import { readBlobJson, writeBlobJson } from '../core/blob-store';
+import { cacheKey, writeCache } from '../core/cache';
+import { jobResults, resultPreview, type JobFields, type LlmInfo } from '../core/job-results';
+import { jobInternalKey, jobOutputKey, jobOutputPrefix, jobResultsKey } from '../core/records';
+import { audioData, type AudioOutcome, type AudioSegment } from '../core/result-shapes';
+import type { LlmUsage } from '../providers/llm';
+import type { AudioSpan, ChunkTranscript } from './audio.activities';
+import type { ActivityDeps } from './deps';
+import { applyTemplate, templateSource, translate } from './llm-ops';
+import { jobModel } from './model-calls';
+import { fullParameters } from './steps';
+
+export const AUDIO_CACHE_OPERATION = 'audio';
+/** One chunk's transcript under the job. */
+export const chunkKey = (jobId: string, index: number): string => jobInternalKey(jobId, `chunks/${index}.json`);
+/** The cached outcome a job answered with (written by `prepareAudio` on a hit). */
+export const cachedAudioKey = (jobId: string): string => jobInternalKey(jobId, 'audio-cached.json');
+
+const str = (v: unknown, fallback: string): string => (typeof v === 'string' && v ? v : fallback);
+
+/**
+ * The result-cache key (contract §7): the file's sha256, source and target language, the template (its name and
+ * source) and the models (speech, and the language model that fills templates and translates).
+ */
+export async function audioCacheKey(sha256: string, p: Record<string, unknown>, speechModel: string, llmModel: string | undefined): Promise<string> {
+  const template = typeof p.template === 'string' && p.template ? p.template : undefined;
+  const source = template ? await templateSource({ text: '', template }) : undefined;
+  return cacheKey({
+    operation: AUDIO_CACHE_OPERATION,
+    inputHash: sha256,
+    params: { source_language: str(p.source_language, 'de'), target_language: str(p.target_language, 'de'), template, template_source: source },
+    model: `${speechModel}|${llmModel ?? ''}`,
+  });
+}
+
+/**
+ * The chunks' segments on the recording's time line: offsets added, ids increasing from 0, times rounded to the
+ * millisecond and kept inside their chunk, so consecutive segments never overlap.
+ */
+export function stitchSegments(chunks: ChunkTranscript[]): AudioSegment[] {
+  const out: AudioSegment[] = [];
+  const ms = (s: number) => Math.round(s * 1000) / 1000;
+  let last = 0;
+  for (const c of chunks) {
+    for (const s of c.segments) {
+      if (!s.text.trim()) continue;
+      const start = ms(Math.min(Math.max(c.start + s.start, c.start, last), c.end));
+      const end = ms(Math.max(Math.min(c.start + s.end, c.end), start));
+      out.push({ id: out.length, start, end, text: s.text.trim() });
+      last = end;
+    }
+  }
+  return out;
+}
+
+/** The language of most of the audio (seconds per chunk), or `fallback` when no chunk reports one. */
+export function dominantLanguage(chunks: ChunkTranscript[], fallback: string): string {
+  const seconds = new Map<string, number>();
+  for (const c of chunks) if (c.language && c.language !== 'und') seconds.set(c.language, (seconds.get(c.language) ?? 0) + (c.end - c.start));
+  let best = fallback;
+  let most = -1;
+  for (const [lang, s] of seconds) if (s > most) [best, most] = [lang, s];
+  return best;
+}
+
+const request = (u: Pick<LlmUsage, 'model' | 'purpose' | 'tokens' | 'duration_ms'>) => ({ model: u.model, purpose: u.purpose, tokens: u.tokens, duration_ms: u.duration_ms });
+
+/**
+ * The end of every audio job: the chunks' transcripts stitched, the template applied, then the translation (spec
+ * processing order); the results (the `/api/audio/process` data and the job fields, `llm_info` with one
+ * transcription entry per chunk and every model call) written, and a fresh result cached. A cached outcome (see
+ * `prepareAudio`) is written as it is, with no calls.
+ */
+export function createAudioResults(deps: ActivityDeps) {
+  const { store } = deps;
+
+  async function compute(jobId: string, p: Record<string, unknown>, spans: AudioSpan[], duration: number): Promise<{ outcome: AudioOutcome; llmInfo: LlmInfo }> {
+    const chunks = await Promise.all(spans.map((_, i) => readBlobJson<ChunkTranscript>(store, chunkKey(jobId, i))));
+    const requested = str(p.source_language, 'de');
+    const language = dominantLanguage(chunks, requested === 'auto' ? 'und' : requested);
+    const original = chunks.map((c) => c.text.trim()).filter(Boolean).join(' ');
+    const usages: LlmUsage[] = [];
+    const model = jobModel(deps.llm, store, jobId);
+    let text = original;
+    let llmModel: string | null = null;
+    if (typeof p.template === 'string' && p.template) {
+      const r = await applyTemplate(model, { text, template: p.template, source_language: language, target_language: language, context: (p.context ?? {}) as Record<string, unknown> });
+      text = r.text;
+      usages.push(...r.usages);
+      llmModel = r.usages[0]?.model ?? null;
+    }
+    const target = str(p.target_language, 'de');
+    let translated: string | null = null;
+    let translationModel: string | null = null;
+    if (target !== language && text.trim()) {
+      const r = await translate(model, text, language, target);
+      translated = r.text;
+      text = r.text;
+      usages.push(...r.usages);
+      translationModel = r.usages[0]?.model ?? null;
+    }
+    const speech = chunks.map((c) => request({ model: c.model, purpose: 'transcription', tokens: 0, duration_ms: c.duration_ms }));
+    const llmInfo: LlmInfo = {
+      total_tokens: usages.reduce((n, u) => n + u.tokens, 0),
+      total_cost: Math.round(usages.reduce((n, u) => n + u.cost, 0) * 1e6) / 1e6,
+      requests: [...speech, ...usages.map(request)],
+    };
+    const outcome: AudioOutcome = {
+      duration: Math.round(duration * 1000) / 1000,
+      detected_language: language,
+      original_text: original,
+      output_text: text,
+      translated_text: translated,
+      llm_model: llmModel,
+      translation_model: translationModel,
+      token_count: llmInfo.total_tokens,
+      segments: stitchSegments(chunks),
+    };
+    return { outcome, llmInfo };
+  }
+
+  return async function finishAudio(a: { jobId: string; parameters: Record<string, unknown>; chunks: AudioSpan[]; duration: number; fromCache: boolean; cacheKey?: string }) {
+    const { jobId } = a;
+    const p = await fullParameters(store, jobId, a.parameters);
+    const r = a.fromCache
+      ? { outcome: await readBlobJson<AudioOutcome>(store, cachedAudioKey(jobId)), llmInfo: { total_tokens: 0, total_cost: 0, requests: [] } }
+      : await compute(jobId, p, a.chunks, a.duration);
+    const dir = jobOutputPrefix(jobId).slice(0, -1);
+    const job: JobFields = {
+      structured_data: {
+        extracted_text: r.outcome.output_text,
+        metadata: { duration: r.outcome.duration, detected_language: r.outcome.detected_language, segment_count: r.outcome.segments.length },
+      },
+      assets: [jobOutputKey(jobId, 'result.md')],
+      target_dir: dir,
+      llm_info: r.llmInfo,
+      from_cache: a.fromCache,
+    };
+    await Promise.all([
+      store.put(jobOutputKey(jobId, 'result.md'), r.outcome.output_text, { mime: 'text/markdown; charset=utf-8' }),
+      writeBlobJson(store, jobResultsKey(jobId), jobResults(audioData(r.outcome, { process_id: jobId, process_dir: dir }), job)),
+    ]);
+    // Every fresh success goes to the result cache (use_cache=false skips reading it, not writing it).
+    if (!a.fromCache && a.cacheKey) await writeCache(store, AUDIO_CACHE_OPERATION, a.cacheKey, r.outcome);
+    return { results: resultPreview(job) };
+  };
+}

@@ -1,0 +1,135 @@
+import { createReadStream } from 'node:fs';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { ApplicationFailure } from '@temporalio/activity';
+import { writeBlobJson } from '../core/blob-store';
+import { readCache } from '../core/cache';
+import { jobInternalKey } from '../core/records';
+import type { AudioOutcome } from '../core/result-shapes';
+import { cutChunk, decodeToWav } from '../providers/media/audio';
+import { audioFormatOf } from '../providers/media/formats';
+import { probeMedia } from '../providers/media/probe';
+import { planChunksAtSilence } from '../providers/media/silence';
+import type { SpeechSegment } from '../providers/speech/types';
+import { AUDIO_CACHE_OPERATION, audioCacheKey, cachedAudioKey, chunkKey, createAudioResults } from './audio-results';
+import type { ActivityDeps } from './deps';
+import { jobInputBlob } from './input-blob';
+import { localCopy } from './local-copy';
+import { fullParameters, heartbeating, runStep } from './steps';
+
+/** A chunk of the recording, in seconds of the decoded audio. */
+export interface AudioSpan {
+  start: number;
+  end: number;
+}
+
+/** What `prepareAudio` hands the workflow: small (no transcripts, no samples). */
+export interface AudioPrepared {
+  duration: number;
+  chunks: AudioSpan[];
+  /** The decoded 16 kHz mono WAV under the job (empty on a cache hit). */
+  wavKey: string;
+  wavSha256: string;
+  /** The result cache answered: no chunk needs transcribing. */
+  fromCache: boolean;
+  /** The result-cache key of this recording under these parameters (a fresh result is written there). */
+  cacheKey: string;
+}
+
+/** One chunk's transcript as kept under the job (`chunkKey`): times relative to the chunk's start. */
+export interface ChunkTranscript {
+  index: number;
+  start: number;
+  end: number;
+  language: string;
+  languageProbability?: number;
+  text: string;
+  segments: SpeechSegment[];
+  model: string;
+  duration_ms: number;
+}
+
+async function withTempDir<T>(prefix: string, work: (dir: string) => Promise<T>): Promise<T> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), prefix));
+  try {
+    return await work(dir);
+  } finally {
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The audio job type (spec §4.11): prepare (probe, decode to 16 kHz mono, plan chunks at silence) and one
+ * transcription per chunk on the media queue, each kept under the job so no finished chunk is transcribed twice;
+ * `finishAudio` (audio-results.ts) stitches, applies the template and the translation.
+ */
+export function createAudioActivities(deps: ActivityDeps) {
+  const { store, config } = deps;
+  const speechModel = () => deps.speech?.describe().model ?? '';
+
+  return {
+    /**
+     * Answers from the result cache when it holds this recording under these parameters (unless `use_cache` is
+     * false); else probes the input by content (`INVALID_FORMAT` for anything but the spec's formats or a file
+     * without sound), decodes it to a WAV under the job and plans chunks near `AUDIO_CHUNK_SECONDS` at pauses. The
+     * plan is a step of the job: a restart reuses it, so chunk numbers keep naming the same audio.
+     */
+    async prepareAudio({ jobId, parameters }: { jobId: string; parameters: Record<string, unknown> }): Promise<AudioPrepared> {
+      const p = await fullParameters(store, jobId, parameters);
+      const input = await jobInputBlob(store, config.inputRoots, jobId, p, { name: 'input.media', mime: 'application/octet-stream' });
+      const key = await audioCacheKey(input.sha256, p, speechModel(), deps.llm?.describe().model);
+      const hit = p.use_cache !== false ? await readCache<AudioOutcome>(store, AUDIO_CACHE_OPERATION, key) : null;
+      if (hit) {
+        await writeBlobJson(store, cachedAudioKey(jobId), hit);
+        return { duration: hit.duration, chunks: [], wavKey: '', wavSha256: '', fromCache: true, cacheKey: key };
+      }
+      const { value } = await runStep(store, jobId, 'audio-prepare', () =>
+        withTempDir('docproc-audio-', async (dir) => {
+          const file = await localCopy(store, input.key, input.sha256, '.media');
+          const probe = await heartbeating((signal) => probeMedia(file, { signal }));
+          audioFormatOf(probe);
+          const wav = path.join(dir, 'audio.wav');
+          const info = await heartbeating((signal) => decodeToWav(file, wav, { signal }));
+          const plan = await heartbeating((signal) => planChunksAtSilence(wav, info.duration, config.AUDIO_CHUNK_SECONDS, { signal }));
+          const ref = await store.put(jobInternalKey(jobId, 'audio.wav'), createReadStream(wav), { mime: 'audio/wav' });
+          return { duration: info.duration, chunks: plan.map((c) => ({ start: c.start, end: c.end })), wavKey: ref.key, wavSha256: ref.sha256 };
+        }),
+      );
+      return { ...value, fromCache: false, cacheKey: key };
+    },
+
+    /**
+     * Transcribes one chunk of the prepared WAV (cut sample-exact) and keeps the transcript under the job; a chunk
+     * already kept (an earlier attempt or run) is not transcribed again. Heartbeats while the engine runs.
+     */
+    async transcribeChunk(a: { jobId: string; wavKey: string; wavSha256: string; index: number; start: number; end: number; language?: string }) {
+      const key = chunkKey(a.jobId, a.index);
+      if (await store.stat(key)) return { reused: true };
+      const speech = deps.speech;
+      if (!speech) throw ApplicationFailure.nonRetryable('No speech provider is configured (SPEECH_PROVIDER).', 'PROVIDER_NOT_CONFIGURED', { provider: 'speech' });
+      const wav = await localCopy(store, a.wavKey, a.wavSha256, '.wav');
+      const t = await withTempDir('docproc-chunk-', async (dir) => {
+        const out = path.join(dir, `chunk-${a.index}.wav`);
+        await heartbeating((signal) => cutChunk(wav, a.start, a.end, out, { signal }));
+        const language = a.language && a.language !== 'auto' ? a.language : undefined;
+        return heartbeating((signal) => speech.transcribe(out, { language, signal }));
+      });
+      const kept: ChunkTranscript = {
+        index: a.index,
+        start: a.start,
+        end: a.end,
+        language: t.language,
+        ...(t.languageProbability !== undefined ? { languageProbability: t.languageProbability } : {}),
+        text: t.text,
+        segments: t.segments,
+        model: t.model,
+        duration_ms: t.durationMs,
+      };
+      await writeBlobJson(store, key, kept);
+      return { reused: false };
+    },
+
+    finishAudio: createAudioResults(deps),
+  };
+}

@@ -1,0 +1,62 @@
+import { AppError } from '../../core/errors';
+import { DISCARD_UPLOAD } from '../../core/job-params';
+import { fromCache, resultData, type LlmInfo } from '../../core/job-results';
+import { SUPPORTED_FORMATS, audioFormatOf } from '../../providers/media/formats';
+import { probeMedia } from '../../providers/media/probe';
+import { errorResponse } from '../openapi';
+import type { ApiRouter } from '../route';
+import { audioProcessBody, audioProcessResult } from '../schemas/audio.schemas';
+import type { JobService } from '../services/jobs';
+import { storeUpload, withUpload } from '../uploads';
+import { validateParameters } from './jobs.routes';
+
+/**
+ * POST /api/audio/process (spec §4.11, contract §7): the upload is probed by content before any job exists (400
+ * `INVALID_FORMAT` otherwise), then runs as an `audio` job; the request waits up to `MEDIA_SYNC_WAIT_MS` with its
+ * connection kept open, and past it answers 504 naming the job, whose results hold the same `data`.
+ */
+export function audioRoutes(api: ApiRouter, jobs: JobService, mediaSyncWaitMs: number): void {
+  api.add({
+    method: 'post', path: '/api/audio/process', summary: 'Transcribe a recording (optionally template and translate it)', tags: ['Audio'],
+    description:
+      'Formats by content: flac, m4a, mp3, mp4, mpeg, mpga, oga, ogg, wav, webm. Long recordings are cut at pauses near AUDIO_CHUNK_SECONDS and transcribed in parallel. ' +
+      'A repeated request for the same file, languages and template is answered from the result cache (`X-Cache: hit`) unless `useCache` is false. ' +
+      'Waits up to MEDIA_SYNC_WAIT_MS; past it, 504 with `details.job_id` (the job goes on; GET /api/jobs/{job_id} gives the same data in `results`).',
+    body: audioProcessBody, bodyTypes: ['multipart'],
+    responses: {
+      200: { description: 'The transcript', content: { 'application/json': { schema: audioProcessResult } } },
+      400: errorResponse('Not a supported audio or video format, or no audio stream'),
+      422: errorResponse('The recording could not be decoded'),
+      504: errorResponse('Still running; poll details.job_id'),
+    },
+    handler: async (ctx, { body }) => {
+      const started = performance.now();
+      const timestamp = new Date().toISOString();
+      // A long recording takes long: no socket timeout cuts the wait, and TCP keep-alive holds idle links open.
+      ctx.req.socket.setTimeout(0);
+      ctx.req.socket.setKeepAlive(true, 30_000);
+      if (body.file.size === 0) throw new AppError('INVALID_FORMAT', 'The file is empty.', { error_type: 'empty', supported_formats: [...SUPPORTED_FORMATS] });
+      audioFormatOf(await probeMedia(body.file.filepath));
+      const upload = await storeUpload(jobs.store, body.file);
+      const parameters = validateParameters('audio', {
+        file_key: upload.key,
+        [DISCARD_UPLOAD]: true,
+        original_name: upload.originalName,
+        source_language: body.source_language,
+        target_language: body.target_language,
+        ...(body.template ? { template: body.template } : {}),
+        use_cache: body.useCache,
+      });
+      const done = await withUpload(jobs.store, upload, () => jobs.runSync({ jobType: 'audio', parameters }, mediaSyncWaitMs));
+      const cached = fromCache(done.results);
+      const llmInfo = (done.results?.llm_info as LlmInfo | undefined) ?? { total_tokens: 0, total_cost: 0, requests: [] };
+      ctx.set('X-Cache', cached ? 'hit' : 'miss');
+      ctx.body = {
+        status: 'success',
+        request: { id: String(ctx.state.requestId ?? done.job_id), timestamp },
+        process: { duration_ms: Math.round(performance.now() - started), llm_info: llmInfo },
+        data: { ...resultData(done.results), from_cache: cached },
+      };
+    },
+  });
+}
