@@ -103,7 +103,9 @@ describe('job and batch workflows on a local Temporal dev server', function () {
   });
 
   it('fails a pdf job for a missing file with FILE_NOT_FOUND and records the failure with that code', async () => {
-    const { state } = await h.jobs.create({ jobType: 'pdf', parameters: { filename: 'report.pdf' } });
+    // An absolute path inside the data directory (an input root) that does not exist.
+    const missing = `${h.config.dataDir}/report.pdf`;
+    const { state } = await h.jobs.create({ jobType: 'pdf', parameters: { filename: missing } });
     const handle = h.client.workflow.getHandle(state.job_id);
     const err = await failureOf(handle.result());
     expect(err.cause).to.be.instanceOf(ApplicationFailure);
@@ -113,7 +115,7 @@ describe('job and batch workflows on a local Temporal dev server', function () {
 
     const rec = await jobRecord(state.job_id);
     expect(rec.status).to.equal('failed');
-    expect(rec.error).to.deep.equal({ code: 'FILE_NOT_FOUND', message: cause.message, details: { filename: 'report.pdf' } });
+    expect(rec.error).to.deep.equal({ code: 'FILE_NOT_FOUND', message: cause.message, details: { filename: missing } });
     expect(rec.results).to.equal(null);
     expect(rec.logs.at(-1)!.message).to.equal(`Job failed: FILE_NOT_FOUND: ${cause.message}`);
     const desc = await handle.describe();
@@ -274,7 +276,7 @@ describe('job and batch workflows on a local Temporal dev server', function () {
 
   it('reopens a finished batch when one of its jobs is restarted, and keeps its counts exact', async () => {
     const batches = h.batches(1);
-    const { state } = await batches.create({ batchName: 'reopen', jobs: [{ jobType: 'pdf', parameters: { filename: 'a.pdf' } }] });
+    const { state } = await batches.create({ batchName: 'reopen', jobs: [{ jobType: 'pdf', parameters: { filename: `${h.config.dataDir}/a.pdf` } }] });
     const id = state.batch_id;
     const handle = h.client.workflow.getHandle(id);
     const firstRun = (await handle.describe()).runId;
