@@ -3,6 +3,7 @@ import path from 'node:path';
 import { z } from './openapi';
 import type { BlobRef, BlobStore } from '../core/blob-store';
 import { AppError } from '../core/errors';
+import { DISCARD_UPLOAD } from '../core/job-params';
 import { newUploadKey } from '../core/ids';
 
 /** A file received by a multipart route (formidable's shape). */
@@ -35,6 +36,9 @@ export async function storeUpload(store: BlobStore, file: UploadedFile): Promise
   const ref = await store.put(key, createReadStream(file.filepath), { mime: file.mimetype ?? 'application/octet-stream' });
   return { ...ref, originalName: original };
 }
+
+/** The job parameters naming a synchronous request's upload as the job's input, removed when the job finishes. */
+export const uploadInput = (upload: StoredUpload) => ({ file_key: upload.key, [DISCARD_UPLOAD]: true, original_name: upload.originalName });
 
 /**
  * Runs a synchronous request's job on its upload and removes the upload afterwards, except when the request gave

@@ -1,5 +1,4 @@
 import { AppError } from '../../core/errors';
-import { DISCARD_UPLOAD } from '../../core/job-params';
 import { fromCache, resultData, type LlmInfo } from '../../core/job-results';
 import { SUPPORTED_FORMATS, audioFormatOf } from '../../providers/media/formats';
 import { probeMedia } from '../../providers/media/probe';
@@ -7,7 +6,7 @@ import { errorResponse } from '../openapi';
 import type { ApiRouter } from '../route';
 import { audioProcessBody, audioProcessResult } from '../schemas/audio.schemas';
 import type { JobService } from '../services/jobs';
-import { storeUpload, withUpload } from '../uploads';
+import { storeUpload, uploadInput, withUpload } from '../uploads';
 import { validateParameters } from './jobs.routes';
 
 /**
@@ -39,9 +38,7 @@ export function audioRoutes(api: ApiRouter, jobs: JobService, mediaSyncWaitMs: n
       audioFormatOf(await probeMedia(body.file.filepath));
       const upload = await storeUpload(jobs.store, body.file);
       const parameters = validateParameters('audio', {
-        file_key: upload.key,
-        [DISCARD_UPLOAD]: true,
-        original_name: upload.originalName,
+        ...uploadInput(upload),
         source_language: body.source_language,
         target_language: body.target_language,
         ...(body.template ? { template: body.template } : {}),

@@ -3,7 +3,6 @@ import type { Context } from 'koa';
 import type { Config } from '../../core/config';
 import { AppError } from '../../core/errors';
 import { assertInsideInputRoots } from '../../core/input-roots';
-import { DISCARD_UPLOAD } from '../../core/job-params';
 import { pageRange } from '../../core/page-range';
 import { jobOutputKey } from '../../core/records';
 import type { JobState } from '../../workflows/definitions';
@@ -15,7 +14,7 @@ import { externalOcrBody, externalOcrResult, jobBody, pdfProcessResult, processB
 import { attachment } from '../services/archive';
 import { jobErrorToAppError, type JobService } from '../services/jobs';
 import { answerWithResults } from '../services/sync-answer';
-import { storeUpload, withUpload } from '../uploads';
+import { storeUpload, uploadInput, withUpload } from '../uploads';
 import { validateParameters } from './jobs.routes';
 
 /** True when the first KiB of the file holds `%PDF-` (the same test the PDF reader applies). */
@@ -53,9 +52,7 @@ export function pdfRoutes(api: ApiRouter, jobs: JobService, config: Config): voi
       if (body.file.size === 0) throw new AppError('UNPROCESSABLE_INPUT', 'The file is empty.', { reason: 'empty' });
       const upload = await storeUpload(jobs.store, body.file);
       const parameters = validateParameters('pdf', {
-        file_key: upload.key,
-        [DISCARD_UPLOAD]: true,
-        original_name: upload.originalName,
+        ...uploadInput(upload),
         extraction_method: body.extraction_method,
         ...(body.template ? { template: body.template } : {}),
         context: body.context,

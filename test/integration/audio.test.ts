@@ -4,6 +4,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
 import { startStack, type Stack } from '../support/stack';
+import { startTestApi } from '../support/api';
 import { llmEnv, LLM_KEY, LLM_MODEL } from '../support/llm-env';
 import { startLlmServer, type LlmServer } from '../support/llm-server';
 import { readSse } from '../support/jobs';
@@ -207,6 +208,34 @@ describe('Audio transcription (POST /api/audio/process, job type audio) on the r
     const purposes = body.process.llm_info.requests.map((q: any) => q.purpose);
     expect(purposes).to.deep.equal(['transcription', 'template', 'translation']);
     expect(body.process.llm_info.total_tokens).to.be.above(0).and.equal(d.token_count);
+  });
+
+  it('answers 504 naming the job past MEDIA_SYNC_WAIT_MS; the job goes on and its results hold the data', async () => {
+    // The template call waits for the test to open the gate: the job cannot finish within the 1 s wait.
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    llm.respond(async () => {
+      await gate;
+      return undefined;
+    });
+    const c = s.api.config;
+    const api = await startTestApi({ DATA_DIR: c.DATA_DIR, TASK_QUEUE_PREFIX: c.TASK_QUEUE_PREFIX, TEMPORAL_ADDRESS: c.TEMPORAL_ADDRESS!, MEDIA_SYNC_WAIT_MS: '1000' }, { store: s.worker.store });
+    let jobId: string;
+    try {
+      const r = await postAudio(api.url, { template: 'PdfMetadata', useCache: 'false' }, { bytes: de, name: 'speech.wav', type: 'audio/wav' });
+      expect(r.status, JSON.stringify(r.body)).to.equal(504);
+      expect(r.body.error.code).to.equal('TIMEOUT');
+      jobId = r.body.error.details.job_id;
+      expect(jobId).to.match(/^job-/);
+    } finally {
+      open();
+      await api.close();
+    }
+    const job = await s.waitJob(jobId, 90_000);
+    expect(job.status, JSON.stringify(job.error)).to.equal('completed');
+    expect(job.results.original_text).to.equal(first.original_text);
+    expect(job.results.output_text).to.include('title value');
+    expect(job.results).to.include({ process_id: jobId, llm_model: LLM_MODEL, translated_text: null });
   });
 
   it('runs as job type audio through /api/jobs/ with the same data in results', async () => {
