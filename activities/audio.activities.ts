@@ -77,24 +77,28 @@ export function createAudioActivities(deps: ActivityDeps) {
      */
     async prepareAudio({ jobId, parameters }: { jobId: string; parameters: Record<string, unknown> }): Promise<AudioPrepared> {
       const p = await fullParameters(store, jobId, parameters);
-      const input = await jobInputBlob(store, config.inputRoots, jobId, p, { name: 'input.media', mime: 'application/octet-stream' });
+      // A file named by path is copied into the job first (heartbeating: a long recording copies for a while).
+      const input = await heartbeating(() => jobInputBlob(store, config.inputRoots, jobId, p, { name: 'input.media', mime: 'application/octet-stream' }));
       const key = await audioCacheKey(input.sha256, p, speechModel(), deps.llm?.describe().model);
       const hit = p.use_cache !== false ? await readCache<AudioOutcome>(store, AUDIO_CACHE_OPERATION, key) : null;
       if (hit) {
         await writeBlobJson(store, cachedAudioKey(jobId), hit);
         return { duration: hit.duration, chunks: [], wavKey: '', wavSha256: '', fromCache: true, cacheKey: key };
       }
+      // Copies of large files (a 12 h recording: 1.4 GB of WAV) take longer than the heartbeat timeout: the whole step
+      // heartbeats, and a cancel reaches ffmpeg.
       const { value } = await runStep(store, jobId, 'audio-prepare', () =>
-        withTempDir('docproc-audio-', async (dir) => {
-          const file = await localCopy(store, input.key, input.sha256, '.media');
-          const probe = await heartbeating((signal) => probeMedia(file, { signal }));
-          audioFormatOf(probe);
-          const wav = path.join(dir, 'audio.wav');
-          const info = await heartbeating((signal) => decodeToWav(file, wav, { signal }));
-          const plan = await heartbeating((signal) => planChunksAtSilence(wav, info.duration, config.AUDIO_CHUNK_SECONDS, { signal }));
-          const ref = await store.put(jobInternalKey(jobId, 'audio.wav'), createReadStream(wav), { mime: 'audio/wav' });
-          return { duration: info.duration, chunks: plan.map((c) => ({ start: c.start, end: c.end })), wavKey: ref.key, wavSha256: ref.sha256 };
-        }),
+        heartbeating((signal) =>
+          withTempDir('docproc-audio-', async (dir) => {
+            const file = await localCopy(store, input.key, input.sha256, '.media');
+            audioFormatOf(await probeMedia(file, { signal }));
+            const wav = path.join(dir, 'audio.wav');
+            const info = await decodeToWav(file, wav, { signal });
+            const plan = await planChunksAtSilence(wav, info.duration, config.AUDIO_CHUNK_SECONDS, { signal });
+            const ref = await store.put(jobInternalKey(jobId, 'audio.wav'), createReadStream(wav), { mime: 'audio/wav' });
+            return { duration: info.duration, chunks: plan.map((c) => ({ start: c.start, end: c.end })), wavKey: ref.key, wavSha256: ref.sha256 };
+          }),
+        ),
       );
       return { ...value, fromCache: false, cacheKey: key };
     },
@@ -108,13 +112,15 @@ export function createAudioActivities(deps: ActivityDeps) {
       if (await store.stat(key)) return { reused: true };
       const speech = deps.speech;
       if (!speech) throw ApplicationFailure.nonRetryable('No speech provider is configured (SPEECH_PROVIDER).', 'PROVIDER_NOT_CONFIGURED', { provider: 'speech' });
-      const wav = await localCopy(store, a.wavKey, a.wavSha256, '.wav');
-      const t = await withTempDir('docproc-chunk-', async (dir) => {
-        const out = path.join(dir, `chunk-${a.index}.wav`);
-        await heartbeating((signal) => cutChunk(wav, a.start, a.end, out, { signal }));
-        const language = a.language && a.language !== 'auto' ? a.language : undefined;
-        return heartbeating((signal) => speech.transcribe(out, { language, signal }));
-      });
+      const language = a.language && a.language !== 'auto' ? a.language : undefined;
+      const t = await heartbeating((signal) =>
+        withTempDir('docproc-chunk-', async (dir) => {
+          const wav = await localCopy(store, a.wavKey, a.wavSha256, '.wav');
+          const out = path.join(dir, `chunk-${a.index}.wav`);
+          await cutChunk(wav, a.start, a.end, out, { signal });
+          return speech.transcribe(out, { language, signal });
+        }),
+      );
       const kept: ChunkTranscript = {
         index: a.index,
         start: a.start,

@@ -5,6 +5,7 @@ import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
 import { startStack, type Stack } from '../support/stack';
 import { startTestApi } from '../support/api';
+import { responseChecker } from '../support/openapi-schemas';
 import { llmEnv, LLM_KEY, LLM_MODEL } from '../support/llm-env';
 import { startLlmServer, type LlmServer } from '../support/llm-server';
 import { readSse } from '../support/jobs';
@@ -74,7 +75,12 @@ describe('Audio transcription (POST /api/audio/process, job type audio) on the r
   let speech: SpeechProvider;
   /** Engine calls since the stack started (the worker's provider, wrapped: it still transcribes for real). */
   let engineCalls = 0;
+  /** The data of the first German request (the baseline the other cases compare with). */
   let first: any;
+  const baseline = async () => (first ??= ok(await postAudio(s.url, { source_language: 'auto' }, { bytes: de, name: 'speech.wav', type: 'audio/wav' })).data);
+  /** The answer validates against the schema the OpenAPI document gives it. */
+  const documented = (status: number, body: unknown) =>
+    expect(responseChecker(s.api.app.openapi())('post', '/api/audio/process', status, body), JSON.stringify(body).slice(0, 400)).to.deep.equal([]);
 
   before(async function () {
     this.timeout(180_000);
@@ -112,6 +118,7 @@ describe('Audio transcription (POST /api/audio/process, job type audio) on the r
     const r = await postAudio(s.url, { source_language: 'auto' }, { bytes: de, name: 'speech.wav', type: 'audio/wav' });
     const body = ok(r);
     first = body.data;
+    documented(200, body);
     expect(r.cache).to.equal('miss');
     expect(body.request.id).to.be.a('string').and.not.empty;
     expect(Date.parse(body.request.timestamp)).to.be.a('number').and.not.NaN;
@@ -136,6 +143,7 @@ describe('Audio transcription (POST /api/audio/process, job type audio) on the r
   });
 
   it('answers the same request from the result cache: X-Cache hit, from_cache true, no engine call', async () => {
+    await baseline();
     const calls = engineCalls;
     const r = await postAudio(s.url, { source_language: 'auto' }, { bytes: de, name: 'again.wav', type: 'audio/wav' });
     const d = ok(r).data;
@@ -184,6 +192,7 @@ describe('Audio transcription (POST /api/audio/process, job type audio) on the r
     for (const c of cases) {
       const r = await postAudio(s.url, {}, c.file);
       expect(r.status, JSON.stringify(r.body)).to.equal(400);
+      documented(400, r.body);
       expect(r.body.error.code).to.equal('INVALID_FORMAT');
       expect(r.body.error.details.error_type).to.equal(c.type);
       expect(r.body.error.details.supported_formats).to.include.members(['flac', 'm4a', 'mp3', 'mp4', 'ogg', 'wav', 'webm']);
@@ -193,8 +202,11 @@ describe('Audio transcription (POST /api/audio/process, job type audio) on the r
   });
 
   it('fills the template, then translates: one template call, one translation call, both in llm_info with the speech', async () => {
+    await baseline();
+    llm.reset();
     const r = await postAudio(s.url, { template: 'PdfMetadata', target_language: 'en' }, { bytes: de, name: 'speech.wav', type: 'audio/wav' });
     const body = ok(r);
+    documented(200, body);
     const d = body.data;
     const chats = llm.chatRequests();
     expect(chats).to.have.length(2);
@@ -211,6 +223,7 @@ describe('Audio transcription (POST /api/audio/process, job type audio) on the r
   });
 
   it('answers 504 naming the job past MEDIA_SYNC_WAIT_MS; the job goes on and its results hold the data', async () => {
+    await baseline();
     // The template call waits for the test to open the gate: the job cannot finish within the 1 s wait.
     let open!: () => void;
     const gate = new Promise<void>((r) => (open = r));
@@ -224,6 +237,7 @@ describe('Audio transcription (POST /api/audio/process, job type audio) on the r
     try {
       const r = await postAudio(api.url, { template: 'PdfMetadata', useCache: 'false' }, { bytes: de, name: 'speech.wav', type: 'audio/wav' });
       expect(r.status, JSON.stringify(r.body)).to.equal(504);
+      documented(504, r.body);
       expect(r.body.error.code).to.equal('TIMEOUT');
       jobId = r.body.error.details.job_id;
       expect(jobId).to.match(/^job-/);
@@ -239,6 +253,7 @@ describe('Audio transcription (POST /api/audio/process, job type audio) on the r
   });
 
   it('runs as job type audio through /api/jobs/ with the same data in results', async () => {
+    await baseline();
     const created = await s.call('POST', '/api/jobs/', { job_type: 'audio', parameters: { filename: deFile, source_language: 'auto', use_cache: false } });
     expect(created.status, JSON.stringify(created.body)).to.equal(200);
     const job = await s.waitJob(created.body.data.job_id, 90_000);
