@@ -2,7 +2,7 @@ import OpenAI from 'openai';
 import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { LlmConfig } from '../../core/config';
 import { AppError } from '../../core/errors';
-import { backoffDelay, type BackoffPolicy, type Classified, classifyError, DEFAULT_BACKOFF, redact, sleep, UpstreamError } from './retry';
+import { type BackoffPolicy, type Classified, DEFAULT_BACKOFF, MalformedAnswerError, redact, UpstreamError, withRetries } from './retry';
 import type {
   ChatJsonOptions,
   ChatMessage,
@@ -157,36 +157,22 @@ export class OpenAiLlmProvider implements LlmProvider {
     };
     const maxAttempts = this.config.maxRetries + 1;
     const started = Date.now();
-    for (let attempt = 1; ; attempt++) {
-      let failure: Classified;
-      try {
+    return withRetries(
+      async () => {
         const res = await this.client.chat.completions.create(body, { signal: opts.signal, timeout: this.config.timeoutMs });
         const choice = Array.isArray(res?.choices) ? res.choices[0] : undefined;
-        if (choice?.message) {
-          const content = typeof choice.message.content === 'string' ? choice.message.content : '';
-          return { content, usage: this.usageOf(model, res.usage, Date.now() - started) };
-        }
-        failure = { retry: true, reason: 'answer without choices' };
-      } catch (err) {
-        if (opts.signal?.aborted) throw opts.signal.reason ?? err;
-        const c = classifyError(err);
-        if (c === 'abort') throw err;
-        failure = c;
-        if (!c.retry && !c.status) failure.upstreamMessage = err instanceof Error ? err.message : String(err);
-      }
-      if (!failure.retry || attempt >= maxAttempts) throw this.toUpstreamError(failure, attempt, model, opts.purpose);
-      const delayMs = backoffDelay(attempt, failure.retryAfterMs, this.backoff);
-      this.options.onRetry?.({
-        purpose: opts.purpose,
-        model,
-        attempt,
+        if (!choice?.message) throw new MalformedAnswerError('answer without choices');
+        const content = typeof choice.message.content === 'string' ? choice.message.content : '';
+        return { content, usage: this.usageOf(model, res.usage, Date.now() - started) };
+      },
+      {
         maxAttempts,
-        delayMs,
-        status: failure.status,
-        reason: failure.reason,
-      });
-      await sleep(delayMs, opts.signal);
-    }
+        backoff: this.backoff,
+        signal: opts.signal,
+        onRetry: (w) => this.options.onRetry?.({ purpose: opts.purpose, model, ...w }),
+        fail: (failure, attempts) => this.toUpstreamError(failure, attempts, model, opts.purpose),
+      },
+    );
   }
 
   private usageOf(
