@@ -13,20 +13,19 @@
  * BENCH_OCR_RUNS (2, at least 1; the second only when the run so far took under 200 s), BENCH_TQ_PARTITIONS (unset: the dev
  * server settings of scripts/services.mjs, one partition per task queue; a number sets matching.numTaskqueueRead/WritePartitions).
  */
-import { spawn, spawnSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
-import { DEV_SERVER_DYNAMIC_CONFIG, freePort, startTemporalDev, stopChild } from '../scripts/services.mjs';
+import { DEV_SERVER_DYNAMIC_CONFIG, freePort, startTemporalDev } from '../scripts/services.mjs';
 import { buildPdf, scannedPdf, wrapText, type PageSpec } from '../test/support/pdf-factory';
 import { accuracy, normaliseSpace as normalise } from '../test/support/accuracy';
-import type { Proc } from '../test/support/processes';
 import { openPdf } from '../providers/pdf/pdfjs';
 import { describePdf, readPageTexts } from '../providers/pdf/text-engine';
-import { CpuMeter, RssSampler, cleanupRegistry, codeState, envInt, eventName, ms, nowEpoch, out, ratio, secs, sleep, spawnServicePair, temporalBinary, tsMs } from './support';
+import { runTimed, startService, stopService } from './service';
+import { CpuMeter, RssSampler, cleanupRegistry, envInt, eventName, ms, nowEpoch, out, ratio, secs, sleep, temporalBinary, tsMs } from './support';
 
 type History = proto.temporal.api.history.v1.IHistory;
 
@@ -136,72 +135,6 @@ function scanParagraphs(pages: number): string[] {
 // Accuracy (whitespace-normalised character accuracy, test/support/accuracy.ts)
 
 const meanAccuracy = (expected: string[], actual: string[]) => expected.reduce((a, e, i) => a + accuracy(e, actual[i] ?? ''), 0) / expected.length;
-
-// ---------------------------------------------------------------------------------------------------------------
-// Engines and processes (as bench/jobs.bench.ts)
-
-interface Service {
-  url: string;
-  worker: Proc;
-  api: Proc;
-  dataDir: string;
-}
-
-async function startService(address: string, extraEnv: Record<string, string> = {}): Promise<Service> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'docproc-bench-pdf-'));
-  const port = await freePort();
-  const common = {
-    TEMPORAL_ADDRESS: address,
-    DATA_DIR: dataDir,
-    LOG_LEVEL: 'warn',
-    TASK_QUEUE_PREFIX: `bench-pdf-${randomUUID().slice(0, 8)}`,
-    HOST: '127.0.0.1',
-    SERVICE_API_KEY: '',
-    // Unset: one media slot per core (the default the tracker asks to measure).
-    MEDIA_CONCURRENCY: '',
-    DOCPROC_PARENT_PID: String(process.pid),
-    ...extraEnv,
-  };
-  out(`service: code: ${codeState()}${Object.keys(extraEnv).length ? `; ${Object.entries(extraEnv).map(([k, v]) => `${k}=${v}`).join(' ')}` : ''}`);
-  const { url, worker, api, startMs } = await spawnServicePair(common, port);
-  out(`service: api ${url}, MEDIA_CONCURRENCY unset (${os.availableParallelism()} media slots), healthy ${(startMs / 1000).toFixed(1)} s after spawn`);
-  return { url, worker, api, dataDir };
-}
-
-async function stopService(s: Service): Promise<void> {
-  for (const [name, p] of [['api', s.api], ['worker', s.worker]] as const) {
-    const t0 = performance.now();
-    await stopChild(p.child, 15_000);
-    out(`service: ${name} stopped with ${p.child.exitCode ?? p.child.signalCode} after SIGTERM in ${(performance.now() - t0).toFixed(0)} ms`);
-    const warn = p
-      .output()
-      .split('\n')
-      .filter((l) => /"level":(40|50|60)/.test(l) && !/No SERVICE_API_KEY/.test(l));
-    if (warn.length) out(`service: ${name} logged ${warn.length} warning/error line(s); first: ${warn[0].slice(0, 300)}`);
-  }
-  fs.rmSync(s.dataDir, { recursive: true, force: true });
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// The raw side: the engines alone
-
-/** Runs a command to completion; resolves with the wall time and stdout, rejects on a non-zero exit. */
-function runTimed(cmd: string, args: string[], env?: NodeJS.ProcessEnv): Promise<{ ms: number; stdout: string }> {
-  return new Promise((resolve, reject) => {
-    const t0 = performance.now();
-    const child = spawn(cmd, args, { env: env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
-    const chunks: Buffer[] = [];
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => chunks.push(d));
-    child.stderr.on('data', (d: Buffer) => (err += d));
-    child.once('error', reject);
-    child.once('close', (code) => {
-      const took = performance.now() - t0;
-      if (code !== 0) reject(new Error(`${cmd} ${args.join(' ')} exited with ${code}: ${err.slice(-500)}`));
-      else resolve({ ms: took, stdout: Buffer.concat(chunks).toString('utf8') });
-    });
-  });
-}
 
 /** Pages per native page group in workflows/pipelines/pdf.pipeline.ts (GROUP.native). */
 /**
@@ -495,7 +428,7 @@ async function main(): Promise<void> {
     cleanups.add(() => connection.close());
     const client = new Client({ connection });
 
-    const svc = await startService(temporal.address);
+    const svc = await startService('pdf', temporal.address);
     let svcStopped = false;
     cleanups.add(async () => {
       if (!svcStopped) await stopService(svc);
@@ -552,7 +485,7 @@ async function main(): Promise<void> {
     });
     if (PDFJS_RUNS > 0) {
       // The same requests to an api/worker pair on the other engine (stopped before the OCR phase).
-      const alt = await startService(temporal.address, { PDF_TEXT_ENGINE: 'pdfjs' });
+      const alt = await startService('pdf', temporal.address, { PDF_TEXT_ENGINE: 'pdfjs' });
       try {
         const runs: ProcessRun[] = [];
         for (let i = 0; i < PDFJS_RUNS; i++) runs.push(await postPdf(alt.url, text.pdf, 'native'));
