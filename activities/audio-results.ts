@@ -2,7 +2,7 @@ import { readBlobJson, writeBlobJson } from '../core/blob-store';
 import { cacheKey, writeCache } from '../core/cache';
 import { jobResults, resultPreview, type JobFields, type LlmInfo } from '../core/job-results';
 import { jobInternalKey, jobOutputKey, jobOutputPrefix, jobResultsKey } from '../core/records';
-import { audioData, type AudioOutcome, type AudioSegment } from '../core/result-shapes';
+import type { AudioOutcome, AudioSegment } from '../core/result-shapes';
 import type { LlmUsage } from '../providers/llm';
 import type { AudioSpan, ChunkTranscript } from './audio.activities';
 import type { ActivityDeps } from './deps';
@@ -65,11 +65,24 @@ export function dominantLanguage(chunks: ChunkTranscript[], fallback: string): s
 
 const request = (u: Pick<LlmUsage, 'model' | 'purpose' | 'tokens' | 'duration_ms'>) => ({ model: u.model, purpose: u.purpose, tokens: u.tokens, duration_ms: u.duration_ms });
 
+/** What the end of a transcription gets from the workflow (`transcribeMedia`). */
+export interface TranscriptionDone {
+  jobId: string;
+  parameters: Record<string, unknown>;
+  chunks: AudioSpan[];
+  duration: number;
+  fromCache: boolean;
+  cacheKey?: string;
+}
+
+/** Shapes the endpoint's `data` from the outcome (`audioData`, `videoData`...). */
+export type TranscriptionShaper = (outcome: AudioOutcome, job: { process_id: string; process_dir: string }) => Record<string, unknown>;
+
 /**
- * The end of every audio job: the chunks' transcripts stitched, the template applied, then the translation (spec
- * processing order); the results (the `/api/audio/process` data and the job fields, `llm_info` with one
- * transcription entry per chunk and every model call) written, and a fresh result cached. A cached outcome (see
- * `prepareAudio`) is written as it is, with no calls.
+ * The end of every audio and video job: the chunks' transcripts stitched, the template applied, then the
+ * translation (spec processing order); the results (the endpoint's data as `shape` makes it, and the job fields,
+ * `llm_info` with one transcription entry per chunk and every model call) written, and a fresh result cached. A
+ * cached outcome (see `prepareAudio`) is written as it is, with no calls.
  */
 export function createAudioResults(deps: ActivityDeps) {
   const { store } = deps;
@@ -119,7 +132,7 @@ export function createAudioResults(deps: ActivityDeps) {
     return { outcome, llmInfo };
   }
 
-  return async function finishAudio(a: { jobId: string; parameters: Record<string, unknown>; chunks: AudioSpan[]; duration: number; fromCache: boolean; cacheKey?: string }) {
+  return async function finishTranscription(a: TranscriptionDone, shape: TranscriptionShaper) {
     const { jobId } = a;
     const p = await fullParameters(store, jobId, a.parameters);
     const r = a.fromCache
@@ -138,7 +151,7 @@ export function createAudioResults(deps: ActivityDeps) {
     };
     await Promise.all([
       store.put(jobOutputKey(jobId, 'result.md'), r.outcome.output_text, { mime: 'text/markdown; charset=utf-8' }),
-      writeBlobJson(store, jobResultsKey(jobId), jobResults(audioData(r.outcome, { process_id: jobId, process_dir: dir }), job)),
+      writeBlobJson(store, jobResultsKey(jobId), jobResults(shape(r.outcome, { process_id: jobId, process_dir: dir }), job)),
     ]);
     // Every fresh success goes to the result cache (use_cache=false skips reading it, not writing it).
     if (!a.fromCache && a.cacheKey) await writeCache(store, AUDIO_CACHE_OPERATION, a.cacheKey, r.outcome);

@@ -1,18 +1,18 @@
 import { createReadStream } from 'node:fs';
-import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/activity';
 import { writeBlobJson } from '../core/blob-store';
 import { readCache } from '../core/cache';
 import { jobInternalKey } from '../core/records';
-import type { AudioOutcome } from '../core/result-shapes';
+import { audioData, type AudioOutcome } from '../core/result-shapes';
 import { cutChunk, decodeToWav } from '../providers/media/audio';
 import { audioFormatOf } from '../providers/media/formats';
 import { probeMedia } from '../providers/media/probe';
 import { planChunksAtSilence } from '../providers/media/silence';
 import type { SpeechSegment } from '../providers/speech/types';
-import { AUDIO_CACHE_OPERATION, audioCacheKey, cachedAudioKey, chunkKey, createAudioResults } from './audio-results';
+import { AUDIO_CACHE_OPERATION, audioCacheKey, cachedAudioKey, chunkKey, createAudioResults, type TranscriptionDone } from './audio-results';
+import { withTempDir } from './audio-tempdir';
+import { createVideoSourceActivities } from './audio-video-source';
 import type { ActivityDeps } from './deps';
 import { jobInputBlob } from './input-blob';
 import { localCopy } from './local-copy';
@@ -50,15 +50,6 @@ export interface ChunkTranscript {
   duration_ms: number;
 }
 
-async function withTempDir<T>(prefix: string, work: (dir: string) => Promise<T>): Promise<T> {
-  const dir = await fs.mkdtemp(path.join(os.tmpdir(), prefix));
-  try {
-    return await work(dir);
-  } finally {
-    await fs.rm(dir, { recursive: true, force: true });
-  }
-}
-
 /**
  * The audio job type (spec §4.11): prepare (probe, decode to 16 kHz mono, plan chunks at silence) and one
  * transcription per chunk on the media queue, each kept under the job so no finished chunk is transcribed twice;
@@ -67,6 +58,7 @@ async function withTempDir<T>(prefix: string, work: (dir: string) => Promise<T>)
 export function createAudioActivities(deps: ActivityDeps) {
   const { store, config } = deps;
   const speechModel = () => deps.speech?.describe().model ?? '';
+  const finish = createAudioResults(deps);
 
   return {
     /**
@@ -75,10 +67,12 @@ export function createAudioActivities(deps: ActivityDeps) {
      * without sound), decodes it to a WAV under the job and plans chunks near `AUDIO_CHUNK_SECONDS` at pauses. The
      * plan is a step of the job: a restart reuses it, so chunk numbers keep naming the same audio.
      */
-    async prepareAudio({ jobId, parameters }: { jobId: string; parameters: Record<string, unknown> }): Promise<AudioPrepared> {
-      const p = await fullParameters(store, jobId, parameters);
-      // A file named by path is copied into the job first (heartbeating: a long recording copies for a while).
-      const input = await heartbeating(() => jobInputBlob(store, config.inputRoots, jobId, p, { name: 'input.media', mime: 'application/octet-stream' }));
+    async prepareAudio(a: { jobId: string; parameters: Record<string, unknown>; input?: { key: string; sha256: string } }): Promise<AudioPrepared> {
+      const { jobId } = a;
+      const p = await fullParameters(store, jobId, a.parameters);
+      // The input a first step put into the job (a video's download), or the job's file: a file named by path is
+      // copied into the job first (heartbeating: a long recording copies for a while).
+      const input = a.input ?? (await heartbeating(() => jobInputBlob(store, config.inputRoots, jobId, p, { name: 'input.media', mime: 'application/octet-stream' })));
       const key = await audioCacheKey(input.sha256, p, speechModel(), deps.llm?.describe().model);
       const hit = p.use_cache !== false ? await readCache<AudioOutcome>(store, AUDIO_CACHE_OPERATION, key) : null;
       if (hit) {
@@ -136,6 +130,8 @@ export function createAudioActivities(deps: ActivityDeps) {
       return { reused: false };
     },
 
-    finishAudio: createAudioResults(deps),
+    finishAudio: (a: TranscriptionDone) => finish(a, audioData),
+
+    ...createVideoSourceActivities(deps, finish),
   };
 }

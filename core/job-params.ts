@@ -80,23 +80,49 @@ export const pdfParams = z
 /** ISO 639-1 code, or `auto` (source only) to let the speech engine detect the language. */
 const audioLanguage = z.string().regex(/^([a-z]{2}|auto)$/, 'an ISO 639-1 code such as de or en, or auto');
 
+/** A job's input file: a path inside INPUT_ROOTS (`/api/jobs/`) or an upload's blob key (a synchronous route). */
+const inputFile = {
+  filename: z.string().min(1).max(4096).optional(),
+  file_key: z.string().regex(/^uploads\/[A-Za-z0-9._\/-]+$/).optional(),
+  original_name: z.string().max(500).optional(),
+};
+
+/** What a transcription takes (audio and video jobs): languages, template, cache use and the webhook. */
+const transcriptionFields = {
+  source_language: audioLanguage.optional().default('de'),
+  target_language: z.string().regex(/^[a-z]{2}$/, 'an ISO 639-1 code such as de or en').optional().default('de'),
+  template: z.string().max(200).optional(),
+  use_cache: z.boolean().optional(),
+  webhook: webhookConfig.optional(),
+};
+
 /** The audio job type (spec §4.11): an upload (`/api/audio/process`) or a file inside INPUT_ROOTS (`/api/jobs/`). */
 export const audioParams = z
-  .object({
-    filename: z.string().min(1).max(4096).optional(),
-    file_key: z.string().regex(/^uploads\/[A-Za-z0-9._\/-]+$/).optional(),
-    original_name: z.string().max(500).optional(),
-    source_language: audioLanguage.optional().default('de'),
-    target_language: z.string().regex(/^[a-z]{2}$/, 'an ISO 639-1 code such as de or en').optional().default('de'),
-    template: z.string().max(200).optional(),
-    use_cache: z.boolean().optional(),
-    webhook: webhookConfig.optional(),
-  })
+  .object({ ...inputFile, ...transcriptionFields })
   .passthrough()
   .superRefine((p, ctx) => {
     if ((p.filename === undefined) === (p.file_key === undefined)) {
       ctx.addIssue({ code: 'custom', path: ['filename'], message: 'filename is required' });
     }
+  });
+
+/**
+ * The video job type (spec §4.7): a file (an upload or a path inside INPUT_ROOTS) or an http(s) `url`, downloaded by
+ * the job (SSRF-guarded); with `hosted`, the URL is a page of a video platform, downloaded with yt-dlp.
+ */
+export const videoParams = z
+  .object({
+    ...inputFile,
+    url: z.string().url().max(4096).refine((u) => /^https?:\/\//i.test(u), 'an http or https URL').optional(),
+    hosted: z.boolean().optional(),
+    ...transcriptionFields,
+  })
+  .passthrough()
+  .superRefine((p, ctx) => {
+    if ([p.filename, p.file_key, p.url].filter((v) => v !== undefined).length !== 1) {
+      ctx.addIssue({ code: 'custom', path: ['filename'], message: 'give exactly one of filename and url' });
+    }
+    if (p.hosted && p.url === undefined) ctx.addIssue({ code: 'custom', path: ['url'], message: 'url is required with hosted' });
   });
 
 /** The internal `video_frames` job (`/api/video/frames`): an upload and a frame request checked by the route. */
@@ -120,7 +146,7 @@ export const sessionParams = z
   })
   .passthrough();
 
-export const jobParamsByType = { transformer: transformerParams, pdf: pdfParams, session: sessionParams, audio: audioParams } as const;
+export const jobParamsByType = { transformer: transformerParams, pdf: pdfParams, session: sessionParams, audio: audioParams, video: videoParams } as const;
 
 /** Strings longer than this are kept out of workflow history (the full parameters go to the blob store). */
 export const INLINE_PARAMS_BYTES = 32 * 1024;

@@ -118,3 +118,49 @@ export interface VideoFrame {
 export function videoFramesData(frames: VideoFrame[]): Record<string, unknown> {
   return { frames };
 }
+
+/** The picture of a video (spec §4.7 `metadata`), as ffprobe read it. */
+export interface VideoPicture {
+  /** `<width>x<height>`. */
+  resolution: string;
+  codec: string;
+  fps: number;
+  /** Seconds (the container's), 0 when unknown. */
+  duration: number;
+}
+
+/** What a video platform says about a hosted video (spec §4.7 `/api/video/hosted`); null where it says nothing. */
+export interface HostedVideoInfo {
+  video_id: string;
+  title: string;
+  uploader: string | null;
+  views: number | null;
+  description: string | null;
+  duration: number | null;
+}
+
+/** The container's duration when ffprobe read one, else the decoded audio's (seconds, to the millisecond). */
+const videoDuration = (known: number | null | undefined, r: AudioOutcome): number => Math.round((known || r.duration) * 1000) / 1000;
+
+/**
+ * `data` of `/api/video/process`: the transcription is the final text (after the template and the translation, as
+ * the audio job's `output_text`).
+ */
+export function videoData(r: AudioOutcome, picture: VideoPicture): Record<string, unknown> {
+  return {
+    duration: videoDuration(picture.duration, r),
+    transcription: r.output_text,
+    metadata: { resolution: picture.resolution, codec: picture.codec, fps: picture.fps },
+  };
+}
+
+/** `data` of `/api/video/hosted`: the platform's metadata and the transcription of the downloaded video. */
+export function hostedVideoData(r: AudioOutcome, info: HostedVideoInfo, picture: VideoPicture): Record<string, unknown> {
+  return {
+    video_id: info.video_id,
+    title: info.title,
+    duration: videoDuration(info.duration ?? picture.duration, r),
+    transcription: r.output_text,
+    metadata: { uploader: info.uploader, views: info.views, description: info.description },
+  };
+}

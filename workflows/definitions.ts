@@ -22,7 +22,7 @@ export function jobSearchAttributes(a: { jobType: string; batchId?: string; user
 }
 
 export type JobType = 'pdf' | 'session' | 'transformer' | 'audio' | 'video' | 'imageocr' | 'external_ocr' | 'video_frames';
-export const JOB_TYPES: readonly JobType[] = ['pdf', 'session', 'transformer', 'audio'];
+export const JOB_TYPES: readonly JobType[] = ['pdf', 'session', 'transformer', 'audio', 'video'];
 export type JobStatus = 'pending' | 'processing' | 'completed' | 'failed';
 export type LogLevel = 'debug' | 'info' | 'warning' | 'error';
 

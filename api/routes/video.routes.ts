@@ -1,22 +1,27 @@
-import type { Config } from '../../core/config';
+import { access, constants } from 'node:fs/promises';
+import type { Context } from 'koa';
+import { ytDlpPath, type Config } from '../../core/config';
 import { AppError } from '../../core/errors';
 import { DISCARD_UPLOAD } from '../../core/job-params';
-import { videoMetadata } from '../../providers/media/formats';
+import { transcribableVideo, videoMetadata } from '../../providers/media/formats';
 import { frameTimes, parseFrameRequest } from '../../providers/media/frames';
+import { hostedNotConfigured } from '../../providers/media/hosted';
 import { probeMedia } from '../../providers/media/probe';
 import { errorResponse } from '../openapi';
 import type { ApiRouter } from '../route';
-import { framesBody, framesResult } from '../schemas/video.schemas';
+import { framesBody, framesResult, videoHostedBody, videoHostedResult, videoProcessBody, videoProcessResult } from '../schemas/video.schemas';
 import type { JobService } from '../services/jobs';
 import { answerWithResults } from '../services/sync-answer';
-import { storeUpload, withUpload } from '../uploads';
+import { storeUpload, uploadInput, withUpload } from '../uploads';
+import { validateParameters } from './jobs.routes';
 
 /**
- * Video (spec §4.7): `/api/video/frames`. The request and the file are checked here, before any job: a bad
+ * Video (spec §4.7): `/api/video/process` and `/api/video/hosted` (`videoTranscriptionRoutes`), `/api/video/frames`. The request and the file are checked here, before any job: a bad
  * `timestamps` or `interval` (or too many frames) is a 400 before ffmpeg runs, a file without a video stream a 400
  * `INVALID_FORMAT`. The frames are extracted by a `video_frames` job on the media queue.
  */
 export function videoRoutes(api: ApiRouter, jobs: JobService, config: Config): void {
+  videoTranscriptionRoutes(api, jobs, config);
   api.add({
     method: 'post',
     path: '/api/video/frames',
@@ -41,6 +46,84 @@ export function videoRoutes(api: ApiRouter, jobs: JobService, config: Config): v
       const upload = await storeUpload(jobs.store, body.file);
       const parameters = { file_key: upload.key, file_sha256: upload.sha256, [DISCARD_UPLOAD]: true, original_name: upload.originalName, ...request };
       await withUpload(jobs.store, upload, async () => answerWithResults(ctx, await jobs.runSync({ jobType: 'video_frames', parameters }, config.SYNC_WAIT_MS)));
+    },
+  });
+}
+
+const transcriptionErrors = {
+  403: errorResponse('The URL is not allowed (a private, loopback or metadata address)'),
+  413: errorResponse('The video is larger than MAX_UPLOAD_MB'),
+  502: errorResponse('The URL could not be downloaded'),
+  504: errorResponse('Still running; poll details.job_id'),
+};
+
+/**
+ * `/api/video/process` and `/api/video/hosted`: a `video` job (download, the audio job's transcription of the sound,
+ * the §4.7 data). An upload is probed before any job (400 `INVALID_FORMAT` without sound or picture); a URL is
+ * downloaded by the job, which fails the same way. The request waits up to `MEDIA_SYNC_WAIT_MS`, then 504 naming the
+ * job, whose results hold the same `data`.
+ */
+function videoTranscriptionRoutes(api: ApiRouter, jobs: JobService, config: Config): void {
+  const run = async (ctx: Context, parameters: Record<string, unknown>) => {
+    const done = await jobs.runSync({ jobType: 'video', parameters: validateParameters('video', parameters) }, config.MEDIA_SYNC_WAIT_MS);
+    answerWithResults(ctx, done);
+  };
+  const options = (b: { source_language: string; target_language: string; template?: string }) => ({
+    source_language: b.source_language,
+    target_language: b.target_language,
+    ...(b.template ? { template: b.template } : {}),
+  });
+  const holdOpen = (ctx: Context) => {
+    // A long video takes long: no socket timeout cuts the wait, and TCP keep-alive holds idle links open.
+    ctx.req.socket.setTimeout(0);
+    ctx.req.socket.setKeepAlive(true, 30_000);
+  };
+
+  api.add({
+    method: 'post', path: '/api/video/process', summary: 'Transcribe a video (upload or URL) and read its picture metadata', tags: ['Video'],
+    description:
+      'Give `file` or `url`. The sound is transcribed as by /api/audio/process (template, translation, result cache); `metadata` is read by ffprobe. ' +
+      'A URL is downloaded by the job (private, loopback and metadata addresses refused unless the server listens on loopback only or ALLOW_PRIVATE_URLS=true). ' +
+      'Waits up to MEDIA_SYNC_WAIT_MS; past it, 504 with `details.job_id`.',
+    body: videoProcessBody, bodyTypes: ['multipart', 'json'],
+    responses: {
+      200: { description: 'The transcription and the picture metadata', content: { 'application/json': { schema: videoProcessResult } } },
+      400: errorResponse('Neither or both of file and url; not a supported format, or no audio or video stream'),
+      ...transcriptionErrors,
+    },
+    handler: async (ctx, { body }) => {
+      holdOpen(ctx);
+      if ((body.file === undefined) === (body.url === undefined)) {
+        throw new AppError('VALIDATION_ERROR', 'Give exactly one of file and url.', { issues: [{ path: 'file', message: 'give exactly one of file and url' }] });
+      }
+      const params = { ...options(body), use_cache: body.useCache };
+      if (!body.file) return run(ctx, { url: body.url, ...params });
+      if (body.file.size === 0) throw new AppError('INVALID_FORMAT', 'The file is empty.', { error_type: 'empty' });
+      transcribableVideo(await probeMedia(body.file.filepath, { timeoutMs: 60_000 }));
+      const upload = await storeUpload(jobs.store, body.file);
+      await withUpload(jobs.store, upload, () => run(ctx, { ...uploadInput(upload), ...params }));
+    },
+  });
+
+  api.add({
+    method: 'post', path: '/api/video/hosted', summary: 'Download a video from a hosting platform (yt-dlp) and transcribe it', tags: ['Video'],
+    description:
+      'The page is read by yt-dlp (title, uploader, views, description) and its video transcribed as by /api/video/process. Needs yt-dlp (YTDLP_PATH), else 503. ' +
+      'Waits up to MEDIA_SYNC_WAIT_MS; past it, 504 with `details.job_id`.',
+    body: videoHostedBody, bodyTypes: ['multipart', 'json'],
+    responses: {
+      200: { description: 'The platform\'s metadata and the transcription', content: { 'application/json': { schema: videoHostedResult } } },
+      400: errorResponse('No url; the video has no sound or picture'),
+      ...transcriptionErrors,
+      503: errorResponse('yt-dlp is not installed'),
+    },
+    handler: async (ctx, { body }) => {
+      holdOpen(ctx);
+      const ytDlp = ytDlpPath(config);
+      await access(ytDlp, constants.X_OK).catch((err: unknown) => {
+        throw hostedNotConfigured(ytDlp, err);
+      });
+      await run(ctx, { url: body.url, hosted: true, ...options(body) });
     },
   });
 }

@@ -6,14 +6,16 @@ import { formBool } from './form';
 
 const language = z.string().regex(/^[a-z]{2}$/, 'an ISO 639-1 code such as de or en');
 
-/** POST /api/audio/process (multipart). */
-export const audioProcessBody = z.object({
-  file: uploadedFile,
+/** The options of a transcription (audio and video): languages, template, result cache. */
+export const transcriptionOptions = {
   source_language: z.union([language, z.literal('auto')]).optional().default('de').openapi({ description: 'The spoken language, or `auto` to detect it' }),
   target_language: language.optional().default('de'),
   template: z.string().max(200).optional(),
   useCache: formBool(true),
-});
+};
+
+/** POST /api/audio/process (multipart). */
+export const audioProcessBody = z.object({ file: uploadedFile, ...transcriptionOptions });
 
 export const audioSegment = z.object({ id: z.number().int(), start: z.number(), end: z.number(), text: z.string() }).openapi('AudioSegment');
 

@@ -7,9 +7,12 @@ export const batchIdParam = z.object({ batch_id: z.string().openapi({ example: '
 // Rebuilt from its shape here: zod 4 adds `.openapi` to schemas created after the extension only.
 export const webhookSchema = z.object(webhookConfig.shape).openapi('WebhookConfig');
 
+/** The job types a client may create (`JOB_TYPES` of workflows/definitions.ts). */
+const jobType = z.enum(['pdf', 'session', 'transformer', 'audio', 'video']);
+
 export const createJobBody = z
   .object({
-    job_type: z.enum(['pdf', 'session', 'transformer', 'audio']),
+    job_type: jobType,
     parameters: z.record(z.string(), z.unknown()).default({}),
     user_id: z.string().min(1).max(200).optional(),
     webhook: webhookSchema.optional(),
@@ -23,7 +26,7 @@ export const createBatchBody = z
     jobs: z
       .array(
         z.object({
-          job_type: z.enum(['pdf', 'session', 'transformer', 'audio']),
+          job_type: jobType,
           parameters: z.record(z.string(), z.unknown()).default({}),
           webhook: webhookSchema.optional(),
         }),

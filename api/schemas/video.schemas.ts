@@ -1,5 +1,6 @@
 import { envelope, z } from '../openapi';
 import { uploadedFile } from '../uploads';
+import { transcriptionOptions } from './audio.schemas';
 
 /** Schemas of the /api/video routes (spec §4.7). */
 
@@ -29,3 +30,48 @@ export const framesResult = envelope(
     ),
   }),
 );
+
+const httpUrl = z.string().url().max(4096).refine((u) => /^https?:\/\//i.test(u), 'an http or https URL');
+
+/** POST /api/video/process (multipart or JSON): a `file` or a `url`, checked by the route (exactly one). */
+export const videoProcessBody = z.object({
+  file: uploadedFile.optional(),
+  url: httpUrl.optional().openapi({ description: 'Downloaded by the job; private and loopback addresses are refused unless allowed' }),
+  ...transcriptionOptions,
+});
+
+/** The answer of POST /api/video/process. */
+export const videoProcessResult = envelope(
+  z.object({
+    duration: z.number().openapi({ description: 'Seconds' }),
+    transcription: z.string().openapi({ description: 'After the template and the translation' }),
+    metadata: z.object({
+      resolution: z.string().openapi({ example: '1280x720' }),
+      codec: z.string().openapi({ example: 'h264' }),
+      fps: z.number(),
+    }),
+  }),
+).openapi('VideoProcessResult');
+
+/** POST /api/video/hosted (multipart or JSON). */
+export const videoHostedBody = z.object({
+  url: httpUrl.openapi({ description: 'The page of the video on a platform yt-dlp reads' }),
+  source_language: transcriptionOptions.source_language,
+  target_language: transcriptionOptions.target_language,
+  template: transcriptionOptions.template,
+});
+
+/** The answer of POST /api/video/hosted. */
+export const videoHostedResult = envelope(
+  z.object({
+    video_id: z.string(),
+    title: z.string(),
+    duration: z.number().openapi({ description: 'Seconds' }),
+    transcription: z.string().openapi({ description: 'After the template and the translation' }),
+    metadata: z.object({
+      uploader: z.string().nullable(),
+      views: z.number().int().nullable(),
+      description: z.string().nullable(),
+    }),
+  }),
+).openapi('VideoHostedResult');

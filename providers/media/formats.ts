@@ -71,3 +71,14 @@ export function videoMetadata(probe: MediaProbe): VideoMetadata | null {
   if (!v) return null;
   return { resolution: `${v.width}x${v.height}`, codec: v.codec, fps: v.fps, duration: v.duration ?? probe.duration ?? 0 };
 }
+
+/**
+ * The §4.7 metadata of a video to transcribe: `INVALID_FORMAT` (see `audioFormatOf`) for an unsupported container
+ * or a file without sound, and with `error_type` `no_video_stream` for a file without a picture.
+ */
+export function transcribableVideo(probe: MediaProbe): VideoMetadata {
+  audioFormatOf(probe);
+  const meta = videoMetadata(probe);
+  if (!meta) throw new AppError('INVALID_FORMAT', 'The file has no video stream', { error_type: 'no_video_stream', supported_formats: [...SUPPORTED_FORMATS] });
+  return meta;
+}

@@ -8,20 +8,13 @@
 import { access, constants, readFile, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { AppError } from '../../core/errors';
+import type { HostedVideoInfo } from '../../core/result-shapes';
 import { downloadError } from '../http/download';
 import { checkTarget, type OutboundPolicy } from '../http/ssrf';
 import { ToolExitError, ToolTimeoutError, runTool } from '../process/run-tool';
 
 /** What the platform says about the video; null where it says nothing. */
-export interface HostedMetadata {
-  video_id: string;
-  title: string;
-  uploader: string | null;
-  views: number | null;
-  description: string | null;
-  /** Seconds, as the platform states it. */
-  duration: number | null;
-}
+export type HostedMetadata = HostedVideoInfo;
 
 export interface HostedDownload {
   /** The downloaded media file, inside `outDir`. */
@@ -59,7 +52,7 @@ export function hostedMetadata(info: Record<string, unknown>): HostedMetadata {
   };
 }
 
-const notConfigured = (ytDlp: string, cause?: unknown) =>
+export const hostedNotConfigured = (ytDlp: string, cause?: unknown) =>
   new AppError(
     'PROVIDER_NOT_CONFIGURED',
     'Hosted video downloads need yt-dlp, which is not installed (npm start installs it into the engine cache; or set YTDLP_PATH).',
@@ -89,7 +82,7 @@ export async function downloadHosted(url: string, outDir: string, opts: HostedOp
   try {
     await access(opts.ytDlp, constants.X_OK);
   } catch (err) {
-    throw notConfigured(opts.ytDlp, err);
+    throw hostedNotConfigured(opts.ytDlp, err);
   }
   const infoPath = path.join(outDir, INFO_FILE);
   const args = [
@@ -105,7 +98,7 @@ export async function downloadHosted(url: string, outDir: string, opts: HostedOp
   } catch (err) {
     if (err instanceof ToolTimeoutError) throw upstream(url, 'timeout', `no answer within ${err.timeoutMs} ms`, err);
     if (err instanceof ToolExitError) throw upstream(url, 'downloader', ytDlpError(err.stderr), err);
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'EACCES') throw notConfigured(opts.ytDlp, err);
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'EACCES') throw hostedNotConfigured(opts.ytDlp, err);
     throw err;
   }
   const tooLarge = () => new AppError('PAYLOAD_TOO_LARGE', `The hosted video is larger than the limit of ${maxBytes} bytes`, { limit_bytes: maxBytes });

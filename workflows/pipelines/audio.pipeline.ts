@@ -1,21 +1,27 @@
 import { proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
+import type { TranscriptionDone } from '../../activities/audio-results';
 import { bookkeepingRemote, cpuBound, modelCall } from '../activity-options';
 import type { PipelineContext } from './context';
 
+/** The activities that end a transcription: they may ask the model (a template; a translation into another language). */
+export function transcriptionFinisher(parameters: Record<string, unknown>) {
+  const mayAsk = Boolean(parameters.template) || parameters.target_language !== parameters.source_language;
+  return proxyActivities<Activities>(mayAsk ? modelCall : { ...bookkeepingRemote, startToCloseTimeout: '10m' });
+}
+
 /**
- * The audio job type (spec §4.11): prepare (probe, decode, chunk plan; or a result-cache hit) → one transcription
- * per chunk on the media queue, in parallel across its slots, progress in percent of audio seconds done → stitch,
- * template, translation and results. Transcripts stay in the blob store; the history carries chunk spans only.
+ * The transcription of an audio or video job (spec §4.11): prepare (probe, decode, chunk plan; or a result-cache
+ * hit) → one transcription per chunk on the media queue, in parallel across its slots, progress in percent of audio
+ * seconds done. Returns what the finishing activity needs (`finishAudio`, `finishVideo`: stitch, template,
+ * translation and results). Transcripts stay in the blob store; the history carries chunk spans only. `input`: the
+ * blob a first step put into the job (else the job's file).
  */
-export async function audioPipeline(ctx: PipelineContext): Promise<Record<string, unknown>> {
+export async function transcribeMedia(ctx: PipelineContext, input?: { key: string; sha256: string }): Promise<TranscriptionDone> {
   const media = proxyActivities<Activities>({ ...cpuBound, taskQueue: workflowInfo().taskQueue.replace(/-io$/, '-media') });
   const { jobId, parameters } = ctx.input;
-  // The last step may ask the model (a template; a translation when the spoken language is not the target).
-  const mayAsk = Boolean(parameters.template) || parameters.target_language !== parameters.source_language;
-  const io = proxyActivities<Activities>(mayAsk ? modelCall : { ...bookkeepingRemote, startToCloseTimeout: '10m' });
   ctx.progress('prepare', 2, 'Decoding the audio');
-  const prep = await media.prepareAudio({ jobId, parameters });
+  const prep = await media.prepareAudio(input ? { jobId, parameters, input } : { jobId, parameters });
   if (prep.fromCache) ctx.log('info', 'Transcript from the result cache');
   else {
     ctx.log('info', `${prep.duration.toFixed(1)} s of audio in ${prep.chunks.length} chunk(s)`);
@@ -34,6 +40,12 @@ export async function audioPipeline(ctx: PipelineContext): Promise<Record<string
     if (reused) ctx.log('info', `${reused} chunk(s) reused from earlier work`);
   }
   ctx.progress('finish', 92, 'Writing the results');
-  const fin = await io.finishAudio({ jobId, parameters, chunks: prep.chunks, duration: prep.duration, fromCache: prep.fromCache, cacheKey: prep.cacheKey });
+  return { jobId, parameters, chunks: prep.chunks, duration: prep.duration, fromCache: prep.fromCache, cacheKey: prep.cacheKey };
+}
+
+/** The audio job type (spec §4.11): the transcription, then `finishAudio` writes the results. */
+export async function audioPipeline(ctx: PipelineContext): Promise<Record<string, unknown>> {
+  const io = transcriptionFinisher(ctx.input.parameters);
+  const fin = await io.finishAudio(await transcribeMedia(ctx));
   return fin.results;
 }

@@ -7,6 +7,7 @@ import { imageOcrPipeline } from './imageocr.pipeline';
 import { pdfPipeline } from './pdf.pipeline';
 import { transformerPipeline } from './transformer.pipeline';
 import { videoFramesPipeline } from './video-frames.pipeline';
+import { videoPipeline } from './video.pipeline';
 
 export type { Pipeline, PipelineContext } from './context';
 
@@ -18,6 +19,8 @@ const PIPELINES: Partial<Record<JobInput['jobType'], Pipeline>> = {
   video_frames: videoFramesPipeline,
   // No audio job could be created before its pipeline existed: no patch needed for replay.
   audio: audioPipeline,
+  // Video jobs were refused at creation (not in JOB_TYPES) before this pipeline existed: no patch needed for replay.
+  video: videoPipeline,
 };
 
 /** Pipelines added after jobs of their type could already run (and fail) without one: patched for replay. */
