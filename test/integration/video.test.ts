@@ -100,6 +100,14 @@ describe('Video transcription (POST /api/video/process and /hosted, job type vid
     expect(r.headers.get('x-cache')).to.equal('miss');
   });
 
+  it('takes the url as JSON too (the same video answered from the result cache)', async () => {
+    const d = await upload();
+    const r = await s.call('POST', '/api/video/process', { ...languages, url: `${base}/talk.mp4` });
+    expect(r.status, JSON.stringify(r.body)).to.equal(200);
+    expect(r.body.data).to.deep.equal(d);
+    expect(r.headers.get('x-cache')).to.equal('hit');
+  });
+
   it('downloads a hosted page with yt-dlp: the platform\'s id, title, uploader, views and description with the transcription', async () => {
     const d = await upload();
     const r = await post(`${s.url}/api/video/hosted`, { ...languages, url: `${base}/watch` });
