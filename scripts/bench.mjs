@@ -21,7 +21,8 @@ function run(file, env) {
 
 async function main() {
   const engines = await setupForTests();
-  const env = { ...process.env, TEMPORAL_CLI_PATH: engines.temporal };
+  // The speech engine as `npm test` passes it (bench/audio.bench.ts runs it raw and through the service).
+  const env = { ...process.env, TEMPORAL_CLI_PATH: engines.temporal, SPEECH_PYTHON: engines.speech.python, SPEECH_MODEL_DIR: engines.speech.modelDir };
   const dir = path.join(ROOT, 'bench');
   const only = process.argv.slice(2);
   const files = fs
