@@ -108,7 +108,7 @@ describe('batches on the real engine', function () {
     expect(noHtml.body.error.code).to.equal('VALIDATION_ERROR');
     expect(issuePaths(noHtml.body)).to.include('jobs.2.parameters.html');
 
-    const badType = await s.call('POST', '/api/jobs/batch', { batch_name: 'bad', jobs: [transformerJob(), { job_type: 'video', parameters: {} }] });
+    const badType = await s.call('POST', '/api/jobs/batch', { batch_name: 'bad', jobs: [transformerJob(), { job_type: 'imageocr', parameters: {} }] });
     expect(badType.status).to.equal(400);
     expect(issuePaths(badType.body)).to.include('jobs.1.job_type');
 

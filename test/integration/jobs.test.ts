@@ -152,7 +152,7 @@ describe('jobs API on the real engine', function () {
     });
 
     it('rejects an unknown, unsupported or missing job_type naming the field', async () => {
-      await expectValidation(JSON.stringify({ job_type: 'video', parameters: {} }), undefined, 'job_type');
+      await expectValidation(JSON.stringify({ job_type: 'imageocr', parameters: {} }), undefined, 'job_type');
       await expectValidation(JSON.stringify({ job_type: 'nope', parameters: {} }), undefined, 'job_type');
       await expectValidation(JSON.stringify({ parameters: { operation: 'html-to-markdown', html: 'x' } }), undefined, 'job_type');
     });
