@@ -1,7 +1,8 @@
 import { BlobNotFoundError, readBlobBuffer, readBlobJson, writeBlobJson } from '../core/blob-store';
 import { batchRecordKey, jobRecordKey, jobResultsKey } from '../core/records';
 import { uploadToDiscard } from '../core/job-params';
-import { jobFinishedSignal, jobStateQuery, type BatchInput, type BatchState, type JobState, type JobStatus } from '../workflows/definitions';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { jobFinishedSignal, jobStateQuery, type BatchInput, type BatchState, type JobInput, type JobState, type JobStatus } from '../workflows/definitions';
 import type { ActivityDeps } from './deps';
 
 const notFoundAsNull = (e: unknown): null => {
@@ -30,15 +31,23 @@ export function createJobActivities(deps: ActivityDeps) {
 
     /**
      * The last state of a job's closed run (terminated or timed out: its own wrap-up never ran), read by a query
-     * (a worker replays the run's history), or null when the job was wrapped up already or has run again since.
+     * (a worker replays the run's history), or null when the job was wrapped up already or has run again since. A
+     * run that closed before its first workflow task answers no query: then its input, from the start event.
      */
-    async readJobRun({ jobId, runId }: { jobId: string; runId: string }): Promise<JobState | null> {
+    async readJobRun({ jobId, runId }: { jobId: string; runId: string }): Promise<JobState | { input: JobInput } | null> {
       const client = deps.temporalClient;
       if (!client) throw new Error('readJobRun needs a Temporal client');
       const rec = await readBlobJson<JobState>(store, jobRecordKey(jobId)).catch(notFoundAsNull);
-      const last = await client.workflow.getHandle(jobId, runId).query(jobStateQuery);
-      const done = (s: JobState) => s.status === 'completed' || s.status === 'failed';
-      if (done(last) || (rec && ((rec.run ?? 1) > (last.run ?? 1) || ((rec.run ?? 1) === (last.run ?? 1) && done(rec))))) return null;
+      const handle = client.workflow.getHandle(jobId, runId);
+      const last = await handle.query(jobStateQuery).catch(async () => {
+        const history = await handle.fetchHistory();
+        const payload = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
+        if (!payload) throw new Error(`job ${jobId} run ${runId}: no state and no input`);
+        return { input: defaultPayloadConverter.fromPayload<JobInput>(payload) };
+      });
+      const run = 'input' in last && !('job_id' in last) ? last.input.run : (last as JobState).run;
+      const done = (s: { status?: string }) => s.status === 'completed' || s.status === 'failed';
+      if (done(last as JobState) || (rec && ((rec.run ?? 1) > (run ?? 1) || ((rec.run ?? 1) === (run ?? 1) && done(rec))))) return null;
       return last;
     },
 

@@ -34,7 +34,8 @@ const now = () => new Date().toISOString();
 export async function jobCloseoutWorkflow(input: JobCloseoutInput): Promise<{ closed: boolean }> {
   const last = await remote.readJobRun({ jobId: input.jobId, runId: input.runId });
   if (!last) return { closed: false };
-  const state: JobState = last;
+  // A run that closed before its first workflow task has no state to read: the job as it was accepted.
+  const state: JobState = 'job_id' in last ? last : js.initialState(last.input, now());
   const log = (level: LogLevel, message: string) => js.addLog(state, level, message, now());
   const error: JobError = { code: input.status, message: MESSAGES[input.status], details: { run_id: input.runId } };
   const event = js.fail(state, error, now(), state.input?.priorEventId ?? 0);
