@@ -28,3 +28,6 @@ export const newUploadKey = (ext = ''): string => {
   const safeExt = /^\.[a-z0-9]{1,8}$/i.test(ext) ? ext.toLowerCase() : '';
   return `uploads/${d}/${randomUUID()}${safeExt}`;
 };
+
+/** The workflow that closes out one run of a job that ended without its own wrap-up (terminated, timed out). */
+export const closeoutWorkflowId = (jobId: string, runId: string): string => `closeout-${jobId}-${runId}`;

@@ -1,5 +1,5 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import type { TaskQueues } from '../core/ids';
+import { closeoutWorkflowId, type TaskQueues } from '../core/ids';
 import type { Logger } from '../core/logger';
 import { jobCloseoutWorkflow, type ClosedRunStatus } from '../workflows/closeout.workflow';
 
@@ -39,7 +39,7 @@ export function startCloseoutSweeper(opts: { client: Client; queues: TaskQueues;
       if (!status) continue;
       try {
         await client.workflow.start(jobCloseoutWorkflow, {
-          workflowId: `closeout-${wf.workflowId}-${wf.runId}`,
+          workflowId: closeoutWorkflowId(wf.workflowId, wf.runId),
           taskQueue: queues.io,
           args: [{ jobId: wf.workflowId, runId: wf.runId, status }],
           workflowIdReusePolicy: 'REJECT_DUPLICATE',

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import { readBlobJson, writeBlobJson, BlobNotFoundError, type BlobStore } from '../../core/blob-store';
 import { AppError, isErrorCode } from '../../core/errors';
-import { isJobId, newJobId } from '../../core/ids';
+import { closeoutWorkflowId, isJobId, newJobId } from '../../core/ids';
 import { INLINE_PARAMS_BYTES, redactParameters, summariseParameters } from '../../core/job-params';
 import { jobParametersKey, jobRecordKey } from '../../core/records';
 import { jobWorkflow } from '../../workflows/job.workflow';
@@ -215,15 +215,21 @@ export class JobService {
    * Waits (up to 60 s) for the workflow of a failed job's run `run` to close: after its failed record is written, a
    * run still sends its failure webhook before it ends. A newer run, or no workflow at all, returns at once.
    */
-  private async awaitRunClosed(jobId: string, run: number): Promise<void> {
+  private async awaitRunClosed(jobId: string, run: number, closedOutRun?: string): Promise<void> {
+    const waitFor = async (handle: ReturnType<typeof this.temporal.client.workflow.getHandle>) => {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([handle.result().catch(() => undefined), new Promise((r) => (timer = setTimeout(r, 60_000)))]);
+      clearTimeout(timer);
+    };
+    // A run closed out by the sweeper: its closeout may still be sending the failure webhook (and then writes the
+    // record again with the delivery logged), so it finishes before the new run's pending record is written.
+    if (closedOutRun) await waitFor(this.temporal.client.workflow.getHandle(closeoutWorkflowId(jobId, closedOutRun)));
     const handle = this.temporal.client.workflow.getHandle(jobId);
     const d = await handle.describe().catch(() => null);
     if (!d || d.status.name !== 'RUNNING') return;
     const live = await this.temporal.connection.withDeadline(Date.now() + QUERY_DEADLINE_MS, () => handle.query(jobStateQuery)).catch(() => null);
     if (!live || (live.run ?? 1) !== run) return;
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([handle.result().catch(() => undefined), new Promise((r) => (timer = setTimeout(r, 60_000)))]);
-    clearTimeout(timer);
+    await waitFor(handle);
   }
 
   /** `failed` → `pending` under the same id; the new run reuses the steps already done. */
@@ -238,7 +244,8 @@ export class JobService {
     const lastEvent = s.events.length ? s.events[s.events.length - 1].id : 0;
     const input: JobInput = { ...prev, run: (s.run ?? 1) + 1, priorLogs: logsForRestart(s.logs, now), priorEventId: lastEvent };
     // The failed run may still be delivering its failure webhook (its record is written first): let it close.
-    await this.awaitRunClosed(jobId, s.run ?? 1);
+    const closedOutRun = typeof s.error?.details?.run_id === 'string' ? s.error.details.run_id : undefined;
+    await this.awaitRunClosed(jobId, s.run ?? 1, closedOutRun);
     try {
       await this.temporal.client.workflow.start(jobWorkflow, {
         workflowId: jobId,
