@@ -34,6 +34,9 @@ const REQUIRED_SCENARIOS = [
   'job-imageocr',
   'job-external-ocr',
   'job-cancel-request',
+  'job-audio-chunks',
+  'job-video-upload',
+  'job-video-frames',
   'batch-toggle-failall',
   'batch-continued',
 ];
@@ -55,13 +58,26 @@ describe('recorded workflow histories replay on the current workflow code', func
     expect(index.filter((e) => e.scenario === 'batch-continued').length).to.be.at.least(2);
   });
 
-  it('holds the runs its scenarios name: three OCR page groups, an image OCR, the external OCR call, a cancel request', () => {
+  it('holds the runs its scenarios name: three OCR page groups, an image OCR, the external OCR call, audio in chunks, a video, its frames, a cancel request', () => {
     const events = (scenario: string) => historyOf(entryOf(scenario)).events!;
     const activities = (scenario: string, type: string) =>
       events(scenario).filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === type).length;
     expect(activities('job-pdf-ocr-groups', 'extractPdfPages')).to.equal(3);
     expect(activities('job-imageocr', 'ocrImageBlob')).to.equal(1);
     expect(activities('job-external-ocr', 'externalOcrPdf')).to.equal(1);
+    // Audio cut into chunks (10 s each, about 20 s of speech): one transcription per chunk between prepare and finish.
+    expect(activities('job-audio-chunks', 'prepareAudio')).to.equal(1);
+    expect(activities('job-audio-chunks', 'transcribeChunk')).to.be.at.least(2);
+    expect(activities('job-audio-chunks', 'finishAudio')).to.equal(1);
+    // A video: its input read, then the audio steps, then finishVideo.
+    expect(activities('job-video-upload', 'fetchVideoInput')).to.equal(1);
+    expect(activities('job-video-upload', 'prepareAudio')).to.equal(1);
+    expect(activities('job-video-upload', 'transcribeChunk')).to.be.at.least(1);
+    expect(activities('job-video-upload', 'finishVideo')).to.equal(1);
+    expect(activities('job-video-frames', 'extractVideoFrames')).to.equal(1);
+    for (const scenario of ['job-audio-chunks', 'job-video-upload', 'job-video-frames']) {
+      expect(events(scenario).at(-1)!.workflowExecutionCompletedEventAttributes, scenario).to.not.equal(undefined);
+    }
     // Cancelled from outside while converting: wrapped up all the same (the record written by a local activity,
     // the failed webhook delivered), then the run ends as cancelled.
     const cancel = events('job-cancel-request');
