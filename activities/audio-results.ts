@@ -4,7 +4,7 @@ import { jobResults, resultPreview, type JobFields, type LlmInfo } from '../core
 import { jobInternalKey, jobOutputKey, jobOutputPrefix, jobResultsKey } from '../core/records';
 import type { AudioOutcome, AudioSegment } from '../core/result-shapes';
 import type { LlmUsage } from '../providers/llm';
-import type { AudioSpan, ChunkTranscript } from './audio.activities';
+import type { AudioSpan, ChunkTranscript } from './audio-types';
 import type { ActivityDeps } from './deps';
 import { applyTemplate, templateSource, translate } from './llm-ops';
 import { jobModel } from './model-calls';

@@ -9,46 +9,16 @@ import { cutChunk, decodeToWav } from '../providers/media/audio';
 import { audioFormatOf } from '../providers/media/formats';
 import { probeMedia } from '../providers/media/probe';
 import { planChunksAtSilence } from '../providers/media/silence';
-import type { SpeechSegment } from '../providers/speech/types';
 import { AUDIO_CACHE_OPERATION, audioCacheKey, cachedAudioKey, chunkKey, createAudioResults, type TranscriptionDone } from './audio-results';
 import { withTempDir } from './audio-tempdir';
 import { createVideoSourceActivities } from './audio-video-source';
+import type { AudioPrepared, ChunkTranscript } from './audio-types';
 import type { ActivityDeps } from './deps';
 import { jobInputBlob } from './input-blob';
 import { localCopy } from './local-copy';
 import { fullParameters, heartbeating, runStep } from './steps';
 
-/** A chunk of the recording, in seconds of the decoded audio. */
-export interface AudioSpan {
-  start: number;
-  end: number;
-}
-
-/** What `prepareAudio` hands the workflow: small (no transcripts, no samples). */
-export interface AudioPrepared {
-  duration: number;
-  chunks: AudioSpan[];
-  /** The decoded 16 kHz mono WAV under the job (empty on a cache hit). */
-  wavKey: string;
-  wavSha256: string;
-  /** The result cache answered: no chunk needs transcribing. */
-  fromCache: boolean;
-  /** The result-cache key of this recording under these parameters (a fresh result is written there). */
-  cacheKey: string;
-}
-
-/** One chunk's transcript as kept under the job (`chunkKey`): times relative to the chunk's start. */
-export interface ChunkTranscript {
-  index: number;
-  start: number;
-  end: number;
-  language: string;
-  languageProbability?: number;
-  text: string;
-  segments: SpeechSegment[];
-  model: string;
-  duration_ms: number;
-}
+export type { AudioPrepared, AudioSpan, ChunkTranscript } from './audio-types';
 
 /**
  * The audio job type (spec §4.11): prepare (probe, decode to 16 kHz mono, plan chunks at silence) and one

@@ -5,8 +5,9 @@
 import { AppError } from '../../core/errors';
 import type { MediaProbe } from './probe';
 
-export const SUPPORTED_FORMATS = ['flac', 'm4a', 'mp3', 'mp4', 'mpeg', 'mpga', 'oga', 'ogg', 'wav', 'webm'] as const;
-export type AudioFormat = (typeof SUPPORTED_FORMATS)[number];
+import { SUPPORTED_FORMATS, type AudioFormat } from './supported-formats';
+
+export { SUPPORTED_FORMATS, type AudioFormat } from './supported-formats';
 
 /** Audio codecs a WebM file may carry (the WebM profile of Matroska). */
 const WEBM_AUDIO = new Set(['opus', 'vorbis']);

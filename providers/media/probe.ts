@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { AppError } from '../../core/errors';
 import { ToolExitError, ToolTimeoutError, runTool } from '../process/run-tool';
-import { SUPPORTED_FORMATS } from './formats';
+import { SUPPORTED_FORMATS } from './supported-formats';
 
 export interface AudioStreamInfo {
   index: number;

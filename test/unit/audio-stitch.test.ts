@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { dominantLanguage, stitchSegments } from '../../activities/audio-results';
-import type { ChunkTranscript } from '../../activities/audio.activities';
+import type { ChunkTranscript } from '../../activities/audio-types';
 
 const chunk = (index: number, start: number, end: number, language: string, segments: [number, number, string][]): ChunkTranscript => ({
   index,
