@@ -35,13 +35,9 @@ export class JournaledModel implements LlmProvider {
     const d = this.inner.describe();
     const hash = createHash('sha256').update(JSON.stringify({ kind, model: d.model, vision: d.visionModel, request })).digest('hex');
     const key = jobModelCallKey(this.jobId, hash);
-    if (await this.store.stat(key)) {
-      try {
-        return await readBlobJson<R>(this.store, key);
-      } catch {
-        /* unreadable: ask again */
-      }
-    }
+    // One read: an answer kept by an earlier attempt; none (or an unreadable one) means asking the model.
+    const kept = await readBlobJson<R>(this.store, key).catch(() => undefined);
+    if (kept !== undefined) return kept;
     const answer = await heartbeating((signal) => linked([signal, opts.signal], (own) => call({ ...opts, signal: own })));
     await writeBlobJson(this.store, key, answer);
     return answer;

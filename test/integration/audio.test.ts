@@ -9,27 +9,14 @@ import { responseChecker } from '../support/openapi-schemas';
 import { llmEnv, LLM_KEY, LLM_MODEL } from '../support/llm-env';
 import { startLlmServer, type LlmServer } from '../support/llm-server';
 import { readSse } from '../support/jobs';
-import { ffmpeg, joinWithPauses, pcmBytes, writeWav } from '../support/media-factory';
-import { SENTENCES, speak } from '../support/speech-samples';
+import { ffmpeg } from '../support/media-factory';
+import { CHUNKED_SENTENCES, chunkedRecording, SENTENCES, speak } from '../support/speech-samples';
 import { droppedWords, wordErrorRate } from '../support/wer';
 import type { SpeechProvider } from '../../providers/speech/types';
 
 // POST /api/audio/process and the `audio` job type (spec §4.11, contract §7) on the real API and worker, a Temporal
 // dev server, real ffmpeg and the real local Whisper base model; speech is synthesised by espeak-ng. The only stand-in
 // is the wire-protocol LLM server (template and translation).
-
-/**
- * Sentences for the multi-chunk recording, each spoken on its own and joined with pauses. English: Whisper base
- * hears espeak-ng's English voice reliably, so a difference between the chunked and the whole transcript measures
- * the chunking, not the model guessing at a robotic German voice.
- */
-const LONG = [
-  'The train to Berlin leaves one hour later than planned today.',
-  'Please do not forget your ticket and your passport.',
-  'In the dining car there is hot soup and fresh coffee.',
-  'We wish you a pleasant journey and a very nice day.',
-  'The next stop is the central station of the old town.',
-];
 
 async function postAudio(base: string, fields: Record<string, string>, file: { bytes: Buffer; name: string; type: string }) {
   const form = new FormData();
@@ -87,15 +74,7 @@ describe('Audio transcription (POST /api/audio/process, job type audio) on the r
     dir = mkdtempSync(path.join(os.tmpdir(), 'audio-test-'));
     deFile = await speak(SENTENCES.de, 'de', dir, 'de');
     de = readFileSync(deFile);
-    const runs: Int16Array[] = [];
-    for (const [i, sentence] of LONG.entries()) {
-      const pcm = await pcmBytes(await speak(sentence, 'en', dir, `long-${i}`));
-      runs.push(new Int16Array(pcm.buffer.slice(pcm.byteOffset, pcm.byteOffset + pcm.byteLength)));
-    }
-    const joined = joinWithPauses(runs, () => 1.2);
-    longFile = path.join(dir, 'long.wav');
-    await writeWav(longFile, joined.samples);
-    longDuration = joined.samples.length / 16_000;
+    ({ file: longFile, seconds: longDuration } = await chunkedRecording(dir));
     llm = await startLlmServer({ apiKey: LLM_KEY });
     // Chunks of about 10 s (the smallest AUDIO_CHUNK_SECONDS): the long recording is cut into several.
     s = await startStack(llmEnv(llm, { AUDIO_CHUNK_SECONDS: '10' }));
@@ -171,7 +150,7 @@ describe('Audio transcription (POST /api/audio/process, job type audio) on the r
     const dropped = droppedWords(whole.text, d.original_text);
     expect(1 - dropped.share, `${whole.text}\n${d.original_text}`).to.be.at.least(0.95);
     expect(1 - wordErrorRate(whole.text, d.original_text)).to.be.at.least(0.85);
-    expect(wordErrorRate(LONG.join(' '), d.original_text), d.original_text).to.be.at.most(0.15);
+    expect(wordErrorRate(CHUNKED_SENTENCES.join(' '), d.original_text), d.original_text).to.be.at.most(0.15);
     expect(r.body.process.llm_info.requests.filter((q: any) => q.purpose === 'transcription')).to.have.length(chunks);
     // Progress per chunk: one event for each, in percent of audio seconds done, on the job's SSE stream.
     const stream = await readSse(`${s.url}/api/jobs/${d.process_id}/events`);

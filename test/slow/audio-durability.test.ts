@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import { freePort } from '../../scripts/services.mjs';
-import { healthOk, spawnService, waitFor, type Proc } from '../support/processes';
+import { healthOk, spawnService, waitFor, waitForJobEnd, type Proc } from '../support/processes';
 import { enginePids } from '../support/proc-tree';
 import { startDevServer, tempDir, type DevServer } from '../support/servers';
 import { speechCallLog } from '../support/speech-call-log';
@@ -90,15 +90,7 @@ describe('Audio durability', function () {
 
     worker = spawnService('worker', env);
     procs.push(worker);
-    const job = await waitFor(
-      async () => {
-        const r = (await fetch(`${url}/api/jobs/${jobId}?wait=5`).then((x) => x.json())) as any;
-        return r.data.status === 'completed' || r.data.status === 'failed' ? r.data : undefined;
-      },
-      'the job to finish',
-      150_000,
-      100,
-    );
+    const job = await waitForJobEnd(url, jobId, 150_000);
     expect(job.status, JSON.stringify(job.error)).to.equal('completed');
     expect(job.results.original_text).to.match(/train to Berlin/i);
 

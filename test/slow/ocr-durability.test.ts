@@ -3,7 +3,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { freePort } from '../../scripts/services.mjs';
 import { scannedPdf } from '../support/pdf-factory';
-import { healthOk, spawnService, waitFor, type Proc } from '../support/processes';
+import { healthOk, spawnService, waitFor, waitForJobEnd, type Proc } from '../support/processes';
 import { startDevServer, tempDir, type DevServer } from '../support/servers';
 
 // A 30-page OCR job whose worker is killed with SIGKILL halfway: a new worker finishes it, and no page that was
@@ -65,15 +65,7 @@ describe('OCR durability', function () {
 
     worker = spawnService('worker', env);
     procs.push(worker);
-    const job = await waitFor(
-      async () => {
-        const r = (await fetch(`${url}/api/jobs/${jobId}?wait=5`).then((x) => x.json())) as any;
-        return r.data.status === 'completed' || r.data.status === 'failed' ? r.data : undefined;
-      },
-      'the job to finish',
-      240_000,
-      100,
-    );
+    const job = await waitForJobEnd(url, jobId, 240_000);
     expect(job.status, JSON.stringify(job.error)).to.equal('completed');
     const contents = job.results.structured_data.metadata.text_contents as { page: number; text: string; method: string }[];
     expect(contents.map((c) => c.page)).to.deep.equal(pages.map((_, i) => i + 1));

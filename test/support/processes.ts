@@ -48,3 +48,16 @@ export async function healthOk(url: string): Promise<Record<string, any> | undef
   const body = (await res.json()) as Record<string, any>;
   return res.status === 200 && body.status === 'ok' ? body : undefined;
 }
+
+/** Long-polls a job of the service at `url` until it is completed or failed; answers the job. */
+export function waitForJobEnd(url: string, jobId: string, timeoutMs: number): Promise<any> {
+  return waitFor(
+    async () => {
+      const r = (await fetch(`${url}/api/jobs/${jobId}?wait=5`).then((x) => x.json())) as any;
+      return r.data.status === 'completed' || r.data.status === 'failed' ? r.data : undefined;
+    },
+    'the job to finish',
+    timeoutMs,
+    100,
+  );
+}
