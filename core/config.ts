@@ -15,6 +15,8 @@ export const configSchema = z.object({
   PORT: int(8080, 0, 65535),
   HOST: z.string().optional().default('127.0.0.1'),
   DATA_DIR: z.string().optional().default('.data'),
+  /** Where workers keep engine scratch files (mode 0700, removed when each step ends); default `<DATA_DIR>/scratch`. */
+  SCRATCH_DIR: optionalString,
   SERVICE_API_KEY: optionalString,
   ALLOW_LOCALHOST_NO_AUTH: bool(false),
   ALLOW_DOC_WHITELIST: optionalString,
@@ -39,6 +41,8 @@ export const configSchema = z.object({
   MAX_JSON_MB: int(16, 1, 1024),
   MAX_BATCH_JOBS: int(1000, 1, 100_000),
   MAX_PDF_PAGES: int(2000, 1, 100_000),
+  /** Pixels (width × height, read from the header before decoding) an image may have; PDF pages render within it. */
+  MAX_IMAGE_PIXELS: int(100_000_000, 1_000_000, 2_000_000_000),
   /** Target length of the chunks long audio is cut into for transcription (cuts fall in pauses near it). */
   AUDIO_CHUNK_SECONDS: int(600, 10, 86_400),
   /** Video frames one request may ask for (`timestamps` and the `interval` grid together). */
@@ -157,6 +161,8 @@ export interface LlmConfig {
 export interface Config extends RawConfig {
   /** Absolute data directory. */
   dataDir: string;
+  /** Absolute root of the workers' scratch files (`SCRATCH_DIR` or `<DATA_DIR>/scratch`). */
+  scratchDir: string;
   /** True when the API listens on a loopback address only. */
   loopbackOnly: boolean;
   /** Parsed `ALLOW_DOC_WHITELIST` entries. */
@@ -220,6 +226,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       ? { url: raw.EXTERNAL_OCR_URL, apiKey: raw.EXTERNAL_OCR_API_KEY, model: raw.EXTERNAL_OCR_MODEL, timeoutMs: raw.EXTERNAL_OCR_TIMEOUT_MS }
       : null,
     dataDir: path.resolve(raw.DATA_DIR),
+    scratchDir: path.resolve(raw.SCRATCH_DIR ?? path.join(raw.DATA_DIR, 'scratch')),
     loopbackOnly: isLoopbackHost(raw.HOST),
     docWhitelist,
     temporalAddress: raw.TEMPORAL_ADDRESS ?? `127.0.0.1:${raw.TEMPORAL_DEV_PORT}`,
