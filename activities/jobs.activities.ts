@@ -1,6 +1,7 @@
 import { BlobNotFoundError, readBlobBuffer, readBlobJson, writeBlobJson } from '../core/blob-store';
 import { batchRecordKey, jobRecordKey, jobResultsKey } from '../core/records';
 import { uploadToDiscard } from '../core/job-params';
+import { storedResultsRef } from '../core/job-results';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { jobFinishedSignal, jobStateQuery, type BatchInput, type BatchState, type JobInput, type JobState, type JobStatus } from '../workflows/definitions';
 import type { ActivityDeps } from './deps';
@@ -13,11 +14,19 @@ const notFoundAsNull = (e: unknown): null => {
 export function createJobActivities(deps: ActivityDeps) {
   const { store } = deps;
   return {
-    /** Writes the job's record: the source of truth once a job is finished, with its full results. */
+    /**
+     * Writes the job's record: the source of truth once a job is finished. It points at the results the pipeline
+     * stored (`results_ref`) instead of embedding them; results stored before that layout are embedded as before.
+     */
     async writeJobRecord({ state }: { state: JobState }): Promise<void> {
       // A finished job removes the upload of the synchronous request it ran for (see DISCARD_UPLOAD).
       const upload = state.status === 'completed' || state.status === 'failed' ? uploadToDiscard(state.parameters) : null;
       if (upload) await store.delete(upload);
+      const ref = state.status === 'completed' ? await storedResultsRef(store, state.job_id) : null;
+      if (ref) {
+        await writeBlobJson(store, jobRecordKey(state.job_id), { ...state, results: null, results_ref: ref });
+        return;
+      }
       const results = state.status === 'completed' ? await readBlobBuffer(store, jobResultsKey(state.job_id)).catch(notFoundAsNull) : null;
       if (!results) {
         await writeBlobJson(store, jobRecordKey(state.job_id), state);

@@ -1,8 +1,8 @@
-import { readBlobBuffer, writeBlobJson } from '../core/blob-store';
-import { readCache, writeCache } from '../core/cache';
-import { jobResults, resultPreview, type JobFields, type LlmInfo } from '../core/job-results';
+import { BlobNotFoundError, readBlobBuffer, readBlobJson, writeBlobJson } from '../core/blob-store';
+import { readCache, readCacheRef, writeCacheRef, type CacheRef } from '../core/cache';
+import { resultPreview, writeJobResults, type JobFields, type LlmInfo, type StoredJobFields } from '../core/job-results';
 import { PDF_CACHE_OPERATION, pdfCacheKey, type PdfCachedResult } from '../core/pdf-cache';
-import { jobOutputKey, jobOutputPrefix, jobResultsKey } from '../core/records';
+import { jobFieldsKey, jobOutputKey, jobOutputPrefix, jobResultsKey } from '../core/records';
 import { pdfData } from '../core/result-shapes';
 import type { ActivityDeps } from './deps';
 import { applyTemplate } from './llm-ops';
@@ -59,10 +59,36 @@ export function createPdfResults(deps: ActivityDeps) {
     return { text, metadata, llmInfo };
   }
 
+  /**
+   * A hit on an entry that points at an earlier job's results: its `result.md` and results are copied as bytes
+   * (streamed, never parsed), with this job's own fields. Null when that job is gone (swept): then it is a miss.
+   */
+  async function copyHit(jobId: string, ref: CacheRef): Promise<Record<string, unknown> | null> {
+    const copy = async (from: string, to: string, mime: string) => store.put(to, await store.get(from), { mime });
+    try {
+      const stored = await readBlobJson<StoredJobFields>(store, ref.fields);
+      const assets = [jobOutputKey(jobId, 'result.md')];
+      const target_dir = jobOutputPrefix(jobId).slice(0, -1);
+      const job: JobFields = { ...stored.job, assets, target_dir, llm_info: NO_LLM, from_cache: true };
+      await copy(ref.files['result.md'], assets[0], 'text/markdown; charset=utf-8');
+      await copy(ref.data, jobResultsKey(jobId), 'application/json');
+      await writeBlobJson(store, jobFieldsKey(jobId), { job, refs: stored.refs } satisfies StoredJobFields);
+      return { ...ref.preview, assets, target_dir, from_cache: true };
+    } catch (e) {
+      if (e instanceof BlobNotFoundError) return null;
+      throw e;
+    }
+  }
+
   return async function finishPdfJob(f: PdfFinish): Promise<Record<string, unknown>> {
     const { jobId, parameters: p } = f;
     const key = f.sha256 ? pdfCacheKey(f.sha256, p, { textEngine: config.PDF_TEXT_ENGINE, visionModel: llm?.describe().visionModel }) : null;
-    const hit = key && p.use_cache !== false ? await readCache<PdfCachedResult>(store, PDF_CACHE_OPERATION, key) : null;
+    const useCache = key !== null && p.use_cache !== false;
+    const ref = useCache ? await readCacheRef(store, PDF_CACHE_OPERATION, key) : null;
+    const copied = ref ? await copyHit(jobId, ref) : null;
+    if (copied) return copied;
+    // An entry written before entries pointed at results holds the text itself.
+    const hit = useCache && !ref ? await readCache<PdfCachedResult>(store, PDF_CACHE_OPERATION, key) : null;
     const r = hit ? { text: hit.extracted_text, metadata: hit.metadata, llmInfo: NO_LLM } : await assemble(f, await f.contents());
     const images = f.images; // absent on a hit: a request with page images is not cached
     const archive = images ? { filename: `${jobId}-images.zip`, data: (await readBlobBuffer(store, jobOutputKey(jobId, images.archive))).toString('base64') } : null;
@@ -75,10 +101,20 @@ export function createPdfResults(deps: ActivityDeps) {
     };
     await Promise.all([
       store.put(jobOutputKey(jobId, 'result.md'), r.text, { mime: 'text/markdown; charset=utf-8' }),
-      writeBlobJson(store, jobResultsKey(jobId), jobResults(pdfData(r.text, r.metadata, archive), job)),
-      // Every fresh success goes to the result cache (use_cache=false skips reading it, not writing it).
-      ...(key && !hit ? [writeCache(store, PDF_CACHE_OPERATION, key, job.structured_data satisfies PdfCachedResult)] : []),
+      writeJobResults(store, jobId, pdfData(r.text, r.metadata, archive), job),
     ]);
-    return resultPreview(job);
+    const preview = resultPreview(job);
+    // Every fresh success goes to the result cache (use_cache=false skips reading it, not writing it), as a
+    // reference to this job's results: the text is stored once.
+    if (key && !hit) {
+      await writeCacheRef(store, PDF_CACHE_OPERATION, key, {
+        job_id: jobId,
+        data: jobResultsKey(jobId),
+        fields: jobFieldsKey(jobId),
+        files: { 'result.md': jobOutputKey(jobId, 'result.md') },
+        preview: { structured_data: preview.structured_data },
+      });
+    }
+    return preview;
   };
 }

@@ -57,7 +57,7 @@ export function createApp(deps: AppDeps): App {
 
   healthRoutes(api, new HealthService(deps.temporal, deps.store));
   docsRoutes(api, openapi);
-  const jobs = new JobService(deps.temporal, deps.store, config.WEBHOOK_RETRY_SCALE);
+  const jobs = new JobService(deps.temporal, deps.store, config.WEBHOOK_RETRY_SCALE, { maxHeavyRequests: config.MAX_HEAVY_REQUESTS });
   const batches = new BatchService(deps.temporal, deps.store, config.BATCH_WINDOW, config.WEBHOOK_RETRY_SCALE);
   jobRoutes(api, { jobs, batches, maxBatchJobs: config.MAX_BATCH_JOBS });
   eventJobRoutes(api, jobs, batches, config.MAX_BATCH_JOBS);

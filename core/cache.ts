@@ -40,16 +40,59 @@ export function cacheBlobKey(operation: string, key: string): string {
   return `cache/${operation}/${key}.json`;
 }
 
-export async function readCache<T>(store: BlobStore, operation: string, key: string): Promise<T | null> {
+/**
+ * A result-cache entry that points at the results a finished job stored (`job-results.ts`) instead of holding a copy
+ * of them, so the text is stored once. It lives no longer than that job: when the job is swept (retention), the
+ * entry answers as a miss.
+ */
+export interface CacheRef {
+  job_id: string;
+  /** The job's results blob (the endpoint's `data`) and its job fields. */
+  data: string;
+  fields: string;
+  /** Output files a hit copies into its own job, by name (`result.md` → its key). */
+  files: Record<string, string>;
+  /** What the workflow keeps of the results (`resultPreview`), for a hit to answer without reading the data. */
+  preview: Record<string, unknown>;
+}
+
+interface CacheEntry<T> {
+  operation: string;
+  cached_at: string;
+  value?: T;
+  ref?: CacheRef;
+}
+
+async function readEntry<T>(store: BlobStore, operation: string, key: string): Promise<CacheEntry<T> | null> {
   try {
-    const entry = await readBlobJson<{ value: T }>(store, cacheBlobKey(operation, key));
-    return entry.value;
+    return await readBlobJson<CacheEntry<T>>(store, cacheBlobKey(operation, key));
   } catch (e) {
     if (e instanceof BlobNotFoundError || e instanceof SyntaxError) return null;
     throw e;
   }
 }
 
+/** The cached value; for an entry that points at a job's results, that job's `data` (null once it is gone). */
+export async function readCache<T>(store: BlobStore, operation: string, key: string): Promise<T | null> {
+  const entry = await readEntry<T>(store, operation, key);
+  if (!entry?.ref) return entry?.value ?? null;
+  try {
+    return await readBlobJson<T>(store, entry.ref.data);
+  } catch (e) {
+    if (e instanceof BlobNotFoundError) return null;
+    throw e;
+  }
+}
+
+/** The entry's reference, or null when there is none (a miss, or an entry that holds its value). */
+export async function readCacheRef(store: BlobStore, operation: string, key: string): Promise<CacheRef | null> {
+  return (await readEntry(store, operation, key))?.ref ?? null;
+}
+
 export async function writeCache(store: BlobStore, operation: string, key: string, value: unknown): Promise<void> {
   await writeBlobJson(store, cacheBlobKey(operation, key), { operation, cached_at: new Date().toISOString(), value });
+}
+
+export async function writeCacheRef(store: BlobStore, operation: string, key: string, ref: CacheRef): Promise<void> {
+  await writeBlobJson(store, cacheBlobKey(operation, key), { operation, cached_at: new Date().toISOString(), ref });
 }

@@ -29,6 +29,21 @@ export const int = (fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
       return n;
     });
 
+/** A number (fractions allowed) from `min` to `max`. */
+export const decimal = (fallback: number, min: number, max: number) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v.trim() === '') return fallback;
+      const n = Number(v);
+      if (!Number.isFinite(n) || n < min || n > max) {
+        ctx.addIssue({ code: 'custom', message: `expected a number from ${min} to ${max}` });
+        return z.NEVER;
+      }
+      return n;
+    });
+
 export const optionalString = z
   .string()
   .optional()

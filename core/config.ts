@@ -1,7 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { bool, httpUrl, int, llmPrices, optionalString, type LlmPrices } from './config-fields';
+import { bool, decimal, httpUrl, int, llmPrices, optionalString, type LlmPrices } from './config-fields';
 
 export type { LlmPrice, LlmPrices } from './config-fields';
 
@@ -42,6 +42,10 @@ export const configSchema = z.object({
   /** How deep arrays and objects may nest in a JSON body (or a JSON form field); checked before parsing. */
   MAX_JSON_DEPTH: int(64, 2, 10_000),
   MAX_BATCH_JOBS: int(1000, 1, 100_000),
+  /** Synchronous processing requests the API serves at once; beyond, 429 RATE_LIMITED with Retry-After. 0: no bound. */
+  MAX_HEAVY_REQUESTS: int(64, 0, 100_000),
+  /** Days a finished job's record, results, files and cache entries are kept (fractions allowed); 0 keeps them. */
+  RETENTION_DAYS: decimal(30, 0, 36_500),
   MAX_PDF_PAGES: int(2000, 1, 100_000),
   /** Pixels (width × height, read from the header before decoding) an image may have; PDF pages render within it. */
   MAX_IMAGE_PIXELS: int(100_000_000, 1_000_000, 2_000_000_000),

@@ -1,3 +1,6 @@
+import { BlobNotFoundError, readBlobJson, writeBlobJson, type BlobStore } from './blob-store';
+import { jobFieldsKey, jobResultsKey } from './records';
+
 /**
  * One result shape for every entry point (jobs, synchronous endpoints, webhooks, SSE). A job's `results` blob
  * (records.ts `jobResultsKey`) is the synchronous endpoint's `data` object plus the job fields of spec §2
@@ -57,4 +60,103 @@ export function resultPreview(job: JobFields): Record<string, unknown> {
     target_dir: job.target_dir,
     from_cache: job.from_cache,
   };
+}
+
+/**
+ * How a finished job's results are stored (issue #13, defect 8: the text once, referenced elsewhere). The results
+ * blob (`jobResultsKey`) holds the endpoint's `data` exactly as the synchronous answer carries it, so the API streams
+ * it without parsing; the job fields go to `jobFieldsKey`, with every `structured_data` value that is a field of
+ * `data` (the same object, or a long equal string) stored as a reference to that field (`refs`). The record points
+ * at both (`results_ref`) instead of embedding them. Jobs finished before this layout have the full results in the
+ * results blob and in their record; every reader takes both.
+ */
+export interface StoredJobFields {
+  /** `structured_data` without the values `refs` names (null in their place, so the key order holds). */
+  job: JobFields;
+  /** Path inside `structured_data` (`extracted_text`, `metadata`, `metadata.<key>`) → the `data` field it equals. */
+  refs: Record<string, string>;
+}
+
+/** Where a record's results live. */
+export interface ResultsRef {
+  data: string;
+  fields: string;
+}
+
+/** Strings shorter than this are kept inline: a reference would not save anything. */
+const MIN_REF_CHARS = 64;
+
+/** The job fields with the values `data` already holds replaced by references (see {@link StoredJobFields}). */
+export function packJobFields(data: Record<string, unknown>, job: JobFields): StoredJobFields {
+  const fieldOf = (v: unknown): string | undefined => {
+    if (v === null || (typeof v !== 'object' && !(typeof v === 'string' && v.length >= MIN_REF_CHARS))) return undefined;
+    return Object.keys(data).find((k) => data[k] === v);
+  };
+  const refs: Record<string, string> = {};
+  const sd = job.structured_data;
+  let extracted: string | null = sd.extracted_text;
+  const textRef = fieldOf(extracted);
+  if (textRef) [refs.extracted_text, extracted] = [textRef, null];
+  let metadata: Record<string, unknown> | null = sd.metadata;
+  const metaRef = fieldOf(metadata);
+  if (metaRef) [refs.metadata, metadata] = [metaRef, null];
+  else {
+    metadata = { ...sd.metadata };
+    for (const [k, v] of Object.entries(metadata)) {
+      const r = fieldOf(v);
+      if (r) [refs[`metadata.${k}`], metadata[k]] = [r, null];
+    }
+  }
+  return { job: { ...job, structured_data: { extracted_text: extracted as string, metadata: metadata as Record<string, unknown> } }, refs };
+}
+
+/** The job's full results from the stored `data` and job fields: what {@link jobResults} built before storing. */
+export function unpackJobResults(data: Record<string, unknown>, stored: StoredJobFields): Record<string, unknown> {
+  const sd = { ...stored.job.structured_data };
+  const refs = stored.refs ?? {};
+  if (refs.extracted_text) sd.extracted_text = data[refs.extracted_text] as string;
+  if (refs.metadata) sd.metadata = data[refs.metadata] as Record<string, unknown>;
+  else {
+    sd.metadata = { ...sd.metadata };
+    for (const [path, field] of Object.entries(refs)) if (path.startsWith('metadata.')) sd.metadata[path.slice(9)] = data[field];
+  }
+  return jobResults(data, { ...stored.job, structured_data: sd });
+}
+
+/** Writes a job's results in the stored layout: the `data` once, the job fields beside it. */
+export async function writeJobResults(store: BlobStore, jobId: string, data: Record<string, unknown>, job: JobFields): Promise<void> {
+  jobResults(data, job); // the collision check
+  // The fields go last: their presence says the data blob is complete.
+  await writeBlobJson(store, jobResultsKey(jobId), data);
+  await writeBlobJson(store, jobFieldsKey(jobId), packJobFields(data, job));
+}
+
+/** The results reference of a job whose results are stored in this layout, or null (an older job, or none). */
+export async function storedResultsRef(store: BlobStore, jobId: string): Promise<ResultsRef | null> {
+  return (await store.stat(jobFieldsKey(jobId))) ? { data: jobResultsKey(jobId), fields: jobFieldsKey(jobId) } : null;
+}
+
+/** A record as stored: a job state whose results may be a reference. */
+export interface StoredRecord {
+  job_id: string;
+  results?: Record<string, unknown> | null;
+  results_ref?: ResultsRef;
+}
+
+/**
+ * The record with its full results in `results` (read and unpacked when it points at them; a record that embeds
+ * them, from before this layout, is answered as it is). Missing results blobs (swept) leave `results` null.
+ */
+export async function withResults<T extends StoredRecord>(store: BlobStore, rec: T): Promise<T> {
+  const ref = rec.results_ref;
+  if (!ref) return rec;
+  const { results_ref: _r, ...rest } = rec;
+  void _r;
+  try {
+    const [data, fields] = await Promise.all([readBlobJson<Record<string, unknown>>(store, ref.data), readBlobJson<StoredJobFields>(store, ref.fields)]);
+    return { ...rest, results: unpackJobResults(data, fields) } as T;
+  } catch (e) {
+    if (e instanceof BlobNotFoundError) return { ...rest, results: null } as T;
+    throw e;
+  }
 }

@@ -5,7 +5,7 @@ import { envelope, errorResponse, z } from '../openapi';
 import type { ApiRouter } from '../route';
 import { formBool } from '../schemas/form';
 import type { JobService } from '../services/jobs';
-import { answerWithResults } from '../services/sync-answer';
+import { answerSync } from '../services/sync-answer';
 import { storeUpload, uploadedFile, withUpload } from '../uploads';
 
 const common = {
@@ -23,7 +23,7 @@ const result = envelope(
 /** Image OCR (spec §4.10): an upload or a URL (SSRF-guarded), recognised by tesseract on the media queue. */
 export function imageOcrRoutes(api: ApiRouter, jobs: JobService, syncWaitMs: number): void {
   const tags = ['Image OCR'];
-  const answer = async (ctx: Context, parameters: Record<string, unknown>) => answerWithResults(ctx, await jobs.runSync({ jobType: 'imageocr', parameters }, syncWaitMs));
+  const answer = async (ctx: Context, parameters: Record<string, unknown>) => answerSync(ctx, jobs, { jobType: 'imageocr', parameters }, syncWaitMs);
   /** The job parameters the two routes share; the pipeline reads the result cache unless `use_cache` is false. */
   const options = (b: { template?: string; ocr_language?: string; use_cache: boolean }) => ({
     ...(b.template ? { template: b.template } : {}),

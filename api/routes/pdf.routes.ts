@@ -13,7 +13,7 @@ import { jobAccepted, jobIdParam, jobInProgress, zipResponse } from '../schemas/
 import { externalOcrBody, externalOcrResult, jobBody, pdfProcessResult, processBody } from '../schemas/pdf.schemas';
 import { attachment } from '../services/archive';
 import { jobErrorToAppError, type JobService } from '../services/jobs';
-import { answerWithResults } from '../services/sync-answer';
+import { answerSync, answerWithResults } from '../services/sync-answer';
 import { storeUpload, uploadInput, withUpload } from '../uploads';
 import { validateParameters } from './jobs.routes';
 
@@ -63,7 +63,7 @@ export function pdfRoutes(api: ApiRouter, jobs: JobService, config: Config): voi
         ...(body.source_language ? { source_language: body.source_language } : {}),
         ...(body.ocr_language ? { ocr_language: body.ocr_language } : {}),
       });
-      await withUpload(jobs.store, upload, async () => answerWithResults(ctx, await jobs.runSync({ jobType: 'pdf', parameters }, syncWaitMs)));
+      await withUpload(jobs.store, upload, () => answerSync(ctx, jobs, { jobType: 'pdf', parameters }, syncWaitMs));
     },
   });
 
@@ -127,7 +127,7 @@ export function pdfRoutes(api: ApiRouter, jobs: JobService, config: Config): voi
       if (!isTerminal(state)) return accepted(state);
       if (state.status === 'failed') throw jobErrorToAppError(state.error, state.job_id);
       // The record holds the full results (the live state only a preview).
-      answerWithResults(ctx, (await jobs.readRecord(state.job_id)) ?? state);
+      await answerWithResults(ctx, jobs.store, (await jobs.readRecord(state.job_id, { results: false })) ?? state);
     },
   });
 

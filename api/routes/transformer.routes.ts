@@ -6,7 +6,7 @@ import { envelope, errorResponse, z } from '../openapi';
 import type { ApiRouter } from '../route';
 import { lang, useCache } from '../schemas/common.schemas';
 import type { JobService } from '../services/jobs';
-import { answerWithResults } from '../services/sync-answer';
+import { answerSync } from '../services/sync-answer';
 
 const MAX_TEXT = 1_000_000;
 const MAX_HTML = 10_000_000;
@@ -47,7 +47,7 @@ export async function runTransformerOperation(ctx: Context, deps: TransformerDep
       operation: params.operation,
     });
   }
-  answerWithResults(ctx, await deps.jobs.runSync({ jobType: 'transformer', parameters: params }, deps.syncWaitMs));
+  await answerSync(ctx, deps.jobs, { jobType: 'transformer', parameters: params }, deps.syncWaitMs);
 }
 
 const json = <T extends z.ZodType>(schema: T, description = 'Result') => ({ description, content: { 'application/json': { schema: envelope(schema) } } });

@@ -11,7 +11,7 @@ import { errorResponse } from '../openapi';
 import type { ApiRouter } from '../route';
 import { framesBody, framesResult, videoHostedBody, videoHostedResult, videoProcessBody, videoProcessResult } from '../schemas/video.schemas';
 import type { JobService } from '../services/jobs';
-import { answerWithResults } from '../services/sync-answer';
+import { answerSync } from '../services/sync-answer';
 import { storeUpload, uploadInput, withUpload } from '../uploads';
 import { validateParameters } from './jobs.routes';
 
@@ -45,7 +45,7 @@ export function videoRoutes(api: ApiRouter, jobs: JobService, config: Config): v
       frameTimes(request, meta.duration, config.MAX_FRAMES); // too many frames: 400 here rather than in the job
       const upload = await storeUpload(jobs.store, body.file);
       const parameters = { file_key: upload.key, file_sha256: upload.sha256, [DISCARD_UPLOAD]: true, original_name: upload.originalName, ...request };
-      await withUpload(jobs.store, upload, async () => answerWithResults(ctx, await jobs.runSync({ jobType: 'video_frames', parameters }, config.SYNC_WAIT_MS)));
+      await withUpload(jobs.store, upload, () => answerSync(ctx, jobs, { jobType: 'video_frames', parameters }, config.SYNC_WAIT_MS));
     },
   });
 }
@@ -65,8 +65,7 @@ const transcriptionErrors = {
  */
 function videoTranscriptionRoutes(api: ApiRouter, jobs: JobService, config: Config): void {
   const run = async (ctx: Context, parameters: Record<string, unknown>) => {
-    const done = await jobs.runSync({ jobType: 'video', parameters: validateParameters('video', parameters) }, config.MEDIA_SYNC_WAIT_MS);
-    answerWithResults(ctx, done);
+    await answerSync(ctx, jobs, { jobType: 'video', parameters: validateParameters('video', parameters) }, config.MEDIA_SYNC_WAIT_MS);
   };
   const options = (b: { source_language: string; target_language: string; template?: string }) => ({
     source_language: b.source_language,

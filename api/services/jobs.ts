@@ -4,6 +4,7 @@ import { readBlobJson, writeBlobJson, BlobNotFoundError, type BlobStore } from '
 import { AppError, isErrorCode } from '../../core/errors';
 import { closeoutWorkflowId, isJobId, newJobId } from '../../core/ids';
 import { INLINE_PARAMS_BYTES, redactParameters, summariseParameters } from '../../core/job-params';
+import { withResults, type ResultsRef } from '../../core/job-results';
 import { jobParametersKey, jobRecordKey } from '../../core/records';
 import { jobWorkflow } from '../../workflows/job.workflow';
 import {
@@ -17,6 +18,7 @@ import {
 } from '../../workflows/definitions';
 import { isTerminal, logsForRestart } from '../../workflows/job-state';
 import type { TemporalGateway } from '../temporal';
+import { RequestBound } from './request-bound';
 
 export interface CreateJob {
   jobType: JobType;
@@ -35,10 +37,13 @@ export function idFromKey(prefix: 'job' | 'batch', key: string, scope = ''): str
   return `${prefix}-${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
 
+/** A job's state as its record holds it: finished jobs point at their results (`core/job-results.ts`). */
+export type JobRecord = JobState & { results_ref?: ResultsRef };
+
 /** What clients see of a job: internal fields dropped, the webhook token redacted. */
 export function jobView(s: JobState): Record<string, unknown> {
-  const { events: _e, version: _v, run: _r, legacy: _l, input: _i, ...rest } = s as JobState & { input?: unknown };
-  void _e, _v, _r, _l, _i;
+  const { events: _e, version: _v, run: _r, legacy: _l, input: _i, results_ref: _f, ...rest } = s as JobRecord & { input?: unknown };
+  void _e, _v, _r, _l, _i, _f;
   return { ...rest, parameters: redactParameters(s.parameters), results: s.results ?? null };
 }
 
@@ -47,15 +52,26 @@ export function jobView(s: JobState): Record<string, unknown> {
  * blob store; a live one from the workflow's query; a batch job that has not started from its pending record.
  */
 export class JobService {
+  /** The bound on concurrent heavy requests (synchronous processing), shared by every route of the app. */
+  readonly heavy: RequestBound;
+
   constructor(
     private readonly temporal: TemporalGateway,
     readonly store: BlobStore,
     private readonly webhookRetryScale = 1,
-  ) {}
+    opts: { maxHeavyRequests?: number } = {},
+  ) {
+    this.heavy = new RequestBound(opts.maxHeavyRequests ?? 0);
+  }
 
-  async readRecord(jobId: string): Promise<JobState | null> {
+  /**
+   * The job's record, or null. With `results: false` a record that points at its results (`results_ref`) is
+   * answered without reading them (its `results` is null): what a streamed answer needs.
+   */
+  async readRecord(jobId: string, opts: { results?: boolean } = {}): Promise<JobRecord | null> {
     try {
-      return await readBlobJson<JobState>(this.store, jobRecordKey(jobId));
+      const rec = await readBlobJson<JobRecord>(this.store, jobRecordKey(jobId));
+      return opts.results === false ? rec : await withResults(this.store, rec);
     } catch (e) {
       if (e instanceof BlobNotFoundError) return null;
       throw e;
@@ -111,8 +127,8 @@ export class JobService {
     let lastQuery = Date.now();
     for (;;) {
       await new Promise((r) => setTimeout(r, Math.max(1, Math.min(interval, deadline - Date.now()))));
-      const rec = await this.readRecord(s.job_id);
-      if (rec && (isTerminal(rec) || (rec.status !== s.status && s.status !== 'processing'))) return rec;
+      const rec = await this.readRecord(s.job_id, { results: false });
+      if (rec && (isTerminal(rec) || (rec.status !== s.status && s.status !== 'processing'))) return withResults(this.store, rec);
       if (Date.now() - lastQuery >= 500 || Date.now() >= deadline) {
         lastQuery = Date.now();
         const now = (await this.state(s.job_id)) ?? s;
@@ -186,7 +202,7 @@ export class JobService {
    * Runs a job and waits for it (synchronous endpoints). Past `timeoutMs` it answers 504 `TIMEOUT` with the job id,
    * and the work goes on. A failed job becomes the error it failed with.
    */
-  async runSync(req: CreateJob, timeoutMs: number): Promise<JobState> {
+  async runSync(req: CreateJob, timeoutMs: number, opts: { results?: boolean } = {}): Promise<JobRecord> {
     const { state } = await this.create(req);
     const handle = this.temporal.client.workflow.getHandle(state.job_id);
     // Past the limit the long poll for the result is aborted, not left open until the job ends.
@@ -206,7 +222,7 @@ export class JobService {
     if (outcome === 'timeout') {
       throw new AppError('TIMEOUT', `The job is still running after ${timeoutMs} ms; poll GET /api/jobs/${state.job_id}.`, { job_id: state.job_id });
     }
-    const done = (await this.readRecord(state.job_id)) ?? (await this.require(state.job_id));
+    const done = (await this.readRecord(state.job_id, opts)) ?? (await this.require(state.job_id));
     if (done.status === 'failed') throw jobErrorToAppError(done.error, state.job_id);
     return done;
   }
