@@ -49,6 +49,7 @@ export function createApp(deps: AppDeps): App {
     bodyParsers({
       jsonBytes: config.MAX_JSON_MB * 1024 * 1024,
       uploadBytes: config.MAX_UPLOAD_MB * 1024 * 1024,
+      jsonDepth: config.MAX_JSON_DEPTH,
       uploadRoot: path.join(config.dataDir, 'tmp', 'uploads'),
     }),
   );
@@ -66,9 +67,9 @@ export function createApp(deps: AppDeps): App {
   transformerRoutes(api, transformerDeps);
   templateRoutes(api);
   pdfRoutes(api, jobs, config);
-  imageOcrRoutes(api, jobs, config.SYNC_WAIT_MS);
+  imageOcrRoutes(api, jobs, config);
   videoRoutes(api, jobs, config);
-  audioRoutes(api, jobs, config.MEDIA_SYNC_WAIT_MS);
+  audioRoutes(api, jobs, config);
 
   koa.use(edgeMiddleware(logger, SERVICE_VERSION));
   koa.use(
