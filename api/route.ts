@@ -101,6 +101,15 @@ export class ApiRouter {
     const responses: RouteConfig['responses'] = { ...spec.responses };
     if (spec.auth !== false) responses[401] ??= errorResponse('Missing or wrong API key');
     if (spec.params || spec.query || spec.body) responses[400] ??= errorResponse('Invalid request');
+    if (spec.body) {
+      const limits = types.includes('multipart')
+        ? 'an upload over MAX_UPLOAD_MB, or more than the multipart field, field text or file limits'
+        : 'a JSON body over MAX_JSON_MB (decoded size)';
+      responses[413] ??= errorResponse(`PAYLOAD_TOO_LARGE: ${limits}; details name the limit`);
+      responses[415] ??= errorResponse(
+        `UNSUPPORTED_MEDIA_TYPE: a Content-Type other than ${Object.keys(content).join(' or ')}, or a Content-Encoding other than gzip, deflate or br`,
+      );
+    }
     responses[500] ??= errorResponse('Internal error');
     this.registry.registerPath({
       method: spec.method,

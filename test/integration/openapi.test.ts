@@ -158,6 +158,39 @@ describe('OpenAPI document (GET /api/openapi.json)', function () {
     }
   });
 
+  it('documents 413 and 415 (the error envelope) on every operation that takes a body, and only there', () => {
+    const withBody = operations(doc).filter((o) => (o.op as { requestBody?: unknown }).requestBody);
+    expect(withBody.length).to.be.greaterThan(10);
+    for (const { key, op } of operations(doc)) {
+      const takesBody = withBody.some((o) => o.key === key);
+      for (const status of ['413', '415']) {
+        const res = op.responses?.[status];
+        if (!takesBody) expect(res, `${key} ${status}`).to.equal(undefined);
+        else expect(res?.content?.['application/json']?.schema?.$ref, `${key} ${status}`).to.equal('#/components/schemas/Error');
+      }
+    }
+  });
+
+  it('the 413 and 415 answers of a JSON and a multipart operation validate against the document', async () => {
+    const check = responseChecker(doc as unknown as Record<string, unknown>);
+    const key = { 'X-Service-Api-Key': KEY };
+    const big = 'x'.repeat(api.config.MAX_JSON_MB * 1024 * 1024 + 1);
+    const cases: [string, RequestInit, number][] = [
+      ['/api/transformer/html-to-markdown', { body: JSON.stringify({ html: big }), headers: { ...key, 'Content-Type': 'application/json' } }, 413],
+      ['/api/transformer/html-to-markdown', { body: 'html=x', headers: { ...key, 'Content-Type': 'text/plain' } }, 415],
+      ['/api/transformer/html-to-markdown', { body: '{}', headers: { ...key, 'Content-Type': 'application/json', 'Content-Encoding': 'zstd' } }, 415],
+      ['/api/pdf/process', { body: '{}', headers: { ...key, 'Content-Type': 'application/json' } }, 415],
+    ];
+    const fields = new FormData();
+    for (let i = 0; i < 201; i++) fields.append(`f${i}`, 'x');
+    cases.push(['/api/pdf/process', { body: fields, headers: key }, 413]);
+    for (const [path, init, status] of cases) {
+      const res = await fetch(api.url + path, { method: 'POST', ...init });
+      expect(res.status, path).to.equal(status);
+      expect(check('POST', path, status, await res.json()), `${path} ${status}`).to.deep.equal([]);
+    }
+  });
+
   it('gives every 2xx answer of every operation a schema, binary downloads their media type', () => {
     const problems: string[] = [];
     for (const { key, op } of operations(doc)) {
