@@ -3,6 +3,8 @@
 export const jobRecordKey = (jobId: string): string => `records/jobs/${jobId}.json`;
 export const batchRecordKey = (batchId: string): string => `records/batches/${batchId}.json`;
 export const batchManifestKey = (batchId: string): string => `records/batches/${batchId}.manifest.json`;
+/** Everything a job keeps in the blob store but its record (outputs and internal state). */
+export const jobPrefix = (jobId: string): string => `jobs/${jobId}/`;
 /** Files a job produced: what its archive holds. */
 export const jobOutputPrefix = (jobId: string): string => `jobs/${jobId}/out/`;
 export const jobOutputKey = (jobId: string, name: string): string => `${jobOutputPrefix(jobId)}${name}`;

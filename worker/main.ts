@@ -6,6 +6,7 @@ import { watchParent } from '../core/parent-watch';
 import { temporalConnectionOptions } from '../core/temporal-connection';
 import { createBlobStore } from '../providers/storage';
 import { createWorkers } from './create-workers';
+import { startRetentionSweeper } from './retention-sweeper';
 import { temporalLogger } from './temporal-logger';
 
 /** Composition root of the worker process. SIGINT/SIGTERM drain running tasks, then exit. */
@@ -21,6 +22,7 @@ async function main(): Promise<void> {
   const clientConnection = await Connection.connect(temporalConnectionOptions(config));
   const temporalClient = new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE });
   const workers = await createWorkers({ config, logger, store, connection, temporalClient });
+  const retention = startRetentionSweeper({ store, retentionDays: config.RETENTION_DAYS, client: temporalClient, logger });
   const stop = (signal: string) => {
     logger.info({ signal }, 'worker shutting down');
     workers.shutdown();
@@ -29,6 +31,7 @@ async function main(): Promise<void> {
   process.once('SIGTERM', () => stop('SIGTERM'));
   watchParent(config.DOCPROC_PARENT_PID, () => stop('parent exited'));
   await workers.run();
+  await retention.stop();
   await connection.close();
   await clientConnection.close();
   logger.info('worker stopped');
