@@ -1,7 +1,7 @@
-import { readBlobJson, writeBlobJson } from '../core/blob-store';
+import { readBlobJson } from '../core/blob-store';
 import { cacheKey, writeCache } from '../core/cache';
-import { jobResults, resultPreview, type JobFields, type LlmInfo } from '../core/job-results';
-import { jobInternalKey, jobOutputKey, jobOutputPrefix, jobResultsKey } from '../core/records';
+import { resultPreview, writeJobResults, type JobFields, type LlmInfo } from '../core/job-results';
+import { jobInternalKey, jobOutputKey, jobOutputPrefix } from '../core/records';
 import type { AudioOutcome, AudioSegment } from '../core/result-shapes';
 import type { LlmUsage } from '../providers/llm';
 import type { AudioSpan, ChunkTranscript } from './audio-types';
@@ -151,7 +151,7 @@ export function createAudioResults(deps: ActivityDeps) {
     };
     await Promise.all([
       store.put(jobOutputKey(jobId, 'result.md'), r.outcome.output_text, { mime: 'text/markdown; charset=utf-8' }),
-      writeBlobJson(store, jobResultsKey(jobId), jobResults(shape(r.outcome, { process_id: jobId, process_dir: dir }), job)),
+      writeJobResults(store, jobId, shape(r.outcome, { process_id: jobId, process_dir: dir }), job),
     ]);
     // Every fresh success goes to the result cache (use_cache=false skips reading it, not writing it).
     if (!a.fromCache && a.cacheKey) await writeCache(store, AUDIO_CACHE_OPERATION, a.cacheKey, r.outcome);

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { fromCache, jobResults, resultData, resultPreview, type JobFields } from '../../core/job-results';
+import { fromCache, jobResults, packJobFields, resultData, resultPreview, unpackJobResults, type JobFields } from '../../core/job-results';
 import { externalOcrData, pdfData, transformerData } from '../../core/result-shapes';
 
 const job = (text: string, metadata: Record<string, unknown> = {}): JobFields => ({
@@ -47,5 +47,26 @@ describe('One result shape (core/job-results.ts, core/result-shapes.ts)', () => 
     expect(p).to.deep.include({ assets: ['jobs/job-1/out/result.md'], target_dir: 'jobs/job-1/out', from_cache: true });
     expect(p).to.not.have.property('llm_info');
     expect((resultPreview(job('short')) as any).structured_data.extracted_text).to.equal('short');
+  });
+  it('stores the job fields without the values the data holds, and rebuilds the same results from both', () => {
+    const long = 'Seite eins. '.repeat(20);
+    const metadata = { page_count: 1, text_contents: [{ page: 1, text: long, method: 'native' }] };
+    const data = pdfData(long, metadata, null);
+    const stored = JSON.parse(JSON.stringify(packJobFields(data, job(long, metadata))));
+    expect(stored.refs).to.deep.equal({ extracted_text: 'extracted_text', metadata: 'metadata' });
+    expect(JSON.stringify(stored)).to.not.include('Seite eins');
+    const rebuilt = unpackJobResults(JSON.parse(JSON.stringify(data)), stored);
+    expect(rebuilt).to.deep.equal(jobResults(data, job(long, metadata)));
+    expect(Object.keys(rebuilt)).to.deep.equal(Object.keys(jobResults(data, job(long, metadata))));
+    expect(Object.keys(rebuilt.structured_data as object)).to.deep.equal(['extracted_text', 'metadata']);
+
+    // A metadata value the data holds (extract-tables: the tables), and values it does not (kept inline).
+    const tables = [{ headers: ['a'], rows: [['1']] }];
+    const tableData = transformerData('extract-tables', {}, { text: '', metadata: { tables } });
+    const fields = job('short', { operation: 'extract-tables', table_count: 1, tables });
+    const packed = JSON.parse(JSON.stringify(packJobFields(tableData, fields)));
+    expect(packed.refs).to.deep.equal({ 'metadata.tables': 'tables' });
+    expect(packed.job.structured_data).to.deep.equal({ extracted_text: 'short', metadata: { operation: 'extract-tables', table_count: 1, tables: null } });
+    expect(unpackJobResults(tableData, packed)).to.deep.equal(jobResults(tableData, fields));
   });
 });
