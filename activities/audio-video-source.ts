@@ -3,16 +3,15 @@ import path from 'node:path';
 import { ytDlpPath } from '../core/config';
 import { readBlobJson } from '../core/blob-store';
 import { jobInternalKey, jobStepKey } from '../core/records';
+import { copyBlob, scratchAt } from '../core/scratch';
 import { hostedVideoData, videoData, type HostedVideoInfo, type VideoPicture } from '../core/result-shapes';
 import { downloadToFile } from '../providers/http/download';
-import { transcribableVideo } from '../providers/media/formats';
+import { checkDuration, transcribableVideo } from '../providers/media/formats';
 import { downloadHosted } from '../providers/media/hosted';
 import { probeMedia } from '../providers/media/probe';
 import type { createAudioResults, TranscriptionDone } from './audio-results';
-import { withTempDir } from './audio-tempdir';
 import type { ActivityDeps } from './deps';
 import { jobInputBlob } from './input-blob';
-import { localCopy } from './local-copy';
 import { fullParameters, heartbeating, runStep } from './steps';
 
 /** What the video's first step found out, kept under the job (`runStep`) for `finishVideo`. */
@@ -33,6 +32,7 @@ export function createVideoSourceActivities(deps: ActivityDeps, finish: ReturnTy
   const { store, config } = deps;
   const policy = { allowPrivate: config.loopbackOnly || config.ALLOW_PRIVATE_URLS };
   const maxBytes = config.MAX_UPLOAD_MB * 1024 * 1024;
+  const scratch = scratchAt(config.scratchDir);
 
   /** Downloads `url` into `dir`: the media file and, for a hosted page, the platform's metadata. */
   async function download(url: string, hosted: boolean, dir: string, signal: AbortSignal): Promise<{ file: string; info: HostedVideoInfo | null }> {
@@ -54,7 +54,7 @@ export function createVideoSourceActivities(deps: ActivityDeps, finish: ReturnTy
       const p = await fullParameters(store, jobId, parameters);
       const { value } = await runStep<VideoSource>(store, jobId, VIDEO_SOURCE_STEP, () =>
         heartbeating((signal) =>
-          withTempDir('docproc-video-', async (dir) => {
+          scratch.withDir('video-', async (dir) => {
             let input: { key: string; sha256: string };
             let file: string;
             let hosted: HostedVideoInfo | null = null;
@@ -65,9 +65,11 @@ export function createVideoSourceActivities(deps: ActivityDeps, finish: ReturnTy
               input = { key: ref.key, sha256: ref.sha256 };
             } else {
               input = await jobInputBlob(store, config.inputRoots, jobId, p, { name: 'input.media', mime: 'application/octet-stream' });
-              file = await localCopy(store, input.key, input.sha256, '.media');
+              file = await copyBlob(store, input.key, path.join(dir, 'input.media'));
             }
-            const picture = transcribableVideo(await probeMedia(file, { signal }));
+            const probe = await probeMedia(file, { signal });
+            const picture = transcribableVideo(probe);
+            checkDuration(probe, config.MAX_MEDIA_SECONDS);
             return { input, picture, hosted };
           }),
         ),

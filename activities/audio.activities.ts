@@ -4,18 +4,17 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { writeBlobJson } from '../core/blob-store';
 import { readCache } from '../core/cache';
 import { jobInternalKey } from '../core/records';
+import { copyBlob, scratchAt } from '../core/scratch';
 import { audioData, type AudioOutcome } from '../core/result-shapes';
 import { cutChunk, decodeToWav } from '../providers/media/audio';
-import { audioFormatOf } from '../providers/media/formats';
+import { audioFormatOf, checkDuration } from '../providers/media/formats';
 import { probeMedia } from '../providers/media/probe';
 import { planChunksAtSilence } from '../providers/media/silence';
 import { AUDIO_CACHE_OPERATION, audioCacheKey, cachedAudioKey, chunkKey, createAudioResults, type TranscriptionDone } from './audio-results';
-import { withTempDir } from './audio-tempdir';
 import { createVideoSourceActivities } from './audio-video-source';
 import type { AudioPrepared, ChunkTranscript } from './audio-types';
 import type { ActivityDeps } from './deps';
 import { jobInputBlob } from './input-blob';
-import { localCopy } from './local-copy';
 import { fullParameters, heartbeating, runStep } from './steps';
 
 export type { AudioPrepared, AudioSpan, ChunkTranscript } from './audio-types';
@@ -29,6 +28,7 @@ export function createAudioActivities(deps: ActivityDeps) {
   const { store, config } = deps;
   const speechModel = () => deps.speech?.describe().model ?? '';
   const finish = createAudioResults(deps);
+  const scratch = scratchAt(config.scratchDir);
 
   return {
     /**
@@ -53,11 +53,13 @@ export function createAudioActivities(deps: ActivityDeps) {
       // heartbeats, and a cancel reaches ffmpeg.
       const { value } = await runStep(store, jobId, 'audio-prepare', () =>
         heartbeating((signal) =>
-          withTempDir('docproc-audio-', async (dir) => {
-            const file = await localCopy(store, input.key, input.sha256, '.media');
-            audioFormatOf(await probeMedia(file, { signal }));
+          scratch.withDir('audio-', async (dir) => {
+            const file = await copyBlob(store, input.key, path.join(dir, 'input.media'));
+            const probe = await probeMedia(file, { signal });
+            audioFormatOf(probe);
+            checkDuration(probe, config.MAX_MEDIA_SECONDS);
             const wav = path.join(dir, 'audio.wav');
-            const info = await decodeToWav(file, wav, { signal });
+            const info = await decodeToWav(file, wav, { signal, maxSeconds: config.MAX_MEDIA_SECONDS });
             const plan = await planChunksAtSilence(wav, info.duration, config.AUDIO_CHUNK_SECONDS, { signal });
             const ref = await store.put(jobInternalKey(jobId, 'audio.wav'), createReadStream(wav), { mime: 'audio/wav' });
             return { duration: info.duration, chunks: plan.map((c) => ({ start: c.start, end: c.end })), wavKey: ref.key, wavSha256: ref.sha256 };
@@ -78,12 +80,13 @@ export function createAudioActivities(deps: ActivityDeps) {
       if (!speech) throw ApplicationFailure.nonRetryable('No speech provider is configured (SPEECH_PROVIDER).', 'PROVIDER_NOT_CONFIGURED', { provider: 'speech' });
       const language = a.language && a.language !== 'auto' ? a.language : undefined;
       const t = await heartbeating((signal) =>
-        withTempDir('docproc-chunk-', async (dir) => {
-          const wav = await localCopy(store, a.wavKey, a.wavSha256, '.wav');
-          const out = path.join(dir, `chunk-${a.index}.wav`);
-          await cutChunk(wav, a.start, a.end, out, { signal });
-          return speech.transcribe(out, { language, signal });
-        }),
+        scratch.withBlobFile(store, a.wavKey, a.wavSha256, '.wav', (wav) =>
+          scratch.withDir('chunk-', async (dir) => {
+            const out = path.join(dir, `chunk-${a.index}.wav`);
+            await cutChunk(wav, a.start, a.end, out, { signal });
+            return speech.transcribe(out, { language, signal });
+          }),
+        ),
       );
       const kept: ChunkTranscript = {
         index: a.index,

@@ -1,4 +1,3 @@
-import fs from 'node:fs/promises';
 import { ApplicationFailure, cancellationSignal, heartbeat } from '@temporalio/activity';
 import { readBlobBuffer, readBlobJson, writeBlobJson } from '../core/blob-store';
 import { readCache, writeCache } from '../core/cache';
@@ -9,7 +8,6 @@ import { externalOcrData } from '../core/result-shapes';
 import { createExternalOcr } from '../providers/external-ocr/mistral';
 import type { ExternalOcrRaw } from '../providers/external-ocr/types';
 import type { ActivityDeps } from './deps';
-import { localCopy } from './local-copy';
 
 export function createExternalOcrActivities(deps: ActivityDeps) {
   const { store, config } = deps;
@@ -26,7 +24,7 @@ export function createExternalOcrActivities(deps: ActivityDeps) {
       }
       const key = externalOcrCacheKey(input.sha256, input, { url: config.externalOcr!.url, model: config.externalOcr!.model });
       const hit = input.useCache === false ? null : await readCache<ExternalOcrRaw>(store, EXTERNAL_OCR_CACHE_OPERATION, key);
-      const raw: ExternalOcrRaw = hit ?? (await provider.ocrPdf(await fs.readFile(await localCopy(store, input.inputKey, input.sha256, '.pdf')), {
+      const raw: ExternalOcrRaw = hit ?? (await provider.ocrPdf(await readBlobBuffer(store, input.inputKey), {
         pages: input.pages.map((p) => p - 1),
         pageCount: input.pageCount,
         includeImages: input.includeImages,

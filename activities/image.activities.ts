@@ -1,5 +1,3 @@
-import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { createReadStream } from 'node:fs';
 import { readBlobJson, writeBlobJson } from '../core/blob-store';
@@ -7,15 +5,15 @@ import { readCache, writeCache } from '../core/cache';
 import { jobResults, resultPreview, type JobFields } from '../core/job-results';
 import { IMAGE_OCR_CACHE_OPERATION, imageOcrCacheKey } from '../core/ocr-cache';
 import { jobInternalKey, jobOutputKey, jobOutputPrefix, jobResultsKey } from '../core/records';
+import { scratchAt } from '../core/scratch';
 import { imageOcrData } from '../core/result-shapes';
 import { downloadToFile } from '../providers/http/download';
-import { DEFAULT_DPI, imageMetadata } from '../providers/image/metadata';
+import { checkPixelBudget, DEFAULT_DPI, imageMetadata } from '../providers/image/metadata';
 import { ocrImage, toTesseractLanguages } from '../providers/ocr/tesseract';
 import type { ActivityDeps } from './deps';
 import { applyTemplate, templateSource } from './llm-ops';
 import { jobModel } from './model-calls';
 import { heartbeating } from './steps';
-import { localCopy } from './local-copy';
 
 /** What the OCR step hands to `finishImageOcr` (under the job): the text, or the cached result, and the cache key. */
 interface OcrStep {
@@ -30,6 +28,7 @@ const ocrKey = (jobId: string) => jobInternalKey(jobId, 'ocr.json');
 export function createImageActivities(deps: ActivityDeps) {
   const { store, config } = deps;
   const policy = { allowPrivate: config.loopbackOnly || config.ALLOW_PRIVATE_URLS };
+  const scratch = scratchAt(config.scratchDir);
 
   /** The result-cache key of this image under these parameters (the template's source and model included). */
   async function resultCacheKey(sha256: string, p: Record<string, unknown>): Promise<string> {
@@ -40,14 +39,11 @@ export function createImageActivities(deps: ActivityDeps) {
   return {
     /** Downloads an image URL (SSRF-guarded, size-limited) into the job. */
     async fetchImage({ jobId, url }: { jobId: string; url: string }) {
-      const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'docproc-fetch-'));
-      try {
+      return scratch.withDir('fetch-', async (dir) => {
         const r = await downloadToFile(url, path.join(dir, 'image'), { policy, maxBytes: 50 * 1024 * 1024, timeoutMs: 60_000, accept: ['image/'] });
         const ref = await store.put(jobInternalKey(jobId, 'input-image'), createReadStream(r.path), { mime: r.mime });
         return { key: ref.key, sha256: ref.sha256 };
-      } finally {
-        await fs.rm(dir, { recursive: true, force: true });
-      }
+      });
     },
 
     /**
@@ -62,11 +58,14 @@ export function createImageActivities(deps: ActivityDeps) {
         await writeBlobJson(store, ocrKey(jobId), { text: hit.extracted_text, metadata: hit.metadata, cacheKey, fromCache: true } satisfies OcrStep);
         return { chars: hit.extracted_text.length, metadata: hit.metadata, fromCache: true };
       }
-      const file = await localCopy(store, key, sha256, '.img');
-      const meta = await imageMetadata(file);
-      const langs = toTesseractLanguages(languages ? languages.split(/[,+ ]+/) : undefined);
-      // Tesseract can take a minute on a big scan: heartbeat meanwhile, so a cancel reaches it and kills it.
-      const r = await heartbeating((signal) => ocrImage(file, { languages: langs, dpi: meta.dpi ?? 300, signal }));
+      const { meta, r } = await scratch.withBlobFile(store, key, sha256, '.img', async (file) => {
+        const meta = await imageMetadata(file);
+        // Checked from the header, before tesseract decodes a single pixel.
+        checkPixelBudget(meta, config.MAX_IMAGE_PIXELS);
+        const langs = toTesseractLanguages(languages ? languages.split(/[,+ ]+/) : undefined);
+        // Tesseract can take a minute on a big scan: heartbeat meanwhile, so a cancel reaches it and kills it.
+        return { meta, r: await heartbeating((signal) => ocrImage(file, { languages: langs, dpi: meta.dpi ?? 300, signal })) };
+      });
       const metadata = { width: meta.width, height: meta.height, format: meta.format, dpi: meta.dpi ?? DEFAULT_DPI, confidence: Math.round(r.confidence) };
       await writeBlobJson(store, ocrKey(jobId), { text: r.text, metadata, cacheKey } satisfies OcrStep);
       return { chars: r.text.length, metadata, fromCache: false };

@@ -9,6 +9,7 @@ import { COMBINED_RULE } from '../core/pdf-cache';
 import { BlobNotFoundError, readBlobJson, writeBlobJson } from '../core/blob-store';
 import type { LlmInfo } from '../core/job-results';
 import { pageRange } from '../core/page-range';
+import { scratchAt } from '../core/scratch';
 import { jobInternalKey, jobOutputKey } from '../core/records';
 import { mapPool, ocrImage, toTesseractLanguages } from '../providers/ocr/tesseract';
 import { pagesWithImages } from '../providers/pdf/poppler';
@@ -19,7 +20,6 @@ import { imagePart, UsageRecorder, type LlmUsage } from '../providers/llm';
 import type { ActivityDeps } from './deps';
 import { jobModel } from './model-calls';
 import { jobInputBlob } from './input-blob';
-import { localCopy } from './local-copy';
 import { createPdfResults } from './pdf-results';
 import type { PageResult, PdfMeta, PdfMethod } from './pdf-types';
 import { fullParameters, heartbeating } from './steps';
@@ -54,30 +54,27 @@ export function createPdfActivities(deps: ActivityDeps) {
   const llm = deps.llm ?? null;
   const engine = config.PDF_TEXT_ENGINE;
   const finishPdfJob = createPdfResults(deps);
+  const scratch = scratchAt(config.scratchDir);
 
   /** The input: an upload's blob, or a file inside the allowed roots (contract §6), copied into the job. */
   const inputBlob = (jobId: string, p: Record<string, unknown>) => jobInputBlob(store, config.inputRoots, jobId, p, { name: 'input.pdf', mime: 'application/pdf' });
 
   async function ocrPage(pdfPath: string, page: number, languages: string[], signal: AbortSignal): Promise<PageResult> {
-    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'docproc-ocr-'));
-    try {
+    return scratch.withDir('ocr-', async (dir) => {
       // One page can take tens of seconds on a busy machine: heartbeat while poppler and tesseract run.
       const r = await heartbeating(async () => {
-        const [rendered] = await renderPages(pdfPath, [page], dir, { signal });
+        const [rendered] = await renderPages(pdfPath, [page], dir, { signal, maxPixels: config.MAX_IMAGE_PIXELS });
         return ocrImage(rendered.path, { languages, signal });
       });
       return { page, text: r.text, method: 'local_ocr', confidence: Math.round(r.confidence) };
-    } finally {
-      await fs.rm(dir, { recursive: true, force: true });
-    }
+    });
   }
 
   async function visionPage(jobId: string, pdfPath: string, page: number, signal: AbortSignal, usages: LlmUsage[]): Promise<PageResult> {
     const model = jobModel(llm, store, jobId);
     if (!model) throw ApplicationFailure.nonRetryable('vision_llm needs a language model: set LLM_BASE_URL, LLM_API_KEY and LLM_MODEL.', 'PROVIDER_NOT_CONFIGURED', {});
-    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'docproc-vision-'));
-    try {
-      const png = await renderPagePng(pdfPath, page, path.join(dir, `p${page}.png`), 150, { signal });
+    return scratch.withDir('vision-', async (dir) => {
+      const png = await renderPagePng(pdfPath, page, path.join(dir, `p${page}.png`), 150, { signal, maxPixels: config.MAX_IMAGE_PIXELS });
       const r = await model.chatText({
         purpose: 'vision_ocr',
         vision: true,
@@ -87,16 +84,21 @@ export function createPdfActivities(deps: ActivityDeps) {
       });
       usages.push(r.usage);
       return { page, text: r.text.trim(), method: 'vision_llm' };
-    } finally {
-      await fs.rm(dir, { recursive: true, force: true });
-    }
+    });
   }
 
-  /** The job's parameters, its input as a local file, and the checked document with the pages to read. */
-  async function describeInput(jobId: string, parameters: Record<string, unknown>) {
+  /**
+   * Runs `work` with the job's parameters, its input as a local scratch file (removed when the step ends), and the
+   * checked document with the pages to read.
+   */
+  async function withInput<T>(jobId: string, parameters: Record<string, unknown>, work: (d: { p: Record<string, unknown>; input: { key: string; sha256: string }; pdfPath: string; meta: PdfMeta }) => Promise<T>): Promise<T> {
     const p = await fullParameters(store, jobId, parameters);
     const input = await inputBlob(jobId, p);
-    const pdfPath = await localCopy(store, input.key, input.sha256, '.pdf');
+    return scratch.withBlobFile(store, input.key, input.sha256, '.pdf', async (pdfPath) => work({ p, input, pdfPath, meta: await describeInput(pdfPath, p) }));
+  }
+
+  /** The checked document with the pages to read. */
+  async function describeInput(pdfPath: string, p: Record<string, unknown>): Promise<PdfMeta> {
     const desc = await heartbeating((signal) => describePdf(pdfPath, engine, { signal }));
     const n = desc.pageCount;
     if (n > config.MAX_PDF_PAGES) throw ApplicationFailure.nonRetryable(`The PDF has ${n} pages; at most ${config.MAX_PDF_PAGES} are processed.`, 'VALIDATION_ERROR', { limit: config.MAX_PDF_PAGES, page_count: n });
@@ -109,14 +111,13 @@ export function createPdfActivities(deps: ActivityDeps) {
     }
     const { first, last = n } = range;
     const pages = Array.from({ length: last - first + 1 }, (_, i) => first + i);
-    const meta: PdfMeta = { pageCount: n, title: desc.title, author: desc.author, pages };
-    return { p, input, pdfPath, meta };
+    return { pageCount: n, title: desc.title, author: desc.author, pages };
   }
 
   return {
     /** Resolves and checks the document; answers its metadata and the pages to read. */
     async preparePdf({ jobId, parameters }: { jobId: string; parameters: Record<string, unknown> }) {
-      const d = await describeInput(jobId, parameters);
+      const d = await withInput(jobId, parameters, async (x) => x);
       if (d.p.use_cache === false) await writeBlobJson(store, optionsKey(jobId), { use_cache: false });
       return { inputKey: d.input.key, sha256: d.input.sha256, pageCount: d.meta.pageCount, title: d.meta.title, author: d.meta.author, pages: d.meta.pages };
     },
@@ -128,16 +129,16 @@ export function createPdfActivities(deps: ActivityDeps) {
      * than caching it page by page, so a retry simply reads it again.
      */
     async readPdfText({ jobId, parameters, finish }: { jobId: string; parameters: Record<string, unknown>; finish: boolean }) {
-      const d = await describeInput(jobId, parameters);
-      // Thousands of pages take seconds: the step heartbeats meanwhile.
-      const read = async (): Promise<PageResult[]> => {
-        const texts = await heartbeating((signal) => readPageTexts(d.pdfPath, d.meta.pages, engine, { signal, parallel: os.availableParallelism() }));
-        return d.meta.pages.map((page) => ({ page, text: texts.get(page) ?? '', method: 'native' }));
-      };
-      if (finish) return { meta: d.meta, results: await finishPdfJob({ jobId, parameters: d.p, meta: d.meta, sha256: d.input.sha256, llm: [], contents: read }) };
-      const contents = await read();
-      await writeBlobJson(store, contentsKey(jobId), contents);
-      return { meta: d.meta, inputKey: d.input.key, sha256: d.input.sha256, contentsKey: contentsKey(jobId) };
+      return withInput(jobId, parameters, async (d) => {
+        // Thousands of pages take seconds: the step heartbeats meanwhile.
+        const read = async (): Promise<PageResult[]> => {
+          const texts = await heartbeating((signal) => readPageTexts(d.pdfPath, d.meta.pages, engine, { signal, parallel: os.availableParallelism() }));
+          return d.meta.pages.map((page) => ({ page, text: texts.get(page) ?? '', method: 'native' }));
+        };
+        if (finish) return { meta: d.meta, results: await finishPdfJob({ jobId, parameters: d.p, meta: d.meta, sha256: d.input.sha256, llm: [], contents: read }) };
+        await writeBlobJson(store, contentsKey(jobId), await read());
+        return { meta: d.meta, inputKey: d.input.key, sha256: d.input.sha256, contentsKey: contentsKey(jobId) };
+      });
     },
 
     /**
@@ -150,49 +151,51 @@ export function createPdfActivities(deps: ActivityDeps) {
       const { jobId, pages, method } = input;
       const signal = cancellationSignal();
       const languages = toTesseractLanguages(input.languages ? input.languages.split(/[,+ ]+/) : undefined);
-      const pdfPath = await localCopy(store, input.inputKey, input.sha256, '.pdf');
       const usages: LlmUsage[] = [];
       const summary: { page: number; method: string; chars: number; reused: boolean }[] = [];
-      const useCache = (await readOptionalJson<{ use_cache?: boolean }>(store, optionsKey(jobId)))?.use_cache !== false;
-      let texts: Map<number, string> | undefined;
-      let imagePages: Set<number> | undefined;
-      // A page's two blob writes (page cache, job page) run while the next page is read: for the text layer they
-      // cost as much as reading the page. Every write is awaited before the activity ends, also when it fails, so
-      // a retry finds the pages already read; the first failed write fails the activity.
-      const writes: Promise<unknown>[] = [];
-      let writeError: unknown;
-      const write = (w: Promise<unknown>) => writes.push(w.catch((e: unknown) => (writeError ??= e)));
-      try {
-        for (const page of pages) {
-          const ck = cacheKey({ operation: 'pdf-page', inputHash: input.sha256, params: { page, method, languages, ...(method === 'native' || method === 'combined' ? { engine } : {}), ...(method === 'combined' ? { rule: COMBINED_RULE } : {}) }, model: method === 'native' || method === 'local_ocr' ? '' : (llm?.describe().model ?? '') });
-          let r = useCache ? await readCache<PageResult>(store, 'pdf-page', ck) : await readOptionalJson<PageResult>(store, pageKey(jobId, page));
-          const reused = r !== null;
-          if (!r) {
-            if (method === 'native' || method === 'combined') {
-              texts ??= await readPageTexts(pdfPath, pages, engine, { signal });
-              const text = texts.get(page) ?? '';
-              r = { page, text, method: 'native' };
-              if (method === 'combined' && !scoreTextLayer(text).usable) {
-                // A page that paints no image has nothing to OCR: its text layer is the answer, however short.
-                // One pdfimages call tells it for the whole group.
-                imagePages ??= await pagesWithImages(pdfPath, pages, { signal });
-                if (imagePages.has(page)) {
-                  r = await ocrPage(pdfPath, page, languages, signal);
-                  if ((r.confidence ?? 0) < LOW_CONFIDENCE && llm) r = await visionPage(jobId, pdfPath, page, signal, usages);
+      // The document as a scratch file, shared with this worker's other page groups of it and removed after the last.
+      await scratch.withBlobFile(store, input.inputKey, input.sha256, '.pdf', async (pdfPath) => {
+        const useCache = (await readOptionalJson<{ use_cache?: boolean }>(store, optionsKey(jobId)))?.use_cache !== false;
+        let texts: Map<number, string> | undefined;
+        let imagePages: Set<number> | undefined;
+        // A page's two blob writes (page cache, job page) run while the next page is read: for the text layer they
+        // cost as much as reading the page. Every write is awaited before the activity ends, also when it fails, so
+        // a retry finds the pages already read; the first failed write fails the activity.
+        const writes: Promise<unknown>[] = [];
+        let writeError: unknown;
+        const write = (w: Promise<unknown>) => writes.push(w.catch((e: unknown) => (writeError ??= e)));
+        try {
+          for (const page of pages) {
+            const ck = cacheKey({ operation: 'pdf-page', inputHash: input.sha256, params: { page, method, languages, ...(method === 'native' || method === 'combined' ? { engine } : {}), ...(method === 'combined' ? { rule: COMBINED_RULE } : {}) }, model: method === 'native' || method === 'local_ocr' ? '' : (llm?.describe().model ?? '') });
+            let r = useCache ? await readCache<PageResult>(store, 'pdf-page', ck) : await readOptionalJson<PageResult>(store, pageKey(jobId, page));
+            const reused = r !== null;
+            if (!r) {
+              if (method === 'native' || method === 'combined') {
+                texts ??= await readPageTexts(pdfPath, pages, engine, { signal });
+                const text = texts.get(page) ?? '';
+                r = { page, text, method: 'native' };
+                if (method === 'combined' && !scoreTextLayer(text).usable) {
+                  // A page that paints no image has nothing to OCR: its text layer is the answer, however short.
+                  // One pdfimages call tells it for the whole group.
+                  imagePages ??= await pagesWithImages(pdfPath, pages, { signal });
+                  if (imagePages.has(page)) {
+                    r = await ocrPage(pdfPath, page, languages, signal);
+                    if ((r.confidence ?? 0) < LOW_CONFIDENCE && llm) r = await visionPage(jobId, pdfPath, page, signal, usages);
+                  }
                 }
-              }
-            } else if (method === 'local_ocr') r = await ocrPage(pdfPath, page, languages, signal);
-            else r = await visionPage(jobId, pdfPath, page, signal, usages);
-            write(writeCache(store, 'pdf-page', ck, r));
+              } else if (method === 'local_ocr') r = await ocrPage(pdfPath, page, languages, signal);
+              else r = await visionPage(jobId, pdfPath, page, signal, usages);
+              write(writeCache(store, 'pdf-page', ck, r));
+            }
+            write(writeBlobJson(store, pageKey(jobId, page), r));
+            summary.push({ page, method: r.method, chars: r.text.length, reused });
+            heartbeat({ page });
           }
-          write(writeBlobJson(store, pageKey(jobId, page), r));
-          summary.push({ page, method: r.method, chars: r.text.length, reused });
-          heartbeat({ page });
+        } finally {
+          await Promise.all(writes);
         }
-      } finally {
-        await Promise.all(writes);
-      }
-      if (writeError) throw writeError;
+        if (writeError) throw writeError;
+      });
       const recorder = new UsageRecorder();
       for (const u of usages) recorder.record(u);
       return { pages: summary, llm: recorder.summary(), attempt: activityInfo().attempt };
@@ -203,13 +206,11 @@ export function createPdfActivities(deps: ActivityDeps) {
    * images embedded in those pages, under `embedded/`) or `pages.zip` (external OCR: page renders only).
    */
     async renderPdfImages({ jobId, inputKey, sha256, pages, archive = 'images.zip' }: { jobId: string; inputKey: string; sha256: string; pages: number[]; archive?: string }) {
-      const pdfPath = await localCopy(store, inputKey, sha256, '.pdf');
-      const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'docproc-images-'));
-      try {
+      return scratch.withBlobFile(store, inputKey, sha256, '.pdf', (pdfPath) => scratch.withDir('images-', async (dir) => {
         const zip = new yazl.ZipFile();
         const names: string[] = [];
         for (const page of pages) {
-          const png = await heartbeating((signal) => renderPagePng(pdfPath, page, path.join(dir, `page-${String(page).padStart(4, '0')}.png`), 150, { signal }));
+          const png = await heartbeating((signal) => renderPagePng(pdfPath, page, path.join(dir, `page-${String(page).padStart(4, '0')}.png`), 150, { signal, maxPixels: config.MAX_IMAGE_PIXELS }));
           names.push(path.basename(png));
           zip.addFile(png, path.basename(png), { compress: false });
           heartbeat({ page });
@@ -226,9 +227,7 @@ export function createPdfActivities(deps: ActivityDeps) {
         zip.end();
         await store.put(jobOutputKey(jobId, archive), zip.outputStream as unknown as Readable, { mime: 'application/zip' });
         return { archive, image_paths: names };
-      } finally {
-        await fs.rm(dir, { recursive: true, force: true });
-      }
+      }));
     },
 
     /** Assembles the text, applies the template and writes the results (or the cached result). */

@@ -1,6 +1,4 @@
 import { createReadStream, createWriteStream } from 'node:fs';
-import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { writeBlobJson } from '../core/blob-store';
@@ -8,6 +6,8 @@ import { AppError } from '../core/errors';
 import { videoFramesParams } from '../core/job-params';
 import { jobResults, resultPreview, type JobFields } from '../core/job-results';
 import { jobOutputKey, jobOutputPrefix, jobResultsKey } from '../core/records';
+import { scratchAt } from '../core/scratch';
+import { checkPixelBudget } from '../providers/image/metadata';
 import { videoFramesData, type VideoFrame } from '../core/result-shapes';
 import { videoMetadata } from '../providers/media/formats';
 import { extractFrames, frameTimes } from '../providers/media/frames';
@@ -25,14 +25,14 @@ export function createVideoActivities(deps: ActivityDeps) {
      */
     async extractVideoFrames({ jobId, parameters }: { jobId: string; parameters: Record<string, unknown> }) {
       const p = videoFramesParams.parse(parameters);
-      const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'docproc-frames-'));
-      try {
+      return scratchAt(config.scratchDir).withDir('frames-', async (dir) => {
         const job = await heartbeating(async (signal) => {
           const input = path.join(dir, 'input');
           await pipeline(await store.get(p.file_key), createWriteStream(input), { signal });
           const probe = await probeMedia(input, { signal });
           const meta = videoMetadata(probe);
           if (!meta) throw new AppError('INVALID_FORMAT', 'The file has no video stream', { error_type: 'no_video_stream' });
+          checkPixelBudget(probe.video!, config.MAX_IMAGE_PIXELS, 'The video');
           const times = frameTimes({ timestamps: p.timestamps, interval: p.interval }, meta.duration, config.MAX_FRAMES);
           const frames: VideoFrame[] = [];
           for (const f of await extractFrames(input, times, dir, { signal, streamIndex: probe.video?.index })) {
@@ -50,9 +50,7 @@ export function createVideoActivities(deps: ActivityDeps) {
           return fields;
         });
         return { frames: job.assets.length, results: resultPreview(job) };
-      } finally {
-        await fs.rm(dir, { recursive: true, force: true });
-      }
+      });
     },
   };
 }

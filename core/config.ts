@@ -49,6 +49,8 @@ export const configSchema = z.object({
   MAX_PDF_PAGES: int(2000, 1, 100_000),
   /** Pixels (width × height, read from the header before decoding) an image may have; PDF pages render within it. */
   MAX_IMAGE_PIXELS: int(100_000_000, 1_000_000, 2_000_000_000),
+  /** Longest audio or video accepted, in seconds (the contract's 12 h); read from the header, and decoding stops there. */
+  MAX_MEDIA_SECONDS: int(43_200, 1, 604_800),
   /** Target length of the chunks long audio is cut into for transcription (cuts fall in pauses near it). */
   AUDIO_CHUNK_SECONDS: int(600, 10, 86_400),
   /** Video frames one request may ask for (`timestamps` and the `interval` grid together). */

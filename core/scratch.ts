@@ -76,7 +76,8 @@ export class Scratch {
   }
 }
 
-async function copyBlob(store: BlobStore, key: string, target: string): Promise<string> {
+/** Writes a blob's bytes to `target` (mode 0600) through a temporary name, so a reader never sees a partial file. */
+export async function copyBlob(store: BlobStore, key: string, target: string): Promise<string> {
   const tmp = `${target}.${Math.random().toString(36).slice(2)}.part`;
   try {
     await pipeline(await store.get(key), createWriteStream(tmp, { mode: 0o600 }));

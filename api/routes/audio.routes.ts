@@ -1,6 +1,7 @@
 import { AppError } from '../../core/errors';
 import { fromCache, resultData, type LlmInfo } from '../../core/job-results';
-import { SUPPORTED_FORMATS, audioFormatOf } from '../../providers/media/formats';
+import type { Config } from '../../core/config';
+import { SUPPORTED_FORMATS, audioFormatOf, checkDuration } from '../../providers/media/formats';
 import { probeMedia } from '../../providers/media/probe';
 import { errorResponse } from '../openapi';
 import type { ApiRouter } from '../route';
@@ -14,7 +15,7 @@ import { validateParameters } from './jobs.routes';
  * `INVALID_FORMAT` otherwise), then runs as an `audio` job; the request waits up to `MEDIA_SYNC_WAIT_MS` with its
  * connection kept open, and past it answers 504 naming the job, whose results hold the same `data`.
  */
-export function audioRoutes(api: ApiRouter, jobs: JobService, mediaSyncWaitMs: number): void {
+export function audioRoutes(api: ApiRouter, jobs: JobService, config: Config): void {
   api.add({
     method: 'post', path: '/api/audio/process', summary: 'Transcribe a recording (optionally template and translate it)', tags: ['Audio'],
     description:
@@ -25,7 +26,7 @@ export function audioRoutes(api: ApiRouter, jobs: JobService, mediaSyncWaitMs: n
     responses: {
       200: { description: 'The transcript', content: { 'application/json': { schema: audioProcessResult } } },
       400: errorResponse('Not a supported audio or video format, or no audio stream'),
-      422: errorResponse('The recording could not be decoded'),
+      422: errorResponse('The recording could not be decoded, or lasts longer than MAX_MEDIA_SECONDS'),
       504: errorResponse('Still running; poll details.job_id'),
     },
     handler: async (ctx, { body }) => {
@@ -35,7 +36,9 @@ export function audioRoutes(api: ApiRouter, jobs: JobService, mediaSyncWaitMs: n
       ctx.req.socket.setTimeout(0);
       ctx.req.socket.setKeepAlive(true, 30_000);
       if (body.file.size === 0) throw new AppError('INVALID_FORMAT', 'The file is empty.', { error_type: 'empty', supported_formats: [...SUPPORTED_FORMATS] });
-      audioFormatOf(await probeMedia(body.file.filepath));
+      const probe = await probeMedia(body.file.filepath);
+      audioFormatOf(probe);
+      checkDuration(probe, config.MAX_MEDIA_SECONDS);
       const upload = await storeUpload(jobs.store, body.file);
       const parameters = validateParameters('audio', {
         ...uploadInput(upload),
@@ -44,7 +47,7 @@ export function audioRoutes(api: ApiRouter, jobs: JobService, mediaSyncWaitMs: n
         ...(body.template ? { template: body.template } : {}),
         use_cache: body.useCache,
       });
-      const done = await withUpload(jobs.store, upload, () => jobs.runSync({ jobType: 'audio', parameters }, mediaSyncWaitMs));
+      const done = await withUpload(jobs.store, upload, () => jobs.runSync({ jobType: 'audio', parameters }, config.MEDIA_SYNC_WAIT_MS));
       const cached = fromCache(done.results);
       const llmInfo = (done.results?.llm_info as LlmInfo | undefined) ?? { total_tokens: 0, total_cost: 0, requests: [] };
       ctx.set('X-Cache', cached ? 'hit' : 'miss');

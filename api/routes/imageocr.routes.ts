@@ -1,5 +1,7 @@
 import type { Context } from 'koa';
+import type { Config } from '../../core/config';
 import { AppError } from '../../core/errors';
+import { checkPixelBudget, imageHeaderMetadata } from '../../providers/image/metadata';
 import { DISCARD_UPLOAD } from '../../core/job-params';
 import { envelope, errorResponse, z } from '../openapi';
 import type { ApiRouter } from '../route';
@@ -21,9 +23,9 @@ const result = envelope(
 );
 
 /** Image OCR (spec §4.10): an upload or a URL (SSRF-guarded), recognised by tesseract on the media queue. */
-export function imageOcrRoutes(api: ApiRouter, jobs: JobService, syncWaitMs: number): void {
+export function imageOcrRoutes(api: ApiRouter, jobs: JobService, config: Config): void {
   const tags = ['Image OCR'];
-  const answer = async (ctx: Context, parameters: Record<string, unknown>) => answerSync(ctx, jobs, { jobType: 'imageocr', parameters }, syncWaitMs);
+  const answer = async (ctx: Context, parameters: Record<string, unknown>) => answerSync(ctx, jobs, { jobType: 'imageocr', parameters }, config.SYNC_WAIT_MS);
   /** The job parameters the two routes share; the pipeline reads the result cache unless `use_cache` is false. */
   const options = (b: { template?: string; ocr_language?: string; use_cache: boolean }) => ({
     ...(b.template ? { template: b.template } : {}),
@@ -33,6 +35,7 @@ export function imageOcrRoutes(api: ApiRouter, jobs: JobService, syncWaitMs: num
   const responses = {
     200: { description: 'The text', content: { 'application/json': { schema: result } } },
     400: errorResponse('Not a supported image'),
+    422: errorResponse('The image cannot be decoded, or has more pixels than MAX_IMAGE_PIXELS'),
     504: errorResponse('Still running; poll details.job_id'),
   };
 
@@ -41,6 +44,9 @@ export function imageOcrRoutes(api: ApiRouter, jobs: JobService, syncWaitMs: num
     body: z.object({ file: uploadedFile, ...common }), bodyTypes: ['multipart'], responses,
     handler: async (ctx, { body }) => {
       if (body.file.size === 0) throw new AppError('INVALID_FORMAT', 'The file is empty.', { error_type: 'empty' });
+      // A decompression bomb is refused from its header, before a job exists (the worker checks again).
+      const head = await imageHeaderMetadata(body.file.filepath);
+      if (head) checkPixelBudget(head, config.MAX_IMAGE_PIXELS);
       const upload = await storeUpload(jobs.store, body.file);
       const parameters = { file_key: upload.key, file_sha256: upload.sha256, [DISCARD_UPLOAD]: true, ...options(body) };
       await withUpload(jobs.store, upload, () => answer(ctx, parameters));

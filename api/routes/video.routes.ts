@@ -3,7 +3,8 @@ import type { Context } from 'koa';
 import { ytDlpPath, type Config } from '../../core/config';
 import { AppError } from '../../core/errors';
 import { DISCARD_UPLOAD } from '../../core/job-params';
-import { transcribableVideo, videoMetadata } from '../../providers/media/formats';
+import { checkDuration, transcribableVideo, videoMetadata } from '../../providers/media/formats';
+import { checkPixelBudget } from '../../providers/image/metadata';
 import { frameTimes, parseFrameRequest } from '../../providers/media/frames';
 import { hostedNotConfigured } from '../../providers/media/hosted';
 import { probeMedia } from '../../providers/media/probe';
@@ -34,6 +35,7 @@ export function videoRoutes(api: ApiRouter, jobs: JobService, config: Config): v
     responses: {
       200: { description: 'The frames in time order', content: { 'application/json': { schema: framesResult } } },
       400: errorResponse('No or bad timestamps/interval, too many frames, or not a video'),
+      422: errorResponse('The video could not be read, or its frames exceed MAX_IMAGE_PIXELS'),
       504: errorResponse('Still running; poll details.job_id'),
     },
     handler: async (ctx, { body }) => {
@@ -42,6 +44,7 @@ export function videoRoutes(api: ApiRouter, jobs: JobService, config: Config): v
       const probe = await probeMedia(body.file.filepath, { timeoutMs: 60_000 });
       const meta = videoMetadata(probe);
       if (!meta) throw new AppError('INVALID_FORMAT', 'The file has no video stream', { error_type: 'no_video_stream' });
+      checkPixelBudget(probe.video!, config.MAX_IMAGE_PIXELS, 'The video');
       frameTimes(request, meta.duration, config.MAX_FRAMES); // too many frames: 400 here rather than in the job
       const upload = await storeUpload(jobs.store, body.file);
       const parameters = { file_key: upload.key, file_sha256: upload.sha256, [DISCARD_UPLOAD]: true, original_name: upload.originalName, ...request };
@@ -53,6 +56,7 @@ export function videoRoutes(api: ApiRouter, jobs: JobService, config: Config): v
 const transcriptionErrors = {
   403: errorResponse('The URL is not allowed (a private, loopback or metadata address)'),
   413: errorResponse('The video is larger than MAX_UPLOAD_MB'),
+  422: errorResponse('The recording could not be decoded, or lasts longer than MAX_MEDIA_SECONDS'),
   502: errorResponse('The URL could not be downloaded'),
   504: errorResponse('Still running; poll details.job_id'),
 };
@@ -98,7 +102,9 @@ function videoTranscriptionRoutes(api: ApiRouter, jobs: JobService, config: Conf
       const params = { ...options(body), use_cache: body.useCache };
       if (!body.file) return run(ctx, { url: body.url, ...params });
       if (body.file.size === 0) throw new AppError('INVALID_FORMAT', 'The file is empty.', { error_type: 'empty' });
-      transcribableVideo(await probeMedia(body.file.filepath, { timeoutMs: 60_000 }));
+      const probe = await probeMedia(body.file.filepath, { timeoutMs: 60_000 });
+      transcribableVideo(probe);
+      checkDuration(probe, config.MAX_MEDIA_SECONDS);
       const upload = await storeUpload(jobs.store, body.file);
       await withUpload(jobs.store, upload, () => run(ctx, { ...uploadInput(upload), ...params }));
     },

@@ -56,6 +56,20 @@ export function audioFormatOf(probe: MediaProbe): AudioFormat {
   return format;
 }
 
+/**
+ * Refuses media longer than `maxSeconds` by the duration its header states (before anything is decoded): 422
+ * `UNPROCESSABLE_INPUT` with `details.reason` `too_long`. Decoding is capped at the same length (`decodeToWav`).
+ */
+export function checkDuration(probe: MediaProbe, maxSeconds: number): void {
+  const duration = Math.max(probe.duration ?? 0, probe.video?.duration ?? 0);
+  if (duration <= maxSeconds) return;
+  throw new AppError('UNPROCESSABLE_INPUT', `The recording lasts ${Math.round(duration)} s; at most ${maxSeconds} s are processed (MAX_MEDIA_SECONDS).`, {
+    reason: 'too_long',
+    duration,
+    max_seconds: maxSeconds,
+  });
+}
+
 /** Video metadata of spec §4.7. */
 export interface VideoMetadata {
   /** `<width>x<height>`, e.g. `1280x720`. */

@@ -3,7 +3,8 @@
  * slower on two cores), pages in parallel through `mapPool` with one slot per worker core. One run yields text
  * and confidence: the TSV output is parsed and the text rebuilt from its block, paragraph and line numbers.
  */
-import { runTool } from '../process/run-tool';
+import { AppError } from '../../core/errors';
+import { ToolExitError, ToolTimeoutError, runTool } from '../process/run-tool';
 
 export interface OcrOptions {
   /** Tesseract language codes (`deu`, `eng`); missing or not installed ones fall back to `DEFAULT_LANGUAGES`. */
@@ -116,20 +117,40 @@ export function parseTesseractTsv(tsv: string): OcrResult {
 }
 
 /**
+ * Tesseract's failures on an input as 422 `UNPROCESSABLE_INPUT`: an image it cannot decode (a header that lies, a
+ * truncated file) makes it exit with an error, and one that outlives the limit would do so again; retrying either
+ * only repeats the cost. A process killed by a signal (memory pressure, a shutdown) stays retryable.
+ */
+export function tesseractError(err: unknown): unknown {
+  if (err instanceof ToolTimeoutError) {
+    return new AppError('UNPROCESSABLE_INPUT', `Text recognition did not finish within ${err.timeoutMs} ms.`, { reason: 'ocr_timeout', timeout_ms: err.timeoutMs });
+  }
+  if (err instanceof ToolExitError && err.exitCode !== null) {
+    const line = err.stderr.split('\n').find((l) => /error|cannot|can't|unsupported|read/i.test(l))?.trim().slice(0, 200);
+    return new AppError('UNPROCESSABLE_INPUT', 'The image could not be decoded for text recognition.', { reason: 'undecodable_image', ...(line ? { engine_message: line } : {}) });
+  }
+  return err;
+}
+
+/**
  * Recognises the text of one image. The process runs single-threaded, is killed on abort (rejecting with the
- * signal's reason) and on timeout.
+ * signal's reason) and on timeout; the input's failures are `tesseractError`s.
  */
 export async function ocrImage(imagePath: string, opts: OcrOptions): Promise<OcrResult> {
   opts.signal?.throwIfAborted();
   const languages = toTesseractLanguages(opts.languages, await installedLanguages());
   const args = [imagePath, 'stdout', '-l', languages.join('+'), '--psm', String(opts.psm ?? 3), '--dpi', String(opts.dpi ?? 300), 'tsv'];
-  const { stdout } = await runTool('tesseract', args, {
-    signal: opts.signal,
-    timeoutMs: opts.timeoutMs ?? 120_000,
-    env: { ...process.env, OMP_THREAD_LIMIT: '1' },
-    onSpawn: opts.onSpawn,
-  });
-  return parseTesseractTsv(stdout.toString('utf8'));
+  try {
+    const { stdout } = await runTool('tesseract', args, {
+      signal: opts.signal,
+      timeoutMs: opts.timeoutMs ?? 120_000,
+      env: { ...process.env, OMP_THREAD_LIMIT: '1' },
+      onSpawn: opts.onSpawn,
+    });
+    return parseTesseractTsv(stdout.toString('utf8'));
+  } catch (err) {
+    throw tesseractError(err);
+  }
 }
 
 /**

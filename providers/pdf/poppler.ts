@@ -83,6 +83,33 @@ export async function pdfInfo(pdfPath: string, opts: { signal?: AbortSignal; tim
   }
 }
 
+/** Page sizes in points from `pdfinfo -f a -l b` lines such as `Page    3 size: 612 x 792 pts (letter)`. Pure. */
+export function parsePageSizes(out: string): Map<number, { width: number; height: number }> {
+  const sizes = new Map<number, { width: number; height: number }>();
+  for (const m of out.matchAll(/^Page\s+(\d+) size:\s+([\d.]+) x ([\d.]+) pts/gm)) sizes.set(Number(m[1]), { width: Number(m[2]), height: Number(m[3]) });
+  return sizes;
+}
+
+/** The size in points of each page `first..last` (one `pdfinfo` process, nothing rendered). */
+export async function pageSizes(pdfPath: string, first: number, last: number, opts: { signal?: AbortSignal } = {}): Promise<Map<number, { width: number; height: number }>> {
+  try {
+    const { stdout } = await runTool('pdfinfo', ['-f', String(first), '-l', String(last), pdfPath], { signal: opts.signal, timeoutMs: 30_000 + 5 * (last - first + 1) });
+    return parsePageSizes(stdout.toString('utf8'));
+  } catch (err) {
+    throw popplerError(err);
+  }
+}
+
+/**
+ * The resolution a page of `size` points renders at: `dpi`, or the largest whole dpi (at least 1) at which the
+ * image stays within `maxPixels`, so an oversized page (a 5000 pt poster) is rendered smaller, never huge. Pure.
+ */
+export function dpiWithin(size: { width: number; height: number } | undefined, dpi: number, maxPixels: number | undefined): number {
+  if (!size || !maxPixels || !(size.width > 0 && size.height > 0)) return dpi;
+  const fit = Math.floor(72 * Math.sqrt(maxPixels / (size.width * size.height)));
+  return Math.max(1, Math.min(dpi, fit));
+}
+
 /** A page's text as pdftotext writes it, tidied: no trailing spaces, at most one blank line, no blank edges. */
 export function tidyPageText(s: string): string {
   return s

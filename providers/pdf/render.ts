@@ -7,7 +7,7 @@ import { mkdir, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { runTool } from '../process/run-tool';
 import { PdfError } from './errors';
-import { popplerError } from './poppler';
+import { dpiWithin, pageSizes, popplerError } from './poppler';
 
 export interface RenderOptions {
   /** Resolution in dots per inch (default 300, what tesseract reads best). */
@@ -17,6 +17,8 @@ export interface RenderOptions {
   signal?: AbortSignal;
   /** Time allowed per page in milliseconds (default 30 000); a process gets this times its page count. */
   pageTimeoutMs?: number;
+  /** Pixels a page image may have: larger pages render at the highest resolution that fits (see `dpiWithin`). */
+  maxPixels?: number;
 }
 
 export interface RenderedPage {
@@ -38,8 +40,9 @@ export function contiguousRanges(pages: readonly number[]): [number, number][] {
 
 /**
  * Renders the given pages (1-based) into `outDir` (created if missing) as `page-<n>.pgm` (poppler pads `n` to the width of the page
- * count), one `pdftoppm` process per run of consecutive pages, one run after the other. Returns the images in
- * page order. Aborting kills the running process and rejects with the signal's reason.
+ * count), one `pdftoppm` process per run of consecutive pages at one resolution, one run after the other. With
+ * `maxPixels`, pages too large for it at `dpi` render at a lower resolution. Returns the images in page order.
+ * Aborting kills the running process and rejects with the signal's reason.
  */
 export async function renderPages(pdfPath: string, pages: number[], outDir: string, opts: RenderOptions = {}): Promise<RenderedPage[]> {
   const dpi = opts.dpi ?? 300;
@@ -53,9 +56,11 @@ export async function renderPages(pdfPath: string, pages: number[], outDir: stri
   await mkdir(outDir, { recursive: true });
   const prefix = path.join(outDir, 'page');
   const wanted = new Set(pages);
-  for (const [first, last] of contiguousRanges(pages)) {
+  const sizes = opts.maxPixels ? await pageSizes(pdfPath, Math.min(...pages), Math.max(...pages), { signal: opts.signal }) : undefined;
+  const dpiOf = (page: number) => dpiWithin(sizes?.get(page), dpi, opts.maxPixels);
+  for (const [first, last, pageDpi] of contiguousRanges(pages).flatMap(([a, b]) => splitByDpi(a, b, dpiOf))) {
     opts.signal?.throwIfAborted();
-    const args = ['-r', String(dpi), ...(gray ? ['-gray'] : []), '-f', String(first), '-l', String(last), pdfPath, prefix];
+    const args = ['-r', String(pageDpi), ...(gray ? ['-gray'] : []), '-f', String(first), '-l', String(last), pdfPath, prefix];
     try {
       await runTool('pdftoppm', args, { signal: opts.signal, timeoutMs: pageTimeoutMs * (last - first + 1) });
     } catch (err) {
@@ -75,6 +80,18 @@ export async function renderPages(pdfPath: string, pages: number[], outDir: stri
   return [...found.entries()].sort((a, b) => a[0] - b[0]).map(([page, p]) => ({ page, path: p }));
 }
 
+/** Cuts the run `first..last` where the pages' resolution changes: `[first, last, dpi]` runs. Pure. */
+export function splitByDpi(first: number, last: number, dpiOf: (page: number) => number): [number, number, number][] {
+  const runs: [number, number, number][] = [];
+  for (let p = first; p <= last; p++) {
+    const d = dpiOf(p);
+    const run = runs[runs.length - 1];
+    if (run && run[2] === d) run[1] = p;
+    else runs.push([p, p, d]);
+  }
+  return runs;
+}
+
 /**
  * Renders one page as a PNG (default 150 dpi) for people and vision models. `outPath` gets `.png` if it lacks
  * it; the written path is returned.
@@ -84,11 +101,12 @@ export async function renderPagePng(
   page: number,
   outPath: string,
   dpi = 150,
-  opts: { signal?: AbortSignal; timeoutMs?: number } = {},
+  opts: { signal?: AbortSignal; timeoutMs?: number; maxPixels?: number } = {},
 ): Promise<string> {
   if (!Number.isInteger(page) || page < 1) throw new PdfError('VALIDATION_ERROR', 'page_out_of_range', `Page ${page} is not a page number`);
   const prefix = outPath.replace(/\.png$/i, '');
-  const args = ['-png', '-singlefile', '-r', String(dpi), '-f', String(page), '-l', String(page), pdfPath, prefix];
+  const size = opts.maxPixels ? (await pageSizes(pdfPath, page, page, { signal: opts.signal })).get(page) : undefined;
+  const args = ['-png', '-singlefile', '-r', String(dpiWithin(size, dpi, opts.maxPixels)), '-f', String(page), '-l', String(page), pdfPath, prefix];
   try {
     await runTool('pdftoppm', args, { signal: opts.signal, timeoutMs: opts.timeoutMs ?? 60_000 });
   } catch (err) {

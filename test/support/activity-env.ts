@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { crc32, deflateSync } from 'node:zlib';
+import { deflateSync } from 'node:zlib';
 import pino from 'pino';
 import { createActivities } from '../../activities';
 import type { BlobStore } from '../../core/blob-store';
@@ -10,6 +10,7 @@ import { loadConfig } from '../../core/config';
 import { taskQueues } from '../../core/ids';
 import { LocalBlobStore } from '../../providers/storage';
 import { tempDir } from './servers';
+import { grayPng } from './png';
 
 /** The real activities (createActivities) over a real local blob store in a fresh data dir; `remove` deletes it. */
 export async function realActivities(env: Record<string, string> = {}) {
@@ -26,20 +27,7 @@ export function noisePng(width: number, height: number): Buffer {
   const row = 1 + Math.ceil(width / 8);
   const raw = randomBytes(row * height);
   for (let y = 0; y < height; y++) raw[y * row] = 0; // filter type None
-  const chunk = (type: string, data: Buffer) => {
-    const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
-    const len = Buffer.alloc(4);
-    len.writeUInt32BE(data.length);
-    const crc = Buffer.alloc(4);
-    crc.writeUInt32BE(crc32(body));
-    return Buffer.concat([len, body, crc]);
-  };
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(width, 0);
-  ihdr.writeUInt32BE(height, 4);
-  ihdr.set([1, 0, 0, 0, 0], 8); // 1 bit, grayscale, deflate, no filter, no interlace
-  const signature = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-  return Buffer.concat([signature, chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw, { level: 1 })), chunk('IEND', Buffer.alloc(0))]);
+  return grayPng(width, height, 1, deflateSync(raw, { level: 1 }));
 }
 
 /** Child processes of this process whose command line matches `pattern`, by pid (from `ps`). */

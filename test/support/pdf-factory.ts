@@ -36,8 +36,8 @@ export type PageSpec =
   | { kind: 'lines'; lines: string[]; size?: number; leading?: number; x?: number; top?: number; reversed?: boolean }
   /** Two columns of text; `interleave` draws them row by row (left 1, right 1, left 2, ...), else left column first. */
   | { kind: 'columns'; left: string[]; right: string[]; heading?: string; footer?: string; size?: number; interleave?: boolean }
-  /** Free text runs, drawn in the given order. */
-  | { kind: 'runs'; runs: TextRun[] }
+  /** Free text runs, drawn in the given order, on an A4 page or one of `box` points (width, height). */
+  | { kind: 'runs'; runs: TextRun[]; box?: [number, number] }
   /** A full-page image and no text layer, as a scanner makes it. */
   | { kind: 'image'; image: GrayImage; dpi: number };
 
@@ -112,7 +112,10 @@ export function buildPdf(spec: PdfSpec): Buffer {
       content = `q ${box[0]} 0 0 ${box[1]} 0 0 cm /Im1 Do Q`;
     } else if (page.kind === 'lines') content = linesContent(page);
     else if (page.kind === 'columns') content = columnsContent(page);
-    else content = runsContent(page.runs);
+    else {
+      content = runsContent(page.runs);
+      if (page.box) box = page.box;
+    }
     const stream = w.add(() => '', Buffer.from(content, 'latin1'));
     kids.push(w.add(() => `/Type /Page /Parent ${pagesNum} 0 R /MediaBox [0 0 ${box.join(' ')}] /Contents ${stream} 0 R /Resources << ${resources} >>`));
   }

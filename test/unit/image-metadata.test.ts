@@ -4,22 +4,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { crc32 } from 'node:zlib';
+import { pngChunk } from '../support/png';
 import { AppError } from '../../core/errors';
 import { rejection } from '../support/assert';
 import { DEFAULT_DPI, imageMetadata, SUPPORTED_IMAGE_FORMATS } from '../../providers/image/metadata';
 
 const run = promisify(execFile);
 
-/** A PNG chunk with its CRC (over type and data, as the PNG spec says). */
-function pngChunk(type: string, data: Buffer): Buffer {
-  const len = Buffer.alloc(4);
-  len.writeUInt32BE(data.length);
-  const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
-  const crc = Buffer.alloc(4);
-  crc.writeUInt32BE(crc32(body));
-  return Buffer.concat([len, body, crc]);
-}
 
 /** The PNG's chunks as [type, whole chunk bytes]. */
 function pngChunks(png: Buffer): [string, Buffer][] {
