@@ -26,6 +26,23 @@ const TYPES: Record<string, { type: string; mime: string }> = {
 };
 
 /** The shipped sample files: regular files directly in samples/, nothing else. */
+/** The media types a sample is served with (its extension's, else application/octet-stream), each documented. */
+function sampleContent(): Record<string, { schema: z.ZodType }> {
+  const content: Record<string, { schema: z.ZodType }> = {};
+  for (const mime of [...Object.values(TYPES).map((t) => t.mime), 'application/octet-stream']) {
+    const type = mime.split(';')[0]!;
+    content[type] = {
+      schema:
+        type === 'application/json'
+          ? z.union([z.record(z.string(), z.unknown()), z.array(z.unknown())]).openapi({ description: 'A JSON sample document' })
+          : type.startsWith('text/')
+            ? z.string()
+            : z.string().openapi({ format: 'binary' }),
+    };
+  }
+  return content;
+}
+
 async function listSamples(dir: string): Promise<{ filename: string; size: number; type: string; mime: string }[]> {
   const entries = await fs.readdir(dir, { withFileTypes: true }).catch(() => []);
   const out = [];
@@ -79,7 +96,7 @@ export function commonRoutes(api: ApiRouter, deps: TransformerDeps, samplesDir =
     description: 'Only the names listed by /api/common/samples; anything else (paths, encoded separators) is 404.',
     tags: ['Common'],
     params: sampleNameParam,
-    responses: { 200: { description: 'The file', content: { 'application/octet-stream': { schema: z.string().openapi({ format: 'binary' }) } } }, 404: errorResponse('No such sample') },
+    responses: { 200: { description: 'The file, with the media type of its extension', content: sampleContent() }, 404: errorResponse('No such sample') },
     handler: async (ctx, { params }) => {
       // The router has decoded the segment once; the name must be exactly one of the listed files.
       const found = (await listSamples(samplesDir)).find((s) => s.filename === params.filename.normalize('NFC') || s.filename === params.filename);

@@ -147,7 +147,22 @@ export function jobRoutes(api: ApiRouter, deps: JobRouteDeps): void {
     tags: ['Jobs'],
     params: jobIdParam,
     query: eventsQuery,
-    responses: { 200: { description: 'text/event-stream', content: { 'text/event-stream': { schema: z.string() } } }, 404: errorResponse('Unknown job') },
+    responses: {
+      200: {
+        description: 'text/event-stream; the schema describes each event (`data` is the webhook body as JSON text)',
+        content: {
+          'text/event-stream': {
+            schema: z.object({
+              event: z.string().openapi({ description: 'The phase: processing, completed, failed, ...' }),
+              data: z.string().openapi({ description: 'The event body (as a webhook sends it), JSON text' }),
+              id: z.string().optional(),
+              retry: z.number().int().optional(),
+            }),
+          },
+        },
+      },
+      404: errorResponse('Unknown job'),
+    },
     handler: async (ctx, { params, query }) => {
       const s = await jobs.require(params.job_id);
       const header = Number(ctx.get('Last-Event-ID'));
