@@ -19,7 +19,9 @@ export function tablesToMarkdown(tables: ExtractedTable[]): string {
   const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
   return tables
     .map((t) => {
-      const width = Math.max(t.headers.length, ...t.rows.map((r) => r.length), 1);
+      // A loop, not Math.max(...rows): spreading 200,000 rows overflows the stack (a RangeError, answered as 500).
+      let width = Math.max(t.headers.length, 1);
+      for (const r of t.rows) if (r.length > width) width = r.length;
       const pad = (r: string[]) => Array.from({ length: width }, (_, i) => cell(r[i] ?? ''));
       const head = t.headers.length ? pad(t.headers) : Array.from({ length: width }, (_, i) => `Column ${i + 1}`);
       const lines = [`| ${head.join(' | ')} |`, `| ${head.map(() => '---').join(' | ')} |`, ...t.rows.map((r) => `| ${pad(r).join(' | ')} |`)];
