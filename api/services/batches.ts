@@ -3,6 +3,7 @@ import { BlobNotFoundError, readBlobJson, writeBlobJson, type BlobStore } from '
 import { AppError } from '../../core/errors';
 import { isBatchId, newBatchId, newJobId } from '../../core/ids';
 import { INLINE_PARAMS_BYTES, summariseParameters } from '../../core/job-params';
+import { withResults } from '../../core/job-results';
 import { batchManifestKey, batchRecordKey, jobParametersKey, jobRecordKey } from '../../core/records';
 import {
   batchIdAttribute,
@@ -203,7 +204,7 @@ export class BatchService {
       m.jobs.map((j, i) => ({ j, i })),
       16,
       async ({ j, i }) => {
-        out[i] = await readBlobJson<JobState>(this.store, jobRecordKey(j.job_id));
+        out[i] = await withResults(this.store, await readBlobJson<JobState>(this.store, jobRecordKey(j.job_id)));
       },
     );
     return out;
