@@ -3,6 +3,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { ROOT, setupForTests, step } from './engines.mjs';
+import { ensureFuzz } from './engines-fuzz.mjs';
 
 const args = process.argv.slice(2);
 const slow = args.includes('--slow') || process.env.DOCPROC_SLOW_TESTS === '1';
@@ -28,6 +29,8 @@ function run(cmd, cmdArgs, env, onLine) {
 async function main() {
   const t0 = Date.now();
   const engines = await setupForTests();
+  // The fuzzer (schemathesis) only for the slow suites (test/slow/fuzz.test.ts).
+  const fuzzPython = slow ? await ensureFuzz() : undefined;
   const env = {
     ...process.env,
     TEMPORAL_CLI_PATH: engines.temporal,
@@ -36,6 +39,7 @@ async function main() {
     SPEECH_PYTHON: engines.speech.python,
     SPEECH_MODEL_DIR: engines.speech.modelDir,
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
+    ...(fuzzPython ? { FUZZ_PYTHON: fuzzPython } : {}),
   };
   step('typecheck', 'tsc --noEmit');
   const tsc = await run(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '--noEmit', '-p', ROOT], env);
