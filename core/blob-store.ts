@@ -28,6 +28,8 @@ export interface BlobStore {
   stat(key: string): Promise<BlobStat | null>;
   /** Every object whose key starts with `prefix`, in key order. */
   list(prefix: string): Promise<BlobStat[]>;
+  /** The keys of `list(prefix)` without their metadata: one listing, no per-object reads (indexes kept in key names). */
+  listKeys(prefix: string): Promise<string[]>;
   /** Deleting an absent key is not an error. */
   delete(key: string): Promise<void>;
   /** A time-limited URL for a direct GET, or null when the backend has none. */

@@ -131,6 +131,12 @@ export class LocalBlobStore implements BlobStore {
   }
 
   async list(prefix: string): Promise<BlobStat[]> {
+    const keys = await this.listKeys(prefix);
+    const stats = await Promise.all(keys.map((k) => this.stat(k)));
+    return stats.filter((s): s is BlobStat => s !== null);
+  }
+
+  async listKeys(prefix: string): Promise<string[]> {
     assertValidPrefix(prefix);
     // Walk only the directory that can hold matches.
     const dirPart = prefix.includes('/') ? prefix.slice(0, prefix.lastIndexOf('/')) : '';
@@ -146,9 +152,7 @@ export class LocalBlobStore implements BlobStore {
       }
     };
     await walk(start, dirPart);
-    keys.sort();
-    const stats = await Promise.all(keys.map((k) => this.stat(k)));
-    return stats.filter((s): s is BlobStat => s !== null);
+    return keys.sort();
   }
 
   async delete(key: string): Promise<void> {

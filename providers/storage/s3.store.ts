@@ -156,15 +156,19 @@ export class S3BlobStore implements BlobStore {
   }
 
   async list(prefix: string): Promise<BlobStat[]> {
+    const keys = await this.listKeys(prefix);
+    const stats = await Promise.all(keys.map((k) => this.stat(k)));
+    return stats.filter((s): s is BlobStat => s !== null);
+  }
+
+  async listKeys(prefix: string): Promise<string[]> {
     assertValidPrefix(prefix);
     const keys: string[] = [];
     const stream = this.client.listObjectsV2(this.bucket, prefix, true);
     for await (const item of stream as AsyncIterable<{ name?: string }>) {
       if (item.name && !item.name.startsWith(META_PREFIX)) keys.push(item.name);
     }
-    keys.sort();
-    const stats = await Promise.all(keys.map((k) => this.stat(k)));
-    return stats.filter((s): s is BlobStat => s !== null);
+    return keys.sort();
   }
 
   async delete(key: string): Promise<void> {

@@ -163,6 +163,10 @@ function blobStoreContract(name: string, setup: () => Promise<Backend>): void {
       ]);
       expect((await store.list('jobs/')).map((s) => s.key)).to.deep.equal([...keys.filter((k) => k.startsWith('jobs/'))].sort());
       expect(await store.list('nothing/here/')).to.deep.equal([]);
+      // listKeys: the same keys, without reading any metadata.
+      expect(await store.listKeys('jobs/a')).to.deep.equal(['jobs/a.txt', 'jobs/a/1.txt', 'jobs/a/3.txt', 'jobs/a/sub/2.txt', 'jobs/ab/1.txt']);
+      expect(await store.listKeys('jobs/')).to.deep.equal((await store.list('jobs/')).map((s) => s.key));
+      expect(await store.listKeys('nothing/here/')).to.deep.equal([]);
     });
 
     it('list never returns internal objects (metadata, temp files)', async () => {
