@@ -1,9 +1,11 @@
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { bool, decimal, httpUrl, int, llmPrices, optionalString, type LlmPrices } from './config-fields';
+import { bool, decimal, httpUrl, int, llmPrices, optionalString } from './config-fields';
+import { localLlmConfig, llmProviderOf, resolveLlm, type LlmConfig, type LlmProviderName, type LocalLlmConfig } from './config-llm';
 
 export type { LlmPrice, LlmPrices } from './config-fields';
+export { DEFAULT_LLM_BASE_URL, type LlmConfig, type LlmProviderName, type LocalLlmConfig } from './config-llm';
 
 /**
  * The service configuration. This module is the only reader of `process.env`: every other module receives a
@@ -86,6 +88,15 @@ export const configSchema = z.object({
   LLM_TIMEOUT_MS: int(120_000, 100, 3_600_000),
   LLM_MAX_RETRIES: int(4, 0, 20),
   LLM_PRICES: llmPrices,
+  /** `local` (the model server `npm start` runs), `openai` (an OpenAI-compatible endpoint) or `none`; see `Config.llm`. */
+  LLM_PROVIDER: z.preprocess((v) => (typeof v === 'string' ? v.trim().toLowerCase() || undefined : v), z.enum(['local', 'openai', 'none']).optional()),
+  /** The local model server (llm-server/main.ts): loopback port, GGUF file, context, threads, slots, queue bound. */
+  LLM_LOCAL_PORT: int(8091, 1, 65535),
+  LLM_LOCAL_MODEL_PATH: optionalString,
+  LLM_LOCAL_CONTEXT: int(4096, 512, 131_072),
+  LLM_LOCAL_THREADS: int(0, 0, 256),
+  LLM_LOCAL_SLOTS: int(1, 1, 64),
+  LLM_LOCAL_QUEUE: int(16, 0, 100_000),
   /** Fallbacks for `LLM_API_KEY` and `LLM_BASE_URL`. */
   OPENAI_API_KEY: optionalString,
   OPENAI_BASE_URL: httpUrl,
@@ -144,27 +155,8 @@ export interface SpeechApiConfig {
   timeoutMs: number;
 }
 
-/** The public OpenAI endpoint, used when only an API key is configured. */
-export const DEFAULT_LLM_BASE_URL = 'https://api.openai.com/v1';
-
 /** The model asked of the external OCR endpoint when `EXTERNAL_OCR_MODEL` is not set. */
 export const DEFAULT_EXTERNAL_OCR_MODEL = 'mistral-ocr-latest';
-
-/** The LLM endpoint as resolved from `LLM_*` with `OPENAI_*` fallbacks. */
-export interface LlmConfig {
-  /** `LLM_BASE_URL` ?? `OPENAI_BASE_URL` ?? the public OpenAI endpoint (no trailing slash). */
-  baseUrl: string;
-  /** `LLM_API_KEY` ?? `OPENAI_API_KEY`; undefined for endpoints that need none. */
-  apiKey: string | undefined;
-  /** `LLM_MODEL`: chat model. */
-  model: string;
-  /** `LLM_VISION_MODEL`, defaulting to `LLM_MODEL`. */
-  visionModel: string;
-  timeoutMs: number;
-  /** Retries after the first attempt (so `maxRetries + 1` attempts at most). */
-  maxRetries: number;
-  prices: LlmPrices;
-}
 
 export interface Config extends RawConfig {
   /** Absolute data directory. */
@@ -177,11 +169,16 @@ export interface Config extends RawConfig {
   docWhitelist: string[];
   /** Temporal address actually used (`TEMPORAL_ADDRESS` or the local dev server). */
   temporalAddress: string;
+  /** Which model answers (`LLM_PROVIDER`, else `openai` when an endpoint or key is configured, else `local`). */
+  llmProvider: LlmProviderName;
   /**
-   * The LLM endpoint, or null when none is configured. Configured means `LLM_MODEL` is set and so is a base URL or
-   * an API key (`LLM_*` or their `OPENAI_*` fallbacks). There is no default model: an API key alone is not enough.
+   * The model the workers call, or null: `LLM_PROVIDER=none`, or an endpoint (`LLM_*` or their `OPENAI_*`
+   * fallbacks) without `LLM_MODEL` (there is no default hosted model: an API key alone is not enough). The local
+   * provider calls the local model server on `127.0.0.1:LLM_LOCAL_PORT`.
    */
   llm: LlmConfig | null;
+  /** The local model server's settings (read by llm-server/main.ts). */
+  localLlm: LocalLlmConfig;
   /** The transcription endpoint when `SPEECH_PROVIDER=openai` (which requires `SPEECH_BASE_URL`), else null. */
   speechApi: SpeechApiConfig | null;
   /** The external OCR endpoint, or null when `EXTERNAL_OCR_URL` is not set (an API key alone is not enough). */
@@ -225,7 +222,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     .filter(Boolean);
   return {
     ...raw,
-    llm: resolveLlm(raw),
+    llmProvider: llmProviderOf(raw),
+    llm: resolveLlm(raw, (env.LLM_TIMEOUT_MS ?? '').trim() !== ''),
+    localLlm: localLlmConfig(raw),
     speechApi:
       raw.SPEECH_PROVIDER === 'openai' && raw.SPEECH_BASE_URL
         ? { baseUrl: raw.SPEECH_BASE_URL, apiKey: raw.SPEECH_API_KEY, model: env.SPEECH_MODEL?.trim() ? raw.SPEECH_MODEL : 'whisper-1', timeoutMs: raw.SPEECH_TIMEOUT_MS }
@@ -241,20 +240,5 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     inputRoots: raw.INPUT_ROOTS
       ? raw.INPUT_ROOTS.split(',').map((r) => path.resolve(r.trim())).filter(Boolean)
       : [path.resolve(raw.DATA_DIR), ...(isLoopbackHost(raw.HOST) ? [os.tmpdir()] : [])],
-  };
-}
-
-function resolveLlm(raw: RawConfig): LlmConfig | null {
-  const apiKey = raw.LLM_API_KEY ?? raw.OPENAI_API_KEY;
-  const baseUrl = raw.LLM_BASE_URL ?? raw.OPENAI_BASE_URL;
-  if (!raw.LLM_MODEL || (!apiKey && !baseUrl)) return null;
-  return {
-    baseUrl: baseUrl ?? DEFAULT_LLM_BASE_URL,
-    apiKey,
-    model: raw.LLM_MODEL,
-    visionModel: raw.LLM_VISION_MODEL ?? raw.LLM_MODEL,
-    timeoutMs: raw.LLM_TIMEOUT_MS,
-    maxRetries: raw.LLM_MAX_RETRIES,
-    prices: raw.LLM_PRICES,
   };
 }

@@ -14,6 +14,7 @@ import { AppError } from '../../core/errors';
 import { startTestApi, type TestApi } from '../support/api';
 import { rawRequest, type RawReply } from '../support/raw-http';
 import { tempDir } from '../support/servers';
+import { noLlmUnlessAsked } from '../support/llm-default';
 
 const VERSION: string = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -43,7 +44,7 @@ function expectStandardHeaders(r: Reply, what: string): void {
  * createApp, with routes that take a body: the service itself has none yet.
  */
 async function startBodyApp(env: Record<string, string>): Promise<{ url: string; close: () => Promise<void> }> {
-  const config = loadConfig({ LOG_LEVEL: 'silent', ...env, DATA_DIR: tempDir('docproc-envelope-') });
+  const config = loadConfig(noLlmUnlessAsked({ LOG_LEVEL: 'silent', ...env, DATA_DIR: tempDir('docproc-envelope-') }));
   const api = new ApiRouter(
     createRegistry(),
     bodyParsers({

@@ -227,7 +227,7 @@ describe('LLM provider against an OpenAI-compatible test server', function () {
   });
 
   it('names the variables to set when no LLM is configured (503 PROVIDER_NOT_CONFIGURED)', () => {
-    expect(createLlmProvider(loadConfig({}))).to.equal(null);
+    expect(createLlmProvider(loadConfig({ LLM_PROVIDER: 'none' }))).to.equal(null);
     try {
       requireLlm(createLlmProvider(loadConfig({ LLM_API_KEY: KEY })));
       expect.fail('should throw');

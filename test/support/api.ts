@@ -9,6 +9,7 @@ import type { BlobStore } from '../../core/blob-store';
 import { LocalBlobStore } from '../../providers/storage';
 import { tempDir } from './servers';
 import { trackCalls } from './temporal-calls';
+import { noLlmUnlessAsked } from './llm-default';
 
 export interface TestApi {
   url: string;
@@ -26,7 +27,7 @@ export interface TestApi {
  */
 export async function startTestApi(env: Record<string, string> = {}, opts: { host?: string; store?: BlobStore } = {}): Promise<TestApi> {
   const dataDir = env.DATA_DIR ?? tempDir('docproc-api-');
-  const config = loadConfig({ TEMPORAL_ADDRESS: '127.0.0.1:1', LOG_LEVEL: 'silent', ...env, DATA_DIR: dataDir });
+  const config = loadConfig(noLlmUnlessAsked({ TEMPORAL_ADDRESS: '127.0.0.1:1', LOG_LEVEL: 'silent', ...env, DATA_DIR: dataDir }));
   const store = opts.store ?? (await new LocalBlobStore(path.join(config.dataDir, 'blobs')).init());
   const temporal = createTemporalGateway(config);
   const calls = trackCalls(temporal.connection);

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { noLlmUnlessAsked } from './llm-default';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -25,7 +26,7 @@ export function spawnProc(cmd: string, args: string[], env: Record<string, strin
 
 /** The worker or API process exactly as `npm start` runs it. */
 export function spawnService(name: 'api' | 'worker', env: Record<string, string | undefined>): Proc {
-  return spawnProc(process.execPath, ['--import', 'tsx', path.join(ROOT, name, 'main.ts')], { LOG_LEVEL: 'info', ...env });
+  return spawnProc(process.execPath, ['--import', 'tsx', path.join(ROOT, name, 'main.ts')], noLlmUnlessAsked({ ...process.env, LOG_LEVEL: 'info', ...env }));
 }
 
 export async function waitFor<T>(fn: () => Promise<T | undefined>, what: string, timeoutMs = 60_000, everyMs = 250): Promise<T> {

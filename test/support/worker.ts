@@ -7,6 +7,7 @@ import type { BlobStore } from '../../core/blob-store';
 import { LocalBlobStore } from '../../providers/storage';
 import { bundleWorkflows, createWorkers, type Workers } from '../../worker/create-workers';
 import { connectTracked } from './temporal-calls';
+import { noLlmUnlessAsked } from './llm-default';
 
 let runtimeInstalled = false;
 
@@ -45,7 +46,7 @@ export interface TestWorker {
 /** The real workers, in this process, against a running Temporal at `address`. */
 export async function startTestWorker(address: string, env: Record<string, string> = {}, store?: BlobStore): Promise<TestWorker> {
   quietRuntime();
-  const config = loadConfig({ LOG_LEVEL: 'silent', ...env, TEMPORAL_ADDRESS: address });
+  const config = loadConfig(noLlmUnlessAsked({ LOG_LEVEL: 'silent', ...env, TEMPORAL_ADDRESS: address }));
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const blobStore = store ?? (await new LocalBlobStore(path.join(config.dataDir, 'blobs')).init());
   const connection = await NativeConnection.connect({ address });

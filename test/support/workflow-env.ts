@@ -18,6 +18,7 @@ import { initialState } from '../../workflows/job-state';
 import { SEARCH_ATTRIBUTES } from '../../scripts/services.mjs';
 import { enginePaths, tempDir } from './servers';
 import { quietRuntime, sharedBundle } from './worker';
+import { noLlmUnlessAsked } from './llm-default';
 
 /** Typed keys of the project's search attributes (all Keyword). */
 export const SA = {
@@ -67,7 +68,7 @@ export interface Harness {
 export async function startHarness(t: TemporalLinks, opts: { webhookRetryScale?: number; env?: Record<string, string> } = {}): Promise<Harness> {
   const prefix = `wf${Math.random().toString(36).slice(2, 8)}`;
   const dataDir = tempDir('docproc-wf-');
-  const config = loadConfig({ ...opts.env, TASK_QUEUE_PREFIX: prefix, DATA_DIR: dataDir, LOG_LEVEL: 'silent', TEMPORAL_ADDRESS: t.address, MEDIA_CONCURRENCY: '1' });
+  const config = loadConfig(noLlmUnlessAsked({ ...opts.env, TASK_QUEUE_PREFIX: prefix, DATA_DIR: dataDir, LOG_LEVEL: 'silent', TEMPORAL_ADDRESS: t.address, MEDIA_CONCURRENCY: '1' }));
   const store = await new LocalBlobStore(path.join(config.dataDir, 'blobs')).init();
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const workers = await createWorkers({

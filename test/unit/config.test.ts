@@ -57,9 +57,10 @@ describe('configuration', () => {
 });
 
 describe('configuration of the LLM endpoint', () => {
-  it('has no LLM by default, with the documented timeout and retry defaults', () => {
+  it('has the local model by default, with the documented timeout and retry defaults', () => {
     const c = loadConfig({});
-    expect(c.llm).to.equal(null);
+    expect(c.llmProvider).to.equal('local');
+    expect(c.llm?.provider).to.equal('local');
     expect(c.LLM_TIMEOUT_MS).to.equal(120_000);
     expect(c.LLM_MAX_RETRIES).to.equal(4);
     expect(c.LLM_PRICES).to.deep.equal({});

@@ -5,10 +5,12 @@ describe('LLM configuration', () => {
   it('is configured by a model and a base URL, without an API key', () => {
     const c = loadConfig({ LLM_BASE_URL: 'http://127.0.0.1:11434/v1/', LLM_MODEL: 'llama3' });
     expect(c.llm).to.deep.equal({
+      provider: 'openai',
       baseUrl: 'http://127.0.0.1:11434/v1',
       apiKey: undefined,
       model: 'llama3',
       visionModel: 'llama3',
+      vision: true,
       timeoutMs: 120_000,
       maxRetries: 4,
       prices: {},
@@ -24,7 +26,33 @@ describe('LLM configuration', () => {
   it('needs LLM_MODEL: a key or a base URL alone configures nothing', () => {
     expect(loadConfig({ LLM_API_KEY: 'sk-x' }).llm).to.equal(null);
     expect(loadConfig({ OPENAI_API_KEY: 'sk-x', OPENAI_BASE_URL: 'http://127.0.0.1:1/v1' }).llm).to.equal(null);
-    expect(loadConfig({ LLM_MODEL: 'm' }).llm).to.equal(null);
+    expect(loadConfig({ LLM_PROVIDER: 'openai', LLM_MODEL: 'm' }).llm).to.equal(null);
+  });
+
+  it('uses the local model server when no endpoint or key is configured, and none with LLM_PROVIDER=none', () => {
+    const local = loadConfig({ LLM_MODEL: 'ignored-for-local', LLM_LOCAL_PORT: '9123' });
+    expect(local.llmProvider).to.equal('local');
+    expect(local.llm).to.include({
+      provider: 'local',
+      baseUrl: 'http://127.0.0.1:9123/v1',
+      model: 'qwen2.5-coder-1.5b-instruct-q4_k_m',
+      vision: false,
+      contextTokens: 4096,
+      timeoutMs: 600_000,
+    });
+    expect(local.llm?.apiKey).to.equal(undefined);
+    expect(loadConfig({ LLM_LOCAL_MODEL_PATH: '/m/other-model.Q8.gguf' }).llm?.model).to.equal('other-model.Q8');
+    expect(loadConfig({ LLM_TIMEOUT_MS: '5000' }).llm?.timeoutMs).to.equal(5000);
+    expect(loadConfig({ LLM_PROVIDER: 'none' }).llm).to.equal(null);
+    expect(loadConfig({ LLM_PROVIDER: ' None ' }).llmProvider).to.equal('none');
+    expect(() => loadConfig({ LLM_PROVIDER: 'ollama' })).to.throw(ConfigError, /LLM_PROVIDER/);
+  });
+
+  it('lets a configured endpoint win over the implied local model, and LLM_PROVIDER over both', () => {
+    expect(loadConfig({ LLM_BASE_URL: 'http://127.0.0.1:1/v1', LLM_MODEL: 'm' }).llm?.provider).to.equal('openai');
+    expect(loadConfig({ OPENAI_API_KEY: 'sk-x', LLM_MODEL: 'm' }).llm?.provider).to.equal('openai');
+    expect(loadConfig({ LLM_PROVIDER: 'local', LLM_BASE_URL: 'http://127.0.0.1:1/v1', LLM_MODEL: 'm' }).llm?.provider).to.equal('local');
+    expect(loadConfig({ LLM_PROVIDER: 'none', LLM_BASE_URL: 'http://127.0.0.1:1/v1', LLM_MODEL: 'm' }).llm).to.equal(null);
   });
 
   it('takes OPENAI_API_KEY and OPENAI_BASE_URL as fallbacks, LLM_* first', () => {
