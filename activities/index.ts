@@ -5,6 +5,7 @@ import { createExternalOcrActivities } from './external-ocr.activities';
 import { createImageActivities } from './image.activities';
 import { createPdfActivities } from './pdf.activities';
 import { createPingActivities } from './ping.activities';
+import { createSessionReadActivities } from './sessions-read.activities';
 import { createTransformerActivities } from './transformer.activities';
 import { createVideoActivities } from './video.activities';
 import type { ActivityDeps } from './deps';
@@ -25,6 +26,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createExternalOcrActivities(deps),
     ...createVideoActivities(deps),
     ...createAudioActivities(deps),
+    ...createSessionReadActivities(deps),
   };
 }
 

@@ -17,6 +17,9 @@ import { healthRoutes } from './routes/health.routes';
 import { jobRoutes } from './routes/jobs.routes';
 import { imageOcrRoutes } from './routes/imageocr.routes';
 import { pdfRoutes } from './routes/pdf.routes';
+import { eventRoutes } from './routes/events.routes';
+import { storyRoutes } from './routes/story.routes';
+import { trackRoutes } from './routes/tracks.routes';
 import { templateRoutes } from './routes/templates.routes';
 import { transformerRoutes } from './routes/transformer.routes';
 import { videoRoutes } from './routes/video.routes';
@@ -70,6 +73,9 @@ export function createApp(deps: AppDeps): App {
   imageOcrRoutes(api, jobs, config);
   videoRoutes(api, jobs, config);
   audioRoutes(api, jobs, config);
+  trackRoutes(api, { jobs, config });
+  eventRoutes(api, { jobs, config });
+  storyRoutes(api, { jobs, config });
 
   koa.use(edgeMiddleware(logger, SERVICE_VERSION));
   koa.use(

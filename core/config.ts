@@ -64,6 +64,10 @@ export const configSchema = z.object({
   SYNC_WAIT_MS: int(120_000, 1000, 3_600_000),
   /** How long the synchronous media endpoints (`/api/audio/process`) wait for their job before answering 504. */
   MEDIA_SYNC_WAIT_MS: int(1_800_000, 1000, 86_400_000),
+  /** Characters of session text one model call of a track or event summary or a story takes (they map-reduce within it). */
+  SUMMARY_CHUNK_CHARS: int(12_000, 1000, 1_000_000),
+  /** The target groups of `/api/story` (comma-separated). */
+  STORY_TARGET_GROUPS: optionalString,
   ALLOW_PRIVATE_URLS: bool(false),
   ALLOW_HTTP_CALLBACKS: bool(false),
   WEBHOOK_SIGNING_SECRET: optionalString,
@@ -158,7 +162,12 @@ export interface SpeechApiConfig {
 /** The model asked of the external OCR endpoint when `EXTERNAL_OCR_MODEL` is not set. */
 export const DEFAULT_EXTERNAL_OCR_MODEL = 'mistral-ocr-latest';
 
+/** The target groups of `/api/story` when `STORY_TARGET_GROUPS` is not set. */
+export const DEFAULT_STORY_TARGET_GROUPS = ['general public', 'students', 'professionals', 'decision makers', 'journalists'];
+
 export interface Config extends RawConfig {
+  /** Parsed `STORY_TARGET_GROUPS`, or the default list. */
+  storyTargetGroups: string[];
   /** Absolute data directory. */
   dataDir: string;
   /** Absolute root of the workers' scratch files (`SCRATCH_DIR` or `<DATA_DIR>/scratch`). */
@@ -236,9 +245,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     scratchDir: path.resolve(raw.SCRATCH_DIR ?? path.join(raw.DATA_DIR, 'scratch')),
     loopbackOnly: isLoopbackHost(raw.HOST),
     docWhitelist,
+    storyTargetGroups: listOf(raw.STORY_TARGET_GROUPS ?? '').length ? [...new Set(listOf(raw.STORY_TARGET_GROUPS ?? ''))] : DEFAULT_STORY_TARGET_GROUPS,
     temporalAddress: raw.TEMPORAL_ADDRESS ?? `127.0.0.1:${raw.TEMPORAL_DEV_PORT}`,
     inputRoots: raw.INPUT_ROOTS
       ? raw.INPUT_ROOTS.split(',').map((r) => path.resolve(r.trim())).filter(Boolean)
       : [path.resolve(raw.DATA_DIR), ...(isLoopbackHost(raw.HOST) ? [os.tmpdir()] : [])],
   };
 }
+
+const listOf = (v: string): string[] =>
+  v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);

@@ -262,3 +262,19 @@ export async function listCachedSessions(store: BlobStore): Promise<CachedSessio
   const entries = await mapLimited(keys, READ_CONCURRENCY, (k) => readBlobJson<CachedSessionEntry>(store, k).catch(() => null));
   return entries.filter((e): e is CachedSessionEntry => e !== null).sort((a, b) => b.cached_at.localeCompare(a.cached_at));
 }
+
+/**
+ * Sessions per value of `field` (a track name, a topic): each session once, however many languages it was written
+ * in; entries without a value (no topic) are left out. Sorted by name.
+ */
+export function countSessions(entries: SessionEntry[], field: 'track' | 'topic' | 'event'): { name: string; session_count: number }[] {
+  const sessions = new Map<string, Set<string>>();
+  for (const e of entries) {
+    const name = e[field];
+    if (!name) continue;
+    const set = sessions.get(name) ?? new Set<string>();
+    set.add(`${e.event}\u0000${e.track}\u0000${e.filename}`);
+    sessions.set(name, set);
+  }
+  return [...sessions.entries()].map(([name, s]) => ({ name, session_count: s.size })).sort((a, b) => a.name.localeCompare(b.name));
+}

@@ -21,7 +21,19 @@ export function jobSearchAttributes(a: { jobType: string; batchId?: string; user
   ];
 }
 
-export type JobType = 'pdf' | 'session' | 'transformer' | 'audio' | 'video' | 'imageocr' | 'external_ocr' | 'video_frames';
+export type JobType =
+  | 'pdf'
+  | 'session'
+  | 'transformer'
+  | 'audio'
+  | 'video'
+  | 'imageocr'
+  | 'external_ocr'
+  | 'video_frames'
+  /** Internal: the track and event summaries and stories over the session store (api/routes/tracks|events|story). */
+  | 'track_summary'
+  | 'event_summary'
+  | 'story';
 export const JOB_TYPES: readonly JobType[] = ['pdf', 'session', 'transformer', 'audio', 'video'];
 export type JobStatus = 'pending' | 'processing' | 'completed' | 'failed';
 export type LogLevel = 'debug' | 'info' | 'warning' | 'error';

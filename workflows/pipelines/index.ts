@@ -5,6 +5,7 @@ import type { Pipeline, PipelineContext } from './context';
 import { externalOcrPipeline } from './external-ocr.pipeline';
 import { imageOcrPipeline } from './imageocr.pipeline';
 import { pdfPipeline } from './pdf.pipeline';
+import { summaryPipeline } from './summary.pipeline';
 import { transformerPipeline } from './transformer.pipeline';
 import { videoFramesPipeline } from './video-frames.pipeline';
 import { videoPipeline } from './video.pipeline';
@@ -21,6 +22,10 @@ const PIPELINES: Partial<Record<JobInput['jobType'], Pipeline>> = {
   audio: audioPipeline,
   // Video jobs were refused at creation (not in JOB_TYPES) before this pipeline existed: no patch needed for replay.
   video: videoPipeline,
+  // Internal types created only by the summary and story routes, which came with this pipeline: no patch needed.
+  track_summary: summaryPipeline,
+  event_summary: summaryPipeline,
+  story: summaryPipeline,
 };
 
 /** Pipelines added after jobs of their type could already run (and fail) without one: patched for replay. */

@@ -1,0 +1,41 @@
+import { z } from '../openapi';
+import { lang } from './common.schemas';
+
+/** The optional body of the track and event summaries and of stories (spec §4.5, §4.8, §4.9). */
+export const summaryOptions = {
+  template: z.string().min(1).max(100).optional().describe('A template (GET /api/transformer/templates) for the answer: its fields are filled from the summaries'),
+  target_language: lang.optional().default('de'),
+};
+export const summaryBody = z.object(summaryOptions);
+
+export const trackParam = z.object({ track_name: z.string().min(1).max(500) });
+export const eventParam = z.object({ event_name: z.string().min(1).max(500) });
+
+const named = z.object({ name: z.string(), session_count: z.number().int() });
+export const trackList = z.object({ tracks: z.array(named.openapi('Track')) });
+export const topicList = z.object({ topics: z.array(named.openapi('Topic')) });
+export const targetGroupList = z.object({ target_groups: z.array(z.string()) });
+
+export const trackSummary = z
+  .object({ track_name: z.string(), summary: z.string(), sessions: z.array(z.object({ name: z.string(), summary: z.string() })), session_count: z.number().int() })
+  .openapi('TrackSummary');
+export const trackSummaries = z
+  .object({ track_name: z.string(), summaries: z.array(z.object({ session: z.string(), summary: z.string() })) })
+  .openapi('TrackSummaries');
+export const eventSummary = z
+  .object({
+    event_name: z.string(),
+    summary: z.string(),
+    tracks: z.array(z.object({ name: z.string(), session_count: z.number().int(), summary: z.string() })),
+    total_sessions: z.number().int(),
+  })
+  .openapi('EventSummary');
+
+export const storyBody = z.object({
+  topic: z.string().min(1).max(500),
+  target_group: z.string().min(1).max(200),
+  ...summaryOptions,
+});
+export const story = z
+  .object({ topic: z.string(), target_group: z.string(), story: z.string(), sessions_used: z.array(z.object({ name: z.string(), contribution: z.string() })) })
+  .openapi('Story');

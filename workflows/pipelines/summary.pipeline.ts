@@ -1,0 +1,108 @@
+import { proxyActivities } from '@temporalio/workflow';
+import type { Activities } from '../../activities';
+import { modelCall, quickTransform } from '../activity-options';
+import type { PipelineContext } from './context';
+
+const withModel = proxyActivities<Activities>(modelCall);
+const quick = proxyActivities<Activities>(quickTransform);
+
+/** Model calls in flight at once per job (the io worker bounds the whole worker; this keeps one job from flooding it). */
+const PARALLEL_CALLS = 8;
+
+/** A text the activities keep under the job: its name and its length as an input of a later call. */
+export interface SummaryText {
+  name: string;
+  chars: number;
+}
+
+/**
+ * Greedy packing in order: each group's texts (with a two-character separator each) fit in `budget`. A group takes at
+ * least two texts, so merging always ends (summaries are bounded to a quarter of the budget, so two always fit).
+ */
+export function packWithin(items: SummaryText[], budget: number): SummaryText[][] {
+  const groups: SummaryText[][] = [];
+  let cur: SummaryText[] = [];
+  let size = 0;
+  for (const it of items) {
+    if (cur.length > 1 && size + it.chars + 2 > budget) {
+      groups.push(cur);
+      cur = [];
+      size = 0;
+    }
+    cur.push(it);
+    size += it.chars + 2;
+  }
+  if (cur.length) groups.push(cur);
+  return groups;
+}
+
+async function pool<T, R>(items: T[], fn: (t: T, i: number) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]!, i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(PARALLEL_CALLS, items.length) }, worker));
+  return out;
+}
+
+/**
+ * The summaries over the session store (spec §4.5, §4.8, §4.9): job types `track_summary` (`mode` `summary` or
+ * `summarize_all`), `event_summary` and `story`. Map-reduce within the model's context: the plan step fixes the
+ * sessions (one per session, in the target language where there is one) and cuts each Markdown into pieces of at
+ * most `chunk_chars`; every model call is its own activity over texts that fit in `chunk_chars` (a session's
+ * pieces, then groups of summaries, merged level by level until one call holds them all). Texts live under the job,
+ * never in history, and answered calls are journaled, so a restart repeats no call that answered.
+ */
+export async function summaryPipeline(ctx: PipelineContext): Promise<Record<string, unknown>> {
+  const { jobId, parameters } = ctx.input;
+  const budget = Number(parameters.chunk_chars);
+  ctx.progress('plan', 5, 'Reading the session store');
+  const plan = await quick.planSessionSummary({ jobId, jobType: ctx.input.jobType, parameters });
+  ctx.log('info', `${plan.sessions.length} sessions in ${plan.tracks.length} tracks; ${plan.sessions.reduce((n, s) => n + s.pieces, 0)} pieces of at most ${budget} characters`);
+  const total = plan.sessions.reduce((n, s) => n + s.pieces, 0) + plan.tracks.length + 1;
+  let done = 0;
+  const call = async (output: string, inputs: string[], kind: string): Promise<SummaryText> => {
+    const r = await withModel.summaryCall({ jobId, parameters, output, inputs, kind });
+    done += 1;
+    ctx.progress('summarize', Math.min(95, 10 + Math.floor((85 * done) / total)), `${done} model calls done`);
+    return { name: output, chars: r.chars };
+  };
+  /** Merges texts level by level until one call of `finalKind` holds them all. */
+  const reduce = async (items: SummaryText[], output: string, finalKind: string): Promise<SummaryText> => {
+    let cur = items;
+    for (let level = 0; ; level++) {
+      const groups = packWithin(cur, budget);
+      if (groups.length === 1) return call(output, groups[0]!.map((t) => t.name), finalKind);
+      cur = await pool(groups, (g, n) => call(`${output}-r${level}-${n}`, g.map((t) => t.name), 'merge'));
+    }
+  };
+  const mapKind = ctx.input.jobType === 'story' ? 'contribution' : 'session';
+  const sessionTexts = await pool(plan.sessions, async (s, i) => {
+    if (s.pieces === 1) return call(`s${i}`, [`m${i}p0`], mapKind);
+    const parts = await pool(
+      Array.from({ length: s.pieces }, (_, j) => j),
+      (j) => call(`s${i}p${j}`, [`m${i}p${j}`], mapKind),
+    );
+    return reduce(parts, `s${i}`, 'merge');
+  });
+
+  const mode = String(parameters.mode ?? 'summary');
+  if (ctx.input.jobType === 'track_summary' && mode !== 'summarize_all') await reduce(sessionTexts, 'final', 'track');
+  else if (ctx.input.jobType === 'story') await reduce(sessionTexts, 'final', 'story');
+  else if (ctx.input.jobType === 'event_summary') {
+    const trackTexts = await pool(plan.tracks, (_, k) =>
+      reduce(
+        sessionTexts.filter((_t, i) => plan.sessions[i]!.track === k),
+        `t${k}`,
+        'track',
+      ),
+    );
+    await reduce(trackTexts, 'final', 'event');
+  }
+  ctx.progress('results', 97, 'Writing the results');
+  return (await quick.finishSessionSummary({ jobId, parameters, jobType: ctx.input.jobType })).results;
+}
