@@ -1,9 +1,9 @@
 import { ApplicationFailure, cancellationSignal, heartbeat } from '@temporalio/activity';
 import { readBlobBuffer, readBlobJson, writeBlobJson } from '../core/blob-store';
 import { readCache, writeCache } from '../core/cache';
-import { jobResults, resultPreview, type JobFields } from '../core/job-results';
+import { type JobFields, resultPreview, writeJobResults } from '../core/job-results';
 import { EXTERNAL_OCR_CACHE_OPERATION, externalOcrCacheKey } from '../core/ocr-cache';
-import { jobInternalKey, jobOutputKey, jobOutputPrefix, jobResultsKey } from '../core/records';
+import { jobInternalKey, jobOutputKey, jobOutputPrefix } from '../core/records';
 import { externalOcrData } from '../core/result-shapes';
 import { createExternalOcr } from '../providers/external-ocr/mistral';
 import type { ExternalOcrRaw } from '../providers/external-ocr/types';
@@ -58,7 +58,7 @@ export function createExternalOcrActivities(deps: ActivityDeps) {
         target_dir: jobOutputPrefix(jobId).slice(0, -1),
         from_cache: input.fromCache === true,
       };
-      await writeBlobJson(store, jobResultsKey(jobId), jobResults(externalOcrData(text, metadata, raw, pages), job));
+      await writeJobResults(store, jobId, externalOcrData(text, metadata, raw, pages), job);
       return { results: resultPreview(job) };
     },
   };

@@ -2,9 +2,9 @@ import path from 'node:path';
 import { createReadStream } from 'node:fs';
 import { readBlobJson, writeBlobJson } from '../core/blob-store';
 import { readCache, writeCache } from '../core/cache';
-import { jobResults, resultPreview, type JobFields } from '../core/job-results';
+import { type JobFields, resultPreview, writeJobResults } from '../core/job-results';
 import { IMAGE_OCR_CACHE_OPERATION, imageOcrCacheKey } from '../core/ocr-cache';
-import { jobInternalKey, jobOutputKey, jobOutputPrefix, jobResultsKey } from '../core/records';
+import { jobInternalKey, jobOutputKey, jobOutputPrefix } from '../core/records';
 import { scratchAt } from '../core/scratch';
 import { imageOcrData } from '../core/result-shapes';
 import { downloadToFile } from '../providers/http/download';
@@ -87,7 +87,7 @@ export function createImageActivities(deps: ActivityDeps) {
         target_dir: jobOutputPrefix(jobId).slice(0, -1),
         from_cache: ocr.fromCache === true,
       };
-      await writeBlobJson(store, jobResultsKey(jobId), jobResults(data, job));
+      await writeJobResults(store, jobId, data, job);
       // Every fresh success goes to the result cache (use_cache=false skips reading it, not writing it).
       if (!ocr.fromCache && ocr.cacheKey) await writeCache(store, IMAGE_OCR_CACHE_OPERATION, ocr.cacheKey, data);
       return { results: resultPreview(job) };

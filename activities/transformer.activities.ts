@@ -1,11 +1,10 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import { writeBlobJson } from '../core/blob-store';
 import type { ExtractedTable } from '../core/html';
 import { assertHtmlDepth } from '../core/html/limits';
 import { convertHtmlToMarkdown, extractHtmlTables } from '../providers/html';
 import { readCache, writeCache } from '../core/cache';
-import { jobResults, resultPreview, type JobFields } from '../core/job-results';
-import { jobOutputKey, jobOutputPrefix, jobResultsKey } from '../core/records';
+import { type JobFields, resultPreview, writeJobResults } from '../core/job-results';
+import { jobOutputKey, jobOutputPrefix } from '../core/records';
 import { transformerData } from '../core/result-shapes';
 import { TRANSFORM_CACHE_OPERATION, transformCacheKey } from '../core/transform-cache';
 import { UsageRecorder, type LlmUsage } from '../providers/llm';
@@ -99,7 +98,7 @@ export function createTransformerActivities(deps: ActivityDeps) {
           llm_info: summarise(usages),
           from_cache: fromCache,
         };
-        await writeBlobJson(store, jobResultsKey(jobId), jobResults(transformerData(operation, params, computed), job));
+        await writeJobResults(store, jobId, transformerData(operation, params, computed), job);
         return { results: resultPreview(job) };
       });
       return { ...value, reused };

@@ -1,11 +1,10 @@
 import { createReadStream, createWriteStream } from 'node:fs';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { writeBlobJson } from '../core/blob-store';
 import { AppError } from '../core/errors';
 import { videoFramesParams } from '../core/job-params';
-import { jobResults, resultPreview, type JobFields } from '../core/job-results';
-import { jobOutputKey, jobOutputPrefix, jobResultsKey } from '../core/records';
+import { type JobFields, resultPreview, writeJobResults } from '../core/job-results';
+import { jobOutputKey, jobOutputPrefix } from '../core/records';
 import { scratchAt } from '../core/scratch';
 import { checkPixelBudget } from '../providers/image/metadata';
 import { videoFramesData, type VideoFrame } from '../core/result-shapes';
@@ -46,7 +45,7 @@ export function createVideoActivities(deps: ActivityDeps) {
             target_dir: jobOutputPrefix(jobId).slice(0, -1),
             from_cache: false,
           };
-          await writeBlobJson(store, jobResultsKey(jobId), jobResults(videoFramesData(frames), fields));
+          await writeJobResults(store, jobId, videoFramesData(frames), fields);
           return fields;
         });
         return { frames: job.assets.length, results: resultPreview(job) };
