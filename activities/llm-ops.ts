@@ -20,6 +20,16 @@ export interface OpResult {
 
 const CHUNK = 12_000;
 
+/**
+ * Characters per piece for a model: 12,000 for hosted models; for a model with a small context (the local one,
+ * 4,096 tokens) a piece and its answer must fit together: 40 % of the context for the piece, at 3 characters a
+ * token (German and English run 3.5–4.5 with Qwen's tokenizer, so this errs on the short side).
+ */
+export function pieceChars(llm: LlmProvider | null | undefined): number {
+  const ctx = llm?.describe().contextTokens;
+  return ctx ? Math.max(500, Math.floor(ctx * 0.4 * 3)) : CHUNK;
+}
+
 /** Splits text at paragraph (then sentence) boundaries into pieces of at most `size` characters. */
 export function chunkText(text: string, size = CHUNK): string[] {
   if (text.length <= size) return [text];
@@ -57,7 +67,7 @@ export async function translate(llm: LlmProvider | null, text: string, source: s
   const model = requireModel(llm, 'text');
   const usages: LlmUsage[] = [];
   const parts: string[] = [];
-  for (const piece of chunkText(text)) {
+  for (const piece of chunkText(text, pieceChars(model))) {
     const r = await model.chatText({
       purpose: 'translation',
       system:
@@ -105,7 +115,7 @@ export async function applyTemplate(llm: LlmProvider | null, req: TemplateReques
     context,
     additional: req.additional_field_descriptions,
   });
-  const r = await model.chatJson({ purpose: 'template', system: prompt.system, user: prompt.user });
+  const r = await model.chatJson({ purpose: 'template', system: prompt.system, user: prompt.user, schema: prompt.schema });
   const fields: Record<string, unknown> = {};
   for (const name of prompt.fieldNames) if (name in r.value) fields[name] = r.value[name];
   const filled = fillTemplate(parsed, fields, req.text, context);
@@ -126,22 +136,27 @@ export function clip(text: string, max: number): string {
 export async function summarize(llm: LlmProvider | null, text: string, maxLength: number): Promise<OpResult> {
   const model = requireModel(llm, 'summarize');
   const usages: LlmUsage[] = [];
+  const size = pieceChars(model);
+  const ctx = model.describe().contextTokens;
   const ask = async (input: string, limit: number, purpose: string) => {
     const r = await model.chatText({
       purpose,
       system: `Summarise the user's text in the language of the text, in at most ${limit} characters. Answer with the summary only.`,
       user: input,
+      // A small model overruns length limits: its answer is capped in tokens too (about 2.5 characters a token),
+      // within what the context leaves beside a piece.
+      ...(ctx ? { maxTokens: Math.min(Math.ceil(limit / 2.5) + 16, Math.floor(ctx * 0.45)) } : {}),
     });
     usages.push(r.usage);
     return r.text.trim();
   };
-  let pieces = chunkText(text);
+  let pieces = chunkText(text, size);
   let round = 0;
   while (pieces.length > 1 && round < 5) {
-    const per = Math.max(200, Math.floor((CHUNK * 0.8) / pieces.length));
+    const per = Math.max(200, Math.floor((size * 0.8) / pieces.length));
     const partial: string[] = [];
     for (const p of pieces) partial.push(await ask(p, Math.min(per, 2000), 'summary-map'));
-    pieces = chunkText(partial.join('\n\n'));
+    pieces = chunkText(partial.join('\n\n'), size);
     round += 1;
   }
   let summary = await ask(pieces[0] ?? '', maxLength, 'summary');

@@ -140,3 +140,32 @@ export async function startMinio({ bin, dir, port, consolePort, accessKey = 'doc
   }
   return { child, endpoint: `http://127.0.0.1:${port}`, accessKey, secretKey, stop: () => stopChild(child, 5000) };
 }
+
+/**
+ * Starts the local model server (llm-server/main.ts) on 127.0.0.1:`port` with `env`, and resolves once its health
+ * route answers (the model loads in about 5 s; up to `timeoutMs` on a busy machine). `onSpawn` gets the child at once.
+ */
+export async function startLocalLlm({ root, port, env, stdio = 'pipe', timeoutMs = 180_000, onSpawn }) {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'llm-server', 'main.ts')], {
+    cwd: root,
+    env: { ...env, LLM_LOCAL_PORT: String(port) },
+    stdio: ['ignore', stdio, stdio],
+  });
+  onSpawn?.(child);
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the local model server exited (${child.signalCode ?? child.exitCode})`);
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/health`, { signal: AbortSignal.timeout(2000) });
+      if (res.ok) break;
+    } catch {
+      /* still loading */
+    }
+    if (Date.now() > deadline) {
+      await stopChild(child, 5000);
+      throw new Error(`the local model server did not answer on port ${port} within ${timeoutMs / 1000} s`);
+    }
+    await sleep(250);
+  }
+  return { child, url: `http://127.0.0.1:${port}/v1`, port, stop: (graceMs = 10_000) => stopChild(child, graceMs) };
+}

@@ -50,6 +50,11 @@ export interface ExtractionPrompt {
   user: string;
   /** The fields the model fills: the template's fields minus those the context gives. */
   fieldNames: string[];
+  /**
+   * The answer as a JSON schema: an object with every field a string (its description included) and no other key.
+   * Providers that can enforce it (the local model's grammar) ask for it; it keeps a small model's answers valid.
+   */
+  schema: Record<string, unknown>;
 }
 
 /**
@@ -95,5 +100,11 @@ export function buildExtractionPrompt(input: ExtractionPromptInput): ExtractionP
     '"""',
   ].join('\n');
 
-  return { system, user, fieldNames };
+  const schema = {
+    type: 'object',
+    properties: Object.fromEntries(fieldNames.map((n) => [n, { type: 'string', description: descriptions[n] ?? n }])),
+    required: fieldNames,
+    additionalProperties: false,
+  };
+  return { system, user, fieldNames, schema };
 }

@@ -89,7 +89,13 @@ export class OpenAiLlmProvider implements LlmProvider {
     } catch {
       host = 'unknown';
     }
-    return { model: this.config.model, visionModel: this.config.visionModel, baseUrl: host };
+    return {
+      model: this.config.model,
+      visionModel: this.config.visionModel,
+      baseUrl: host,
+      provider: this.config.provider,
+      ...(this.config.contextTokens ? { contextTokens: this.config.contextTokens } : {}),
+    };
   }
 
   async chatText(opts: ChatTextOptions): Promise<{ text: string; usage: LlmUsage }> {
@@ -98,7 +104,7 @@ export class OpenAiLlmProvider implements LlmProvider {
       { role: 'system', content: opts.system },
       { role: 'user', content: opts.user },
     ];
-    const r = await this.complete(model, messages, opts, false);
+    const r = await this.complete(model, messages, opts, 'text');
     return { text: r.content, usage: { model, purpose: opts.purpose, ...r.usage } };
   }
 
@@ -111,8 +117,10 @@ export class OpenAiLlmProvider implements LlmProvider {
     ];
     const rounds = 1 + Math.max(0, this.options.jsonRetries ?? 2);
     let usage: LlmUsage | undefined;
+    // The local server enforces a schema with its grammar; hosted endpoints get json_object (see ChatJsonOptions).
+    const format = opts.schema && this.config.provider === 'local' ? { schema: opts.schema } : 'json_object';
     for (let round = 1; ; round++) {
-      const r = await this.complete(model, messages, opts, true);
+      const r = await this.complete(model, messages, opts, format);
       usage = usage ? addUsage(usage, r.usage) : { model, purpose: opts.purpose, ...r.usage };
       const parsed = parseJsonObject(r.content);
       if (parsed.ok) return { value: parsed.value as T, usage };
@@ -147,12 +155,18 @@ export class OpenAiLlmProvider implements LlmProvider {
     model: string,
     messages: ChatMessage[],
     opts: ChatTextOptions,
-    json: boolean,
+    format: 'text' | 'json_object' | { schema: Record<string, unknown> },
   ): Promise<{ content: string; usage: RequestUsage }> {
+    const responseFormat =
+      format === 'text'
+        ? {}
+        : format === 'json_object'
+          ? { response_format: { type: 'json_object' as const } }
+          : { response_format: { type: 'json_schema' as const, json_schema: { name: 'answer', schema: format.schema } } };
     const body: ChatCompletionCreateParamsNonStreaming = {
       model,
       messages: messages as ChatCompletionMessageParam[],
-      ...(json ? { response_format: { type: 'json_object' as const } } : {}),
+      ...responseFormat,
       ...(opts.maxTokens ? { [this.options.maxTokensParam ?? 'max_tokens']: opts.maxTokens } : {}),
     };
     const maxAttempts = this.config.maxRetries + 1;

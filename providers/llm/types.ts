@@ -42,6 +42,11 @@ export interface ChatTextOptions {
 export interface ChatJsonOptions extends ChatTextOptions {
   /** A short description of the expected object (keys and meaning), added to the system prompt. */
   schemaHint?: string;
+  /**
+   * The object's JSON schema. The local model server enforces it with a grammar (`response_format: json_schema`);
+   * hosted endpoints get `json_object` (not every OpenAI-compatible server takes a schema).
+   */
+  schema?: Record<string, unknown>;
 }
 
 /** Safe to show and log: never the API key, and the base URL reduced to its host. */
@@ -50,6 +55,10 @@ export interface LlmDescription {
   visionModel: string;
   /** Host (and port) of the base URL only, e.g. `api.openai.com`. */
   baseUrl: string;
+  /** `local` (the local model server) or `openai` (an OpenAI-compatible endpoint). */
+  provider: 'local' | 'openai';
+  /** The model's context in tokens when it is small enough that requests must be cut to fit (the local model). */
+  contextTokens?: number;
 }
 
 /**

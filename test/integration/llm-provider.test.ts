@@ -242,10 +242,32 @@ describe('LLM provider against an OpenAI-compatible test server', function () {
     expect(requireLlm(p)).to.equal(p);
   });
 
+  it('asks the local model server for the JSON schema, hosted endpoints for a JSON object', async () => {
+    const schema = { type: 'object', properties: { title: { type: 'string', description: 'a title' } }, required: ['title'], additionalProperties: false };
+    // The local server takes no key: a server of that kind on the port the local provider calls.
+    const open = await startLlmServer();
+    try {
+      const local = createLlmProvider(loadConfig({ LLM_PROVIDER: 'local', LLM_LOCAL_PORT: String(open.port) }))!;
+      expect(local.describe()).to.include({ provider: 'local', model: 'qwen2.5-coder-1.5b-instruct-q4_k_m', contextTokens: 4096 });
+      open.reply('{"title": "T"}');
+      const r = await local.chatJson({ purpose: 'template', system: 's', user: 'u', schema });
+      expect(r.value).to.deep.equal({ title: 'T' });
+      expect(r.usage.model).to.equal('qwen2.5-coder-1.5b-instruct-q4_k_m');
+      const [req] = open.chatRequests();
+      expect(req.json.model).to.equal('qwen2.5-coder-1.5b-instruct-q4_k_m');
+      expect(req.json.response_format).to.deep.equal({ type: 'json_schema', json_schema: { name: 'answer', schema } });
+    } finally {
+      await open.close();
+    }
+    server.reply('{"title": "H"}');
+    await provider().chatJson({ purpose: 'template', system: 's', user: 'u', schema });
+    expect(server.chatRequests()[0].json.response_format).to.deep.equal({ type: 'json_object' });
+  });
+
   it('uses OPENAI_BASE_URL and OPENAI_API_KEY when the LLM_* ones are absent', async () => {
     const config = loadConfig({ OPENAI_BASE_URL: server.url, OPENAI_API_KEY: KEY, LLM_MODEL: 'fallback-model' });
     const p = createLlmProvider(config)!;
-    expect(p.describe()).to.deep.equal({ model: 'fallback-model', visionModel: 'fallback-model', baseUrl: `127.0.0.1:${server.port}` });
+    expect(p.describe()).to.deep.equal({ model: 'fallback-model', visionModel: 'fallback-model', baseUrl: `127.0.0.1:${server.port}`, provider: 'openai' });
     await p.chatText({ purpose: 'p', system: 's', user: 'via fallback' });
     const [req] = server.chatRequests();
     expect(req.headers.authorization).to.equal(`Bearer ${KEY}`);
