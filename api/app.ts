@@ -25,6 +25,7 @@ import { transformerRoutes } from './routes/transformer.routes';
 import { videoRoutes } from './routes/video.routes';
 import { BatchService } from './services/batches';
 import { HealthService } from './services/health';
+import { llmHealth } from './services/llm-health';
 import { JobService } from './services/jobs';
 import type { TemporalGateway } from './temporal';
 
@@ -59,7 +60,7 @@ export function createApp(deps: AppDeps): App {
   let doc: Record<string, unknown> | undefined;
   const openapi = () => (doc ??= generateDocument(api.registry, SERVICE_VERSION));
 
-  healthRoutes(api, new HealthService(deps.temporal, deps.store));
+  healthRoutes(api, new HealthService(deps.temporal, deps.store, llmHealth(config)));
   docsRoutes(api, openapi);
   const jobs = new JobService(deps.temporal, deps.store, config.WEBHOOK_RETRY_SCALE, { maxHeavyRequests: config.MAX_HEAVY_REQUESTS });
   const batches = new BatchService(deps.temporal, deps.store, config.BATCH_WINDOW, config.WEBHOOK_RETRY_SCALE);

@@ -55,14 +55,15 @@ export class HealthService {
   constructor(
     private readonly temporal: TemporalGateway,
     private readonly store: BlobStore,
-    private readonly providers: () => Record<string, Check> = () => ({}),
+    private readonly providers: () => Record<string, Check> | Promise<Record<string, Check>> = () => ({}),
   ) {}
 
   async report(opts: { probe?: boolean } = {}): Promise<HealthReport> {
     const deadline = () => Date.now() + CHECK_TIMEOUT_MS;
-    const [t, s] = await Promise.all([
+    const [t, s, providers] = await Promise.all([
       timed(() => this.temporal.connection.withDeadline(deadline(), () => this.temporal.connection.workflowService.getSystemInfo({}))),
       timed(() => withTimeout(this.store.check(), CHECK_TIMEOUT_MS, 'storage')),
+      this.providers(),
     ]);
     const temporal: Check = t.error
       ? { status: 'unavailable', message: reason(t.error), latency_ms: t.ms }
@@ -71,7 +72,7 @@ export class HealthService {
       ? { status: 'unavailable', message: reason(s.error), latency_ms: s.ms, backend: this.store.kind }
       : { status: 'ok', latency_ms: s.ms, backend: this.store.kind };
     const worker = temporal.status === 'ok' ? await this.workerCheck() : { status: 'unavailable' as const, message: 'Temporal is unreachable' };
-    const checks: HealthReport['checks'] = { temporal, storage, worker, providers: this.providers() };
+    const checks: HealthReport['checks'] = { temporal, storage, worker, providers };
     if (opts.probe && temporal.status === 'ok') checks.workflow = await this.probe();
     let status: CheckStatus = 'ok';
     if (temporal.status !== 'ok' || storage.status !== 'ok') status = 'unavailable';
