@@ -51,7 +51,8 @@ async function readOptionalJson<T>(store: ActivityDeps['store'], key: string): P
 
 export function createPdfActivities(deps: ActivityDeps) {
   const { store, config } = deps;
-  const llm = deps.llm ?? null;
+  // Vision OCR needs a model that reads images: not the local one (then vision_llm answers 503, combined keeps OCR).
+  const llm = deps.llm?.describe().vision ? deps.llm : null;
   const engine = config.PDF_TEXT_ENGINE;
   const finishPdfJob = createPdfResults(deps);
   const scratch = scratchAt(config.scratchDir);

@@ -34,7 +34,7 @@ async function hasPdfHeader(file: string): Promise<boolean> {
  */
 export function pdfRoutes(api: ApiRouter, jobs: JobService, config: Config): void {
   const syncWaitMs = config.SYNC_WAIT_MS;
-  const llmConfigured = config.llm !== null;
+  const llmConfigured = config.llm?.vision === true;
   const tags = ['PDF'];
   api.add({
     method: 'post', path: '/api/pdf/process', summary: 'Extract the text of a PDF', tags,
@@ -47,7 +47,7 @@ export function pdfRoutes(api: ApiRouter, jobs: JobService, config: Config): voi
     },
     handler: async (ctx, { body }) => {
       if (body.extraction_method === 'vision_llm' && !llmConfigured) {
-        throw new AppError('PROVIDER_NOT_CONFIGURED', 'vision_llm needs a language model: set LLM_BASE_URL, LLM_API_KEY and LLM_MODEL.', {});
+        throw new AppError('PROVIDER_NOT_CONFIGURED', 'vision_llm needs a language model that reads images (the local model does not): set LLM_BASE_URL, LLM_API_KEY and LLM_MODEL.', {});
       }
       if (body.file.size === 0) throw new AppError('UNPROCESSABLE_INPUT', 'The file is empty.', { reason: 'empty' });
       const upload = await storeUpload(jobs.store, body.file);

@@ -94,6 +94,7 @@ export class OpenAiLlmProvider implements LlmProvider {
       visionModel: this.config.visionModel,
       baseUrl: host,
       provider: this.config.provider,
+      vision: this.config.vision,
       ...(this.config.contextTokens ? { contextTokens: this.config.contextTokens } : {}),
     };
   }

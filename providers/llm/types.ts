@@ -57,6 +57,8 @@ export interface LlmDescription {
   baseUrl: string;
   /** `local` (the local model server) or `openai` (an OpenAI-compatible endpoint). */
   provider: 'local' | 'openai';
+  /** Whether the model reads page images (vision OCR); the local model does not. */
+  vision: boolean;
   /** The model's context in tokens when it is small enough that requests must be cut to fit (the local model). */
   contextTokens?: number;
 }

@@ -248,7 +248,7 @@ describe('LLM provider against an OpenAI-compatible test server', function () {
     const open = await startLlmServer();
     try {
       const local = createLlmProvider(loadConfig({ LLM_PROVIDER: 'local', LLM_LOCAL_PORT: String(open.port) }))!;
-      expect(local.describe()).to.include({ provider: 'local', model: 'qwen2.5-coder-1.5b-instruct-q4_k_m', contextTokens: 4096 });
+      expect(local.describe()).to.include({ provider: 'local', model: 'qwen2.5-coder-1.5b-instruct-q4_k_m', contextTokens: 4096, vision: false });
       open.reply('{"title": "T"}');
       const r = await local.chatJson({ purpose: 'template', system: 's', user: 'u', schema });
       expect(r.value).to.deep.equal({ title: 'T' });
@@ -267,7 +267,7 @@ describe('LLM provider against an OpenAI-compatible test server', function () {
   it('uses OPENAI_BASE_URL and OPENAI_API_KEY when the LLM_* ones are absent', async () => {
     const config = loadConfig({ OPENAI_BASE_URL: server.url, OPENAI_API_KEY: KEY, LLM_MODEL: 'fallback-model' });
     const p = createLlmProvider(config)!;
-    expect(p.describe()).to.deep.equal({ model: 'fallback-model', visionModel: 'fallback-model', baseUrl: `127.0.0.1:${server.port}`, provider: 'openai' });
+    expect(p.describe()).to.deep.equal({ model: 'fallback-model', visionModel: 'fallback-model', baseUrl: `127.0.0.1:${server.port}`, provider: 'openai', vision: true });
     await p.chatText({ purpose: 'p', system: 's', user: 'via fallback' });
     const [req] = server.chatRequests();
     expect(req.headers.authorization).to.equal(`Bearer ${KEY}`);
