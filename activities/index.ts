@@ -6,6 +6,7 @@ import { createImageActivities } from './image.activities';
 import { createPdfActivities } from './pdf.activities';
 import { createPingActivities } from './ping.activities';
 import { createSessionReadActivities } from './sessions-read.activities';
+import { createSessionActivities } from './session.activities';
 import { createTransformerActivities } from './transformer.activities';
 import { createVideoActivities } from './video.activities';
 import type { ActivityDeps } from './deps';
@@ -27,6 +28,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createVideoActivities(deps),
     ...createAudioActivities(deps),
     ...createSessionReadActivities(deps),
+    ...createSessionActivities(deps),
   };
 }
 
@@ -37,7 +39,7 @@ export type Activities = ReturnType<typeof createActivities>;
  * The activities the `media` queue runs: CPU-bound engine work (poppler, tesseract, ffmpeg, the speech engine) with about one slot per core.
  * Every other activity runs on the `io` queue; the ping runs on both (the health probe crosses both queues).
  */
-export const MEDIA_ACTIVITIES = ['pingActivity', 'preparePdf', 'readPdfText', 'extractPdfPages', 'renderPdfImages', 'ocrImageBlob', 'prepareAudio', 'transcribeChunk', 'extractVideoFrames'] as const;
+export const MEDIA_ACTIVITIES = ['pingActivity', 'preparePdf', 'readPdfText', 'extractPdfPages', 'renderPdfImages', 'ocrImageBlob', 'prepareAudio', 'transcribeChunk', 'extractVideoFrames', 'renderSessionPages'] as const;
 
 /** The activities one queue's worker registers, so a worker never runs another queue's work. */
 export function activitiesFor(queue: 'io' | 'media', all: Activities): Partial<Activities> {

@@ -17,6 +17,7 @@ import { healthRoutes } from './routes/health.routes';
 import { jobRoutes } from './routes/jobs.routes';
 import { imageOcrRoutes } from './routes/imageocr.routes';
 import { pdfRoutes } from './routes/pdf.routes';
+import { sessionRoutes } from './routes/session.routes';
 import { eventRoutes } from './routes/events.routes';
 import { storyRoutes } from './routes/story.routes';
 import { trackRoutes } from './routes/tracks.routes';
@@ -74,6 +75,7 @@ export function createApp(deps: AppDeps): App {
   imageOcrRoutes(api, jobs, config);
   videoRoutes(api, jobs, config);
   audioRoutes(api, jobs, config);
+  sessionRoutes(api, jobs, config);
   trackRoutes(api, { jobs, config });
   eventRoutes(api, { jobs, config });
   storyRoutes(api, { jobs, config });

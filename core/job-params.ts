@@ -135,16 +135,59 @@ export const videoFramesParams = z
   })
   .passthrough();
 
+/** Whether `u` parses as an absolute http(s) URL. */
+const isHttpUrl = (u: string): boolean => {
+  try {
+    return ['http:', 'https:'].includes(new URL(u).protocol);
+  } catch {
+    return false;
+  }
+};
+/** An absolute http(s) URL (session pages, videos, attachments). */
+const httpUrl = z.string({ error: (i) => (i.input === undefined ? 'required' : 'a string') }).max(4096).refine(isHttpUrl, 'an absolute http or https URL');
+/** An optional URL: absent, null and '' all mean none (clients send empty fields). */
+const optionalUrl = z.preprocess((v) => (v === '' || v === null ? undefined : v), httpUrl.optional());
+/** An ISO 639-1 code the runtime knows a name for (`xx` is refused). */
+export const knownLanguage = z.string().refine((c) => {
+  if (!/^[a-z]{2}$/.test(c)) return false;
+  try {
+    return new Intl.DisplayNames(['en'], { type: 'language', fallback: 'none' }).of(c) !== undefined;
+  } catch {
+    return false;
+  }
+}, 'a known ISO 639-1 language code such as de or en');
+const name = z.string({ error: (i) => (i.input === undefined ? 'required' : 'a string') }).trim().min(1, 'required').max(500);
+const optionalText = z.preprocess((v) => (v === null ? undefined : v), z.string().max(200).optional());
+const stringList = z.preprocess((v) => (v === null ? undefined : typeof v === 'string' ? (v ? [v] : []) : v), z.array(z.string().max(2000)).max(200).optional());
+
+/**
+ * The session job type (spec §4.6, contract §8): `event`, `session`, `url`, `filename` and `track` are required
+ * (each missing one is an issue of its own); URLs are absolute http(s); languages known ISO 639-1 codes.
+ */
 export const sessionParams = z
   .object({
-    event: z.string().min(1).max(500),
-    session: z.string().min(1).max(500),
-    url: z.string().min(1).max(4096),
-    filename: z.string().min(1).max(500),
-    track: z.string().min(1).max(500),
+    event: name,
+    session: name,
+    url: httpUrl,
+    filename: name,
+    track: name,
+    day: optionalText,
+    starttime: optionalText,
+    endtime: optionalText,
+    speakers: stringList,
+    speakers_url: stringList,
+    speakers_image_url: stringList,
+    video_url: optionalUrl,
+    attachments_url: optionalUrl,
+    source_language: knownLanguage.optional().default('en'),
+    target_language: knownLanguage.optional().default('de'),
+    template: z.string().max(200).optional().default('Session'),
+    create_archive: z.boolean().optional().default(false),
+    use_cache: z.boolean().optional(),
     webhook: webhookConfig.optional(),
   })
   .passthrough();
+export type SessionParams = z.infer<typeof sessionParams>;
 
 export const jobParamsByType = { transformer: transformerParams, pdf: pdfParams, session: sessionParams, audio: audioParams, video: videoParams } as const;
 

@@ -20,7 +20,8 @@ import { attachment, jobArchiveEntries, zipStream, type ArchiveEntry } from '../
 import type { BatchService } from '../services/batches';
 import { sendJobFile } from '../services/job-files';
 import type { JobService } from '../services/jobs';
-import { sendJobArchive, validateParameters } from './jobs.routes';
+import { sendJobArchive } from './jobs.routes';
+import { sessionParameters } from './session.routes';
 
 /** `results` of a legacy job: the Markdown file and assets of its session output. */
 function legacyResults(results: Record<string, unknown> | null): { markdown_file: string | null; assets: string[] } {
@@ -36,8 +37,8 @@ export function eventJobRoutes(api: ApiRouter, jobs: JobService, batches: BatchS
     method: 'post', path: '/api/event-job/jobs', summary: 'Create a session job (legacy)', tags, body: legacyJobBody,
     responses: { 200: jsonResponse(jobAccepted, 'Accepted') },
     handler: async (ctx, { body }) => {
-      const parameters = validateParameters('session', body as Record<string, unknown>, []);
-      const { state } = await jobs.create({ jobType: 'session', parameters, legacy: true });
+      const parameters = await sessionParameters(body as Record<string, unknown>);
+      const { state } = await jobs.create({ jobType: 'session', parameters, webhook: parameters.webhook as { url: string } | undefined, legacy: true });
       ctx.body = { status: 'success', data: { job_id: state.job_id, status: state.status } };
     },
   });
@@ -62,9 +63,11 @@ export function eventJobRoutes(api: ApiRouter, jobs: JobService, batches: BatchS
       if (body.jobs.length > maxBatchJobs) {
         throw new AppError('VALIDATION_ERROR', `A batch holds at most ${maxBatchJobs} jobs.`, { limit: maxBatchJobs, issues: [{ path: 'jobs', message: `at most ${maxBatchJobs} jobs` }] });
       }
+      const parameters = [];
+      for (const [i, j] of body.jobs.entries()) parameters.push(await sessionParameters(j as Record<string, unknown>, ['jobs', i]));
       const { state } = await batches.create({
         batchName: body.batch_name,
-        jobs: body.jobs.map((j) => ({ jobType: 'session' as const, parameters: j as Record<string, unknown> })),
+        jobs: parameters.map((p) => ({ jobType: 'session' as const, parameters: p, webhook: p.webhook as { url: string } | undefined })),
         legacy: true,
       });
       ctx.body = { status: 'success', data: { batch_id: state.batch_id, batch_name: state.batch_name, status: state.status, job_count: state.job_count } };

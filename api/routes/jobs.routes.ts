@@ -22,6 +22,7 @@ import { attachment, jobArchiveEntries, zipStream } from '../services/archive';
 import type { BatchService } from '../services/batches';
 import { streamJobEvents } from '../services/events';
 import { jobView, type JobService } from '../services/jobs';
+import { checkSessionRequest } from './session.routes';
 
 export interface JobRouteDeps {
   jobs: JobService;
@@ -60,6 +61,7 @@ export function jobRoutes(api: ApiRouter, deps: JobRouteDeps): void {
     responses: { 200: jsonResponse(jobCreated, 'Accepted') },
     handler: async (ctx, { body }) => {
       const parameters = validateParameters(body.job_type, body.parameters);
+      if (body.job_type === 'session') await checkSessionRequest(parameters, ['parameters']);
       const webhook = body.webhook ?? (parameters.webhook as typeof body.webhook);
       const { state } = await jobs.create({
         jobType: body.job_type,
@@ -91,6 +93,7 @@ export function jobRoutes(api: ApiRouter, deps: JobRouteDeps): void {
         parameters: validateParameters(j.job_type, j.parameters, ['jobs', i, 'parameters']),
         webhook: j.webhook,
       }));
+      for (const [i, s] of specs.entries()) if (s.jobType === 'session') await checkSessionRequest(s.parameters, ['jobs', i, 'parameters']);
       const { state, jobs: records } = await batches.create({
         batchName: body.batch_name,
         jobs: specs.map((s) => ({ ...s, webhook: s.webhook ?? (s.parameters.webhook as typeof s.webhook) })),

@@ -1,25 +1,15 @@
+import { sessionParams } from '../../core/job-params';
 import { envelope, z } from '../openapi';
 import { batchStatus, batchSummary, jobError, jobStatus } from './jobs.schemas';
 
 /** The legacy `/api/event-job` API's bodies and answers (spec §4.11). */
 
-export const legacyJobBody = z
-  .object({
-    event: z.string().min(1),
-    session: z.string().min(1),
-    url: z.string().min(1),
-    filename: z.string().min(1),
-    track: z.string().min(1),
-    source_language: z.string().length(2).optional(),
-    target_language: z.string().length(2).optional(),
-  })
-  .passthrough();
-
-const legacyBatchJob = z.object({ event: z.string().min(1), session: z.string().min(1), url: z.string().min(1) }).passthrough();
+/** A legacy event job: a `session` job's parameters (core/job-params.ts), the same validation as /api/session/process. */
+export const legacyJobBody = sessionParams;
 
 export const legacyBatchBody = z.object({
   batch_name: z.string().min(1).max(500),
-  jobs: z.array(legacyBatchJob).min(1, 'a batch needs at least one job'),
+  jobs: z.array(sessionParams).min(1, 'a batch needs at least one job'),
 });
 
 export const failAllBody = z.object({ batch_id: z.string().min(1), reason: z.string().max(1000).optional() });

@@ -6,6 +6,7 @@ import { externalOcrPipeline } from './external-ocr.pipeline';
 import { imageOcrPipeline } from './imageocr.pipeline';
 import { pdfPipeline } from './pdf.pipeline';
 import { summaryPipeline } from './summary.pipeline';
+import { sessionPipeline } from './session.pipeline';
 import { transformerPipeline } from './transformer.pipeline';
 import { videoFramesPipeline } from './video-frames.pipeline';
 import { videoPipeline } from './video.pipeline';
@@ -31,6 +32,8 @@ const PIPELINES: Partial<Record<JobInput['jobType'], Pipeline>> = {
 /** Pipelines added after jobs of their type could already run (and fail) without one: patched for replay. */
 const PATCHED_PIPELINES: Partial<Record<JobInput['jobType'], { patch: string; pipeline: Pipeline }>> = {
   pdf: { patch: 'pdf-pipeline', pipeline: pdfPipeline },
+  // Session jobs could be created (and failed with NOT_IMPLEMENTED) before this pipeline existed.
+  session: { patch: 'session-pipeline', pipeline: sessionPipeline },
 };
 
 /** Dispatches on the job type. A type without a pipeline fails the job with `NOT_IMPLEMENTED`. */

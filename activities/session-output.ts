@@ -1,0 +1,217 @@
+import { createReadStream } from 'node:fs';
+import path from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { readBlobJson } from '../core/blob-store';
+import { resultPreview, writeJobResults, type JobFields } from '../core/job-results';
+import { jobOutputKey, jobStepKey } from '../core/records';
+import { scratchAt } from '../core/scratch';
+import { putCachedSession, putSessionRecord, sanitizeName, sessionDir, sessionPath } from '../core/session-store';
+import { zipStream, type ArchiveEntry } from '../core/zip';
+import { UsageRecorder } from '../providers/llm';
+import { renderPagePng } from '../providers/pdf/render';
+import { describePdf } from '../providers/pdf/text-engine';
+import type { ActivityDeps } from './deps';
+import { applyTemplate, clip } from './llm-ops';
+import { jobModel } from './model-calls';
+import { readSessionText, SESSION_STEP, sessionTextKey, type SessionAttachment } from './session-types';
+import { fullParameters, heartbeating, runStep } from './steps';
+
+/** The text given to the template, at most this many characters (page, transcript and attachments share it). */
+export const SESSION_TEXT_CHARS = 24_000;
+/** Page images are rendered for at most this many pages of each attachment. */
+export const MAX_SESSION_PAGE_IMAGES = 100;
+
+const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+const list = (v: unknown): string[] => (Array.isArray(v) ? v.map(String) : []);
+
+/** Where a session's files go inside its job's output: the Markdown, its assets folder and the archive. */
+export function sessionLayout(p: Record<string, unknown>) {
+  const [event, lang, track, filename] = [str(p.event), str(p.target_language), str(p.track), str(p.filename)];
+  const md = sessionPath(event, lang, track, filename);
+  const base = md.slice(0, -'.md'.length);
+  return { dir: sessionDir(event, lang, track).slice(0, -1), md, assets: `${base}-assets`, zip: `${base}.zip` };
+}
+
+/** The request's fields the template sees as context (spec §4.6: speakers, day, times...). */
+function templateContext(p: Record<string, unknown>): Record<string, unknown> {
+  const keys = ['event', 'track', 'session', 'filename', 'day', 'starttime', 'endtime', 'url', 'video_url', 'attachments_url'];
+  return {
+    ...Object.fromEntries(keys.map((k) => [k, str(p[k])])),
+    speakers: list(p.speakers),
+    speakers_url: list(p.speakers_url),
+    speakers_image_url: list(p.speakers_image_url),
+  };
+}
+
+/** The template's input: the page, the transcript and the attachments' text, each clipped to its share. */
+export function sessionInput(page: string, transcript: string, attachments: string): string {
+  const parts = [
+    ['Session page', page],
+    ['Transcript of the recording', transcript],
+    ['Slides and attachments', attachments],
+  ].filter(([, t]) => t.trim());
+  const share = Math.floor(SESSION_TEXT_CHARS / Math.max(1, parts.length));
+  return parts.map(([title, t]) => `## ${title}\n\n${clip(t.trim(), share)}`).join('\n\n');
+}
+
+/** `topic` and `tags` of the filled template: the model's fields, else the filled Markdown's frontmatter. */
+export function topicAndTags(markdown: string, fields: Record<string, unknown>): { topic: string; tags: string[] } {
+  let fm: Record<string, unknown> = {};
+  const m = /^---\r?\n([\s\S]*?)\r?\n---/.exec(markdown);
+  if (m) {
+    try {
+      const v = parseYaml(m[1]!);
+      if (v && typeof v === 'object') fm = v as Record<string, unknown>;
+    } catch {
+      /* not YAML: the fields alone */
+    }
+  }
+  const topicOf = (v: unknown) => (typeof v === 'string' ? v.trim() : '');
+  const tagsOf = (v: unknown) => (Array.isArray(v) ? v : typeof v === 'string' && v.trim() ? v.split(',') : []).map((t) => String(t).trim()).filter(Boolean);
+  const tags = tagsOf(fields.tags);
+  return { topic: topicOf(fields.topic) || topicOf(fm.topic), tags: tags.length ? tags : tagsOf(fm.tags) };
+}
+
+interface TemplateStep {
+  topic: string;
+  tags: string[];
+  llm: ReturnType<UsageRecorder['summary']>;
+}
+
+/**
+ * Steps 4 (page images), 5 (the template), 6 (the files and results) and 7 (the session store) of a session job
+ * (spec §4.6). The texts of the earlier steps are read from the job (`session-types.ts`).
+ */
+export function createSessionOutputActivities(deps: ActivityDeps) {
+  const { store, config } = deps;
+  const scratch = scratchAt(config.scratchDir);
+
+  return {
+    /** Every page of every attachment as a PNG in the session's assets folder (media queue: pdftoppm). */
+    async renderSessionPages({ jobId, parameters, files }: { jobId: string; parameters: Record<string, unknown>; files: SessionAttachment[] }) {
+      const p = await fullParameters(store, jobId, parameters);
+      const layout = sessionLayout(p);
+      const r = await runStep(store, jobId, SESSION_STEP.pages, async () => {
+        const assets: string[] = [];
+        for (const f of files) {
+          await scratch.withBlobFile(store, f.key, f.sha256, '.pdf', (pdf) =>
+            scratch.withDir('session-pages-', async (dir) => {
+              const { pageCount } = await heartbeating((signal) => describePdf(pdf, config.PDF_TEXT_ENGINE, { signal }));
+              for (let page = 1; page <= Math.min(pageCount, MAX_SESSION_PAGE_IMAGES); page++) {
+                const name = `${f.name}-page-${String(page).padStart(3, '0')}.png`;
+                const png = await heartbeating((signal) => renderPagePng(pdf, page, path.join(dir, name), 100, { signal, maxPixels: config.MAX_IMAGE_PIXELS }));
+                const key = jobOutputKey(jobId, `${layout.assets}/${name}`);
+                await store.put(key, createReadStream(png), { mime: 'image/png' });
+                assets.push(key);
+              }
+            }),
+          );
+        }
+        return { assets };
+      });
+      return { images: r.value.assets.length, reused: r.reused };
+    },
+
+    /**
+     * Step 5: the session template (`template`, default `Session`) in `target_language`, filled from the page, the
+     * transcript and the attachments with the request's fields as context; `topic` and `tags` from its fields or
+     * frontmatter. Model calls are journaled under the job, so a retry repeats none.
+     */
+    async fillSessionTemplate({ jobId, parameters }: { jobId: string; parameters: Record<string, unknown> }): Promise<TemplateStep> {
+      const p = await fullParameters(store, jobId, parameters);
+      const { value } = await runStep<TemplateStep>(store, jobId, SESSION_STEP.template, async () => {
+        const [page, transcript, attachments] = await Promise.all([SESSION_STEP.page, SESSION_STEP.transcript, SESSION_STEP.attachmentsText].map((s) => readSessionText(store, jobId, s)));
+        const recorder = new UsageRecorder();
+        const model = jobModel(deps.llm ? recorder.wrap(deps.llm) : null, store, jobId);
+        const r = await applyTemplate(model, {
+          text: sessionInput(page, transcript, attachments),
+          template: str(p.template) || 'Session',
+          source_language: str(p.source_language),
+          target_language: str(p.target_language),
+          context: templateContext(p),
+        });
+        await store.put(sessionTextKey(jobId, 'session.md'), r.text, { mime: 'text/markdown; charset=utf-8' });
+        return { ...topicAndTags(r.text, (r.output.template_fields ?? {}) as Record<string, unknown>), llm: recorder.summary() };
+      });
+      return value;
+    },
+
+    /**
+     * Step 6: `sessions/<event>/<lang>/<track>/<filename>.md` in the job's output (links to the page images at its
+     * end), the assets beside it, with `create_archive` a ZIP of both; then the results (spec §4.6 `data.output`,
+     * with `markdown_file` and `attachments` also at the top for the webhook and the legacy job).
+     */
+    async writeSessionOutput({ jobId, parameters }: { jobId: string; parameters: Record<string, unknown> }) {
+      const p = await fullParameters(store, jobId, parameters);
+      const layout = sessionLayout(p);
+      const template = await readBlobJson<TemplateStep>(store, jobStepKey(jobId, SESSION_STEP.template));
+      const [filled, transcript, attachmentsText] = await Promise.all(['session.md', SESSION_STEP.transcript, SESSION_STEP.attachmentsText].map((s) => readSessionText(store, jobId, s)));
+      const images = (await store.stat(jobStepKey(jobId, SESSION_STEP.pages))) ? (await readBlobJson<{ assets: string[] }>(store, jobStepKey(jobId, SESSION_STEP.pages))).assets : [];
+      const relative = (key: string) => key.slice(jobOutputKey(jobId, `${layout.dir}/`).length);
+      const markdown = images.length ? `${filled.trimEnd()}\n\n## Attachments\n\n${images.map((k) => `![${path.posix.basename(k)}](${relative(k)})`).join('\n')}\n` : filled;
+      const mdKey = jobOutputKey(jobId, layout.md);
+      await store.put(mdKey, markdown, { mime: 'text/markdown; charset=utf-8' });
+      let archive: string | null = null;
+      if (p.create_archive === true) {
+        archive = jobOutputKey(jobId, layout.zip);
+        const entries: ArchiveEntry[] = [];
+        for (const key of [mdKey, ...images]) entries.push({ name: relative(key), blob: (await store.stat(key))! });
+        await heartbeating(async () => store.put(archive!, zipStream(store, entries, { job_id: jobId, event: p.event, session: p.session }), { mime: 'application/zip' }));
+      }
+      const targetDir = jobOutputKey(jobId, layout.dir);
+      const output = {
+        markdown_file: mdKey,
+        markdown_content: markdown,
+        attachments: images,
+        video_transcript: transcript,
+        attachments_text: attachmentsText,
+        target_dir: targetDir,
+        archive_file: archive,
+        topic: template.topic,
+        tags: template.tags,
+      };
+      const input = Object.fromEntries(
+        ['event', 'session', 'url', 'filename', 'track', 'day', 'starttime', 'endtime', 'speakers', 'speakers_url', 'speakers_image_url', 'video_url', 'attachments_url', 'source_language', 'target_language', 'template']
+          .filter((k) => p[k] !== undefined)
+          .map((k) => [k, p[k]]),
+      );
+      const data = { input, output, markdown_file: mdKey, attachments: images };
+      const job: JobFields = {
+        structured_data: { extracted_text: markdown, metadata: { event: p.event, session: p.session, track: p.track, language: p.target_language, topic: template.topic, tags: template.tags } },
+        assets: [mdKey, ...images, ...(archive ? [archive] : [])],
+        target_dir: targetDir,
+        llm_info: template.llm,
+        from_cache: false,
+      };
+      await writeJobResults(store, jobId, data, job);
+      return { results: resultPreview(job) };
+    },
+
+    /** Step 7: the session record (tracks, events, topics and stories read it) and the cached session entry. */
+    async recordSession({ jobId, parameters }: { jobId: string; parameters: Record<string, unknown> }) {
+      const p = await fullParameters(store, jobId, parameters);
+      const layout = sessionLayout(p);
+      const template = await readBlobJson<TemplateStep>(store, jobStepKey(jobId, SESSION_STEP.template));
+      const now = new Date().toISOString();
+      const metadata = Object.fromEntries(
+        ['day', 'starttime', 'endtime', 'speakers', 'speakers_url', 'speakers_image_url', 'source_language'].filter((k) => p[k] !== undefined).map((k) => [k, p[k]]),
+      );
+      await putSessionRecord(store, {
+        event: str(p.event),
+        track: str(p.track),
+        session: str(p.session),
+        language: str(p.target_language),
+        filename: sanitizeName(str(p.filename).replace(/\.md$/i, ''), 'filename'),
+        topic: template.topic,
+        tags: template.tags,
+        markdown_key: jobOutputKey(jobId, layout.md),
+        metadata,
+        source: { url: str(p.url), ...(p.video_url ? { video_url: str(p.video_url) } : {}), ...(p.attachments_url ? { attachments_url: str(p.attachments_url) } : {}) },
+        job_id: jobId,
+        processed_at: now,
+      });
+      await putCachedSession(store, { event: str(p.event), session: str(p.session), url: str(p.url), cached_at: now, track: str(p.track), language: str(p.target_language), job_id: jobId, markdown_file: jobOutputKey(jobId, layout.md) });
+      return { recorded: true };
+    },
+  };
+}

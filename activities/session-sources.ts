@@ -1,0 +1,204 @@
+import { randomUUID } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { load } from 'cheerio';
+import { cacheKey, contentHash, readCache, writeCache } from '../core/cache';
+import { AppError } from '../core/errors';
+import { readBlobJson } from '../core/blob-store';
+import { resultData } from '../core/job-results';
+import { jobResultsKey, jobStepKey } from '../core/records';
+import { scratchAt } from '../core/scratch';
+import { downloadToFile } from '../providers/http/download';
+import { convertHtmlToMarkdown } from '../providers/html';
+import type { ActivityDeps } from './deps';
+import { SESSION_STEP, sessionTextKey, type SessionAttachment, type SessionPlan } from './session-types';
+import { fullParameters, heartbeating, runStep } from './steps';
+
+/** Transcripts of session videos by URL and language: a second session with the same recording is not transcribed again. */
+export const SESSION_TRANSCRIPT_CACHE = 'session-transcript';
+/** At most this many PDFs are taken from an attachments page. */
+export const MAX_SESSION_ATTACHMENTS = 10;
+/** Video platforms whose pages go through the hosted path (yt-dlp) rather than a plain download. */
+const HOSTED_HOSTS = /(^|\.)(youtube\.com|youtu\.be|vimeo\.com|dailymotion\.com|media\.ccc\.de|peertube\.[a-z.]+)$/i;
+
+const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+
+/** The main content of a page: `<main>`, `<article>` or `[role=main]`, else the body without navigation and chrome. */
+export function mainContent(html: string): string {
+  const $ = load(html);
+  $('script, style, noscript, template, nav, header, footer, aside, form, [role=navigation], [role=banner], [role=contentinfo]').remove();
+  const main = $('main, [role=main], article').first();
+  return (main.length ? main.html() : $('body').html()) ?? '';
+}
+
+/** The PDF links of an HTML page, absolute, without repeats, in page order. */
+export function pdfLinks(html: string, base: string): string[] {
+  const $ = load(html);
+  const out = new Set<string>();
+  $('a[href]').each((_, a) => {
+    const href = $(a).attr('href') ?? '';
+    let u: URL;
+    try {
+      u = new URL(href, base);
+    } catch {
+      return;
+    }
+    if (!/^https?:$/.test(u.protocol)) return;
+    u.hash = '';
+    if (/\.pdf$/i.test(u.pathname) || /application\/pdf/i.test($(a).attr('type') ?? '')) out.add(u.href);
+  });
+  return [...out];
+}
+
+/** A file name for an attachment from its URL: the last path segment without `.pdf`, or `attachment-<n>`. */
+function attachmentName(url: string, index: number, taken: Set<string>): string {
+  let base = '';
+  try {
+    base = decodeURIComponent(new URL(url).pathname.split('/').pop() ?? '').replace(/\.pdf$/i, '');
+  } catch {
+    /* a name is made up below */
+  }
+  base = base.replace(/[^A-Za-z0-9_-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 60) || `attachment-${index + 1}`;
+  let name = base;
+  for (let n = 2; taken.has(name); n++) name = `${base}-${n}`;
+  taken.add(name);
+  return name;
+}
+
+/**
+ * The session's inputs (spec §4.6 steps 1 to 4): the plan (child job ids), the page, the video's transcript and the
+ * attachments. Each is a step of the job kept under it (`runStep`), so a retry, a dead worker's successor or a
+ * `restart` continues after the last finished step.
+ */
+export function createSessionSourceActivities(deps: ActivityDeps) {
+  const { store, config } = deps;
+  const policy = { allowPrivate: config.loopbackOnly || config.ALLOW_PRIVATE_URLS };
+  const maxBytes = config.MAX_UPLOAD_MB * 1024 * 1024;
+  const scratch = scratchAt(config.scratchDir);
+
+  const transcriptCacheKey = (p: Record<string, unknown>) =>
+    cacheKey({ operation: SESSION_TRANSCRIPT_CACHE, inputHash: contentHash(str(p.video_url)), params: { source_language: str(p.source_language) }, model: deps.speech?.describe().model ?? '' });
+
+  /** Downloads `url` into a scratch directory and hands the file to `work`. */
+  const fetched = <T>(url: string, accept: string[], work: (file: { path: string; mime: string; finalUrl: string }) => Promise<T>) =>
+    scratch.withDir('session-', async (dir) => work(await downloadToFile(url, path.join(dir, 'download'), { policy, maxBytes, timeoutMs: 120_000, accept })));
+
+  return {
+    /**
+     * The run's plan: the ids of the child jobs (a video job, the PDF jobs come with the attachments), kept so a
+     * restart reuses them and their finished steps, and which steps are already done (a restart skips their children).
+     */
+    async planSession({ jobId, parameters }: { jobId: string; parameters: Record<string, unknown> }): Promise<SessionPlan> {
+      const p = await fullParameters(store, jobId, parameters);
+      const { value } = await runStep(store, jobId, SESSION_STEP.plan, async () => ({ videoJobId: `job-${randomUUID()}` }));
+      const done = async (step: string) => (await store.stat(jobStepKey(jobId, step))) !== null;
+      let transcriptCached = false;
+      if (p.video_url && p.use_cache !== false && !(await done(SESSION_STEP.transcript))) {
+        transcriptCached = (await readCache<{ text: string }>(store, SESSION_TRANSCRIPT_CACHE, transcriptCacheKey(p))) !== null;
+      }
+      const hosted = (() => {
+        try {
+          return HOSTED_HOSTS.test(new URL(str(p.video_url)).hostname);
+        } catch {
+          return false;
+        }
+      })();
+      return {
+        videoJobId: value.videoJobId,
+        hosted,
+        transcriptDone: (await done(SESSION_STEP.transcript)) || transcriptCached,
+        attachmentsDone: await done(SESSION_STEP.attachmentsText),
+      };
+    },
+
+    /** Step 2: the session page through the SSRF-guarded download, its main content as Markdown. */
+    async fetchSessionPage({ jobId, parameters }: { jobId: string; parameters: Record<string, unknown> }): Promise<{ chars: number; reused: boolean }> {
+      const p = await fullParameters(store, jobId, parameters);
+      const r = await runStep(store, jobId, SESSION_STEP.page, () =>
+        heartbeating((signal) =>
+          fetched(str(p.url), ['text/html', 'application/xhtml', 'text/plain'], async (f) => {
+            const raw = await readFile(f.path, 'utf8');
+            const markdown = f.mime === 'text/plain' ? raw.trim() : await convertHtmlToMarkdown(mainContent(raw), signal);
+            await store.put(sessionTextKey(jobId, SESSION_STEP.page), markdown, { mime: 'text/markdown; charset=utf-8' });
+            return { chars: markdown.length };
+          }),
+        ),
+      );
+      return { ...r.value, reused: r.reused };
+    },
+
+    /**
+     * Step 3's end: the transcript of the video job (or of the transcript cache), kept under the job and written to
+     * the transcript cache (video URL + source language + speech model).
+     */
+    async collectSessionTranscript({ jobId, parameters, videoJobId }: { jobId: string; parameters: Record<string, unknown>; videoJobId: string }) {
+      const p = await fullParameters(store, jobId, parameters);
+      const key = transcriptCacheKey(p);
+      const r = await runStep(store, jobId, SESSION_STEP.transcript, async () => {
+        let text: string | undefined;
+        let fromCache = false;
+        if (p.use_cache !== false) {
+          const hit = await readCache<{ text: string }>(store, SESSION_TRANSCRIPT_CACHE, key);
+          if (hit) [text, fromCache] = [hit.text, true];
+        }
+        if (text === undefined) {
+          if (!(await store.stat(jobResultsKey(videoJobId)))) throw new AppError('INTERNAL_ERROR', 'The video job left no results.', { video_job_id: videoJobId });
+          text = str(resultData(await readBlobJson(store, jobResultsKey(videoJobId))).transcription);
+          await writeCache(store, SESSION_TRANSCRIPT_CACHE, key, { text, video_job_id: videoJobId });
+        }
+        await store.put(sessionTextKey(jobId, SESSION_STEP.transcript), text, { mime: 'text/plain; charset=utf-8' });
+        return { chars: text.length, from_cache: fromCache };
+      });
+      return { ...r.value, reused: r.reused };
+    },
+
+    /**
+     * Step 4's start: `attachments_url` downloaded (a PDF, or an HTML page whose PDF links are downloaded, at most
+     * {@link MAX_SESSION_ATTACHMENTS}), each PDF put under the job with the id of the PDF job that reads it.
+     */
+    async fetchSessionAttachments({ jobId, parameters }: { jobId: string; parameters: Record<string, unknown> }): Promise<{ files: SessionAttachment[]; reused: boolean }> {
+      const p = await fullParameters(store, jobId, parameters);
+      const r = await runStep(store, jobId, SESSION_STEP.attachments, () =>
+        heartbeating(async () => {
+          const files: SessionAttachment[] = [];
+          const taken = new Set<string>();
+          const keep = async (file: string, url: string) => {
+            const index = files.length;
+            const name = attachmentName(url, index, taken);
+            const ref = await store.put(sessionTextKey(jobId, `attachment-${index + 1}.pdf`), createReadStream(file), { mime: 'application/pdf' });
+            files.push({ name, url, key: ref.key, sha256: ref.sha256, pdfJobId: `job-${randomUUID()}` });
+          };
+          const isPdf = async (file: string, mime: string) => mime === 'application/pdf' || (await readFile(file)).subarray(0, 5).toString('latin1') === '%PDF-';
+          await fetched(str(p.attachments_url), ['application/pdf', 'text/html', 'application/xhtml'], async (f) => {
+            if (await isPdf(f.path, f.mime)) return keep(f.path, f.finalUrl);
+            const links = pdfLinks(await readFile(f.path, 'utf8'), f.finalUrl).slice(0, MAX_SESSION_ATTACHMENTS);
+            for (const link of links) {
+              await fetched(link, ['application/pdf'], async (pdf) => {
+                if (!(await isPdf(pdf.path, pdf.mime))) throw new AppError('INVALID_FORMAT', 'An attachment linked from the attachments page is not a PDF.', { error_type: 'not_pdf', supported_formats: ['pdf'] });
+                await keep(pdf.path, pdf.finalUrl);
+              });
+            }
+          });
+          return { files };
+        }),
+      );
+      return { files: r.value.files, reused: r.reused };
+    },
+
+    /** Step 4's end: the text the PDF jobs extracted, one section per attachment, kept under the job. */
+    async collectSessionAttachments({ jobId, files }: { jobId: string; files: SessionAttachment[] }) {
+      const r = await runStep(store, jobId, SESSION_STEP.attachmentsText, async () => {
+        const parts: string[] = [];
+        for (const f of files) {
+          const data = resultData(await readBlobJson(store, jobResultsKey(f.pdfJobId)));
+          parts.push(`### ${f.name}\n\n${str(data.extracted_text).trim()}`);
+        }
+        const text = parts.join('\n\n');
+        await store.put(sessionTextKey(jobId, SESSION_STEP.attachmentsText), text, { mime: 'text/plain; charset=utf-8' });
+        return { chars: text.length };
+      });
+      return { ...r.value, reused: r.reused };
+    },
+  };
+}

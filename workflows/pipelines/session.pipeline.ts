@@ -1,0 +1,86 @@
+import { executeChild, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import type { Activities } from '../../activities';
+import { bookkeepingRemote, cpuBound, modelCall, providerCall } from '../activity-options';
+import { jobSearchAttributes, type JobInput, type JobType } from '../definitions';
+import type { PipelineContext } from './context';
+
+/** Downloads (page, attachments) heartbeat; a dead worker's attempt is retried within 30 s. */
+const download = { ...providerCall, startToCloseTimeout: '30m', heartbeatTimeout: '30s' } as const;
+/** Writing the files (with `create_archive` a ZIP of the page images) heartbeats while the archive streams. */
+const writeFiles = { ...bookkeepingRemote, startToCloseTimeout: '30m', heartbeatTimeout: '30s' } as const;
+
+/**
+ * The session job type (spec §4.6, issue #15): plan → the page (SSRF-guarded download, main content to Markdown) →
+ * the video's transcript (a `video` child job, or the transcript cache) → the attachments (downloaded, each read by
+ * a `pdf` child job, pages rendered as assets) → the session template → the files and results → the session store.
+ * Each step is an activity with its own retry policy whose output is kept under the job, and the child jobs keep
+ * their own steps, so a retry, a dead worker or a `restart` continues after the last finished step.
+ */
+export async function sessionPipeline(ctx: PipelineContext): Promise<Record<string, unknown>> {
+  const { jobId, parameters } = ctx.input;
+  const io = proxyActivities<Activities>(bookkeepingRemote);
+  const net = proxyActivities<Activities>(download);
+  const model = proxyActivities<Activities>(modelCall);
+  const files = proxyActivities<Activities>(writeFiles);
+  const media = proxyActivities<Activities>({ ...cpuBound, taskQueue: workflowInfo().taskQueue.replace(/-io$/, '-media') });
+
+  ctx.progress('prepare', 2, 'Planning the session');
+  const plan = await io.planSession({ jobId, parameters });
+
+  ctx.progress('page', 5, 'Reading the session page');
+  const page = await net.fetchSessionPage({ jobId, parameters });
+  ctx.log('info', `Session page: ${page.chars} characters of Markdown${page.reused ? ' (kept from earlier work)' : ''}`);
+
+  if (parameters.video_url) {
+    if (!plan.transcriptDone) {
+      ctx.progress('video', 10, 'Transcribing the video');
+      const video = { url: parameters.video_url, ...(plan.hosted ? { hosted: true } : {}), source_language: parameters.source_language, target_language: parameters.source_language, use_cache: parameters.use_cache };
+      ctx.log('info', `Video transcribed by job ${plan.videoJobId}`);
+      await childJob(plan.videoJobId, 'video', video);
+    }
+    const t = await io.collectSessionTranscript({ jobId, parameters, videoJobId: plan.videoJobId });
+    ctx.log('info', `Transcript: ${t.chars} characters${t.from_cache ? ' (from the transcript cache)' : ''}`);
+  }
+
+  if (parameters.attachments_url) {
+    ctx.progress('attachments', 45, 'Downloading the attachments');
+    const { files: pdfs } = await net.fetchSessionAttachments({ jobId, parameters });
+    ctx.log('info', `${pdfs.length} attachment(s)`);
+    if (!plan.attachmentsDone) {
+      ctx.progress('attachments', 50, 'Reading the attachments');
+      await Promise.all(pdfs.map((f) => childJob(f.pdfJobId, 'pdf', { file_key: f.key, original_name: `${f.name}.pdf`, extraction_method: 'combined', use_cache: parameters.use_cache })));
+    }
+    if (pdfs.length) {
+      const pages = await media.renderSessionPages({ jobId, parameters, files: pdfs });
+      ctx.log('info', `${pages.images} page image(s)`);
+    }
+    await io.collectSessionAttachments({ jobId, files: pdfs });
+  }
+
+  ctx.progress('template', 70, 'Filling the session template');
+  const filled = await model.fillSessionTemplate({ jobId, parameters });
+  ctx.log('info', `Template filled; topic ${JSON.stringify(filled.topic)}, ${filled.tags.length} tag(s)`);
+
+  ctx.progress('write', 92, 'Writing the session files');
+  const out = await files.writeSessionOutput({ jobId, parameters });
+  ctx.progress('record', 97, 'Recording the session');
+  await io.recordSession({ jobId, parameters });
+  return out.results;
+}
+
+/**
+ * A job of another type run for this one (a `video` or `pdf` job): its own workflow and record under the id the
+ * plan kept, so its finished steps are reused when this job is retried or restarted. A failure fails this job with
+ * the child's error code.
+ */
+async function childJob(jobId: string, jobType: JobType, parameters: Record<string, unknown>): Promise<void> {
+  const input: JobInput = { jobId, jobType, parameters: stripUndefined(parameters), createdAt: new Date().toISOString(), run: 1 };
+  await executeChild('jobWorkflow', {
+    workflowId: jobId,
+    args: [input],
+    taskQueue: workflowInfo().taskQueue,
+    typedSearchAttributes: jobSearchAttributes({ jobType }),
+  });
+}
+
+const stripUndefined = (o: Record<string, unknown>): Record<string, unknown> => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
