@@ -18,7 +18,7 @@ export interface SweepCounts {
 export interface RetentionSweeperOptions {
   store: BlobStore;
   retentionDays: number;
-  /** Asked whether a job's workflow still runs (a restarted job) before anything of it is deleted. */
+  /** Asked whether Temporal still knows a job's workflow (running, or closed within its retention) before anything of it is deleted. */
   client?: Client;
   logger: Logger;
 }
@@ -35,9 +35,9 @@ const expired = (s: FinishedState, cutoff: number): boolean => Date.parse(s.upda
  * Deletes what a finished job leaves behind once `RETENTION_DAYS` have passed since it last changed (issue #13,
  * defect 8): its files and internal state (`jobs/<id>/`), then its record; finished batches likewise; and by age
  * the result-cache entries (which point at a job's results, or hold a value), idempotency records and uploads left
- * by crashed requests. A job is deleted only when its record says it finished before the cutoff and Temporal does
- * not know it as running (a restart writes a pending record first, and the check runs again just before the record
- * goes); pending and processing jobs, and job folders without a record (a job still starting), are never touched.
+ * by crashed requests. A job is deleted only when its record says it finished before the cutoff and Temporal no
+ * longer knows its workflow (neither running, as after a restart, nor closed within the namespace's retention: the
+ * record must outlive the workflow; the check runs again just before the record goes); pending and processing jobs, and job folders without a record (a job still starting), are never touched.
  * The record goes last, so a sweep cut short finishes at the next one.
  */
 export function createRetentionSweeper(opts: RetentionSweeperOptions) {
@@ -53,11 +53,15 @@ export function createRetentionSweeper(opts: RetentionSweeperOptions) {
     }
   }
 
-  async function running(jobId: string): Promise<boolean> {
+  /**
+   * True while Temporal knows the job's workflow: running (a restarted job), or closed and still within the namespace's
+   * retention. Contract §3: a job's record outlives its workflow, so nothing is deleted until Temporal forgot it.
+   */
+  async function knownToTemporal(jobId: string): Promise<boolean> {
     if (!client) return false;
     try {
-      const d = await client.workflow.getHandle(jobId).describe();
-      return d.status.name === 'RUNNING';
+      await client.workflow.getHandle(jobId).describe();
+      return true;
     } catch (e) {
       if ((e as Error).name === 'WorkflowNotFoundError') return false;
       throw e;
@@ -70,11 +74,11 @@ export function createRetentionSweeper(opts: RetentionSweeperOptions) {
 
   async function sweepJob(jobId: string, cutoff: number): Promise<boolean> {
     const rec = await readState(jobRecordKey(jobId));
-    if (!rec || !finished(rec) || !expired(rec, cutoff) || (await running(jobId))) return false;
+    if (!rec || !finished(rec) || !expired(rec, cutoff) || (await knownToTemporal(jobId))) return false;
     await deleteAll(await store.list(jobPrefix(jobId)));
     // Restarted meanwhile (its pending record written, its workflow started): the record stays.
     const again = await readState(jobRecordKey(jobId));
-    if (!again || !finished(again) || again.updated_at !== rec.updated_at || (await running(jobId))) return false;
+    if (!again || !finished(again) || again.updated_at !== rec.updated_at || (await knownToTemporal(jobId))) return false;
     await store.delete(jobRecordKey(jobId));
     return true;
   }
@@ -92,7 +96,7 @@ export function createRetentionSweeper(opts: RetentionSweeperOptions) {
     for (const b of (await store.list('records/batches/')).filter((x) => old(x) && !x.key.endsWith('.manifest.json'))) {
       const batchId = b.key.slice('records/batches/'.length, -'.json'.length);
       const rec = await readState(batchRecordKey(batchId));
-      if (!rec || rec.status !== 'completed' || !expired(rec, cutoff)) continue;
+      if (!rec || rec.status !== 'completed' || !expired(rec, cutoff) || (await knownToTemporal(batchId))) continue;
       await store.delete(batchManifestKey(batchId));
       await store.delete(batchRecordKey(batchId));
       counts.batches += 1;

@@ -11,6 +11,7 @@ import type { LlmServer } from '../support/llm-server';
 import { buildPdf } from '../support/pdf-factory';
 import { postPdf } from '../support/pdf-http';
 import { holdModel, unique } from '../support/results';
+import { until } from '../support/jobs';
 
 // Issue #13, defects 3 and 8, on the real API and worker, the shared Temporal dev server, pdftotext and the local
 // blob store: cached answers are streamed from the stored results (the same bytes as the first answer), the text is
@@ -120,7 +121,7 @@ describe('Stored results: streamed answers, the text stored once, the heavy-requ
     expect(await s.worker.store.list('uploads/')).to.deep.equal([]);
   });
 
-  it('the retention sweeper deletes expired jobs with their files, results and cache entries, never a running job', async () => {
+  it('the retention sweeper deletes expired jobs with their files, results and cache entries once Temporal forgot them, never a running job', async () => {
     const store = s.worker.store;
     const before = await recordIds(s);
     const pdf = textPdf(2);
@@ -141,12 +142,10 @@ describe('Stored results: streamed answers, the text stored once, the heavy-requ
       const sweeper = createRetentionSweeper({ store, retentionDays: 1, client: s.api.temporal.client, logger: createLogger('test', 'silent') });
       // Two days on: the pdf job finished two days ago; its record, files, results and cache entry are expired.
       await store.put(jobRecordKey(runningJob), JSON.stringify(restarting), { mime: 'application/json' });
-      const counts = await sweeper.sweep(Date.now() + 2 * DAY_MS);
-      expect(counts.jobs, 'this test\'s job and the earlier ones').to.be.at.least(1);
-      expect(await store.stat(jobRecordKey(expiredJob))).to.equal(null);
-      expect(await store.list(`jobs/${expiredJob}/`)).to.deep.equal([]);
+      // Temporal still knows the finished workflow (within the namespace's retention): its record must outlive it.
+      await sweeper.sweep(Date.now() + 2 * DAY_MS);
+      expect(await store.stat(jobRecordKey(expiredJob)), 'kept while Temporal knows the workflow').to.not.equal(null);
       expect(await store.list('cache/')).to.deep.equal([]);
-      expect((await s.call('GET', `/api/event-job/files/jobs/${expiredJob}/out/result.md`)).status).to.equal(404);
       // The running job keeps everything.
       expect(await readBlobJson(store, jobRecordKey(runningJob))).to.deep.equal(restarting);
       expect(await store.list(`jobs/${runningJob}/`)).to.not.deep.equal([]);
@@ -158,7 +157,16 @@ describe('Stored results: streamed answers, the text stored once, the heavy-requ
     } finally {
       release();
     }
-    // The same document again: a miss (its cache entry went with the job), the same answer.
+    // Temporal's retention passes for the finished job (what the namespace's retention does, done now): it goes.
+    const temporal = s.api.temporal.client;
+    await temporal.workflowService.deleteWorkflowExecution({ namespace: 'default', workflowExecution: { workflowId: expiredJob } });
+    await until(async () => ((await temporal.workflow.getHandle(expiredJob).describe().then(() => false, () => true)) ? true : undefined), 'the workflow deleted', 60_000, 200);
+    const gone = createRetentionSweeper({ store, retentionDays: 1, client: temporal, logger: createLogger('test', 'silent') });
+    expect((await gone.sweep(Date.now() + 2 * DAY_MS)).jobs).to.equal(1);
+    expect(await store.stat(jobRecordKey(expiredJob))).to.equal(null);
+    expect(await store.list(`jobs/${expiredJob}/`)).to.deep.equal([]);
+    expect((await s.call('GET', `/api/event-job/files/jobs/${expiredJob}/out/result.md`)).status).to.equal(404);
+    // The same document again: a miss (its cache entry went by age), the same answer.
     const again = await rawPdfCall(s, pdf);
     expect(again.headers.get('x-cache')).to.equal('miss');
     // Half a day on, nothing of the fresh jobs is expired.
