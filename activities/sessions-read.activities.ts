@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import { readBlobBuffer, readBlobJson, writeBlobJson } from '../core/blob-store';
+import { BlobNotFoundError, readBlobBuffer, readBlobJson, writeBlobJson } from '../core/blob-store';
 import { resultPreview, writeJobResults, type JobFields } from '../core/job-results';
 import { jobInternalKey, jobOutputKey, jobOutputPrefix } from '../core/records';
 import { listSessionRecords, readSessionMarkdown, sanitizeName, type SessionFilter, type SessionRecord } from '../core/session-store';
@@ -112,20 +112,25 @@ export function createSessionReadActivities(deps: ActivityDeps) {
         const budget = Number(p.chunk_chars);
         const language = String(p.target_language ?? 'de');
         const records = onePerSession(await listSessionRecords(store, filterOf(jobType, p)), language);
-        if (!records.length) {
-          const [code, field] = notFound[jobType as keyof typeof notFound] ?? ['NOT_FOUND', 'name'];
-          throw ApplicationFailure.nonRetryable(`No sessions for the ${field} ${JSON.stringify(p[field])}.`, code, { [field]: p[field] });
-        }
-        const tracks = [...new Set(records.map((r) => r.track))].sort((a, b) => a.localeCompare(b));
         const sessions: PlannedSession[] = [];
-        for (const [i, r] of records.entries()) {
+        for (const r of records) {
+          // A record whose Markdown is gone (its job swept after RETENTION_DAYS) is left out.
+          const markdown = await readSessionMarkdown(store, r).catch((e: unknown) => {
+            if (e instanceof BlobNotFoundError) return null;
+            throw e;
+          });
+          if (markdown === null) continue;
+          const i = sessions.length;
           const header = `Session: ${label(r.session)}\nTrack: ${label(r.track)}\nEvent: ${label(r.event)}\n\n`;
-          const markdown = await readSessionMarkdown(store, r);
           const pieces = chunkText(markdown, Math.max(200, budget - header.length));
           await Promise.all(pieces.map((text, j) => store.put(pieceKey(jobId, `m${i}p${j}`), text, { mime: 'text/markdown; charset=utf-8' })));
           sessions.push({ name: r.session, event: r.event, track: r.track, language: r.language, header, pieces: pieces.length });
         }
-        return { sessions, tracks };
+        if (!sessions.length) {
+          const [code, field] = notFound[jobType as keyof typeof notFound] ?? ['NOT_FOUND', 'name'];
+          throw ApplicationFailure.nonRetryable(`No sessions for the ${field} ${JSON.stringify(p[field])}.`, code, { [field]: p[field] });
+        }
+        return { sessions, tracks: [...new Set(sessions.map((x) => x.track))].sort((a, b) => a.localeCompare(b)) };
       });
       return { sessions: plan.sessions.map((s) => ({ track: plan.tracks.indexOf(s.track), pieces: s.pieces })), tracks: plan.tracks };
     },

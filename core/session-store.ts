@@ -150,23 +150,14 @@ function recordKey(rec: SessionRecord): string {
   return `${identityPrefix(rec)}${stampOf(rec.processed_at)}.${topic}`;
 }
 
-/** Parses an index key; null for anything else. */
-function parseKey(key: string): SessionEntry | null {
+/** Parses an index key into its encoded segments; null for anything else. */
+function splitKey(key: string): [ev: string, lang: string, track: string, file: string, topic: string] | null {
   if (!key.startsWith(INDEX)) return null;
   const parts = key.slice(INDEX.length).split('/');
   if (parts.length !== 4) return null;
-  const [ev, lang, track, leaf] = parts as [string, string, string, string];
-  const fields = leaf.split('.');
+  const fields = parts[3]!.split('.');
   if (fields.length !== 3) return null;
-  const [file, , topic] = fields as [string, string, string];
-  return {
-    event: fromKeySegment(ev),
-    language: fromKeySegment(lang),
-    track: fromKeySegment(track),
-    filename: fromKeySegment(file),
-    topic: fromKeySegment(topic),
-    key,
-  };
+  return [parts[0]!, parts[1]!, parts[2]!, fields[0]!, fields[2]!];
 }
 
 /** Of the keys of one session, the newest (stamp, then topic). */
@@ -182,39 +173,52 @@ export async function putSessionRecord(store: BlobStore, rec: SessionRecord): Pr
   if (keep !== key) await store.delete(key);
 }
 
-const matches = (value: string, wanted: string | undefined, field: string): boolean => {
-  if (wanted === undefined) return true;
+/** The encoded segment a filter value must equal (sanitised names encode one way only), or null when none can. */
+function wantedSegment(value: string | undefined, field: string): string | null | undefined {
+  if (value === undefined) return undefined;
+  if (field === 'topic' && value === '') return '';
   try {
-    return sanitizeName(wanted, field) === value;
+    return seg(value, field);
   } catch {
-    return false;
+    return null;
   }
-};
+}
 
-/** The sessions matching the filter, from key names only (one entry per session: its newest record). */
+/**
+ * The sessions matching the filter, from key names only (one entry per session: its newest record). Filters compare
+ * encoded key segments; only the matching keys are decoded (names repeat, so decodings are memoised).
+ */
 export async function listSessionEntries(store: BlobStore, filter: SessionFilter = {}): Promise<SessionEntry[]> {
-  let prefix = INDEX;
-  if (filter.event !== undefined) {
-    try {
-      prefix += `${seg(filter.event, 'event')}/`;
-    } catch {
-      return [];
-    }
+  const want = {
+    event: wantedSegment(filter.event, 'event'),
+    track: wantedSegment(filter.track, 'track'),
+    language: wantedSegment(filter.language, 'language'),
+    topic: wantedSegment(filter.topic, 'topic'),
+  };
+  if (Object.values(want).some((w) => w === null)) return [];
+  const newest = new Map<string, string>();
+  for (const key of await store.listKeys(want.event === undefined ? INDEX : `${INDEX}${want.event}/`)) {
+    const stampAt = key.lastIndexOf('.', key.lastIndexOf('.') - 1);
+    if (stampAt < 0) continue;
+    const id = key.slice(0, stampAt);
+    const seen = newest.get(id);
+    if (seen === undefined || seen < key) newest.set(id, key);
   }
-  const latest = new Map<string, SessionEntry>();
-  for (const key of await store.listKeys(prefix)) {
-    const e = parseKey(key);
-    if (!e) continue;
-    const id = key.slice(0, key.lastIndexOf('.', key.lastIndexOf('.') - 1));
-    const seen = latest.get(id);
-    if (!seen || seen.key < key) latest.set(id, e);
+  const names = new Map<string, string>();
+  const decode = (segment: string) => {
+    let n = names.get(segment);
+    if (n === undefined) names.set(segment, (n = fromKeySegment(segment)));
+    return n;
+  };
+  const out: SessionEntry[] = [];
+  for (const key of newest.values()) {
+    const p = splitKey(key);
+    if (!p) continue;
+    const [ev, lang, track, file, topic] = p;
+    if ((want.track !== undefined && track !== want.track) || (want.language !== undefined && lang !== want.language) || (want.topic !== undefined && topic !== want.topic)) continue;
+    out.push({ event: decode(ev), language: decode(lang), track: decode(track), filename: fromKeySegment(file), topic: decode(topic), key });
   }
-  return [...latest.values()].filter(
-    (e) =>
-      matches(e.track, filter.track, 'track') &&
-      matches(e.language, filter.language, 'language') &&
-      (filter.topic === undefined || (filter.topic === '' ? e.topic === '' : matches(e.topic, filter.topic, 'topic'))),
-  );
+  return out;
 }
 
 /** Runs `fn` over `items` with at most `limit` at a time, results in order. */
