@@ -5,6 +5,7 @@ import path from 'node:path';
 import { load } from 'cheerio';
 import { cacheKey, contentHash, readCache, writeCache } from '../core/cache';
 import { AppError } from '../core/errors';
+import { sessionParams } from '../core/job-params';
 import { readBlobJson } from '../core/blob-store';
 import { resultData } from '../core/job-results';
 import { jobResultsKey, jobStepKey } from '../core/records';
@@ -91,6 +92,11 @@ export function createSessionSourceActivities(deps: ActivityDeps) {
      */
     async planSession({ jobId, parameters }: { jobId: string; parameters: Record<string, unknown> }): Promise<SessionPlan> {
       const p = await fullParameters(store, jobId, parameters);
+      const checked = sessionParams.safeParse(p);
+      if (!checked.success) {
+        const issues = checked.error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message }));
+        throw new AppError('VALIDATION_ERROR', `The session parameters are invalid: ${issues.map((i) => i.path).join(', ')}.`, { issues });
+      }
       const { value } = await runStep(store, jobId, SESSION_STEP.plan, async () => ({ videoJobId: `job-${randomUUID()}` }));
       const done = async (step: string) => (await store.stat(jobStepKey(jobId, step))) !== null;
       let transcriptCached = false;

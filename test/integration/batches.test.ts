@@ -170,7 +170,7 @@ describe('batches on the real engine', function () {
       expect(r.status).to.equal(400);
       expect(r.body.error.code).to.equal('VALIDATION_ERROR');
       expect(r.body.error.details.limit).to.equal(5);
-      const legacy = await w.call('POST', '/api/event-job/batches', { batch_name: 'big', jobs: Array.from({ length: 6 }, () => ({ event: 'e', session: 's', url: 'https://example.com/s' })) });
+      const legacy = await w.call('POST', '/api/event-job/batches', { batch_name: 'big', jobs: Array.from({ length: 6 }, () => ({ event: 'e', session: 's', url: 'https://example.com/s', filename: 's', track: 't' })) });
       expect(legacy.status).to.equal(400);
       expect(legacy.body.error.details.limit).to.equal(5);
     });
@@ -283,7 +283,8 @@ describe('batches on the real engine', function () {
   });
 
   describe('legacy event-job API', () => {
-    const session = { event: 'Conf 2025', session: 'Opening', url: 'https://example.com/opening', filename: 'opening.md', track: 'Main' };
+    // Nothing listens on port 9 of loopback: a session job fails at its first download (UPSTREAM_ERROR), at once.
+    const session = { event: 'Conf 2025', session: 'Opening', url: 'http://127.0.0.1:9/opening', filename: 'opening.md', track: 'Main' };
 
     it('creates a session job, shows it in the legacy shape and restarts it after it failed', async () => {
       const r = await s.call('POST', '/api/event-job/jobs', { ...session, source_language: 'en', target_language: 'de' });
@@ -291,7 +292,7 @@ describe('batches on the real engine', function () {
       expect(r.body.data).to.have.all.keys('job_id', 'status');
       expect(r.body.data.status).to.equal('pending');
       const jobId = r.body.data.job_id;
-      expect((await s.waitJob(jobId)).error.code).to.equal('NOT_IMPLEMENTED');
+      expect((await s.waitJob(jobId)).error.code).to.equal('UPSTREAM_ERROR');
 
       const got = await s.call('GET', `/api/event-job/jobs/${jobId}`);
       expect(got.status).to.equal(200);
@@ -302,7 +303,7 @@ describe('batches on the real engine', function () {
       expect(d.progress.percent).to.be.a('number');
       expect(d.results).to.have.all.keys('markdown_file', 'assets');
       expect(d.results.assets).to.deep.equal([]);
-      expect(d.error.code).to.equal('NOT_IMPLEMENTED');
+      expect(d.error.code).to.equal('UPSTREAM_ERROR');
 
       const restart = await s.call('POST', `/api/event-job/${jobId}/restart`);
       expect(restart.body.data).to.deep.equal({ job_id: jobId, status: 'pending', message: 'Job restarted' });
@@ -330,7 +331,7 @@ describe('batches on the real engine', function () {
     });
 
     it('creates a legacy batch, counts it and answers 400 NO_ARCHIVE for its archive once it finished without files', async () => {
-      const jobs = [1, 2, 3].map((i) => ({ event: 'Conf 2025', session: `Talk ${i}`, url: `https://example.com/talk-${i}` }));
+      const jobs = [1, 2, 3].map((i) => ({ event: 'Conf 2025', session: `Talk ${i}`, url: `http://127.0.0.1:9/talk-${i}`, filename: `talk-${i}`, track: 'Main' }));
       const r = await s.call('POST', '/api/event-job/batches', { batch_name: 'talks', jobs });
       expect(r.status, JSON.stringify(r.body)).to.equal(200);
       expect(r.body.data).to.have.all.keys('batch_id', 'batch_name', 'status', 'job_count');

@@ -312,8 +312,9 @@ describe('job and batch workflows on a local Temporal dev server', function () {
     it('retries a failed delivery on the scaled backoff, logs each attempt, and keeps the event id', async () => {
       receiver = await startWebhookReceiver({ responses: [500, 500, 500] });
       const jobs = new JobService(h.gateway, h.store, 0.001);
-      // A session job fails at once (no pipeline yet), so its only event is the failure.
-      const session = { event: 'E', session: 'S', url: 'https://example.org/s', filename: 's.md', track: 'T' };
+      // A session job created without the API's validation fails at once in its first step (no track), before any
+      // progress, so its only event is the failure.
+      const session = { event: 'E', session: 'S', url: 'https://example.org/s', filename: 's.md' };
       const { state } = await jobs.create({ jobType: 'session', parameters: session, webhook: { url: receiver.url, token: 'tok-1', jobId: 'client-7' } });
       await failureOf(h.client.workflow.getHandle(state.job_id).result());
 

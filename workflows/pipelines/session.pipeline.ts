@@ -24,8 +24,9 @@ export async function sessionPipeline(ctx: PipelineContext): Promise<Record<stri
   const files = proxyActivities<Activities>(writeFiles);
   const media = proxyActivities<Activities>({ ...cpuBound, taskQueue: workflowInfo().taskQueue.replace(/-io$/, '-media') });
 
-  ctx.progress('prepare', 2, 'Planning the session');
+  // The plan checks the parameters first: a job created past the API's validation fails before any progress.
   const plan = await io.planSession({ jobId, parameters });
+  ctx.progress('prepare', 2, 'Session planned');
 
   ctx.progress('page', 5, 'Reading the session page');
   const page = await net.fetchSessionPage({ jobId, parameters });
