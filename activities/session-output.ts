@@ -196,6 +196,10 @@ export function createSessionOutputActivities(deps: ActivityDeps) {
       const metadata = Object.fromEntries(
         ['day', 'starttime', 'endtime', 'speakers', 'speakers_url', 'speakers_image_url', 'source_language'].filter((k) => p[k] !== undefined).map((k) => [k, p[k]]),
       );
+      // The store keeps its own copy of the Markdown (sessions/<event>/<lang>/<track>/<file>.md): the job's output goes
+      // when retention sweeps the job, the session record and what tracks, events and stories read from it stay.
+      const storeKey = sessionPath(str(p.event), str(p.target_language), str(p.track), str(p.filename));
+      await store.put(storeKey, await store.get(jobOutputKey(jobId, layout.md)), { mime: 'text/markdown; charset=utf-8' });
       await putSessionRecord(store, {
         event: str(p.event),
         track: str(p.track),
@@ -204,7 +208,7 @@ export function createSessionOutputActivities(deps: ActivityDeps) {
         filename: sanitizeName(str(p.filename).replace(/\.md$/i, ''), 'filename'),
         topic: template.topic,
         tags: template.tags,
-        markdown_key: jobOutputKey(jobId, layout.md),
+        markdown_key: storeKey,
         metadata,
         source: { url: str(p.url), ...(p.video_url ? { video_url: str(p.video_url) } : {}), ...(p.attachments_url ? { attachments_url: str(p.attachments_url) } : {}) },
         job_id: jobId,

@@ -35,7 +35,7 @@ export function eventJobRoutes(api: ApiRouter, jobs: JobService, batches: BatchS
 
   api.add({
     method: 'post', path: '/api/event-job/jobs', summary: 'Create a session job (legacy)', tags, body: legacyJobBody,
-    responses: { 200: jsonResponse(jobAccepted, 'Accepted') },
+    responses: { 200: jsonResponse(jobAccepted, 'Accepted'), 404: errorResponse('Unknown template') },
     handler: async (ctx, { body }) => {
       const parameters = await sessionParameters(body as Record<string, unknown>);
       const { state } = await jobs.create({ jobType: 'session', parameters, webhook: parameters.webhook as { url: string } | undefined, legacy: true });
@@ -58,7 +58,7 @@ export function eventJobRoutes(api: ApiRouter, jobs: JobService, batches: BatchS
   api.add({
     method: 'post', path: '/api/event-job/batches', summary: 'Create a batch of session jobs (legacy)', tags,
     body: legacyBatchBody,
-    responses: { 200: jsonResponse(legacyBatchAccepted, 'Accepted') },
+    responses: { 200: jsonResponse(legacyBatchAccepted, 'Accepted'), 404: errorResponse('Unknown template') },
     handler: async (ctx, { body }) => {
       if (body.jobs.length > maxBatchJobs) {
         throw new AppError('VALIDATION_ERROR', `A batch holds at most ${maxBatchJobs} jobs.`, { limit: maxBatchJobs, issues: [{ path: 'jobs', message: `at most ${maxBatchJobs} jobs` }] });

@@ -58,7 +58,7 @@ export function jobRoutes(api: ApiRouter, deps: JobRouteDeps): void {
     description: 'Starts a job; it is `pending` until a worker takes it. Send `Idempotency-Key` to make retries safe.',
     tags: ['Jobs'],
     body: createJobBody,
-    responses: { 200: jsonResponse(jobCreated, 'Accepted') },
+    responses: { 200: jsonResponse(jobCreated, 'Accepted'), 404: errorResponse('Unknown template (session jobs)') },
     handler: async (ctx, { body }) => {
       const parameters = validateParameters(body.job_type, body.parameters);
       if (body.job_type === 'session') await checkSessionRequest(parameters, ['parameters']);
@@ -80,7 +80,7 @@ export function jobRoutes(api: ApiRouter, deps: JobRouteDeps): void {
     summary: 'Create a batch of jobs',
     tags: ['Jobs'],
     body: createBatchBody,
-    responses: { 200: jsonResponse(batchCreated, 'Accepted') },
+    responses: { 200: jsonResponse(batchCreated, 'Accepted'), 404: errorResponse('Unknown template (session jobs)') },
     handler: async (ctx, { body }) => {
       if (body.jobs.length > deps.maxBatchJobs) {
         throw new AppError('VALIDATION_ERROR', `A batch holds at most ${deps.maxBatchJobs} jobs.`, {

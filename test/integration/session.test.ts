@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
 import type { Stack } from '../support/stack';
-import { listSessionRecords } from '../../core/session-store';
+import { listSessionRecords, readSessionMarkdown } from '../../core/session-store';
 import { message, useLlmStack } from '../support/llm-env';
 import type { LlmRequest, LlmServer } from '../support/llm-server';
 import { responseChecker } from '../support/openapi-schemas';
@@ -117,7 +117,11 @@ describe('session processing (POST /api/session/*, legacy event jobs) on the rea
     // The session store and the cached entry.
     const [rec, ...more] = await listSessionRecords(s.worker.store, { event: 'FOSDEM 2026' });
     expect(more).to.have.length(0);
-    expect(rec).to.include({ event: 'FOSDEM 2026', track: 'Geo spatial', session: 'Session open-maps', language: 'en', filename: 'open-maps', topic: 'Open data', markdown_key: out.markdown_file, job_id: jobId });
+    expect(rec).to.include({ event: 'FOSDEM 2026', track: 'Geo spatial', session: 'Session open-maps', language: 'en', filename: 'open-maps', topic: 'Open data', job_id: jobId });
+    // The store keeps its own copy of the Markdown, outside the job (which retention may sweep).
+    expect(rec!.markdown_key).to.match(/^sessions\/.+\/open-maps\.md$/);
+    expect(out.markdown_file.endsWith(rec!.markdown_key)).to.equal(true);
+    expect(await readSessionMarkdown(s.worker.store, rec!)).to.equal(out.markdown_content);
     expect(rec!.metadata).to.include({ day: '2026-02-01', starttime: '10:00' });
     expect(rec!.source).to.deep.equal({ url: `${site.base}/s/open-maps`, video_url: `${site.base}/talk.mp4`, attachments_url: `${site.base}/attachments` });
     const cached = await s.call('GET', '/api/session/cached');
