@@ -3,6 +3,7 @@ import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/activity';
 import { writeBlobJson } from '../core/blob-store';
 import { readCache } from '../core/cache';
+import { countAudioSeconds } from '../core/metrics';
 import { jobInternalKey } from '../core/records';
 import { copyBlob, scratchAt } from '../core/scratch';
 import { audioData, type AudioOutcome } from '../core/result-shapes';
@@ -100,6 +101,7 @@ export function createAudioActivities(deps: ActivityDeps) {
         duration_ms: t.durationMs,
       };
       await writeBlobJson(store, key, kept);
+      countAudioSeconds(a.end - a.start);
       return { reused: false };
     },
 

@@ -2,6 +2,7 @@ import { BlobNotFoundError, readBlobBuffer, readBlobJson, writeBlobJson } from '
 import { batchRecordKey, jobRecordKey, jobResultsKey } from '../core/records';
 import { uploadToDiscard } from '../core/job-params';
 import { storedResultsRef } from '../core/job-results';
+import { countJobFinished } from '../core/metrics';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { jobFinishedSignal, jobStateQuery, type BatchInput, type BatchState, type JobInput, type JobState, type JobStatus } from '../workflows/definitions';
 import type { ActivityDeps } from './deps';
@@ -17,8 +18,11 @@ export function createJobActivities(deps: ActivityDeps) {
     /**
      * Writes the job's record: the source of truth once a job is finished. It points at the results the pipeline
      * stored (`results_ref`) instead of embedding them; results stored before that layout are embedded as before.
+     * `finished` marks the write that ends a run (not the later rewrite with webhook log lines): it counts the job
+     * in `docproc_jobs_finished_total`.
      */
-    async writeJobRecord({ state }: { state: JobState }): Promise<void> {
+    async writeJobRecord({ state, finished }: { state: JobState; finished?: boolean }): Promise<void> {
+      if (finished && (state.status === 'completed' || state.status === 'failed')) countJobFinished(state.job_type, state.status);
       // A finished job removes the upload of the synchronous request it ran for (see DISCARD_UPLOAD).
       const upload = state.status === 'completed' || state.status === 'failed' ? uploadToDiscard(state.parameters) : null;
       if (upload) await store.delete(upload);

@@ -1,5 +1,6 @@
 import { BlobNotFoundError, readBlobBuffer, readBlobJson, writeBlobJson } from '../core/blob-store';
 import { readCache, readCacheRef, writeCacheRef, type CacheRef } from '../core/cache';
+import { countCacheLookup } from '../core/metrics';
 import { resultPreview, writeJobResults, type JobFields, type LlmInfo, type StoredJobFields } from '../core/job-results';
 import { PDF_CACHE_OPERATION, pdfCacheKey, type PdfCachedResult } from '../core/pdf-cache';
 import { jobFieldsKey, jobOutputKey, jobOutputPrefix, jobResultsKey } from '../core/records';
@@ -86,6 +87,8 @@ export function createPdfResults(deps: ActivityDeps) {
     const useCache = key !== null && p.use_cache !== false;
     const ref = useCache ? await readCacheRef(store, PDF_CACHE_OPERATION, key) : null;
     const copied = ref ? await copyHit(jobId, ref) : null;
+    // A lookup that finds no reference is counted by readCache below; one that finds a reference, here.
+    if (ref) countCacheLookup(PDF_CACHE_OPERATION, copied !== null);
     if (copied) return copied;
     // An entry written before entries pointed at results holds the text itself.
     const hit = useCache && !ref ? await readCache<PdfCachedResult>(store, PDF_CACHE_OPERATION, key) : null;

@@ -6,6 +6,7 @@ import { activityInfo, ApplicationFailure, cancellationSignal, heartbeat } from 
 import yazl from 'yazl';
 import { cacheKey, readCache, writeCache } from '../core/cache';
 import { COMBINED_RULE } from '../core/pdf-cache';
+import { countPdfPage } from '../core/metrics';
 import { BlobNotFoundError, readBlobJson, writeBlobJson } from '../core/blob-store';
 import type { LlmInfo } from '../core/job-results';
 import { pageRange } from '../core/page-range';
@@ -134,6 +135,7 @@ export function createPdfActivities(deps: ActivityDeps) {
         // Thousands of pages take seconds: the step heartbeats meanwhile.
         const read = async (): Promise<PageResult[]> => {
           const texts = await heartbeating((signal) => readPageTexts(d.pdfPath, d.meta.pages, engine, { signal, parallel: os.availableParallelism() }));
+          countPdfPage('native', d.meta.pages.length);
           return d.meta.pages.map((page) => ({ page, text: texts.get(page) ?? '', method: 'native' }));
         };
         if (finish) return { meta: d.meta, results: await finishPdfJob({ jobId, parameters: d.p, meta: d.meta, sha256: d.input.sha256, llm: [], contents: read }) };
@@ -190,6 +192,7 @@ export function createPdfActivities(deps: ActivityDeps) {
             }
             write(writeBlobJson(store, pageKey(jobId, page), r));
             summary.push({ page, method: r.method, chars: r.text.length, reused });
+            if (!reused) countPdfPage(r.method);
             heartbeat({ page });
           }
         } finally {

@@ -1,6 +1,7 @@
 import { readBlobJson } from '../core/blob-store';
 import { resultData } from '../core/job-results';
 import { jobResultsKey } from '../core/records';
+import { countWebhookAttempt } from '../core/metrics';
 import { completedBody, failedBody, progressBody } from '../core/webhooks';
 import { deliverWebhook } from '../providers/webhook/deliver';
 import type { JobEvent, WebhookConfig } from '../workflows/definitions';
@@ -26,7 +27,7 @@ export function createWebhookActivities(deps: ActivityDeps) {
         const data = (await store.stat(jobResultsKey(jobId))) ? resultData(await readBlobJson(store, jobResultsKey(jobId))) : {};
         body = completedBody(jobId, clientJobId, event.message, data);
       } else body = failedBody(jobId, clientJobId, event.message, event.error);
-      return deliverWebhook({
+      const result = await deliverWebhook({
         url: webhook.url,
         body,
         id: input.webhookId,
@@ -34,6 +35,8 @@ export function createWebhookActivities(deps: ActivityDeps) {
         signingSecret: config.WEBHOOK_SIGNING_SECRET,
         policy,
       });
+      countWebhookAttempt(event.phase, result.outcome);
+      return result;
     },
   };
 }

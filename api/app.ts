@@ -8,6 +8,7 @@ import { DOC_PATHS, docsRoutes, isDocPath } from './docs';
 import { authMiddleware } from './middleware/auth';
 import { bodyParsers } from './middleware/body';
 import { edgeMiddleware } from './middleware/edge';
+import { httpMetrics, METRICS_PATH, metricsEndpoint } from './middleware/metrics';
 import { createRegistry, generateDocument } from './openapi';
 import { ApiRouter } from './route';
 import { audioRoutes } from './routes/audio.routes';
@@ -44,7 +45,7 @@ export interface App {
   routes: { method: string; path: string }[];
 }
 
-/** Builds the Koa app without listening. Middleware order: edge (ids, errors) → auth → routes → 404/405. */
+/** Builds the Koa app without listening. Middleware order: HTTP metrics → edge (ids, errors) → auth → /metrics → routes → 404/405. */
 export function createApp(deps: AppDeps): App {
   const { config, logger } = deps;
   const koa = new Koa({ proxy: false });
@@ -80,16 +81,19 @@ export function createApp(deps: AppDeps): App {
   eventRoutes(api, { jobs, config });
   storyRoutes(api, { jobs, config });
 
+  const routeOf = (method: string, p: string) => api.router.match(p, method).pathAndMethod.findLast((l) => l.methods.length > 0)?.path;
+  koa.use(httpMetrics(routeOf));
   koa.use(edgeMiddleware(logger, SERVICE_VERSION));
   koa.use(
     authMiddleware({
       apiKey: config.SERVICE_API_KEY,
       allowLocalhostNoAuth: config.ALLOW_LOCALHOST_NO_AUTH,
       docWhitelist: config.docWhitelist,
-      isExemptPath: (p) => api.isExemptPath(p) || DOC_PATHS.has(p),
+      isExemptPath: (p) => api.isExemptPath(p) || DOC_PATHS.has(p) || (config.METRICS_PUBLIC && p === METRICS_PATH),
       isDocPath,
     }),
   );
+  koa.use(metricsEndpoint());
   koa.use(api.router.routes());
   koa.use(api.router.allowedMethods());
 

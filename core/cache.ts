@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { BlobNotFoundError, readBlobJson, writeBlobJson, type BlobStore } from './blob-store';
+import { countCacheLookup } from './metrics';
 
 /**
  * The result cache (architecture.md "State"): key = sha256 of operation + input content hash + normalised
@@ -72,8 +73,17 @@ async function readEntry<T>(store: BlobStore, operation: string, key: string): P
   }
 }
 
-/** The cached value; for an entry that points at a job's results, that job's `data` (null once it is gone). */
+/**
+ * The cached value; for an entry that points at a job's results, that job's `data` (null once it is gone). Counted
+ * as a hit or a miss of `operation` in `docproc_cache_lookups_total`.
+ */
 export async function readCache<T>(store: BlobStore, operation: string, key: string): Promise<T | null> {
+  const value = await readValue<T>(store, operation, key);
+  countCacheLookup(operation, value !== null);
+  return value;
+}
+
+async function readValue<T>(store: BlobStore, operation: string, key: string): Promise<T | null> {
   const entry = await readEntry<T>(store, operation, key);
   if (!entry?.ref) return entry?.value ?? null;
   try {
@@ -84,7 +94,7 @@ export async function readCache<T>(store: BlobStore, operation: string, key: str
   }
 }
 
-/** The entry's reference, or null when there is none (a miss, or an entry that holds its value). */
+/** The entry's reference, or null when there is none (a miss, or an entry that holds its value). Not counted: the caller counts. */
 export async function readCacheRef(store: BlobStore, operation: string, key: string): Promise<CacheRef | null> {
   return (await readEntry(store, operation, key))?.ref ?? null;
 }

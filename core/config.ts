@@ -33,6 +33,11 @@ export const configSchema = z.object({
   IO_CONCURRENCY: int(50, 1, 1000),
   /** How often a worker looks for jobs terminated or timed out from outside (their wrap-up runs then). */
   CLOSEOUT_SWEEP_MS: int(3000, 200, 600_000),
+  /** `GET /metrics` of the API without the API key (for a scraper inside a trusted network). */
+  METRICS_PUBLIC: bool(false),
+  /** A worker's Prometheus listener (`/metrics`, with the Temporal SDK's metrics): unset = none, 0 = a free port. */
+  WORKER_METRICS_PORT: z.preprocess((v) => (typeof v === 'string' && v.trim() === '' ? undefined : v), z.coerce.number().int().min(0).max(65535).optional()),
+  WORKER_METRICS_HOST: z.string().optional().default('127.0.0.1'),
   STORAGE: z.enum(['local', 's3']).optional().default('local'),
   S3_ENDPOINT: optionalString,
   S3_BUCKET: z.string().optional().default('docproc'),

@@ -4,6 +4,7 @@ import type { Client } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { activitiesFor, createActivities } from '../activities';
 import { errorBoundary } from '../activities/error-boundary';
+import { activityTimer } from '../activities/timing';
 import { createLlmProvider } from '../providers/llm';
 import { createLocalSpeechProvider } from '../providers/speech/local';
 import { createOpenAiSpeechProvider } from '../providers/speech/openai';
@@ -71,7 +72,7 @@ export async function createWorkers(deps: WorkerDeps): Promise<Workers> {
     taskQueue: queues.io,
     workflowBundle,
     activities: activitiesFor('io', activities),
-    interceptors: { activity: [errorBoundary] },
+    interceptors: { activity: [activityTimer, errorBoundary] },
     maxConcurrentActivityTaskExecutions: config.IO_CONCURRENCY,
     maxConcurrentWorkflowTaskExecutions: 40,
     maxCachedWorkflows: 1000,
@@ -81,7 +82,7 @@ export async function createWorkers(deps: WorkerDeps): Promise<Workers> {
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: queues.media,
     activities: activitiesFor('media', activities),
-    interceptors: { activity: [errorBoundary] },
+    interceptors: { activity: [activityTimer, errorBoundary] },
     maxConcurrentActivityTaskExecutions: mediaSlots,
   });
   logger.info({ llm: llm?.describe() ?? null, speech: speech?.describe() ?? null, queues, mediaSlots, ioSlots: config.IO_CONCURRENCY, address: config.temporalAddress }, 'worker ready');

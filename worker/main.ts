@@ -7,15 +7,17 @@ import { temporalConnectionOptions } from '../core/temporal-connection';
 import { createBlobStore } from '../providers/storage';
 import { createWorkers } from './create-workers';
 import { startRetentionSweeper } from './retention-sweeper';
+import { sdkMetricsTelemetry, startWorkerMetrics } from './metrics-listener';
 import { temporalLogger } from './temporal-logger';
 
 /** Composition root of the worker process. SIGINT/SIGTERM drain running tasks, then exit. */
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger('worker', config.LOG_LEVEL);
+  const sdkTelemetry = await sdkMetricsTelemetry(config);
   Runtime.install({
     logger: temporalLogger(logger),
-    telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} } },
+    telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} }, ...sdkTelemetry },
   });
   const store = await createBlobStore(config);
   const connection = await connectWithRetry(config, logger);
@@ -23,6 +25,7 @@ async function main(): Promise<void> {
   const temporalClient = new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE });
   const workers = await createWorkers({ config, logger, store, connection, temporalClient });
   const retention = startRetentionSweeper({ store, retentionDays: config.RETENTION_DAYS, client: temporalClient, logger });
+  const metrics = await startWorkerMetrics(config, logger, sdkTelemetry.metrics?.prometheus.bindAddress);
   const stop = (signal: string) => {
     logger.info({ signal }, 'worker shutting down');
     workers.shutdown();
@@ -32,6 +35,7 @@ async function main(): Promise<void> {
   watchParent(config.DOCPROC_PARENT_PID, () => stop('parent exited'));
   await workers.run();
   await retention.stop();
+  await metrics?.close();
   await connection.close();
   await clientConnection.close();
   logger.info('worker stopped');

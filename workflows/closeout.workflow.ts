@@ -40,7 +40,7 @@ export async function jobCloseoutWorkflow(input: JobCloseoutInput): Promise<{ cl
   const error: JobError = { code: input.status, message: MESSAGES[input.status], details: { run_id: input.runId } };
   const event = js.fail(state, error, now(), state.input?.priorEventId ?? 0);
   log('error', `Job failed: ${error.code}: ${error.message}`);
-  await local.writeJobRecord({ state });
+  await local.writeJobRecord({ state, finished: true });
   const batch = state.input;
   if (batch?.batchId !== undefined && batch.batchIndex !== undefined) {
     await remote.notifyBatch({ batchId: batch.batchId, index: batch.batchIndex, status: 'failed' });

@@ -97,7 +97,7 @@ export async function jobWorkflow(input: JobInput): Promise<{ status: string; er
       event = js.complete(finalState, results ?? {}, now(), baseEventId);
       js.addLog(finalState, 'info', 'Job completed', now());
     }
-    await local.writeJobRecord({ state: finalState });
+    await local.writeJobRecord({ state: finalState, finished: true });
     Object.assign(state, finalState);
     setStatusAttribute();
     webhooks.push(event);
