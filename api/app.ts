@@ -30,6 +30,7 @@ import { HealthService } from './services/health';
 import { llmHealth } from './services/llm-health';
 import { JobService } from './services/jobs';
 import type { TemporalGateway } from './temporal';
+import { scratchAt } from '../core/scratch';
 
 export interface AppDeps {
   config: Config;
@@ -56,7 +57,7 @@ export function createApp(deps: AppDeps): App {
       jsonBytes: config.MAX_JSON_MB * 1024 * 1024,
       uploadBytes: config.MAX_UPLOAD_MB * 1024 * 1024,
       jsonDepth: config.MAX_JSON_DEPTH,
-      uploadRoot: path.join(config.dataDir, 'tmp', 'uploads'),
+      uploadRoot: scratchAt(path.join(config.dataDir, 'tmp', 'uploads')).dir,
     }),
   );
   let doc: Record<string, unknown> | undefined;

@@ -4,9 +4,8 @@ import { ConfigError, loadConfig } from '../core/config';
 import { createLogger } from '../core/logger';
 import { watchParent } from '../core/parent-watch';
 import { createBlobStore } from '../providers/storage';
-import { sweepUploadRoot } from './middleware/body';
+import { openUploadRoot } from './middleware/body';
 import { createTemporalGateway } from './temporal';
-import path from 'node:path';
 
 /** Composition root of the API process. */
 async function main(): Promise<void> {
@@ -18,7 +17,7 @@ async function main(): Promise<void> {
     );
   }
   if (!config.SERVICE_API_KEY) logger.warn('No SERVICE_API_KEY: listening on loopback only and serving loopback clients only.');
-  await sweepUploadRoot(path.join(config.dataDir, 'tmp', 'uploads'));
+  await openUploadRoot(config.dataDir);
   const store = await createBlobStore(config);
   const temporal = createTemporalGateway(config);
   const app = createApp({ config, logger, store, temporal });

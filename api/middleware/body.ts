@@ -7,6 +7,7 @@ import { koaBody } from 'koa-body';
 import { AppError } from '../../core/errors';
 import { decodedBody, readAll, requestEncoding, tooLarge } from './encoding';
 import { checkJsonDepth, DEFAULT_MAX_JSON_DEPTH, looksLikeJsonStructure, parseJsonBody } from './json';
+import { scratchAt } from '../../core/scratch';
 
 export interface BodyLimits {
   jsonBytes: number;
@@ -75,7 +76,7 @@ export function bodyParsers(limits: BodyLimits) {
     refuseDeclaredLength(ctx, multipartBytes);
     const original = ctx.req;
     const dir = path.join(limits.uploadRoot, randomUUID());
-    await fs.mkdir(dir, { recursive: true });
+    await fs.mkdir(dir, { recursive: true, mode: 0o700 });
     try {
       if (encoding) {
         // formidable reads ctx.req: give it the decoded stream, with headers that describe it.
@@ -125,8 +126,12 @@ function checkFieldDepth(fields: unknown, maxDepth: number): void {
   }
 }
 
-/** Removes per-request upload directories left by a crash of an earlier process. */
-export async function sweepUploadRoot(uploadRoot: string): Promise<void> {
-  await fs.rm(uploadRoot, { recursive: true, force: true });
-  await fs.mkdir(uploadRoot, { recursive: true });
+/**
+ * The upload directory of this API process: `<DATA_DIR>/tmp/uploads/p<pid>-…` (0700), so API replicas sharing a data
+ * directory never touch each other's uploads; directories left by a process that died are removed when it opens.
+ */
+export async function openUploadRoot(dataDir: string): Promise<string> {
+  const scratch = scratchAt(path.join(dataDir, 'tmp', 'uploads'));
+  await scratch.open();
+  return scratch.dir;
 }
