@@ -1,10 +1,10 @@
 import type { Connection } from '@temporalio/client';
-import type { SearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import type { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import proto from '@temporalio/proto';
 import { batchIdAttribute, jobStatusAttribute, jobTypeAttribute, userIdAttribute } from '../workflows/definitions';
 
 /** The custom search attributes jobs and batches set (workflows/definitions.ts); the Temporal UI filters by them. */
-export const PROJECT_SEARCH_ATTRIBUTES: SearchAttributeKey<SearchAttributeType>[] = [jobTypeAttribute, jobStatusAttribute, batchIdAttribute, userIdAttribute];
+export const PROJECT_SEARCH_ATTRIBUTES: ReturnType<typeof defineSearchAttributeKey<SearchAttributeType>>[] = [jobTypeAttribute, jobStatusAttribute, batchIdAttribute, userIdAttribute];
 
 const IndexedValueType = proto.temporal.api.enums.v1.IndexedValueType;
 

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
+import { msToTs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import { jobSearchAttributes } from '../../workflows/definitions';
 import { pingWorkflow } from '../../workflows/ping.workflow';
@@ -25,7 +26,7 @@ describe('npm run setup -- --temporal-namespace', function () {
 
   it('registers JobType, JobStatus, BatchId and UserId once, a second run changes nothing, and jobs can start with them', async () => {
     const namespace = `setup-${randomUUID().slice(0, 8)}`;
-    await connection.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: { seconds: 86_400 } });
+    await connection.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: msToTs('1 day') });
     // The frontend knows a new namespace once its namespace cache refreshed.
     await waitFor(async () => ((await connection.operatorService.listSearchAttributes({ namespace })) ? true : undefined), 'the new namespace', 60_000, 500);
     const before = await connection.operatorService.listSearchAttributes({ namespace });
