@@ -26,11 +26,24 @@ export const configSchema = z.object({
   TEMPORAL_NAMESPACE: z.string().optional().default('default'),
   TEMPORAL_API_KEY: optionalString,
   TEMPORAL_TLS: bool(false),
+  /** mTLS to a self-hosted cluster: client certificate and key (PEM file paths, both or neither), CA, SNI override. */
+  TEMPORAL_TLS_CERT: optionalString,
+  TEMPORAL_TLS_KEY: optionalString,
+  TEMPORAL_TLS_CA: optionalString,
+  TEMPORAL_TLS_SERVER_NAME: optionalString,
   TEMPORAL_DEV_PORT: int(7233, 1, 65535),
   TEMPORAL_UI_PORT: int(8233, 1, 65535),
   TASK_QUEUE_PREFIX: z.string().optional().default('docproc'),
   MEDIA_CONCURRENCY: int(0, 0, 256),
   IO_CONCURRENCY: int(50, 1, 1000),
+  /** Which task queues this worker process polls: `io` (workflows, I/O), `media` (CPU work) or `both`. */
+  WORKER_QUEUES: z.enum(['io', 'media', 'both']).optional().default('both'),
+  /** Memory budget of a worker (its container): activity slots are handed out only while memory use is under it. 0: none. */
+  WORKER_MAX_MEMORY_MB: int(0, 0, 16_777_216),
+  /** After SIGTERM, how long a worker lets running activities finish before cancelling them (retried elsewhere). */
+  WORKER_SHUTDOWN_GRACE_MS: int(30_000, 0, 86_400_000),
+  /** After SIGTERM, how long the API lets in-flight requests finish (new ones get 503) before it exits anyway. */
+  API_SHUTDOWN_TIMEOUT_MS: int(30_000, 0, 86_400_000),
   /** How often a worker looks for jobs terminated or timed out from outside (their wrap-up runs then). */
   CLOSEOUT_SWEEP_MS: int(3000, 200, 600_000),
   /** `GET /metrics` of the API without the API key (for a scraper inside a trusted network). */
@@ -228,6 +241,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const missing = (['S3_ENDPOINT', 'S3_ACCESS_KEY', 'S3_SECRET_KEY'] as const).filter((k) => !raw[k]);
     if (missing.length) throw new ConfigError(`STORAGE=s3 needs ${missing.join(', ')}`);
   }
+  if (Boolean(raw.TEMPORAL_TLS_CERT) !== Boolean(raw.TEMPORAL_TLS_KEY)) throw new ConfigError('TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY go together (mTLS)');
   if (raw.SPEECH_PROVIDER === 'openai' && !raw.SPEECH_BASE_URL) throw new ConfigError('SPEECH_PROVIDER=openai needs SPEECH_BASE_URL');
   if (raw.S3_BUCKET.length < 3) throw new ConfigError('S3_BUCKET: bucket names need 3 or more characters');
   const docWhitelist = (raw.ALLOW_DOC_WHITELIST ?? '')

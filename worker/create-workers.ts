@@ -1,4 +1,3 @@
-import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { Client } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
@@ -15,6 +14,7 @@ import { taskQueues } from '../core/ids';
 import type { Logger } from '../core/logger';
 import { startCloseoutSweeper, type CloseoutSweeper } from './closeout-sweeper';
 import { temporalLogger } from './temporal-logger';
+import { mediaSlots, memoryLimitBytes, queueTuning } from './worker-tuning';
 import { batchWorkflow } from '../workflows/batch.workflow';
 import { jobFinishedSignal, type BatchInput, type JobStatus } from '../workflows/definitions';
 
@@ -29,11 +29,15 @@ export interface WorkerDeps {
   temporalClient?: Client;
   /** A prebuilt bundle (tests build it once per file); built here when absent. */
   workflowBundle?: WorkflowBundleWithSourceMap;
+  /** After shutdown(), how long running activities may finish before they are cancelled (worker/main.ts: WORKER_SHUTDOWN_GRACE_MS); default 0. */
+  shutdownGraceMs?: number;
 }
 
 export interface Workers {
-  io: Worker;
-  media: Worker;
+  /** The io Worker (workflows, I/O activities), absent with `WORKER_QUEUES=media`. */
+  io?: Worker;
+  /** The media Worker (CPU-bound activities), absent with `WORKER_QUEUES=io`. */
+  media?: Worker;
   /** The speech provider the activities transcribe with (closed when the workers stop). */
   speech: SpeechProvider | null;
   run(): Promise<void>;
@@ -48,7 +52,7 @@ export function bundleWorkflows(logger: Logger): Promise<WorkflowBundleWithSourc
 }
 
 /**
- * Providers → activities → two Workers. Workflow tasks and I/O activities run on the `io` queue with high
+ * Providers → activities → two Workers (or one of them, `WORKER_QUEUES`). Workflow tasks and I/O activities run on the `io` queue with high
  * concurrency; CPU-bound activities on the `media` queue with about one slot per core.
  */
 export async function createWorkers(deps: WorkerDeps): Promise<Workers> {
@@ -64,28 +68,27 @@ export async function createWorkers(deps: WorkerDeps): Promise<Workers> {
   // Local engine processes start lazily, on the first transcription.
   const speech: SpeechProvider | null = config.SPEECH_PROVIDER === 'openai' ? createOpenAiSpeechProvider(config) : createLocalSpeechProvider(config);
   const activities = createActivities({ config, logger, store, queues, temporalClient: client, llm, speech, reopenBatch });
-  const workflowBundle = deps.workflowBundle ?? (await bundleWorkflows(logger));
-  const mediaSlots = config.MEDIA_CONCURRENCY || Math.max(1, os.availableParallelism());
-  const io = await Worker.create({
-    connection,
-    namespace: config.TEMPORAL_NAMESPACE,
-    taskQueue: queues.io,
-    workflowBundle,
-    activities: activitiesFor('io', activities),
-    interceptors: { activity: [activityTimer, errorBoundary] },
-    maxConcurrentActivityTaskExecutions: config.IO_CONCURRENCY,
-    maxConcurrentWorkflowTaskExecutions: 40,
-    maxCachedWorkflows: 1000,
-  });
-  const media = await Worker.create({
-    connection,
-    namespace: config.TEMPORAL_NAMESPACE,
-    taskQueue: queues.media,
-    activities: activitiesFor('media', activities),
-    interceptors: { activity: [activityTimer, errorBoundary] },
-    maxConcurrentActivityTaskExecutions: mediaSlots,
-  });
-  logger.info({ llm: llm?.describe() ?? null, speech: speech?.describe() ?? null, queues, mediaSlots, ioSlots: config.IO_CONCURRENCY, address: config.temporalAddress }, 'worker ready');
+  const limitBytes = memoryLimitBytes();
+  const common = { connection, namespace: config.TEMPORAL_NAMESPACE, interceptors: { activity: [activityTimer, errorBoundary] }, shutdownGraceTime: deps.shutdownGraceMs ?? 0 };
+  const runs = (q: 'io' | 'media') => config.WORKER_QUEUES === 'both' || config.WORKER_QUEUES === q;
+  const io = runs('io')
+    ? await Worker.create({ ...common, taskQueue: queues.io, workflowBundle: deps.workflowBundle ?? (await bundleWorkflows(logger)), activities: activitiesFor('io', activities), ...queueTuning(config, 'io', limitBytes) })
+    : undefined;
+  const media = runs('media')
+    ? await Worker.create({ ...common, taskQueue: queues.media, activities: activitiesFor('media', activities), ...queueTuning(config, 'media', limitBytes) })
+    : undefined;
+  logger.info(
+    {
+      llm: llm?.describe() ?? null,
+      speech: speech?.describe() ?? null,
+      queues: { io: io ? queues.io : null, media: media ? queues.media : null },
+      mediaSlots: mediaSlots(config),
+      ioSlots: config.IO_CONCURRENCY,
+      memoryBudgetMb: config.WORKER_MAX_MEMORY_MB || null,
+      address: config.temporalAddress,
+    },
+    'worker ready',
+  );
   // Jobs terminated or timed out from outside run no wrap-up of their own: the sweeper closes them out.
   let sweeper: CloseoutSweeper | undefined;
   return {
@@ -93,17 +96,17 @@ export async function createWorkers(deps: WorkerDeps): Promise<Workers> {
     media,
     speech,
     run: async () => {
-      if (deps.temporalClient) sweeper = startCloseoutSweeper({ client: deps.temporalClient, queues, logger, intervalMs: config.CLOSEOUT_SWEEP_MS });
+      if (deps.temporalClient && io) sweeper = startCloseoutSweeper({ client: deps.temporalClient, queues, logger, intervalMs: config.CLOSEOUT_SWEEP_MS });
       try {
-        await Promise.all([io.run(), media.run()]);
+        await Promise.all([io?.run(), media?.run()]);
       } finally {
         await Promise.all([sweeper?.stop(), speech?.close()]);
       }
     },
     shutdown: () => {
       void sweeper?.stop();
-      io.shutdown();
-      media.shutdown();
+      io?.shutdown();
+      media?.shutdown();
     },
   };
 }

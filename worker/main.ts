@@ -10,7 +10,11 @@ import { startRetentionSweeper } from './retention-sweeper';
 import { sdkMetricsTelemetry, startWorkerMetrics } from './metrics-listener';
 import { temporalLogger } from './temporal-logger';
 
-/** Composition root of the worker process. SIGINT/SIGTERM drain running tasks, then exit. */
+/**
+ * Composition root of the worker process. SIGINT/SIGTERM drain it: the Workers stop polling, running activities get
+ * `WORKER_SHUTDOWN_GRACE_MS` to finish, then are cancelled (their attempt fails and Temporal retries it on another
+ * worker; heartbeating steps resume from their last heartbeat there), and the process exits.
+ */
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger('worker', config.LOG_LEVEL);
@@ -23,12 +27,17 @@ async function main(): Promise<void> {
   const connection = await connectWithRetry(config, logger);
   const clientConnection = await Connection.connect(temporalConnectionOptions(config));
   const temporalClient = new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE });
-  const workers = await createWorkers({ config, logger, store, connection, temporalClient });
+  const workers = await createWorkers({ config, logger, store, connection, temporalClient, shutdownGraceMs: config.WORKER_SHUTDOWN_GRACE_MS });
   const retention = startRetentionSweeper({ store, retentionDays: config.RETENTION_DAYS, client: temporalClient, logger });
   const metrics = await startWorkerMetrics(config, logger, sdkTelemetry.metrics?.prometheus.bindAddress);
   const stop = (signal: string) => {
-    logger.info({ signal }, 'worker shutting down');
+    logger.info({ signal, graceMs: config.WORKER_SHUTDOWN_GRACE_MS }, 'worker shutting down');
     workers.shutdown();
+    // Whatever still hangs once the grace and the cancellations had their time: exit anyway.
+    setTimeout(() => {
+      logger.warn('worker did not stop in time, exiting');
+      process.exit(1);
+    }, config.WORKER_SHUTDOWN_GRACE_MS + 15_000).unref();
   };
   process.once('SIGINT', () => stop('SIGINT'));
   process.once('SIGTERM', () => stop('SIGTERM'));
