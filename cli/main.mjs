@@ -1,0 +1,165 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseArgs, UsageError } from './args.mjs';
+import { ApiError, createClient, multipart } from './client.mjs';
+import { followJob, progressPrinter } from './follow.mjs';
+import { exitCodeOf, printError, printResult } from './output.mjs';
+
+const USAGE = `docproc: a client of the docproc service (DOCPROC_URL, default http://127.0.0.1:8080; key from DOCPROC_API_KEY or SERVICE_API_KEY)
+
+  docproc pdf FILE [--method native|local_ocr|vision_llm|combined] [--field k=v]...
+  docproc imageocr FILE | --url URL [--field k=v]...
+  docproc audio FILE [--field k=v]...          docproc video FILE | --url URL [--field k=v]...
+  docproc transformer OPERATION [--html H | --text T | --file F | --url U] [--field k=v]...
+  docproc job TYPE [--file F] [--url U] [--field k=v]... [--no-follow]
+  docproc follow JOB_ID     docproc get JOB_ID     docproc download JOB_ID|FILE_PATH [-o OUT|-]
+  docproc call METHOD PATH [--field k=v]... [--file F | --file name=F]... [--body JSON]
+
+  --field k=v sends a string, --field k:=JSON any JSON value. --json prints only the JSON answer on stdout.
+  Synchronous calls that outlive the server's wait (504 with a job id) are followed to the end.
+  Exit codes: 0 ok, 1 job failed or other error, 2 usage, 3 UNAUTHORIZED/FORBIDDEN, 4 not found,
+  5 invalid request (400, 409, 413, 415, 422), 6 server or provider unavailable (429, 5xx), 7 server unreachable.
+  Errors print the envelope's code: "docproc: UNAUTHORIZED (401): ...".`;
+
+/** Runs one command; sets the exit code (never throws). */
+export async function main(argv) {
+  let args;
+  try {
+    args = parseArgs(argv);
+  } catch (err) {
+    return fail(err, false);
+  }
+  const json = args.flags.has('json');
+  try {
+    if (args.flags.has('help') || args.positionals.length === 0) {
+      process.stdout.write(`${USAGE}\n`);
+      process.exitCode = args.positionals.length === 0 && !args.flags.has('help') ? 2 : 0;
+      return;
+    }
+    await run(args, createClient(), json);
+  } catch (err) {
+    fail(err, json);
+  }
+}
+
+function fail(err, json) {
+  printError(err, json);
+  process.exitCode = exitCodeOf(err);
+}
+
+async function run(args, client, json) {
+  const [command, ...rest] = args.positionals;
+  const fields = args.fields;
+  const progress = json || args.flags.has('quiet') ? { update() {}, done() {} } : progressPrinter();
+  /** A synchronous call; a 504 with a job id is followed to the end. */
+  const sync = async (method, urlPath, opts) => {
+    try {
+      const r = await client.call(method, urlPath, opts);
+      printResult(r.body, json);
+    } catch (err) {
+      const jobId = err instanceof ApiError && err.code === 'TIMEOUT' ? err.details?.job_id : undefined;
+      if (!jobId) throw err;
+      if (!json) process.stderr.write(`still running as ${jobId}; following it\n`);
+      await finishJob(client, jobId, progress, json);
+    }
+  };
+  const withFile = async (urlPath, file, extra = []) => sync('POST', urlPath, { form: await multipart([...extra, ...fields], [['file', file]]) });
+
+  switch (command) {
+    case 'pdf':
+      return withFile('/api/pdf/process', one(rest, 'FILE'), args.opts.method ? [['extraction_method', args.opts.method]] : []);
+    case 'audio':
+      return withFile('/api/audio/process', one(rest, 'FILE'));
+    case 'imageocr':
+      if (args.opts.url) return sync('POST', '/api/imageocr/process-url', { json: { ...Object.fromEntries(fields), url: args.opts.url } });
+      return withFile('/api/imageocr/process', one(rest, 'FILE'));
+    case 'video':
+      if (args.opts.url) return sync('POST', '/api/video/process', { json: { ...Object.fromEntries(fields), url: args.opts.url } });
+      return withFile('/api/video/process', one(rest, 'FILE'));
+    case 'transformer': {
+      const op = one(rest, 'OPERATION');
+      const body = { ...Object.fromEntries(fields) };
+      const key = op === 'html-to-markdown' || op === 'extract-tables' ? 'html' : 'text';
+      if (args.opts.html !== undefined) body.html = args.opts.html;
+      if (args.opts.text !== undefined) body.text = args.opts.text;
+      if (args.files.length) body[key] = await fs.promises.readFile(args.files[0], 'utf8');
+      if (args.opts.url) body[key] = await fetchText(args.opts.url);
+      return sync('POST', `/api/transformer/${encodeURIComponent(op)}`, { json: body });
+    }
+    case 'job': {
+      const parameters = { ...Object.fromEntries(fields) };
+      // A file is named by its absolute path: the server reads it (same machine, inside its INPUT_ROOTS).
+      if (args.files.length) parameters.filename = path.resolve(args.files[0]);
+      if (args.opts.url) parameters.url = args.opts.url;
+      const r = await client.call('POST', '/api/jobs/', { json: { job_type: one(rest, 'TYPE'), parameters } });
+      const jobId = r.body.data.job_id;
+      if (args.flags.has('no-follow')) return printResult(r.body, json);
+      if (!json) process.stderr.write(`job ${jobId}\n`);
+      return finishJob(client, jobId, progress, json);
+    }
+    case 'follow':
+      return finishJob(client, one(rest, 'JOB_ID'), progress, json);
+    case 'get': {
+      const r = await client.call('GET', `/api/jobs/${encodeURIComponent(one(rest, 'JOB_ID'))}`);
+      return printResult(r.body, json, { whole: true });
+    }
+    case 'download': {
+      const what = one(rest, 'JOB_ID or FILE_PATH');
+      const urlPath = /^job-[0-9a-f-]+$/.test(what)
+        ? `/api/jobs/${what}/download-archive`
+        : `/api/event-job/files/${what.replace(/^\/+/, '').split('/').map(encodeURIComponent).join('/')}`;
+      const r = await client.download(urlPath, args.opts.out);
+      if (r.status === 202) throw new ApiError(202, 'JOB_RUNNING', `${what} is still running; download it when it has finished`);
+      if (r.file === '-') return;
+      if (json) process.stdout.write(`${JSON.stringify({ status: 'success', data: { file: path.resolve(r.file), bytes: r.bytes, content_type: r.type } })}\n`);
+      else process.stderr.write(`saved ${r.file} (${r.bytes} bytes)\n`);
+      return;
+    }
+    case 'call': {
+      const [method, urlPath] = [one(rest, 'METHOD'), rest[1]];
+      if (!urlPath || !urlPath.startsWith('/')) throw new UsageError('call needs METHOD and a PATH starting with /');
+      if (args.files.length) {
+        const files = args.files.map((f) => (/^[A-Za-z_][\w-]*=/.test(f) && !fs.existsSync(f) ? f.split(/=(.*)/s).slice(0, 2) : ['file', f]));
+        return sync(method.toUpperCase(), urlPath, { form: await multipart(fields, files) });
+      }
+      const body = args.opts.body !== undefined ? parseBody(args.opts.body) : fields.length ? Object.fromEntries(fields) : undefined;
+      return sync(method.toUpperCase(), urlPath, { json: body });
+    }
+    default:
+      throw new UsageError(`unknown command "${command}" (docproc --help)`);
+  }
+}
+
+async function finishJob(client, jobId, progress, json) {
+  const end = await followJob(client, jobId, (body) => progress.update(body));
+  progress.done();
+  if (end.phase === 'failed') {
+    const e = end.error ?? {};
+    throw Object.assign(new ApiError(0, e.code ?? 'JOB_FAILED', e.message ?? 'the job failed', e.details), { jobId, jobFailed: true });
+  }
+  printResult({ status: 'success', data: { job_id: jobId, status: 'completed', results: end.data ?? {} } }, json);
+}
+
+function one(rest, what) {
+  if (!rest[0]) throw new UsageError(`missing ${what} (docproc --help)`);
+  return rest[0];
+}
+
+function parseBody(s) {
+  try {
+    return JSON.parse(s);
+  } catch {
+    throw new UsageError('--body needs JSON');
+  }
+}
+
+async function fetchText(url) {
+  let res;
+  try {
+    res = await fetch(url);
+  } catch (err) {
+    throw new ApiError(0, 'UNREACHABLE', `cannot fetch ${url}: ${err?.cause?.code ?? err?.message}`);
+  }
+  if (!res.ok) throw new ApiError(res.status, 'UPSTREAM_ERROR', `${url} answered ${res.status}`);
+  return res.text();
+}
