@@ -37,7 +37,7 @@ const activityDuration = new Histogram({
 
 const pdfPages = new Counter({
   name: 'docproc_pdf_pages_processed_total',
-  help: 'PDF pages read by the text extraction, by the method that produced the text (native, ocr, vision); pages reused from the cache or an earlier attempt are not counted',
+  help: 'PDF pages read by the text extraction, by the method that produced the text (native, local_ocr, vision_llm); pages reused from the cache or an earlier attempt are not counted',
   labelNames: ['method'] as const,
   registers: [metricsRegistry],
 });
