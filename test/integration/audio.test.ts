@@ -12,6 +12,7 @@ import { readSse } from '../support/jobs';
 import { ffmpeg } from '../support/media-factory';
 import { CHUNKED_SENTENCES, chunkedRecording, SENTENCES, speak } from '../support/speech-samples';
 import { droppedWords, wordErrorRate } from '../support/wer';
+import { expectOrderedSegments } from '../support/speech-segments';
 import type { SpeechProvider } from '../../providers/speech/types';
 
 // POST /api/audio/process and the `audio` job type (spec §4.11, contract §7) on the real API and worker, a Temporal
@@ -38,17 +39,6 @@ const ok = (r: { status: number; body: any }) => {
   expect(r.body.status).to.equal('success');
   return r.body;
 };
-
-/** Segments in order: ids 0, 1, 2…; times increasing, never overlapping, inside the recording. */
-function expectOrderedSegments(segments: { id: number; start: number; end: number; text: string }[], duration: number) {
-  expect(segments.length).to.be.at.least(1);
-  segments.forEach((s, i) => {
-    expect(s.id).to.equal(i);
-    expect(s.end).to.be.at.least(s.start);
-    expect(s.end).to.be.at.most(duration + 0.001);
-    if (i > 0) expect(s.start, JSON.stringify(segments)).to.be.at.least(segments[i - 1].end);
-  });
-}
 
 describe('Audio transcription (POST /api/audio/process, job type audio) on the real engines', function () {
   this.timeout(120_000);
