@@ -7,6 +7,7 @@ import { SERVICE_VERSION } from '../core/version';
 import { DOC_PATHS, docsRoutes, isDocPath } from './docs';
 import { authMiddleware } from './middleware/auth';
 import { bodyParsers } from './middleware/body';
+import type { Drain } from './drain';
 import { edgeMiddleware } from './middleware/edge';
 import { httpMetrics, METRICS_PATH, metricsEndpoint } from './middleware/metrics';
 import { createRegistry, generateDocument } from './openapi';
@@ -37,6 +38,8 @@ export interface AppDeps {
   logger: Logger;
   store: BlobStore;
   temporal: TemporalGateway;
+  /** Graceful shutdown (api/main.ts): refuses new requests while in-flight ones finish; readiness answers 503. */
+  drain?: Drain;
 }
 
 export interface App {
@@ -63,7 +66,7 @@ export function createApp(deps: AppDeps): App {
   let doc: Record<string, unknown> | undefined;
   const openapi = () => (doc ??= generateDocument(api.registry, SERVICE_VERSION));
 
-  healthRoutes(api, new HealthService(deps.temporal, deps.store, llmHealth(config)));
+  healthRoutes(api, new HealthService(deps.temporal, deps.store, llmHealth(config)), () => deps.drain?.isDraining ?? false);
   docsRoutes(api, openapi);
   const jobs = new JobService(deps.temporal, deps.store, config.WEBHOOK_RETRY_SCALE, { maxHeavyRequests: config.MAX_HEAVY_REQUESTS });
   const batches = new BatchService(deps.temporal, deps.store, config.BATCH_WINDOW, config.WEBHOOK_RETRY_SCALE);
@@ -85,6 +88,7 @@ export function createApp(deps: AppDeps): App {
   const routeOf = (method: string, p: string) => api.router.match(p, method).pathAndMethod.findLast((l) => l.methods.length > 0)?.path;
   koa.use(httpMetrics(routeOf));
   koa.use(edgeMiddleware(logger, SERVICE_VERSION));
+  if (deps.drain) koa.use(deps.drain.middleware);
   koa.use(
     authMiddleware({
       apiKey: config.SERVICE_API_KEY,

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import { createApp } from './app';
+import { Drain } from './drain';
 import { ConfigError, loadConfig } from '../core/config';
 import { createLogger } from '../core/logger';
 import { watchParent } from '../core/parent-watch';
@@ -7,7 +8,10 @@ import { createBlobStore } from '../providers/storage';
 import { openUploadRoot } from './middleware/body';
 import { createTemporalGateway } from './temporal';
 
-/** Composition root of the API process. */
+/**
+ * Composition root of the API process. SIGTERM/SIGINT drain it (api/drain.ts): no new connections, new requests on
+ * open ones 503, readiness 503, in-flight requests finish within `API_SHUTDOWN_TIMEOUT_MS`, then the process exits.
+ */
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger('api', config.LOG_LEVEL);
@@ -20,7 +24,8 @@ async function main(): Promise<void> {
   await openUploadRoot(config.dataDir);
   const store = await createBlobStore(config);
   const temporal = createTemporalGateway(config);
-  const app = createApp({ config, logger, store, temporal });
+  const drain = new Drain();
+  const app = createApp({ config, logger, store, temporal, drain });
   const server = http.createServer(app.koa.callback());
   server.requestTimeout = 0;
   server.headersTimeout = 60_000;
@@ -32,17 +37,17 @@ async function main(): Promise<void> {
   const addr = server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.PORT;
   logger.info({ url: `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${port}`, port }, 'api listening');
-  const stop = (signal: string) => {
-    logger.info({ signal }, 'api shutting down');
-    server.close(() => {
-      void temporal.close().finally(() => process.exit(0));
-    });
-    server.closeIdleConnections();
-    setTimeout(() => process.exit(0), 5000).unref();
+  const stop = async (signal: string) => {
+    logger.info({ signal, timeoutMs: config.API_SHUTDOWN_TIMEOUT_MS }, 'api draining');
+    const drained = await drain.start(server, config.API_SHUTDOWN_TIMEOUT_MS);
+    if (!drained) logger.warn('api shutdown timeout: open requests cut');
+    await Promise.race([temporal.close().catch(() => undefined), new Promise((r) => setTimeout(r, 2000).unref())]);
+    logger.info('api stopped');
+    process.exit(0);
   };
-  process.once('SIGINT', () => stop('SIGINT'));
-  process.once('SIGTERM', () => stop('SIGTERM'));
-  watchParent(config.DOCPROC_PARENT_PID, () => stop('parent exited'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  watchParent(config.DOCPROC_PARENT_PID, () => void stop('parent exited'));
 }
 
 main().catch((err) => {

@@ -20,8 +20,11 @@ export const PINS = {
 
 /** Debian packages the service uses at run time (OCR, PDF rendering, media; python3-venv for the speech engine's venv). */
 export const RUNTIME_PACKAGES = ['tesseract-ocr', 'tesseract-ocr-deu', 'tesseract-ocr-eng', 'poppler-utils', 'ffmpeg', 'python3-venv'];
-/** Debian packages only the tests use (the docs UI browser test; speech synthesised for the speech tests). */
-export const TEST_PACKAGES = ['chromium', 'fonts-dejavu-core', 'espeak-ng', 'sox'];
+/**
+ * Debian packages only the tests use (the docs UI browser test; speech synthesised for the speech tests;
+ * docker-compose 1.29 validates docker-compose.yml offline, no container runtime needed).
+ */
+export const TEST_PACKAGES = ['chromium', 'fonts-dejavu-core', 'espeak-ng', 'sox', 'docker-compose'];
 
 export function step(name, message) {
   process.stdout.write(`[setup] ${name}: ${message}\n`);
