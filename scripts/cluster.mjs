@@ -1,0 +1,164 @@
+// `npm run cluster`: the service scaled out on one machine, from the local engine cache: one Temporal dev server,
+// one MinIO (STORAGE=s3), N API processes on N ports, io workers and media workers as separate processes
+// (WORKER_QUEUES). Prefixed logs; a process that dies is reported and the rest carry on (kill one to watch the
+// others take over); Ctrl-C or SIGTERM stops everything. Plain Node, no dependency.
+//   npm run cluster -- --apis 2 --io-workers 1 --media-workers 2 [--port 8080]
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { ensureMinio, ROOT, setupForStart, step } from './engines.mjs';
+import { pipePrefixed } from './logfmt.mjs';
+import { choosePort, sleep, startLocalLlm, startMinio, startTemporalDev, stopChild } from './services.mjs';
+
+const { values: opts } = parseArgs({
+  options: {
+    apis: { type: 'string', default: '2' },
+    'io-workers': { type: 'string', default: '1' },
+    'media-workers': { type: 'string', default: '2' },
+    port: { type: 'string', default: process.env.PORT || '8080' },
+  },
+});
+const count = (name, min) => {
+  const n = Number(opts[name]);
+  if (!Number.isInteger(n) || n < min || n > 64) throw new Error(`--${name} must be an integer from ${min} to 64`);
+  return n;
+};
+const apis = count('apis', 1);
+const ioWorkers = count('io-workers', 1);
+const mediaWorkers = count('media-workers', 1);
+
+const env = { ...process.env };
+const dataDir = path.resolve(env.DATA_DIR || path.join(ROOT, '.data', 'cluster'));
+const raw = env.LOG_FORMAT === 'json';
+/** @type {{ name: string, child: import('node:child_process').ChildProcess, infra: boolean }[]} */
+const children = [];
+const taken = new Set();
+let stopping = false;
+
+async function port(preferred, label) {
+  const chosen = await choosePort(preferred, taken);
+  taken.add(chosen.port);
+  if (chosen.moved) step(label, `port ${preferred} is taken, using ${chosen.port}`);
+  return chosen.port;
+}
+
+async function main() {
+  const [{ temporal: temporalBin, speech, llmModel }, minioBin] = await Promise.all([setupForStart(), ensureMinio()]);
+  const childEnv = {
+    ...env,
+    DATA_DIR: dataDir,
+    HOST: '127.0.0.1',
+    DOCPROC_PARENT_PID: String(process.pid),
+    STORAGE: 's3',
+    S3_BUCKET: env.S3_BUCKET || 'docproc',
+  };
+  if (speech) Object.assign(childEnv, { SPEECH_PYTHON: speech.python, SPEECH_MODEL_DIR: speech.modelDir });
+
+  let uiUrl = null;
+  if (!env.TEMPORAL_ADDRESS) {
+    const grpc = await port(Number(env.TEMPORAL_DEV_PORT || 7233), 'temporal');
+    const ui = await port(Number(env.TEMPORAL_UI_PORT || 8233), 'temporal');
+    step('temporal', `starting the dev server (${path.join(dataDir, 'temporal.db')}, WAL)`);
+    const temporal = await startTemporalDev({ bin: temporalBin, dbFile: path.join(dataDir, 'temporal.db'), port: grpc, uiPort: ui });
+    track('temporal', temporal.child, { infra: true, raw: true });
+    Object.assign(childEnv, { TEMPORAL_ADDRESS: temporal.address, TEMPORAL_DEV_PORT: String(grpc), TEMPORAL_UI_PORT: String(ui) });
+    uiUrl = `http://127.0.0.1:${ui}`;
+  } else {
+    step('temporal', `using ${env.TEMPORAL_ADDRESS}; no dev server started`);
+  }
+
+  const s3Port = await port(Number(env.MINIO_PORT || 9000), 'minio');
+  const consolePort = await port(s3Port + 1, 'minio');
+  step('minio', `starting MinIO on 127.0.0.1:${s3Port} (${path.join(dataDir, 'minio')})`);
+  const minio = await startMinio({
+    bin: minioBin,
+    dir: path.join(dataDir, 'minio'),
+    port: s3Port,
+    consolePort,
+    accessKey: env.S3_ACCESS_KEY || 'docproc',
+    secretKey: env.S3_SECRET_KEY || 'docproc-cluster-secret',
+  });
+  track('minio', minio.child, { infra: true, raw: true });
+  Object.assign(childEnv, { S3_ENDPOINT: minio.endpoint, S3_ACCESS_KEY: minio.accessKey, S3_SECRET_KEY: minio.secretKey });
+
+  if (llmModel) {
+    const llmPort = await port(Number(env.LLM_LOCAL_PORT || 8091), 'llm');
+    Object.assign(childEnv, { LLM_PROVIDER: 'local', LLM_LOCAL_PORT: String(llmPort), LLM_LOCAL_MODEL_PATH: llmModel });
+    step('llm', `starting the local model server (${path.basename(llmModel)}), shared by the workers`);
+    await startLocalLlm({ root: ROOT, port: llmPort, env: childEnv, onSpawn: (child) => track('llm', child, { infra: true }) });
+  }
+
+  for (let i = 1; i <= ioWorkers; i++) service(`io-${i}`, 'worker', { ...childEnv, WORKER_QUEUES: 'io' });
+  for (let i = 1; i <= mediaWorkers; i++) service(`media-${i}`, 'worker', { ...childEnv, WORKER_QUEUES: 'media' });
+  const urls = [];
+  for (let i = 1; i <= apis; i++) {
+    const p = await port(Number(opts.port) + i - 1, `api-${i}`);
+    service(`api-${i}`, 'api', { ...childEnv, PORT: String(p) });
+    urls.push(`http://127.0.0.1:${p}`);
+  }
+  await Promise.all(urls.map(waitHealthy));
+  if (stopping) return;
+  process.stdout.write(
+    `\n  APIs:         ${urls.map((u) => `${u}/api`).join('  ')}\n` +
+      (uiUrl ? `  Temporal UI:  ${uiUrl}\n` : '') +
+      `  MinIO (S3):   ${minio.endpoint}  bucket ${childEnv.S3_BUCKET}\n` +
+      `  Workers:      ${ioWorkers} io, ${mediaWorkers} media\n  Data:         ${dataDir}\n\n  Ctrl-C stops everything.\n\n`,
+  );
+}
+
+function service(name, main, childEnv) {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, main, 'main.ts')], { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  track(name, child, { infra: false, raw });
+}
+
+function track(name, child, { infra, raw: rawOut }) {
+  children.push({ name, child, infra });
+  pipePrefixed(child.stdout, name, { raw: rawOut });
+  pipePrefixed(child.stderr, name, { raw: true });
+  child.once('exit', (code, signal) => {
+    if (stopping) return;
+    // Without Temporal or the object store nothing works; any one API or worker may go (the others carry on).
+    step(name, `exited (${signal ?? code})${infra ? '; stopping' : '; the others carry on'}`);
+    if (infra) void shutdown(1);
+  });
+}
+
+async function waitHealthy(apiUrl) {
+  const deadline = Date.now() + 180_000;
+  let last = '';
+  while (!stopping) {
+    try {
+      const res = await fetch(`${apiUrl}/api/health`, { signal: AbortSignal.timeout(5000) });
+      const body = await res.json();
+      if (res.status === 200 && body.status === 'ok') return;
+      last = `${res.status} ${body.status}`;
+    } catch (e) {
+      last = String(e?.message ?? e);
+    }
+    if (Date.now() > deadline) throw new Error(`${apiUrl} did not become healthy: ${last}`);
+    await sleep(300);
+  }
+}
+
+async function shutdown(code) {
+  if (stopping) return;
+  stopping = true;
+  step('stop', 'stopping the APIs and workers');
+  await Promise.all(children.filter((c) => !c.infra).map((c) => stopChild(c.child, 15_000)));
+  step('stop', 'stopping the model server, MinIO and Temporal');
+  await Promise.all(children.filter((c) => c.infra).map((c) => stopChild(c.child, 10_000)));
+  process.exit(code);
+}
+
+// When the parent (npm, a shell) goes away without passing its signal on, this process is re-parented: stop too.
+const parentPid = process.ppid;
+setInterval(() => {
+  if (process.ppid !== parentPid) void shutdown(0);
+}, 500).unref();
+
+process.on('SIGINT', () => void shutdown(0));
+process.on('SIGTERM', () => void shutdown(0));
+main().catch(async (err) => {
+  process.stderr.write(`[cluster] ${err?.stack ?? err}\n`);
+  await shutdown(1);
+});
