@@ -3,6 +3,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { freePort } from '../../scripts/services.mjs';
 import { healthOk, ROOT, spawnService, waitFor, type Proc } from '../support/processes';
+import { startTestApi } from '../support/api';
 import { sharedDevServer, tempDir } from '../support/servers';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 
@@ -57,8 +58,13 @@ describe('Prometheus metrics of the API and the worker', function () {
     url = `http://127.0.0.1:${port}`;
     workerMetrics = `http://127.0.0.1:${metricsPort}/metrics`;
     procs.push(spawnService('worker', env), spawnService('api', env));
-    await waitFor(() => healthOk(url), 'a healthy service', 120_000);
-    await waitFor(async () => ((await fetch(workerMetrics)).ok ? true : undefined), 'the worker metrics listener', 60_000);
+    try {
+      await waitFor(() => healthOk(url), 'a healthy service', 120_000);
+      await waitFor(async () => ((await fetch(workerMetrics)).ok ? true : undefined), 'the worker metrics listener', 60_000);
+    } catch (err) {
+      for (const p of procs) console.log(p.output().slice(-4000));
+      throw err;
+    }
   });
 
   after(async () => {
@@ -115,11 +121,13 @@ describe('Prometheus metrics of the API and the worker', function () {
     for (const route of labelValues(api, 'docproc_http_', 'route')) expect(route).to.not.include('job-');
     expect(value(api, 'process_resident_memory_bytes')).to.be.above(0);
 
-    // Let the worker finish writing the webhook attempt's record (the receiver saw it before the activity returned).
+    // The receiver saw the webhook before its activity returned, and a job's workflow closes after its answer and its
+    // webhooks: wait until the worker has seen all three workflows close.
     const w = await waitFor(async () => {
       const t = await fetch(workerMetrics).then((r) => r.text());
-      return value(t, 'docproc_webhook_attempts_total', { phase: 'completed', outcome: 'delivered' }) >= 1 ? t : undefined;
-    }, 'the webhook attempt to be counted', 30_000);
+      const done = value(t, 'docproc_webhook_attempts_total', { phase: 'completed', outcome: 'delivered' }) >= 1 && value(t, 'temporal_workflow_completed', { workflow_type: 'jobWorkflow' }) >= 3;
+      return done ? t : undefined;
+    }, 'the webhook attempt and the three workflows to be counted', 30_000);
     expect(value(w, 'docproc_jobs_finished_total', { job_type: 'pdf', outcome: 'completed' })).to.equal(2);
     expect(value(w, 'docproc_jobs_finished_total', { job_type: 'transformer', outcome: 'completed' })).to.equal(1);
     expect(value(w, 'docproc_jobs_finished_total', { outcome: 'failed' })).to.equal(0);
@@ -130,7 +138,7 @@ describe('Prometheus metrics of the API and the worker', function () {
     expect(value(w, 'docproc_activity_duration_seconds_count', { activity: 'deliverWebhook', outcome: 'ok' })).to.be.at.least(1);
     expect(value(w, 'docproc_activity_duration_seconds_sum', { activity: 'readPdfText' })).to.be.above(0);
     // The Temporal SDK's own metrics, from its runtime exporter, on the same scrape.
-    expect(value(w, 'temporal_workflow_completed', { workflow_type: 'jobWorkflow' })).to.be.at.least(3);
+    expect(value(w, 'temporal_workflow_completed', { workflow_type: 'jobWorkflow' })).to.equal(3);
     expect(value(w, 'temporal_activity_execution_latency_count')).to.be.at.least(1);
   });
 
@@ -139,5 +147,19 @@ describe('Prometheus metrics of the API and the worker', function () {
     expect(r.status).to.equal(401);
     expect(((await r.json()) as any).error.code).to.equal('UNAUTHORIZED');
     expect((await fetch(workerMetrics.replace('/metrics', '/other'))).status).to.equal(404);
+  });
+
+  it('serves the API metrics without the key with METRICS_PUBLIC=true, and nothing else', async () => {
+    const api = await startTestApi({ SERVICE_API_KEY: KEY, METRICS_PUBLIC: 'true' });
+    try {
+      const r = await fetch(`${api.url}/metrics`);
+      expect(r.status).to.equal(200);
+      expect(r.headers.get('content-type')).to.match(/^text\/plain; version=0\.0\.4/);
+      expect(await r.text()).to.match(/^# HELP docproc_http_request_duration_seconds /m);
+      expect((await fetch(`${api.url}/api/jobs/job-00000000-0000-4000-8000-000000000000`)).status).to.equal(401);
+      expect((await fetch(`${api.url}/metrics/x`)).status).to.equal(401);
+    } finally {
+      await api.close();
+    }
   });
 });
