@@ -32,8 +32,9 @@ export async function main(argv) {
   const json = args.flags.has('json');
   try {
     if (args.flags.has('help') || args.positionals.length === 0) {
-      process.stdout.write(`${USAGE}\n`);
-      process.exitCode = args.positionals.length === 0 && !args.flags.has('help') ? 2 : 0;
+      const asked = args.flags.has('help');
+      (asked ? process.stdout : process.stderr).write(`${USAGE}\n`);
+      process.exitCode = asked ? 0 : 2;
       return;
     }
     await run(args, createClient(), json);
