@@ -97,11 +97,16 @@ async function recorder(target: number): Promise<{ port: number; calls: Recorded
         r.on('data', (c: Buffer) => back.push(c));
         r.on('end', () => {
           const answer = Buffer.concat(back);
-          if (req.url?.endsWith('/chat/completions') && r.statusCode === 200) calls.push({ body: JSON.parse(body.toString()), usage: JSON.parse(answer.toString()).usage });
+          if (req.url?.endsWith('/chat/completions') && r.statusCode === 200 && !res.destroyed) calls.push({ body: JSON.parse(body.toString()), usage: JSON.parse(answer.toString()).usage });
           res.writeHead(r.statusCode ?? 502, r.headers).end(answer);
         });
       });
       up.on('error', () => res.writeHead(502).end());
+      // A client that gives up (an activity retried after a lost heartbeat) cancels its upstream request, as it
+      // would without the recorder; that request is not recorded.
+      res.on('close', () => {
+        if (!res.writableEnded) up.destroy();
+      });
       up.end(body);
     });
   });

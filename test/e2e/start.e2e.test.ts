@@ -83,6 +83,8 @@ describe('npm start', function () {
       const out = start.output();
       expect(out).to.match(new RegExp(`port ${taken} is taken, using \\d+`));
       expect(out).to.include(`http://127.0.0.1:${port}/api/doc`);
+      // No LLM configured: the local model server was started before the worker (LLM_PROVIDER=local implied).
+      expect(out).to.match(/llm: ready in [\d.]+ s on http:\/\/127\.0\.0\.1:\d+\/v1/);
       const health = await healthOk(`http://127.0.0.1:${port}`);
       expect(health, 'healthy').to.not.equal(undefined);
       const docs = await fetch(`http://127.0.0.1:${port}/api/doc`);
@@ -94,7 +96,7 @@ describe('npm start', function () {
       const ended = await start.ended;
       expect([0, 'SIGTERM']).to.include(ended);
       await waitFor(async () => ((await portFree(port)) && (await portFree(uiPort)) ? true : undefined), 'ports released', 30_000);
-      expect(start.output()).to.include('stopping the Temporal dev server');
+      expect(start.output()).to.include('stopping the Temporal dev server').and.include('stopping the local model server');
     } catch (err) {
       console.log(start.output().slice(-5000));
       throw err;

@@ -172,6 +172,5 @@ describe('The local language model through the service (real model server, API a
     expect(german, german).to.match(/\b(und|die|der|das|wir)\b/i);
     const nouns = [/Kinder/i, /Park/i, /Brücke/i, /Mittag/i, /Abend/i].filter((n) => n.test(german));
     expect(nouns.length, german).to.be.at.least(2);
-    expect(body.data.llm_model).to.equal('qwen2.5-coder-1.5b-instruct-q4_k_m');
   });
 });
