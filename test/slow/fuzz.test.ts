@@ -5,6 +5,7 @@ import { expect } from 'chai';
 import { ensureFuzz } from '../../scripts/engines-fuzz.mjs';
 import { freePort } from '../../scripts/services.mjs';
 import { useLlmStack } from '../support/llm-env';
+import { tempDir } from '../support/servers';
 import type { Stack } from '../support/stack';
 
 // Property-based fuzzing of every operation of the started service (API, worker, Temporal dev server, the LLM wire
@@ -68,7 +69,8 @@ describe('schemathesis over every operation of the started service', function ()
     const t0 = Date.now();
     const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve, reject) => {
       let out = '';
-      child = spawn(python, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      // schemathesis keeps its run data in ./.schemathesis: a temporary directory, not the repository.
+      child = spawn(python, args, { env, cwd: tempDir('docproc-fuzz-'), stdio: ['ignore', 'pipe', 'pipe'] });
       child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
       child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
       const timer = setTimeout(() => child?.kill('SIGKILL'), RUN_LIMIT_MS);
