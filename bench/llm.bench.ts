@@ -27,7 +27,7 @@ import { startService, stopService } from './service';
 import { cleanupRegistry, envInt, out, procMem, secs, temporalBinary } from './support';
 
 const ROUNDS = envInt('BENCH_LLM_ROUNDS', 1);
-const MODEL_PATH = loadConfig({}).localLlm.modelPath;
+const MODEL_PATH = loadConfig({ LLM_LOCAL_MODEL_PATH: process.env.LLM_LOCAL_MODEL_PATH, DOCPROC_CACHE_DIR: process.env.DOCPROC_CACHE_DIR }).localLlm.modelPath;
 const CONTEXT = 4096;
 const THREADS = defaultThreads(os.availableParallelism());
 

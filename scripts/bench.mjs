@@ -22,7 +22,13 @@ function run(file, env) {
 async function main() {
   const engines = await setupForTests();
   // The speech engine as `npm test` passes it (bench/audio.bench.ts runs it raw and through the service).
-  const env = { ...process.env, TEMPORAL_CLI_PATH: engines.temporal, SPEECH_PYTHON: engines.speech.python, SPEECH_MODEL_DIR: engines.speech.modelDir };
+  const env = {
+    ...process.env,
+    TEMPORAL_CLI_PATH: engines.temporal,
+    SPEECH_PYTHON: engines.speech.python,
+    SPEECH_MODEL_DIR: engines.speech.modelDir,
+    LLM_LOCAL_MODEL_PATH: engines.llmModel,
+  };
   const dir = path.join(ROOT, 'bench');
   const only = process.argv.slice(2);
   const files = fs

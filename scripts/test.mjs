@@ -38,6 +38,8 @@ async function main() {
     CHROMIUM_PATH: engines.chromium,
     SPEECH_PYTHON: engines.speech.python,
     SPEECH_MODEL_DIR: engines.speech.modelDir,
+    // The local language model's file, for the slow suite that runs it (other suites configure no model).
+    LLM_LOCAL_MODEL_PATH: engines.llmModel,
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
     ...(fuzzPython ? { FUZZ_PYTHON: fuzzPython } : {}),
   };

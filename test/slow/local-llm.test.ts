@@ -13,7 +13,8 @@ import { startStack, type Stack } from '../support/stack';
 // (llm-server/main.ts, as `npm start` runs it) behind the real API and worker: no stand-in anywhere. The model's
 // wording varies, so the tests assert facts (a date, names, nouns, a length), never sentences.
 
-const MODEL_PATH = loadConfig({}).localLlm.modelPath;
+/** The file `npm test` provisioned (LLM_LOCAL_MODEL_PATH), else the engine cache's. */
+const MODEL_PATH = loadConfig({ LLM_LOCAL_MODEL_PATH: process.env.LLM_LOCAL_MODEL_PATH, DOCPROC_CACHE_DIR: process.env.DOCPROC_CACHE_DIR }).localLlm.modelPath;
 
 const MEETING_DE = [
   'Protokoll der Projektbesprechung vom 14. März 2025 in Hamburg.',
