@@ -20,6 +20,14 @@ from faster_whisper.audio import decode_audio  # noqa: E402
 
 SAMPLE_RATE = 16000
 
+# Each 30 s window is decoded on its own audio, not prompted with the text before it: a prompt lets Whisper base skip
+# or repeat a passage that resembles what it just wrote (a 3-minute recording of recurring sentences lost whole
+# sentences in one pass: 18.8 % of its words wrong against 7.6 % unprompted), and it makes a chunk that starts without
+# it differ from the same audio inside one long pass. Word timestamps move each window's end to the last whole word
+# (and segment times onto the words), which wins back the accuracy the prompt gave on varied speech (a 3-minute talk:
+# 6.2 % of words wrong against 6.0 % prompted, 7.2 % unprompted without them). Measured with the `base` model, int8.
+DECODING = {"condition_on_previous_text": False, "word_timestamps": True}
+
 
 def log(msg):
     print(f"[whisper_engine] {msg}", file=sys.stderr, flush=True)
@@ -42,7 +50,12 @@ def transcribe(model, req):
         return {"error": {"kind": "undecodable_audio", "message": f"{type(e).__name__}: {e}"}}
     if audio.size == 0:
         return {"error": {"kind": "undecodable_audio", "message": "the file holds no audio samples"}}
-    segments, info = model.transcribe(audio, language=req.get("language") or None, vad_filter=bool(req.get("vad", True)))
+    segments, info = model.transcribe(
+        audio,
+        language=req.get("language") or None,
+        vad_filter=bool(req.get("vad", True)),
+        **DECODING,
+    )
     out = [{"start": round(s.start, 3), "end": round(s.end, 3), "text": s.text} for s in segments]
     return {
         "language": info.language,
