@@ -67,7 +67,7 @@ async function main() {
     step('temporal', `using ${env.TEMPORAL_ADDRESS}; no dev server started`);
   }
 
-  const s3Port = await port(Number(env.MINIO_PORT || 9000), 'minio');
+  const s3Port = await port(9000, 'minio');
   const consolePort = await port(s3Port + 1, 'minio');
   step('minio', `starting MinIO on 127.0.0.1:${s3Port} (${path.join(dataDir, 'minio')})`);
   const minio = await startMinio({
