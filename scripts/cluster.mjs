@@ -8,7 +8,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ensureMinio, ROOT, setupForStart, step } from './engines.mjs';
 import { pipePrefixed } from './logfmt.mjs';
-import { choosePort, sleep, startLocalLlm, startMinio, startTemporalDev, stopChild } from './services.mjs';
+import { choosePort, startLocalLlm, startMinio, startTemporalDev, stopChild, stopOnSignalsAndOrphaning, waitApiHealthy } from './services.mjs';
 
 const { values: opts } = parseArgs({
   options: {
@@ -96,7 +96,7 @@ async function main() {
     service(`api-${i}`, 'api', { ...childEnv, PORT: String(p) });
     urls.push(`http://127.0.0.1:${p}`);
   }
-  await Promise.all(urls.map(waitHealthy));
+  await Promise.all(urls.map((u) => waitApiHealthy(u, { isStopping: () => stopping })));
   if (stopping) return;
   process.stdout.write(
     `\n  APIs:         ${urls.map((u) => `${u}/api`).join('  ')}\n` +
@@ -123,22 +123,6 @@ function track(name, child, { infra, raw: rawOut }) {
   });
 }
 
-async function waitHealthy(apiUrl) {
-  const deadline = Date.now() + 180_000;
-  let last = '';
-  while (!stopping) {
-    try {
-      const res = await fetch(`${apiUrl}/api/health`, { signal: AbortSignal.timeout(5000) });
-      const body = await res.json();
-      if (res.status === 200 && body.status === 'ok') return;
-      last = `${res.status} ${body.status}`;
-    } catch (e) {
-      last = String(e?.message ?? e);
-    }
-    if (Date.now() > deadline) throw new Error(`${apiUrl} did not become healthy: ${last}`);
-    await sleep(300);
-  }
-}
 
 async function shutdown(code) {
   if (stopping) return;
@@ -150,14 +134,7 @@ async function shutdown(code) {
   process.exit(code);
 }
 
-// When the parent (npm, a shell) goes away without passing its signal on, this process is re-parented: stop too.
-const parentPid = process.ppid;
-setInterval(() => {
-  if (process.ppid !== parentPid) void shutdown(0);
-}, 500).unref();
-
-process.on('SIGINT', () => void shutdown(0));
-process.on('SIGTERM', () => void shutdown(0));
+stopOnSignalsAndOrphaning(shutdown);
 main().catch(async (err) => {
   process.stderr.write(`[cluster] ${err?.stack ?? err}\n`);
   await shutdown(1);

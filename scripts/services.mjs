@@ -170,3 +170,37 @@ export async function startLocalLlm({ root, port, env, stdio = 'pipe', timeoutMs
   }
   return { child, url: `http://127.0.0.1:${port}/v1`, port, stop: (graceMs = 10_000) => stopChild(child, graceMs) };
 }
+
+/**
+ * Resolves once `GET <apiUrl>/api/health` answers 200 with status ok, or when `isStopping()` turns true; throws
+ * after `timeoutMs` with the last answer.
+ */
+export async function waitApiHealthy(apiUrl, { isStopping = () => false, timeoutMs = 180_000 } = {}) {
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  while (!isStopping()) {
+    try {
+      const res = await fetch(`${apiUrl}/api/health`, { signal: AbortSignal.timeout(5000) });
+      const body = await res.json();
+      if (res.status === 200 && body.status === 'ok') return;
+      last = `${res.status} ${body.status}`;
+    } catch (e) {
+      last = String(e?.message ?? e);
+    }
+    if (Date.now() > deadline) throw new Error(`${apiUrl} did not become healthy: ${last}`);
+    await sleep(300);
+  }
+}
+
+/**
+ * A launcher's stop triggers: SIGINT, SIGTERM, and its parent (npm, a shell) going away without passing its signal
+ * on (this process is re-parented then). Each calls `shutdown(0)`.
+ */
+export function stopOnSignalsAndOrphaning(shutdown) {
+  const parentPid = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parentPid) void shutdown(0);
+  }, 500).unref();
+  process.on('SIGINT', () => void shutdown(0));
+  process.on('SIGTERM', () => void shutdown(0));
+}

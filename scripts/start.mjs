@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { ROOT, setupForStart, step } from './engines.mjs';
 import { pipePrefixed } from './logfmt.mjs';
-import { choosePort, sleep, startLocalLlm, startTemporalDev, stopChild } from './services.mjs';
+import { choosePort, startLocalLlm, startTemporalDev, stopChild, stopOnSignalsAndOrphaning, waitApiHealthy } from './services.mjs';
 
 const env = { ...process.env };
 const dataDir = path.resolve(env.DATA_DIR || path.join(ROOT, '.data'));
@@ -51,7 +51,7 @@ async function main() {
   }
   const shownHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
   const apiUrl = `http://${shownHost}:${port}`;
-  await waitHealthy(apiUrl);
+  await waitApiHealthy(apiUrl, { isStopping: () => stopping });
   if (stopping) return;
   process.stdout.write(
     `\n  API:          ${apiUrl}/api\n  Docs:         ${apiUrl}/api/doc\n` +
@@ -85,22 +85,6 @@ function track(name, child) {
   });
 }
 
-async function waitHealthy(apiUrl) {
-  const deadline = Date.now() + 180_000;
-  let last = '';
-  while (!stopping) {
-    try {
-      const res = await fetch(`${apiUrl}/api/health`, { signal: AbortSignal.timeout(5000) });
-      const body = await res.json();
-      if (res.status === 200 && body.status === 'ok') return;
-      last = `${res.status} ${body.status}`;
-    } catch (e) {
-      last = String(e?.message ?? e);
-    }
-    if (Date.now() > deadline) throw new Error(`the service did not become healthy: ${last}`);
-    await sleep(300);
-  }
-}
 
 async function shutdown(code) {
   if (stopping) return;
@@ -121,14 +105,7 @@ async function shutdown(code) {
   process.exit(code);
 }
 
-// When the parent (npm, a shell) goes away without passing its signal on, this process is re-parented: stop too.
-const parentPid = process.ppid;
-setInterval(() => {
-  if (process.ppid !== parentPid) void shutdown(0);
-}, 500).unref();
-
-process.on('SIGINT', () => void shutdown(0));
-process.on('SIGTERM', () => void shutdown(0));
+stopOnSignalsAndOrphaning(shutdown);
 main().catch(async (err) => {
   process.stderr.write(`[start] ${err?.stack ?? err}\n`);
   await shutdown(1);
