@@ -10,7 +10,6 @@
 import os from 'node:os';
 import path from 'node:path';
 import { retriedActivities, runRoundRobin, startCluster, writeLightPdfs, type RunResult } from '../test/support/cluster';
-import { tempDir } from '../test/support/servers';
 import { startWebhookReceiver } from '../test/support/webhook-receiver';
 import { envInt, machineBusySeconds, out, ratio } from './support';
 
@@ -20,7 +19,7 @@ async function scenario(label: string, mediaWorkers: number, kill: boolean): Pro
   const cluster = await startCluster({ apis: 2, ioWorkers: 1, mediaWorkers });
   const hook = await startWebhookReceiver();
   try {
-    const docs = writeLightPdfs(path.join(tempDir('docproc-cluster-bench-'), 'in'), JOBS);
+    const docs = writeLightPdfs(path.join(cluster.dataDir, 'in'), JOBS);
     const busy0 = machineBusySeconds();
     const run = await runRoundRobin(cluster, docs, hook, { kill: kill ? { after: Math.floor(JOBS / 5) } : undefined, timeoutMs: 600_000 });
     const busy = machineBusySeconds() - busy0;

@@ -2,7 +2,6 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { S3BlobStore } from '../../providers/storage';
 import { completedWebhooks, retriedActivities, runRoundRobin, startCluster, writeLightPdfs, type Cluster } from '../support/cluster';
-import { tempDir } from '../support/servers';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 
 // Issue #16: the service scaled out as `npm run cluster` runs it — 2 API processes, 1 io worker, 2 media workers,
@@ -26,7 +25,7 @@ describe('a multi-process cluster under SIGKILL (slow)', function () {
   it('completes 200 jobs submitted round-robin to two APIs exactly once while an API and a media worker are killed and restarted', async () => {
     cluster = await startCluster({ apis: 2, ioWorkers: 1, mediaWorkers: 2 });
     hook = await startWebhookReceiver();
-    const docs = writeLightPdfs(path.join(tempDir('docproc-cluster-pdfs-'), 'in'), JOBS);
+    const docs = writeLightPdfs(path.join(cluster.dataDir, 'in'), JOBS);
 
     const run = await runRoundRobin(cluster, docs, hook, { kill: { after: 40 }, timeoutMs: 400_000 });
 

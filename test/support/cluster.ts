@@ -10,7 +10,7 @@ import type { WebhookReceiver } from './webhook-receiver';
 /**
  * The service scaled out as `npm run cluster` runs it: a Temporal dev server, a MinIO of its own (STORAGE=s3), API
  * processes on their own ports and workers that poll only the io or only the media queue (WORKER_QUEUES), each a
- * separate process. Every process is tracked so that `stop()` ends all of them, also after a failed test.
+ * separate process. Every process is tracked so that `stop()` ends all of them, also after a failed test, and removes the data.
  */
 export interface Cluster {
   temporal: DevServer;
@@ -42,12 +42,13 @@ export async function startCluster(opts: { apis: number; ioWorkers: number; medi
   const all: Proc[] = [];
   let temporal: DevServer | undefined;
   let minio: Cluster['minio'] | undefined;
+  const dataDir = tempDir('docproc-cluster-');
   const stop = async () => {
     await Promise.all(all.map(killHard));
     await Promise.all([temporal?.stop(), minio?.stop()]);
+    fs.rmSync(dataDir, { recursive: true, force: true });
   };
   try {
-    const dataDir = tempDir('docproc-cluster-');
     temporal = await startDevServer();
     const s3Port = await freePort();
     const { port: consolePort } = await choosePort(await freePort(), new Set([s3Port]));
