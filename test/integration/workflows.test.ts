@@ -6,6 +6,7 @@ import proto from '@temporalio/proto';
 import { readBlobJson } from '../../core/blob-store';
 import { JobService } from '../../api/services/jobs';
 import { htmlToMarkdown } from '../../core/html';
+import { withResults, type StoredRecord } from '../../core/job-results';
 import { batchRecordKey, jobOutputKey, jobRecordKey } from '../../core/records';
 import { batchStateQuery, failJobSignal, jobStateQuery, type BatchState, type JobState } from '../../workflows/definitions';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
@@ -64,7 +65,8 @@ describe('job and batch workflows on a local Temporal dev server', function () {
     await h?.stop();
   });
 
-  const jobRecord = (id: string) => readBlobJson<JobState>(h.store, jobRecordKey(id));
+  // The record as the API reads it: results stored beside it (results_ref) are read back in.
+  const jobRecord = async (id: string) => withResults(h.store, await readBlobJson<JobState & StoredRecord>(h.store, jobRecordKey(id)));
   const batchRecord = (id: string) => readBlobJson<BatchState & { input: unknown }>(h.store, batchRecordKey(id));
 
   it('completes a transformer job, answers completed by query, and records its full results and search attributes', async () => {

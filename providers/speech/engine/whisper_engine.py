@@ -15,6 +15,7 @@ import time
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 
+import ctranslate2  # noqa: E402
 from faster_whisper import WhisperModel  # noqa: E402
 from faster_whisper.audio import decode_audio  # noqa: E402
 
@@ -50,6 +51,9 @@ def transcribe(model, req):
         return {"error": {"kind": "undecodable_audio", "message": f"{type(e).__name__}: {e}"}}
     if audio.size == 0:
         return {"error": {"kind": "undecodable_audio", "message": "the file holds no audio samples"}}
+    # A window Whisper is unsure of is decoded again at a higher temperature, by sampling: seeded per request, so the same
+    # audio always gives the same transcript (a retried chunk, a restarted job, the cache and a direct run agree).
+    ctranslate2.set_random_seed(0)
     segments, info = model.transcribe(
         audio,
         language=req.get("language") or None,
