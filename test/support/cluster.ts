@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
+import proto from '@temporalio/proto';
 import { choosePort, freePort, startMinio } from '../../scripts/services.mjs';
 import { healthOk, spawnService, waitFor, type Proc } from './processes';
 import { textPdf } from './results';
@@ -196,7 +197,8 @@ async function pool<T>(items: T[], limit: number, work: (item: T, i: number) => 
 /**
  * Submits one PDF job per document, alternating between the cluster's APIs (job i to API i mod N), a webhook each,
  * and waits for every job's completion webhook. With `kill`, the first half is submitted, then once `kill.after`
- * jobs completed the second API and the first media worker are SIGKILLed (no request in flight to that API) and
+ * jobs completed the second API and the first media worker are SIGKILLed (no request in flight to that API; the worker while
+ * Temporal shows it running a step) and
  * started again: the third quarter is submitted while they are down (the killed API's share to the other one, as
  * its connections are refused), the last quarter once both are back.
  */
@@ -224,6 +226,8 @@ export async function runRoundRobin(
     await hook.waitFor(() => completedWebhooks(hook).size >= opts.kill!.after, opts.timeoutMs);
     const api = c.apis[1];
     const media = c.media[0];
+    const open = jobs.filter((j) => j && !completedWebhooks(hook).has(j.jobId)).map((j) => j.jobId);
+    await mediaWorkerBusy(c, media, open);
     killedAt = (Date.now() - t0) / 1000;
     await Promise.all([killHard(api.proc), killHard(media)]);
     const mediaBack = c.startWorker('media');
@@ -257,6 +261,31 @@ export async function retriedActivities(c: Cluster, jobIds: string[]): Promise<n
       for (const e of history.events ?? []) if ((e.activityTaskStartedEventAttributes?.attempt ?? 1) > 1) retried++;
     }
     return retried;
+  } finally {
+    await connection.close();
+  }
+}
+
+/**
+ * Waits (up to 30 s) until Temporal shows a step of one of `jobIds` started by `worker` (its default identity is
+ * `<pid>@<host>`), so that a kill right after cuts a step short; answers whether it saw one (a step can still end
+ * between that look and the kill).
+ */
+async function mediaWorkerBusy(c: Cluster, worker: Proc, jobIds: string[]): Promise<boolean> {
+  const connection = await Connection.connect({ address: c.temporal.address });
+  try {
+    const client = new Client({ connection });
+    const identity = `${worker.child.pid}@`;
+    const STARTED = proto.temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED;
+    const busy = async () => {
+      for (const id of jobIds) {
+        const d = await client.workflow.getHandle(id).describe();
+        const started = d.raw.pendingActivities?.some((a) => a.state === STARTED && (a.lastWorkerIdentity ?? '').startsWith(identity));
+        if (started) return true;
+      }
+      return undefined;
+    };
+    return await waitFor(busy, 'the media worker to run a step', 30_000, 20).catch(() => false);
   } finally {
     await connection.close();
   }
