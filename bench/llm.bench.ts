@@ -12,7 +12,8 @@
  * RAW: the bench process loads the same GGUF with node-llama-cpp (same context size and thread count as the server)
  * and sends each recorded request (messages, JSON schema grammar, max_tokens, temperature) with `LlamaChat`, one
  * after the other, while the service is idle. Overhead = service wall time / raw wall time of the same calls.
- * Knobs: BENCH_LLM_ROUNDS (1): service+raw rounds; the best of each is compared.
+ * Knobs: BENCH_LLM_ROUNDS (1): service+raw rounds, each on a text marked with its round (so the model server
+ * cannot reuse the previous round's prompt); each round's ratio is printed and the best of each side compared.
  */
 import fs from 'node:fs';
 import http from 'node:http';
@@ -176,7 +177,9 @@ async function main() {
     let rawGenMs = 0;
     for (let round = 1; round <= ROUNDS; round++) {
       rec.calls.length = 0;
-      const s = await runJob(svc.url, c.params);
+      // Each round's text differs from its first line on: the model server keeps the last prompt's tokens and
+      // would skip evaluating a repeated one (the raw runs start from an empty sequence every time).
+      const s = await runJob(svc.url, { ...c.params, text: `(Round ${round}.)\n${String(c.params.text)}` });
       const calls = [...rec.calls];
       svcTokens = calls.reduce((n, x) => n + (x.usage?.completion_tokens ?? 0), 0);
       const words = String(c.params.text).split(/\s+/).length;
@@ -191,6 +194,7 @@ async function main() {
       }
       rawGenMs = r;
       out(`${c.name}: raw node-llama-cpp, the same ${calls.length} request(s): ${secs(r)} (${rawTokens} tokens generated; service ${svcTokens})`);
+      out(`${c.name}: round ${round} service/raw ${(s.ms / r).toFixed(2)}×`);
       bestSvc = Math.min(bestSvc, s.ms);
       bestRaw = Math.min(bestRaw, r);
     }
