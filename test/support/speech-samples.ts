@@ -14,7 +14,9 @@ export async function speak(text: string, voice: string, dir: string, name: stri
   const raw = path.join(dir, `${name}.espeak.wav`);
   const out = path.join(dir, `${name}.wav`);
   await runTool('espeak-ng', ['-v', voice, '-w', raw, text], { timeoutMs: 60_000 });
-  await runTool('sox', [raw, '-r', '16000', '-c', '1', '-b', '16', out], { timeoutMs: 60_000 });
+  // -D: no dither. sox dithers by default when it resamples to 16 bits, with random noise, so the same sentence gave
+  // different samples on every run (and transcripts that differed from run to run).
+  await runTool('sox', ['-D', raw, '-r', '16000', '-c', '1', '-b', '16', out], { timeoutMs: 60_000 });
   return out;
 }
 
