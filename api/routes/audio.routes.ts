@@ -8,7 +8,7 @@ import type { ApiRouter } from '../route';
 import { audioProcessBody, audioProcessResult } from '../schemas/audio.schemas';
 import type { JobService } from '../services/jobs';
 import { storeUpload, uploadInput, withUpload } from '../uploads';
-import { validateParameters } from './jobs.routes';
+import { validateParameters } from '../services/job-parameters';
 
 /**
  * POST /api/audio/process (spec §4.11, contract §7): the upload is probed by content before any job exists (400

@@ -21,7 +21,7 @@ import type { BatchService } from '../services/batches';
 import { sendJobFile } from '../services/job-files';
 import type { JobService } from '../services/jobs';
 import { sendJobArchive } from './jobs.routes';
-import { sessionParameters } from './session.routes';
+import { sessionParameters } from '../services/job-parameters';
 
 /** `results` of a legacy job: the Markdown file and assets of its session output. */
 function legacyResults(results: Record<string, unknown> | null): { markdown_file: string | null; assets: string[] } {

@@ -1,6 +1,4 @@
 import { AppError } from '../../core/errors';
-import { jobParamsByType } from '../../core/job-params';
-import type { JobType } from '../../workflows/definitions';
 import { isTerminal } from '../../workflows/job-state';
 import { errorResponse, jsonResponse, z } from '../openapi';
 import type { ApiRouter } from '../route';
@@ -22,23 +20,12 @@ import { attachment, jobArchiveEntries, zipStream } from '../services/archive';
 import type { BatchService } from '../services/batches';
 import { streamJobEvents } from '../services/events';
 import { jobView, type JobService } from '../services/jobs';
-import { checkSessionRequest } from './session.routes';
+import { checkSessionRequest, validateParameters } from '../services/job-parameters';
 
 export interface JobRouteDeps {
   jobs: JobService;
   batches: BatchService;
   maxBatchJobs: number;
-}
-
-/** Validates `parameters` against the job type's schema; issues are reported under `parameters.…`. */
-export function validateParameters(jobType: JobType, parameters: Record<string, unknown>, path: (string | number)[] = ['parameters']): Record<string, unknown> {
-  const schema = jobParamsByType[jobType as keyof typeof jobParamsByType];
-  if (!schema) return parameters;
-  const r = schema.safeParse(parameters);
-  if (r.success) return r.data as Record<string, unknown>;
-  throw new AppError('VALIDATION_ERROR', 'The job parameters are invalid.', {
-    issues: r.error.issues.map((i) => ({ path: [...path, ...i.path].map(String).join('.'), message: i.message })),
-  });
 }
 
 const idempotencyKey = (h: string | string[] | undefined): string | undefined => {

@@ -15,7 +15,7 @@ import { attachment } from '../services/archive';
 import { jobErrorToAppError, type JobService } from '../services/jobs';
 import { answerSync, answerWithResults } from '../services/sync-answer';
 import { storeUpload, uploadInput, withUpload } from '../uploads';
-import { validateParameters } from './jobs.routes';
+import { validateParameters } from '../services/job-parameters';
 
 /** True when the first KiB of the file holds `%PDF-` (the same test the PDF reader applies). */
 async function hasPdfHeader(file: string): Promise<boolean> {

@@ -1,44 +1,11 @@
 import type { Config } from '../../core/config';
-import { AppError } from '../../core/errors';
-import { listCachedSessions, sanitizeName, sessionPath } from '../../core/session-store';
-import { loadTemplate, TEMPLATES_DIR } from '../../core/templates';
+import { listCachedSessions } from '../../core/session-store';
 import { errorResponse } from '../openapi';
 import type { ApiRouter } from '../route';
 import { cachedSessions, sessionAccepted, sessionBody, sessionResult } from '../schemas/session.schemas';
 import type { JobService } from '../services/jobs';
 import { answerSync } from '../services/sync-answer';
-import { validateParameters } from './jobs.routes';
-
-/**
- * What a session request needs beyond its schema, checked before any job is queued: every name becomes a usable
- * path segment (400 naming the field: a name of dots and separators only), and the template exists in the target
- * language (404 TEMPLATE_NOT_FOUND). `path` prefixes the issue paths (`jobs.2.` in a batch).
- */
-export async function checkSessionRequest(p: Record<string, unknown>, path: (string | number)[] = []): Promise<void> {
-  const at = (field: string) => [...path, field].join('.');
-  const issues: { path: string; message: string }[] = [];
-  for (const field of ['event', 'session', 'track', 'filename']) {
-    try {
-      sanitizeName(field === 'filename' ? String(p[field]).replace(/\.md$/i, '') : String(p[field]), at(field));
-    } catch {
-      issues.push({ path: at(field), message: 'no usable characters once path separators, dots and control characters are removed' });
-    }
-  }
-  if (issues.length) throw new AppError('VALIDATION_ERROR', `Unusable name(s): ${issues.map((i) => i.path).join(', ')}.`, { issues });
-  // The layout must be buildable (the store's own check of every segment).
-  sessionPath(String(p.event), String(p.target_language), String(p.track), String(p.filename));
-  const template = String(p.template ?? 'Session');
-  if (!(await loadTemplate(TEMPLATES_DIR, template, String(p.target_language)))) {
-    throw new AppError('TEMPLATE_NOT_FOUND', `No template named ${JSON.stringify(template)}.`, { template, ...(path.length ? { path: at('template') } : {}) });
-  }
-}
-
-/** The `session` job's parameters of a request: validated (400, every missing field named), then checked. */
-export async function sessionParameters(body: Record<string, unknown>, path: (string | number)[] = []): Promise<Record<string, unknown>> {
-  const parameters = validateParameters('session', body, path);
-  await checkSessionRequest(parameters, path);
-  return parameters;
-}
+import { sessionParameters } from '../services/job-parameters';
 
 /**
  * Sessions (spec §4.6, contract §8): `process` runs a `session` job and waits like the media endpoints

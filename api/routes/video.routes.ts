@@ -14,7 +14,7 @@ import { framesBody, framesResult, videoHostedBody, videoHostedResult, videoProc
 import type { JobService } from '../services/jobs';
 import { answerSync } from '../services/sync-answer';
 import { storeUpload, uploadInput, withUpload } from '../uploads';
-import { validateParameters } from './jobs.routes';
+import { validateParameters } from '../services/job-parameters';
 
 /**
  * Video (spec §4.7): `/api/video/process` and `/api/video/hosted` (`videoTranscriptionRoutes`), `/api/video/frames`. The request and the file are checked here, before any job: a bad
