@@ -240,8 +240,14 @@ describe('jobs API on the real engine', function () {
     });
 
     it('refuses a second restart while the restarted run has not failed yet', async () => {
-      const jobId = await create(pdfJob());
-      await s.waitJob(jobId);
+      // A held job (holdJobOutput): each run sits in its step's retries for seconds before failing, so the restarted
+      // run is still going when the second request arrives, however slow the machine (a job that failed at once,
+      // as a missing file does, could fail again between the two requests and make the second restart legitimate).
+      const key = uniqueKey('restart-twice');
+      const jobId = idFromKey('job', key);
+      await holdJobOutput(s.api.store, jobId);
+      expect(await create(transformerJob(), { 'Idempotency-Key': key })).to.equal(jobId);
+      expect((await s.waitJob(jobId)).status).to.equal('failed');
       const [a, b] = await Promise.all([s.call('POST', `/api/event-job/${jobId}/restart`), s.call('POST', `/api/event-job/${jobId}/restart`)]);
       expect([a.status, b.status].sort()).to.deep.equal([200, 409]);
       expect([a, b].find((x) => x.status === 409)!.body.error.code).to.equal('INVALID_STATE');
