@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import { startStack, type Stack } from '../support/stack';
 import { buildPdf, parsePgm } from '../support/pdf-factory';
 import { postMultipart } from '../support/pdf-http';
-import { startFileServer } from '../support/results';
+import { recordedJobs, startFileServer } from '../support/results';
 import { grayPng } from '../support/png';
 import { renderPages } from '../../providers/pdf/render';
 
@@ -31,11 +31,6 @@ function bigPng(w: number, h: number): Buffer {
 function truncatedPng(): Buffer {
   const raw = Buffer.concat(Array.from({ length: 100 }, () => Buffer.concat([Buffer.from([0]), Buffer.alloc(200, 0xff)])));
   return grayPng(200, 100, 8, deflateSync(raw).subarray(0, 10));
-}
-
-/** Job ids that have a record now. */
-function recordedJobs(s: Stack): Promise<Set<string>> {
-  return s.worker.store.list('records/jobs/').then((l) => new Set(l.map((b) => path.basename(b.key, '.json'))));
 }
 
 /** The attempt number each started activity of the job's workflow ended with, by activity type. */
@@ -78,31 +73,31 @@ describe('Input bounds: pixel and duration budgets, corrupt images, scratch file
   it('refuses an image past MAX_IMAGE_PIXELS from its header with 422, before any job exists', async () => {
     const bomb = bigPng(3000, 3000); // 9 MP in about 2 KB
     expect(bomb.length).to.be.below(64 * 1024);
-    const before = await recordedJobs(s);
+    const before = await recordedJobs(s.worker.store);
     const r = await postMultipart(`${s.url}/api/imageocr/process`, {}, { bytes: bomb, name: 'bomb.png', type: 'image/png' });
     expect(r.status, JSON.stringify(r.body)).to.equal(422);
     expect(r.body.error.code).to.equal('UNPROCESSABLE_INPUT');
     expect(r.body.error.details).to.include({ reason: 'image_too_large', width: 3000, height: 3000, pixels: 9_000_000, max_pixels: MAX_PIXELS });
-    expect([...(await recordedJobs(s))].filter((id) => !before.has(id)), 'no job was started').to.deep.equal([]);
+    expect([...(await recordedJobs(s.worker.store))].filter((id) => !before.has(id)), 'no job was started').to.deep.equal([]);
   });
 
   it('refuses the same image from a URL in the job, in one attempt, without running tesseract', async () => {
     const url = files.put('bomb.png', bigPng(3000, 3000));
-    const before = await recordedJobs(s);
+    const before = await recordedJobs(s.worker.store);
     const r = await s.call('POST', '/api/imageocr/process-url', { url });
     expect(r.status, JSON.stringify(r.body)).to.equal(422);
     expect(r.body.error.details).to.include({ reason: 'image_too_large' });
-    const [jobId] = [...(await recordedJobs(s))].filter((id) => !before.has(id));
+    const [jobId] = [...(await recordedJobs(s.worker.store))].filter((id) => !before.has(id));
     expect((await activityAttempts(s, jobId)).get('ocrImageBlob')).to.equal(1);
   });
 
   it('answers an image tesseract cannot decode with 422 at once, not after retries', async () => {
-    const before = await recordedJobs(s);
+    const before = await recordedJobs(s.worker.store);
     const r = await postMultipart(`${s.url}/api/imageocr/process`, {}, { bytes: truncatedPng(), name: 'cut.png', type: 'image/png' });
     expect(r.status, JSON.stringify(r.body)).to.equal(422);
     expect(r.body.error.code).to.equal('UNPROCESSABLE_INPUT');
     expect(r.body.error.details).to.include({ reason: 'undecodable_image' });
-    const [jobId] = [...(await recordedJobs(s))].filter((id) => !before.has(id));
+    const [jobId] = [...(await recordedJobs(s.worker.store))].filter((id) => !before.has(id));
     expect((await activityAttempts(s, jobId)).get('ocrImageBlob'), 'attempts of the OCR step').to.equal(1);
   });
 
@@ -128,11 +123,11 @@ describe('Input bounds: pixel and duration budgets, corrupt images, scratch file
 
     const audio = path.join(dir, 'long.wav');
     execFileSync('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=8', '-ar', '16000', audio], { timeout: 60_000 });
-    const before = await recordedJobs(s);
+    const before = await recordedJobs(s.worker.store);
     const r = await postMultipart(`${s.url}/api/audio/process`, {}, { bytes: readFileSync(audio), name: 'long.wav', type: 'audio/wav' });
     expect(r.status, JSON.stringify(r.body)).to.equal(422);
     expect(r.body.error.details).to.include({ reason: 'too_long', max_seconds: MAX_SECONDS });
-    expect([...(await recordedJobs(s))].filter((id) => !before.has(id)), 'no job was started').to.deep.equal([]);
+    expect([...(await recordedJobs(s.worker.store))].filter((id) => !before.has(id)), 'no job was started').to.deep.equal([]);
   });
 
   it('keeps scratch files under the data directory, private, and removes them when each step ends', async () => {

@@ -10,7 +10,7 @@ import { useLlmStack } from '../support/llm-env';
 import type { LlmServer } from '../support/llm-server';
 import { buildPdf } from '../support/pdf-factory';
 import { postPdf } from '../support/pdf-http';
-import { holdModel, unique } from '../support/results';
+import { holdModel, recordedJobs, unique } from '../support/results';
 import { until } from '../support/jobs';
 
 // Issue #13, defects 3 and 8, on the real API and worker, the shared Temporal dev server, pdftotext and the local
@@ -41,7 +41,6 @@ const jobIdOf = async (s: Stack, since: Set<string>): Promise<string> => {
   expect(added, 'one job ran').to.have.length(1);
   return added[0];
 };
-const recordIds = async (s: Stack) => new Set((await s.worker.store.list('records/jobs/')).map((b) => b.key.slice('records/jobs/'.length, -'.json'.length)));
 
 describe('Stored results: streamed answers, the text stored once, the heavy-request bound, retention', function () {
   this.timeout(60_000);
@@ -57,12 +56,12 @@ describe('Stored results: streamed answers, the text stored once, the heavy-requ
 
   it('answers a repeated request from the cache with the very bytes of the first answer, streamed from the stored data', async () => {
     const pdf = textPdf(12);
-    let before = await recordIds(s);
+    let before = await recordedJobs(s.worker.store);
     const miss = await rawPdfCall(s, pdf);
     expect(miss.status, miss.text.slice(0, 300)).to.equal(200);
     expect(miss.headers.get('x-cache')).to.equal('miss');
     const missJob = await jobIdOf(s, before);
-    before = await recordIds(s);
+    before = await recordedJobs(s.worker.store);
     const hit = await rawPdfCall(s, pdf);
     expect(hit.status, hit.text.slice(0, 300)).to.equal(200);
     expect(hit.headers.get('x-cache')).to.equal('hit');
@@ -123,7 +122,7 @@ describe('Stored results: streamed answers, the text stored once, the heavy-requ
 
   it('the retention sweeper deletes expired jobs with their files, results and cache entries once Temporal forgot them, never a running job', async () => {
     const store = s.worker.store;
-    const before = await recordIds(s);
+    const before = await recordedJobs(s.worker.store);
     const pdf = textPdf(2);
     expect((await rawPdfCall(s, pdf)).status).to.equal(200);
     const expiredJob = await jobIdOf(s, before);

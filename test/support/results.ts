@@ -54,7 +54,7 @@ export async function startFileServer() {
 }
 
 /** The job ids that have a record in the store. */
-async function recordedJobs(store: BlobStore): Promise<Set<string>> {
+export async function recordedJobs(store: BlobStore): Promise<Set<string>> {
   return new Set((await store.list('records/jobs/')).map((b) => path.basename(b.key, '.json')));
 }
 
