@@ -9,20 +9,30 @@ const args = process.argv.slice(2);
 const slow = args.includes('--slow') || process.env.DOCPROC_SLOW_TESTS === '1';
 const passthrough = args.filter((a) => a !== '--slow');
 
+// Mocha's own summary ("  1044 passing (18m)", "  2 failing", "  3 pending"): counted, and kept out of the output,
+// because CI reads the test count from the one `tests: N passed, N failed` line that ends the run.
+const MOCHA_SUMMARY = /^\s+(\d+) (passing|failing|pending)\b/;
+
+/** Runs a child, passing its stdout through line by line; `onLine` sees each line and returns false to drop it. */
 function run(cmd, cmdArgs, env, onLine) {
   return new Promise((resolve) => {
     const child = spawn(cmd, cmdArgs, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
     let buf = '';
+    const emit = (line) => {
+      if (onLine?.(line) !== false) process.stdout.write(`${line}\n`);
+    };
     child.stdout.on('data', (d) => {
-      process.stdout.write(d);
       buf += d;
       let i;
       while ((i = buf.indexOf('\n')) >= 0) {
-        onLine?.(buf.slice(0, i));
+        emit(buf.slice(0, i));
         buf = buf.slice(i + 1);
       }
     });
-    child.on('close', (code) => resolve(code ?? 1));
+    child.on('close', (code) => {
+      if (buf) emit(buf);
+      resolve(code ?? 1);
+    });
   });
 }
 
@@ -54,12 +64,15 @@ async function main() {
     : ['test/unit/**/*.test.ts', 'test/integration/**/*.test.ts', 'test/e2e/**/*.test.ts', ...(slow ? ['test/slow/**/*.test.ts'] : [])];
   const counts = { passing: 0, failing: 0, pending: 0 };
   const code = await run(process.execPath, [path.join(ROOT, 'node_modules/mocha/bin/mocha.js'), ...specs], env, (line) => {
-    const m = /^\s+(\d+) (passing|failing|pending)\b/.exec(line);
-    if (m) counts[m[2]] = Number(m[1]);
+    const m = MOCHA_SUMMARY.exec(line);
+    if (!m) return true;
+    counts[m[2]] = Number(m[1]);
+    return false;
   });
   const failed = code !== 0 && counts.failing === 0 ? 1 : counts.failing;
-  process.stdout.write(`\ntests: ${counts.passing} passed, ${failed} failed, ${counts.pending} skipped\n`);
   step('done', `npm test took ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+  // The last line of the run, always: CI counts tests from it.
+  process.stdout.write(`\ntests: ${counts.passing} passed, ${failed} failed, ${counts.pending} skipped\n`);
   process.exit(code);
 }
 
