@@ -1,3 +1,4 @@
+import { Context } from '@temporalio/activity';
 import { readBlobJson, writeBlobJson } from '../core/blob-store';
 import { batchRecordKey, jobRecordKey } from '../core/records';
 import type { BatchInput, BatchManifest, BatchState, JobState } from '../workflows/definitions';
@@ -25,11 +26,16 @@ export function createBatchActivities(deps: ActivityDeps) {
       return m.jobs.slice(offset, offset + limit);
     },
 
-    async writeBatchRecord({ state, input }: { state: BatchState; input: Omit<BatchInput, 'carry'> }): Promise<void> {
-      await writeBlobJson(store, batchRecordKey(state.batch_id), { ...state, input });
+    /** The batch's final record; `runs` (restarted jobs' newest runs) lets a reopened batch ignore stale reports. */
+    async writeBatchRecord({ state, input, runs }: { state: BatchState; input: Omit<BatchInput, 'carry'>; runs?: Record<number, number> }): Promise<void> {
+      await writeBlobJson(store, batchRecordKey(state.batch_id), { ...state, input, ...(runs ? { runs } : {}) });
     },
 
-    /** Marks jobs that never started as failed in their records (fail-all before they ran). */
+    /**
+     * Marks jobs that never started as failed in their records (fail-all before they ran). Idempotent (a record
+     * already failed or completed is left alone), so a retried attempt redoes only what is left; as a regular
+     * activity it heartbeats as it goes.
+     */
     async failPendingJobs({ manifestKey, indexes, reason }: { manifestKey: string; indexes: number[]; reason: string }): Promise<void> {
       const m = await manifest(deps, manifestKey);
       const jobIds = indexes.map((i) => m.jobs[i].job_id);
@@ -38,6 +44,7 @@ export function createBatchActivities(deps: ActivityDeps) {
       const worker = async () => {
         while (i < jobIds.length) {
           const id = jobIds[i++];
+          if (i % 50 === 0 && !Context.current().info.isLocal) Context.current().heartbeat({ done: i });
           const rec = await readBlobJson<JobState>(store, jobRecordKey(id)).catch(() => null);
           if (!rec || rec.status === 'completed' || rec.status === 'failed') continue;
           const error = { code: 'CANCELLED', message: reason, details: {} };

@@ -23,5 +23,14 @@ export interface ActivityDeps {
    * Starts a closed batch's workflow again with a job's `jobFinished` signal (a job restarted after its batch
    * finished). Built by the worker, which knows the workflow definitions; activities do not import workflows.
    */
-  reopenBatch?: (input: BatchInput, finished: { index: number; status: JobStatus }) => Promise<void>;
+  reopenBatch?: (input: BatchInput, report: BatchReport) => Promise<void>;
+}
+
+/** What a job's run tells its batch: it runs again (`processing`, a restart) or it ended. */
+export interface BatchReport {
+  index: number;
+  status: JobStatus;
+  /** The run reporting (absent from runs started before runs were numbered in reports). */
+  run?: number;
+  jobId?: string;
 }

@@ -4,8 +4,8 @@ import { uploadToDiscard } from '../core/job-params';
 import { storedResultsRef } from '../core/job-results';
 import { countJobFinished } from '../core/metrics';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { jobFinishedSignal, jobStateQuery, type BatchInput, type BatchState, type JobInput, type JobState, type JobStatus } from '../workflows/definitions';
-import type { ActivityDeps } from './deps';
+import { jobFinishedSignal, jobRestartedSignal, jobStateQuery, type BatchInput, type BatchState, type JobInput, type JobState } from '../workflows/definitions';
+import type { ActivityDeps, BatchReport } from './deps';
 
 const notFoundAsNull = (e: unknown): null => {
   if (e instanceof BlobNotFoundError) return null;
@@ -19,9 +19,12 @@ export function createJobActivities(deps: ActivityDeps) {
      * Writes the job's record: the source of truth once a job is finished. It points at the results the pipeline
      * stored (`results_ref`) instead of embedding them; results stored before that layout are embedded as before.
      * `finished` marks the write that ends a run (not the later rewrite with webhook log lines): it counts the job
-     * in `docproc_jobs_finished_total`.
+     * in `docproc_jobs_finished_total`. A write of an older run than the record's is dropped.
      */
     async writeJobRecord({ state, finished }: { state: JobState; finished?: boolean }): Promise<void> {
+      // A run never overwrites a newer run's record (a late write of a replaced run is dropped).
+      const current = await readBlobJson<JobState>(store, jobRecordKey(state.job_id)).catch(notFoundAsNull);
+      if (current && (current.run ?? 1) > (state.run ?? 1)) return;
       if (finished && (state.status === 'completed' || state.status === 'failed')) countJobFinished(state.job_type, state.status);
       // A finished job removes the upload of the synchronous request it ran for (see DISCARD_UPLOAD).
       const upload = state.status === 'completed' || state.status === 'failed' ? uploadToDiscard(state.parameters) : null;
@@ -68,19 +71,21 @@ export function createJobActivities(deps: ActivityDeps) {
      * Tells a batch that one of its jobs finished when the batch workflow is closed (a job restarted after its
      * batch completed): the batch is started again from its record, with the signal.
      */
-    async notifyBatch({ batchId, index, status }: { batchId: string; index: number; status: JobStatus }): Promise<void> {
+    async notifyBatch({ batchId, ...report }: { batchId: string } & BatchReport): Promise<void> {
       const client = deps.temporalClient;
       if (!client) throw new Error('notifyBatch needs a Temporal client');
       const handle = client.workflow.getHandle(batchId);
       try {
-        await handle.signal(jobFinishedSignal, { index, status });
+        if (report.status === 'processing') await handle.signal(jobRestartedSignal, { index: report.index, run: report.run, jobId: report.jobId });
+        else await handle.signal(jobFinishedSignal, { index: report.index, status: report.status, run: report.run });
         return;
       } catch (e) {
         if ((e as Error).name !== 'WorkflowNotFoundError') throw e;
       }
-      const rec = await readBlobJson<BatchState & { input: Omit<BatchInput, 'carry'> }>(store, batchRecordKey(batchId));
+      const rec = await readBlobJson<BatchState & { input: Omit<BatchInput, 'carry'>; runs?: Record<number, number> }>(store, batchRecordKey(batchId));
       if (!deps.reopenBatch) throw new Error('notifyBatch needs reopenBatch');
-      await deps.reopenBatch({ ...rec.input, carry: { statuses: rec.statuses, next: rec.job_count, active: rec.active } }, { index, status });
+      const carry = { statuses: rec.statuses, next: rec.job_count, active: rec.active, ...(rec.runs ? { runs: rec.runs } : {}) };
+      await deps.reopenBatch({ ...rec.input, carry }, report);
     },
   };
 }

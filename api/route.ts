@@ -26,6 +26,8 @@ export interface RouteSpec<P extends AnyObject, Q extends AnyObject, B extends z
   params?: P;
   query?: Q;
   body?: B;
+  /** The body may be left out (an empty request is `{}`): documented as not required. */
+  bodyOptional?: boolean;
   /** Body media types accepted. Default `json` when a body schema is given. */
   bodyTypes?: ('json' | 'multipart')[];
   responses: RouteConfig['responses'];
@@ -122,7 +124,7 @@ export class ApiRouter {
       request: {
         ...(spec.params ? { params: spec.params } : {}),
         ...(spec.query ? { query: spec.query } : {}),
-        ...(spec.body ? { body: { content, required: true } } : {}),
+        ...(spec.body ? { body: { content, required: !spec.bodyOptional } } : {}),
       },
       responses,
     });

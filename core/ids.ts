@@ -31,3 +31,5 @@ export const newUploadKey = (ext = ''): string => {
 
 /** The workflow that closes out one run of a job that ended without its own wrap-up (terminated, timed out). */
 export const closeoutWorkflowId = (jobId: string, runId: string): string => `closeout-${jobId}-${runId}`;
+/** The webhook notifier of a job, one per job across its runs (built in core/webhooks.ts, which workflows may import). */
+export { notifierWorkflowId } from './webhooks';

@@ -5,6 +5,9 @@
  * which is deterministic inside a workflow.
  */
 
+/** The workflow id of a job's webhook notifier: one per job, across its runs. */
+export const notifierWorkflowId = (jobId: string): string => `notify-${jobId}`;
+
 export type WebhookPhase = 'processing' | 'completed' | 'failed';
 
 /** Default number of delivery attempts; with {@link retryDelayMs} they span about an hour. */

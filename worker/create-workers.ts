@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url';
 import type { Client } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { activitiesFor, createActivities } from '../activities';
+import type { BatchReport } from '../activities/deps';
 import { errorBoundary } from '../activities/error-boundary';
 import { activityTimer } from '../activities/timing';
 import { createLlmProvider } from '../providers/llm';
@@ -16,7 +17,7 @@ import { startCloseoutSweeper, type CloseoutSweeper } from './closeout-sweeper';
 import { temporalLogger } from './temporal-logger';
 import { mediaSlots, memoryLimitBytes, queueTuning } from './worker-tuning';
 import { batchWorkflow } from '../workflows/batch.workflow';
-import { jobFinishedSignal, type BatchInput, type JobStatus } from '../workflows/definitions';
+import { jobFinishedSignal, jobRestartedSignal, type BatchInput } from '../workflows/definitions';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
@@ -61,8 +62,10 @@ export async function createWorkers(deps: WorkerDeps): Promise<Workers> {
   const llm = createLlmProvider(config);
   const client = deps.temporalClient;
   const reopenBatch = client
-    ? async (input: BatchInput, finished: { index: number; status: JobStatus }) => {
-        await client.workflow.signalWithStart(batchWorkflow, { workflowId: input.batchId, taskQueue: queues.io, args: [input], signal: jobFinishedSignal, signalArgs: [finished] });
+    ? async (input: BatchInput, { index, status, run, jobId }: BatchReport) => {
+        const common = { workflowId: input.batchId, taskQueue: queues.io, args: [input] as [BatchInput] };
+        if (status === 'processing') await client.workflow.signalWithStart(batchWorkflow, { ...common, signal: jobRestartedSignal, signalArgs: [{ index, run, jobId }] });
+        else await client.workflow.signalWithStart(batchWorkflow, { ...common, signal: jobFinishedSignal, signalArgs: [{ index, status, run }] });
       }
     : undefined;
   // Local engine processes start lazily, on the first transcription.

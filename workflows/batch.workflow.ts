@@ -37,6 +37,14 @@ const remote = proxyActivities<Activities>(bookkeepingRemote);
 const SLICE = 50;
 /** Patch id: fail-all answers after the cancelled jobs report, with the number that really failed. */
 const FAIL_ALL_COUNTS_OUTCOMES = 'fail-all-counts-outcomes';
+/**
+ * Patch id: fail-all also fails the jobs of a manifest slice being loaded when it arrives (every job still pending,
+ * not only those past `next`), answers within {@link FAIL_ALL_ANSWER_WITHIN}, and leaves the rewrite of the
+ * never-started jobs' records to the main loop (a heartbeating activity), so the caller is not held by it.
+ */
+const FAIL_ALL_CLOSES_GAPS = 'fail-all-closes-gaps';
+const FAIL_ALL_ANSWER_WITHIN = '10 seconds';
+const MAX_REASON = 1000;
 const HISTORY_LIMIT = 8000;
 
 /**
@@ -49,6 +57,12 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchState> {
   const n = input.jobCount;
   const statuses = (input.carry?.statuses ?? STATUS_CODE.pending.repeat(n)).split('');
   const running = new Map<number, string>(Object.entries(input.carry?.running ?? {}).map(([k, v]) => [Number(k), v]));
+  const runs = new Map<number, number>(Object.entries(input.carry?.runs ?? {}).map(([k, v]) => [Number(k), v]));
+  /** A report of run `run` of job `index` is stale when the batch already knows a newer run of that job. */
+  const stale = (index: number, run: number | undefined) => run !== undefined && run < (runs.get(index) ?? 1);
+  /** Never-started jobs failed by fail-all whose records still say pending. */
+  const recordsToFail: number[] = [];
+  let failReason = '';
   let next = input.carry?.next ?? 0;
   let active = input.carry?.active ?? true;
   let updatedAt = new Date().toISOString();
@@ -80,52 +94,89 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchState> {
   };
 
   setHandler(batchStateQuery, state);
-  setHandler(toggleActiveSignal, () => {
-    active = !active;
+  setHandler(toggleActiveSignal, (arg) => {
+    active = typeof arg?.active === 'boolean' ? arg.active : !active;
     touch();
   });
-  setHandler(jobFinishedSignal, ({ index, status }) => {
-    if (index < 0 || index >= n) return;
+  setHandler(jobFinishedSignal, ({ index, status, run }) => {
+    if (index < 0 || index >= n || stale(index, run)) return;
     statuses[index] = status === 'completed' ? STATUS_CODE.completed : STATUS_CODE.failed;
     running.delete(index);
     touch();
   });
-  setHandler(jobRestartedSignal, ({ index }) => {
-    if (index < 0 || index >= n) return;
+  setHandler(jobRestartedSignal, ({ index, run, jobId }) => {
+    if (index < 0 || index >= n || stale(index, run)) return;
+    if (run !== undefined) {
+      // The same run reported twice (a retried hand-over) changes nothing once it has finished.
+      if (run === (runs.get(index) ?? 1) && statuses[index] !== STATUS_CODE.processing) return;
+      runs.set(index, run);
+    }
     statuses[index] = STATUS_CODE.processing;
+    if (jobId) running.set(index, jobId);
     touch();
   });
-  setHandler(failAllUpdate, async ({ reason }) => {
-    const neverStarted: number[] = [];
-    for (let i = next; i < n; i++) if (statuses[i] === STATUS_CODE.pending) neverStarted.push(i);
-    for (const i of neverStarted) statuses[i] = STATUS_CODE.failed;
-    next = n;
-    const toCancel = [...running.entries()];
-    touch();
-    if (neverStarted.length) await local.failPendingJobs({ manifestKey: input.manifestKey, indexes: neverStarted, reason });
-    await Promise.all(
-      toCancel.map(([, jobId]) => getExternalWorkflowHandle(jobId).signal(failJobSignal, { reason }).catch(() => undefined)),
-    );
-    if (!patched(FAIL_ALL_COUNTS_OUTCOMES)) return { failed_count: neverStarted.length + toCancel.length };
-    // A running job may finish on its own before the signal reaches it: count only the jobs that really failed.
-    await condition(() => toCancel.every(([i]) => statuses[i] !== STATUS_CODE.processing), '5 minutes');
-    const cancelledFailed = toCancel.filter(([i]) => statuses[i] === STATUS_CODE.failed).length;
-    return { failed_count: neverStarted.length + cancelledFailed };
-  });
+  setHandler(
+    failAllUpdate,
+    async ({ reason }) => {
+      const closesGaps = patched(FAIL_ALL_CLOSES_GAPS);
+      const neverStarted: number[] = [];
+      for (let i = closesGaps ? 0 : next; i < n; i++) if (statuses[i] === STATUS_CODE.pending) neverStarted.push(i);
+      for (const i of neverStarted) statuses[i] = STATUS_CODE.failed;
+      next = n;
+      const toCancel = [...running.entries()];
+      touch();
+      if (closesGaps) {
+        recordsToFail.push(...neverStarted);
+        failReason = reason;
+      } else if (neverStarted.length) await local.failPendingJobs({ manifestKey: input.manifestKey, indexes: neverStarted, reason });
+      await Promise.all(
+        toCancel.map(([, jobId]) => getExternalWorkflowHandle(jobId).signal(failJobSignal, { reason }).catch(() => undefined)),
+      );
+      if (!patched(FAIL_ALL_COUNTS_OUTCOMES)) return { failed_count: neverStarted.length + toCancel.length };
+      // A running job may finish on its own before the signal reaches it: count only the jobs that really failed
+      // (past the wait, one still running counts as failing: it has its failJob signal).
+      await condition(() => toCancel.every(([i]) => statuses[i] !== STATUS_CODE.processing), closesGaps ? FAIL_ALL_ANSWER_WITHIN : '5 minutes');
+      const cancelledFailed = toCancel.filter(([i]) => statuses[i] !== STATUS_CODE.completed).length;
+      return { failed_count: neverStarted.length + cancelledFailed };
+    },
+    {
+      validator: ({ reason }) => {
+        if (typeof reason !== 'string' || reason.length === 0 || reason.length > MAX_REASON) {
+          throw new Error(`fail-all needs a reason of 1 to ${MAX_REASON} characters`);
+        }
+      },
+    },
+  );
 
   const setAttributes = () => upsertSearchAttributes([{ key: jobStatusAttribute, value: state().status }]);
   setAttributes();
 
   for (;;) {
     await condition(
-      () => allDone() || (active && next < n && running.size < input.window) || workflowInfo().historyLength > (input.historyLimit ?? HISTORY_LIMIT),
+      () =>
+        allDone() ||
+        recordsToFail.length > 0 ||
+        (active && next < n && running.size < input.window) ||
+        workflowInfo().historyLength > (input.historyLimit ?? HISTORY_LIMIT),
     );
+    if (recordsToFail.length) {
+      // The records of jobs fail-all failed before they started: written here, in chunks with heartbeats, not in
+      // the update (whose caller is answered meanwhile).
+      await remote.failPendingJobs({ manifestKey: input.manifestKey, indexes: recordsToFail.splice(0), reason: failReason });
+      continue;
+    }
     if (allDone()) break;
     if (workflowInfo().historyLength > (input.historyLimit ?? HISTORY_LIMIT) || workflowInfo().continueAsNewSuggested) {
       await condition(allHandlersFinished);
       await continueAsNew<typeof batchWorkflow>({
         ...input,
-        carry: { statuses: statuses.join(''), next, active, running: Object.fromEntries(running) },
+        carry: {
+          statuses: statuses.join(''),
+          next,
+          active,
+          running: Object.fromEntries(running),
+          ...(runs.size ? { runs: Object.fromEntries(runs) } : {}),
+        },
       });
     }
     if (!(active && next < n && running.size < input.window)) continue;
@@ -175,7 +226,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchState> {
   const final = state();
   const { carry: _carry, ...recordInput } = input;
   void _carry;
-  await remote.writeBatchRecord({ state: final, input: recordInput });
+  await remote.writeBatchRecord({ state: final, input: recordInput, ...(runs.size ? { runs: Object.fromEntries(runs) } : {}) });
   setAttributes();
   await condition(allHandlersFinished);
   return final;

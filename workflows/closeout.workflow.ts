@@ -1,8 +1,10 @@
-import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import { patched, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { bookkeeping, bookkeepingRemote } from './activity-options';
 import type { JobError, JobState, LogLevel } from './definitions';
 import * as js from './job-state';
+import { WEBHOOK_NOTIFIER } from './patches';
+import { WebhookForwarder } from './webhook-forwarder';
 import { WebhookSender } from './webhook-sender';
 
 const local = proxyLocalActivities<Activities>(bookkeeping);
@@ -43,9 +45,11 @@ export async function jobCloseoutWorkflow(input: JobCloseoutInput): Promise<{ cl
   await local.writeJobRecord({ state, finished: true });
   const batch = state.input;
   if (batch?.batchId !== undefined && batch.batchIndex !== undefined) {
-    await remote.notifyBatch({ batchId: batch.batchId, index: batch.batchIndex, status: 'failed' });
+    await remote.notifyBatch({ batchId: batch.batchId, index: batch.batchIndex, status: 'failed', run: state.run });
   }
-  const webhooks = new WebhookSender({ jobId: input.jobId, webhook: state.input?.webhook, webhookRetryScale: state.input?.webhookRetryScale }, log);
+  const hookInput = { jobId: input.jobId, webhook: state.input?.webhook, webhookRetryScale: state.input?.webhookRetryScale };
+  // The failure event goes to the job's notifier like any run's (see WEBHOOK_NOTIFIER).
+  const webhooks = patched(WEBHOOK_NOTIFIER) ? new WebhookForwarder(hookInput) : new WebhookSender(hookInput, log);
   webhooks.push(event);
   const logsBefore = state.logs.length;
   await webhooks.finish();

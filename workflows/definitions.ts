@@ -146,6 +146,8 @@ export interface BatchCarry {
   active: boolean;
   /** Job ids of the jobs running now, by manifest index (fail-all signals them). */
   running?: Record<number, string>;
+  /** The newest run of each job restarted at least once, by manifest index (stale run reports are ignored). */
+  runs?: Record<number, number>;
 }
 
 /** Job status codes in `BatchState.statuses`, one character per job in manifest order. */
@@ -178,14 +180,39 @@ export interface BatchState {
 }
 
 export const batchStateQuery = defineQuery<BatchState>('batchState');
-export const toggleActiveSignal = defineSignal('toggleActive');
-export const jobFinishedSignal = defineSignal<[{ index: number; status: JobStatus }]>('jobFinished');
-/** A restarted job of this batch is running again. */
-export const jobRestartedSignal = defineSignal<[{ index: number }]>('jobRestarted');
+/** Without an argument (the spec's bare call) the flag flips; with `{active}` it is set, so a retried call is harmless. */
+export const toggleActiveSignal = defineSignal<[{ active?: boolean }?]>('toggleActive');
+/**
+ * A job of the batch ended its run `run` (absent from runs started before runs were numbered in signals). The batch
+ * ignores the report of a run older than the newest run it knows of for that job: a late signal of a replaced run.
+ */
+export const jobFinishedSignal = defineSignal<[{ index: number; status: JobStatus; run?: number }]>('jobFinished');
+/**
+ * A restarted job of this batch is running again: sent by the new run itself (`run`, `jobId`), so the batch counts
+ * it as running and fail-all can reach it; a report of a run older than one the batch already knows is ignored.
+ */
+export const jobRestartedSignal = defineSignal<[{ index: number; run?: number; jobId?: string }]>('jobRestarted');
 export interface FailAllResult {
   failed_count: number;
 }
 export const failAllUpdate = defineUpdate<FailAllResult, [{ reason: string }]>('failAll');
+
+/** The workflow type of a job's webhook notifier (activities start it by name). */
+export const NOTIFIER_WORKFLOW_TYPE = 'jobNotifierWorkflow';
+
+/**
+ * One notifier per job (workflow id `notify-<job id>`, core/ids.ts) delivers the job's webhook events, in order,
+ * across its runs: the job's run hands events over with this signal (or signal-with-start) and closes without
+ * waiting for delivery, so a failed job can be restarted while its failure webhook is still being retried.
+ */
+export interface NotifierInput {
+  jobId: string;
+  webhook: WebhookConfig;
+  webhookRetryScale?: number;
+  /** Events not yet delivered when the notifier continued as new. */
+  queued?: JobEvent[];
+}
+export const notifyEventsSignal = defineSignal<[{ events: JobEvent[] }]>('notifyEvents');
 
 export interface PingResult {
   io: string;

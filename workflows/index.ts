@@ -2,3 +2,4 @@ export { pingWorkflow } from './ping.workflow';
 export { jobWorkflow } from './job.workflow';
 export { batchWorkflow } from './batch.workflow';
 export { jobCloseoutWorkflow } from './closeout.workflow';
+export { jobNotifierWorkflow } from './notifier.workflow';

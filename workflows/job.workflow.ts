@@ -9,12 +9,14 @@ import {
   upsertSearchAttributes,
   allHandlersFinished,
   getExternalWorkflowHandle,
+  patched,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { bookkeeping, bookkeepingRemote } from './activity-options';
 import {
   failJobSignal,
   jobFinishedSignal,
+  jobRestartedSignal,
   jobStateQuery,
   jobStatusAttribute,
   waitForChangeUpdate,
@@ -25,7 +27,9 @@ import {
   type LogLevel,
 } from './definitions';
 import * as js from './job-state';
+import { RUN_OWNS_RECORD, WEBHOOK_NOTIFIER } from './patches';
 import { runPipeline, type PipelineContext } from './pipelines';
+import { WebhookForwarder } from './webhook-forwarder';
 import { WebhookSender } from './webhook-sender';
 
 const local = proxyLocalActivities<Activities>(bookkeeping);
@@ -36,8 +40,10 @@ const now = () => new Date().toISOString();
 /**
  * One job, workflow id = job id. Holds status, progress, logs and error; answers `jobState` and `waitForChange`;
  * runs the job type's pipeline; writes the final record to the blob store before it reports a terminal status;
- * delivers webhooks in order (progress throttled to one per second, never after the final event). A failed job
- * fails the workflow run, so operators see it as Failed and `restart` can start a new run under the same id.
+ * hands its webhook events to the job's notifier in order (progress throttled to one per second, never after the
+ * final event) and ends without waiting for their delivery. A failed job fails the workflow run, so operators see it
+ * as Failed and `restart` can start a new run under the same id at once; a restarted run writes its own record and
+ * reports itself to its batch, so no other process writes a job's record while it runs.
  */
 export async function jobWorkflow(input: JobInput): Promise<{ status: string; error?: JobError }> {
   const state = js.initialState(input, now());
@@ -59,12 +65,18 @@ export async function jobWorkflow(input: JobInput): Promise<{ status: string; er
 
   const log = (level: LogLevel, message: string) => js.addLog(state, level, message, now());
   const setStatusAttribute = () => upsertSearchAttributes([{ key: jobStatusAttribute, value: state.status }]);
-  const webhooks = new WebhookSender(input, log);
+  const webhooks = patched(WEBHOOK_NOTIFIER) ? new WebhookForwarder(input) : new WebhookSender(input, log);
+  const inBatch = input.batchId !== undefined && input.batchIndex !== undefined;
 
   if (input.run > 1) log('info', `Run ${input.run} started`);
   js.startProcessing(state, now());
   setStatusAttribute();
   log('info', `Processing ${input.jobType} job`);
+  if (input.run > 1 && patched(RUN_OWNS_RECORD)) {
+    // The failed run's record is replaced by this run's, by this run: nothing else writes it after the start.
+    await local.writeJobRecord({ state });
+    if (inBatch) await reportToBatch(input, { index: input.batchIndex!, status: 'processing', run: input.run, jobId: input.jobId });
+  }
 
   const ctx: PipelineContext = {
     input,
@@ -102,15 +114,7 @@ export async function jobWorkflow(input: JobInput): Promise<{ status: string; er
     setStatusAttribute();
     webhooks.push(event);
 
-    if (input.batchId !== undefined && input.batchIndex !== undefined) {
-      const finishedSignal = { index: input.batchIndex, status: state.status };
-      try {
-        await getExternalWorkflowHandle(input.batchId).signal(jobFinishedSignal, finishedSignal);
-      } catch {
-        // The batch is closed (this job was restarted after it finished): reopen it with the signal.
-        await remote.notifyBatch({ batchId: input.batchId, ...finishedSignal });
-      }
-    }
+    if (inBatch) await reportToBatch(input, { index: input.batchIndex!, status: state.status, run: input.run });
     finished = true;
     const logsBefore = state.logs.length;
     await webhooks.finish();
@@ -120,6 +124,20 @@ export async function jobWorkflow(input: JobInput): Promise<{ status: string; er
   if (cancelled) throw cancelled;
   if (error) throw ApplicationFailure.nonRetryable(error.message, error.code, error.details);
   return { status: state.status };
+}
+
+/**
+ * Tells the job's batch that this run started again (`processing`) or ended; a closed batch (the job was restarted
+ * after its batch finished) is reopened with the report.
+ */
+async function reportToBatch(input: JobInput, report: { index: number; status: JobState['status']; run: number; jobId?: string }): Promise<void> {
+  try {
+    const batch = getExternalWorkflowHandle(input.batchId!);
+    if (report.status === 'processing') await batch.signal(jobRestartedSignal, { index: report.index, run: report.run, jobId: report.jobId });
+    else await batch.signal(jobFinishedSignal, { index: report.index, status: report.status, run: report.run });
+  } catch {
+    await remote.notifyBatch({ batchId: input.batchId!, ...report });
+  }
 }
 
 function toJobError(err: unknown, failReason: string | undefined): JobError {

@@ -14,6 +14,7 @@ const hooks = proxyActivities<Activities>(webhookDelivery);
 export class WebhookSender {
   private readonly outbox: JobEvent[] = [];
   private closed = false;
+  private delivering = false;
   private readonly done: Promise<void>;
 
   constructor(
@@ -27,6 +28,16 @@ export class WebhookSender {
     if (ev && this.input.webhook) this.outbox.push(ev);
   }
 
+  /** Nothing queued and nothing being delivered. */
+  get idle(): boolean {
+    return this.outbox.length === 0 && !this.delivering;
+  }
+
+  /** The events still queued (carried over continue-as-new by the notifier). */
+  queued(): JobEvent[] {
+    return [...this.outbox];
+  }
+
   /** No more events: resolves once the queued ones are delivered (or given up). */
   finish(): Promise<void> {
     this.closed = true;
@@ -38,6 +49,7 @@ export class WebhookSender {
     for (;;) {
       await condition(() => this.outbox.length > 0 || this.closed);
       if (this.outbox.length === 0) return;
+      this.delivering = true;
       let ev = this.outbox.shift()!;
       if (ev.phase === 'processing') {
         const wait = lastProgressAt + 1000 - Date.now();
@@ -46,6 +58,7 @@ export class WebhookSender {
       }
       if (ev.phase === 'processing') lastProgressAt = Date.now();
       await this.deliver(ev);
+      this.delivering = false;
     }
   }
 

@@ -13,6 +13,7 @@ import {
   legacyJob,
   legacyJobBody,
   restartResult,
+  toggleActiveBody,
   toggleActiveResult,
 } from '../schemas/event-job.schemas';
 import { batchIdParam, jobAccepted, jobIdParam, jobInProgress, zipResponse } from '../schemas/jobs.schemas';
@@ -100,9 +101,11 @@ export function eventJobRoutes(api: ApiRouter, jobs: JobService, batches: BatchS
 
   api.add({
     method: 'post', path: '/api/event-job/batches/{batch_id}/toggle-active', summary: 'Pause or resume a batch (legacy)', tags, params: batchIdParam,
+    description: 'Without a body the flag flips; `{"active": true|false}` sets it, so a retried request does not flip it back.',
+    body: toggleActiveBody, bodyOptional: true,
     responses: { 200: jsonResponse(toggleActiveResult, 'New flag'), 404: errorResponse('Unknown batch') },
-    handler: async (ctx, { params }) => {
-      const active = await batches.toggleActive(params.batch_id);
+    handler: async (ctx, { params, body }) => {
+      const active = await batches.toggleActive(params.batch_id, body.active);
       ctx.body = { status: 'success', data: { batch_id: params.batch_id, active, message: active ? 'Batch activated' : 'Batch deactivated' } };
     },
   });

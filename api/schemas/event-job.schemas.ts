@@ -33,6 +33,9 @@ export const failAllResult = z.object({ batch_id: z.string(), failed_count: z.nu
 /** The batch as the new API shows it, without its timestamps. */
 export const legacyBatch = batchSummary.omit({ created_at: true, updated_at: true }).openapi('LegacyBatch');
 
+/** Optional: without `active` the flag flips (the spec's bare call); with it the flag is set, so a retry is harmless. */
+export const toggleActiveBody = z.object({ active: z.boolean().optional() }).strict().openapi('ToggleActiveBody');
+
 export const toggleActiveResult = z.object({ batch_id: z.string(), active: z.boolean(), message: z.string() }).openapi('ToggleActiveResult');
 
 export const batchStillRunning = z.object({ batch_id: z.string(), status: batchStatus, message: z.string() }).openapi('BatchStillRunning');

@@ -210,19 +210,20 @@ export class BatchService {
     return out;
   }
 
-  async toggleActive(batchId: string): Promise<boolean> {
+  /** Flips the batch's flag, or sets it to `active` when given (idempotent). Answers the flag after the change. */
+  async toggleActive(batchId: string, active?: boolean): Promise<boolean> {
     const before = await this.require(batchId);
-    if (before.status === 'completed') return this.toggleRecord(batchId, before);
+    if (before.status === 'completed') return this.toggleRecord(batchId, before, active);
     const handle = this.temporal.client.workflow.getHandle(batchId);
-    await handle.signal(toggleActiveSignal);
+    await handle.signal(toggleActiveSignal, active === undefined ? {} : { active });
     const after = await handle.query(batchStateQuery);
     return after.active;
   }
 
   /** A finished batch keeps its flag in its record (nothing is left to start). */
-  private async toggleRecord(batchId: string, s: BatchState): Promise<boolean> {
+  private async toggleRecord(batchId: string, s: BatchState, wanted?: boolean): Promise<boolean> {
     const raw = await readBlobJson<Record<string, unknown>>(this.store, batchRecordKey(batchId));
-    const active = !s.active;
+    const active = wanted ?? !s.active;
     await writeBlobJson(this.store, batchRecordKey(batchId), { ...raw, active, updated_at: new Date().toISOString() });
     return active;
   }

@@ -5,13 +5,13 @@ import { AppError, isErrorCode } from '../../core/errors';
 import { closeoutWorkflowId, isJobId, newJobId } from '../../core/ids';
 import { INLINE_PARAMS_BYTES, redactParameters, summariseParameters } from '../../core/job-params';
 import { withResults, type ResultsRef } from '../../core/job-results';
-import { jobParametersKey, jobRecordKey } from '../../core/records';
+import { jobParametersKey, jobRecordKey, jobWebhookLogKey } from '../../core/records';
 import { jobWorkflow } from '../../workflows/job.workflow';
 import {
   jobSearchAttributes,
-  jobRestartedSignal,
   jobStateQuery,
   type JobInput,
+  type JobLog,
   type JobState,
   type JobType,
   type WebhookConfig,
@@ -30,6 +30,8 @@ export interface CreateJob {
 }
 
 const QUERY_DEADLINE_MS = 5000;
+/** How long a restart waits for the new run to show in its record before it answers `pending` on its own. */
+const RESTART_VISIBLE_MS = 5000;
 
 /** A uuid-shaped id derived from a client key, so a repeated key names the same job without a lookup race. */
 export function idFromKey(prefix: 'job' | 'batch', key: string, scope = ''): string {
@@ -78,8 +80,13 @@ export class JobService {
     }
   }
 
-  /** The job's current state, or null when there is no such job. */
+  /** The job's current state (webhook delivery lines merged into its logs), or null when there is no such job. */
   async state(jobId: string): Promise<JobState | null> {
+    const s = await this.bareState(jobId);
+    return s ? this.withWebhookLog(s) : null;
+  }
+
+  private async bareState(jobId: string): Promise<JobState | null> {
     if (!isJobId(jobId)) return null;
     const rec = await this.readRecord(jobId);
     if (rec && isTerminal(rec)) return rec;
@@ -248,9 +255,17 @@ export class JobService {
     await waitFor(handle);
   }
 
-  /** `failed` → `pending` under the same id; the new run reuses the steps already done. */
+  /**
+   * `failed` → `pending` under the same id; the new run reuses the steps already done. The API only starts the run:
+   * the run writes its own record and reports itself to its batch (one writer per record), so no interleaving of a
+   * fast-failing run with this request can leave a stale record or batch count behind. Answered once the run's
+   * record shows it (normally within a workflow task; after {@link RESTART_VISIBLE_MS} without a worker), as the
+   * job was accepted: `pending`.
+   */
   async restart(jobId: string): Promise<JobState> {
-    const s = await this.require(jobId);
+    // The job's own logs (the webhook log stays apart, and is merged into reads of every run).
+    const s = await this.bareState(jobId);
+    if (!s) throw new AppError('JOB_NOT_FOUND', `No job with id ${jobId}.`, { job_id: jobId });
     if (s.status !== 'failed') {
       throw new AppError('INVALID_STATE', `Only a failed job can be restarted; this one is ${s.status}.`, { job_id: jobId, status: s.status });
     }
@@ -259,7 +274,8 @@ export class JobService {
     const now = new Date().toISOString();
     const lastEvent = s.events.length ? s.events[s.events.length - 1].id : 0;
     const input: JobInput = { ...prev, run: (s.run ?? 1) + 1, priorLogs: logsForRestart(s.logs, now), priorEventId: lastEvent };
-    // The failed run may still be delivering its failure webhook (its record is written first): let it close.
+    // A run closed out by the sweeper may still be handing its failure over; the failed run itself closes right
+    // after its record (its webhooks are the notifier's): both are a matter of moments.
     const closedOutRun = typeof s.error?.details?.run_id === 'string' ? s.error.details.run_id : undefined;
     await this.awaitRunClosed(jobId, s.run ?? 1, closedOutRun);
     try {
@@ -277,24 +293,45 @@ export class JobService {
       }
       throw e;
     }
+    // The answer is the job as accepted (`pending`); reads after it see the new run's own record.
+    await this.awaitRunRecord(jobId, input.run);
     const pending: JobState = {
       ...s,
       status: 'pending',
       updated_at: now,
-      error: undefined,
       progress: { step: 'queued', percent: 0, message: 'Restarted; waiting to be processed' },
       logs: input.priorLogs!,
       run: input.run,
     };
     delete pending.error;
-    await writeBlobJson(this.store, jobRecordKey(jobId), pending);
-    if (s.batch_id && prev.batchIndex !== undefined) {
-      await this.temporal.client.workflow
-        .getHandle(s.batch_id)
-        .signal(jobRestartedSignal, { index: prev.batchIndex })
-        .catch(() => undefined);
-    }
     return pending;
+  }
+
+  /** Waits until run `run` has written its record (up to {@link RESTART_VISIBLE_MS}); false past that. */
+  private async awaitRunRecord(jobId: string, run: number): Promise<boolean> {
+    const deadline = Date.now() + RESTART_VISIBLE_MS;
+    for (let wait = 20; ; wait = Math.min(250, wait * 2)) {
+      const rec = await this.readRecord(jobId, { results: false });
+      if (rec && (rec.run ?? 1) >= run) return true;
+      if (Date.now() >= deadline) return false;
+      await new Promise((r) => setTimeout(r, wait));
+    }
+  }
+
+  /**
+   * The job with its webhook delivery lines merged into its logs, in time order: the job's notifier keeps them in a
+   * log of its own (it is their only writer), so they are read beside the record or the live state.
+   */
+  async withWebhookLog<T extends JobState>(s: T): Promise<T> {
+    if (!s.input?.webhook) return s;
+    const lines = await readBlobJson<JobLog[]>(this.store, jobWebhookLogKey(s.job_id)).catch((e: unknown) => {
+      if (e instanceof BlobNotFoundError) return [];
+      throw e;
+    });
+    if (!lines.length) return s;
+    const logs = [...s.logs, ...lines].map((l, i) => ({ l, i }));
+    logs.sort((a, b) => (a.l.timestamp < b.l.timestamp ? -1 : a.l.timestamp > b.l.timestamp ? 1 : a.i - b.i));
+    return { ...s, logs: logs.map((x) => x.l) };
   }
 }
 

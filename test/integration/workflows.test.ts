@@ -8,6 +8,7 @@ import { JobService } from '../../api/services/jobs';
 import { htmlToMarkdown } from '../../core/html';
 import { withResults, type StoredRecord } from '../../core/job-results';
 import { batchRecordKey, jobOutputKey, jobRecordKey } from '../../core/records';
+import { notifierWorkflowId } from '../../core/webhooks';
 import { batchStateQuery, failJobSignal, jobStateQuery, type BatchState, type JobState } from '../../workflows/definitions';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 import { connectTracked, type TrackedConnection } from '../support/temporal-calls';
@@ -319,6 +320,8 @@ describe('job and batch workflows on a local Temporal dev server', function () {
       const session = { event: 'E', session: 'S', url: 'https://example.org/s', filename: 's.md' };
       const { state } = await jobs.create({ jobType: 'session', parameters: session, webhook: { url: receiver.url, token: 'tok-1', jobId: 'client-7' } });
       await failureOf(h.client.workflow.getHandle(state.job_id).result());
+      // The job's run hands its events to the job's notifier and ends; the notifier delivers them.
+      await h.client.workflow.getHandle(notifierWorkflowId(state.job_id)).result();
 
       expect(receiver.requests).to.have.length(4);
       const ids = new Set(receiver.requests.map((r) => r.headers['x-webhook-id']));
@@ -326,7 +329,7 @@ describe('job and batch workflows on a local Temporal dev server', function () {
       for (const r of receiver.requests) {
         expect(r.json).to.deep.include({ phase: 'failed', process: { id: state.job_id }, job: { id: 'client-7' } });
       }
-      const rec = await jobRecord(state.job_id);
+      const rec = (await jobs.state(state.job_id))!;
       const hookLines = rec.logs.map((l) => l.message).filter((m) => m.startsWith('Webhook'));
       expect(hookLines).to.have.length(4);
       hookLines.slice(0, 3).forEach((line, i) => {
