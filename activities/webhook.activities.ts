@@ -3,6 +3,7 @@ import { resultData } from '../core/job-results';
 import { jobResultsKey, jobWebhookLogKey } from '../core/records';
 import { countWebhookAttempt } from '../core/metrics';
 import { completedBody, failedBody, notifierWorkflowId, progressBody } from '../core/webhooks';
+import { webhookToken } from '../core/webhook-secret';
 import { deliverWebhook } from '../providers/webhook/deliver';
 import { NOTIFIER_WORKFLOW_TYPE, notifyEventsSignal, type JobEvent, type JobLog, type NotifierInput, type WebhookConfig } from '../workflows/definitions';
 import type { ActivityDeps } from './deps';
@@ -66,7 +67,7 @@ export function createWebhookActivities(deps: ActivityDeps) {
         url: webhook.url,
         body,
         id: input.webhookId,
-        token: webhook.token,
+        token: await webhookToken(store, jobId, webhook),
         signingSecret: config.WEBHOOK_SIGNING_SECRET,
         policy,
       });

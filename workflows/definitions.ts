@@ -58,8 +58,11 @@ export interface JobError {
 
 export interface WebhookConfig {
   url: string;
+  /** Only in jobs started before tokens were sealed; new jobs keep it in the blob store (`sealed`). */
   token?: string;
   jobId?: string;
+  /** The token is in the job's blob (core/webhook-secret.ts), out of workflow inputs and histories. */
+  sealed?: boolean;
 }
 
 /** One event of a job, as sent to webhooks and streamed over SSE. `id` increases within a job. */

@@ -4,6 +4,7 @@ import { AppError } from '../../core/errors';
 import { isBatchId, newBatchId, newJobId } from '../../core/ids';
 import { INLINE_PARAMS_BYTES, summariseParameters } from '../../core/job-params';
 import { withResults } from '../../core/job-results';
+import { sealWebhook } from '../../core/webhook-secret';
 import { batchManifestKey, batchRecordKey, jobParametersKey, jobRecordKey } from '../../core/records';
 import {
   batchIdAttribute,
@@ -85,8 +86,11 @@ export class BatchService {
         ...(j.webhook ? { webhook: j.webhook } : {}),
       })),
     };
-    // Large parameters go to the blob store; the manifest and workflow history keep a summary.
+    // Webhook tokens and large parameters go to the blob store; the manifest and workflow history keep neither.
     await parallel(manifest.jobs, 16, async (j) => {
+      const sealed = await sealWebhook(this.store, j.job_id, j.webhook, j.parameters);
+      j.parameters = sealed.parameters;
+      if (sealed.webhook) j.webhook = sealed.webhook;
       if (Buffer.byteLength(JSON.stringify(j.parameters)) > INLINE_PARAMS_BYTES) {
         await writeBlobJson(this.store, jobParametersKey(j.job_id), j.parameters);
         j.parameters = summariseParameters(j.parameters);

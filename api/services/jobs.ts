@@ -5,6 +5,7 @@ import { AppError, isErrorCode } from '../../core/errors';
 import { closeoutWorkflowId, isJobId, newJobId } from '../../core/ids';
 import { INLINE_PARAMS_BYTES, redactParameters, summariseParameters } from '../../core/job-params';
 import { withResults, type ResultsRef } from '../../core/job-results';
+import { sealWebhook } from '../../core/webhook-secret';
 import { jobParametersKey, jobRecordKey, jobWebhookLogKey } from '../../core/records';
 import { jobWorkflow } from '../../workflows/job.workflow';
 import {
@@ -160,14 +161,15 @@ export class JobService {
       if (existing) return { state: existing, created: false };
     }
     const createdAt = new Date().toISOString();
+    const sealed = await sealWebhook(this.store, jobId, req.webhook, req.parameters);
     const input: JobInput = {
       jobId,
       jobType: req.jobType,
-      parameters: await this.prepareParameters(jobId, req.parameters),
+      parameters: await this.prepareParameters(jobId, sealed.parameters),
       createdAt,
       run: 1,
       ...(req.userId ? { userId: req.userId } : {}),
-      ...(req.webhook ? { webhook: req.webhook } : {}),
+      ...(sealed.webhook ? { webhook: sealed.webhook } : {}),
       ...(req.legacy ? { legacy: true } : {}),
       ...(this.webhookRetryScale !== 1 ? { webhookRetryScale: this.webhookRetryScale } : {}),
     };

@@ -25,6 +25,15 @@ function signedWith(r: ReceivedRequest, key: string): boolean {
   return verifyWebhookSignature(key, header(r, 'x-webhook-id'), Number(header(r, 'x-webhook-timestamp')), r.body, header(r, 'x-webhook-signature'));
 }
 
+/** Every string and every payload's bytes (decoded as UTF-8) of a workflow history, as one text. */
+function historyText(node: unknown): string {
+  if (node instanceof Uint8Array) return Buffer.from(node).toString('utf8');
+  if (typeof node === 'string') return node;
+  if (Array.isArray(node)) return node.map(historyText).join('\n');
+  if (node && typeof node === 'object') return Object.values(node).map(historyText).join('\n');
+  return '';
+}
+
 describe('job webhooks and event stream on the real engine', function () {
   this.timeout(60_000);
   let s: Stack;
@@ -69,6 +78,15 @@ describe('job webhooks and event stream on the real engine', function () {
     expect(progress.length, 'progress events').to.be.at.least(1);
     expect(completions).to.have.length(1);
     expect(unique.filter((r) => !['processing', 'completed'].includes(phase(r)!))).to.deep.equal([]);
+
+    // The token signs and authorises the deliveries but is nowhere in Temporal: not in the job's history (its
+    // start input, parameters), not in its notifier's.
+    for (const id of [jobId, `notify-${jobId}`]) {
+      const text = historyText(await s.api.temporal.client.workflow.getHandle(id).fetchHistory());
+      expect(text, `history of ${id} decoded (its input names the webhook URL)`).to.include(hook.url);
+      expect(text, `history of ${id}`).to.not.include(TOKEN);
+    }
+    expect(JSON.stringify(job.parameters)).to.not.include(TOKEN);
 
     const done = completions[0];
     expect(done.method).to.equal('POST');
