@@ -59,7 +59,8 @@ const hasMarker = (h: History, id: string) => patchMarkers(h).some((m) => m.id =
 
 /**
  * The old side of each patch: a history recorded before the patch existed, which today's code must replay through
- * the old branch (no marker). `why`: a patch whose old branch no recorded history took says why here instead.
+ * the old branch (no marker). `why`: a patch without one says why (after `deprecatePatch` the old side no longer
+ * replays and is deleted). The lifecycle and the state of each patch: README, "Changing workflow code".
  */
 const OLD_SIDES: Record<string, { scenario: string; took: (h: History) => boolean } | { why: string }> = {
   // A pdf job failed NOT_IMPLEMENTED: recorded before the pdf pipeline existed.
@@ -112,8 +113,13 @@ describe('recorded workflow histories replay on the current workflow code', func
     expect(ids).to.include.members(['pdf-pipeline', 'session-pipeline', 'pdf-native-one-step', 'fail-all-counts-outcomes']);
     const histories = index.map(historyOf);
     expect(ids.filter((id) => !histories.some((h) => hasMarker(h, id))), 'patches without a history of their new branch').to.deep.equal([]);
-    // Each patch says where its old side is, or why it has none; a new patch must be added to OLD_SIDES.
+    // A deprecated patch keeps a history recorded under deprecatePatch (its marker says so): the one that still
+    // replays once the call is removed (README, "Changing workflow code").
+    const deprecated = [...new Set(sites.filter((s) => s.call === 'deprecatePatch').map((s) => s.id))];
+    expect(deprecated.filter((id) => !histories.some((h) => patchMarkers(h).some((m) => m.id === id && m.deprecated))), 'deprecated patches without a deprecated marker').to.deep.equal([]);
+    // Each patch says where its old side is, or why it has none; a new patch must be added to OLD_SIDES, a removed one taken out.
     expect(ids.filter((id) => !OLD_SIDES[id]), 'patches missing from OLD_SIDES').to.deep.equal([]);
+    expect(Object.keys(OLD_SIDES).filter((id) => !ids.includes(id)), 'OLD_SIDES entries of patches no longer in the code').to.deep.equal([]);
     for (const id of ids) {
       const old = OLD_SIDES[id]!;
       if ('scenario' in old) expect(old.took(historyOf(entryOf(old.scenario))), `${old.scenario} takes the old branch of ${id}`).to.equal(true);
