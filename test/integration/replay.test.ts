@@ -5,15 +5,20 @@ import { expect } from 'chai';
 import { bundleWorkflowCode, DefaultLogger, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import type { HistoryEntry } from '../fixtures/record-histories';
+import { acceptedUpdates, childWorkflowIds, closeOf, failureType, patchMarkers, scheduledActivities, startInput } from '../support/history-facts';
 import { historyFromJson } from '../support/history-json';
 import { quietRuntime, sharedBundle } from '../support/worker';
+import { exportedWorkflows, patchSites, pipelineJobTypes } from '../support/workflow-source';
 
 // Histories recorded from real runs (test/fixtures/record-histories.ts). Replaying them with today's workflow
 // code proves that jobs and batches running now would survive a deploy of this code: a reordered, added or
-// removed command makes the replay fail with a DeterminismViolationError (the last test shows it does).
+// removed command makes the replay fail with a DeterminismViolationError (the last test shows it does). What must
+// have a history is read from the code (test/support/workflow-source.ts): every job type of the pipeline table, both
+// branches of every patch, every workflow workflows/index.ts exports; a new one without a history fails here.
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const DIR = path.join(HERE, '../fixtures/histories');
+const WORKFLOWS = path.join(HERE, '../../workflows');
 const index = JSON.parse(fs.readFileSync(path.join(DIR, 'index.json'), 'utf8')) as HistoryEntry[];
 const historyOf = (entry: HistoryEntry) => historyFromJson(JSON.parse(fs.readFileSync(path.join(DIR, entry.file), 'utf8')));
 /** The recorded history of a scenario of one run. */
@@ -37,9 +42,40 @@ const REQUIRED_SCENARIOS = [
   'job-audio-chunks',
   'job-video-upload',
   'job-video-frames',
+  'job-transformer-template',
+  'job-session',
+  'job-track-summary',
+  'job-event-summary',
+  'job-story',
+  'job-closeout',
   'batch-toggle-failall',
   'batch-continued',
+  'batch-failall-outcomes',
+  'ping-workflow',
+  'job-pdf-native-before-one-step',
+  'job-session-before-pipeline',
 ];
+
+type History = ReturnType<typeof historyOf>;
+const hasMarker = (h: History, id: string) => patchMarkers(h).some((m) => m.id === id);
+
+/**
+ * The old side of each patch: a history recorded before the patch existed, which today's code must replay through
+ * the old branch (no marker). `why`: a patch without one says why (after `deprecatePatch` the old side no longer
+ * replays and is deleted). The lifecycle and the state of each patch: README, "Changing workflow code".
+ */
+const OLD_SIDES: Record<string, { scenario: string; took: (h: History) => boolean } | { why: string }> = {
+  // A pdf job failed NOT_IMPLEMENTED: recorded before the pdf pipeline existed.
+  'pdf-pipeline': { scenario: 'job-pdf-failed', took: (h) => startInput(h)?.jobType === 'pdf' && failureType(h) === 'NOT_IMPLEMENTED' && !hasMarker(h, 'pdf-pipeline') },
+  // fail-all answered at once with the number signalled: recorded before fail-all waited for the outcomes.
+  'fail-all-counts-outcomes': { scenario: 'batch-toggle-failall', took: (h) => acceptedUpdates(h) === 1 && !hasMarker(h, 'fail-all-counts-outcomes') },
+  // Recorded at the commits before these patches (test/fixtures/record-old-side.ts).
+  'pdf-native-one-step': {
+    scenario: 'job-pdf-native-before-one-step',
+    took: (h) => hasMarker(h, 'pdf-pipeline') && !hasMarker(h, 'pdf-native-one-step') && scheduledActivities(h, 'extractPdfPages') === 1 && closeOf(h) === 'completed',
+  },
+  'session-pipeline': { scenario: 'job-session-before-pipeline', took: (h) => startInput(h)?.jobType === 'session' && failureType(h) === 'NOT_IMPLEMENTED' && !hasMarker(h, 'session-pipeline') },
+};
 
 describe('recorded workflow histories replay on the current workflow code', function () {
   this.timeout(60_000);
@@ -50,12 +86,46 @@ describe('recorded workflow histories replay on the current workflow code', func
     await sharedBundle();
   });
 
-  it('lists every recorded history in the index, covering both workflows, every scenario and continue-as-new', () => {
+  it('lists every recorded history in the index, covering every registered workflow, every scenario and continue-as-new', () => {
     const files = fs.readdirSync(DIR).filter((f) => f.endsWith('.json') && f !== 'index.json');
     expect(index.map((e) => e.file).sort()).to.deep.equal(files.sort());
-    expect(new Set(index.map((e) => e.workflowType))).to.deep.equal(new Set(['jobWorkflow', 'batchWorkflow']));
+    // Every workflow workflows/index.ts exports (the worker registers them all), the closeout workflow among them.
+    const registered = exportedWorkflows(path.join(WORKFLOWS, 'index.ts'));
+    expect(registered).to.include.members(['jobWorkflow', 'batchWorkflow', 'jobCloseoutWorkflow']);
+    expect([...new Set(index.map((e) => e.workflowType))].sort()).to.deep.equal([...registered].sort());
     expect(index.map((e) => e.scenario)).to.include.members(REQUIRED_SCENARIOS);
     expect(index.filter((e) => e.scenario === 'batch-continued').length).to.be.at.least(2);
+  });
+
+  it('holds a completed run of every job type the pipeline table (workflows/pipelines/index.ts) dispatches to', () => {
+    const jobTypes = pipelineJobTypes(path.join(WORKFLOWS, 'pipelines/index.ts'));
+    expect(jobTypes).to.include.members(['pdf', 'session', 'transformer', 'track_summary', 'event_summary', 'story']);
+    const covered = new Set(
+      index.filter((e) => e.workflowType === 'jobWorkflow').flatMap((e) => {
+        const h = historyOf(e);
+        return closeOf(h) === 'completed' ? [String(startInput(h)?.jobType)] : [];
+      }),
+    );
+    expect(jobTypes.filter((t) => !covered.has(t)), 'job types without a completed recorded run').to.deep.equal([]);
+  });
+
+  it('holds the new side of every patch in workflows/, and the old side where one was recorded', () => {
+    const sites = patchSites(WORKFLOWS);
+    const ids = [...new Set(sites.map((s) => s.id))];
+    expect(ids).to.include.members(['pdf-pipeline', 'session-pipeline', 'pdf-native-one-step', 'fail-all-counts-outcomes']);
+    const histories = index.map(historyOf);
+    expect(ids.filter((id) => !histories.some((h) => hasMarker(h, id))), 'patches without a history of their new branch').to.deep.equal([]);
+    // A deprecated patch keeps a history recorded under deprecatePatch (its marker says so): the one that still
+    // replays once the call is removed (README, "Changing workflow code").
+    const deprecated = [...new Set(sites.filter((s) => s.call === 'deprecatePatch').map((s) => s.id))];
+    expect(deprecated.filter((id) => !histories.some((h) => patchMarkers(h).some((m) => m.id === id && m.deprecated))), 'deprecated patches without a deprecated marker').to.deep.equal([]);
+    // Each patch says where its old side is, or why it has none; a new patch must be added to OLD_SIDES, a removed one taken out.
+    expect(ids.filter((id) => !OLD_SIDES[id]), 'patches missing from OLD_SIDES').to.deep.equal([]);
+    expect(Object.keys(OLD_SIDES).filter((id) => !ids.includes(id)), 'OLD_SIDES entries of patches no longer in the code').to.deep.equal([]);
+    for (const id of ids) {
+      const old = OLD_SIDES[id]!;
+      if ('scenario' in old) expect(old.took(historyOf(entryOf(old.scenario))), `${old.scenario} takes the old branch of ${id}`).to.equal(true);
+    }
   });
 
   it('holds the runs its scenarios name: three OCR page groups, an image OCR, the external OCR call, audio in chunks, a video, its frames, a cancel request', () => {
@@ -86,6 +156,31 @@ describe('recorded workflow histories replay on the current workflow code', func
     expect(after.some((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity')).to.equal(true);
     expect(after.some((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'deliverWebhook')).to.equal(true);
     expect(cancel.at(-1)!.workflowExecutionCanceledEventAttributes).to.not.equal(undefined);
+  });
+
+  it('holds the runs the later scenarios name: a session with its two child jobs, map-reduce summaries, a closeout, a counted fail-all, a ping', () => {
+    const h = (scenario: string) => historyOf(entryOf(scenario));
+    const activities = (scenario: string, type: string) => scheduledActivities(h(scenario), type);
+    expect(activities('job-transformer-template', 'runTransformerStep')).to.equal(1);
+    for (const type of ['planSession', 'fetchSessionPage', 'collectSessionTranscript', 'fetchSessionAttachments', 'renderSessionPages', 'fillSessionTemplate', 'writeSessionOutput', 'recordSession']) {
+      expect(activities('job-session', type), type).to.equal(1);
+    }
+    expect(childWorkflowIds(h('job-session'))).to.have.length(2);
+    expect(startInput(h('job-session.child-video'))?.jobType).to.equal('video');
+    expect(startInput(h('job-session.child-pdf'))?.jobType).to.equal('pdf');
+    for (const [scenario, calls] of [['job-track-summary', 6], ['job-event-summary', 9], ['job-story', 7]] as const) {
+      expect(activities(scenario, 'planSessionSummary'), scenario).to.equal(1);
+      expect(activities(scenario, 'summaryCall'), scenario).to.be.at.least(calls);
+      expect(activities(scenario, 'finishSessionSummary'), scenario).to.equal(1);
+    }
+    // The closeout of a terminated job: its last state read, the failed webhook sent; the job's own run terminated.
+    expect(entryOf('job-closeout').workflowType).to.equal('jobCloseoutWorkflow');
+    expect(activities('job-closeout', 'readJobRun')).to.equal(1);
+    expect(activities('job-closeout', 'deliverWebhook')).to.be.at.least(1);
+    expect(closeOf(h('job-closeout'))).to.equal('completed');
+    expect(closeOf(h('job-closeout.job-terminated'))).to.equal('terminated');
+    expect(hasMarker(h('batch-failall-outcomes'), 'fail-all-counts-outcomes')).to.equal(true);
+    expect(activities('ping-workflow', 'pingActivity')).to.equal(2);
   });
 
   for (const entry of index) {
