@@ -54,6 +54,9 @@ const REQUIRED_SCENARIOS = [
   'ping-workflow',
   'job-pdf-native-before-one-step',
   'job-session-before-pipeline',
+  'job-notified',
+  'job-notified.notifier',
+  'batch-failall-closes-gaps',
 ];
 
 type History = ReturnType<typeof historyOf>;
@@ -64,7 +67,7 @@ const hasMarker = (h: History, id: string) => patchMarkers(h).some((m) => m.id =
  * the old branch (no marker). `why`: a patch without one says why (after `deprecatePatch` the old side no longer
  * replays and is deleted). The lifecycle and the state of each patch: README, "Changing workflow code".
  */
-const OLD_SIDES: Record<string, { scenario: string; took: (h: History) => boolean } | { why: string }> = {
+const OLD_SIDES: Record<string, { scenario: string; file?: string; took: (h: History) => boolean } | { why: string }> = {
   // A pdf job failed NOT_IMPLEMENTED: recorded before the pdf pipeline existed.
   'pdf-pipeline': { scenario: 'job-pdf-failed', took: (h) => startInput(h)?.jobType === 'pdf' && failureType(h) === 'NOT_IMPLEMENTED' && !hasMarker(h, 'pdf-pipeline') },
   // fail-all answered at once with the number signalled: recorded before fail-all waited for the outcomes.
@@ -75,6 +78,12 @@ const OLD_SIDES: Record<string, { scenario: string; took: (h: History) => boolea
     took: (h) => hasMarker(h, 'pdf-pipeline') && !hasMarker(h, 'pdf-native-one-step') && scheduledActivities(h, 'extractPdfPages') === 1 && closeOf(h) === 'completed',
   },
   'session-pipeline': { scenario: 'job-session-before-pipeline', took: (h) => startInput(h)?.jobType === 'session' && failureType(h) === 'NOT_IMPLEMENTED' && !hasMarker(h, 'session-pipeline') },
+  // Recorded before webhook delivery moved to the notifier: the job run delivered its webhooks itself.
+  'webhook-notifier': { scenario: 'job-transformer-webhook', took: (h) => scheduledActivities(h, 'deliverWebhook') >= 1 && !hasMarker(h, 'webhook-notifier') },
+  // Recorded before a restarted run owned its record: run 2 of a restarted job, which wrote none at its start.
+  'run-owns-record': { scenario: 'job-restarted', file: 'job-restarted.run2.json', took: (h) => startInput(h)?.run === 2 && !hasMarker(h, 'run-owns-record') },
+  // fail-all with the outcome wait but before it closed the gaps (a slice being loaded, records in the update).
+  'fail-all-closes-gaps': { scenario: 'batch-failall-outcomes', took: (h) => hasMarker(h, 'fail-all-counts-outcomes') && !hasMarker(h, 'fail-all-closes-gaps') },
 };
 
 describe('recorded workflow histories replay on the current workflow code', function () {
@@ -124,7 +133,10 @@ describe('recorded workflow histories replay on the current workflow code', func
     expect(Object.keys(OLD_SIDES).filter((id) => !ids.includes(id)), 'OLD_SIDES entries of patches no longer in the code').to.deep.equal([]);
     for (const id of ids) {
       const old = OLD_SIDES[id]!;
-      if ('scenario' in old) expect(old.took(historyOf(entryOf(old.scenario))), `${old.scenario} takes the old branch of ${id}`).to.equal(true);
+      if (!('scenario' in old)) continue;
+      const entry = old.file ? index.find((e) => e.file === old.file) : entryOf(old.scenario);
+      expect(entry, `${old.file ?? old.scenario} recorded`).to.not.equal(undefined);
+      expect(old.took(historyOf(entry!)), `${old.scenario} takes the old branch of ${id}`).to.equal(true);
     }
   });
 

@@ -36,14 +36,24 @@ export interface PatchSite {
 
 /**
  * Every `patched(…)` and `deprecatePatch(…)` call under `dir`, with its patch id. The id may be a string literal, a
- * constant of the same file (`const X = 'id'`), or a property read (`added.patch`: every `patch: 'id'` of the file
+ * constant of the same file (`const X = 'id'`) or one exported by a file under `dir`, or a property read (`added.patch`: every `patch: 'id'` of the file
  * counts). Any other argument throws, naming the call, so no patch goes unseen.
  */
 export function patchSites(dir: string): PatchSite[] {
   const sites: PatchSite[] = [];
+  // Exported string constants of any file under `dir` (the ids of workflows/patches.ts, imported where they are used).
+  const exported = new Map<string, string>();
+  for (const file of tsFiles(dir)) {
+    walk(parse(file), (n) => {
+      if (!ts.isVariableStatement(n) || !n.modifiers?.some((m) => m.kind === ts.SyntaxKind.ExportKeyword)) return;
+      for (const d of n.declarationList.declarations) {
+        if (ts.isIdentifier(d.name) && stringValue(d.initializer) !== undefined) exported.set(d.name.text, stringValue(d.initializer)!);
+      }
+    });
+  }
   for (const file of tsFiles(dir)) {
     const sf = parse(file);
-    const consts = new Map<string, string>();
+    const consts = new Map<string, string>(exported);
     const props = new Map<string, string[]>();
     walk(sf, (n) => {
       if (ts.isVariableDeclaration(n) && ts.isIdentifier(n.name) && stringValue(n.initializer) !== undefined) consts.set(n.name.text, stringValue(n.initializer)!);
