@@ -64,7 +64,8 @@ export type BoundaryOutcome =
   | { kind: 'outage_given_up'; outage: OutageDetails }
   | { kind: 'unexpected_given_up' };
 
-const unlimited = (policy: RetryPolicy | undefined): boolean => !policy?.maximumAttempts;
+/** A policy without an attempt limit (a server too old to say leaves it unknown: then the policy decides alone). */
+const unlimited = (policy: RetryPolicy | undefined): boolean => policy !== undefined && !policy.maximumAttempts;
 const ms = (d: RetryPolicy['initialInterval']): number | undefined => (d === undefined || d === null ? undefined : typeof d === 'number' ? d : msToNumber(d));
 
 /** The wait the retry policy itself would give after `attempt` failed (Temporal's defaults where it says nothing). */

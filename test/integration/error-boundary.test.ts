@@ -134,6 +134,8 @@ describe('the activity error boundary', function () {
     // A policy with its own limit (bookkeeping: 50 attempts) keeps it.
     const boom = new Error('blob store hiccup');
     expect(await failureOf(async () => Promise.reject(boom), { attempt: 7, retryPolicy: { ...OUTAGE_POLICY, maximumAttempts: 50 } })).to.equal(boom);
+    // A policy the server did not send is left to the server.
+    expect(await failureOf(async () => Promise.reject(boom), { attempt: 7, retryPolicy: undefined })).to.equal(boom);
   });
 
   it('a 6th attempt that starts after the outage window (its earlier attempts timed out) is refused before it runs', async () => {
