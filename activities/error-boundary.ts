@@ -27,7 +27,10 @@ import type { Logger } from '../core/logger';
  * non-retryable (5 attempts, as the presets had before), and an attempt later than that which starts after the
  * outage window (plus a minute for clocks) is refused before it runs: its earlier attempts timed out or their
  * worker died, which the boundary cannot see, and the window already bounds every outage retry. Counting is over all
- * the step's attempts: an unexpected error after a long outage fails at once.
+ * the step's attempts: an unexpected error after a long outage fails at once. Policies with a limit (`cpuBound`: 5,
+ * bookkeeping: 50) keep it for unexpected errors, and one the server did not send (an old server) is left to it.
+ *
+ * Every outage retry and give-up is a warning in the worker log (job id, activity, attempt, delay, waited time).
  */
 export interface ErrorBoundaryOptions {
   /** `PROVIDER_OUTAGE_MAX_MS`: how long a step waits out a provider outage, from its first attempt; 0: not at all. */
