@@ -109,6 +109,8 @@ export const configSchema = z.object({
   LLM_VISION_MODEL: optionalString,
   LLM_TIMEOUT_MS: int(120_000, 100, 3_600_000),
   LLM_MAX_RETRIES: int(4, 0, 20),
+  /** How long a step waits out a provider outage (429, 5xx, timeouts, a full model queue) before its job fails; 0: not at all. */
+  PROVIDER_OUTAGE_MAX_MS: int(900_000, 0, 86_400_000),
   LLM_PRICES: llmPrices,
   /** `local` (the model server `npm start` runs), `openai` (an OpenAI-compatible endpoint) or `none`; see `Config.llm`. */
   LLM_PROVIDER: z.preprocess((v) => (typeof v === 'string' ? v.trim().toLowerCase() || undefined : v), z.enum(['local', 'openai', 'none']).optional()),

@@ -31,18 +31,35 @@ export type ErrorCode = keyof typeof ERROR_STATUS;
 
 export const isErrorCode = (s: unknown): s is ErrorCode => typeof s === 'string' && s in ERROR_STATUS;
 
+/**
+ * How an `AppError` may be retried. `retryable` marks a transient provider failure (429, 5xx, a timeout, a network
+ * error, a full local model queue) that is worth trying again later; `retryAfterMs` is the provider's own
+ * `Retry-After`. The activity error boundary (activities/error-boundary.ts) is the one place that acts on them: it
+ * retries the step within `PROVIDER_OUTAGE_MAX_MS`, every other `AppError` fails the job at once.
+ */
+export interface AppErrorOptions extends ErrorOptions {
+  retryable?: boolean;
+  retryAfterMs?: number;
+}
+
 /** An error meant for the client: its code, message and details are safe to show. */
 export class AppError extends Error {
   readonly status: number;
+  /** A transient provider failure: the step may be tried again later (see `AppErrorOptions`). */
+  readonly retryable: boolean;
+  /** The provider's `Retry-After`, when it gave one. */
+  readonly retryAfterMs?: number;
   constructor(
     readonly code: ErrorCode,
     message: string,
     readonly details: Record<string, unknown> = {},
-    options?: ErrorOptions,
+    options?: AppErrorOptions,
   ) {
     super(message, options);
     this.name = 'AppError';
     this.status = ERROR_STATUS[code];
+    this.retryable = options?.retryable ?? false;
+    if (options?.retryAfterMs !== undefined) this.retryAfterMs = options.retryAfterMs;
   }
 }
 

@@ -72,7 +72,8 @@ export async function createWorkers(deps: WorkerDeps): Promise<Workers> {
   const speech: SpeechProvider | null = config.SPEECH_PROVIDER === 'openai' ? createOpenAiSpeechProvider(config) : createLocalSpeechProvider(config);
   const activities = createActivities({ config, logger, store, queues, temporalClient: client, llm, speech, reopenBatch });
   const limitBytes = memoryLimitBytes();
-  const common = { connection, namespace: config.TEMPORAL_NAMESPACE, interceptors: { activity: [activityTimer, errorBoundary] }, shutdownGraceTime: deps.shutdownGraceMs ?? 0 };
+  const boundary = errorBoundary({ outageMaxMs: config.PROVIDER_OUTAGE_MAX_MS, logger: logger.child({ part: 'error-boundary' }) });
+  const common = { connection, namespace: config.TEMPORAL_NAMESPACE, interceptors: { activity: [activityTimer, boundary] }, shutdownGraceTime: deps.shutdownGraceMs ?? 0 };
   const runs = (q: 'io' | 'media') => config.WORKER_QUEUES === 'both' || config.WORKER_QUEUES === q;
   const io = runs('io')
     ? await Worker.create({ ...common, taskQueue: queues.io, workflowBundle: deps.workflowBundle ?? (await bundleWorkflows(logger)), activities: activitiesFor('io', activities), ...queueTuning(config, 'io', limitBytes) })

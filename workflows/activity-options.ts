@@ -35,17 +35,28 @@ export const cpuBound: ActivityOptions = {
  * heartbeats sent every second while each call waits, not from a short start-to-close; each request is bounded by
  * the provider's own `LLM_TIMEOUT_MS`, and the step's answered calls are kept under the job, so a retry repeats none
  * of them. Permanent errors (a 401, a template that does not exist) are non-retryable at the error boundary.
+ *
+ * No attempt limit (no `maximumAttempts`): a provider outage (429, 5xx, timeouts, a full local model queue) is waited out, and how many
+ * attempts that takes depends on the provider's `Retry-After`. The error boundary (activities/error-boundary.ts)
+ * bounds it: outage retries stop once the next attempt would start past `PROVIDER_OUTAGE_MAX_MS` from the first,
+ * each waiting `nextRetryDelay` = max(Retry-After, this policy's backoff); an unexpected error (a crashed engine)
+ * fails on its 5th attempt, and a 6th or later attempt that starts after the window (earlier ones timed out) is
+ * refused, so those stop after a handful of attempts as they did with `maximumAttempts: 5`.
  */
 export const modelCall: ActivityOptions = {
   startToCloseTimeout: '4h',
   heartbeatTimeout: '30s',
-  retry: { initialInterval: '5s', backoffCoefficient: 2, maximumInterval: '2m', maximumAttempts: 5 },
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '2m' },
 };
 
-/** Calls to providers over the network. */
+/**
+ * Calls to providers over the network (downloads, external OCR, hosted video). No attempt limit, bounded by the
+ * error boundary exactly as `modelCall` is: outages are waited out within `PROVIDER_OUTAGE_MAX_MS`, unexpected
+ * errors stop at the 5th attempt.
+ */
 export const providerCall: ActivityOptions = {
   startToCloseTimeout: '10m',
-  retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: 5 },
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
 };
 
 /** One webhook attempt: the workflow itself schedules retries so every attempt is a log line. */

@@ -84,14 +84,17 @@ export interface ExternalOcrOptions {
   onRetry?(info: ExternalOcrRetryInfo): void;
 }
 
-/** 502 `UPSTREAM_ERROR` with `details.provider = 'external_ocr'`; `retryable` says whether a later try could help. */
+/**
+ * 502 `UPSTREAM_ERROR` with `details.provider = 'external_ocr'`; `retryable` says whether the endpoint is out for now
+ * (429, 5xx, a timeout, a network error), which the error boundary waits out (`PROVIDER_OUTAGE_MAX_MS`).
+ */
 export class ExternalOcrError extends AppError {
   constructor(
     message: string,
     details: { provider: 'external_ocr'; attempts: number; reason: string; status?: number; retry_after_ms?: number },
-    readonly retryable = false,
+    retryable = false,
   ) {
-    super('UPSTREAM_ERROR', message, details);
+    super('UPSTREAM_ERROR', message, details, { retryable, retryAfterMs: details.retry_after_ms });
     this.name = 'ExternalOcrError';
   }
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
 import { AppError } from '../../core/errors';
+import { isRetryableStatus, parseRetryAfter } from '../llm/retry';
 import { ForbiddenTargetError, guardedFetch, type GuardedResponse, OutboundError, type OutboundPolicy } from './ssrf';
 
 /**
@@ -59,16 +60,35 @@ export function downloadError(err: unknown, url: string, maxBytes: number): AppE
     if (err.code === 'invalid_url' && err.status === undefined) {
       return new AppError('VALIDATION_ERROR', 'The URL is not a valid absolute URL', { issues: [{ path: 'url', message: 'invalid URL' }] });
     }
-    return new AppError('UPSTREAM_ERROR', `The download from ${host} failed: ${err.message}`, {
-      provider: 'remote_url',
-      host,
-      reason: err.code,
-      ...(err.status ? { status: err.status } : {}),
-    });
+    return new AppError(
+      'UPSTREAM_ERROR',
+      `The download from ${host} failed: ${err.message}`,
+      { provider: 'remote_url', host, reason: err.code, ...(err.status ? { status: err.status } : {}) },
+      { retryable: isOutage(err) },
+    );
   }
   const reason = err instanceof Error ? err.message : String(err);
   return new AppError('UPSTREAM_ERROR', `The download from ${host} failed: ${reason}`, { provider: 'remote_url', host, reason: 'network' });
 }
+
+/** Socket errors of a server that is there but whose exchange broke (and a resolver that said "try again"). */
+const BROKEN_EXCHANGE = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ETIMEDOUT', 'EAI_AGAIN']);
+
+/**
+ * Whether a failed download is the remote server being out for now (a timeout, a connection that broke mid-way),
+ * which the error boundary waits out like any provider outage. A refused connection or a name that does not
+ * resolve is taken as a wrong URL (nothing is there), not an outage: the job fails at once.
+ */
+function isOutage(err: OutboundError): boolean {
+  if (err.code === 'timeout') return true;
+  if (err.code !== 'network' && err.code !== 'dns') return false;
+  if (err.code === 'network' && err.status !== undefined) return true;
+  const code = (err.cause as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' && BROKEN_EXCHANGE.has(code);
+}
+
+const singleValued = (headers: GuardedResponse['headers']): Record<string, string> =>
+  Object.fromEntries(Object.entries(headers).flatMap(([k, v]) => (v === undefined ? [] : [[k, Array.isArray(v) ? v.join(', ') : v]])));
 
 function mimeOf(res: GuardedResponse): string {
   const raw = res.headers['content-type'];
@@ -87,12 +107,15 @@ export async function downloadToFile(url: string, dest: string, opts: DownloadOp
   }
   const host = hostOf(res.url);
   if (res.status < 200 || res.status > 299) {
-    throw new AppError('UPSTREAM_ERROR', `The server at ${host} answered HTTP ${res.status}`, {
-      provider: 'remote_url',
-      host,
-      reason: 'status',
-      status: res.status,
-    });
+    // 408, 429 and 5xx: the server is out for now (the error boundary waits it out, honouring Retry-After).
+    const retryable = isRetryableStatus(res.status);
+    const retryAfterMs = retryable ? parseRetryAfter(new Headers(singleValued(res.headers))) : undefined;
+    throw new AppError(
+      'UPSTREAM_ERROR',
+      `The server at ${host} answered HTTP ${res.status}`,
+      { provider: 'remote_url', host, reason: 'status', status: res.status, ...(retryAfterMs !== undefined ? { retry_after_ms: retryAfterMs } : {}) },
+      { retryable, retryAfterMs },
+    );
   }
   const mime = mimeOf(res);
   const generic = mime === 'application/octet-stream';

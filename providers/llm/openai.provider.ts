@@ -129,7 +129,8 @@ export class OpenAiLlmProvider implements LlmProvider {
         throw new UpstreamError(
           `The LLM did not answer with a JSON object after ${round} attempts (last answer: ${parsed.error})`,
           { provider: 'llm', attempts: round, reason: 'invalid_json', model, purpose: opts.purpose },
-          true,
+          // The model answered (and was paid): no outage, so the step is not tried again.
+          false,
         );
       }
       this.options.onRetry?.({
@@ -218,7 +219,7 @@ export class OpenAiLlmProvider implements LlmProvider {
       ...(f.status ? { status: f.status } : {}),
       ...(f.retry && f.retryAfterMs !== undefined ? { retry_after_ms: f.retryAfterMs } : {}),
     };
-    return new UpstreamError(message, details, f.retry);
+    return new UpstreamError(message, details, f.outage);
   }
 }
 

@@ -6,15 +6,17 @@ export type UpstreamProvider = 'llm' | 'speech';
 
 /**
  * A provider failure the client may see: 502 `UPSTREAM_ERROR`, `details.provider` naming the provider. `retryable`
- * says whether trying the whole call again later could help (it could after 5xx or timeouts, not after a 401).
+ * says whether the provider is out for now (429, 5xx, timeouts, network errors: trying the whole call again later
+ * could help), not after a 401 or an answer that is no use; the error boundary waits such an outage out.
+ * `details.retry_after_ms`, when present, is the provider's last `Retry-After`.
  */
 export class UpstreamError extends AppError {
   constructor(
     message: string,
-    details: { provider: UpstreamProvider; attempts: number; status?: number } & Record<string, unknown>,
-    readonly retryable = false,
+    details: { provider: UpstreamProvider; attempts: number; status?: number; retry_after_ms?: number } & Record<string, unknown>,
+    retryable = false,
   ) {
-    super('UPSTREAM_ERROR', message, details);
+    super('UPSTREAM_ERROR', message, details, { retryable, retryAfterMs: details.retry_after_ms });
     this.name = 'UpstreamError';
   }
 }
@@ -63,6 +65,12 @@ export function backoffDelay(failedAttempt: number, retryAfterMs: number | undef
 /** How a failed request is handled. */
 export interface Classified {
   retry: boolean;
+  /**
+   * The provider is out for now (408/409/429/5xx, a timeout, a network error): once the request's own retries are
+   * spent, the failure is a retryable `UpstreamError` (the step is tried again within the outage window). A 2xx that
+   * is no use (no choices, a broken body) is retried in the loop, but is no outage: the provider answered.
+   */
+  outage: boolean;
   /** Short, secret-free reason. */
   reason: string;
   status?: number;
@@ -81,13 +89,14 @@ export class MalformedAnswerError extends Error {
 
 export function classifyError(err: unknown): Classified | 'abort' {
   if (err instanceof APIUserAbortError) return 'abort';
-  if (err instanceof MalformedAnswerError) return { retry: true, reason: err.message };
-  if (err instanceof APIConnectionTimeoutError) return { retry: true, reason: 'timeout' };
-  if (err instanceof APIConnectionError) return { retry: true, reason: 'network error' };
+  if (err instanceof MalformedAnswerError) return { retry: true, outage: false, reason: err.message };
+  if (err instanceof APIConnectionTimeoutError) return { retry: true, outage: true, reason: 'timeout' };
+  if (err instanceof APIConnectionError) return { retry: true, outage: true, reason: 'network error' };
   if (err instanceof APIError && typeof err.status === 'number') {
     const body = err.error as { message?: unknown } | undefined;
     return {
       retry: isRetryableStatus(err.status),
+      outage: isRetryableStatus(err.status),
       reason: `HTTP ${err.status}`,
       status: err.status,
       retryAfterMs: parseRetryAfter(err.headers),
@@ -95,8 +104,8 @@ export function classifyError(err: unknown): Classified | 'abort' {
     };
   }
   // A 2xx whose body is not JSON surfaces as a SyntaxError from the SDK: a broken answer, worth another try.
-  if (err instanceof SyntaxError) return { retry: true, reason: 'malformed response body' };
-  return { retry: false, reason: err instanceof Error ? err.name : 'unknown error' };
+  if (err instanceof SyntaxError) return { retry: true, outage: false, reason: 'malformed response body' };
+  return { retry: false, outage: false, reason: err instanceof Error ? err.name : 'unknown error' };
 }
 
 /** Removes the API key, and anything shaped like one, from text meant for clients and logs. */

@@ -60,8 +60,12 @@ export const hostedNotConfigured = (ytDlp: string, cause?: unknown) =>
     { cause },
   );
 
-const upstream = (url: string, reason: string, message: string, cause?: unknown) =>
-  new AppError('UPSTREAM_ERROR', `The hosted video could not be downloaded: ${message}`, { provider: 'hosted_video', host: new URL(url).host, reason }, { cause });
+/** `retryable`: the platform is out for now (a timeout, an HTTP 408, 429 or 5xx), which the error boundary waits out. */
+const upstream = (url: string, reason: string, message: string, cause?: unknown, retryable = false) =>
+  new AppError('UPSTREAM_ERROR', `The hosted video could not be downloaded: ${message}`, { provider: 'hosted_video', host: new URL(url).host, reason }, { cause, retryable });
+
+/** yt-dlp's `HTTP Error 503: Service Unavailable` and the like, for statuses worth another try later. */
+const outageInMessage = (message: string): boolean => /HTTP Error (408|429|5\d\d)\b/.test(message);
 
 /** The last `ERROR:` line yt-dlp wrote, without its prefix. */
 const ytDlpError = (stderr: string): string =>
@@ -96,8 +100,11 @@ export async function downloadHosted(url: string, outDir: string, opts: HostedOp
     const r = await runTool(opts.ytDlp, args, { signal: opts.signal, timeoutMs: opts.timeoutMs ?? 600_000, maxStdoutBytes: 4 * 1024 * 1024 });
     stdout = r.stdout.toString('utf8');
   } catch (err) {
-    if (err instanceof ToolTimeoutError) throw upstream(url, 'timeout', `no answer within ${err.timeoutMs} ms`, err);
-    if (err instanceof ToolExitError) throw upstream(url, 'downloader', ytDlpError(err.stderr), err);
+    if (err instanceof ToolTimeoutError) throw upstream(url, 'timeout', `no answer within ${err.timeoutMs} ms`, err, true);
+    if (err instanceof ToolExitError) {
+      const said = ytDlpError(err.stderr);
+      throw upstream(url, 'downloader', said, err, outageInMessage(said));
+    }
     if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'EACCES') throw hostedNotConfigured(opts.ytDlp, err);
     throw err;
   }

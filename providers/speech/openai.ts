@@ -154,7 +154,7 @@ export class OpenAiSpeechProvider implements SpeechProvider {
       ...(f.status ? { status: f.status } : {}),
       ...(f.retry && f.retryAfterMs !== undefined ? { retry_after_ms: f.retryAfterMs } : {}),
     };
-    return new UpstreamError(message, details, f.retry);
+    return new UpstreamError(message, details, f.outage);
   }
 }
 

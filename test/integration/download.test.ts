@@ -24,7 +24,7 @@ interface StaticServer {
 /**
  * A loopback server: `/file.png` (image/png), `/plain` (no content type), `/page.html`, `/big` (declared length over
  * any test limit), `/stream-big` (chunked, no length), `/missing` (404), `/broken` (500), `/redirect?to=<url>` (302),
- * `/stall` (headers and half the body, then nothing).
+ * `/busy` (503 with `Retry-After: 7`), `/stall` (headers and half the body, then nothing).
  */
 async function startStaticServer(): Promise<StaticServer> {
   const state = { connections: 0, paths: [] as string[] };
@@ -55,6 +55,8 @@ async function startStaticServer(): Promise<StaticServer> {
         return res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not here');
       case '/broken':
         return res.writeHead(500).end('oops');
+      case '/busy':
+        return res.writeHead(503, { 'Retry-After': '7' }).end('busy');
       case '/redirect':
         return res.writeHead(302, { Location: u.searchParams.get('to') ?? '/file.png' }).end();
       case '/stall':
@@ -168,12 +170,23 @@ describe('guarded download to a file', function () {
     expect(leftovers()).to.deep.equal([]);
   });
 
+  it('marks a 5xx as an outage to wait out (with its Retry-After) and a 404 as permanent', async () => {
+    const missing = await rejection(downloadToFile(`${a.url}/missing`, dest(), { policy: open, maxBytes: 1_000_000 }));
+    expect(missing.retryable).to.equal(false);
+    const broken = await rejection(downloadToFile(`${a.url}/broken`, dest(), { policy: open, maxBytes: 1_000_000 }));
+    expect([broken.retryable, broken.retryAfterMs]).to.deep.equal([true, undefined]);
+    const busy = await rejection(downloadToFile(`${a.url}/busy`, dest(), { policy: open, maxBytes: 1_000_000 }));
+    expect([busy.code, busy.retryable, busy.retryAfterMs]).to.deep.equal(['UPSTREAM_ERROR', true, 7000]);
+    expect(busy.details).to.include({ status: 503, retry_after_ms: 7000 });
+  });
+
   it('answers 502 when the body stalls past the timeout, within a bounded time and with no partial file', async () => {
     const t0 = Date.now();
     const err = await rejection(downloadToFile(`${a.url}/stall`, dest(), { policy: open, maxBytes: 1_000_000, timeoutMs: 300 }));
     expect(Date.now() - t0).to.be.within(250, 3000);
     expect(err.code).to.equal('UPSTREAM_ERROR');
     expect(err.details).to.include({ reason: 'timeout' });
+    expect(err.retryable, 'a timeout is an outage to wait out').to.equal(true);
     expect(leftovers()).to.deep.equal([]);
   });
 
@@ -183,6 +196,7 @@ describe('guarded download to a file', function () {
     const err = await rejection(downloadToFile(`${gone.url}/file.png`, dest(), { policy: open, maxBytes: 1_000_000, timeoutMs: 5000 }));
     expect(err.code).to.equal('UPSTREAM_ERROR');
     expect(err.details).to.include({ reason: 'network' });
+    expect(err.retryable, 'a refused connection is a wrong URL, not an outage').to.equal(false);
     expect(leftovers()).to.deep.equal([]);
   });
 

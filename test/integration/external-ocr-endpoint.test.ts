@@ -86,7 +86,8 @@ describe('External OCR endpoint on the real engine', function () {
     this.timeout(120_000);
     dir = mkdtempSync(path.join(os.tmpdir(), 'ext-ocr-test-'));
     ocr = await startOcrServer();
-    s = await startStack({ EXTERNAL_OCR_URL: ocr.url });
+    // A short outage window: an OCR server that answers 500 every time fails its job within the test's wait.
+    s = await startStack({ EXTERNAL_OCR_URL: ocr.url, PROVIDER_OUTAGE_MAX_MS: '2000' });
   });
   after(async () => {
     await s?.stop();
@@ -173,7 +174,7 @@ describe('External OCR endpoint on the real engine', function () {
       for (const p of r.body.data.external_ocr_raw.pages) for (const im of p.images) expect(im.image_base64 ?? null).to.equal(null);
     });
 
-    it('fails the job with UPSTREAM_ERROR and answers 502 when the OCR server answers 500 every time', async () => {
+    it('fails the job with UPSTREAM_ERROR and answers 502 when the OCR server answers 500 past the outage window', async () => {
       ocr.fail500(50);
       // useCache false: earlier tests cached this document's answer, and a hit would not ask the server.
       const e = err(await postOcr(s, { wait_ms: '30000', includePageImages: 'false', useCache: 'false' }), 502, 'UPSTREAM_ERROR');
@@ -182,6 +183,7 @@ describe('External OCR endpoint on the real engine', function () {
       const job = await s.waitJob(e.details.job_id, 10_000);
       expect(job.status).to.equal('failed');
       expect(job.error.code).to.equal('UPSTREAM_ERROR');
+      expect(job.error.details.outage, 'given up after the outage window').to.include({ gave_up: 'window', window_ms: 2000 });
     });
 
     it('refuses a file that is not a PDF with 400 INVALID_FORMAT', async () => {

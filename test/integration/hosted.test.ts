@@ -50,6 +50,9 @@ describe('hosted video downloads (yt-dlp)', function () {
         };
         res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
         res.end(`<!DOCTYPE html><html><head><title>Test pattern</title><script type="application/ld+json">${JSON.stringify(ld)}</script></head><body><p>clip</p></body></html>`);
+      } else if (req.url === '/busy.mp4') {
+        res.writeHead(503, { 'content-type': 'text/plain', 'retry-after': '1' });
+        res.end('busy');
       } else {
         res.writeHead(404, { 'content-type': 'text/plain' });
         res.end('not found');
@@ -86,6 +89,14 @@ describe('hosted video downloads (yt-dlp)', function () {
     expect(err.code).to.equal('UPSTREAM_ERROR');
     expect(err.details).to.include({ provider: 'hosted_video', reason: 'downloader' });
     expect(err.message).to.match(/404/);
+    expect(err.retryable, 'a 404 is permanent').to.equal(false);
+  });
+
+  it('a 503 is UPSTREAM_ERROR marked as an outage to wait out', async () => {
+    const err = await rejection(downloadHosted(`${base}/busy.mp4`, outDir(), { ytDlp, policy: open }));
+    expect(err.code).to.equal('UPSTREAM_ERROR');
+    expect(err.message).to.match(/503/);
+    expect(err.retryable).to.equal(true);
   });
 
   it('a file over the size limit is PAYLOAD_TOO_LARGE and leaves no media', async () => {

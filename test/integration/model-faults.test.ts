@@ -25,13 +25,15 @@ describe('slow and failing language models', function () {
   let s: Stack;
   let llm: LlmServer;
 
-  // A generous request timeout (a real model thinks for minutes); one transport retry inside the provider.
+  // A generous request timeout (a real model thinks for minutes); one transport retry inside the provider; outages
+  // not waited out (PROVIDER_OUTAGE_MAX_MS=0: test/integration/provider-outage.test.ts waits them out), so a failing
+  // model fails the step once the provider's retries are spent.
   useLlmStack(
     (stack, server) => {
       s = stack;
       llm = server;
     },
-    { LLM_TIMEOUT_MS: '300000', LLM_MAX_RETRIES: '1', LLM_VISION_MODEL: 'vision-test' },
+    { LLM_TIMEOUT_MS: '300000', LLM_MAX_RETRIES: '1', LLM_VISION_MODEL: 'vision-test', PROVIDER_OUTAGE_MAX_MS: '0' },
   );
 
   it('a model that answers after 15 s is asked exactly once and the summary completes', async () => {

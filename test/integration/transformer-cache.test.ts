@@ -26,10 +26,15 @@ describe('transformer result cache', function () {
   let llm: LlmServer;
   const post = (path: string, body: unknown) => s.call('POST', `/api/transformer/${path}`, body);
 
-  useLlmStack((stack, server) => {
-    s = stack;
-    llm = server;
-  });
+  // Outages not waited out (PROVIDER_OUTAGE_MAX_MS=0): a failing model fails the request once the provider's own
+  // retries are spent (test/integration/provider-outage.test.ts has the outage window).
+  useLlmStack(
+    (stack, server) => {
+      s = stack;
+      llm = server;
+    },
+    { PROVIDER_OUTAGE_MAX_MS: '0' },
+  );
 
   it('answers a repeated request from the cache with X-Cache hit, the same data and no model call', async () => {
     const body = { text: fresh('Ada Lovelace schreibt.'), ...TEMPLATE };
@@ -113,7 +118,8 @@ describe('transformer endpoints when the model fails', function () {
   before(async function () {
     this.timeout(120_000);
     llm = await startLlmServer({ apiKey: LLM_KEY });
-    s = await startStack(llmEnv(llm, { LLM_TIMEOUT_MS: '500', LLM_MAX_RETRIES: '1' }));
+    // Outages not waited out: a 500 or a hang on every attempt is a 502 once the provider's retries are spent.
+    s = await startStack(llmEnv(llm, { LLM_TIMEOUT_MS: '500', LLM_MAX_RETRIES: '1', PROVIDER_OUTAGE_MAX_MS: '0' }));
   });
   after(async () => {
     await s?.stop();

@@ -39,6 +39,14 @@ describe('configuration', () => {
     expect(() => loadConfig({ MAX_UPLOAD_MB: '0' })).to.throw(ConfigError, /MAX_UPLOAD_MB/);
   });
 
+  it('waits out provider outages for 15 minutes by default, not at all with 0, and refuses a negative window', () => {
+    expect(loadConfig({}).PROVIDER_OUTAGE_MAX_MS).to.equal(900_000);
+    expect(loadConfig({ PROVIDER_OUTAGE_MAX_MS: '0' }).PROVIDER_OUTAGE_MAX_MS).to.equal(0);
+    expect(loadConfig({ PROVIDER_OUTAGE_MAX_MS: '3000' }).PROVIDER_OUTAGE_MAX_MS).to.equal(3000);
+    expect(() => loadConfig({ PROVIDER_OUTAGE_MAX_MS: '-1' })).to.throw(ConfigError, /PROVIDER_OUTAGE_MAX_MS/);
+    expect(() => loadConfig({ PROVIDER_OUTAGE_MAX_MS: '15m' })).to.throw(ConfigError, /PROVIDER_OUTAGE_MAX_MS/);
+  });
+
   it('requires the S3 settings when STORAGE=s3', () => {
     expect(() => loadConfig({ STORAGE: 's3' })).to.throw(ConfigError, /S3_ENDPOINT, S3_ACCESS_KEY, S3_SECRET_KEY/);
     const c = loadConfig({ STORAGE: 's3', S3_ENDPOINT: 'http://127.0.0.1:9000', S3_ACCESS_KEY: 'a', S3_SECRET_KEY: 'b' });
