@@ -31,6 +31,10 @@ export interface CreateJob {
 }
 
 const QUERY_DEADLINE_MS = 5000;
+/** How often the waiters of a job query its workflow, together. */
+const SHARED_QUERY_MS = 500;
+/** How long one read of a job's record serves every waiter. */
+const SHARED_RECORD_MS = 20;
 /** How long a restart waits for the new run to show in its record before it answers `pending` on its own. */
 const RESTART_VISIBLE_MS = 5000;
 
@@ -57,6 +61,8 @@ export function jobView(s: JobState): Record<string, unknown> {
 export class JobService {
   /** The bound on concurrent heavy requests (synchronous processing), shared by every route of the app. */
   readonly heavy: RequestBound;
+  /** Reads shared by the waiters of a job (see `shared`). */
+  private readonly snapshots = new Map<string, { at: number; value: Promise<unknown>; pending: boolean }>();
 
   constructor(
     private readonly temporal: TemporalGateway,
@@ -83,8 +89,11 @@ export class JobService {
 
   /** The job's current state (webhook delivery lines merged into its logs), or null when there is no such job. */
   async state(jobId: string): Promise<JobState | null> {
-    const s = await this.bareState(jobId);
-    return s ? this.withWebhookLog(s) : null;
+    // Concurrent reads of one job share the read in flight (never an older one).
+    return this.shared(`live:${jobId}`, 0, async () => {
+      const s = await this.bareState(jobId);
+      return s ? this.withWebhookLog(s) : null;
+    });
   }
 
   private async bareState(jobId: string): Promise<JobState | null> {
@@ -124,6 +133,26 @@ export class JobService {
    * Waits up to `seconds` for the job to change from `s` (any status or progress change), then answers the newest
    * state. A finished job answers at once.
    */
+  /**
+   * One read shared by every waiter of a job in this process: concurrent long-polls and event streams of the same job
+   * share a record read and a workflow query instead of each sending its own (a hundred SSE readers of a job cost one
+   * query every {@link SHARED_QUERY_MS}, not a hundred).
+   */
+  private shared<T>(key: string, ttlMs: number, read: () => Promise<T>): Promise<T> {
+    const now = Date.now();
+    const hit = this.snapshots.get(key);
+    if (hit && (hit.pending || now - hit.at < ttlMs)) return hit.value as Promise<T>;
+    const entry: { at: number; value: Promise<unknown>; pending: boolean } = { at: now, value: read(), pending: true };
+    this.snapshots.set(key, entry);
+    // A failed read is not kept; old entries go once the map grows.
+    entry.value.then(
+      () => (entry.pending = false),
+      () => this.snapshots.get(key) === entry && this.snapshots.delete(key),
+    );
+    if (this.snapshots.size > 1000) for (const [k, v] of this.snapshots) if (now - v.at > 5000) this.snapshots.delete(k);
+    return entry.value as Promise<T>;
+  }
+
   async waitForChange(s: JobState, seconds: number): Promise<JobState> {
     if (isTerminal(s) || seconds <= 0) return s;
     // Read-only waiting: the job's record is written before a terminal status shows, so polling it (a cheap blob
@@ -135,11 +164,11 @@ export class JobService {
     let lastQuery = Date.now();
     for (;;) {
       await new Promise((r) => setTimeout(r, Math.max(1, Math.min(interval, deadline - Date.now()))));
-      const rec = await this.readRecord(s.job_id, { results: false });
+      const rec = await this.shared(`record:${s.job_id}`, SHARED_RECORD_MS, () => this.readRecord(s.job_id, { results: false }));
       if (rec && (isTerminal(rec) || (rec.status !== s.status && s.status !== 'processing'))) return withResults(this.store, rec);
-      if (Date.now() - lastQuery >= 500 || Date.now() >= deadline) {
+      if (Date.now() - lastQuery >= SHARED_QUERY_MS || Date.now() >= deadline) {
         lastQuery = Date.now();
-        const now = (await this.state(s.job_id)) ?? s;
+        const now = (await this.shared(`state:${s.job_id}`, SHARED_QUERY_MS, () => this.state(s.job_id))) ?? s;
         if (changed(now) || Date.now() >= deadline) return now;
       }
       interval = Math.min(250, Math.round(interval * 1.25));

@@ -132,6 +132,27 @@ describe('jobs API on the real engine', function () {
       expect(heldFor, 'answered long after the job changed').to.be.below(25_000);
       expect(observed, 'never saw a small job unfinished').to.be.at.least(1);
     });
+
+    it('lets twenty long-polls of one job share its workflow queries instead of each querying it', async () => {
+      const held = await heldRunningJob();
+      // Counted at the API's own connection to the real server (every call still goes through).
+      const service = s.api.temporal.connection.workflowService;
+      const query = service.queryWorkflow.bind(service);
+      let queries = 0;
+      service.queryWorkflow = ((...args: Parameters<typeof query>) => {
+        queries++;
+        return query(...args);
+      }) as typeof service.queryWorkflow;
+      try {
+        const answers = await Promise.all(Array.from({ length: 20 }, () => s.call('GET', `/api/jobs/${held}?wait=2`)));
+        expect(answers.map((r) => r.status)).to.deep.equal(Array(20).fill(200));
+      } finally {
+        service.queryWorkflow = query;
+      }
+      // Unshared, each of the 20 readers queries at least once (at its deadline) and every 500 ms meanwhile: 20 at
+      // the very least. Shared: one query per 500 ms of the wait for all of them, plus each reader's first read.
+      expect(queries, 'workflow queries for 20 readers').to.be.below(20);
+    });
   });
 
   describe('validation and unknown ids', () => {
