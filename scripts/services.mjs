@@ -85,6 +85,13 @@ export const DEV_SERVER_DYNAMIC_CONFIG = {
   // forwarded (measured on the media queue, whose worker has only a poller or two). One machine needs no more.
   'matching.numTaskqueueReadPartitions': '1',
   'matching.numTaskqueueWritePartitions': '1',
+  // Task queue fairness (workflows/routing.ts): a job's page, chunk and model activities carry the job id as their
+  // fairness key, and matching hands a queue's backlog out round-robin across keys, so a small job's step is not
+  // queued behind a big job's backlog. Server 1.29 needs the priority matcher and fairness switched on; migration
+  // lets a backlog written before fairness was on drain (a dev server DB from an earlier version).
+  'matching.useNewMatcher': 'true',
+  'matching.enableFairness': 'true',
+  'matching.enableMigration': 'true',
 };
 
 /**
