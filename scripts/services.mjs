@@ -96,9 +96,10 @@ export const DEV_SERVER_DYNAMIC_CONFIG = {
 
 /**
  * Starts `temporal server start-dev` on a SQLite file in WAL mode (or in memory when `dbFile` is null) with the
- * project's search attributes and `DEV_SERVER_DYNAMIC_CONFIG`, and resolves once the default namespace answers.
+ * project's search attributes and `DEV_SERVER_DYNAMIC_CONFIG` (`dynamicConfig`: other settings, for a benchmark
+ * that compares them), and resolves once the default namespace answers.
  */
-export async function startTemporalDev({ bin, dbFile, port, uiPort, headless = false, ip = '127.0.0.1', stdio = 'pipe', logLevel = 'error' }) {
+export async function startTemporalDev({ bin, dbFile, port, uiPort, headless = false, ip = '127.0.0.1', stdio = 'pipe', logLevel = 'error', dynamicConfig = DEV_SERVER_DYNAMIC_CONFIG }) {
   const args = ['server', 'start-dev', '--ip', ip, '--port', String(port), '--log-level', logLevel];
   if (dbFile) {
     fs.mkdirSync(path.dirname(dbFile), { recursive: true });
@@ -107,7 +108,7 @@ export async function startTemporalDev({ bin, dbFile, port, uiPort, headless = f
   if (headless) args.push('--headless');
   else args.push('--ui-port', String(uiPort), '--ui-ip', ip);
   for (const [k, v] of Object.entries(SEARCH_ATTRIBUTES)) args.push('--search-attribute', `${k}=${v}`);
-  for (const [k, v] of Object.entries(DEV_SERVER_DYNAMIC_CONFIG)) args.push('--dynamic-config-value', `${k}=${v}`);
+  for (const [k, v] of Object.entries(dynamicConfig)) args.push('--dynamic-config-value', `${k}=${v}`);
   const child = spawn(bin, args, { stdio: ['ignore', stdio, stdio], detached: false });
   const exited = new Promise((_, reject) => child.once('exit', (code) => reject(new Error(`temporal dev server exited with ${code}`))));
   exited.catch(() => undefined);

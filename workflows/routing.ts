@@ -15,7 +15,17 @@ export const siblingQueue = (kind: QueueKind): string => workflowInfo().taskQueu
  * behind a big job's backlog). The server needs `matching.enableFairness` (scripts/services.mjs sets it for the dev
  * server); without it the key is carried and ignored (first in, first out).
  */
-export const fairFor = (jobId: string): Pick<ActivityOptions, 'priority'> => ({ priority: { fairnessKey: jobId.slice(0, 64) } });
+export const fairFor = (jobId: string, priorityKey?: number): Pick<ActivityOptions, 'priority'> => ({
+  priority: { fairnessKey: jobId.slice(0, 64), ...(priorityKey ? { priorityKey } : {}) },
+});
+
+/**
+ * Priority keys (1 first; the server's default is 3). A job's first media step (prepare: one per job, short) and
+ * the steps of a job small enough to run in one wave (no more page groups or chunks than its fan-out bound) go ahead
+ * of a big job's backlog, so a one-page job waits only for a running step to end, not for the steps queued before
+ * it. A big job's own steps keep the default, fair among big jobs by their fairness keys.
+ */
+export const PRIORITY = { first: 2, small: 2, big: 3 } as const;
 
 /**
  * Options of a job's model-calling steps: on the `llm` queue (sized to model capacity, so model calls never hold
@@ -26,7 +36,10 @@ export function onLlmQueue(options: ActivityOptions, jobId: string): ActivityOpt
   return patched('llm-queue') ? { ...options, taskQueue: siblingQueue('llm'), ...fairFor(jobId) } : options;
 }
 
-/** Options of a job's media steps: on the `media` queue, keyed by job for fairness (`patched('bounded-fanout')`). */
-export function onMediaQueue(options: ActivityOptions, jobId: string, fair: boolean): ActivityOptions {
-  return { ...options, taskQueue: siblingQueue('media'), ...(fair ? fairFor(jobId) : {}) };
+/**
+ * Options of a job's media steps: on the `media` queue, keyed by job for fairness, at `priorityKey` when given
+ * (`fair`: `patched('bounded-fanout')`; runs recorded before it scheduled these without a priority).
+ */
+export function onMediaQueue(options: ActivityOptions, jobId: string, fair: boolean, priorityKey?: number): ActivityOptions {
+  return { ...options, taskQueue: siblingQueue('media'), ...(fair ? fairFor(jobId, priorityKey) : {}) };
 }

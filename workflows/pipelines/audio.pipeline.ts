@@ -4,7 +4,7 @@ import type { TranscriptionDone } from '../../activities/audio-results';
 import { mediaFanout } from '../../core/fanout';
 import { bookkeepingRemote, cpuBound, modelCall } from '../activity-options';
 import { boundedMap } from '../fanout';
-import { onLlmQueue, onMediaQueue } from '../routing';
+import { onLlmQueue, onMediaQueue, PRIORITY } from '../routing';
 import type { PipelineContext } from './context';
 
 /**
@@ -29,7 +29,7 @@ export async function transcribeMedia(ctx: PipelineContext, input?: { key: strin
   const { jobId, parameters } = ctx.input;
   // Runs recorded before the bound scheduled every chunk at once, without a fairness key.
   const bounded = patched('bounded-fanout');
-  const media = proxyActivities<Activities>(onMediaQueue(cpuBound, jobId, bounded));
+  const media = proxyActivities<Activities>(onMediaQueue(cpuBound, jobId, bounded, PRIORITY.first));
   ctx.progress('prepare', 2, 'Decoding the audio');
   const prep = await media.prepareAudio(input ? { jobId, parameters, input } : { jobId, parameters });
   if (prep.fromCache) ctx.log('info', 'Transcript from the result cache');
@@ -38,14 +38,17 @@ export async function transcribeMedia(ctx: PipelineContext, input?: { key: strin
     const language = typeof parameters.source_language === 'string' ? parameters.source_language : undefined;
     let seconds = 0;
     let reused = 0;
+    const fanout = mediaFanout(prep.mediaSlots);
+    // A recording that fits in one wave goes ahead of big jobs' backlogs (routing.ts PRIORITY).
+    const chunkSteps = proxyActivities<Activities>(onMediaQueue(cpuBound, jobId, bounded, prep.chunks.length <= fanout ? PRIORITY.small : PRIORITY.big));
     const transcribe = async (c: (typeof prep.chunks)[number], index: number) => {
-      const r = await media.transcribeChunk({ jobId, wavKey: prep.wavKey, wavSha256: prep.wavSha256, index, start: c.start, end: c.end, language });
+      const r = await chunkSteps.transcribeChunk({ jobId, wavKey: prep.wavKey, wavSha256: prep.wavSha256, index, start: c.start, end: c.end, language });
       if (r.reused) reused += 1;
       seconds += c.end - c.start;
       const share = prep.duration > 0 ? Math.min(1, seconds / prep.duration) : 1;
       ctx.progress('transcribe', 5 + Math.floor(85 * share), `${Math.round(100 * share)} % of the audio transcribed (${seconds.toFixed(1)} of ${prep.duration.toFixed(1)} s)`);
     };
-    if (bounded) await boundedMap(prep.chunks, mediaFanout(prep.mediaSlots), transcribe);
+    if (bounded) await boundedMap(prep.chunks, fanout, transcribe);
     else await Promise.all(prep.chunks.map(transcribe));
     if (reused) ctx.log('info', `${reused} chunk(s) reused from earlier work`);
   }

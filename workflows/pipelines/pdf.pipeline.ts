@@ -3,7 +3,7 @@ import type { Activities } from '../../activities';
 import { mediaFanout, PDF_PAGE_GROUP } from '../../core/fanout';
 import { bookkeepingRemote, cpuBound, modelCall } from '../activity-options';
 import { boundedMap } from '../fanout';
-import { onLlmQueue, onMediaQueue } from '../routing';
+import { onLlmQueue, onMediaQueue, PRIORITY } from '../routing';
 import type { PipelineContext } from './context';
 
 type ActivityProxy = ReturnType<typeof proxyActivities<Activities>>;
@@ -18,7 +18,7 @@ export async function pdfPipeline(ctx: PipelineContext): Promise<Record<string, 
   const { jobId, parameters } = ctx.input;
   // Runs recorded before the bound scheduled every page group at once, without a fairness key.
   const bounded = patched('bounded-fanout');
-  const media = proxyActivities<Activities>(onMediaQueue(cpuBound, jobId, bounded));
+  const media = proxyActivities<Activities>(onMediaQueue(cpuBound, jobId, bounded, PRIORITY.first));
   // Assembly asks the model when a template is given.
   const io = proxyActivities<Activities>(parameters.template ? onLlmQueue(modelCall, jobId) : { ...bookkeepingRemote, startToCloseTimeout: '30m' });
   const method = (parameters.extraction_method ?? 'native') as Method;
@@ -31,16 +31,19 @@ export async function pdfPipeline(ctx: PipelineContext): Promise<Record<string, 
   for (let i = 0; i < prep.pages.length; i += size) groups.push(prep.pages.slice(i, i + size));
   let done = 0;
   const languages = String(parameters.ocr_language ?? parameters.source_language ?? '') || undefined;
+  const fanout = mediaFanout(prep.mediaSlots);
+  // A job that fits in one wave goes ahead of big jobs' backlogs (routing.ts PRIORITY).
+  const pageSteps = proxyActivities<Activities>(onMediaQueue(cpuBound, jobId, bounded, groups.length <= fanout ? PRIORITY.small : PRIORITY.big));
   const readGroup = async (pages: number[]) => {
-    const r = await media.extractPdfPages({ jobId, inputKey: prep.inputKey, sha256: prep.sha256, pages, method, languages });
+    const r = await pageSteps.extractPdfPages({ jobId, inputKey: prep.inputKey, sha256: prep.sha256, pages, method, languages });
     done += pages.length;
     ctx.progress('pages', 5 + Math.floor((85 * done) / prep.pages.length), `${done} of ${prep.pages.length} page(s) read`);
     return r;
   };
-  const outcomes = bounded ? await boundedMap(groups, mediaFanout(prep.mediaSlots), readGroup) : await Promise.all(groups.map(readGroup));
+  const outcomes = bounded ? await boundedMap(groups, fanout, readGroup) : await Promise.all(groups.map(readGroup));
   const reused = outcomes.reduce((a, o) => a + o.pages.filter((p) => p.reused).length, 0);
   if (reused) ctx.log('info', `${reused} page(s) reused from earlier work`);
-  const images = parameters.includeImages ? await media.renderPdfImages({ jobId, inputKey: prep.inputKey, sha256: prep.sha256, pages: prep.pages }) : undefined;
+  const images = parameters.includeImages ? await pageSteps.renderPdfImages({ jobId, inputKey: prep.inputKey, sha256: prep.sha256, pages: prep.pages }) : undefined;
   ctx.progress('assemble', 95, 'Assembling the text');
   const fin = await io.finishPdf({
     jobId,
