@@ -23,7 +23,6 @@ export async function sessionPipeline(ctx: PipelineContext): Promise<Record<stri
   const { jobId, parameters } = ctx.input;
   const io = proxyActivities<Activities>(bookkeepingRemote);
   const net = proxyActivities<Activities>(download);
-
   const files = proxyActivities<Activities>(writeFiles);
   const media = proxyActivities<Activities>({ ...cpuBound, taskQueue: siblingQueue('media') });
 
