@@ -19,6 +19,8 @@ export interface AudioPrepared {
   fromCache: boolean;
   /** The result-cache key of this recording under these parameters (a fresh result is written there). */
   cacheKey: string;
+  /** Media slots of the worker that prepared it: the workflow keeps at most twice as many chunks in flight. */
+  mediaSlots?: number;
 }
 
 /** One chunk's transcript as kept under the job (`chunkKey`): times relative to the chunk's start. */

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/activity';
 import { writeBlobJson } from '../core/blob-store';
 import { readCache } from '../core/cache';
+import { mediaSlots } from '../core/config';
 import { countAudioSeconds } from '../core/metrics';
 import { jobInternalKey } from '../core/records';
 import { copyBlob, scratchAt } from '../core/scratch';
@@ -67,7 +68,7 @@ export function createAudioActivities(deps: ActivityDeps) {
           }),
         ),
       );
-      return { ...value, fromCache: false, cacheKey: key };
+      return { ...value, fromCache: false, cacheKey: key, mediaSlots: mediaSlots(config) };
     },
 
     /**

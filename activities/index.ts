@@ -41,8 +41,17 @@ export type Activities = ReturnType<typeof createActivities>;
  */
 export const MEDIA_ACTIVITIES = ['pingActivity', 'preparePdf', 'readPdfText', 'extractPdfPages', 'renderPdfImages', 'ocrImageBlob', 'prepareAudio', 'transcribeChunk', 'extractVideoFrames', 'renderSessionPages'] as const;
 
+/**
+ * The activities the `llm` queue runs: the steps that may ask the language model, scheduled there by the workflows
+ * when they will (a template given, a translation, a summary call). The io queue registers them too: the same step
+ * without a model call (no template) stays there, and runs recorded before the llm queue replay onto io.
+ */
+export const LLM_ACTIVITIES = ['pingActivity', 'finishPdf', 'finishAudio', 'finishVideo', 'finishImageOcr', 'fillSessionTemplate', 'summaryCall', 'runTransformerStep'] as const;
+
 /** The activities one queue's worker registers, so a worker never runs another queue's work. */
-export function activitiesFor(queue: 'io' | 'media', all: Activities): Partial<Activities> {
+export function activitiesFor(queue: 'io' | 'media' | 'llm', all: Activities): Partial<Activities> {
   const media = new Set<string>(MEDIA_ACTIVITIES);
-  return Object.fromEntries(Object.entries(all).filter(([name]) => (queue === 'media' ? media.has(name) : !media.has(name) || name === 'pingActivity')));
+  const llm = new Set<string>(LLM_ACTIVITIES);
+  const keep = (name: string) => (queue === 'media' ? media.has(name) : queue === 'llm' ? llm.has(name) : !media.has(name) || name === 'pingActivity');
+  return Object.fromEntries(Object.entries(all).filter(([name]) => keep(name)));
 }

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { activityInfo, ApplicationFailure, cancellationSignal, heartbeat } from '@temporalio/activity';
 import yazl from 'yazl';
 import { cacheKey, readCache, writeCache } from '../core/cache';
+import { mediaSlots } from '../core/config';
 import { COMBINED_RULE } from '../core/pdf-cache';
 import { countPdfPage } from '../core/metrics';
 import { BlobNotFoundError, readBlobJson, writeBlobJson } from '../core/blob-store';
@@ -117,11 +118,14 @@ export function createPdfActivities(deps: ActivityDeps) {
   }
 
   return {
-    /** Resolves and checks the document; answers its metadata and the pages to read. */
+    /**
+     * Resolves and checks the document; answers its metadata, the pages to read and this worker's media slots (the
+     * workflow keeps at most twice as many page groups of the job in flight: core/fanout.ts).
+     */
     async preparePdf({ jobId, parameters }: { jobId: string; parameters: Record<string, unknown> }) {
       const d = await withInput(jobId, parameters, async (x) => x);
       if (d.p.use_cache === false) await writeBlobJson(store, optionsKey(jobId), { use_cache: false });
-      return { inputKey: d.input.key, sha256: d.input.sha256, pageCount: d.meta.pageCount, title: d.meta.title, author: d.meta.author, pages: d.meta.pages };
+      return { inputKey: d.input.key, sha256: d.input.sha256, pageCount: d.meta.pageCount, title: d.meta.title, author: d.meta.author, pages: d.meta.pages, mediaSlots: mediaSlots(config) };
     },
 
     /**

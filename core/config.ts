@@ -2,6 +2,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { bool, decimal, httpUrl, int, llmPrices, optionalString } from './config-fields';
+import { SMALLEST_PDF_PAGE_GROUP, TEMPORAL_PENDING_LIMIT } from './fanout';
 import { localLlmConfig, llmProviderOf, resolveLlm, type LlmConfig, type LlmProviderName, type LocalLlmConfig } from './config-llm';
 
 export type { LlmPrice, LlmPrices } from './config-fields';
@@ -11,6 +12,10 @@ export { DEFAULT_LLM_BASE_URL, type LlmConfig, type LlmProviderName, type LocalL
  * The service configuration. This module is the only reader of `process.env`: every other module receives a
  * `Config`. Errors name the variable, never its value, so a bad secret never reaches a log.
  */
+/** The task queues a worker can poll (core/ids.ts `taskQueues`). */
+export const WORKER_QUEUE_KINDS = ['io', 'media', 'llm'] as const;
+export type WorkerQueueKind = (typeof WORKER_QUEUE_KINDS)[number];
+
 export const configSchema = z.object({
   NODE_ENV: z.string().optional().default('development'),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).optional().default('info'),
@@ -36,8 +41,26 @@ export const configSchema = z.object({
   TASK_QUEUE_PREFIX: z.string().optional().default('docproc'),
   MEDIA_CONCURRENCY: int(0, 0, 256),
   IO_CONCURRENCY: int(50, 1, 1000),
-  /** Which task queues this worker process polls: `io` (workflows, I/O), `media` (CPU work) or `both`. */
-  WORKER_QUEUES: z.enum(['io', 'media', 'both']).optional().default('both'),
+  /** Model-calling activities a worker runs at once on the `llm` queue; 0: sized to the model (see `llmSlots`). */
+  WORKER_LLM_SLOTS: int(0, 0, 1000),
+  /**
+   * Which task queues this worker process polls: a comma-separated list of `io` (workflows, I/O), `media` (CPU work)
+   * and `llm` (model calls), or `all`; `both` (the value from before the llm queue) means all three.
+   */
+  WORKER_QUEUES: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      const s = (v ?? '').trim().toLowerCase();
+      if (s === '' || s === 'all' || s === 'both') return [...WORKER_QUEUE_KINDS];
+      const list = [...new Set(s.split(',').map((q) => q.trim()).filter(Boolean))];
+      const bad = list.filter((q) => !(WORKER_QUEUE_KINDS as readonly string[]).includes(q));
+      if (bad.length || !list.length) {
+        ctx.addIssue({ code: 'custom', message: `expected a comma-separated list of ${WORKER_QUEUE_KINDS.join(', ')} (or all); got ${bad.join(', ') || 'none'}` });
+        return z.NEVER;
+      }
+      return WORKER_QUEUE_KINDS.filter((q) => list.includes(q));
+    }),
   /** Memory budget of a worker (its container): activity slots are handed out only while memory use is under it. 0: none. */
   WORKER_MAX_MEMORY_MB: int(0, 0, 16_777_216),
   /** After SIGTERM, how long a worker lets running activities finish before cancelling them (retried elsewhere). */
@@ -78,7 +101,7 @@ export const configSchema = z.object({
   /** Engine for the PDF text layer: poppler's pdftotext (fast, killable) or pdf.js with our layout rules. */
   PDF_TEXT_ENGINE: z.enum(['poppler', 'pdfjs']).optional().default('poppler'),
   INPUT_ROOTS: optionalString,
-  BATCH_WINDOW: int(100, 1, 10_000),
+  BATCH_WINDOW: int(100, 1, 100_000),
   SYNC_WAIT_MS: int(120_000, 1000, 3_600_000),
   /** How long the synchronous media endpoints (`/api/audio/process`) wait for their job before answering 504. */
   MEDIA_SYNC_WAIT_MS: int(1_800_000, 1000, 86_400_000),
@@ -246,6 +269,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (Boolean(raw.TEMPORAL_TLS_CERT) !== Boolean(raw.TEMPORAL_TLS_KEY)) throw new ConfigError('TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY go together (mTLS)');
   if (raw.SPEECH_PROVIDER === 'openai' && !raw.SPEECH_BASE_URL) throw new ConfigError('SPEECH_PROVIDER=openai needs SPEECH_BASE_URL');
   if (raw.S3_BUCKET.length < 3) throw new ConfigError('S3_BUCKET: bucket names need 3 or more characters');
+  checkPendingBounds(raw);
   const docWhitelist = (raw.ALLOW_DOC_WHITELIST ?? '')
     .split(',')
     .map((s) => s.trim())
@@ -273,6 +297,38 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       : [path.resolve(raw.DATA_DIR), ...(isLoopbackHost(raw.HOST) ? [os.tmpdir()] : [])],
   };
 }
+
+/**
+ * Bounds that keep a workflow run under Temporal's limit of 2,000 pending child workflows and pending activities
+ * per run (past it the server refuses the run's next command and the job is wedged): a batch runs `BATCH_WINDOW`
+ * children at once; a `MAX_PDF_PAGES` document read in the smallest page groups (2 pages, `local_ocr`) schedules
+ * one activity per group. Page groups in flight are bounded per job (core/fanout.ts), but runs recorded before that
+ * bound still schedule every group at once, and the bound keeps the run's history within reach too.
+ */
+function checkPendingBounds(raw: RawConfig): void {
+  if (raw.BATCH_WINDOW > TEMPORAL_PENDING_LIMIT) {
+    throw new ConfigError(`BATCH_WINDOW: at most ${TEMPORAL_PENDING_LIMIT} (Temporal's limit of pending child workflows per run); got ${raw.BATCH_WINDOW}`);
+  }
+  const groups = Math.ceil(raw.MAX_PDF_PAGES / SMALLEST_PDF_PAGE_GROUP);
+  if (groups >= TEMPORAL_PENDING_LIMIT) {
+    const max = (TEMPORAL_PENDING_LIMIT - 1) * SMALLEST_PDF_PAGE_GROUP;
+    throw new ConfigError(
+      `MAX_PDF_PAGES: at most ${max}: a document of ${raw.MAX_PDF_PAGES} pages is read in ${groups} page groups of ${SMALLEST_PDF_PAGE_GROUP}, ` +
+        `at or past Temporal's limit of ${TEMPORAL_PENDING_LIMIT} pending activities per run`,
+    );
+  }
+}
+
+/** Media activity slots of a worker: `MEDIA_CONCURRENCY`, or one per core. */
+export const mediaSlots = (config: Pick<RawConfig, 'MEDIA_CONCURRENCY'>): number => config.MEDIA_CONCURRENCY || Math.max(1, os.availableParallelism());
+
+/**
+ * Model-calling activity slots of a worker (the `llm` queue): `WORKER_LLM_SLOTS`, else sized to the model: with the
+ * local model server, twice its generating slots (one call generating and one waiting in its queue per slot, so the
+ * model never idles between calls); with a remote endpoint, 16.
+ */
+export const llmSlots = (config: Pick<Config, 'WORKER_LLM_SLOTS' | 'llmProvider' | 'LLM_LOCAL_SLOTS'>): number =>
+  config.WORKER_LLM_SLOTS || (config.llmProvider === 'local' ? 2 * config.LLM_LOCAL_SLOTS : 16);
 
 const listOf = (v: string): string[] =>
   v

@@ -14,12 +14,15 @@ export const isBatchId = (s: string): boolean => BATCH_ID_PATTERN.test(s);
 export interface TaskQueues {
   /** CPU-bound work: OCR, speech, ffmpeg, rendering. Concurrency near the core count. */
   media: string;
-  /** I/O-bound work and all workflow tasks: LLM calls, HTTP, webhooks. High concurrency. */
+  /** I/O-bound work and all workflow tasks: bookkeeping, HTTP, webhooks. High concurrency. */
   io: string;
+  /** Model calls (templates, translations, summaries): slots sized to the model's capacity (`WORKER_LLM_SLOTS`). */
+  llm: string;
 }
 
+/** The queues of a prefix. Workflows derive the siblings of their io queue the same way (workflows/routing.ts). */
 export function taskQueues(prefix: string): TaskQueues {
-  return { media: `${prefix}-media`, io: `${prefix}-io` };
+  return { media: `${prefix}-media`, io: `${prefix}-io`, llm: `${prefix}-llm` };
 }
 
 /** Blob key for a stored upload: generated, never derived from a client file name. */

@@ -1,5 +1,5 @@
 // `npm run cluster`: the service scaled out on one machine, from the local engine cache: one Temporal dev server,
-// one MinIO (STORAGE=s3), N API processes on N ports, io workers and media workers as separate processes
+// one MinIO (STORAGE=s3), N API processes on N ports, io workers (io and llm queues) and media workers as separate processes
 // (WORKER_QUEUES). Prefixed logs; a process that dies is reported and the rest carry on (kill one to watch the
 // others take over); Ctrl-C or SIGTERM stops everything. Plain Node, no dependency.
 //   npm run cluster -- --apis 2 --io-workers 1 --media-workers 2 [--port 8080]
@@ -88,7 +88,7 @@ async function main() {
     await startLocalLlm({ root: ROOT, port: llmPort, env: childEnv, onSpawn: (child) => track('llm', child, { infra: true }) });
   }
 
-  for (let i = 1; i <= ioWorkers; i++) service(`io-${i}`, 'worker', { ...childEnv, WORKER_QUEUES: 'io' });
+  for (let i = 1; i <= ioWorkers; i++) service(`io-${i}`, 'worker', { ...childEnv, WORKER_QUEUES: 'io,llm' });
   for (let i = 1; i <= mediaWorkers; i++) service(`media-${i}`, 'worker', { ...childEnv, WORKER_QUEUES: 'media' });
   const urls = [];
   for (let i = 1; i <= apis; i++) {

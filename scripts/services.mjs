@@ -85,13 +85,21 @@ export const DEV_SERVER_DYNAMIC_CONFIG = {
   // forwarded (measured on the media queue, whose worker has only a poller or two). One machine needs no more.
   'matching.numTaskqueueReadPartitions': '1',
   'matching.numTaskqueueWritePartitions': '1',
+  // Task queue fairness (workflows/routing.ts): a job's page, chunk and model activities carry the job id as their
+  // fairness key, and matching hands a queue's backlog out round-robin across keys, so a small job's step is not
+  // queued behind a big job's backlog. Server 1.29 needs the priority matcher and fairness switched on; migration
+  // lets a backlog written before fairness was on drain (a dev server DB from an earlier version).
+  'matching.useNewMatcher': 'true',
+  'matching.enableFairness': 'true',
+  'matching.enableMigration': 'true',
 };
 
 /**
  * Starts `temporal server start-dev` on a SQLite file in WAL mode (or in memory when `dbFile` is null) with the
- * project's search attributes and `DEV_SERVER_DYNAMIC_CONFIG`, and resolves once the default namespace answers.
+ * project's search attributes and `DEV_SERVER_DYNAMIC_CONFIG` (`dynamicConfig`: other settings, for a benchmark
+ * that compares them), and resolves once the default namespace answers.
  */
-export async function startTemporalDev({ bin, dbFile, port, uiPort, headless = false, ip = '127.0.0.1', stdio = 'pipe', logLevel = 'error' }) {
+export async function startTemporalDev({ bin, dbFile, port, uiPort, headless = false, ip = '127.0.0.1', stdio = 'pipe', logLevel = 'error', dynamicConfig = DEV_SERVER_DYNAMIC_CONFIG }) {
   const args = ['server', 'start-dev', '--ip', ip, '--port', String(port), '--log-level', logLevel];
   if (dbFile) {
     fs.mkdirSync(path.dirname(dbFile), { recursive: true });
@@ -100,7 +108,7 @@ export async function startTemporalDev({ bin, dbFile, port, uiPort, headless = f
   if (headless) args.push('--headless');
   else args.push('--ui-port', String(uiPort), '--ui-ip', ip);
   for (const [k, v] of Object.entries(SEARCH_ATTRIBUTES)) args.push('--search-attribute', `${k}=${v}`);
-  for (const [k, v] of Object.entries(DEV_SERVER_DYNAMIC_CONFIG)) args.push('--dynamic-config-value', `${k}=${v}`);
+  for (const [k, v] of Object.entries(dynamicConfig)) args.push('--dynamic-config-value', `${k}=${v}`);
   const child = spawn(bin, args, { stdio: ['ignore', stdio, stdio], detached: false });
   const exited = new Promise((_, reject) => child.once('exit', (code) => reject(new Error(`temporal dev server exited with ${code}`))));
   exited.catch(() => undefined);

@@ -10,12 +10,12 @@ import { createLocalSpeechProvider } from '../providers/speech/local';
 import { createOpenAiSpeechProvider } from '../providers/speech/openai';
 import type { SpeechProvider } from '../providers/speech/types';
 import type { BlobStore } from '../core/blob-store';
-import type { Config } from '../core/config';
+import type { Config, WorkerQueueKind } from '../core/config';
 import { taskQueues } from '../core/ids';
 import type { Logger } from '../core/logger';
 import { startCloseoutSweeper, type CloseoutSweeper } from './closeout-sweeper';
 import { temporalLogger } from './temporal-logger';
-import { mediaSlots, memoryLimitBytes, queueTuning } from './worker-tuning';
+import { llmSlots, mediaSlots, memoryLimitBytes, queueTuning } from './worker-tuning';
 import { batchWorkflow } from '../workflows/batch.workflow';
 import { jobFinishedSignal, jobRestartedSignal, type BatchInput } from '../workflows/definitions';
 
@@ -35,10 +35,12 @@ export interface WorkerDeps {
 }
 
 export interface Workers {
-  /** The io Worker (workflows, I/O activities), absent with `WORKER_QUEUES=media`. */
+  /** The io Worker (workflows, I/O activities), absent unless `WORKER_QUEUES` lists `io`. */
   io?: Worker;
-  /** The media Worker (CPU-bound activities), absent with `WORKER_QUEUES=io`. */
+  /** The media Worker (CPU-bound activities), absent unless `WORKER_QUEUES` lists `media`. */
   media?: Worker;
+  /** The llm Worker (model-calling activities), absent unless `WORKER_QUEUES` lists `llm`. */
+  llm?: Worker;
   /** The speech provider the activities transcribe with (closed when the workers stop). */
   speech: SpeechProvider | null;
   run(): Promise<void>;
@@ -53,8 +55,9 @@ export function bundleWorkflows(logger: Logger): Promise<WorkflowBundleWithSourc
 }
 
 /**
- * Providers → activities → two Workers (or one of them, `WORKER_QUEUES`). Workflow tasks and I/O activities run on the `io` queue with high
- * concurrency; CPU-bound activities on the `media` queue with about one slot per core.
+ * Providers → activities → three Workers (those `WORKER_QUEUES` lists). Workflow tasks and I/O activities run on the
+ * `io` queue with high concurrency; CPU-bound activities on the `media` queue with about one slot per core; model
+ * calls on the `llm` queue with slots sized to the model (`llmSlots`), so they never hold io slots.
  */
 export async function createWorkers(deps: WorkerDeps): Promise<Workers> {
   const { config, logger, store, connection } = deps;
@@ -74,19 +77,23 @@ export async function createWorkers(deps: WorkerDeps): Promise<Workers> {
   const limitBytes = memoryLimitBytes();
   const boundary = errorBoundary({ outageMaxMs: config.PROVIDER_OUTAGE_MAX_MS, logger: logger.child({ part: 'error-boundary' }) });
   const common = { connection, namespace: config.TEMPORAL_NAMESPACE, interceptors: { activity: [activityTimer, boundary] }, shutdownGraceTime: deps.shutdownGraceMs ?? 0 };
-  const runs = (q: 'io' | 'media') => config.WORKER_QUEUES === 'both' || config.WORKER_QUEUES === q;
+  const runs = (q: WorkerQueueKind) => config.WORKER_QUEUES.includes(q);
   const io = runs('io')
     ? await Worker.create({ ...common, taskQueue: queues.io, workflowBundle: deps.workflowBundle ?? (await bundleWorkflows(logger)), activities: activitiesFor('io', activities), ...queueTuning(config, 'io', limitBytes) })
     : undefined;
   const media = runs('media')
     ? await Worker.create({ ...common, taskQueue: queues.media, activities: activitiesFor('media', activities), ...queueTuning(config, 'media', limitBytes) })
     : undefined;
+  const llmWorker = runs('llm')
+    ? await Worker.create({ ...common, taskQueue: queues.llm, activities: activitiesFor('llm', activities), ...queueTuning(config, 'llm', limitBytes) })
+    : undefined;
   logger.info(
     {
       llm: llm?.describe() ?? null,
       speech: speech?.describe() ?? null,
-      queues: { io: io ? queues.io : null, media: media ? queues.media : null },
+      queues: { io: io ? queues.io : null, media: media ? queues.media : null, llm: llmWorker ? queues.llm : null },
       mediaSlots: mediaSlots(config),
+      llmSlots: llmSlots(config),
       ioSlots: config.IO_CONCURRENCY,
       memoryBudgetMb: config.WORKER_MAX_MEMORY_MB || null,
       address: config.temporalAddress,
@@ -98,11 +105,12 @@ export async function createWorkers(deps: WorkerDeps): Promise<Workers> {
   return {
     io,
     media,
+    llm: llmWorker,
     speech,
     run: async () => {
       if (deps.temporalClient && io) sweeper = startCloseoutSweeper({ client: deps.temporalClient, queues, logger, intervalMs: config.CLOSEOUT_SWEEP_MS });
       try {
-        await Promise.all([io?.run(), media?.run()]);
+        await Promise.all([io?.run(), media?.run(), llmWorker?.run()]);
       } finally {
         await Promise.all([sweeper?.stop(), speech?.close()]);
       }
@@ -111,6 +119,7 @@ export async function createWorkers(deps: WorkerDeps): Promise<Workers> {
       void sweeper?.stop();
       io?.shutdown();
       media?.shutdown();
+      llmWorker?.shutdown();
     },
   };
 }

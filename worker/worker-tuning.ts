@@ -1,11 +1,16 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import type { WorkerOptions, WorkerTuner } from '@temporalio/worker';
-import type { Config } from '../core/config';
+import { llmSlots, mediaSlots, type Config, type WorkerQueueKind } from '../core/config';
 
-type TuningConfig = Pick<Config, 'IO_CONCURRENCY' | 'MEDIA_CONCURRENCY' | 'WORKER_MAX_MEMORY_MB'>;
+export { llmSlots, mediaSlots } from '../core/config';
 
-/** The slot and cache options of one of the two Workers (`io`: workflows and I/O activities; `media`: CPU work). */
+type TuningConfig = Pick<Config, 'IO_CONCURRENCY' | 'MEDIA_CONCURRENCY' | 'WORKER_MAX_MEMORY_MB' | 'WORKER_LLM_SLOTS' | 'llmProvider' | 'LLM_LOCAL_SLOTS'>;
+
+/**
+ * The slot and cache options of one of the three Workers (`io`: workflows and I/O activities; `media`: CPU work;
+ * `llm`: model calls).
+ */
 export type QueueTuning = Pick<
   WorkerOptions,
   'tuner' | 'maxConcurrentActivityTaskExecutions' | 'maxConcurrentWorkflowTaskExecutions' | 'maxCachedWorkflows'
@@ -14,10 +19,6 @@ export type QueueTuning = Pick<
 const WORKFLOW_TASK_SLOTS = 40;
 const LOCAL_ACTIVITY_SLOTS = 100;
 const MAX_CACHED_WORKFLOWS = 1000;
-
-/** Media activity slots: `MEDIA_CONCURRENCY`, or one per core. */
-export const mediaSlots = (config: Pick<Config, 'MEDIA_CONCURRENCY'>): number =>
-  config.MEDIA_CONCURRENCY || Math.max(1, os.availableParallelism());
 
 /**
  * The memory this process may use, as the SDK's resource sampler sees it: the cgroup's limit when the process runs
@@ -38,15 +39,15 @@ export function memoryLimitBytes(read: (p: string) => string = (p) => fs.readFil
 
 /**
  * Slots and workflow cache of one Worker. Without `WORKER_MAX_MEMORY_MB`: fixed slots (`IO_CONCURRENCY`, media
- * slots, 40 workflow tasks) and 1,000 cached workflows. With it, activity slots come from the SDK's resource-based
+ * slots, llm slots, 40 workflow tasks on io) and 1,000 cached workflows. With it, activity slots come from the SDK's resource-based
  * tuner: a slot is handed out (up to the same maximum) only while the memory in use stays under the budget as a
  * share of {@link memoryLimitBytes} (the cgroup's usage, so engine child processes — tesseract, ffmpeg, the speech
  * engines — count too; on a machine without a cgroup limit, the machine's use). Running activities are never
  * stopped: the bound applies to new work. The io Worker's workflow cache is cut to a quarter of the budget at the
  * SDK's reference figure of about 1 MB per cached workflow (at least 10, at most 1,000).
  */
-export function queueTuning(config: TuningConfig, queue: 'io' | 'media', limitBytes: number): QueueTuning {
-  const activitySlots = queue === 'io' ? config.IO_CONCURRENCY : mediaSlots(config);
+export function queueTuning(config: TuningConfig, queue: WorkerQueueKind, limitBytes: number): QueueTuning {
+  const activitySlots = queue === 'io' ? config.IO_CONCURRENCY : queue === 'llm' ? llmSlots(config) : mediaSlots(config);
   const budgetMb = config.WORKER_MAX_MEMORY_MB;
   const cache = queue === 'io' ? MAX_CACHED_WORKFLOWS : undefined;
   if (!budgetMb) {
@@ -62,7 +63,7 @@ export function queueTuning(config: TuningConfig, queue: 'io' | 'media', limitBy
       type: 'resource-based',
       minimumSlots: 1,
       maximumSlots: activitySlots,
-      rampThrottle: queue === 'media' ? '500ms' : '50ms',
+      rampThrottle: queue === 'io' ? '50ms' : '500ms',
       // CPU is bounded by the slot maximum (about one per core on media), not by the tuner.
       tunerOptions: { targetMemoryUsage, targetCpuUsage: 1 },
     },

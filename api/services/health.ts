@@ -47,7 +47,7 @@ const reason = (e: unknown) => (e instanceof Error ? e.message.split('\n')[0].sl
 
 /**
  * Contract §10: real checks of Temporal (a system-info call), storage (a write and delete), and workers (pollers on
- * both task queues). `probe` additionally runs a workflow through both queues end to end.
+ * the io, media and llm task queues). `probe` additionally runs a workflow through the io and media queues end to end.
  */
 export class HealthService {
   private probing: Promise<Check> | null = null;
@@ -88,16 +88,17 @@ export class HealthService {
           describePollers(this.temporal, q.io, 'workflow'),
           describePollers(this.temporal, q.io, 'activity'),
           describePollers(this.temporal, q.media, 'activity'),
+          describePollers(this.temporal, q.llm, 'activity'),
         ]),
       ),
     );
     if (r.error) return { status: 'degraded', message: reason(r.error) };
-    const [wf, io, media] = r.value!;
-    const missing = [wf, io, media].filter((p) => p.pollers === 0).map((p) => `${p.taskQueue} (${p.kind})`);
+    const [wf, io, media, llm] = r.value!;
+    const missing = [wf, io, media, llm].filter((p) => p.pollers === 0).map((p) => `${p.taskQueue} (${p.kind})`);
     return {
       status: missing.length ? 'degraded' : 'ok',
       ...(missing.length ? { message: `no worker polls ${missing.join(', ')}` } : {}),
-      pollers: { [`${q.io}:workflow`]: wf.pollers, [`${q.io}:activity`]: io.pollers, [`${q.media}:activity`]: media.pollers },
+      pollers: { [`${q.io}:workflow`]: wf.pollers, [`${q.io}:activity`]: io.pollers, [`${q.media}:activity`]: media.pollers, [`${q.llm}:activity`]: llm.pollers },
     };
   }
 

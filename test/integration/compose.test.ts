@@ -61,7 +61,7 @@ describe('docker-compose.yml', () => {
     expect(services.minio.healthcheck.test).to.be.an('array');
     expect(services['minio-setup'].command.join(' ')).to.include('mc mb --ignore-existing');
     expect(services['temporal-setup'].command).to.deep.equal(['setup', '--temporal-namespace', 'default']);
-    expect(services['worker-io'].environment.WORKER_QUEUES).to.equal('io');
+    expect(services['worker-io'].environment.WORKER_QUEUES).to.equal('io,llm');
     expect(services['worker-media'].environment.WORKER_QUEUES).to.equal('media');
     for (const name of ['api-1', 'api-2', 'worker-io', 'worker-media']) {
       expect(services[name].healthcheck.test, name).to.be.an('array');

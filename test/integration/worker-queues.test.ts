@@ -1,13 +1,18 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { temporal } from '@temporalio/proto';
-import { taskQueues } from '../../core/ids';
+import proto from '@temporalio/proto';
+import { newJobId, taskQueues } from '../../core/ids';
+import { jobWorkflow } from '../../workflows/job.workflow';
 import { pingWorkflow } from '../../workflows/ping.workflow';
+import { llmEnv, LLM_KEY } from '../support/llm-env';
+import { startLlmServer, type LlmServer } from '../support/llm-server';
 import { waitFor } from '../support/processes';
 import { sharedDevServer, tempDir } from '../support/servers';
 import { startTestWorker, type TestWorker } from '../support/worker';
 
-/** WORKER_QUEUES splits the io and media Workers into processes of their own (compose runs one of each). */
+const { temporal } = proto;
+
+/** WORKER_QUEUES splits the io, media and llm Workers into processes of their own (compose runs io,llm and media). */
 describe('worker queues and memory budget', function () {
   this.timeout(120_000);
   const started: TestWorker[] = [];
@@ -15,8 +20,11 @@ describe('worker queues and memory budget', function () {
   before(async () => {
     address = (await sharedDevServer()).address;
   });
+  let llm: LlmServer | undefined;
   afterEach(async () => {
     await Promise.all(started.splice(0).map((w) => w.stop()));
+    await llm?.close();
+    llm = undefined;
   });
 
   const pollers = async (w: TestWorker, queue: string, kind: 'workflow' | 'activity') => {
@@ -50,5 +58,43 @@ describe('worker queues and memory budget', function () {
       workflowExecutionTimeout: '60s',
     });
     expect(result).to.deep.equal({ io: queues.io, media: queues.media });
+  });
+
+  it('a model job runs its model step on the llm queue, served by an llm-only worker while the io worker polls no llm queue', async () => {
+    llm = await startLlmServer({ apiKey: LLM_KEY });
+    const prefix = `wq-${randomUUID().slice(0, 8)}`;
+    const queues = taskQueues(prefix);
+    const env = { TASK_QUEUE_PREFIX: prefix, DATA_DIR: tempDir(), ...llmEnv(llm) };
+    const model = await startTestWorker(address, { ...env, WORKER_QUEUES: 'llm', WORKER_LLM_SLOTS: '3' });
+    started.push(model);
+    expect(model.workers.io).to.equal(undefined);
+    expect(model.workers.media).to.equal(undefined);
+    expect(model.workers.llm).not.to.equal(undefined);
+    await waitFor(async () => ((await pollers(model, queues.llm, 'activity')) > 0 ? true : undefined), 'llm pollers');
+    expect(await pollers(model, queues.io, 'workflow')).to.equal(0);
+    expect(await pollers(model, queues.io, 'activity')).to.equal(0);
+    const io = await startTestWorker(address, { ...env, WORKER_QUEUES: 'io' }, model.store);
+    started.push(io);
+    expect(io.workers.llm).to.equal(undefined);
+
+    const text = 'The committee met on Thursday. It agreed to extend the library opening hours from March.';
+    const jobId = newJobId();
+    const parameters = { operation: 'summarize', text, max_length: 300, use_cache: false };
+    const handle = await io.client.workflow.start(jobWorkflow, {
+      workflowId: jobId,
+      taskQueue: queues.io,
+      args: [{ jobId, jobType: 'transformer', parameters, createdAt: new Date().toISOString(), run: 1 }],
+    });
+    expect(await handle.result()).to.deep.equal({ status: 'completed' });
+    expect(llm.chatRequests().length).to.be.at.least(1);
+
+    const { events } = await handle.fetchHistory();
+    const step = events!.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'runTransformerStep');
+    expect(step).to.have.length(1);
+    expect(step[0].activityTaskScheduledEventAttributes!.taskQueue?.name).to.equal(queues.llm);
+    expect(step[0].activityTaskScheduledEventAttributes!.priority?.fairnessKey).to.equal(jobId);
+    // Bookkeeping stays on io: the webhook-free job's remote activities, if any, are on the io queue.
+    const others = events!.filter((e) => e.activityTaskScheduledEventAttributes && e.activityTaskScheduledEventAttributes.activityType?.name !== 'runTransformerStep');
+    for (const e of others) expect(e.activityTaskScheduledEventAttributes!.taskQueue?.name).to.equal(queues.io);
   });
 });

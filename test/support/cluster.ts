@@ -24,7 +24,7 @@ export interface Cluster {
   /** Every process ever started (restarts too). */
   all: Proc[];
   startApi(port: number): Promise<Proc>;
-  startWorker(queues: 'io' | 'media'): Promise<Proc>;
+  startWorker(queues: 'io,llm' | 'media'): Promise<Proc>;
   /** Output of every process, for a failed test. */
   dump(): string;
   stop(): Promise<void>;
@@ -72,7 +72,7 @@ export async function startCluster(opts: { apis: number; ioWorkers: number; medi
       await waitFor(() => healthOk(`http://127.0.0.1:${port}`), `the API on ${port} to be healthy`, 120_000, 200);
       return proc;
     };
-    const startWorker = async (queues: 'io' | 'media') => {
+    const startWorker = async (queues: 'io,llm' | 'media') => {
       const proc = spawnService('worker', { ...env, WORKER_QUEUES: queues });
       all.push(proc);
       await workerReady(proc);
@@ -81,7 +81,7 @@ export async function startCluster(opts: { apis: number; ioWorkers: number; medi
     // Workers one after the other (the io worker bundles the workflows: CPU-heavy on 2 cores), then the APIs.
     const io: Proc[] = [];
     const media: Proc[] = [];
-    for (let i = 0; i < opts.ioWorkers; i++) io.push(await startWorker('io'));
+    for (let i = 0; i < opts.ioWorkers; i++) io.push(await startWorker('io,llm'));
     for (let i = 0; i < opts.mediaWorkers; i++) media.push(await startWorker('media'));
     const ports: number[] = [];
     for (let i = 0; i < opts.apis; i++) {

@@ -47,6 +47,18 @@ describe('configuration', () => {
     expect(() => loadConfig({ PROVIDER_OUTAGE_MAX_MS: '15m' })).to.throw(ConfigError, /PROVIDER_OUTAGE_MAX_MS/);
   });
 
+  it("refuses a BATCH_WINDOW past Temporal's 2,000 pending children per run, naming the variable", () => {
+    expect(loadConfig({ BATCH_WINDOW: '2000' }).BATCH_WINDOW).to.equal(2000);
+    expect(() => loadConfig({ BATCH_WINDOW: '2001' })).to.throw(ConfigError, /^BATCH_WINDOW: at most 2000 .*pending child workflows/);
+  });
+
+  it("refuses a MAX_PDF_PAGES whose 2-page groups would reach Temporal's 2,000 pending activities per run, naming the variable", () => {
+    expect(loadConfig({}).MAX_PDF_PAGES).to.equal(2000);
+    expect(loadConfig({ MAX_PDF_PAGES: '3998' }).MAX_PDF_PAGES).to.equal(3998);
+    expect(() => loadConfig({ MAX_PDF_PAGES: '3999' })).to.throw(ConfigError, /^MAX_PDF_PAGES: at most 3998: .*2000 page groups of 2.*2000 pending activities/);
+    expect(() => loadConfig({ MAX_PDF_PAGES: '5000' })).to.throw(ConfigError, /MAX_PDF_PAGES/);
+  });
+
   it('requires the S3 settings when STORAGE=s3', () => {
     expect(() => loadConfig({ STORAGE: 's3' })).to.throw(ConfigError, /S3_ENDPOINT, S3_ACCESS_KEY, S3_SECRET_KEY/);
     const c = loadConfig({ STORAGE: 's3', S3_ENDPOINT: 'http://127.0.0.1:9000', S3_ACCESS_KEY: 'a', S3_SECRET_KEY: 'b' });

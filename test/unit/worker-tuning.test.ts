@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import os from 'node:os';
 import { ConfigError, loadConfig } from '../../core/config';
-import { memoryLimitBytes, queueTuning } from '../../worker/worker-tuning';
+import { llmSlots, memoryLimitBytes, queueTuning } from '../../worker/worker-tuning';
 
 const GB = 1024 ** 3;
 
@@ -46,9 +46,22 @@ describe('worker tuning and queues', () => {
     expect(memoryLimitBytes(files({}))).to.equal(os.totalmem());
   });
 
-  it('WORKER_QUEUES selects io, media or both (default), and refuses anything else', () => {
-    expect(loadConfig({}).WORKER_QUEUES).to.equal('both');
-    expect(loadConfig({ WORKER_QUEUES: 'media' }).WORKER_QUEUES).to.equal('media');
-    expect(() => loadConfig({ WORKER_QUEUES: 'gpu' })).to.throw(ConfigError, /WORKER_QUEUES/);
+  it('WORKER_QUEUES lists io, media and llm (default all three; `both`, from before the llm queue, means all), and refuses anything else', () => {
+    expect(loadConfig({}).WORKER_QUEUES).to.deep.equal(['io', 'media', 'llm']);
+    expect(loadConfig({ WORKER_QUEUES: 'both' }).WORKER_QUEUES).to.deep.equal(['io', 'media', 'llm']);
+    expect(loadConfig({ WORKER_QUEUES: 'all' }).WORKER_QUEUES).to.deep.equal(['io', 'media', 'llm']);
+    expect(loadConfig({ WORKER_QUEUES: 'media' }).WORKER_QUEUES).to.deep.equal(['media']);
+    expect(loadConfig({ WORKER_QUEUES: ' llm , io ' }).WORKER_QUEUES).to.deep.equal(['io', 'llm']);
+    expect(() => loadConfig({ WORKER_QUEUES: 'gpu' })).to.throw(ConfigError, /WORKER_QUEUES.*gpu/);
+    expect(() => loadConfig({ WORKER_QUEUES: 'io,gpu' })).to.throw(ConfigError, /WORKER_QUEUES/);
+    expect(() => loadConfig({ WORKER_QUEUES: ',' })).to.throw(ConfigError, /WORKER_QUEUES/);
+  });
+
+  it('the llm queue has WORKER_LLM_SLOTS slots, by default twice the local model server\'s slots or 16 for a remote endpoint', () => {
+    expect(llmSlots(loadConfig({}))).to.equal(2);
+    expect(llmSlots(loadConfig({ LLM_LOCAL_SLOTS: '3' }))).to.equal(6);
+    expect(llmSlots(loadConfig({ LLM_BASE_URL: 'http://127.0.0.1:9/v1', LLM_MODEL: 'm' }))).to.equal(16);
+    expect(queueTuning(loadConfig({ WORKER_LLM_SLOTS: '5' }), 'llm', 8 * GB)).to.deep.equal({ maxConcurrentActivityTaskExecutions: 5 });
+    expect(() => loadConfig({ WORKER_LLM_SLOTS: '-1' })).to.throw(ConfigError, /WORKER_LLM_SLOTS/);
   });
 });

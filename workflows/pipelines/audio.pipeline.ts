@@ -1,25 +1,35 @@
-import { proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { patched, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import type { TranscriptionDone } from '../../activities/audio-results';
+import { mediaFanout } from '../../core/fanout';
 import { bookkeepingRemote, cpuBound, modelCall } from '../activity-options';
+import { boundedMap } from '../fanout';
+import { onLlmQueue, onMediaQueue, PRIORITY } from '../routing';
 import type { PipelineContext } from './context';
 
-/** The activities that end a transcription: they may ask the model (a template; a translation into another language). */
-export function transcriptionFinisher(parameters: Record<string, unknown>) {
+/**
+ * The activities that end a transcription: they may ask the model (a template; a translation into another language),
+ * then on the llm queue.
+ */
+export function transcriptionFinisher(ctx: PipelineContext) {
+  const { parameters, jobId } = ctx.input;
   const mayAsk = Boolean(parameters.template) || parameters.target_language !== parameters.source_language;
-  return proxyActivities<Activities>(mayAsk ? modelCall : { ...bookkeepingRemote, startToCloseTimeout: '10m' });
+  return proxyActivities<Activities>(mayAsk ? onLlmQueue(modelCall, jobId) : { ...bookkeepingRemote, startToCloseTimeout: '10m' });
 }
 
 /**
  * The transcription of an audio or video job (spec §4.11): prepare (probe, decode, chunk plan; or a result-cache
- * hit) → one transcription per chunk on the media queue, in parallel across its slots, progress in percent of audio
+ * hit) → one transcription per chunk on the media queue, at most twice the media worker's slots of them in flight
+ * (core/fanout.ts), progress in percent of audio
  * seconds done. Returns what the finishing activity needs (`finishAudio`, `finishVideo`: stitch, template,
  * translation and results). Transcripts stay in the blob store; the history carries chunk spans only. `input`: the
  * blob a first step put into the job (else the job's file).
  */
 export async function transcribeMedia(ctx: PipelineContext, input?: { key: string; sha256: string }): Promise<TranscriptionDone> {
-  const media = proxyActivities<Activities>({ ...cpuBound, taskQueue: workflowInfo().taskQueue.replace(/-io$/, '-media') });
   const { jobId, parameters } = ctx.input;
+  // Runs recorded before the bound scheduled every chunk at once, without a fairness key.
+  const bounded = patched('bounded-fanout');
+  const media = proxyActivities<Activities>(onMediaQueue(cpuBound, jobId, bounded, PRIORITY.first));
   ctx.progress('prepare', 2, 'Decoding the audio');
   const prep = await media.prepareAudio(input ? { jobId, parameters, input } : { jobId, parameters });
   if (prep.fromCache) ctx.log('info', 'Transcript from the result cache');
@@ -28,15 +38,18 @@ export async function transcribeMedia(ctx: PipelineContext, input?: { key: strin
     const language = typeof parameters.source_language === 'string' ? parameters.source_language : undefined;
     let seconds = 0;
     let reused = 0;
-    await Promise.all(
-      prep.chunks.map(async (c, index) => {
-        const r = await media.transcribeChunk({ jobId, wavKey: prep.wavKey, wavSha256: prep.wavSha256, index, start: c.start, end: c.end, language });
-        if (r.reused) reused += 1;
-        seconds += c.end - c.start;
-        const share = prep.duration > 0 ? Math.min(1, seconds / prep.duration) : 1;
-        ctx.progress('transcribe', 5 + Math.floor(85 * share), `${Math.round(100 * share)} % of the audio transcribed (${seconds.toFixed(1)} of ${prep.duration.toFixed(1)} s)`);
-      }),
-    );
+    const fanout = mediaFanout(prep.mediaSlots);
+    // A recording that fits in one wave goes ahead of big jobs' backlogs (routing.ts PRIORITY).
+    const chunkSteps = proxyActivities<Activities>(onMediaQueue(cpuBound, jobId, bounded, prep.chunks.length <= fanout ? PRIORITY.small : PRIORITY.big));
+    const transcribe = async (c: (typeof prep.chunks)[number], index: number) => {
+      const r = await chunkSteps.transcribeChunk({ jobId, wavKey: prep.wavKey, wavSha256: prep.wavSha256, index, start: c.start, end: c.end, language });
+      if (r.reused) reused += 1;
+      seconds += c.end - c.start;
+      const share = prep.duration > 0 ? Math.min(1, seconds / prep.duration) : 1;
+      ctx.progress('transcribe', 5 + Math.floor(85 * share), `${Math.round(100 * share)} % of the audio transcribed (${seconds.toFixed(1)} of ${prep.duration.toFixed(1)} s)`);
+    };
+    if (bounded) await boundedMap(prep.chunks, fanout, transcribe);
+    else await Promise.all(prep.chunks.map(transcribe));
     if (reused) ctx.log('info', `${reused} chunk(s) reused from earlier work`);
   }
   ctx.progress('finish', 92, 'Writing the results');
@@ -45,7 +58,7 @@ export async function transcribeMedia(ctx: PipelineContext, input?: { key: strin
 
 /** The audio job type (spec §4.11): the transcription, then `finishAudio` writes the results. */
 export async function audioPipeline(ctx: PipelineContext): Promise<Record<string, unknown>> {
-  const io = transcriptionFinisher(ctx.input.parameters);
+  const io = transcriptionFinisher(ctx);
   const fin = await io.finishAudio(await transcribeMedia(ctx));
   return fin.results;
 }

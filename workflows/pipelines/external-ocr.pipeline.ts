@@ -1,6 +1,7 @@
-import { proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import { bookkeepingRemote, cpuBound, providerCall } from '../activity-options';
+import { siblingQueue } from '../routing';
 import type { PipelineContext } from './context';
 
 
@@ -9,7 +10,7 @@ import type { PipelineContext } from './context';
  * renders for the pages archive → results.
  */
 export async function externalOcrPipeline(ctx: PipelineContext): Promise<Record<string, unknown>> {
-  const media = proxyActivities<Activities>({ ...cpuBound, taskQueue: workflowInfo().taskQueue.replace(/-io$/, '-media') });
+  const media = proxyActivities<Activities>({ ...cpuBound, taskQueue: siblingQueue('media') });
   const net = proxyActivities<Activities>({ ...providerCall, startToCloseTimeout: '1h', heartbeatTimeout: '10m' });
   const io = proxyActivities<Activities>(bookkeepingRemote);
   const { jobId, parameters } = ctx.input;

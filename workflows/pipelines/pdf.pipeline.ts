@@ -1,45 +1,49 @@
-import { patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { patched, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
+import { mediaFanout, PDF_PAGE_GROUP } from '../../core/fanout';
 import { bookkeepingRemote, cpuBound, modelCall } from '../activity-options';
+import { boundedMap } from '../fanout';
+import { onLlmQueue, onMediaQueue, PRIORITY } from '../routing';
 import type { PipelineContext } from './context';
 
 type ActivityProxy = ReturnType<typeof proxyActivities<Activities>>;
-type Method = 'native' | 'local_ocr' | 'vision_llm' | 'combined';
-
-/** Pages per activity: text-layer reading is quick; OCR pages are spread so they run in parallel. */
-const GROUP: Record<Method, number> = { native: 50, combined: 4, local_ocr: 2, vision_llm: 2 };
+type Method = keyof typeof PDF_PAGE_GROUP;
 
 /**
- * The pdf job type: prepare (resolve, validate, page range) → page groups in parallel on the media queue, each
- * heartbeating its cursor and reusing pages already read → assemble, template, optional page images.
+ * The pdf job type: prepare (resolve, validate, page range) → page groups on the media queue, at most twice the
+ * media worker's slots of them in flight (core/fanout.ts), each heartbeating its cursor and reusing pages already
+ * read → assemble, template, optional page images.
  */
 export async function pdfPipeline(ctx: PipelineContext): Promise<Record<string, unknown>> {
-  const mediaQueue = workflowInfo().taskQueue.replace(/-io$/, '-media');
-  const media = proxyActivities<Activities>({ ...cpuBound, taskQueue: mediaQueue });
   const { jobId, parameters } = ctx.input;
+  // Runs recorded before the bound scheduled every page group at once, without a fairness key.
+  const bounded = patched('bounded-fanout');
+  const media = proxyActivities<Activities>(onMediaQueue(cpuBound, jobId, bounded, PRIORITY.first));
   // Assembly asks the model when a template is given.
-  const io = proxyActivities<Activities>(parameters.template ? modelCall : { ...bookkeepingRemote, startToCloseTimeout: '30m' });
+  const io = proxyActivities<Activities>(parameters.template ? onLlmQueue(modelCall, jobId) : { ...bookkeepingRemote, startToCloseTimeout: '30m' });
   const method = (parameters.extraction_method ?? 'native') as Method;
   if (method === 'native' && patched('pdf-native-one-step')) return nativePipeline(ctx, media, io);
   ctx.progress('prepare', 2, 'Reading the document');
   const prep = await media.preparePdf({ jobId, parameters });
   ctx.log('info', `${prep.pageCount} page(s); reading ${prep.pages.length} with ${method}`);
-  const size = GROUP[method] ?? 2;
+  const size = PDF_PAGE_GROUP[method] ?? 2;
   const groups: number[][] = [];
   for (let i = 0; i < prep.pages.length; i += size) groups.push(prep.pages.slice(i, i + size));
   let done = 0;
   const languages = String(parameters.ocr_language ?? parameters.source_language ?? '') || undefined;
-  const outcomes = await Promise.all(
-    groups.map(async (pages) => {
-      const r = await media.extractPdfPages({ jobId, inputKey: prep.inputKey, sha256: prep.sha256, pages, method, languages });
-      done += pages.length;
-      ctx.progress('pages', 5 + Math.floor((85 * done) / prep.pages.length), `${done} of ${prep.pages.length} page(s) read`);
-      return r;
-    }),
-  );
+  const fanout = mediaFanout(prep.mediaSlots);
+  // A job that fits in one wave goes ahead of big jobs' backlogs (routing.ts PRIORITY).
+  const pageSteps = proxyActivities<Activities>(onMediaQueue(cpuBound, jobId, bounded, groups.length <= fanout ? PRIORITY.small : PRIORITY.big));
+  const readGroup = async (pages: number[]) => {
+    const r = await pageSteps.extractPdfPages({ jobId, inputKey: prep.inputKey, sha256: prep.sha256, pages, method, languages });
+    done += pages.length;
+    ctx.progress('pages', 5 + Math.floor((85 * done) / prep.pages.length), `${done} of ${prep.pages.length} page(s) read`);
+    return r;
+  };
+  const outcomes = bounded ? await boundedMap(groups, fanout, readGroup) : await Promise.all(groups.map(readGroup));
   const reused = outcomes.reduce((a, o) => a + o.pages.filter((p) => p.reused).length, 0);
   if (reused) ctx.log('info', `${reused} page(s) reused from earlier work`);
-  const images = parameters.includeImages ? await media.renderPdfImages({ jobId, inputKey: prep.inputKey, sha256: prep.sha256, pages: prep.pages }) : undefined;
+  const images = parameters.includeImages ? await pageSteps.renderPdfImages({ jobId, inputKey: prep.inputKey, sha256: prep.sha256, pages: prep.pages }) : undefined;
   ctx.progress('assemble', 95, 'Assembling the text');
   const fin = await io.finishPdf({
     jobId,

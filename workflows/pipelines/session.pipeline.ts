@@ -1,7 +1,10 @@
-import { executeChild, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { executeChild, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { CHILD_JOBS_PER_SESSION } from '../../core/fanout';
 import type { Activities } from '../../activities';
 import { bookkeepingRemote, cpuBound, modelCall, providerCall } from '../activity-options';
 import { jobSearchAttributes, type JobInput, type JobType } from '../definitions';
+import { boundedMap } from '../fanout';
+import { onLlmQueue, siblingQueue } from '../routing';
 import type { PipelineContext } from './context';
 
 /** Downloads (page, attachments) heartbeat; a dead worker's attempt is retried within 30 s. */
@@ -20,9 +23,8 @@ export async function sessionPipeline(ctx: PipelineContext): Promise<Record<stri
   const { jobId, parameters } = ctx.input;
   const io = proxyActivities<Activities>(bookkeepingRemote);
   const net = proxyActivities<Activities>(download);
-  const model = proxyActivities<Activities>(modelCall);
   const files = proxyActivities<Activities>(writeFiles);
-  const media = proxyActivities<Activities>({ ...cpuBound, taskQueue: workflowInfo().taskQueue.replace(/-io$/, '-media') });
+  const media = proxyActivities<Activities>({ ...cpuBound, taskQueue: siblingQueue('media') });
 
   // The plan checks the parameters first: a job created past the API's validation fails before any progress.
   const plan = await io.planSession({ jobId, parameters });
@@ -49,7 +51,10 @@ export async function sessionPipeline(ctx: PipelineContext): Promise<Record<stri
     ctx.log('info', `${pdfs.length} attachment(s)`);
     if (!plan.attachmentsDone) {
       ctx.progress('attachments', 50, 'Reading the attachments');
-      await Promise.all(pdfs.map((f) => childJob(f.pdfJobId, 'pdf', { file_key: f.key, original_name: `${f.name}.pdf`, extraction_method: 'combined', use_cache: parameters.use_cache })));
+      const read = (f: (typeof pdfs)[number]) => childJob(f.pdfJobId, 'pdf', { file_key: f.key, original_name: `${f.name}.pdf`, extraction_method: 'combined', use_cache: parameters.use_cache });
+      // A few attachments at once (each child bounds its own pages); runs recorded before the bound started all.
+      if (patched('bounded-fanout')) await boundedMap(pdfs, CHILD_JOBS_PER_SESSION, read);
+      else await Promise.all(pdfs.map(read));
     }
     if (pdfs.length) {
       const pages = await media.renderSessionPages({ jobId, parameters, files: pdfs });
@@ -59,6 +64,7 @@ export async function sessionPipeline(ctx: PipelineContext): Promise<Record<stri
   }
 
   ctx.progress('template', 70, 'Filling the session template');
+  const model = proxyActivities<Activities>(onLlmQueue(modelCall, jobId));
   const filled = await model.fillSessionTemplate({ jobId, parameters });
   ctx.log('info', `Template filled; topic ${JSON.stringify(filled.topic)}, ${filled.tags.length} tag(s)`);
 

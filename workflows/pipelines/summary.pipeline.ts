@@ -1,13 +1,15 @@
-import { proxyActivities } from '@temporalio/workflow';
+import { patched, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
+import { MODEL_CALLS_PER_JOB } from '../../core/fanout';
 import { modelCall, quickTransform } from '../activity-options';
+import { limiter, type Limiter } from '../fanout';
+import { onLlmQueue } from '../routing';
 import type { PipelineContext } from './context';
 
-const withModel = proxyActivities<Activities>(modelCall);
 const quick = proxyActivities<Activities>(quickTransform);
 
-/** Model calls in flight at once per job (the io worker bounds the whole worker; this keeps one job from flooding it). */
-const PARALLEL_CALLS = 8;
+/** Per nesting level of the runs recorded before one limiter bounded the whole job (8 × 8 = 64 calls at once). */
+const LEGACY_PARALLEL_CALLS = 8;
 
 /** A text the activities keep under the job: its name and its length as an input of a later call. */
 export interface SummaryText {
@@ -36,7 +38,8 @@ export function packWithin(items: SummaryText[], budget: number): SummaryText[][
   return groups;
 }
 
-async function pool<T, R>(items: T[], fn: (t: T, i: number) => Promise<R>): Promise<R[]> {
+/** The pool of the runs recorded before the job-wide bound: each nesting level its own 8, so 64 calls at once. */
+async function legacyPool<T, R>(items: T[], fn: (t: T, i: number) => Promise<R>): Promise<R[]> {
   const out: R[] = new Array(items.length);
   let next = 0;
   const worker = async () => {
@@ -45,7 +48,7 @@ async function pool<T, R>(items: T[], fn: (t: T, i: number) => Promise<R>): Prom
       out[i] = await fn(items[i]!, i);
     }
   };
-  await Promise.all(Array.from({ length: Math.min(PARALLEL_CALLS, items.length) }, worker));
+  await Promise.all(Array.from({ length: Math.min(LEGACY_PARALLEL_CALLS, items.length) }, worker));
   return out;
 }
 
@@ -55,18 +58,26 @@ async function pool<T, R>(items: T[], fn: (t: T, i: number) => Promise<R>): Prom
  * sessions (one per session, in the target language where there is one) and cuts each Markdown into pieces of at
  * most `chunk_chars`; every model call is its own activity over texts that fit in `chunk_chars` (a session's
  * pieces, then groups of summaries, merged level by level until one call holds them all). Texts live under the job,
- * never in history, and answered calls are journaled, so a restart repeats no call that answered.
+ * never in history, and answered calls are journaled, so a restart repeats no call that answered. However the calls
+ * nest, one limiter per job keeps at most `MODEL_CALLS_PER_JOB` of them in flight (on the llm queue, keyed by job).
  */
 export async function summaryPipeline(ctx: PipelineContext): Promise<Record<string, unknown>> {
   const { jobId, parameters } = ctx.input;
   const budget = Number(parameters.chunk_chars);
+  // Runs recorded before the job-wide bound: a pool per nesting level, on the io queue.
+  const gate: Limiter | null = patched('bounded-fanout') ? limiter(MODEL_CALLS_PER_JOB) : null;
+  const withModel = proxyActivities<Activities>(gate ? onLlmQueue(modelCall, jobId) : modelCall);
+  // Only the calls take a slot of the gate: the levels above them just wait for their calls (no slot held, no deadlock).
+  const pool = <T, R>(items: T[], fn: (t: T, i: number) => Promise<R>): Promise<R[]> =>
+    gate ? Promise.all(items.map((t, i) => fn(t, i))) : legacyPool(items, fn);
   ctx.progress('plan', 5, 'Reading the session store');
   const plan = await quick.planSessionSummary({ jobId, jobType: ctx.input.jobType, parameters });
   ctx.log('info', `${plan.sessions.length} sessions in ${plan.tracks.length} tracks; ${plan.sessions.reduce((n, s) => n + s.pieces, 0)} pieces of at most ${budget} characters`);
   const total = plan.sessions.reduce((n, s) => n + s.pieces, 0) + plan.tracks.length + 1;
   let done = 0;
   const call = async (output: string, inputs: string[], kind: string): Promise<SummaryText> => {
-    const r = await withModel.summaryCall({ jobId, parameters, output, inputs, kind });
+    const ask = () => withModel.summaryCall({ jobId, parameters, output, inputs, kind });
+    const r = gate ? await gate.run(ask) : await ask();
     done += 1;
     ctx.progress('summarize', Math.min(95, 10 + Math.floor((85 * done) / total)), `${done} model calls done`);
     return { name: output, chars: r.chars };

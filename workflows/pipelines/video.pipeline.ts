@@ -15,7 +15,7 @@ export async function videoPipeline(ctx: PipelineContext): Promise<Record<string
   const { jobId, parameters } = ctx.input;
   ctx.progress('download', 1, typeof parameters.url === 'string' ? 'Downloading the video' : 'Reading the video');
   const input = await net.fetchVideoInput({ jobId, parameters });
-  const io = transcriptionFinisher(parameters);
+  const io = transcriptionFinisher(ctx);
   const fin = await io.finishVideo(await transcribeMedia(ctx, input));
   return fin.results;
 }
