@@ -57,6 +57,8 @@ const REQUIRED_SCENARIOS = [
   'job-notified',
   'job-notified.notifier',
   'batch-failall-closes-gaps',
+  'job-pdf-ocr-bounded',
+  'job-template-llm-queue',
 ];
 
 type History = ReturnType<typeof historyOf>;
@@ -82,6 +84,10 @@ const OLD_SIDES: Record<string, { scenario: string; file?: string; took: (h: His
   'webhook-notifier': { scenario: 'job-transformer-webhook', took: (h) => scheduledActivities(h, 'deliverWebhook') >= 1 && !hasMarker(h, 'webhook-notifier') },
   // Recorded before a restarted run owned its record: run 2 of a restarted job, which wrote none at its start.
   'run-owns-record': { scenario: 'job-restarted', file: 'job-restarted.run2.json', took: (h) => startInput(h)?.run === 2 && !hasMarker(h, 'run-owns-record') },
+  // Recorded before bounded fan-out: every page group scheduled at once, no fairness keys.
+  'bounded-fanout': { scenario: 'job-pdf-ocr-groups', took: (h) => scheduledActivities(h, 'extractPdfPages') === 3 && !hasMarker(h, 'bounded-fanout') },
+  // Recorded before the llm queue: the template job's model step on the io queue.
+  'llm-queue': { scenario: 'job-transformer-template', took: (h) => !hasMarker(h, 'llm-queue') && closeOf(h) === 'completed' },
   // fail-all with the outcome wait but before it closed the gaps (a slice being loaded, records in the update).
   'fail-all-closes-gaps': { scenario: 'batch-failall-outcomes', took: (h) => hasMarker(h, 'fail-all-counts-outcomes') && !hasMarker(h, 'fail-all-closes-gaps') },
 };
