@@ -1,13 +1,13 @@
 import { proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import type { TranscriptionDone } from '../../activities/audio-results';
-import { bookkeepingRemote, cpuBound, modelCall } from '../activity-options';
+import { cpuBound, modelCall, storeHeavy } from '../activity-options';
 import type { PipelineContext } from './context';
 
 /** The activities that end a transcription: they may ask the model (a template; a translation into another language). */
 export function transcriptionFinisher(parameters: Record<string, unknown>) {
   const mayAsk = Boolean(parameters.template) || parameters.target_language !== parameters.source_language;
-  return proxyActivities<Activities>(mayAsk ? modelCall : { ...bookkeepingRemote, startToCloseTimeout: '10m' });
+  return proxyActivities<Activities>(mayAsk ? modelCall : storeHeavy);
 }
 
 /**

@@ -1,6 +1,6 @@
 import { patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
-import { bookkeepingRemote, cpuBound, modelCall } from '../activity-options';
+import { cpuBound, modelCall, storeHeavy } from '../activity-options';
 import type { PipelineContext } from './context';
 
 type ActivityProxy = ReturnType<typeof proxyActivities<Activities>>;
@@ -18,7 +18,7 @@ export async function pdfPipeline(ctx: PipelineContext): Promise<Record<string, 
   const media = proxyActivities<Activities>({ ...cpuBound, taskQueue: mediaQueue });
   const { jobId, parameters } = ctx.input;
   // Assembly asks the model when a template is given.
-  const io = proxyActivities<Activities>(parameters.template ? modelCall : { ...bookkeepingRemote, startToCloseTimeout: '30m' });
+  const io = proxyActivities<Activities>(parameters.template ? modelCall : storeHeavy);
   const method = (parameters.extraction_method ?? 'native') as Method;
   if (method === 'native' && patched('pdf-native-one-step')) return nativePipeline(ctx, media, io);
   ctx.progress('prepare', 2, 'Reading the document');

@@ -1,13 +1,9 @@
 import { executeChild, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
-import { bookkeepingRemote, cpuBound, modelCall, providerCall } from '../activity-options';
+import { bookkeepingRemote, cpuBound, longProviderCall, modelCall, storeHeavy } from '../activity-options';
 import { jobSearchAttributes, type JobInput, type JobType } from '../definitions';
 import type { PipelineContext } from './context';
 
-/** Downloads (page, attachments) heartbeat; a dead worker's attempt is retried within 30 s. */
-const download = { ...providerCall, startToCloseTimeout: '30m', heartbeatTimeout: '30s' } as const;
-/** Writing the files (with `create_archive` a ZIP of the page images) heartbeats while the archive streams. */
-const writeFiles = { ...bookkeepingRemote, startToCloseTimeout: '30m', heartbeatTimeout: '30s' } as const;
 
 /**
  * The session job type (spec §4.6, issue #15): plan → the page (SSRF-guarded download, main content to Markdown) →
@@ -19,9 +15,11 @@ const writeFiles = { ...bookkeepingRemote, startToCloseTimeout: '30m', heartbeat
 export async function sessionPipeline(ctx: PipelineContext): Promise<Record<string, unknown>> {
   const { jobId, parameters } = ctx.input;
   const io = proxyActivities<Activities>(bookkeepingRemote);
-  const net = proxyActivities<Activities>(download);
+  // Downloads (page, attachments) heartbeat; a dead worker's attempt is retried within 30 s.
+  const net = proxyActivities<Activities>(longProviderCall);
   const model = proxyActivities<Activities>(modelCall);
-  const files = proxyActivities<Activities>(writeFiles);
+  // Writing the files (with `create_archive` a ZIP of the page images) heartbeats throughout.
+  const files = proxyActivities<Activities>(storeHeavy);
   const media = proxyActivities<Activities>({ ...cpuBound, taskQueue: workflowInfo().taskQueue.replace(/-io$/, '-media') });
 
   // The plan checks the parameters first: a job created past the API's validation fails before any progress.

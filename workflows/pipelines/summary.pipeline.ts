@@ -1,10 +1,11 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
-import { modelCall, quickTransform } from '../activity-options';
+import { modelCall, storeHeavy } from '../activity-options';
 import type { PipelineContext } from './context';
 
 const withModel = proxyActivities<Activities>(modelCall);
-const quick = proxyActivities<Activities>(quickTransform);
+/** The plan and the results read and write the session store and the job's texts: heartbeating store work. */
+const storeWork = proxyActivities<Activities>(storeHeavy);
 
 /** Model calls in flight at once per job (the io worker bounds the whole worker; this keeps one job from flooding it). */
 const PARALLEL_CALLS = 8;
@@ -61,7 +62,7 @@ export async function summaryPipeline(ctx: PipelineContext): Promise<Record<stri
   const { jobId, parameters } = ctx.input;
   const budget = Number(parameters.chunk_chars);
   ctx.progress('plan', 5, 'Reading the session store');
-  const plan = await quick.planSessionSummary({ jobId, jobType: ctx.input.jobType, parameters });
+  const plan = await storeWork.planSessionSummary({ jobId, jobType: ctx.input.jobType, parameters });
   ctx.log('info', `${plan.sessions.length} sessions in ${plan.tracks.length} tracks; ${plan.sessions.reduce((n, s) => n + s.pieces, 0)} pieces of at most ${budget} characters`);
   const total = plan.sessions.reduce((n, s) => n + s.pieces, 0) + plan.tracks.length + 1;
   let done = 0;
@@ -104,5 +105,5 @@ export async function summaryPipeline(ctx: PipelineContext): Promise<Record<stri
     await reduce(trackTexts, 'final', 'event');
   }
   ctx.progress('results', 97, 'Writing the results');
-  return (await quick.finishSessionSummary({ jobId, parameters, jobType: ctx.input.jobType })).results;
+  return (await storeWork.finishSessionSummary({ jobId, parameters, jobType: ctx.input.jobType })).results;
 }
