@@ -24,23 +24,23 @@ export function createExternalOcrActivities(deps: ActivityDeps) {
         throw ApplicationFailure.nonRetryable('External OCR is not configured: set EXTERNAL_OCR_URL (and EXTERNAL_OCR_API_KEY).', 'PROVIDER_NOT_CONFIGURED', {});
       }
       const key = externalOcrCacheKey(input.sha256, input, { url: config.externalOcr!.url, model: config.externalOcr!.model });
-      const hit = input.useCache === false ? null : await readCache<ExternalOcrRaw>(store, EXTERNAL_OCR_CACHE_OPERATION, key);
-      // Each request may take minutes (EXTERNAL_OCR_TIMEOUT_MS): the step heartbeats every second while it waits, and
-      // with the pages done after each request.
-      const raw: ExternalOcrRaw =
-        hit ??
-        (await heartbeating(async (signal) =>
-          provider.ocrPdf(await readBlobBuffer(store, input.inputKey), {
+      // Each request may take minutes (EXTERNAL_OCR_TIMEOUT_MS): the step heartbeats every second throughout (the
+      // input's read, the wait, the answer's writes), and with the pages done after each request.
+      return heartbeating(async (signal) => {
+        const hit = input.useCache === false ? null : await readCache<ExternalOcrRaw>(store, EXTERNAL_OCR_CACHE_OPERATION, key);
+        const raw: ExternalOcrRaw =
+          hit ??
+          (await provider.ocrPdf(await readBlobBuffer(store, input.inputKey), {
             pages: input.pages.map((p) => p - 1),
             pageCount: input.pageCount,
             includeImages: input.includeImages,
             signal,
             onProgress: (done, total) => heartbeat({ done, total }),
-          }),
-        ));
-      if (!hit) await writeCache(store, EXTERNAL_OCR_CACHE_OPERATION, key, raw);
-      await writeBlobJson(store, jobInternalKey(input.jobId, 'external-ocr.json'), raw);
-      return { pages: raw.pages.length, model: raw.model, fromCache: hit !== null };
+          }));
+        if (!hit) await writeCache(store, EXTERNAL_OCR_CACHE_OPERATION, key, raw);
+        await writeBlobJson(store, jobInternalKey(input.jobId, 'external-ocr.json'), raw);
+        return { pages: raw.pages.length, model: raw.model, fromCache: hit !== null };
+      });
     },
 
     /** Assembles the spec's result: page-separated Markdown, metadata, the raw answer and the pages archive. */
