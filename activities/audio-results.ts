@@ -8,7 +8,7 @@ import type { AudioSpan, ChunkTranscript } from './audio-types';
 import type { ActivityDeps } from './deps';
 import { applyTemplate, templateSource, translate } from './llm-ops';
 import { jobModel } from './model-calls';
-import { fullParameters } from './steps';
+import { fullParameters, heartbeating } from './steps';
 
 export const AUDIO_CACHE_OPERATION = 'audio';
 /** One chunk's transcript under the job. */
@@ -132,7 +132,10 @@ export function createAudioResults(deps: ActivityDeps) {
     return { outcome, llmInfo };
   }
 
-  return async function finishTranscription(a: TranscriptionDone, shape: TranscriptionShaper) {
+  /** Reads every chunk's transcript and writes the results (and the cache entry): heartbeating throughout. */
+  return (a: TranscriptionDone, shape: TranscriptionShaper) => heartbeating(() => finishTranscription(a, shape));
+
+  async function finishTranscription(a: TranscriptionDone, shape: TranscriptionShaper) {
     const { jobId } = a;
     const p = await fullParameters(store, jobId, a.parameters);
     const r = a.fromCache
@@ -156,5 +159,5 @@ export function createAudioResults(deps: ActivityDeps) {
     // Every fresh success goes to the result cache (use_cache=false skips reading it, not writing it).
     if (!a.fromCache && a.cacheKey) await writeCache(store, AUDIO_CACHE_OPERATION, a.cacheKey, r.outcome);
     return { results: resultPreview(job) };
-  };
+  }
 }

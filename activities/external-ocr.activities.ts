@@ -1,4 +1,4 @@
-import { ApplicationFailure, cancellationSignal, heartbeat } from '@temporalio/activity';
+import { ApplicationFailure, heartbeat } from '@temporalio/activity';
 import { readBlobBuffer, readBlobJson, writeBlobJson } from '../core/blob-store';
 import { readCache, writeCache } from '../core/cache';
 import { type JobFields, resultPreview, writeJobResults } from '../core/job-results';
@@ -8,6 +8,7 @@ import { externalOcrData } from '../core/result-shapes';
 import { createExternalOcr } from '../providers/external-ocr/mistral';
 import type { ExternalOcrRaw } from '../providers/external-ocr/types';
 import type { ActivityDeps } from './deps';
+import { heartbeating } from './steps';
 
 export function createExternalOcrActivities(deps: ActivityDeps) {
   const { store, config } = deps;
@@ -23,43 +24,52 @@ export function createExternalOcrActivities(deps: ActivityDeps) {
         throw ApplicationFailure.nonRetryable('External OCR is not configured: set EXTERNAL_OCR_URL (and EXTERNAL_OCR_API_KEY).', 'PROVIDER_NOT_CONFIGURED', {});
       }
       const key = externalOcrCacheKey(input.sha256, input, { url: config.externalOcr!.url, model: config.externalOcr!.model });
-      const hit = input.useCache === false ? null : await readCache<ExternalOcrRaw>(store, EXTERNAL_OCR_CACHE_OPERATION, key);
-      const raw: ExternalOcrRaw = hit ?? (await provider.ocrPdf(await readBlobBuffer(store, input.inputKey), {
-        pages: input.pages.map((p) => p - 1),
-        pageCount: input.pageCount,
-        includeImages: input.includeImages,
-        signal: cancellationSignal(),
-        onProgress: (done, total) => heartbeat({ done, total }),
-      }));
-      if (!hit) await writeCache(store, EXTERNAL_OCR_CACHE_OPERATION, key, raw);
-      await writeBlobJson(store, jobInternalKey(input.jobId, 'external-ocr.json'), raw);
-      return { pages: raw.pages.length, model: raw.model, fromCache: hit !== null };
+      // Each request may take minutes (EXTERNAL_OCR_TIMEOUT_MS): the step heartbeats every second throughout (the
+      // input's read, the wait, the answer's writes), and with the pages done after each request.
+      return heartbeating(async (signal) => {
+        const hit = input.useCache === false ? null : await readCache<ExternalOcrRaw>(store, EXTERNAL_OCR_CACHE_OPERATION, key);
+        const raw: ExternalOcrRaw =
+          hit ??
+          (await provider.ocrPdf(await readBlobBuffer(store, input.inputKey), {
+            pages: input.pages.map((p) => p - 1),
+            pageCount: input.pageCount,
+            includeImages: input.includeImages,
+            signal,
+            onProgress: (done, total) => heartbeat({ done, total }),
+          }));
+        if (!hit) await writeCache(store, EXTERNAL_OCR_CACHE_OPERATION, key, raw);
+        await writeBlobJson(store, jobInternalKey(input.jobId, 'external-ocr.json'), raw);
+        return { pages: raw.pages.length, model: raw.model, fromCache: hit !== null };
+      });
     },
 
     /** Assembles the spec's result: page-separated Markdown, metadata, the raw answer and the pages archive. */
     async finishExternalOcr(input: { jobId: string; parameters: Record<string, unknown>; pageCount: number; fileSize: number; pagesArchive?: string; fromCache?: boolean }) {
-      const { jobId } = input;
-      const raw = await readBlobJson<ExternalOcrRaw>(store, jobInternalKey(jobId, 'external-ocr.json'));
-      const text = raw.pages.map((p) => p.markdown.trim()).join('\n\n---\n\n');
-      await store.put(jobOutputKey(jobId, 'result.md'), text, { mime: 'text/markdown; charset=utf-8' });
-      await writeBlobJson(store, jobOutputKey(jobId, 'external-ocr.json'), raw);
-      const metadata = {
-        page_count: input.pageCount,
-        file_name: String(input.parameters.original_name ?? 'document.pdf'),
-        file_size: input.fileSize,
-        extraction_method: 'external_ocr',
-      };
-      const pages = input.pagesArchive
-        ? { filename: `${jobId}-pages.zip`, data: (await readBlobBuffer(store, jobOutputKey(jobId, input.pagesArchive))).toString('base64') }
-        : null;
-      const job: JobFields = {
-        structured_data: { extracted_text: text, metadata },
-        assets: [jobOutputKey(jobId, 'result.md'), jobOutputKey(jobId, 'external-ocr.json'), ...(input.pagesArchive ? [jobOutputKey(jobId, input.pagesArchive)] : [])],
-        target_dir: jobOutputPrefix(jobId).slice(0, -1),
-        from_cache: input.fromCache === true,
-      };
-      await writeJobResults(store, jobId, externalOcrData(text, metadata, raw, pages), job);
-      return { results: resultPreview(job) };
+      // Reads the raw answer and the pages archive (as base64) and writes the results: heartbeating throughout.
+      return heartbeating(async () => {
+        const { jobId } = input;
+        const raw = await readBlobJson<ExternalOcrRaw>(store, jobInternalKey(jobId, 'external-ocr.json'));
+        const text = raw.pages.map((p) => p.markdown.trim()).join('\n\n---\n\n');
+        await store.put(jobOutputKey(jobId, 'result.md'), text, { mime: 'text/markdown; charset=utf-8' });
+        await writeBlobJson(store, jobOutputKey(jobId, 'external-ocr.json'), raw);
+        const metadata = {
+          page_count: input.pageCount,
+          file_name: String(input.parameters.original_name ?? 'document.pdf'),
+          file_size: input.fileSize,
+          extraction_method: 'external_ocr',
+        };
+        const pages = input.pagesArchive
+          ? { filename: `${jobId}-pages.zip`, data: (await readBlobBuffer(store, jobOutputKey(jobId, input.pagesArchive))).toString('base64') }
+          : null;
+        const job: JobFields = {
+          structured_data: { extracted_text: text, metadata },
+          assets: [jobOutputKey(jobId, 'result.md'), jobOutputKey(jobId, 'external-ocr.json'), ...(input.pagesArchive ? [jobOutputKey(jobId, input.pagesArchive)] : [])],
+          target_dir: jobOutputPrefix(jobId).slice(0, -1),
+          from_cache: input.fromCache === true,
+        };
+        await writeJobResults(store, jobId, externalOcrData(text, metadata, raw, pages), job);
+        return { results: resultPreview(job) };
+      });
     },
   };
 }

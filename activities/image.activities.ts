@@ -37,13 +37,15 @@ export function createImageActivities(deps: ActivityDeps) {
     return imageOcrCacheKey(sha256, p, { templateSource: source, model: deps.llm?.describe().model });
   }
   return {
-    /** Downloads an image URL (SSRF-guarded, size-limited) into the job. */
+    /** Downloads an image URL (SSRF-guarded, size-limited) into the job, heartbeating while the bytes come. */
     async fetchImage({ jobId, url }: { jobId: string; url: string }) {
-      return scratch.withDir('fetch-', async (dir) => {
-        const r = await downloadToFile(url, path.join(dir, 'image'), { policy, maxBytes: 50 * 1024 * 1024, timeoutMs: 60_000, accept: ['image/'] });
-        const ref = await store.put(jobInternalKey(jobId, 'input-image'), createReadStream(r.path), { mime: r.mime });
-        return { key: ref.key, sha256: ref.sha256 };
-      });
+      return heartbeating(() =>
+        scratch.withDir('fetch-', async (dir) => {
+          const r = await downloadToFile(url, path.join(dir, 'image'), { policy, maxBytes: 50 * 1024 * 1024, timeoutMs: 60_000, accept: ['image/'] });
+          const ref = await store.put(jobInternalKey(jobId, 'input-image'), createReadStream(r.path), { mime: r.mime });
+          return { key: ref.key, sha256: ref.sha256 };
+        }),
+      );
     },
 
     /**
@@ -58,14 +60,16 @@ export function createImageActivities(deps: ActivityDeps) {
         await writeBlobJson(store, ocrKey(jobId), { text: hit.extracted_text, metadata: hit.metadata, cacheKey, fromCache: true } satisfies OcrStep);
         return { chars: hit.extracted_text.length, metadata: hit.metadata, fromCache: true };
       }
-      const { meta, r } = await scratch.withBlobFile(store, key, sha256, '.img', async (file) => {
-        const meta = await imageMetadata(file);
-        // Checked from the header, before tesseract decodes a single pixel.
-        checkPixelBudget(meta, config.MAX_IMAGE_PIXELS);
-        const langs = toTesseractLanguages(languages ? languages.split(/[,+ ]+/) : undefined);
-        // Tesseract can take a minute on a big scan: heartbeat meanwhile, so a cancel reaches it and kills it.
-        return { meta, r: await heartbeating((signal) => ocrImage(file, { languages: langs, dpi: meta.dpi ?? 300, signal })) };
-      });
+      // Heartbeats from the scratch copy on; tesseract can take a minute on a big scan, and a cancel reaches it and kills it.
+      const { meta, r } = await heartbeating((signal) =>
+        scratch.withBlobFile(store, key, sha256, '.img', async (file) => {
+          const meta = await imageMetadata(file);
+          // Checked from the header, before tesseract decodes a single pixel.
+          checkPixelBudget(meta, config.MAX_IMAGE_PIXELS);
+          const langs = toTesseractLanguages(languages ? languages.split(/[,+ ]+/) : undefined);
+          return { meta, r: await ocrImage(file, { languages: langs, dpi: meta.dpi ?? 300, signal }) };
+        }),
+      );
       const metadata = { width: meta.width, height: meta.height, format: meta.format, dpi: meta.dpi ?? DEFAULT_DPI, confidence: Math.round(r.confidence) };
       await writeBlobJson(store, ocrKey(jobId), { text: r.text, metadata, cacheKey } satisfies OcrStep);
       return { chars: r.text.length, metadata, fromCache: false };
@@ -73,24 +77,27 @@ export function createImageActivities(deps: ActivityDeps) {
 
     /** Applies the template (when given and the result is not cached), writes the results and caches a fresh one. */
     async finishImageOcr({ jobId, parameters }: { jobId: string; parameters: Record<string, unknown> }) {
-      const ocr = await readBlobJson<OcrStep>(store, ocrKey(jobId));
-      let text = ocr.text;
-      if (!ocr.fromCache && typeof parameters.template === 'string' && parameters.template) {
-        const r = await applyTemplate(jobModel(deps.llm, store, jobId), { text, template: parameters.template, context: (parameters.context ?? {}) as Record<string, unknown> });
-        text = r.text;
-      }
-      await store.put(jobOutputKey(jobId, 'result.md'), text, { mime: 'text/markdown; charset=utf-8' });
-      const data = imageOcrData(text, ocr.metadata);
-      const job: JobFields = {
-        structured_data: { extracted_text: text, metadata: ocr.metadata },
-        assets: [jobOutputKey(jobId, 'result.md')],
-        target_dir: jobOutputPrefix(jobId).slice(0, -1),
-        from_cache: ocr.fromCache === true,
-      };
-      await writeJobResults(store, jobId, data, job);
-      // Every fresh success goes to the result cache (use_cache=false skips reading it, not writing it).
-      if (!ocr.fromCache && ocr.cacheKey) await writeCache(store, IMAGE_OCR_CACHE_OPERATION, ocr.cacheKey, data);
-      return { results: resultPreview(job) };
+      // The results (and the result cache entry) are written with heartbeats: a large text on a slow store takes a while.
+      return heartbeating(async () => {
+        const ocr = await readBlobJson<OcrStep>(store, ocrKey(jobId));
+        let text = ocr.text;
+        if (!ocr.fromCache && typeof parameters.template === 'string' && parameters.template) {
+          const r = await applyTemplate(jobModel(deps.llm, store, jobId), { text, template: parameters.template, context: (parameters.context ?? {}) as Record<string, unknown> });
+          text = r.text;
+        }
+        await store.put(jobOutputKey(jobId, 'result.md'), text, { mime: 'text/markdown; charset=utf-8' });
+        const data = imageOcrData(text, ocr.metadata);
+        const job: JobFields = {
+          structured_data: { extracted_text: text, metadata: ocr.metadata },
+          assets: [jobOutputKey(jobId, 'result.md')],
+          target_dir: jobOutputPrefix(jobId).slice(0, -1),
+          from_cache: ocr.fromCache === true,
+        };
+        await writeJobResults(store, jobId, data, job);
+        // Every fresh success goes to the result cache (use_cache=false skips reading it, not writing it).
+        if (!ocr.fromCache && ocr.cacheKey) await writeCache(store, IMAGE_OCR_CACHE_OPERATION, ocr.cacheKey, data);
+        return { results: resultPreview(job) };
+      });
     },
   };
 }

@@ -62,13 +62,11 @@ export function createPdfActivities(deps: ActivityDeps) {
   /** The input: an upload's blob, or a file inside the allowed roots (contract §6), copied into the job. */
   const inputBlob = (jobId: string, p: Record<string, unknown>) => jobInputBlob(store, config.inputRoots, jobId, p, { name: 'input.pdf', mime: 'application/pdf' });
 
+  /** One page rendered and recognised (tens of seconds on a busy machine: `extractPdfPages` heartbeats throughout). */
   async function ocrPage(pdfPath: string, page: number, languages: string[], signal: AbortSignal): Promise<PageResult> {
     return scratch.withDir('ocr-', async (dir) => {
-      // One page can take tens of seconds on a busy machine: heartbeat while poppler and tesseract run.
-      const r = await heartbeating(async () => {
-        const [rendered] = await renderPages(pdfPath, [page], dir, { signal, maxPixels: config.MAX_IMAGE_PIXELS });
-        return ocrImage(rendered.path, { languages, signal });
-      });
+      const [rendered] = await renderPages(pdfPath, [page], dir, { signal, maxPixels: config.MAX_IMAGE_PIXELS });
+      const r = await ocrImage(rendered.path, { languages, signal });
       return { page, text: r.text, method: 'local_ocr', confidence: Math.round(r.confidence) };
     });
   }
@@ -91,18 +89,25 @@ export function createPdfActivities(deps: ActivityDeps) {
   }
 
   /**
-   * Runs `work` with the job's parameters, its input as a local scratch file (removed when the step ends), and the
-   * checked document with the pages to read.
+   * Runs `work` with the job's parameters, its input as a local scratch file (removed when the step ends), the
+   * checked document with the pages to read, and the activity's cancellation signal. Heartbeats from the start: a
+   * 500 MB input is copied into the job (a file named by path) and into scratch before any engine runs.
    */
-  async function withInput<T>(jobId: string, parameters: Record<string, unknown>, work: (d: { p: Record<string, unknown>; input: { key: string; sha256: string }; pdfPath: string; meta: PdfMeta }) => Promise<T>): Promise<T> {
-    const p = await fullParameters(store, jobId, parameters);
-    const input = await inputBlob(jobId, p);
-    return scratch.withBlobFile(store, input.key, input.sha256, '.pdf', async (pdfPath) => work({ p, input, pdfPath, meta: await describeInput(pdfPath, p) }));
+  async function withInput<T>(
+    jobId: string,
+    parameters: Record<string, unknown>,
+    work: (d: { p: Record<string, unknown>; input: { key: string; sha256: string }; pdfPath: string; meta: PdfMeta; signal: AbortSignal }) => Promise<T>,
+  ): Promise<T> {
+    return heartbeating(async (signal) => {
+      const p = await fullParameters(store, jobId, parameters);
+      const input = await inputBlob(jobId, p);
+      return scratch.withBlobFile(store, input.key, input.sha256, '.pdf', async (pdfPath) => work({ p, input, pdfPath, meta: await describeInput(pdfPath, p, signal), signal }));
+    });
   }
 
   /** The checked document with the pages to read. */
-  async function describeInput(pdfPath: string, p: Record<string, unknown>): Promise<PdfMeta> {
-    const desc = await heartbeating((signal) => describePdf(pdfPath, engine, { signal }));
+  async function describeInput(pdfPath: string, p: Record<string, unknown>, signal: AbortSignal): Promise<PdfMeta> {
+    const desc = await describePdf(pdfPath, engine, { signal });
     const n = desc.pageCount;
     if (n > config.MAX_PDF_PAGES) throw ApplicationFailure.nonRetryable(`The PDF has ${n} pages; at most ${config.MAX_PDF_PAGES} are processed.`, 'VALIDATION_ERROR', { limit: config.MAX_PDF_PAGES, page_count: n });
     const range = pageRange(p, n);
@@ -136,9 +141,9 @@ export function createPdfActivities(deps: ActivityDeps) {
      */
     async readPdfText({ jobId, parameters, finish }: { jobId: string; parameters: Record<string, unknown>; finish: boolean }) {
       return withInput(jobId, parameters, async (d) => {
-        // Thousands of pages take seconds: the step heartbeats meanwhile.
+        // Thousands of pages take seconds: the step heartbeats meanwhile (withInput).
         const read = async (): Promise<PageResult[]> => {
-          const texts = await heartbeating((signal) => readPageTexts(d.pdfPath, d.meta.pages, engine, { signal, parallel: os.availableParallelism() }));
+          const texts = await readPageTexts(d.pdfPath, d.meta.pages, engine, { signal: d.signal, parallel: os.availableParallelism() });
           countPdfPage('native', d.meta.pages.length);
           return d.meta.pages.map((page) => ({ page, text: texts.get(page) ?? '', method: 'native' }));
         };
@@ -161,7 +166,8 @@ export function createPdfActivities(deps: ActivityDeps) {
       const usages: LlmUsage[] = [];
       const summary: { page: number; method: string; chars: number; reused: boolean }[] = [];
       // The document as a scratch file, shared with this worker's other page groups of it and removed after the last.
-      await scratch.withBlobFile(store, input.inputKey, input.sha256, '.pdf', async (pdfPath) => {
+      // Heartbeats from the start (copying a large document comes first) and once a page with its cursor.
+      await heartbeating(() => scratch.withBlobFile(store, input.inputKey, input.sha256, '.pdf', async (pdfPath) => {
         const useCache = (await readOptionalJson<{ use_cache?: boolean }>(store, optionsKey(jobId)))?.use_cache !== false;
         let texts: Map<number, string> | undefined;
         let imagePages: Set<number> | undefined;
@@ -203,7 +209,7 @@ export function createPdfActivities(deps: ActivityDeps) {
           await Promise.all(writes);
         }
         if (writeError) throw writeError;
-      });
+      }));
       const recorder = new UsageRecorder();
       for (const u of usages) recorder.record(u);
       return { pages: summary, llm: recorder.summary(), attempt: activityInfo().attempt };
@@ -214,18 +220,19 @@ export function createPdfActivities(deps: ActivityDeps) {
    * images embedded in those pages, under `embedded/`) or `pages.zip` (external OCR: page renders only).
    */
     async renderPdfImages({ jobId, inputKey, sha256, pages, archive = 'images.zip' }: { jobId: string; inputKey: string; sha256: string; pages: number[]; archive?: string }) {
-      return scratch.withBlobFile(store, inputKey, sha256, '.pdf', (pdfPath) => scratch.withDir('images-', async (dir) => {
+      // Heartbeats throughout: the document's scratch copy, each page's render and the archive's upload (hundreds of MB).
+      return heartbeating((signal) => scratch.withBlobFile(store, inputKey, sha256, '.pdf', (pdfPath) => scratch.withDir('images-', async (dir) => {
         const zip = new yazl.ZipFile();
         const names: string[] = [];
         for (const page of pages) {
-          const png = await heartbeating((signal) => renderPagePng(pdfPath, page, path.join(dir, `page-${String(page).padStart(4, '0')}.png`), 150, { signal, maxPixels: config.MAX_IMAGE_PIXELS }));
+          const png = await renderPagePng(pdfPath, page, path.join(dir, `page-${String(page).padStart(4, '0')}.png`), 150, { signal, maxPixels: config.MAX_IMAGE_PIXELS });
           names.push(path.basename(png));
           zip.addFile(png, path.basename(png), { compress: false });
           heartbeat({ page });
         }
         if (archive === 'images.zip' && pages.length) {
           // The pictures embedded in those pages, next to the page renders.
-          const embedded = await heartbeating((signal) => extractEmbeddedImages(pdfPath, pages[0], pages[pages.length - 1], path.join(dir, 'embedded'), { signal }));
+          const embedded = await extractEmbeddedImages(pdfPath, pages[0], pages[pages.length - 1], path.join(dir, 'embedded'), { signal });
           for (const f of embedded) {
             const name = `embedded/${path.basename(f)}`;
             names.push(name);
@@ -235,10 +242,13 @@ export function createPdfActivities(deps: ActivityDeps) {
         zip.end();
         await store.put(jobOutputKey(jobId, archive), zip.outputStream as unknown as Readable, { mime: 'application/zip' });
         return { archive, image_paths: names };
-      }));
+      })));
     },
 
-    /** Assembles the text, applies the template and writes the results (or the cached result). */
+    /**
+     * Assembles the text, applies the template and writes the results (or the cached result). Reads every page and
+     * the images archive (as base64): minutes for a large document, heartbeating throughout.
+     */
     async finishPdf(input: {
       jobId: string;
       parameters: Record<string, unknown>;
@@ -252,13 +262,15 @@ export function createPdfActivities(deps: ActivityDeps) {
       sha256?: string;
     }) {
       const { jobId, meta } = input;
-      const p = await fullParameters(store, jobId, input.parameters);
       const contents = () =>
         input.contentsKey
           ? readBlobJson<PageResult[]>(store, input.contentsKey)
           : // Many small reads (one per page): 16 at a time, in page order.
             mapPool(meta.pages, 16, (page) => readBlobJson<PageResult>(store, pageKey(jobId, page)));
-      return { results: await finishPdfJob({ jobId, parameters: p, meta, sha256: input.sha256, images: input.images, llm: input.llm, contents }) };
+      return heartbeating(async () => {
+        const p = await fullParameters(store, jobId, input.parameters);
+        return { results: await finishPdfJob({ jobId, parameters: p, meta, sha256: input.sha256, images: input.images, llm: input.llm, contents }) };
+      });
     },
   };
 }

@@ -91,15 +91,16 @@ export function createSessionOutputActivities(deps: ActivityDeps) {
     async renderSessionPages({ jobId, parameters, files }: { jobId: string; parameters: Record<string, unknown>; files: SessionAttachment[] }) {
       const p = await fullParameters(store, jobId, parameters);
       const layout = sessionLayout(p);
-      const r = await runStep(store, jobId, SESSION_STEP.pages, async () => {
+      // Heartbeats throughout: each attachment's scratch copy, its renders and their uploads.
+      const r = await runStep(store, jobId, SESSION_STEP.pages, () => heartbeating(async (signal) => {
         const assets: string[] = [];
         for (const f of files) {
           await scratch.withBlobFile(store, f.key, f.sha256, '.pdf', (pdf) =>
             scratch.withDir('session-pages-', async (dir) => {
-              const { pageCount } = await heartbeating((signal) => describePdf(pdf, config.PDF_TEXT_ENGINE, { signal }));
+              const { pageCount } = await describePdf(pdf, config.PDF_TEXT_ENGINE, { signal });
               for (let page = 1; page <= Math.min(pageCount, MAX_SESSION_PAGE_IMAGES); page++) {
                 const name = `${f.name}-page-${String(page).padStart(3, '0')}.png`;
-                const png = await heartbeating((signal) => renderPagePng(pdf, page, path.join(dir, name), 100, { signal, maxPixels: config.MAX_IMAGE_PIXELS }));
+                const png = await renderPagePng(pdf, page, path.join(dir, name), 100, { signal, maxPixels: config.MAX_IMAGE_PIXELS });
                 const key = jobOutputKey(jobId, `${layout.assets}/${name}`);
                 await store.put(key, createReadStream(png), { mime: 'image/png' });
                 assets.push(key);
@@ -108,7 +109,7 @@ export function createSessionOutputActivities(deps: ActivityDeps) {
           );
         }
         return { assets };
-      });
+      }));
       return { images: r.value.assets.length, reused: r.reused };
     },
 
@@ -142,49 +143,52 @@ export function createSessionOutputActivities(deps: ActivityDeps) {
      * with `markdown_file` and `attachments` also at the top for the webhook and the legacy job).
      */
     async writeSessionOutput({ jobId, parameters }: { jobId: string; parameters: Record<string, unknown> }) {
-      const p = await fullParameters(store, jobId, parameters);
-      const layout = sessionLayout(p);
-      const template = await readBlobJson<TemplateStep>(store, jobStepKey(jobId, SESSION_STEP.template));
-      const [filled, transcript, attachmentsText] = await Promise.all(['session.md', SESSION_STEP.transcript, SESSION_STEP.attachmentsText].map((s) => readSessionText(store, jobId, s)));
-      const images = (await store.stat(jobStepKey(jobId, SESSION_STEP.pages))) ? (await readBlobJson<{ assets: string[] }>(store, jobStepKey(jobId, SESSION_STEP.pages))).assets : [];
-      const relative = (key: string) => key.slice(jobOutputKey(jobId, `${layout.dir}/`).length);
-      const markdown = images.length ? `${filled.trimEnd()}\n\n## Attachments\n\n${images.map((k) => `![${path.posix.basename(k)}](${relative(k)})`).join('\n')}\n` : filled;
-      const mdKey = jobOutputKey(jobId, layout.md);
-      await store.put(mdKey, markdown, { mime: 'text/markdown; charset=utf-8' });
-      let archive: string | null = null;
-      if (p.create_archive === true) {
-        archive = jobOutputKey(jobId, layout.zip);
-        const entries: ArchiveEntry[] = [];
-        for (const key of [mdKey, ...images]) entries.push({ name: relative(key), blob: (await store.stat(key))! });
-        await heartbeating(async () => store.put(archive!, zipStream(store, entries, { job_id: jobId, event: p.event, session: p.session }), { mime: 'application/zip' }));
-      }
-      const targetDir = jobOutputKey(jobId, layout.dir);
-      const output = {
-        markdown_file: mdKey,
-        markdown_content: markdown,
-        attachments: images,
-        video_transcript: transcript,
-        attachments_text: attachmentsText,
-        target_dir: targetDir,
-        archive_file: archive,
-        topic: template.topic,
-        tags: template.tags,
-      };
-      const input = Object.fromEntries(
-        ['event', 'session', 'url', 'filename', 'track', 'day', 'starttime', 'endtime', 'speakers', 'speakers_url', 'speakers_image_url', 'video_url', 'attachments_url', 'source_language', 'target_language', 'template']
-          .filter((k) => p[k] !== undefined)
-          .map((k) => [k, p[k]]),
-      );
-      const data = { input, output, markdown_file: mdKey, attachments: images };
-      const job: JobFields = {
-        structured_data: { extracted_text: markdown, metadata: { event: p.event, session: p.session, track: p.track, language: p.target_language, topic: template.topic, tags: template.tags } },
-        assets: [mdKey, ...images, ...(archive ? [archive] : [])],
-        target_dir: targetDir,
-        llm_info: template.llm,
-        from_cache: false,
-      };
-      await writeJobResults(store, jobId, data, job);
-      return { results: resultPreview(job) };
+      // Reads the texts and writes the files, with `create_archive` a ZIP of every page image: heartbeating throughout.
+      return heartbeating(async () => {
+        const p = await fullParameters(store, jobId, parameters);
+        const layout = sessionLayout(p);
+        const template = await readBlobJson<TemplateStep>(store, jobStepKey(jobId, SESSION_STEP.template));
+        const [filled, transcript, attachmentsText] = await Promise.all(['session.md', SESSION_STEP.transcript, SESSION_STEP.attachmentsText].map((s) => readSessionText(store, jobId, s)));
+        const images = (await store.stat(jobStepKey(jobId, SESSION_STEP.pages))) ? (await readBlobJson<{ assets: string[] }>(store, jobStepKey(jobId, SESSION_STEP.pages))).assets : [];
+        const relative = (key: string) => key.slice(jobOutputKey(jobId, `${layout.dir}/`).length);
+        const markdown = images.length ? `${filled.trimEnd()}\n\n## Attachments\n\n${images.map((k) => `![${path.posix.basename(k)}](${relative(k)})`).join('\n')}\n` : filled;
+        const mdKey = jobOutputKey(jobId, layout.md);
+        await store.put(mdKey, markdown, { mime: 'text/markdown; charset=utf-8' });
+        let archive: string | null = null;
+        if (p.create_archive === true) {
+          archive = jobOutputKey(jobId, layout.zip);
+          const entries: ArchiveEntry[] = [];
+          for (const key of [mdKey, ...images]) entries.push({ name: relative(key), blob: (await store.stat(key))! });
+          await store.put(archive, zipStream(store, entries, { job_id: jobId, event: p.event, session: p.session }), { mime: 'application/zip' });
+        }
+        const targetDir = jobOutputKey(jobId, layout.dir);
+        const output = {
+          markdown_file: mdKey,
+          markdown_content: markdown,
+          attachments: images,
+          video_transcript: transcript,
+          attachments_text: attachmentsText,
+          target_dir: targetDir,
+          archive_file: archive,
+          topic: template.topic,
+          tags: template.tags,
+        };
+        const input = Object.fromEntries(
+          ['event', 'session', 'url', 'filename', 'track', 'day', 'starttime', 'endtime', 'speakers', 'speakers_url', 'speakers_image_url', 'video_url', 'attachments_url', 'source_language', 'target_language', 'template']
+            .filter((k) => p[k] !== undefined)
+            .map((k) => [k, p[k]]),
+        );
+        const data = { input, output, markdown_file: mdKey, attachments: images };
+        const job: JobFields = {
+          structured_data: { extracted_text: markdown, metadata: { event: p.event, session: p.session, track: p.track, language: p.target_language, topic: template.topic, tags: template.tags } },
+          assets: [mdKey, ...images, ...(archive ? [archive] : [])],
+          target_dir: targetDir,
+          llm_info: template.llm,
+          from_cache: false,
+        };
+        await writeJobResults(store, jobId, data, job);
+        return { results: resultPreview(job) };
+      });
     },
 
     /** Step 7: the session record (tracks, events, topics and stories read it) and the cached session entry. */

@@ -8,7 +8,7 @@ import { UsageRecorder, type LlmUsage } from '../providers/llm';
 import type { ActivityDeps } from './deps';
 import { applyTemplate, chunkText, clip, requireModel } from './llm-ops';
 import { jobModel } from './model-calls';
-import { fullParameters, runStep } from './steps';
+import { fullParameters, heartbeating, runStep } from './steps';
 
 /** A session as the summary plan holds it. */
 interface PlannedSession {
@@ -107,32 +107,35 @@ export function createSessionReadActivities(deps: ActivityDeps) {
      * schedule the calls: per session its track's index and its number of pieces.
      */
     async planSessionSummary({ jobId, jobType, parameters }: { jobId: string; jobType: string; parameters: Params }) {
-      const { value: plan } = await runStep(store, jobId, PLAN_STEP, async (): Promise<SummaryPlan> => {
-        const p = await fullParameters(store, jobId, parameters);
-        const budget = Number(p.chunk_chars);
-        const language = String(p.target_language ?? 'de');
-        const records = onePerSession(await listSessionRecords(store, filterOf(jobType, p)), language);
-        const sessions: PlannedSession[] = [];
-        for (const r of records) {
-          // A record whose Markdown is gone (its job swept after RETENTION_DAYS) is left out.
-          const markdown = await readSessionMarkdown(store, r).catch((e: unknown) => {
-            if (e instanceof BlobNotFoundError) return null;
-            throw e;
-          });
-          if (markdown === null) continue;
-          const i = sessions.length;
-          const header = `Session: ${label(r.session)}\nTrack: ${label(r.track)}\nEvent: ${label(r.event)}\n\n`;
-          const pieces = chunkText(markdown, Math.max(200, budget - header.length));
-          await Promise.all(pieces.map((text, j) => store.put(pieceKey(jobId, `m${i}p${j}`), text, { mime: 'text/markdown; charset=utf-8' })));
-          sessions.push({ name: r.session, event: r.event, track: r.track, language: r.language, header, pieces: pieces.length });
-        }
-        if (!sessions.length) {
-          const [code, field] = notFound[jobType as keyof typeof notFound] ?? ['NOT_FOUND', 'name'];
-          throw ApplicationFailure.nonRetryable(`No sessions for the ${field} ${JSON.stringify(p[field])}.`, code, { [field]: p[field] });
-        }
-        return { sessions, tracks: [...new Set(sessions.map((x) => x.track))].sort((a, b) => a.localeCompare(b)) };
+      // Lists the session store and writes every piece: minutes for a large event, heartbeating throughout.
+      return heartbeating(async () => {
+        const { value: plan } = await runStep(store, jobId, PLAN_STEP, async (): Promise<SummaryPlan> => {
+          const p = await fullParameters(store, jobId, parameters);
+          const budget = Number(p.chunk_chars);
+          const language = String(p.target_language ?? 'de');
+          const records = onePerSession(await listSessionRecords(store, filterOf(jobType, p)), language);
+          const sessions: PlannedSession[] = [];
+          for (const r of records) {
+            // A record whose Markdown is gone (its job swept after RETENTION_DAYS) is left out.
+            const markdown = await readSessionMarkdown(store, r).catch((e: unknown) => {
+              if (e instanceof BlobNotFoundError) return null;
+              throw e;
+            });
+            if (markdown === null) continue;
+            const i = sessions.length;
+            const header = `Session: ${label(r.session)}\nTrack: ${label(r.track)}\nEvent: ${label(r.event)}\n\n`;
+            const pieces = chunkText(markdown, Math.max(200, budget - header.length));
+            await Promise.all(pieces.map((text, j) => store.put(pieceKey(jobId, `m${i}p${j}`), text, { mime: 'text/markdown; charset=utf-8' })));
+            sessions.push({ name: r.session, event: r.event, track: r.track, language: r.language, header, pieces: pieces.length });
+          }
+          if (!sessions.length) {
+            const [code, field] = notFound[jobType as keyof typeof notFound] ?? ['NOT_FOUND', 'name'];
+            throw ApplicationFailure.nonRetryable(`No sessions for the ${field} ${JSON.stringify(p[field])}.`, code, { [field]: p[field] });
+          }
+          return { sessions, tracks: [...new Set(sessions.map((x) => x.track))].sort((a, b) => a.localeCompare(b)) };
+        });
+        return { sessions: plan.sessions.map((s) => ({ track: plan.tracks.indexOf(s.track), pieces: s.pieces })), tracks: plan.tracks };
       });
-      return { sessions: plan.sessions.map((s) => ({ track: plan.tracks.indexOf(s.track), pieces: s.pieces })), tracks: plan.tracks };
     },
 
     /**
@@ -187,45 +190,48 @@ export function createSessionReadActivities(deps: ActivityDeps) {
 
     /** The request's `data` from the outputs, written as the job's results; a Markdown copy as the job's file. */
     async finishSessionSummary({ jobId, parameters, jobType }: { jobId: string; parameters: Params; jobType: string }) {
-      const p = await fullParameters(store, jobId, parameters);
-      const plan = await readPlan(jobId);
-      const text = async (name: string) => (await readBlobJson<SummaryOutput>(store, outputKey(jobId, name))).text;
-      const perSession = await Promise.all(plan.sessions.map(async (s, i) => ({ name: s.name, summary: await text(`s${i}`) })));
-      let data: Record<string, unknown>;
-      let markdown: string;
-      if (jobType === 'track_summary' && p.mode === 'summarize_all') {
-        data = { track_name: p.track, summaries: perSession.map((s) => ({ session: s.name, summary: s.summary })) };
-        markdown = perSession.map((s) => `## ${s.name}\n\n${s.summary}`).join('\n\n');
-      } else if (jobType === 'track_summary') {
-        const summary = await text('final');
-        data = { track_name: p.track, summary, sessions: perSession, session_count: plan.sessions.length };
-        markdown = summary;
-      } else if (jobType === 'event_summary') {
-        const summary = await text('final');
-        const tracks = await Promise.all(
-          plan.tracks.map(async (name, k) => ({ name, session_count: plan.sessions.filter((s) => s.track === name).length, summary: await text(`t${k}`) })),
-        );
-        data = { event_name: p.event, summary, tracks, total_sessions: plan.sessions.length };
-        markdown = summary;
-      } else {
-        const story = await text('final');
-        data = { topic: p.topic, target_group: p.target_group, story, sessions_used: perSession.map((s) => ({ name: s.name, contribution: s.summary })) };
-        markdown = story;
-      }
-      const usage = new UsageRecorder();
-      for (const key of await store.listKeys(jobInternalKey(jobId, 'summary/'))) {
-        for (const u of (await readBlobJson<SummaryOutput>(store, key)).usage) usage.record(u);
-      }
-      await store.put(jobOutputKey(jobId, 'summary.md'), markdown, { mime: 'text/markdown; charset=utf-8' });
-      const job: JobFields = {
-        structured_data: { extracted_text: markdown, metadata: { job_type: jobType, session_count: plan.sessions.length, track_count: plan.tracks.length } },
-        assets: [jobOutputKey(jobId, 'summary.md')],
-        target_dir: jobOutputPrefix(jobId).slice(0, -1),
-        llm_info: usage.summary(),
-        from_cache: false,
-      };
-      await writeJobResults(store, jobId, data, job);
-      return { results: resultPreview(job) };
+      // Reads every summary the calls wrote and writes the results: heartbeating throughout.
+      return heartbeating(async () => {
+        const p = await fullParameters(store, jobId, parameters);
+        const plan = await readPlan(jobId);
+        const text = async (name: string) => (await readBlobJson<SummaryOutput>(store, outputKey(jobId, name))).text;
+        const perSession = await Promise.all(plan.sessions.map(async (s, i) => ({ name: s.name, summary: await text(`s${i}`) })));
+        let data: Record<string, unknown>;
+        let markdown: string;
+        if (jobType === 'track_summary' && p.mode === 'summarize_all') {
+          data = { track_name: p.track, summaries: perSession.map((s) => ({ session: s.name, summary: s.summary })) };
+          markdown = perSession.map((s) => `## ${s.name}\n\n${s.summary}`).join('\n\n');
+        } else if (jobType === 'track_summary') {
+          const summary = await text('final');
+          data = { track_name: p.track, summary, sessions: perSession, session_count: plan.sessions.length };
+          markdown = summary;
+        } else if (jobType === 'event_summary') {
+          const summary = await text('final');
+          const tracks = await Promise.all(
+            plan.tracks.map(async (name, k) => ({ name, session_count: plan.sessions.filter((s) => s.track === name).length, summary: await text(`t${k}`) })),
+          );
+          data = { event_name: p.event, summary, tracks, total_sessions: plan.sessions.length };
+          markdown = summary;
+        } else {
+          const story = await text('final');
+          data = { topic: p.topic, target_group: p.target_group, story, sessions_used: perSession.map((s) => ({ name: s.name, contribution: s.summary })) };
+          markdown = story;
+        }
+        const usage = new UsageRecorder();
+        for (const key of await store.listKeys(jobInternalKey(jobId, 'summary/'))) {
+          for (const u of (await readBlobJson<SummaryOutput>(store, key)).usage) usage.record(u);
+        }
+        await store.put(jobOutputKey(jobId, 'summary.md'), markdown, { mime: 'text/markdown; charset=utf-8' });
+        const job: JobFields = {
+          structured_data: { extracted_text: markdown, metadata: { job_type: jobType, session_count: plan.sessions.length, track_count: plan.tracks.length } },
+          assets: [jobOutputKey(jobId, 'summary.md')],
+          target_dir: jobOutputPrefix(jobId).slice(0, -1),
+          llm_info: usage.summary(),
+          from_cache: false,
+        };
+        await writeJobResults(store, jobId, data, job);
+        return { results: resultPreview(job) };
+      });
     },
   };
 }

@@ -27,8 +27,10 @@ export async function fullParameters(store: BlobStore, jobId: string, inline: Re
 }
 
 /**
- * Heartbeats every second while `work` runs off the event loop (a thread, an engine process): a dead worker's
- * attempt is retried within the heartbeat timeout, and a cancel reaches the activity's signal, which stops the work.
+ * Heartbeats every second while `work` runs off the event loop (an engine process, a thread, blob store I/O, a remote
+ * service's answer): a dead worker's attempt is retried within the heartbeat timeout, and a cancel reaches the
+ * activity's signal, which stops the work. Wrap the whole of a step that can outlast its heartbeat timeout, from its
+ * first copy on (a heartbeat timeout runs from the attempt's start, not from its first heartbeat).
  */
 export async function heartbeating<T>(work: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const beat = setInterval(() => heartbeat(), 1000);

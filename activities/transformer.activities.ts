@@ -78,7 +78,8 @@ export function createTransformerActivities(deps: ActivityDeps) {
      * task). Writes the output file and the full results; returns a summary small enough for workflow history.
      */
     async runTransformerStep({ jobId, parameters }: { jobId: string; parameters: Record<string, unknown> }) {
-      const { value, reused } = await runStep(store, jobId, 'transform', async () => {
+      // Heartbeats throughout (under `quickTransform`'s 10 s): a 16 MB page's cache entry and results take a while to write.
+      const { value, reused } = await runStep(store, jobId, 'transform', () => heartbeating(async () => {
         const params = await fullParameters(store, jobId, parameters);
         const operation = String(params.operation);
         const source = operation === 'template' ? await templateSource(params as unknown as TemplateRequest) : undefined;
@@ -100,7 +101,7 @@ export function createTransformerActivities(deps: ActivityDeps) {
         };
         await writeJobResults(store, jobId, transformerData(operation, params, computed), job);
         return { results: resultPreview(job) };
-      });
+      }));
       return { ...value, reused };
     },
   };

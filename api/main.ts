@@ -4,6 +4,7 @@ import { Drain } from './drain';
 import { ConfigError, loadConfig } from '../core/config';
 import { createLogger } from '../core/logger';
 import { watchParent } from '../core/parent-watch';
+import { configureEngineWatchdog } from '../providers/process/run-tool';
 import { createBlobStore } from '../providers/storage';
 import { openUploadRoot } from './middleware/body';
 import { createTemporalGateway } from './temporal';
@@ -21,6 +22,8 @@ async function main(): Promise<void> {
     );
   }
   if (!config.SERVICE_API_KEY) logger.warn('No SERVICE_API_KEY: listening on loopback only and serving loopback clients only.');
+  // ffprobe checks uploads here (the audio and video routes): watched like the worker's engines.
+  configureEngineWatchdog({ stallTimeoutMs: config.ENGINE_STALL_TIMEOUT_MS, logger: logger.child({ part: 'engine-watchdog' }) });
   await openUploadRoot(config.dataDir);
   const store = await createBlobStore(config);
   const temporal = createTemporalGateway(config);

@@ -8,6 +8,9 @@ import { localLlmConfig, llmProviderOf, resolveLlm, type LlmConfig, type LlmProv
 export type { LlmPrice, LlmPrices } from './config-fields';
 export { DEFAULT_LLM_BASE_URL, type LlmConfig, type LlmProviderName, type LocalLlmConfig } from './config-llm';
 
+/** `ENGINE_STALL_TIMEOUT_MS` when not set: 10 minutes, far beyond any page, chunk or decode step's silences. */
+export const DEFAULT_ENGINE_STALL_TIMEOUT_MS = 600_000;
+
 /**
  * The service configuration. This module is the only reader of `process.env`: every other module receives a
  * `Config`. Errors name the variable, never its value, so a bad secret never reaches a log.
@@ -96,6 +99,11 @@ export const configSchema = z.object({
   MAX_MEDIA_SECONDS: int(43_200, 1, 604_800),
   /** Target length of the chunks long audio is cut into for transcription (cuts fall in pauses near it). */
   AUDIO_CHUNK_SECONDS: int(600, 10, 86_400),
+  /**
+   * How long an engine process (tesseract, ffmpeg, ffprobe, poppler, the speech engine) may go without progress (no
+   * output, no progress report, not finished) before it is killed and its attempt fails with a retryable error.
+   */
+  ENGINE_STALL_TIMEOUT_MS: int(DEFAULT_ENGINE_STALL_TIMEOUT_MS, 100, 86_400_000),
   /** Video frames one request may ask for (`timestamps` and the `interval` grid together). */
   MAX_FRAMES: int(1000, 1, 100_000),
   /** Engine for the PDF text layer: poppler's pdftotext (fast, killable) or pdf.js with our layout rules. */

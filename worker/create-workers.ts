@@ -6,6 +6,7 @@ import type { BatchReport } from '../activities/deps';
 import { errorBoundary } from '../activities/error-boundary';
 import { activityTimer } from '../activities/timing';
 import { createLlmProvider } from '../providers/llm';
+import { configureEngineWatchdog } from '../providers/process/run-tool';
 import { createLocalSpeechProvider } from '../providers/speech/local';
 import { createOpenAiSpeechProvider } from '../providers/speech/openai';
 import type { SpeechProvider } from '../providers/speech/types';
@@ -71,6 +72,8 @@ export async function createWorkers(deps: WorkerDeps): Promise<Workers> {
         else await client.workflow.signalWithStart(batchWorkflow, { ...common, signal: jobFinishedSignal, signalArgs: [{ index, status, run }] });
       }
     : undefined;
+  // Every engine process this worker spawns is killed when it makes no progress for ENGINE_STALL_TIMEOUT_MS.
+  configureEngineWatchdog({ stallTimeoutMs: config.ENGINE_STALL_TIMEOUT_MS, logger: logger.child({ part: 'engine-watchdog' }) });
   // Local engine processes start lazily, on the first transcription.
   const speech: SpeechProvider | null = config.SPEECH_PROVIDER === 'openai' ? createOpenAiSpeechProvider(config) : createLocalSpeechProvider(config);
   const activities = createActivities({ config, logger, store, queues, temporalClient: client, llm, speech, reopenBatch });

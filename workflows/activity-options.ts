@@ -59,6 +59,29 @@ export const providerCall: ActivityOptions = {
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
 };
 
+/**
+ * Provider calls that run long: downloads into the job (an image, a session page and its attachments, a video) and
+ * the external OCR service (a document in page ranges, each request bounded by `EXTERNAL_OCR_TIMEOUT_MS`). Each
+ * request is bounded by its own timeout; the activity heartbeats every second while it waits (`heartbeating`), so a
+ * dead worker's attempt is retried within 30 s rather than at the start-to-close. Retried as provider calls are.
+ */
+export const longProviderCall: ActivityOptions = { ...providerCall, startToCloseTimeout: '1h', heartbeatTimeout: '30s' };
+
+/**
+ * Steps on the io worker that read and write many or large blobs: a job's last step without a model (a document's
+ * pages assembled, a transcript's chunks stitched, the results, `result.md`, an archive read back as base64, cache
+ * entries) and a summary's plan and results over the session store. Seconds usually, minutes for a 2000-page
+ * document, so liveness comes from a heartbeat every second (`heartbeating`) and a dead worker's step is retried
+ * within 20 s, instead of after its start-to-close (30 min) as under the bookkeeping policy. Idempotent (the same
+ * keys rewritten from kept inputs), so retried as long as bookkeeping is. A step that may ask the model runs
+ * under `modelCall` instead, and heartbeats the same way.
+ */
+export const storeHeavy: ActivityOptions = {
+  startToCloseTimeout: '30m',
+  heartbeatTimeout: '20s',
+  retry: bookkeepingOptions.retry,
+};
+
 /** One webhook attempt: the workflow itself schedules retries so every attempt is a log line. */
 export const webhookDelivery: ActivityOptions = {
   startToCloseTimeout: '45s',

@@ -4,13 +4,22 @@
  */
 import { open } from 'node:fs/promises';
 import { AppError } from '../../core/errors';
-import { ToolExitError, ToolTimeoutError, runTool } from '../process/run-tool';
+import { ToolExitError, ToolTimeoutError, runTool, type RunToolOptions, type ToolResult } from '../process/run-tool';
 import type { MediaToolOptions } from './probe';
 
 export const SPEECH_SAMPLE_RATE = 16_000;
 
 /** ffmpeg quiet, never reading stdin, writing no encoder or metadata tags (so its output is the same every run). */
 export const FFMPEG_BASE = ['-nostdin', '-hide_banner', '-v', 'error'];
+/**
+ * Runs ffmpeg with `FFMPEG_BASE` and its progress report on fd 3 (`-progress pipe:3`, about two reports a second
+ * while it decodes): the engine watchdog's sign of life, so a long decode is never taken for a stall, and an ffmpeg
+ * blocked on its input is.
+ */
+export function runFfmpeg(args: string[], opts: Omit<RunToolOptions, 'progressPipe'>): Promise<ToolResult> {
+  return runTool('ffmpeg', [...FFMPEG_BASE, '-progress', 'pipe:3', ...args], { ...opts, progressPipe: true });
+}
+
 const BITEXACT = ['-map_metadata', '-1', '-fflags', '+bitexact', '-flags:a', '+bitexact'];
 
 export interface WavInfo {
@@ -87,7 +96,7 @@ export async function decodeToWav(inputPath: string, outPath: string, opts: Medi
 /** Runs ffmpeg with `inputArgs` writing 16-bit PCM WAV to `outPath`, and reads the result's header. */
 async function writeWav(inputArgs: string[], outPath: string, what: string, opts: MediaToolOptions & { timeoutMs: number }): Promise<WavInfo> {
   try {
-    await runTool('ffmpeg', [...FFMPEG_BASE, ...inputArgs, '-c:a', 'pcm_s16le', ...BITEXACT, '-f', 'wav', '-y', outPath], opts);
+    await runFfmpeg([...inputArgs, '-c:a', 'pcm_s16le', ...BITEXACT, '-f', 'wav', '-y', outPath], opts);
   } catch (err) {
     throw decodeError(err, what);
   }

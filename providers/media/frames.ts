@@ -5,8 +5,7 @@
 import path from 'node:path';
 import { rm, stat } from 'node:fs/promises';
 import { AppError } from '../../core/errors';
-import { runTool } from '../process/run-tool';
-import { FFMPEG_BASE, decodeError } from './audio';
+import { decodeError, runFfmpeg } from './audio';
 import type { MediaToolOptions } from './probe';
 
 export interface FrameRequest {
@@ -103,7 +102,7 @@ export async function extractFrames(
   const map = opts.streamIndex === undefined ? '0:v:0' : `0:${opts.streamIndex}`;
   // `-update 1` keeps overwriting one file, so without a frame limit the last picture decoded is what remains.
   const output = (out: string, first: boolean) => ['-map', map, ...(first ? ['-frames:v', '1'] : []), '-q:v', '2', '-update', '1', '-f', 'image2', '-y', out];
-  const run = (args: string[]) => runTool('ffmpeg', [...FFMPEG_BASE, ...args], { signal: opts.signal, timeoutMs: opts.timeoutMs ?? 120_000 });
+  const run = (args: string[]) => runFfmpeg(args, { signal: opts.signal, timeoutMs: opts.timeoutMs ?? 120_000 });
   const frames: ExtractedFrame[] = [];
   try {
     for (const [i, time] of times.entries()) {

@@ -97,7 +97,9 @@ export async function downloadHosted(url: string, outDir: string, opts: HostedOp
   ];
   let stdout: string;
   try {
-    const r = await runTool(opts.ytDlp, args, { signal: opts.signal, timeoutMs: opts.timeoutMs ?? 600_000, maxStdoutBytes: 4 * 1024 * 1024 });
+    // No engine watchdog: yt-dlp prints nothing while it downloads (`--no-progress`); a stalled connection ends at
+    // `--socket-timeout`, the whole download at the timeout.
+    const r = await runTool(opts.ytDlp, args, { signal: opts.signal, timeoutMs: opts.timeoutMs ?? 600_000, maxStdoutBytes: 4 * 1024 * 1024, stallTimeoutMs: 0 });
     stdout = r.stdout.toString('utf8');
   } catch (err) {
     if (err instanceof ToolTimeoutError) throw upstream(url, 'timeout', `no answer within ${err.timeoutMs} ms`, err, true);

@@ -3,8 +3,7 @@
  * a chunk of about the target length, so no cut falls inside a word and every sample lands in exactly one chunk.
  * There is no cap on the number of chunks.
  */
-import { runTool } from '../process/run-tool';
-import { FFMPEG_BASE, decodeError } from './audio';
+import { decodeError, runFfmpeg } from './audio';
 import type { MediaToolOptions } from './probe';
 
 export interface Silence {
@@ -52,7 +51,7 @@ export async function findSilences(
 ): Promise<Silence[]> {
   const filter = `silencedetect=noise=${opts.noiseDb ?? SILENCE_NOISE_DB}dB:duration=${opts.minSilence ?? SILENCE_MIN_SECONDS},ametadata=mode=print:file=-`;
   try {
-    const { stdout } = await runTool('ffmpeg', [...FFMPEG_BASE, '-i', wavPath, '-af', filter, '-f', 'null', '-'], {
+    const { stdout } = await runFfmpeg(['-i', wavPath, '-af', filter, '-f', 'null', '-'], {
       signal: opts.signal,
       timeoutMs: opts.timeoutMs ?? 30 * 60_000,
     });

@@ -1,4 +1,8 @@
 import { spawn } from 'node:child_process';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { DEFAULT_ENGINE_STALL_TIMEOUT_MS } from '../../core/config';
+import { createLogger, type Logger } from '../../core/logger';
 
 /** What a finished tool run left behind. */
 export interface ToolResult {
@@ -16,6 +20,84 @@ export interface RunToolOptions {
   maxStdoutBytes?: number;
   /** Called with the pid once the process runs (tests check that abort really ends it). */
   onSpawn?: (pid: number) => void;
+  /**
+   * Kills the process and rejects with an `EngineStallError` when it shows no progress (no output on stdout, stderr
+   * or the progress pipe) for this long. Default: the process-wide `ENGINE_STALL_TIMEOUT_MS` (`configureEngineWatchdog`);
+   * 0: no watchdog (a network client that prints nothing while it downloads, bounded by its own socket timeout).
+   */
+  stallTimeoutMs?: number;
+  /** Opens fd 3 for the tool's progress reports (ffmpeg `-progress pipe:3`): progress for the watchdog, then dropped. */
+  progressPipe?: boolean;
+}
+
+/**
+ * An engine that made no progress for the stall timeout (a hung tesseract, an ffmpeg blocked on its input, a speech
+ * engine that stopped answering): it was killed. Retryable: the next attempt runs a fresh process, and the attempt
+ * no longer holds its worker slot until the activity's start-to-close expires.
+ */
+export class EngineStallError extends Error {
+  readonly retryable = true;
+  constructor(
+    readonly engine: string,
+    readonly stallTimeoutMs: number,
+  ) {
+    super(`${engine} made no progress for ${stallTimeoutMs} ms (ENGINE_STALL_TIMEOUT_MS) and was killed`);
+    this.name = 'EngineStallError';
+  }
+}
+
+let stallTimeoutMs = DEFAULT_ENGINE_STALL_TIMEOUT_MS;
+let watchdogLogger: Logger | undefined;
+
+/** Sets the stall timeout every engine process gets by default, and the logger its kills are written to (worker start). */
+export function configureEngineWatchdog(opts: { stallTimeoutMs: number; logger?: Logger }): void {
+  stallTimeoutMs = opts.stallTimeoutMs;
+  if (opts.logger) watchdogLogger = opts.logger;
+}
+
+/** The process-wide stall timeout (`configureEngineWatchdog`, else the default of `ENGINE_STALL_TIMEOUT_MS`). */
+export const engineStallTimeoutMs = (): number => stallTimeoutMs;
+
+/**
+ * The progress watchdog of an engine process: `touch()` on every sign of progress (output, a progress report); when
+ * none came for `timeoutMs` while it is started, the engine is logged (its name and pid, never its arguments or
+ * environment) and `onStall` gets the `EngineStallError` to kill it with. One timer, re-armed lazily: touching costs
+ * a clock read, so chatty output is cheap.
+ */
+export class StallWatchdog {
+  private timer: NodeJS.Timeout | undefined;
+  private last = 0;
+
+  constructor(
+    private readonly engine: string,
+    private readonly timeoutMs: number,
+    private readonly onStall: (err: EngineStallError) => void,
+  ) {}
+
+  /** Watches from now (no-op with a timeout of 0, or when already started). */
+  start(pid?: number): void {
+    this.last = Date.now();
+    if (this.timeoutMs > 0 && !this.timer) this.arm(this.timeoutMs, pid);
+  }
+
+  touch(): void {
+    this.last = Date.now();
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private arm(delay: number, pid: number | undefined): void {
+    this.timer = setTimeout(() => {
+      const idle = Date.now() - this.last;
+      if (idle < this.timeoutMs) return this.arm(this.timeoutMs - idle, pid);
+      this.timer = undefined;
+      (watchdogLogger ??= createLogger('engine-watchdog', 'warn')).warn({ engine: this.engine, pid, stallTimeoutMs: this.timeoutMs }, 'engine process made no progress: killed');
+      this.onStall(new EngineStallError(this.engine, this.timeoutMs));
+    }, delay);
+  }
 }
 
 /** A tool that ran out of time. */
@@ -45,8 +127,9 @@ const abortReason = (signal: AbortSignal): Error =>
   signal.reason instanceof Error ? signal.reason : new DOMException('The operation was aborted', 'AbortError');
 
 /**
- * Runs an engine's command line tool without a shell and collects its output. The process is killed on abort,
- * on timeout and when its output grows past the limit, so no caller ever waits on a stuck engine.
+ * Runs an engine's command line tool without a shell and collects its output. The process is killed on abort, on
+ * timeout, when it makes no progress for the stall timeout (`StallWatchdog`) and when its output grows past the
+ * limit, so no caller ever waits on a stuck engine.
  */
 export function runTool(command: string, args: string[], opts: RunToolOptions): Promise<ToolResult> {
   const { signal, timeoutMs, maxStdoutBytes = 256 * 1024 * 1024 } = opts;
@@ -55,7 +138,7 @@ export function runTool(command: string, args: string[], opts: RunToolOptions): 
       reject(abortReason(signal));
       return;
     }
-    const child = spawn(command, args, { env: opts.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { env: opts.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe', ...(opts.progressPipe ? (['pipe'] as const) : [])] });
     const out: Buffer[] = [];
     let outBytes = 0;
     let stderr = '';
@@ -66,20 +149,28 @@ export function runTool(command: string, args: string[], opts: RunToolOptions): 
     };
     const onAbort = () => kill(abortReason(signal!));
     const timer = setTimeout(() => kill(new ToolTimeoutError(command, timeoutMs)), timeoutMs);
+    const watchdog = new StallWatchdog(path.basename(command), opts.stallTimeoutMs ?? stallTimeoutMs, kill);
     signal?.addEventListener('abort', onAbort, { once: true });
-    if (child.pid !== undefined) opts.onSpawn?.(child.pid);
-    child.stdout.on('data', (d: Buffer) => {
+    if (child.pid !== undefined) {
+      watchdog.start(child.pid);
+      opts.onSpawn?.(child.pid);
+    }
+    (child.stdio[3] as Readable | undefined)?.on('data', () => watchdog.touch());
+    (child.stdout as Readable).on('data', (d: Buffer) => {
+      watchdog.touch();
       outBytes += d.length;
       if (outBytes > maxStdoutBytes) kill(new Error(`${command} wrote more than ${maxStdoutBytes} bytes`));
       else out.push(d);
     });
-    child.stderr.on('data', (d: Buffer) => {
+    (child.stderr as Readable).on('data', (d: Buffer) => {
+      watchdog.touch();
       if (stderr.length < 64 * 1024) stderr += d.toString('utf8');
     });
     let settled = false;
     const settle = () => {
       settled = true;
       clearTimeout(timer);
+      watchdog.stop();
       signal?.removeEventListener('abort', onAbort);
     };
     child.on('error', (err) => {

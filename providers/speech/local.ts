@@ -19,6 +19,8 @@ export interface LocalSpeechOptions {
   processes: number;
   /** CTranslate2 threads per process (at least 1). */
   threads: number;
+  /** A process silent this long while it loads or transcribes is killed (`ENGINE_STALL_TIMEOUT_MS`; see EngineProcess). */
+  stallTimeoutMs?: number;
 }
 
 /**
@@ -37,6 +39,7 @@ export function localSpeechOptions(config: Config): LocalSpeechOptions {
     model: named ? `whisper-${config.SPEECH_MODEL}` : path.basename(modelDir),
     processes,
     threads: config.SPEECH_THREADS || Math.max(1, Math.floor(cores / processes)),
+    stallTimeoutMs: config.ENGINE_STALL_TIMEOUT_MS,
   };
 }
 
@@ -113,14 +116,14 @@ export class LocalSpeechProvider implements SpeechProvider {
 
   private processFor(slot: Slot): EngineProcess {
     if (slot.proc && !slot.proc.dead) return slot.proc;
-    const { python, modelDir, threads } = this.options;
+    const { python, modelDir, threads, stallTimeoutMs } = this.options;
     if (!fs.existsSync(python) || !fs.existsSync(path.join(modelDir, 'model.bin'))) {
       throw new AppError('PROVIDER_NOT_CONFIGURED', 'The local speech engine is not provisioned (npm start or npm test set it up)', {
         provider: 'speech',
         reason: fs.existsSync(python) ? 'model_missing' : 'engine_missing',
       });
     }
-    slot.proc = new EngineProcess({ python, modelDir, threads });
+    slot.proc = new EngineProcess({ python, modelDir, threads, stallTimeoutMs });
     return slot.proc;
   }
 

@@ -1,4 +1,6 @@
 import { expect } from 'chai';
+import fs from 'node:fs';
+import path from 'node:path';
 import { CancelledFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import type { ActivityOptions } from '@temporalio/workflow';
@@ -8,6 +10,7 @@ import { jobInternalKey } from '../../core/records';
 import * as presets from '../../workflows/activity-options';
 import { childProcesses, noisePng, processExists, realActivities } from '../support/activity-env';
 import { until } from '../support/jobs';
+import { startOcrServer } from '../support/ocr-server';
 import { quietRuntime } from '../support/worker';
 
 // Activities in the SDK's MockActivityEnvironment (a real activity Context: heartbeats are its events, cancel()
@@ -65,6 +68,32 @@ describe('activities in MockActivityEnvironment', function () {
     expect(beats).to.equal(1);
     await new Promise((r) => setTimeout(r, 1100));
     expect(beats).to.equal(1);
+  });
+
+  it('the external OCR step heartbeats every second while the service takes its time (under a 30 s heartbeat timeout)', async () => {
+    expect(msToNumber(presets.longProviderCall.heartbeatTimeout!)).to.equal(30_000);
+    const server = await startOcrServer();
+    const { activities, store, remove } = await realActivities({ EXTERNAL_OCR_URL: server.url });
+    try {
+      const pdf = fs.readFileSync(path.resolve('samples/sample.pdf'));
+      const ref = await store.put('uploads/slow-ocr.pdf', pdf, { mime: 'application/pdf' });
+      // The service answers after 3.5 s: before the fix the step sent no heartbeat until the answer came (it ran
+      // under a 10 min heartbeat timeout; a request may take EXTERNAL_OCR_TIMEOUT_MS, up to an hour).
+      server.latency(3500);
+      const env = new MockActivityEnvironment({ activityType: 'externalOcrPdf' });
+      const beats: unknown[] = [];
+      env.on('heartbeat', (d: unknown) => void beats.push(d));
+      const r = await env.run(activities.externalOcrPdf, { jobId: 'job-slow-ocr', inputKey: ref.key, sha256: ref.sha256, pages: [1], pageCount: 1, includeImages: false });
+      expect(r).to.include({ pages: 1, fromCache: false });
+      expect(server.ocrRequests()).to.have.length(1);
+      // Beats at about 1, 2 and 3 s while the request waits (under load at least two), then the pages done.
+      const periodic = beats.filter((d) => d === undefined);
+      expect(periodic.length, 'heartbeats while the service worked').to.be.at.least(2);
+      expect(beats).to.deep.include({ done: 1, total: 1 });
+    } finally {
+      await server.close();
+      await remove();
+    }
   });
 
   it('a cancelled image OCR kills its tesseract process and rejects with a CancelledFailure', async () => {

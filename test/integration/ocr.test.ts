@@ -11,6 +11,10 @@ import {
   toTesseractLanguages,
 } from '../../providers/ocr/tesseract';
 import { renderPages } from '../../providers/pdf/render';
+import { configureEngineWatchdog, engineStallTimeoutMs, EngineStallError } from '../../providers/process/run-tool';
+import { toActivityFailure } from '../support/boundary';
+import { loadConfig } from '../../core/config';
+import { createLogger } from '../../core/logger';
 import { accuracy, normaliseSpace as normalise } from '../support/accuracy';
 import { blankScanPdf, scannedPdf } from '../support/pdf-factory';
 
@@ -109,6 +113,24 @@ describe('OCR with tesseract', function () {
     expect(Date.now() - t0, 'rejects within a second of the abort').to.be.lessThan(1100);
     expect(pid).to.be.a('number');
     expect(isRunning(pid!), 'tesseract process still exists').to.equal(false);
+  });
+
+  it('a tesseract that stops (SIGSTOP) is killed by the engine watchdog: a retryable stall error, not UNPROCESSABLE_INPUT', async () => {
+    const before = engineStallTimeoutMs();
+    configureEngineWatchdog({ stallTimeoutMs: loadConfig({ ENGINE_STALL_TIMEOUT_MS: '500' }).ENGINE_STALL_TIMEOUT_MS, logger: createLogger('test', 'silent') });
+    let pid: number | undefined;
+    try {
+      const err = await ocrImage(scanPages[0].path, { languages: ['deu'], timeoutMs: 60_000, onSpawn: (p) => process.kill((pid = p), 'SIGSTOP') }).then(
+        () => expect.fail('a stopped tesseract cannot finish'),
+        (e: unknown) => e,
+      );
+      expect(err).to.be.instanceOf(EngineStallError);
+      expect((err as EngineStallError).engine).to.equal('tesseract');
+      expect(toActivityFailure(err), 'passed on as a retryable failure').to.equal(err);
+      expect(isRunning(pid!), 'tesseract process still exists').to.equal(false);
+    } finally {
+      configureEngineWatchdog({ stallTimeoutMs: before });
+    }
   });
 
   it('does not start tesseract for a signal that is already aborted', async () => {

@@ -4,6 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../core/config';
 import { AppError } from '../../core/errors';
+import { createLogger } from '../../core/logger';
+import { configureEngineWatchdog, engineStallTimeoutMs, EngineStallError } from '../../providers/process/run-tool';
+import { EngineProcess } from '../../providers/speech/engine/process';
 import { LocalSpeechProvider, SpeechEngineError, localSpeechOptions } from '../../providers/speech/local';
 import type { Transcript } from '../../providers/speech/types';
 import { waitFor } from '../support/processes';
@@ -128,6 +131,53 @@ describe('local speech provider (faster-whisper, real Whisper base model)', func
     expect((err as SpeechEngineError).retryable).to.equal(true);
     expect((err as Error).message).to.include('SIGKILL');
     await transcribeShort();
+  });
+
+  it('the engine reports progress lines (one per segment) before its answer, the signs of life the watchdog waits for', async () => {
+    const opts = localSpeechOptions(loadConfig(process.env));
+    const proc = new EngineProcess({ python: opts.python, modelDir: opts.modelDir, threads: 1 });
+    const lines: string[] = [];
+    proc.child.stdout.on('data', (d: Buffer) => lines.push(...d.toString('utf8').split('\n').filter(Boolean)));
+    try {
+      const answer = await proc.request(audio.en, 'en');
+      const msgs = lines.map((l) => JSON.parse(l) as { id?: number; progress?: number; segments?: unknown[] });
+      const progress = msgs.filter((m) => m.progress !== undefined);
+      expect(progress.length).to.equal(answer.segments!.length).and.be.at.least(1);
+      expect(progress.every((m) => m.id === answer.id)).to.equal(true);
+      expect(progress.at(-1)!.progress).to.equal(answer.segments!.at(-1)!.end);
+      // The answer comes last, after every progress line.
+      expect(msgs.at(-1)).to.have.property('segments');
+    } finally {
+      await proc.kill();
+    }
+  });
+
+  it('a process that stops answering mid-request (SIGSTOP) is killed by the watchdog: a retryable EngineStallError; the next call works', async () => {
+    // ENGINE_STALL_TIMEOUT_MS well above the model's load (about a second here), far below the request's 2 h bound.
+    const watched = new LocalSpeechProvider({ ...localSpeechOptions(loadConfig({ ...process.env, ENGINE_STALL_TIMEOUT_MS: '8000' })), processes: 1 });
+    const logged: string[] = [];
+    const before = engineStallTimeoutMs();
+    configureEngineWatchdog({ stallTimeoutMs: before, logger: createLogger('test', 'info', { write: (l: string) => void logged.push(l) }) });
+    try {
+      await watched.transcribe(short, { language: 'en' });
+      const [pid] = watched.pids();
+      const call = watched.transcribe(audio.de, { language: 'de' });
+      await nextTurn();
+      process.kill(pid, 'SIGSTOP');
+      const err = await call.catch((e: unknown) => e);
+      expect(err).to.be.instanceOf(EngineStallError);
+      expect((err as EngineStallError).retryable).to.equal(true);
+      expect((err as Error).message).to.match(/^speech engine \(faster-whisper\) made no progress for 8000 ms/);
+      expect(isAlive(pid)).to.equal(false);
+      expect(logged).to.have.length(1);
+      expect(JSON.parse(logged[0]!)).to.include({ level: 'warn', engine: 'speech engine (faster-whisper)', pid, stallTimeoutMs: 8000 });
+      const t = await watched.transcribe(short, { language: 'en' });
+      expect(wordErrorRate('Good morning, everyone.', t.text)).to.be.at.most(0.5);
+      expect(watched.pids()).to.have.length(1).and.not.include(pid);
+    } finally {
+      configureEngineWatchdog({ stallTimeoutMs: before, logger: createLogger('worker', 'silent') });
+      await watched.close();
+    }
   });
 
   it('close() ends the processes; a later call starts one again', async () => {

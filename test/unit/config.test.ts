@@ -59,6 +59,14 @@ describe('configuration', () => {
     expect(() => loadConfig({ MAX_PDF_PAGES: '5000' })).to.throw(ConfigError, /MAX_PDF_PAGES/);
   });
 
+  it('watches engines for 10 minutes without progress by default; ENGINE_STALL_TIMEOUT_MS is a whole number of ms, at least 100', () => {
+    expect(loadConfig({}).ENGINE_STALL_TIMEOUT_MS).to.equal(600_000);
+    expect(loadConfig({ ENGINE_STALL_TIMEOUT_MS: '250' }).ENGINE_STALL_TIMEOUT_MS).to.equal(250);
+    for (const bad of ['0', '99', '-5', '1.5', 'ten minutes', '86400001']) {
+      expect(() => loadConfig({ ENGINE_STALL_TIMEOUT_MS: bad }), bad).to.throw(ConfigError, /ENGINE_STALL_TIMEOUT_MS/);
+    }
+  });
+
   it('requires the S3 settings when STORAGE=s3', () => {
     expect(() => loadConfig({ STORAGE: 's3' })).to.throw(ConfigError, /S3_ENDPOINT, S3_ACCESS_KEY, S3_SECRET_KEY/);
     const c = loadConfig({ STORAGE: 's3', S3_ENDPOINT: 'http://127.0.0.1:9000', S3_ACCESS_KEY: 'a', S3_SECRET_KEY: 'b' });

@@ -2,7 +2,7 @@ import { patched, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import type { TranscriptionDone } from '../../activities/audio-results';
 import { mediaFanout } from '../../core/fanout';
-import { bookkeepingRemote, cpuBound, modelCall } from '../activity-options';
+import { cpuBound, modelCall, storeHeavy } from '../activity-options';
 import { boundedMap } from '../fanout';
 import { onLlmQueue, onMediaQueue, PRIORITY } from '../routing';
 import type { PipelineContext } from './context';
@@ -14,7 +14,7 @@ import type { PipelineContext } from './context';
 export function transcriptionFinisher(ctx: PipelineContext) {
   const { parameters, jobId } = ctx.input;
   const mayAsk = Boolean(parameters.template) || parameters.target_language !== parameters.source_language;
-  return proxyActivities<Activities>(mayAsk ? onLlmQueue(modelCall, jobId) : { ...bookkeepingRemote, startToCloseTimeout: '10m' });
+  return proxyActivities<Activities>(mayAsk ? onLlmQueue(modelCall, jobId) : storeHeavy);
 }
 
 /**

@@ -1,6 +1,6 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
-import { bookkeepingRemote, cpuBound, providerCall } from '../activity-options';
+import { cpuBound, longProviderCall, storeHeavy } from '../activity-options';
 import { siblingQueue } from '../routing';
 import type { PipelineContext } from './context';
 
@@ -11,8 +11,8 @@ import type { PipelineContext } from './context';
  */
 export async function externalOcrPipeline(ctx: PipelineContext): Promise<Record<string, unknown>> {
   const media = proxyActivities<Activities>({ ...cpuBound, taskQueue: siblingQueue('media') });
-  const net = proxyActivities<Activities>({ ...providerCall, startToCloseTimeout: '1h', heartbeatTimeout: '10m' });
-  const io = proxyActivities<Activities>(bookkeepingRemote);
+  const net = proxyActivities<Activities>(longProviderCall);
+  const io = proxyActivities<Activities>(storeHeavy);
   const { jobId, parameters } = ctx.input;
   ctx.progress('prepare', 2, 'Reading the document');
   const prep = await media.preparePdf({ jobId, parameters });

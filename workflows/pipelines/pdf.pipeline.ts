@@ -1,7 +1,7 @@
 import { patched, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import { mediaFanout, PDF_PAGE_GROUP } from '../../core/fanout';
-import { bookkeepingRemote, cpuBound, modelCall } from '../activity-options';
+import { cpuBound, modelCall, storeHeavy } from '../activity-options';
 import { boundedMap } from '../fanout';
 import { onLlmQueue, onMediaQueue, PRIORITY } from '../routing';
 import type { PipelineContext } from './context';
@@ -20,7 +20,7 @@ export async function pdfPipeline(ctx: PipelineContext): Promise<Record<string, 
   const bounded = patched('bounded-fanout');
   const media = proxyActivities<Activities>(onMediaQueue(cpuBound, jobId, bounded, PRIORITY.first));
   // Assembly asks the model when a template is given.
-  const io = proxyActivities<Activities>(parameters.template ? onLlmQueue(modelCall, jobId) : { ...bookkeepingRemote, startToCloseTimeout: '30m' });
+  const io = proxyActivities<Activities>(parameters.template ? onLlmQueue(modelCall, jobId) : storeHeavy);
   const method = (parameters.extraction_method ?? 'native') as Method;
   if (method === 'native' && patched('pdf-native-one-step')) return nativePipeline(ctx, media, io);
   ctx.progress('prepare', 2, 'Reading the document');

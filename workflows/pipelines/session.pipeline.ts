@@ -1,16 +1,12 @@
 import { executeChild, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import { CHILD_JOBS_PER_SESSION } from '../../core/fanout';
 import type { Activities } from '../../activities';
-import { bookkeepingRemote, cpuBound, modelCall, providerCall } from '../activity-options';
+import { bookkeepingRemote, cpuBound, longProviderCall, modelCall, storeHeavy } from '../activity-options';
 import { jobSearchAttributes, type JobInput, type JobType } from '../definitions';
 import { boundedMap } from '../fanout';
 import { onLlmQueue, siblingQueue } from '../routing';
 import type { PipelineContext } from './context';
 
-/** Downloads (page, attachments) heartbeat; a dead worker's attempt is retried within 30 s. */
-const download = { ...providerCall, startToCloseTimeout: '30m', heartbeatTimeout: '30s' } as const;
-/** Writing the files (with `create_archive` a ZIP of the page images) heartbeats while the archive streams. */
-const writeFiles = { ...bookkeepingRemote, startToCloseTimeout: '30m', heartbeatTimeout: '30s' } as const;
 
 /**
  * The session job type (spec §4.6, issue #15): plan → the page (SSRF-guarded download, main content to Markdown) →
@@ -22,8 +18,10 @@ const writeFiles = { ...bookkeepingRemote, startToCloseTimeout: '30m', heartbeat
 export async function sessionPipeline(ctx: PipelineContext): Promise<Record<string, unknown>> {
   const { jobId, parameters } = ctx.input;
   const io = proxyActivities<Activities>(bookkeepingRemote);
-  const net = proxyActivities<Activities>(download);
-  const files = proxyActivities<Activities>(writeFiles);
+  // Downloads (page, attachments) heartbeat; a dead worker's attempt is retried within 30 s.
+  const net = proxyActivities<Activities>(longProviderCall);
+  // Writing the files (with `create_archive` a ZIP of the page images) heartbeats throughout.
+  const files = proxyActivities<Activities>(storeHeavy);
   const media = proxyActivities<Activities>({ ...cpuBound, taskQueue: siblingQueue('media') });
 
   // The plan checks the parameters first: a job created past the API's validation fails before any progress.

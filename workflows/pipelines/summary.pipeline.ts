@@ -1,12 +1,13 @@
 import { patched, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import { MODEL_CALLS_PER_JOB } from '../../core/fanout';
-import { modelCall, quickTransform } from '../activity-options';
+import { modelCall, storeHeavy } from '../activity-options';
 import { limiter, type Limiter } from '../fanout';
 import { onLlmQueue } from '../routing';
 import type { PipelineContext } from './context';
 
-const quick = proxyActivities<Activities>(quickTransform);
+/** The plan and the results read and write the session store and the job's texts: heartbeating store work. */
+const storeWork = proxyActivities<Activities>(storeHeavy);
 
 /** Per nesting level of the runs recorded before one limiter bounded the whole job (8 × 8 = 64 calls at once). */
 const LEGACY_PARALLEL_CALLS = 8;
@@ -71,7 +72,7 @@ export async function summaryPipeline(ctx: PipelineContext): Promise<Record<stri
   const pool = <T, R>(items: T[], fn: (t: T, i: number) => Promise<R>): Promise<R[]> =>
     gate ? Promise.all(items.map((t, i) => fn(t, i))) : legacyPool(items, fn);
   ctx.progress('plan', 5, 'Reading the session store');
-  const plan = await quick.planSessionSummary({ jobId, jobType: ctx.input.jobType, parameters });
+  const plan = await storeWork.planSessionSummary({ jobId, jobType: ctx.input.jobType, parameters });
   ctx.log('info', `${plan.sessions.length} sessions in ${plan.tracks.length} tracks; ${plan.sessions.reduce((n, s) => n + s.pieces, 0)} pieces of at most ${budget} characters`);
   const total = plan.sessions.reduce((n, s) => n + s.pieces, 0) + plan.tracks.length + 1;
   let done = 0;
@@ -115,5 +116,5 @@ export async function summaryPipeline(ctx: PipelineContext): Promise<Record<stri
     await reduce(trackTexts, 'final', 'event');
   }
   ctx.progress('results', 97, 'Writing the results');
-  return (await quick.finishSessionSummary({ jobId, parameters, jobType: ctx.input.jobType })).results;
+  return (await storeWork.finishSessionSummary({ jobId, parameters, jobType: ctx.input.jobType })).results;
 }

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { engineStallTimeoutMs, StallWatchdog, type EngineStallError } from '../../process/run-tool';
 
 /** The engine script, run by the speech venv's python. */
 export const ENGINE_SCRIPT = fileURLToPath(new URL('./whisper_engine.py', import.meta.url));
@@ -13,6 +14,8 @@ export interface EngineAnswer {
   duration?: number;
   segments?: { start: number; end: number; text: string }[];
   error?: { kind: 'undecodable_audio' | 'bad_request' | 'internal'; message: string };
+  /** A progress line while a request is decoded (seconds of audio done), not its answer. */
+  progress?: number;
 }
 
 /** The engine process ended (crashed, was killed, or could not start): trying again with a fresh one may help. */
@@ -28,14 +31,21 @@ export interface EngineProcessOptions {
   python: string;
   modelDir: string;
   threads: number;
+  /** No progress line, log line or answer for this long while loading or transcribing: killed (default: `ENGINE_STALL_TIMEOUT_MS`). */
+  stallTimeoutMs?: number;
 }
+
+/** The engine's name in stall errors and logs. */
+const ENGINE_NAME = 'speech engine (faster-whisper)';
 
 const STDERR_TAIL = 4000;
 
 /**
  * A long-lived faster-whisper process: the model is loaded once, then it answers one request at a time (the pool
  * never sends a second before the first is answered). When it exits, the request in flight is rejected with a
- * `SpeechEngineError` and the process is `dead`; the pool starts another.
+ * `SpeechEngineError` and the process is `dead`; the pool starts another. While it loads the model or answers a
+ * request, the engine watchdog waits for its progress lines (one per decoded segment): a process silent for the stall
+ * timeout is killed and the request rejected with an `EngineStallError`. An idle process is not watched.
  */
 export class EngineProcess {
   readonly child: ChildProcessWithoutNullStreams;
@@ -46,16 +56,25 @@ export class EngineProcess {
   private nextId = 1;
   private pending: { id: number; resolve: (a: EngineAnswer) => void; reject: (e: Error) => void } | null = null;
   private readonly exited: Promise<void>;
+  private readonly watchdog: StallWatchdog;
+  private stalled: EngineStallError | null = null;
 
   constructor(opts: EngineProcessOptions) {
     this.child = spawn(opts.python, [ENGINE_SCRIPT, '--model-dir', opts.modelDir, '--threads', String(opts.threads)], {
       stdio: ['pipe', 'pipe', 'pipe'],
     });
+    this.watchdog = new StallWatchdog(ENGINE_NAME, opts.stallTimeoutMs ?? engineStallTimeoutMs(), (err) => {
+      this.stalled = err;
+      void this.kill();
+    });
+    // Loading the model is watched too: a process that hangs before it is ready never takes a request.
+    this.watchdog.start(this.child.pid);
     this.child.stdin.on('error', () => {
       /* a write to a process that just died: its exit rejects the request */
     });
     this.child.stderr.setEncoding('utf8');
     this.child.stderr.on('data', (d: string) => {
+      this.watchdog.touch();
       this.stderr = (this.stderr + d).slice(-STDERR_TAIL);
     });
     let onReady!: () => void;
@@ -71,7 +90,8 @@ export class EngineProcess {
       const ended = (why: string) => {
         if (this.dead) return;
         this.dead = true;
-        const err = new SpeechEngineError(`the speech engine process ${why}${this.stderr ? `: ${this.stderr.trim().slice(-1000)}` : ''}`);
+        this.watchdog.stop();
+        const err = this.stalled ?? new SpeechEngineError(`the speech engine process ${why}${this.stderr ? `: ${this.stderr.trim().slice(-1000)}` : ''}`);
         onStartFailure(err);
         this.pending?.reject(err);
         this.pending = null;
@@ -90,15 +110,21 @@ export class EngineProcess {
       msg = null;
     }
     if (msg?.ready) {
+      this.watchdog.stop();
       onReady();
       return;
     }
     const p = this.pending;
+    if (p && msg?.id === p.id && typeof msg.progress === 'number') {
+      this.watchdog.touch();
+      return;
+    }
     if (!p || !msg || msg.id !== p.id) {
       void this.kill(); // out of step with its requests: never trust it again
       return;
     }
     this.pending = null;
+    this.watchdog.stop();
     p.resolve(msg);
   }
 
@@ -109,6 +135,7 @@ export class EngineProcess {
     const id = this.nextId++;
     return new Promise<EngineAnswer>((resolve, reject) => {
       this.pending = { id, resolve, reject };
+      this.watchdog.start(this.child.pid);
       this.child.stdin.write(JSON.stringify({ id, audio, language, vad: true }) + '\n');
     });
   }

@@ -3,6 +3,8 @@
 Request (one line on stdin):  {"id": ..., "audio": "<path>", "language": "<ISO 639-1>" | null, "vad": true}
 Answer (one line on stdout):  {"id", "language", "language_probability", "duration", "segments": [{"start", "end", "text"}]}
                            or {"id", "error": {"kind": "undecodable_audio" | "bad_request" | "internal", "message"}}
+While it decodes it writes progress lines {"id", "progress": <seconds of audio done>}, one per segment: the worker's
+engine watchdog takes them as signs of life (a long chunk is never taken for a hung engine).
 Once the model is loaded it writes {"ready": true}. Logs go to stderr only. Nothing is downloaded: the model is a
 local directory and the Hugging Face hub is switched off.
 """
@@ -39,7 +41,7 @@ def reply(obj):
     sys.stdout.flush()
 
 
-def transcribe(model, req):
+def transcribe(model, req, progress=lambda seconds: None):
     audio_path = req.get("audio")
     if not isinstance(audio_path, str) or not audio_path:
         return {"error": {"kind": "bad_request", "message": "audio: a file path is required"}}
@@ -60,7 +62,10 @@ def transcribe(model, req):
         vad_filter=bool(req.get("vad", True)),
         **DECODING,
     )
-    out = [{"start": round(s.start, 3), "end": round(s.end, 3), "text": s.text} for s in segments]
+    out = []
+    for s in segments:  # a generator: each window is decoded as it is asked for
+        out.append({"start": round(s.start, 3), "end": round(s.end, 3), "text": s.text})
+        progress(round(s.end, 3))
     return {
         "language": info.language,
         "language_probability": info.language_probability,
@@ -85,7 +90,7 @@ def main():
         try:
             req = json.loads(line)
             req_id = req.get("id")
-            result = transcribe(model, req)
+            result = transcribe(model, req, lambda seconds, i=req_id: reply({"id": i, "progress": seconds}))
         except Exception as e:
             log(f"request {req_id} failed: {type(e).__name__}: {e}")
             result = {"error": {"kind": "internal", "message": f"{type(e).__name__}: {e}"}}
