@@ -359,6 +359,14 @@ describe('batches on the real engine', function () {
       const off = await s.call('POST', `/api/event-job/batches/${batchId}/toggle-active`);
       expect(off.body.data).to.include({ batch_id: batchId, active: false });
       expect((await s.call('GET', `/api/event-job/batches/${batchId}`)).body.data.active).to.equal(false);
+      // `{"active": …}` sets the flag: sent twice (a retried request), it stays what was asked.
+      for (const wanted of [true, true, false, false]) {
+        const set = await s.call('POST', `/api/event-job/batches/${batchId}/toggle-active`, { active: wanted });
+        expect(set.body.data, JSON.stringify(set.body)).to.include({ batch_id: batchId, active: wanted });
+      }
+      const notBool = await s.call('POST', `/api/event-job/batches/${batchId}/toggle-active`, { active: 'yes' });
+      expect(notBool.status).to.equal(400);
+      expect(notBool.body.error.code).to.equal('VALIDATION_ERROR');
 
       expect((await s.call('GET', `/api/event-job/batches/${UNKNOWN_BATCH}`)).status).to.equal(404);
       expect((await s.call('GET', `/api/event-job/batches/${UNKNOWN_BATCH}/archive`)).status).to.equal(404);
