@@ -23,7 +23,11 @@ export const quickTransform: ActivityOptions = {
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumAttempts: 3 },
 };
 
-/** CPU-bound work on the media queue; heartbeats (per page) so a dead worker is noticed within 20 s. */
+/**
+ * CPU-bound work on the media queue: heartbeats every second from the attempt's start (scratch copies included) and
+ * per page, so a dead worker is noticed within 20 s. A hung engine is killed by the engine watchdog
+ * (`ENGINE_STALL_TIMEOUT_MS`) long before the 2 h start-to-close, and the attempt retried.
+ */
 export const cpuBound: ActivityOptions = {
   startToCloseTimeout: '2h',
   heartbeatTimeout: '20s',
