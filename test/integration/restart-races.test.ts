@@ -1,4 +1,6 @@
 import { expect } from 'chai';
+// The OpenAPI extension of zod first: the services' imports build schemas that use it.
+import '../../api/openapi';
 import { Client, WorkflowFailedError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { readBlobJson } from '../../core/blob-store';
@@ -7,6 +9,8 @@ import { jobRecordKey } from '../../core/records';
 import { notifierWorkflowId } from '../../core/webhooks';
 import { batchStateQuery, jobFinishedSignal, jobRestartedSignal, toggleActiveSignal, type JobState } from '../../workflows/definitions';
 import { holdJobOutput } from '../support/jobs';
+import { llmEnv } from '../support/llm-env';
+import { startLlmServer } from '../support/llm-server';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 import { connectTracked, type TrackedConnection } from '../support/temporal-calls';
 import { sharedBundle } from '../support/worker';
@@ -40,22 +44,22 @@ const failing = (dataDir: string, i: number) => ({ jobType: 'pdf' as const, para
 describe('restart races on a local Temporal dev server', function () {
   this.timeout(90_000);
   let env: TestWorkflowEnvironment;
-  let calls: TrackedConnection;
+  let calls_: TrackedConnection;
   let h: Harness;
   let receiver: WebhookReceiver | undefined;
 
   before(async function () {
     this.timeout(120_000);
     env = await createLocalEnv();
-    calls = await connectTracked(env.address);
+    calls_ = await connectTracked(env.address);
     await sharedBundle();
   });
   after(async () => {
-    await calls?.closeWhenIdle();
+    await calls_?.closeWhenIdle();
     await env?.teardown();
   });
   beforeEach(async () => {
-    h = await startHarness({ address: env.address, client: new Client({ connection: calls.connection }), connection: calls.connection, nativeConnection: env.nativeConnection });
+    h = await startHarness({ address: env.address, client: new Client({ connection: calls_.connection }), connection: calls_.connection, nativeConnection: env.nativeConnection });
   });
   afterEach(async () => {
     await receiver?.close();
@@ -136,5 +140,47 @@ describe('restart races on a local Temporal dev server', function () {
     await batch.signal(toggleActiveSignal, { active: true });
     const done = await batch.result();
     expect(done).to.include({ status: 'completed', active: true, job_count: 3, failed_count: 3, completed_count: 0, processing_count: 0, pending_count: 0 });
+  });
+
+  it('fail-all reaches a restarted job that runs in a reopened batch, answers with it counted, and completes the batch', async () => {
+    const llm = await startLlmServer();
+    // Its own workers, with a model: the first call is refused (a permanent 400: run 1 fails at once), every later one
+    // is held open, so run 2 is running for as long as the test needs.
+    let calls = 0;
+    llm.respond(() => (++calls === 1 ? { status: 400, body: { error: { message: 'bad request', type: 'invalid_request_error' } } } : { hang: true }));
+    await h.stop();
+    h = await startHarness(
+      { address: env.address, client: new Client({ connection: calls_.connection }), connection: calls_.connection, nativeConnection: env.nativeConnection },
+      { env: llmEnv(llm, { LLM_TIMEOUT_MS: '120000' }) },
+    );
+    try {
+      const batches = h.batches(2);
+      const template = { jobType: 'transformer' as const, parameters: { operation: 'template', text: 'Three bridges were mapped.', template_content: '# {{title|a short title}}', use_cache: false } };
+      const { state } = await batches.create({ batchName: 'fail-all restarted', jobs: [template, failing(h.config.dataDir, 1)] });
+      const batch = h.client.workflow.getHandle(state.batch_id);
+      expect(await batch.result()).to.include({ status: 'completed', failed_count: 2 });
+      const jobId = (await batches.manifest(state.batch_id)).jobs[0].job_id;
+      expect((await jobRecord(jobId)).error?.code).to.equal('UPSTREAM_ERROR');
+
+      // Restarted: the run reopens its closed batch with its report and waits on the held model call.
+      expect(await h.jobs.restart(jobId)).to.include({ status: 'pending', run: 2 });
+      await until('the reopened batch to count the restarted job as running', async () => {
+        const s = await batches.state(state.batch_id).catch(() => null);
+        return s?.statuses[0] === 'r';
+      });
+      await until('run 2 to ask the model', async () => calls >= 2);
+
+      const failed = await batches.failAll(state.batch_id, 'Stopped by the test');
+      expect(failed, 'the restarted, running job failed by fail-all').to.equal(1);
+      const rec = await until('the restarted run to end', async () => {
+        const r = await jobRecord(jobId);
+        return r.run === 2 && r.status === 'failed' ? r : undefined;
+      });
+      expect(rec.error).to.include({ code: 'CANCELLED', message: 'Stopped by the test' });
+      const reopened = h.client.workflow.getHandle(state.batch_id);
+      expect(await reopened.result()).to.include({ status: 'completed', job_count: 2, failed_count: 2, completed_count: 0, processing_count: 0 });
+    } finally {
+      await llm.close();
+    }
   });
 });
