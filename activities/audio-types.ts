@@ -21,6 +21,8 @@ export interface AudioPrepared {
   cacheKey: string;
   /** Media slots of the worker that prepared it: the workflow keeps at most twice as many chunks in flight. */
   mediaSlots?: number;
+  /** The transcription runs on a remote endpoint (`SPEECH_PROVIDER=openai`): its steps wait out an outage. */
+  remoteSpeech?: boolean;
 }
 
 /** One chunk's transcript as kept under the job (`chunkKey`): times relative to the chunk's start. */

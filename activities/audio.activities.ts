@@ -68,7 +68,7 @@ export function createAudioActivities(deps: ActivityDeps) {
           }),
         ),
       );
-      return { ...value, fromCache: false, cacheKey: key, mediaSlots: mediaSlots(config) };
+      return { ...value, fromCache: false, cacheKey: key, mediaSlots: mediaSlots(config), ...(config.SPEECH_PROVIDER === 'openai' ? { remoteSpeech: true } : {}) };
     },
 
     /**

@@ -35,6 +35,17 @@ export const cpuBound: ActivityOptions = {
 };
 
 /**
+ * A media step whose engine is a remote provider (a hosted speech endpoint, a vision model): `cpuBound`'s timeouts
+ * and backoff without an attempt limit, so a provider outage is waited out for `PROVIDER_OUTAGE_MAX_MS` like a model
+ * call's; the error boundary still stops other failures after 5 attempts, and refuses a late attempt past the window.
+ */
+export const remoteMediaCall: ActivityOptions = {
+  startToCloseTimeout: '2h',
+  heartbeatTimeout: '20s',
+  retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '1m' },
+};
+
+/**
  * Steps that ask a language model. A model may think for minutes (a local CPU model longer), so liveness comes from
  * heartbeats sent every second while each call waits, not from a short start-to-close; each request is bounded by
  * the provider's own `LLM_TIMEOUT_MS`, and the step's answered calls are kept under the job, so a retry repeats none

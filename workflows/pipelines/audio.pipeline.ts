@@ -2,7 +2,7 @@ import { patched, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import type { TranscriptionDone } from '../../activities/audio-results';
 import { mediaFanout } from '../../core/fanout';
-import { cpuBound, modelCall, storeHeavy } from '../activity-options';
+import { cpuBound, modelCall, remoteMediaCall, storeHeavy } from '../activity-options';
 import { boundedMap } from '../fanout';
 import { onLlmQueue, onMediaQueue, PRIORITY } from '../routing';
 import type { PipelineContext } from './context';
@@ -40,7 +40,9 @@ export async function transcribeMedia(ctx: PipelineContext, input?: { key: strin
     let reused = 0;
     const fanout = mediaFanout(prep.mediaSlots);
     // A recording that fits in one wave goes ahead of big jobs' backlogs (routing.ts PRIORITY).
-    const chunkSteps = proxyActivities<Activities>(onMediaQueue(cpuBound, jobId, bounded, prep.chunks.length <= fanout ? PRIORITY.small : PRIORITY.big));
+    // A hosted speech endpoint's outage is waited out (remoteMediaCall); the local engine keeps cpuBound's 5 attempts.
+    const chunkOptions = prep.remoteSpeech ? remoteMediaCall : cpuBound;
+    const chunkSteps = proxyActivities<Activities>(onMediaQueue(chunkOptions, jobId, bounded, prep.chunks.length <= fanout ? PRIORITY.small : PRIORITY.big));
     const transcribe = async (c: (typeof prep.chunks)[number], index: number) => {
       const r = await chunkSteps.transcribeChunk({ jobId, wavKey: prep.wavKey, wavSha256: prep.wavSha256, index, start: c.start, end: c.end, language });
       if (r.reused) reused += 1;

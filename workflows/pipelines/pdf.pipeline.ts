@@ -1,7 +1,7 @@
 import { patched, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import { mediaFanout, PDF_PAGE_GROUP } from '../../core/fanout';
-import { cpuBound, modelCall, storeHeavy } from '../activity-options';
+import { cpuBound, modelCall, remoteMediaCall, storeHeavy } from '../activity-options';
 import { boundedMap } from '../fanout';
 import { onLlmQueue, onMediaQueue, PRIORITY } from '../routing';
 import type { PipelineContext } from './context';
@@ -33,7 +33,9 @@ export async function pdfPipeline(ctx: PipelineContext): Promise<Record<string, 
   const languages = String(parameters.ocr_language ?? parameters.source_language ?? '') || undefined;
   const fanout = mediaFanout(prep.mediaSlots);
   // A job that fits in one wave goes ahead of big jobs' backlogs (routing.ts PRIORITY).
-  const pageSteps = proxyActivities<Activities>(onMediaQueue(cpuBound, jobId, bounded, groups.length <= fanout ? PRIORITY.small : PRIORITY.big));
+  // A vision model's outage is waited out (remoteMediaCall); local OCR keeps cpuBound's 5 attempts.
+  const pageOptions = method === 'vision_llm' ? remoteMediaCall : cpuBound;
+  const pageSteps = proxyActivities<Activities>(onMediaQueue(pageOptions, jobId, bounded, groups.length <= fanout ? PRIORITY.small : PRIORITY.big));
   const readGroup = async (pages: number[]) => {
     const r = await pageSteps.extractPdfPages({ jobId, inputKey: prep.inputKey, sha256: prep.sha256, pages, method, languages });
     done += pages.length;
