@@ -1,6 +1,7 @@
 // `npm test`: sets up what is missing (node_modules, Temporal CLI, MinIO, Debian tools), type-checks, then runs
 // the mocha suites against the real engines. `--slow` adds the slow suites. Plain Node, no dependency.
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { ROOT, setupForTests, step } from './engines.mjs';
 import { ensureFuzz } from './engines-fuzz.mjs';
@@ -36,9 +37,55 @@ function run(cmd, cmdArgs, env, onLine) {
   });
 }
 
+/**
+ * Every process of this run still alive: the runner tags the test process's environment (`DOCPROC_TEST_RUN`), every
+ * process a test starts inherits it, also once it is re-parented to init. Linux only (read from /proc).
+ */
+function processesOfRun(tag) {
+  if (!fs.existsSync('/proc')) return [];
+  const out = [];
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(d) || Number(d) === process.pid) continue;
+    let environ;
+    try {
+      environ = fs.readFileSync(`/proc/${d}/environ`, 'latin1');
+    } catch {
+      continue;
+    }
+    if (!environ.split('\0').includes(`DOCPROC_TEST_RUN=${tag}`)) continue;
+    let cmd = '';
+    try {
+      cmd = fs.readFileSync(`/proc/${d}/cmdline`, 'latin1').split('\0').join(' ').trim();
+    } catch {
+      // gone meanwhile
+    }
+    if (cmd) out.push({ pid: Number(d), cmd });
+  }
+  return out;
+}
+
+/** Kills what the run left behind (after a grace for processes on their way out) and names each; answers how many. */
+async function sweepLeftovers(tag) {
+  let left = processesOfRun(tag);
+  for (let i = 0; left.length && i < 20; i++) {
+    await new Promise((r) => setTimeout(r, 250));
+    left = processesOfRun(tag);
+  }
+  for (const p of left) {
+    process.stdout.write(`left behind by the tests, killed: pid ${p.pid}: ${p.cmd.slice(0, 200)}\n`);
+    try {
+      process.kill(p.pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  return left.length;
+}
+
 async function main() {
   const t0 = Date.now();
   const engines = await setupForTests();
+  const runTag = `${process.pid}-${Date.now()}`;
   // The fuzzer (schemathesis) only for the slow suites (test/slow/fuzz.test.ts).
   const fuzzPython = slow ? await ensureFuzz() : undefined;
   const env = {
@@ -51,6 +98,8 @@ async function main() {
     // The local language model's file, for the slow suite that runs it (other suites configure no model).
     LLM_LOCAL_MODEL_PATH: engines.llmModel,
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
+    // Inherited by every process a test starts: what is still alive after the run is named and killed.
+    DOCPROC_TEST_RUN: runTag,
     ...(fuzzPython ? { FUZZ_PYTHON: fuzzPython } : {}),
   };
   step('typecheck', 'tsc --noEmit');
@@ -69,11 +118,14 @@ async function main() {
     counts[m[2]] = Number(m[1]);
     return false;
   });
-  const failed = code !== 0 && counts.failing === 0 ? 1 : counts.failing;
+  // A run must leave no process behind: each survivor is killed and named, and the run counts one failure for them.
+  const leftovers = await sweepLeftovers(runTag);
+  if (leftovers) process.stdout.write(`the tests left ${leftovers} process(es) behind (listed above): counted as a failure\n`);
+  const failed = (code !== 0 && counts.failing === 0 ? 1 : counts.failing) + (leftovers ? 1 : 0);
   step('done', `npm test took ${((Date.now() - t0) / 1000).toFixed(0)} s`);
   // The last line of the run, always: CI counts tests from it.
   process.stdout.write(`\ntests: ${counts.passing} passed, ${failed} failed, ${counts.pending} skipped\n`);
-  process.exit(code);
+  process.exit(code !== 0 ? code : leftovers ? 1 : 0);
 }
 
 main().catch((err) => {
