@@ -21,6 +21,14 @@ export const CHILD_JOBS_PER_SESSION = 2;
 /** Pages per `extractPdfPages` activity by extraction method: text-layer reading is quick; OCR pages are spread. */
 export const PDF_PAGE_GROUP = { native: 50, combined: 4, local_ocr: 2, vision_llm: 2 } as const;
 
+/**
+ * Page groups of runs since the patch `ocr-fine-groups` (workflows/patches.ts): a page per OCR activity, two for
+ * `combined`. A big job then holds a media slot for one page at a time, so another job's step waits at most about a
+ * page's OCR for a slot (with groups of two it waited for two). The config check below keeps the coarser groups of
+ * older runs, which scheduled every group at once.
+ */
+export const PDF_PAGE_GROUP_FINE = { native: 50, combined: 2, local_ocr: 1, vision_llm: 2 } as const;
+
 /** The smallest page group: a job of `MAX_PDF_PAGES` pages schedules at most `ceil(pages / this)` page activities. */
 export const SMALLEST_PDF_PAGE_GROUP = Math.min(...Object.values(PDF_PAGE_GROUP));
 

@@ -68,8 +68,9 @@ describe('bounded fan-out of a job (real dev server, real tesseract)', function 
 
     const { events } = await handle.fetchHistory();
     const scheduled = events!.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'extractPdfPages');
-    // Six groups of two pages, more than the bound, each on the media queue with the job id as fairness key.
-    expect(scheduled).to.have.length(6);
+    // Twelve page steps (a page each: ocr-fine-groups), more than the bound, each on the media queue with the job id
+    // as fairness key.
+    expect(scheduled).to.have.length(12);
     for (const e of scheduled) {
       const a = e.activityTaskScheduledEventAttributes!;
       expect(a.taskQueue?.name).to.equal(`${h.prefix}-media`);

@@ -59,6 +59,7 @@ const REQUIRED_SCENARIOS = [
   'batch-failall-closes-gaps',
   'job-pdf-ocr-bounded',
   'job-template-llm-queue',
+  'job-pdf-ocr-fine',
 ];
 
 type History = ReturnType<typeof historyOf>;
@@ -88,6 +89,8 @@ const OLD_SIDES: Record<string, { scenario: string; file?: string; took: (h: His
   'bounded-fanout': { scenario: 'job-pdf-ocr-groups', took: (h) => scheduledActivities(h, 'extractPdfPages') === 3 && !hasMarker(h, 'bounded-fanout') },
   // Recorded before the llm queue: the template job's model step on the io queue.
   'llm-queue': { scenario: 'job-transformer-template', took: (h) => !hasMarker(h, 'llm-queue') && closeOf(h) === 'completed' },
+  // Recorded under bounded fan-out before OCR read a page per step: five pages in three groups of two.
+  'ocr-fine-groups': { scenario: 'job-pdf-ocr-bounded', took: (h) => hasMarker(h, 'bounded-fanout') && scheduledActivities(h, 'extractPdfPages') === 3 && !hasMarker(h, 'ocr-fine-groups') },
   // fail-all with the outcome wait but before it closed the gaps (a slice being loaded, records in the update).
   'fail-all-closes-gaps': { scenario: 'batch-failall-outcomes', took: (h) => hasMarker(h, 'fail-all-counts-outcomes') && !hasMarker(h, 'fail-all-closes-gaps') },
 };

@@ -1,9 +1,10 @@
 import { patched, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
-import { mediaFanout, PDF_PAGE_GROUP } from '../../core/fanout';
+import { mediaFanout, PDF_PAGE_GROUP, PDF_PAGE_GROUP_FINE } from '../../core/fanout';
 import { cpuBound, modelCall, remoteMediaCall, storeHeavy } from '../activity-options';
 import { boundedMap } from '../fanout';
 import { onLlmQueue, onMediaQueue, PRIORITY } from '../routing';
+import { OCR_FINE_GROUPS } from '../patches';
 import type { PipelineContext } from './context';
 
 type ActivityProxy = ReturnType<typeof proxyActivities<Activities>>;
@@ -26,7 +27,7 @@ export async function pdfPipeline(ctx: PipelineContext): Promise<Record<string, 
   ctx.progress('prepare', 2, 'Reading the document');
   const prep = await media.preparePdf({ jobId, parameters });
   ctx.log('info', `${prep.pageCount} page(s); reading ${prep.pages.length} with ${method}`);
-  const size = PDF_PAGE_GROUP[method] ?? 2;
+  const size = (patched(OCR_FINE_GROUPS) ? PDF_PAGE_GROUP_FINE : PDF_PAGE_GROUP)[method] ?? 2;
   const groups: number[][] = [];
   for (let i = 0; i < prep.pages.length; i += size) groups.push(prep.pages.slice(i, i + size));
   let done = 0;
