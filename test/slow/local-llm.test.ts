@@ -142,6 +142,51 @@ describe('The local language model through the service (real model server, API a
     await until((h) => h.active === 0 && h.queued === 0, 'an idle server after the clients left');
   });
 
+  it('waits out a full queue: a job whose calls meet 503 until the provider gives up is retried by Temporal and completes', async () => {
+    // A stack whose provider does not retry at all: every 503 of the full queue ends an attempt of the step, so only
+    // the error boundary's outage retries (PROVIDER_OUTAGE_MAX_MS, honouring Retry-After) can carry the job through.
+    const impatient = await startStack({ LLM_PROVIDER: 'local', LLM_LOCAL_PORT: String(port), LLM_LOCAL_MODEL_PATH: MODEL_PATH, LLM_MAX_RETRIES: '0' });
+    const stop = new AbortController();
+    try {
+      const ask = () =>
+        fetch(`http://127.0.0.1:${port}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'qwen2.5-coder-1.5b-instruct-q4_k_m', max_tokens: 2000, messages: [{ role: 'user', content: 'Count slowly from 1 to 3000.' }] }),
+          signal: stop.signal,
+        }).catch(() => undefined);
+      const running = ask();
+      await until((h) => h.active === 1, 'one request generating');
+      const waiting = ask();
+      await until((h) => h.queued === 1, 'one request queued: the queue is full');
+      const r = await impatient.call('POST', '/api/jobs/', {
+        job_type: 'transformer',
+        parameters: { operation: 'text', text: 'Die Stadt Hamburg hat den Vertrag gestern unterschrieben.', source_language: 'de', target_language: 'en', use_cache: false },
+      });
+      expect(r.status, JSON.stringify(r.body)).to.be.oneOf([200, 201, 202]);
+      const jobId = r.body.data.job_id;
+      // The step fails on the 503 and is tried again by Temporal: its second attempt is waiting or running.
+      const handle = impatient.api.temporal.client.workflow.getHandle(jobId);
+      const deadline = Date.now() + 120_000;
+      for (;;) {
+        const d = await handle.describe();
+        if (d.raw.pendingActivities?.some((a) => (a.attempt ?? 0) >= 2)) break;
+        if (d.status.name !== 'RUNNING') throw new Error(`the job's run ended (${d.status.name}) before its step was retried`);
+        if (Date.now() > deadline) throw new Error('the step was never retried');
+        await new Promise((res) => setTimeout(res, 200));
+      }
+      expect((await impatient.call('GET', `/api/jobs/${jobId}`)).body.data.status, 'still processing, not failed').to.equal('processing');
+      stop.abort();
+      await Promise.all([running, waiting]);
+      const job = await impatient.waitJob(jobId, 600_000);
+      expect(job.status, JSON.stringify(job.error)).to.equal('completed');
+      expect(String(job.results.translated_text)).to.include('Hamburg');
+    } finally {
+      stop.abort();
+      await impatient.stop();
+    }
+  });
+
   it('finishes a job whose model server was killed mid-request: the call is retried against the restarted server', async () => {
     const r = await s.call('POST', '/api/jobs/', {
       job_type: 'transformer',
