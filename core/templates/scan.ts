@@ -4,7 +4,9 @@
  * Grammar (contract §5), as this scanner reads it:
  * - `{{name}}`, `{{ name }}`, `{{name|description}}`, `{{ name | description }}`: spaces and tabs around the name
  *   are allowed inside double braces; the description runs to the closing `}}` and may not contain braces.
- * - `{name}`: single braces around a bare name, no whitespace allowed (`{ name }` stays literal).
+ * - `{name}`, `{name|description}`: single braces around a name, no whitespace before it (`{ name }` stays
+ *   literal); the description runs to the closing `}` on the same line and may not contain braces (the spec's and
+ *   README's `# {title|a short title}` fills `title`).
  * - Names match `[A-Za-z][A-Za-z0-9_]*`; anything else in braces (`{ not a field }`, `{"a":1}`, `{{a-b}}`) is literal.
  * - The innermost valid placeholder wins: `{{{x}}}` is a literal `{`, the field `{{x}}`, a literal `}`.
  * - `text` is reserved in every form: it is the input text, never a field.
@@ -16,7 +18,7 @@ export const TEXT_PLACEHOLDER = 'text';
 /** A valid placeholder (and field) name. */
 export const FIELD_NAME_RE = /^[A-Za-z][A-Za-z0-9_]*$/;
 
-const PLACEHOLDER_RE = /\{\{[ \t]*([A-Za-z][A-Za-z0-9_]*)[ \t]*(?:\|([^{}]*))?\}\}|\{([A-Za-z][A-Za-z0-9_]*)\}/g;
+const PLACEHOLDER_RE = /\{\{[ \t]*([A-Za-z][A-Za-z0-9_]*)[ \t]*(?:\|([^{}]*))?\}\}|\{([A-Za-z][A-Za-z0-9_]*)(?:\|([^{}\n]*))?\}/g;
 
 /** Where a placeholder sits: the YAML frontmatter, the Markdown body or the system prompt. */
 export type TemplateSection = 'frontmatter' | 'body' | 'systemprompt';
@@ -42,11 +44,11 @@ export function scanPlaceholders(source: string, section: TemplateSection): Plac
   for (const m of source.matchAll(PLACEHOLDER_RE)) {
     const name = m[1] ?? m[3];
     if (name === undefined) continue;
-    const description = m[2]?.trim() || null;
+    const description = (m[1] !== undefined ? m[2] : m[4])?.trim() || null;
     found.push({
       raw: m[0],
       name,
-      description: m[1] !== undefined ? description : null,
+      description,
       braces: m[1] !== undefined ? 2 : 1,
       kind: name === TEXT_PLACEHOLDER ? 'text' : 'field',
       section,

@@ -126,6 +126,15 @@ describe('transformer endpoints with a language model', function () {
       expect(llm.chatRequests()).to.have.length(0);
     });
 
+    it('fills the README example’s single-brace fields with descriptions: title and summary asked of the model', async () => {
+      const r = await post('template', { text: MEETING, template_content: '# {title|a short title}\n\n{summary|three sentences}' });
+      expect(r.status, JSON.stringify(r.body)).to.equal(200);
+      expect(r.body.data.template_fields).to.deep.equal({ title: 'title value', summary: 'summary value' });
+      expect(r.body.data.transformed_text).to.equal('# title value\n\nsummary value');
+      const user = message(llm.chatRequests()[0], 'user');
+      expect(user).to.include('- title: a short title').and.include('- summary: three sentences');
+    });
+
     it('returns the text unchanged for a template without fields and calls no model', async () => {
       const r = await post('template', { text: 'Unverändert {bleibt} das.', template_content: '# Nur eine Überschrift\n\nOhne Felder.' });
       expect(r.status, JSON.stringify(r.body)).to.equal(200);

@@ -39,6 +39,17 @@ describe('template grammar', () => {
     expect(p.placeholders.map((x) => x.braces)).to.deep.equal([1, 1]);
   });
 
+  it('reads single-brace {name|description} as a described field: the README example fills title and summary', () => {
+    const p = parseTemplate('# {title|a short title}\n\n{summary|three sentences}');
+    expect(p.fields).to.deep.equal([
+      { name: 'title', description: 'a short title', source: 'llm' },
+      { name: 'summary', description: 'three sentences', source: 'llm' },
+    ]);
+    expect(fillTemplate(p, { title: 'T', summary: 'S.' }, '', {})).to.equal('# T\n\nS.');
+    // A single-brace description does not run across lines: that stays literal.
+    expect(names(parseTemplate('{a|one\ntwo}'))).to.deep.equal([]);
+  });
+
   it('treats text as the input in every form, never as a field', () => {
     const p = parseTemplate('{{text}} {text} {{ text }} {{text|ignored description}}');
     expect(p.fields).to.deep.equal([]);
