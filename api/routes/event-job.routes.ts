@@ -23,6 +23,15 @@ import { sendJobFile } from '../services/job-files';
 import type { JobService } from '../services/jobs';
 import { sendJobArchive } from './jobs.routes';
 import { sessionParameters } from '../services/job-parameters';
+import { sanitizeName } from '../../core/session-store';
+
+/** A legacy batch job as the session job takes it: `filename` the sanitised session name, `track` `general` when absent. */
+function withLegacyDefaults(job: Record<string, unknown>): Record<string, unknown> {
+  const out = { ...job };
+  if (out.filename === undefined && typeof out.session === 'string') out.filename = sanitizeName(out.session, 'session');
+  if (out.track === undefined) out.track = 'general';
+  return out;
+}
 
 /** `results` of a legacy job: the Markdown file and assets of its session output. */
 function legacyResults(results: Record<string, unknown> | null): { markdown_file: string | null; assets: string[] } {
@@ -65,7 +74,7 @@ export function eventJobRoutes(api: ApiRouter, jobs: JobService, batches: BatchS
         throw new AppError('VALIDATION_ERROR', `A batch holds at most ${maxBatchJobs} jobs.`, { limit: maxBatchJobs, issues: [{ path: 'jobs', message: `at most ${maxBatchJobs} jobs` }] });
       }
       const parameters = [];
-      for (const [i, j] of body.jobs.entries()) parameters.push(await sessionParameters(j as Record<string, unknown>, ['jobs', i]));
+      for (const [i, j] of body.jobs.entries()) parameters.push(await sessionParameters(withLegacyDefaults(j), ['jobs', i]));
       const { state } = await batches.create({
         batchName: body.batch_name,
         jobs: parameters.map((p) => ({ jobType: 'session' as const, parameters: p, webhook: p.webhook as { url: string } | undefined })),

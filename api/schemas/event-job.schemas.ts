@@ -7,9 +7,20 @@ import { batchStatus, batchSummary, jobError, jobStatus } from './jobs.schemas';
 /** A legacy event job: a `session` job's parameters (core/job-params.ts), the same validation as /api/session/process. */
 export const legacyJobBody = sessionParams;
 
+/**
+ * A job of a legacy batch: the spec writes them with `event`, `session` and `url` only (contract §8), so `filename`
+ * (default: the sanitised session name) and `track` (default `general`) may be left out.
+ */
+export const legacyBatchJob = sessionParams
+  .extend({
+    filename: sessionParams.shape.filename.optional().openapi({ description: 'Default: the sanitised session name' }),
+    track: sessionParams.shape.track.optional().openapi({ description: 'Default: `general`' }),
+  })
+  .openapi('LegacyBatchJob');
+
 export const legacyBatchBody = z.object({
   batch_name: z.string().min(1).max(500),
-  jobs: z.array(sessionParams).min(1, 'a batch needs at least one job'),
+  jobs: z.array(legacyBatchJob).min(1, 'a batch needs at least one job'),
 });
 
 export const failAllBody = z.object({ batch_id: z.string().min(1), reason: z.string().max(1000).optional() });

@@ -380,6 +380,20 @@ describe('batches on the real engine', function () {
       expect(issuePaths(bad.body)).to.include('jobs.1.session');
     });
 
+    it('accepts legacy batch jobs of event, session and url only: filename the sanitised session name, track general', async () => {
+      const r = await s.call('POST', '/api/event-job/batches', {
+        batch_name: 'spec shape',
+        jobs: [{ event: 'E', session: 'Open maps: for/everyone ', url: 'http://127.0.0.1:9/s' }, { event: 'E', session: 'Two', url: 'http://127.0.0.1:9/t', filename: 'own', track: 'Maps' }],
+      });
+      expect(r.status, JSON.stringify(r.body)).to.equal(200);
+      const listed = (await s.call('GET', `/api/event-job/batches/${r.body.data.batch_id}`)).body.data.jobs as { job_id: string }[];
+      const params = await Promise.all(listed.map(async (j) => (await s.call('GET', `/api/jobs/${j.job_id}`)).body.data.parameters));
+      expect(params.map((p) => [p.filename, p.track])).to.deep.equal([
+        ['Open maps- for-everyone', 'general'],
+        ['own', 'Maps'],
+      ]);
+    });
+
     it('downloads job and batch archives and single files of finished transformer jobs', async () => {
       const r = await s.call('POST', '/api/jobs/batch', { batch_name: 'files', jobs: [transformerJob('<h1>One</h1>'), transformerJob('<h1>Two</h1>')] });
       const batchId = r.body.data.batch_id;
