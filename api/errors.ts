@@ -1,5 +1,5 @@
 import { ZodError } from 'zod';
-import { AppError, ERROR_STATUS, isErrorCode, type ErrorBody } from '../core/errors';
+import { AppError, ERROR_STATUS, isErrorCode, validationMessage, type ErrorBody } from '../core/errors';
 
 export interface ApiError {
   status: number;
@@ -21,11 +21,8 @@ export function toApiError(err: unknown): ApiError {
     return { status: err.status, body: { code: err.code, message: err.message, details: err.details }, unexpected: err.status >= 500 };
   }
   if (err instanceof ZodError) {
-    return {
-      status: 400,
-      body: { code: 'VALIDATION_ERROR', message: 'The request is invalid.', details: { issues: zodIssues(err) } },
-      unexpected: false,
-    };
+    const issues = zodIssues(err);
+    return { status: 400, body: { code: 'VALIDATION_ERROR', message: validationMessage(issues), details: { issues } }, unexpected: false };
   }
   const e = (err ?? {}) as {
     name?: string;

@@ -68,3 +68,38 @@ export interface ErrorBody {
   message: string;
   details: Record<string, unknown>;
 }
+
+/** One problem of a request: where (`a.b.0.c`, empty for the whole body) and what. */
+export interface ValidationIssue {
+  path: string;
+  message: string;
+}
+
+const MISSING = /received undefined$|^required$/i;
+const MAX_NAMED = 6;
+
+function listing(items: string[]): string {
+  if (items.length <= 1) return items.join('');
+  return `${items.slice(0, -1).join(', ')} and ${items[items.length - 1]}`;
+}
+
+/**
+ * A sentence that names what is wrong, for `error.message` (the issues stay in `details.issues`): the missing fields
+ * first ("session, url, filename and track are required"), then each other problem with its field
+ * ("page_end: must be at least 1"), at most six named.
+ */
+export function validationMessage(issues: ValidationIssue[]): string {
+  if (issues.length === 0) return 'The request is invalid.';
+  const missing = [...new Set(issues.filter((i) => MISSING.test(i.message) && i.path).map((i) => i.path))];
+  const others = issues.filter((i) => !(MISSING.test(i.message) && i.path));
+  const parts: string[] = [];
+  if (missing.length) {
+    const named = missing.slice(0, MAX_NAMED);
+    parts.push(`${listing(named)}${missing.length > named.length ? ` (and ${missing.length - named.length} more)` : ''} ${missing.length === 1 ? 'is' : 'are'} required`);
+  }
+  const room = Math.max(1, MAX_NAMED - Math.min(missing.length, MAX_NAMED));
+  for (const i of others.slice(0, room)) parts.push(i.path ? `${i.path}: ${i.message}` : i.message);
+  if (others.length > room) parts.push(`and ${others.length - room} more problem(s) in details.issues`);
+  const sentence = parts.join('; ');
+  return `${sentence.charAt(0).toUpperCase()}${sentence.slice(1)}.`;
+}

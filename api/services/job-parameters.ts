@@ -1,4 +1,4 @@
-import { AppError } from '../../core/errors';
+import { AppError, validationMessage } from '../../core/errors';
 import { jobParamsByType } from '../../core/job-params';
 import { sanitizeName, sessionPath } from '../../core/session-store';
 import { loadTemplate, TEMPLATES_DIR } from '../../core/templates';
@@ -13,9 +13,8 @@ export function validateParameters(jobType: JobType, parameters: Record<string, 
   if (!schema) return parameters;
   const r = schema.safeParse(parameters);
   if (r.success) return r.data as Record<string, unknown>;
-  throw new AppError('VALIDATION_ERROR', 'The job parameters are invalid.', {
-    issues: r.error.issues.map((i) => ({ path: [...path, ...i.path].map(String).join('.'), message: i.message })),
-  });
+  const issues = r.error.issues.map((i) => ({ path: [...path, ...i.path].map(String).join('.'), message: i.message }));
+  throw new AppError('VALIDATION_ERROR', validationMessage(issues), { issues });
 }
 
 /**

@@ -75,14 +75,15 @@ describe('PDF processing on the real engine', function () {
       expect(data.metadata.page_count).to.equal(4);
     });
 
-    for (const [name, fields] of [
-      ['page_start beyond the page count', { page_start: '5' }],
-      ['page_end before page_start', { page_start: '3', page_end: '2' }],
+    for (const [name, fields, message] of [
+      ['page_start beyond the page count', { page_start: '5' }, /page range 5-4 lies outside the document/],
+      ['page_end before page_start', { page_start: '3', page_end: '2' }, /page_end \(2\) is before page_start \(3\)/],
     ] as const) {
-      it(`answers 400 VALIDATION_ERROR for ${name}`, async () => {
+      it(`answers 400 VALIDATION_ERROR for ${name}, saying so in the message`, async () => {
         const r = await postPdf(s, fields, FOUR_PAGES);
         expect(r.status, JSON.stringify(r.body)).to.equal(400);
         expect(r.body.error.code).to.equal('VALIDATION_ERROR');
+        expect(r.body.error.message).to.match(message);
       });
     }
 

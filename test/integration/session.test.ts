@@ -216,8 +216,11 @@ describe('session processing (POST /api/session/*, legacy event jobs) on the rea
     const paths = (e: any) => e.details.issues.map((i: { path: string }) => i.path);
     const none = expectError(await s.call('POST', '/api/session/process', { day: '2026-02-01' }), 400, 'VALIDATION_ERROR');
     expect(paths(none)).to.include.members(['event', 'session', 'url', 'filename', 'track']);
+    // The message itself names them (contract §8), not only details.issues.
+    expect(none.message).to.equal('Event, session, url, filename and track are required.');
     const some = expectError(await s.call('POST', '/api/session/process-async', { event: 'E', session: 'S', url: `${site.base}/s/x` }), 400, 'VALIDATION_ERROR');
     expect(paths(some)).to.deep.equal(['filename', 'track']);
+    expect(some.message).to.equal('Filename and track are required.');
     for (const [field, value] of [['url', '/s/relative'], ['url', 'ftp://example.org/x'], ['video_url', 'not a url'], ['attachments_url', 'file:///etc/passwd'], ['source_language', 'xx'], ['target_language', 'english']] as const) {
       const e = expectError(await s.call('POST', '/api/session/process', body('v', { [field]: value })), 400, 'VALIDATION_ERROR');
       expect(paths(e), `${field}=${value}`).to.deep.equal([field]);
@@ -226,11 +229,14 @@ describe('session processing (POST /api/session/*, legacy event jobs) on the rea
     expectError(await s.call('POST', '/api/session/process', body('v', { template: '../Session' })), 404, 'TEMPLATE_NOT_FOUND');
     const viaJobs = expectError(await s.call('POST', '/api/jobs/', { job_type: 'session', parameters: { event: 'E', url: 'x' } }), 400, 'VALIDATION_ERROR');
     expect(paths(viaJobs)).to.include.members(['parameters.session', 'parameters.url', 'parameters.filename', 'parameters.track']);
+    expect(viaJobs.message).to.match(/^Parameters\.session, parameters\.filename and parameters\.track are required; parameters\.url: /);
     expectError(await s.call('POST', '/api/jobs/', { job_type: 'session', parameters: body('v', { template: 'Nope' }) }), 404, 'TEMPLATE_NOT_FOUND');
     const legacy = expectError(await s.call('POST', '/api/event-job/jobs', { event: 'E' }), 400, 'VALIDATION_ERROR');
     expect(paths(legacy)).to.include.members(['session', 'url', 'filename', 'track']);
-    const batch = expectError(await s.call('POST', '/api/event-job/batches', { batch_name: 'b', jobs: [body('ok'), { event: 'E', session: 'S', url: `${site.base}/s/x` }] }), 400, 'VALIDATION_ERROR');
-    expect(paths(batch)).to.deep.equal(['jobs.1.filename', 'jobs.1.track']);
+    // A legacy batch job may leave out filename and track (contract §8), not session.
+    const batch = expectError(await s.call('POST', '/api/event-job/batches', { batch_name: 'b', jobs: [body('ok'), { event: 'E', url: `${site.base}/s/x` }] }), 400, 'VALIDATION_ERROR');
+    expect(paths(batch)).to.deep.equal(['jobs.1.session']);
+    expect(batch.message).to.equal('Jobs.1.session is required.');
     expectError(await s.call('POST', '/api/event-job/batches', { batch_name: 'b', jobs: [] }), 400, 'VALIDATION_ERROR');
     // Nothing reached the site or the model.
     expect(site.count('/s/v') + site.count('/s/x')).to.equal(0);

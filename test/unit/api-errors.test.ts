@@ -58,6 +58,16 @@ describe('toApiError', () => {
       }
     });
 
+    it('names what is wrong in the message itself: the missing fields, then each other problem with its field', () => {
+      const session = z.object({ event: z.string(), session: z.string(), url: z.string(), filename: z.string(), track: z.string(), page: z.number().min(1).optional() });
+      const none = toApiError(session.safeParse({}).error);
+      expect(none.body.message).to.equal('Event, session, url, filename and track are required.');
+      const one = toApiError(session.safeParse({ event: 'E', session: 'S', url: 'u', filename: 'f', page: 0 }).error);
+      expect(one.body.message).to.match(/^Track is required; page: .*>=\s*1/);
+      const many = toApiError(z.object({ a: z.array(z.number()) }).safeParse({ a: ['x', 'y', 'z', 'v', 'w', 'q', 'r', 's'] }).error);
+      expect(many.body.message).to.match(/^A\.0: .*; a\.5: .*; and 2 more problem\(s\) in details\.issues\.$/);
+    });
+
     it('gives an empty path for an issue at the root', () => {
       const res = z.string().safeParse(5);
       const issues = toApiError(res.error).body.details.issues as { path: string }[];

@@ -25,7 +25,7 @@ describe('page range rule', () => {
   });
 
   it('refuses page_end before page_start, with or without a page count', () => {
-    const issue = { path: 'page_end', message: 'page_end must not be before page_start' };
+    const issue = { path: 'page_end', message: 'page_end (2) is before page_start (3)' };
     expect(pageRange({ page_start: 3, page_end: 2 })).to.deep.equal({ ok: false, issue });
     expect(pageRange({ page_start: 3, page_end: 2 }, 4)).to.deep.equal({ ok: false, issue });
     expect(pageRange({ page_end: 2 }, 1)).to.deep.equal({ ok: true, first: 1, last: 1 });
