@@ -84,6 +84,7 @@ export function bodyParsers(limits: BodyLimits) {
         const decoded = decodedBody(ctx, encoding, multipartBytes);
         ctx.req = Object.assign(decoded, { headers: { ...headers, 'transfer-encoding': 'chunked' } }) as unknown as IncomingMessage;
       }
+      const typedFields = textPartsAsFields();
       const parse = koaBody({
         multipart: true,
         json: false,
@@ -99,6 +100,7 @@ export function bodyParsers(limits: BodyLimits) {
           keepExtensions: false,
           allowEmptyFiles: true,
           minFileSize: 0,
+          filter: typedFields.filter,
         },
         onError: (err) => {
           throw multipartError(err, limits.uploadBytes);
@@ -106,6 +108,7 @@ export function bodyParsers(limits: BodyLimits) {
       });
       await parse(ctx, async () => {
         ctx.req = original;
+        ctx.request.body = (await typedFields.mergeInto(ctx.request.body as Record<string, unknown> | undefined)) as typeof ctx.request.body;
         checkFieldDepth(ctx.request.body, depth);
         await next();
       });
@@ -115,6 +118,64 @@ export function bodyParsers(limits: BodyLimits) {
     }
   };
   return { json, multipart };
+}
+
+/** The part formidable hands its `filter`: a file unless it is taken here as a field. */
+interface FormPart {
+  name: string | null;
+  originalFilename: string | null;
+  mimetype: string | null;
+  on(event: 'data', listener: (chunk: Buffer) => void): unknown;
+  on(event: 'end', listener: () => void): unknown;
+}
+
+/**
+ * RFC 7578: a part without a filename is a field, whatever its content type. formidable takes any part with a
+ * `Content-Type` for a file, so a text field sent as its own typed part (.NET's StringContent, Python requests'
+ * tuple fields, clients generated from our OpenAPI document: `extraction_method=native;type=text/plain`) became a
+ * file and the field was missing. This filter reads such parts as text (in their charset, UTF-8 by default), within
+ * the text fields' byte limit, and hands them to the body as fields.
+ */
+function textPartsAsFields() {
+  const fields: [string, Promise<string>][] = [];
+  let bytes = 0;
+  return {
+    filter(part: FormPart): boolean {
+      if (part.originalFilename || !part.name || !part.mimetype) return true;
+      const charset = /charset="?([\w-]+)"?/i.exec(part.mimetype)?.[1] ?? 'utf-8';
+      const chunks: Buffer[] = [];
+      const value = new Promise<string>((resolve, reject) => {
+        part.on('data', (chunk: Buffer) => {
+          bytes += chunk.length;
+          if (bytes > MULTIPART_LIMITS.fieldBytes) {
+            reject(new AppError('PAYLOAD_TOO_LARGE', `The multipart text fields are too large (at most ${MULTIPART_LIMITS.fieldBytes} bytes together).`, { limit_bytes: MULTIPART_LIMITS.fieldBytes }));
+            return;
+          }
+          chunks.push(chunk);
+        });
+        part.on('end', () => {
+          try {
+            resolve(new TextDecoder(charset).decode(Buffer.concat(chunks)));
+          } catch {
+            reject(new AppError('VALIDATION_ERROR', `The multipart field ${part.name} has a charset that cannot be read (${charset}).`, { issues: [{ path: part.name!, message: `unknown charset ${charset}` }] }));
+          }
+        });
+      });
+      value.catch(() => undefined);
+      fields.push([part.name, value]);
+      return false;
+    },
+    /** The body with the typed text parts added as fields (a repeated name becomes a list, as formidable's fields). */
+    async mergeInto(body: Record<string, unknown> | undefined): Promise<Record<string, unknown>> {
+      const out: Record<string, unknown> = { ...(body ?? {}) };
+      for (const [name, value] of fields) {
+        const v = await value;
+        const before = out[name];
+        out[name] = before === undefined ? v : Array.isArray(before) ? [...before, v] : [before, v];
+      }
+      return out;
+    },
+  };
 }
 
 /** JSON in multipart text fields (a `context` object) obeys the same depth limit as a JSON body. */

@@ -36,6 +36,9 @@ export function edgeMiddleware(logger: Logger, version: string) {
       ctx.status = mapped.status;
       ctx.type = 'application/json';
       ctx.body = { status: 'error', error: mapped.body };
+      // Refused before its body was read to the end (a 413 mid-upload): the connection cannot carry another
+      // request, so the client is told not to reuse it (else its next request meets a reset).
+      if (!ctx.req.complete) ctx.set('Connection', 'close');
       if (mapped.status === 405) {
         const allow = (err as { headers?: Record<string, string> }).headers?.Allow;
         if (allow) ctx.set('Allow', allow);

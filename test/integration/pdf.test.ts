@@ -68,6 +68,23 @@ describe('PDF processing on the real engine', function () {
       expect(data.images_archive_data).to.equal(null);
     });
 
+    it('takes text fields sent as typed parts without a filename (RFC 7578), as generated clients send them', async () => {
+      // curl -F file=@doc.pdf -F "extraction_method=native;type=text/plain" -F "page_start=2;type=text/plain; charset=utf-8" …
+      const boundary = 'typed-fields-7578';
+      const part = (headers: string, body: string | Buffer) => Buffer.concat([Buffer.from(`--${boundary}\r\n${headers}\r\n\r\n`), Buffer.from(body), Buffer.from('\r\n')]);
+      const body = Buffer.concat([
+        part('Content-Disposition: form-data; name="file"; filename="doc.pdf"\r\nContent-Type: application/pdf', FOUR_PAGES),
+        part('Content-Disposition: form-data; name="extraction_method"\r\nContent-Type: text/plain', 'native'),
+        part('Content-Disposition: form-data; name="page_start"\r\nContent-Type: text/plain; charset=utf-8', '2'),
+        part('Content-Disposition: form-data; name="page_end"\r\nContent-Type: text/plain; charset=ISO-8859-1', '3'),
+        Buffer.from(`--${boundary}--\r\n`),
+      ]);
+      const res = await fetch(`${s.url}/api/pdf/process`, { method: 'POST', headers: { 'content-type': `multipart/form-data; boundary=${boundary}` }, body });
+      const json = (await res.json()) as any;
+      expect(res.status, JSON.stringify(json)).to.equal(200);
+      expect(json.data.metadata.text_contents.map((c: { page: number; method: string }) => `${c.page}/${c.method}`)).to.deep.equal(['2/native', '3/native']);
+    });
+
     it('reads only pages 2 to 3 when page_start is 2 and page_end is 3, both inclusive', async () => {
       const data = ok(await postPdf(s, { extraction_method: 'native', page_start: '2', page_end: '3' }, FOUR_PAGES));
       expect(data.metadata.text_contents.map((c: { page: number }) => c.page)).to.deep.equal([2, 3]);
