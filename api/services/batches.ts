@@ -67,6 +67,8 @@ export class BatchService {
   }
 
   async create(req: CreateBatch): Promise<{ state: BatchState; jobs: JobState[]; created: boolean }> {
+    // Before the manifest and the pending records are written: a refused batch leaves nothing behind.
+    this.temporal.ensureReachable();
     const batchId = req.idempotencyKey ? idFromKey('batch', req.idempotencyKey) : newBatchId();
     if (req.idempotencyKey) {
       const existing = await this.state(batchId);
@@ -174,6 +176,7 @@ export class BatchService {
 
   async state(batchId: string): Promise<BatchState | null> {
     if (!isBatchId(batchId)) return null;
+    this.temporal.ensureReachable();
     try {
       const live = await this.temporal.client.workflow.getHandle(batchId).query(batchStateQuery);
       if (live.status !== 'completed') return live;

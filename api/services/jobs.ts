@@ -35,6 +35,8 @@ const QUERY_DEADLINE_MS = 5000;
 const SHARED_QUERY_MS = 500;
 /** How long one read of a job's record serves every waiter. */
 const SHARED_RECORD_MS = 20;
+/** How long starting a job's workflow may take before the request is answered 503 (Temporal hanging). */
+const START_DEADLINE_MS = 5000;
 /** How long a restart waits for the new run to show in its record before it answers `pending` on its own. */
 const RESTART_VISIBLE_MS = 5000;
 
@@ -100,6 +102,7 @@ export class JobService {
     if (!isJobId(jobId)) return null;
     const rec = await this.readRecord(jobId);
     if (rec && isTerminal(rec)) return rec;
+    this.temporal.ensureReachable();
     const handle = this.temporal.client.workflow.getHandle(jobId);
     try {
       // A query needs a worker; without one it would wait, so it gets a deadline and a fallback.
@@ -184,6 +187,8 @@ export class JobService {
 
   /** Starts a job. With an idempotency key, a repeated request answers the job the first one created. */
   async create(req: CreateJob): Promise<{ state: JobState; created: boolean }> {
+    // Before anything is written: a job refused for an unreachable Temporal leaves nothing behind.
+    this.temporal.ensureReachable();
     const jobId = req.idempotencyKey ? idFromKey('job', req.idempotencyKey) : newJobId();
     if (req.idempotencyKey) {
       const existing = await this.state(jobId);
@@ -203,14 +208,17 @@ export class JobService {
       ...(this.webhookRetryScale !== 1 ? { webhookRetryScale: this.webhookRetryScale } : {}),
     };
     try {
-      await this.temporal.client.workflow.start(jobWorkflow, {
-        workflowId: jobId,
-        taskQueue: this.temporal.queues.io,
-        args: [input],
-        workflowIdReusePolicy: 'REJECT_DUPLICATE',
-        typedSearchAttributes: jobSearchAttributes({ jobType: req.jobType, userId: req.userId }),
-        memo: { summary: `${req.jobType} job${req.userId ? ` of ${req.userId}` : ''}` },
-      });
+      // A start that hangs (Temporal stopped, not dead) is given up after START_DEADLINE_MS: 503, retry with the key.
+      await this.temporal.connection.withDeadline(Date.now() + START_DEADLINE_MS, () =>
+        this.temporal.client.workflow.start(jobWorkflow, {
+          workflowId: jobId,
+          taskQueue: this.temporal.queues.io,
+          args: [input],
+          workflowIdReusePolicy: 'REJECT_DUPLICATE',
+          typedSearchAttributes: jobSearchAttributes({ jobType: req.jobType, userId: req.userId }),
+          memo: { summary: `${req.jobType} job${req.userId ? ` of ${req.userId}` : ''}` },
+        }),
+      );
     } catch (e) {
       if (e instanceof WorkflowExecutionAlreadyStartedError && req.idempotencyKey) {
         const existing = await this.state(jobId);
@@ -254,9 +262,17 @@ export class JobService {
           () => (stop.signal.aborted ? ('timeout' as const) : ('done' as const)),
         ),
       new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), timeoutMs))),
+      // Temporal gone (refused or hanging): the caller learns it within seconds, with the job to poll later.
+      this.temporal.whenUnreachable().then(() => 'unreachable' as const),
     ]);
     clearTimeout(timer);
     stop.abort();
+    if (outcome === 'unreachable') {
+      throw new AppError('UNAVAILABLE', `The job engine (Temporal) became unreachable while the job ran; poll GET /api/jobs/${state.job_id} once it is back.`, {
+        job_id: state.job_id,
+        reason: 'temporal_unreachable',
+      });
+    }
     if (outcome === 'timeout') {
       throw new AppError('TIMEOUT', `The job is still running after ${timeoutMs} ms; poll GET /api/jobs/${state.job_id}.`, { job_id: state.job_id });
     }
@@ -308,6 +324,7 @@ export class JobService {
     // A run closed out by the sweeper may still be handing its failure over; the failed run itself closes right
     // after its record (its webhooks are the notifier's): both are a matter of moments.
     const closedOutRun = typeof s.error?.details?.run_id === 'string' ? s.error.details.run_id : undefined;
+    this.temporal.ensureReachable();
     await this.awaitRunClosed(jobId, s.run ?? 1, closedOutRun);
     try {
       await this.temporal.client.workflow.start(jobWorkflow, {

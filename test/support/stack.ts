@@ -13,9 +13,9 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
-/** The real API and worker in this process, sharing one data directory, against the shared dev server. */
-export async function startStack(env: Record<string, string> = {}): Promise<Stack> {
-  const temporal = await sharedDevServer();
+/** The real API and worker in this process, sharing one data directory, against the shared dev server (or `temporal`). */
+export async function startStack(env: Record<string, string> = {}, opts: { temporal?: { address: string } } = {}): Promise<Stack> {
+  const temporal = opts.temporal ?? (await sharedDevServer());
   const dataDir = tempDir('docproc-stack-');
   const prefix = `t${Math.random().toString(36).slice(2, 8)}`;
   const common = { DATA_DIR: dataDir, TASK_QUEUE_PREFIX: prefix, TEMPORAL_ADDRESS: temporal.address, ...env };

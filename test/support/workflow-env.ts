@@ -85,6 +85,9 @@ export async function startHarness(t: TemporalLinks, opts: { webhookRetryScale?:
     connection: t.connection,
     namespace: config.TEMPORAL_NAMESPACE,
     queues: taskQueues(prefix),
+    // The harness's own dev server: no reachability watch (the API's gateway has one).
+    ensureReachable: () => undefined,
+    whenUnreachable: () => new Promise<void>(() => undefined),
     close: async () => undefined,
   };
   return {
