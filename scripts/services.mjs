@@ -99,7 +99,7 @@ export const DEV_SERVER_DYNAMIC_CONFIG = {
  * project's search attributes and `DEV_SERVER_DYNAMIC_CONFIG` (`dynamicConfig`: other settings, for a benchmark
  * that compares them), and resolves once the default namespace answers.
  */
-export async function startTemporalDev({ bin, dbFile, port, uiPort, headless = false, ip = '127.0.0.1', stdio = 'pipe', logLevel = 'error', dynamicConfig = DEV_SERVER_DYNAMIC_CONFIG }) {
+export async function startTemporalDev({ bin, dbFile, port, uiPort, headless = false, ip = '127.0.0.1', stdio = 'pipe', logLevel = 'error', dynamicConfig = DEV_SERVER_DYNAMIC_CONFIG, onSpawn = undefined }) {
   const args = ['server', 'start-dev', '--ip', ip, '--port', String(port), '--log-level', logLevel];
   if (dbFile) {
     fs.mkdirSync(path.dirname(dbFile), { recursive: true });
@@ -110,6 +110,7 @@ export async function startTemporalDev({ bin, dbFile, port, uiPort, headless = f
   for (const [k, v] of Object.entries(SEARCH_ATTRIBUTES)) args.push('--search-attribute', `${k}=${v}`);
   for (const [k, v] of Object.entries(dynamicConfig)) args.push('--dynamic-config-value', `${k}=${v}`);
   const child = spawn(bin, args, { stdio: ['ignore', stdio, stdio], detached: false });
+  onSpawn?.(child);
   const exited = new Promise((_, reject) => child.once('exit', (code) => reject(new Error(`temporal dev server exited with ${code}`))));
   exited.catch(() => undefined);
   const address = `${ip}:${port}`;

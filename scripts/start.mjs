@@ -1,18 +1,21 @@
-// `npm start`: sets up what is missing, then runs the Temporal dev server (unless TEMPORAL_ADDRESS is set), the
-// worker and the API, with prefixed readable logs. Ctrl-C or SIGTERM stops all three. Plain Node, no dependency.
+// `npm start`: sets up what is missing, then runs the Temporal dev server (unless TEMPORAL_ADDRESS is set), the local
+// model server, the worker and the API, with prefixed readable logs, and supervises them: a child that dies is
+// restarted with backoff; Ctrl-C or SIGTERM (or a crash loop) stops them all. Plain Node, no dependency.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { ROOT, setupForStart, step } from './engines.mjs';
-import { pipePrefixed } from './logfmt.mjs';
 import { choosePort, startLocalLlm, startTemporalDev, stopChild, stopOnSignalsAndOrphaning, waitApiHealthy } from './services.mjs';
+import { Supervisor } from './supervisor.mjs';
 
 const env = { ...process.env };
 const dataDir = path.resolve(env.DATA_DIR || path.join(ROOT, '.data'));
 const host = env.HOST || '127.0.0.1';
 const port = Number(env.PORT || 8080);
 const raw = env.LOG_FORMAT === 'json';
-const children = [];
 let stopping = false;
+// Every child is supervised: restarted with backoff when it dies (its state is on disk), the stack stopped only by
+// Ctrl-C/SIGTERM or a crash loop (scripts/supervisor.mjs).
+const supervisor = new Supervisor({ log: step, raw, onCrashLoop: () => void shutdown(1) });
 
 async function main() {
   const { temporal: temporalBin, speech, llmModel } = await setupForStart();
@@ -21,7 +24,6 @@ async function main() {
   // The local model server (when the provider is local) before the worker, which is told its port.
   const llmStarting = llmModel ? startLlm(childEnv, llmModel) : null;
   llmStarting?.catch(() => undefined); // awaited below; a failure there stops everything
-  let temporal = null;
   let uiUrl = null;
   if (!env.TEMPORAL_ADDRESS) {
     const grpc = await choosePort(Number(env.TEMPORAL_DEV_PORT || 7233));
@@ -29,10 +31,12 @@ async function main() {
     if (grpc.moved) step('temporal', `port ${env.TEMPORAL_DEV_PORT || 7233} is taken, using ${grpc.port}`);
     if (ui.moved) step('temporal', `UI port ${env.TEMPORAL_UI_PORT || 8233} is taken, using ${ui.port}`);
     step('temporal', `starting the dev server (${path.join(dataDir, 'temporal.db')}, WAL)`);
-    temporal = await startTemporalDev({ bin: temporalBin, dbFile: path.join(dataDir, 'temporal.db'), port: grpc.port, uiPort: ui.port });
-    children.push({ name: 'temporal', child: temporal.child });
-    pipePrefixed(temporal.child.stdout, 'temporal', { raw: true });
-    pipePrefixed(temporal.child.stderr, 'temporal', { raw: true });
+    // Restarted on the same ports and database: the worker and the API reconnect by themselves.
+    const temporal = await supervisor.start(
+      'temporal',
+      (attach) => startTemporalDev({ bin: temporalBin, dbFile: path.join(dataDir, 'temporal.db'), port: grpc.port, uiPort: ui.port, onSpawn: attach }),
+      { raw: true },
+    );
     childEnv.TEMPORAL_ADDRESS = temporal.address;
     childEnv.TEMPORAL_DEV_PORT = String(grpc.port);
     childEnv.TEMPORAL_UI_PORT = String(ui.port);
@@ -42,12 +46,11 @@ async function main() {
   }
   if (llmStarting) await llmStarting;
   for (const name of ['worker', 'api']) {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, name, 'main.ts')], {
-      cwd: ROOT,
-      env: childEnv,
-      stdio: ['ignore', 'pipe', 'pipe'],
+    await supervisor.start(name, async (attach) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, name, 'main.ts')], { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+      attach(child);
+      return child;
     });
-    track(name, child);
   }
   const shownHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
   const apiUrl = `http://${shownHost}:${port}`;
@@ -60,47 +63,49 @@ async function main() {
   );
 }
 
-/** Starts llm-server/main.ts on LLM_LOCAL_PORT (8091, a free one when taken) and sets the children's variables. */
+/**
+ * Starts llm-server/main.ts on LLM_LOCAL_PORT (8091, a free one when taken) and sets the children's variables. A
+ * port taken between the check and the bind (another stack starting at the same moment) is not a crash: the first
+ * start moves to another free port, up to three times, before the worker is told the port.
+ */
 async function startLlm(childEnv, modelPath) {
   const wanted = Number(env.LLM_LOCAL_PORT || 8091);
-  const chosen = await choosePort(wanted);
-  if (chosen.moved) step('llm', `port ${wanted} is taken, using ${chosen.port}`);
-  Object.assign(childEnv, { LLM_PROVIDER: 'local', LLM_LOCAL_PORT: String(chosen.port), LLM_LOCAL_MODEL_PATH: modelPath });
   step('llm', `starting the local model server (${path.basename(modelPath)})`);
   const t0 = Date.now();
-  const llm = await startLocalLlm({ root: ROOT, port: chosen.port, env: childEnv, stdio: 'pipe', onSpawn: (child) => track('llm', child) });
-  step('llm', `ready in ${((Date.now() - t0) / 1000).toFixed(1)} s on ${llm.url}`);
-  return llm;
-}
-
-function track(name, child) {
-  children.push({ name, child });
-  pipePrefixed(child.stdout, name, { raw });
-  pipePrefixed(child.stderr, name, { raw: true });
-  child.once('exit', (code, signal) => {
-    if (!stopping) {
-      step(name, `exited unexpectedly (${signal ?? code}); stopping`);
-      void shutdown(1);
+  let lastError;
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    const chosen = await choosePort(attempt === 1 ? wanted : wanted + attempt);
+    if (chosen.moved) step('llm', `port ${wanted} is taken, using ${chosen.port}`);
+    const llmEnv = { ...childEnv, LLM_PROVIDER: 'local', LLM_LOCAL_PORT: String(chosen.port), LLM_LOCAL_MODEL_PATH: modelPath };
+    const launch = (attach) => startLocalLlm({ root: ROOT, port: chosen.port, env: llmEnv, stdio: 'pipe', onSpawn: attach });
+    try {
+      const llm = await supervisor.start('llm', launch);
+      Object.assign(childEnv, { LLM_PROVIDER: 'local', LLM_LOCAL_PORT: String(chosen.port), LLM_LOCAL_MODEL_PATH: modelPath });
+      step('llm', `ready in ${((Date.now() - t0) / 1000).toFixed(1)} s on ${llm.url}`);
+      return llm;
+    } catch (err) {
+      lastError = err;
+      // Only a port taken meanwhile is worth another port; anything else stops the start.
+      if (!/EADDRINUSE/.test(supervisor.tail('llm').join('\n'))) throw err;
+      await stopChild(supervisor.child('llm'), 5000);
     }
-  });
+  }
+  throw lastError;
 }
-
 
 async function shutdown(code) {
   if (stopping) return;
   stopping = true;
+  supervisor.stopping = true;
   step('stop', 'stopping api and worker');
-  const apps = children.filter((c) => c.name !== 'temporal' && c.name !== 'llm');
-  await Promise.all(apps.map((c) => stopChild(c.child, 15_000)));
-  const llm = children.find((c) => c.name === 'llm');
-  if (llm) {
+  await Promise.all(['api', 'worker'].map((n) => stopChild(supervisor.child(n), 15_000)));
+  if (supervisor.child('llm')) {
     step('stop', 'stopping the local model server');
-    await stopChild(llm.child, 10_000);
+    await stopChild(supervisor.child('llm'), 10_000);
   }
-  const t = children.find((c) => c.name === 'temporal');
-  if (t) {
+  if (supervisor.child('temporal')) {
     step('stop', 'stopping the Temporal dev server');
-    await stopChild(t.child, 10_000);
+    await stopChild(supervisor.child('temporal'), 10_000);
   }
   process.exit(code);
 }
