@@ -1,14 +1,15 @@
 // `npm run cluster`: the service scaled out on one machine, from the local engine cache: one Temporal dev server,
 // one MinIO (STORAGE=s3), N API processes on N ports, io workers (io and llm queues) and media workers as separate processes
-// (WORKER_QUEUES). Prefixed logs; a process that dies is reported and the rest carry on (kill one to watch the
-// others take over); Ctrl-C or SIGTERM stops everything. Plain Node, no dependency.
+// (WORKER_QUEUES). Prefixed logs; every process is supervised as in `npm start` (scripts/supervisor.mjs): one that
+// dies is restarted with backoff while the others carry on (kill one to watch the others take over); Ctrl-C, SIGTERM
+// or a crash loop stops everything. Plain Node, no dependency.
 //   npm run cluster -- --apis 2 --io-workers 1 --media-workers 2 [--port 8080]
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ensureMinio, ROOT, setupForStart, step } from './engines.mjs';
-import { pipePrefixed } from './logfmt.mjs';
 import { choosePort, startLocalLlm, startMinio, startTemporalDev, stopChild, stopOnSignalsAndOrphaning, waitApiHealthy } from './services.mjs';
+import { Supervisor } from './supervisor.mjs';
 
 const { values: opts } = parseArgs({
   options: {
@@ -30,10 +31,12 @@ const mediaWorkers = count('media-workers', 1);
 const env = { ...process.env };
 const dataDir = path.resolve(env.DATA_DIR || path.join(ROOT, '.data', 'cluster'));
 const raw = env.LOG_FORMAT === 'json';
-/** @type {{ name: string, child: import('node:child_process').ChildProcess, infra: boolean }[]} */
-const children = [];
+/** Names of the supervised processes: the services (APIs, workers) and the infrastructure they need. */
+const services = [];
+const infra = [];
 const taken = new Set();
 let stopping = false;
+const supervisor = new Supervisor({ log: step, raw, onCrashLoop: () => void shutdown(1) });
 
 async function port(preferred, label) {
   const chosen = await choosePort(preferred, taken);
@@ -59,8 +62,12 @@ async function main() {
     const grpc = await port(Number(env.TEMPORAL_DEV_PORT || 7233), 'temporal');
     const ui = await port(Number(env.TEMPORAL_UI_PORT || 8233), 'temporal');
     step('temporal', `starting the dev server (${path.join(dataDir, 'temporal.db')}, WAL)`);
-    const temporal = await startTemporalDev({ bin: temporalBin, dbFile: path.join(dataDir, 'temporal.db'), port: grpc, uiPort: ui });
-    track('temporal', temporal.child, { infra: true, raw: true });
+    infra.push('temporal');
+    const temporal = await supervisor.start(
+      'temporal',
+      (attach) => startTemporalDev({ bin: temporalBin, dbFile: path.join(dataDir, 'temporal.db'), port: grpc, uiPort: ui, onSpawn: attach }),
+      { raw: true },
+    );
     Object.assign(childEnv, { TEMPORAL_ADDRESS: temporal.address, TEMPORAL_DEV_PORT: String(grpc), TEMPORAL_UI_PORT: String(ui) });
     uiUrl = `http://127.0.0.1:${ui}`;
   } else {
@@ -70,30 +77,37 @@ async function main() {
   const s3Port = await port(9000, 'minio');
   const consolePort = await port(s3Port + 1, 'minio');
   step('minio', `starting MinIO on 127.0.0.1:${s3Port} (${path.join(dataDir, 'minio')})`);
-  const minio = await startMinio({
-    bin: minioBin,
-    dir: path.join(dataDir, 'minio'),
-    port: s3Port,
-    consolePort,
-    accessKey: env.S3_ACCESS_KEY || 'docproc',
-    secretKey: env.S3_SECRET_KEY || 'docproc-cluster-secret',
-  });
-  track('minio', minio.child, { infra: true, raw: true });
+  infra.push('minio');
+  const minio = await supervisor.start(
+    'minio',
+    (attach) =>
+      startMinio({
+        bin: minioBin,
+        dir: path.join(dataDir, 'minio'),
+        port: s3Port,
+        consolePort,
+        accessKey: env.S3_ACCESS_KEY || 'docproc',
+        secretKey: env.S3_SECRET_KEY || 'docproc-cluster-secret',
+        onSpawn: attach,
+      }),
+    { raw: true },
+  );
   Object.assign(childEnv, { S3_ENDPOINT: minio.endpoint, S3_ACCESS_KEY: minio.accessKey, S3_SECRET_KEY: minio.secretKey });
 
   if (llmModel) {
     const llmPort = await port(Number(env.LLM_LOCAL_PORT || 8091), 'llm');
     Object.assign(childEnv, { LLM_PROVIDER: 'local', LLM_LOCAL_PORT: String(llmPort), LLM_LOCAL_MODEL_PATH: llmModel });
     step('llm', `starting the local model server (${path.basename(llmModel)}), shared by the workers`);
-    await startLocalLlm({ root: ROOT, port: llmPort, env: childEnv, onSpawn: (child) => track('llm', child, { infra: true }) });
+    infra.push('llm');
+    await supervisor.start('llm', (attach) => startLocalLlm({ root: ROOT, port: llmPort, env: childEnv, onSpawn: attach }));
   }
 
-  for (let i = 1; i <= ioWorkers; i++) service(`io-${i}`, 'worker', { ...childEnv, WORKER_QUEUES: 'io,llm' });
-  for (let i = 1; i <= mediaWorkers; i++) service(`media-${i}`, 'worker', { ...childEnv, WORKER_QUEUES: 'media' });
+  for (let i = 1; i <= ioWorkers; i++) await service(`io-${i}`, 'worker', { ...childEnv, WORKER_QUEUES: 'io,llm' });
+  for (let i = 1; i <= mediaWorkers; i++) await service(`media-${i}`, 'worker', { ...childEnv, WORKER_QUEUES: 'media' });
   const urls = [];
   for (let i = 1; i <= apis; i++) {
     const p = await port(Number(opts.port) + i - 1, `api-${i}`);
-    service(`api-${i}`, 'api', { ...childEnv, PORT: String(p) });
+    await service(`api-${i}`, 'api', { ...childEnv, PORT: String(p) });
     urls.push(`http://127.0.0.1:${p}`);
   }
   await Promise.all(urls.map((u) => waitApiHealthy(u, { isStopping: () => stopping })));
@@ -107,30 +121,22 @@ async function main() {
 }
 
 function service(name, main, childEnv) {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, main, 'main.ts')], { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
-  track(name, child, { infra: false, raw });
-}
-
-function track(name, child, { infra, raw: rawOut }) {
-  children.push({ name, child, infra });
-  pipePrefixed(child.stdout, name, { raw: rawOut });
-  pipePrefixed(child.stderr, name, { raw: true });
-  child.once('exit', (code, signal) => {
-    if (stopping) return;
-    // Without Temporal or the object store nothing works; any one API or worker may go (the others carry on).
-    step(name, `exited (${signal ?? code})${infra ? '; stopping' : '; the others carry on'}`);
-    if (infra) void shutdown(1);
+  services.push(name);
+  return supervisor.start(name, async (attach) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, main, 'main.ts')], { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    attach(child);
+    return child;
   });
 }
-
 
 async function shutdown(code) {
   if (stopping) return;
   stopping = true;
+  supervisor.stopping = true;
   step('stop', 'stopping the APIs and workers');
-  await Promise.all(children.filter((c) => !c.infra).map((c) => stopChild(c.child, 15_000)));
+  await Promise.all(services.map((n) => stopChild(supervisor.child(n), 15_000)));
   step('stop', 'stopping the model server, MinIO and Temporal');
-  await Promise.all(children.filter((c) => c.infra).map((c) => stopChild(c.child, 10_000)));
+  await Promise.all(infra.map((n) => stopChild(supervisor.child(n), 10_000)));
   process.exit(code);
 }
 

@@ -129,12 +129,13 @@ export async function startTemporalDev({ bin, dbFile, port, uiPort, headless = f
 }
 
 /** Starts MinIO on loopback and resolves once its liveness endpoint answers 200. */
-export async function startMinio({ bin, dir, port, consolePort, accessKey = 'docproc-test', secretKey = 'docproc-test-secret', stdio = 'pipe' }) {
+export async function startMinio({ bin, dir, port, consolePort, accessKey = 'docproc-test', secretKey = 'docproc-test-secret', stdio = 'pipe', onSpawn = undefined }) {
   fs.mkdirSync(dir, { recursive: true });
   const child = spawn(bin, ['server', dir, '--address', `127.0.0.1:${port}`, '--console-address', `127.0.0.1:${consolePort}`, '--quiet'], {
     stdio: ['ignore', stdio, stdio],
     env: { ...process.env, MINIO_ROOT_USER: accessKey, MINIO_ROOT_PASSWORD: secretKey, MINIO_BROWSER: 'off' },
   });
+  onSpawn?.(child);
   const deadline = Date.now() + 60_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`minio exited with ${child.exitCode}`);
