@@ -26,21 +26,11 @@ async function main() {
   llmStarting?.catch(() => undefined); // awaited below; a failure there stops everything
   let uiUrl = null;
   if (!env.TEMPORAL_ADDRESS) {
-    const grpc = await choosePort(Number(env.TEMPORAL_DEV_PORT || 7233));
-    const ui = await choosePort(Number(env.TEMPORAL_UI_PORT || 8233), new Set([grpc.port]));
-    if (grpc.moved) step('temporal', `port ${env.TEMPORAL_DEV_PORT || 7233} is taken, using ${grpc.port}`);
-    if (ui.moved) step('temporal', `UI port ${env.TEMPORAL_UI_PORT || 8233} is taken, using ${ui.port}`);
-    step('temporal', `starting the dev server (${path.join(dataDir, 'temporal.db')}, WAL)`);
-    // Restarted on the same ports and database: the worker and the API reconnect by themselves.
-    const temporal = await supervisor.start(
-      'temporal',
-      (attach) => startTemporalDev({ bin: temporalBin, dbFile: path.join(dataDir, 'temporal.db'), port: grpc.port, uiPort: ui.port, onSpawn: attach }),
-      { raw: true },
-    );
+    const temporal = await startTemporal(temporalBin);
     childEnv.TEMPORAL_ADDRESS = temporal.address;
-    childEnv.TEMPORAL_DEV_PORT = String(grpc.port);
-    childEnv.TEMPORAL_UI_PORT = String(ui.port);
-    uiUrl = `http://127.0.0.1:${ui.port}`;
+    childEnv.TEMPORAL_DEV_PORT = String(temporal.port);
+    childEnv.TEMPORAL_UI_PORT = String(temporal.uiPort);
+    uiUrl = `http://127.0.0.1:${temporal.uiPort}`;
   } else {
     step('temporal', `using ${env.TEMPORAL_ADDRESS}; no dev server started`);
   }
@@ -61,6 +51,36 @@ async function main() {
       (uiUrl ? `  Temporal UI:  ${uiUrl}\n` : '') +
       `  Data:         ${dataDir}\n\n  Ctrl-C stops everything.\n\n`,
   );
+}
+
+/**
+ * Starts the Temporal dev server on TEMPORAL_DEV_PORT and TEMPORAL_UI_PORT (7233 and 8233, free ones when taken). A
+ * port taken between the check and the bind (another stack starting at the same moment) moves it to other free ports,
+ * up to three times, before anything is told its address; later it is restarted on the same ports and database (the
+ * worker and the API reconnect by themselves).
+ */
+async function startTemporal(bin) {
+  const wanted = { grpc: Number(env.TEMPORAL_DEV_PORT || 7233), ui: Number(env.TEMPORAL_UI_PORT || 8233) };
+  step('temporal', `starting the dev server (${path.join(dataDir, 'temporal.db')}, WAL)`);
+  let lastError;
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    const grpc = await choosePort(wanted.grpc + (attempt - 1) * 10);
+    const ui = await choosePort(wanted.ui + (attempt - 1) * 10, new Set([grpc.port]));
+    if (grpc.port !== wanted.grpc) step('temporal', `port ${wanted.grpc} is taken, using ${grpc.port}`);
+    if (ui.port !== wanted.ui) step('temporal', `UI port ${wanted.ui} is taken, using ${ui.port}`);
+    try {
+      return await supervisor.start(
+        'temporal',
+        (attach) => startTemporalDev({ bin, dbFile: path.join(dataDir, 'temporal.db'), port: grpc.port, uiPort: ui.port, onSpawn: attach }),
+        { raw: true },
+      );
+    } catch (err) {
+      lastError = err;
+      if (!/address already in use|EADDRINUSE/i.test(supervisor.tail('temporal').join('\n'))) throw err;
+      await stopChild(supervisor.child('temporal'), 5000);
+    }
+  }
+  throw lastError;
 }
 
 /**
