@@ -4,6 +4,7 @@ import type { OpenAPIRegistry, RouteConfig } from '@asteasolutions/zod-to-openap
 import { z } from 'zod';
 import { AppError } from '../core/errors';
 import { errorResponse } from './openapi';
+import { MAX_WAIT_MS, readAsyncPreference } from './services/async-preference';
 
 type Method = 'get' | 'post' | 'put' | 'delete';
 type AnyObject = z.ZodObject<z.ZodRawShape>;
@@ -41,6 +42,22 @@ export interface RouteSpec<P extends AnyObject, Q extends AnyObject, B extends z
 const toKoaPath = (p: string) => p.replace(/\{([A-Za-z0-9_]+)\}/g, ':$1');
 
 /**
+ * A route that runs work as a job and waits for it (it documents the 504 of that wait) also answers asynchronously
+ * (contract §3): `Prefer: respond-async` or `wait_ms=0` → 202 with the job at once, `wait_ms=N` → up to N ms.
+ */
+const respondsAsync = (spec: { method: Method; responses: RouteConfig['responses'] }) => spec.method === 'post' && spec.responses[504] !== undefined;
+
+const waitMsParam = z
+  .string()
+  .regex(/^\d{1,6}$/)
+  .optional()
+  .openapi({ description: `How long to wait for the result, in ms (0 to ${MAX_WAIT_MS}); 0 answers 202 with the job at once; past it, 202 with the job (not 504). Default: the server's wait.` });
+const preferHeader = z.string().optional().openapi({ description: '`respond-async` (RFC 7240): 202 with `data.job_id` at once, answered with `Preference-Applied: respond-async`.', example: 'respond-async' });
+const jobHandedOver = z
+  .object({ status: z.literal('success'), data: z.object({ job_id: z.string(), status: z.enum(['pending', 'processing', 'completed', 'failed']), message: z.string() }) })
+  .openapi('JobHandedOver');
+
+/**
  * One definition per route: it registers the koa route, validates with the zod schemas and documents the same
  * schemas in OpenAPI, so the document can never drift from what the server accepts.
  */
@@ -75,6 +92,7 @@ export class ApiRouter {
         const raw = ctx.request.is('multipart') ? { ...(ctx.request.body as object), ...filesOf(ctx) } : ctx.request.body;
         body = spec.body.parse(raw ?? {});
       }
+      if (respondsAsync(spec)) ctx.state.prefer = readAsyncPreference(ctx);
       await spec.handler(ctx, { params, query, body } as RouteInput<z.infer<P>, z.infer<Q>, z.infer<B>>);
     });
     this.router[spec.method](koaPath, ...middlewares);
@@ -112,6 +130,8 @@ export class ApiRouter {
         `UNSUPPORTED_MEDIA_TYPE: a Content-Type other than ${Object.keys(content).join(' or ')}, or a Content-Encoding other than gzip, deflate or br`,
       );
     }
+    const async = respondsAsync(spec);
+    if (async) responses[202] ??= { description: 'Accepted: the job runs on (Prefer: respond-async, wait_ms=0, or wait_ms passed); poll GET /api/jobs/{job_id}', content: { 'application/json': { schema: jobHandedOver } } };
     responses[500] ??= errorResponse('Internal error');
     this.registry.registerPath({
       method: spec.method,
@@ -123,7 +143,8 @@ export class ApiRouter {
       ...(spec.auth === false ? { security: [] } : {}),
       request: {
         ...(spec.params ? { params: spec.params } : {}),
-        ...(spec.query ? { query: spec.query } : {}),
+        ...(spec.query || async ? { query: (spec.query ?? z.object({})).extend(async ? { wait_ms: waitMsParam } : {}) } : {}),
+        ...(async ? { headers: z.object({ Prefer: preferHeader }) } : {}),
         ...(spec.body ? { body: { content, required: !spec.bodyOptional } } : {}),
       },
       responses,

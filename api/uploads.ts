@@ -50,7 +50,8 @@ export async function withUpload<T>(store: BlobStore, upload: StoredUpload, work
   try {
     return await work();
   } catch (e) {
-    keep = e instanceof AppError && e.code === 'TIMEOUT';
+    // The job goes on with the upload: a 504, or a 202 to a client that did not wait (JobAccepted).
+    keep = (e instanceof AppError && e.code === 'TIMEOUT') || (e as Error)?.name === 'JobAccepted';
     throw e;
   } finally {
     if (!keep) await store.delete(upload.key).catch(() => undefined);

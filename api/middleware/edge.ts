@@ -2,6 +2,7 @@ import type { Context, Next } from 'koa';
 import type { Logger } from '../../core/logger';
 import { newRequestId } from '../../core/ids';
 import { toApiError } from '../errors';
+import { JobAccepted } from '../services/async-preference';
 
 const CLIENT_ID = /^[A-Za-z0-9._:\-]{1,128}$/;
 
@@ -29,6 +30,14 @@ export function edgeMiddleware(logger: Logger, version: string) {
         throw Object.assign(new Error('no route'), { status, headers: { Allow: allow } });
       }
     } catch (err) {
+      if (err instanceof JobAccepted) {
+        // Not a failure: the job was accepted and the client does not wait for it (contract §3).
+        ctx.status = 202;
+        ctx.set('Location', `/api/jobs/${err.state.job_id}`);
+        if (err.preferenceApplied) ctx.set('Preference-Applied', 'respond-async');
+        ctx.body = { status: 'success', data: { job_id: err.state.job_id, status: err.state.status, message: `Accepted; poll GET /api/jobs/${err.state.job_id}.` } };
+        return;
+      }
       const mapped = toApiError(err);
       if (mapped.unexpected) log.error({ err }, 'request failed');
       else log.debug({ code: mapped.body.code }, 'request rejected');

@@ -47,7 +47,7 @@ export function audioRoutes(api: ApiRouter, jobs: JobService, config: Config): v
         ...(body.template ? { template: body.template } : {}),
         use_cache: body.useCache,
       });
-      const done = await withUpload(jobs.store, upload, () => jobs.runSync({ jobType: 'audio', parameters }, config.MEDIA_SYNC_WAIT_MS));
+      const done = await withUpload(jobs.store, upload, () => jobs.runSync({ jobType: 'audio', parameters }, config.MEDIA_SYNC_WAIT_MS, { prefer: ctx.state.prefer }));
       const cached = fromCache(done.results);
       const llmInfo = (done.results?.llm_info as LlmInfo | undefined) ?? { total_tokens: 0, total_cost: 0, requests: [] };
       ctx.set('X-Cache', cached ? 'hit' : 'miss');

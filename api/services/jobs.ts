@@ -19,6 +19,7 @@ import {
 } from '../../workflows/definitions';
 import { isTerminal, logsForRestart } from '../../workflows/job-state';
 import type { TemporalGateway } from '../temporal';
+import { JobAccepted, type AsyncPreference } from './async-preference';
 import { RequestBound } from './request-bound';
 
 export interface CreateJob {
@@ -248,8 +249,13 @@ export class JobService {
    * Runs a job and waits for it (synchronous endpoints). Past `timeoutMs` it answers 504 `TIMEOUT` with the job id,
    * and the work goes on. A failed job becomes the error it failed with.
    */
-  async runSync(req: CreateJob, timeoutMs: number, opts: { results?: boolean } = {}): Promise<JobRecord> {
+  async runSync(req: CreateJob, timeoutMs: number, opts: { results?: boolean; prefer?: AsyncPreference } = {}): Promise<JobRecord> {
     const { state } = await this.create(req);
+    const prefer = opts.prefer;
+    if (prefer?.respondAsync || prefer?.waitMs === 0) throw new JobAccepted(state, prefer.respondAsync);
+    // The client's own wait: past it, the job is handed over (202), not a 504.
+    const asked = prefer?.waitMs;
+    if (asked !== undefined) timeoutMs = Math.min(timeoutMs, asked);
     const handle = this.temporal.client.workflow.getHandle(state.job_id);
     // Past the limit the long poll for the result is aborted, not left open until the job ends.
     const stop = new AbortController();
@@ -273,6 +279,7 @@ export class JobService {
         reason: 'temporal_unreachable',
       });
     }
+    if (outcome === 'timeout' && asked !== undefined) throw new JobAccepted({ job_id: state.job_id, status: 'processing' }, false);
     if (outcome === 'timeout') {
       throw new AppError('TIMEOUT', `The job is still running after ${timeoutMs} ms; poll GET /api/jobs/${state.job_id}.`, { job_id: state.job_id });
     }

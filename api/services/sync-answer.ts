@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import type { Context } from 'koa';
+import type { AsyncPreference } from './async-preference';
 import { readBlobJson, type BlobStore } from '../../core/blob-store';
 import { fromCache, resultData, type StoredJobFields } from '../../core/job-results';
 import type { CreateJob, JobRecord, JobService } from './jobs';
@@ -41,6 +42,8 @@ export async function answerWithResults(ctx: Context, store: BlobStore, done: Jo
  * (`JobService.runSync`: 504 past `timeoutMs`), then answered with its results, streamed.
  */
 export async function answerSync(ctx: Context, jobs: JobService, req: CreateJob, timeoutMs: number): Promise<void> {
-  jobs.heavy.enter(ctx);
-  await answerWithResults(ctx, jobs.store, await jobs.runSync(req, timeoutMs, { results: false }));
+  const prefer = ctx.state.prefer as AsyncPreference | undefined;
+  // A client that does not wait holds no heavy-request slot.
+  if (!prefer?.respondAsync && prefer?.waitMs !== 0) jobs.heavy.enter(ctx);
+  await answerWithResults(ctx, jobs.store, await jobs.runSync(req, timeoutMs, { results: false, prefer }));
 }
