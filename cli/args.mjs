@@ -5,7 +5,7 @@
 
 export class UsageError extends Error {}
 
-const BOOLEAN = new Set(['json', 'no-follow', 'quiet', 'help', 'job']);
+const BOOLEAN = new Set(['json', 'no-follow', 'quiet', 'help', 'job', 'async']);
 const VALUED = new Set(['field', 'file', 'url', 'method', 'out', 'language', 'target-language', 'source-language', 'template', 'html', 'text', 'body', 'wait']);
 
 /** @returns {{ positionals: string[], fields: [string, unknown][], files: string[], flags: Set<string>, opts: Record<string, string> }} */

@@ -25,8 +25,11 @@ export function createClient(env = process.env) {
   const headers = (extra = {}) => ({ ...(key ? { Authorization: `Bearer ${key}` } : {}), ...extra });
 
   /** Sends a request; answers the Response, or throws an ApiError for an error answer or an unreachable server. */
-  async function send(method, urlPath, { json, form, accept, lastEventId } = {}) {
-    const init = { method, headers: headers({ ...(accept ? { Accept: accept } : {}), ...(lastEventId ? { 'Last-Event-ID': String(lastEventId) } : {}) }) };
+  async function send(method, urlPath, { json, form, accept, lastEventId, prefer } = {}) {
+    const init = {
+      method,
+      headers: headers({ ...(accept ? { Accept: accept } : {}), ...(lastEventId ? { 'Last-Event-ID': String(lastEventId) } : {}), ...(prefer ? { Prefer: prefer } : {}) }),
+    };
     if (form) init.body = form;
     else if (json !== undefined) {
       init.body = JSON.stringify(json);

@@ -16,10 +16,14 @@ const USAGE = `docproc: a client of the docproc service (DOCPROC_URL, default ht
   docproc call METHOD PATH [--field k=v]... [--file F | --file name=F]... [--body JSON]
 
   --field k=v sends a string, --field k:=JSON any JSON value. --json prints only the JSON answer on stdout.
-  Synchronous calls that outlive the server's wait (504 with a job id) are followed to the end.
+  Synchronous calls that outlive the server's wait (504 with a job id) are followed to the end; files over 8 MB
+  (or any with --async) are sent with Prefer: respond-async and their job followed.
   Exit codes: 0 ok, 1 job failed or other error, 2 usage, 3 UNAUTHORIZED/FORBIDDEN, 4 not found,
   5 invalid request (400, 409, 413, 415, 422), 6 server or provider unavailable (429, 5xx), 7 server unreachable.
   Errors print the envelope's code: "docproc: UNAUTHORIZED (401): ...".`;
+
+/** Uploads larger than this ask for an asynchronous answer and follow their job. */
+const ASYNC_UPLOAD_BYTES = 8 * 1024 * 1024;
 
 /** Runs one command; sets the exit code (never throws). */
 export async function main(argv) {
@@ -52,10 +56,15 @@ async function run(args, client, json) {
   const [command, ...rest] = args.positionals;
   const fields = args.fields;
   const progress = json || args.flags.has('quiet') ? { update() {}, done() {} } : progressPrinter();
-  /** A synchronous call; a 504 with a job id is followed to the end. */
+  /** A synchronous call; a job handed over (202, or 504 past the server's wait) is followed to the end. */
   const sync = async (method, urlPath, opts) => {
     try {
       const r = await client.call(method, urlPath, opts);
+      const handedOver = r.status === 202 ? r.body?.data?.job_id : undefined;
+      if (handedOver) {
+        if (!json) process.stderr.write(`running as ${handedOver}; following it\n`);
+        return await finishJob(client, handedOver, progress, json);
+      }
       printResult(r.body, json);
     } catch (err) {
       const jobId = err instanceof ApiError && err.code === 'TIMEOUT' ? err.details?.job_id : undefined;
@@ -64,7 +73,12 @@ async function run(args, client, json) {
       await finishJob(client, jobId, progress, json);
     }
   };
-  const withFile = async (urlPath, file, extra = []) => sync('POST', urlPath, { form: await multipart([...extra, ...fields], [['file', file]]) });
+  // A big upload (or --async) asks for the job at once (Prefer: respond-async) and follows it: no proxy's time limit
+  // can cut a long wait, and the job id is known from the first answer.
+  const withFile = async (urlPath, file, extra = []) => {
+    const big = args.flags.has('async') || (fs.existsSync(file) && fs.statSync(file).size > ASYNC_UPLOAD_BYTES);
+    return sync('POST', urlPath, { form: await multipart([...extra, ...fields], [['file', file]]), ...(big ? { prefer: 'respond-async' } : {}) });
+  };
 
   switch (command) {
     case 'pdf':

@@ -45,9 +45,10 @@ export function edgeMiddleware(logger: Logger, version: string) {
       ctx.status = mapped.status;
       ctx.type = 'application/json';
       ctx.body = { status: 'error', error: mapped.body };
-      // Refused before its body was read to the end (a 413 mid-upload): the connection cannot carry another
-      // request, so the client is told not to reuse it (else its next request meets a reset).
-      if (!ctx.req.complete) ctx.set('Connection', 'close');
+      // An upload refused as too large before its body was read to the end: the connection cannot carry another
+      // request, so the client is told not to reuse it (else its next request meets a reset). Other early answers
+      // (a 401 to an upload) leave the connection to Node, which reads the rest of the body so the client gets them.
+      if (!ctx.req.complete && mapped.status === 413) ctx.set('Connection', 'close');
       if (mapped.status === 405) {
         const allow = (err as { headers?: Record<string, string> }).headers?.Allow;
         if (allow) ctx.set('Allow', allow);

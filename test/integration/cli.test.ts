@@ -49,6 +49,14 @@ describe('the docproc command-line client', function () {
     expect(plain.stdout.trimEnd()).to.equal(body.data.extracted_text.trimEnd());
   });
 
+  it('sends a file with --async as Prefer: respond-async and follows the job it is handed to the same text', async () => {
+    const sync = JSON.parse((await docproc(['pdf', SAMPLE, '--method', 'native', '--json'], env())).stdout);
+    const r = await docproc(['pdf', SAMPLE, '--method', 'native', '--async'], env());
+    expect(r.code, r.stderr).to.equal(0);
+    expect(r.stderr).to.match(/running as job-[0-9a-f-]+; following it/);
+    expect(r.stdout).to.include(sync.data.extracted_text.trim().split('\n')[0]);
+  });
+
   it('follows a job to completion with progress lines from the event stream, then downloads its archive and a file', async () => {
     // The server reads a job's file by path: a copy in the system temp directory (an input root on loopback).
     const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'docproc-cli-in-')), 'scan.pdf');
