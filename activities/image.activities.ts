@@ -9,7 +9,7 @@ import { scratchAt } from '../core/scratch';
 import { imageOcrData } from '../core/result-shapes';
 import { downloadToFile } from '../providers/http/download';
 import { checkPixelBudget, DEFAULT_DPI, imageMetadata } from '../providers/image/metadata';
-import { ocrImage, toTesseractLanguages } from '../providers/ocr/tesseract';
+import { ocrImage, ocrLanguagesFor } from '../providers/ocr/tesseract';
 import type { ActivityDeps } from './deps';
 import { applyTemplate, templateSource } from './llm-ops';
 import { jobModel } from './model-calls';
@@ -66,7 +66,7 @@ export function createImageActivities(deps: ActivityDeps) {
           const meta = await imageMetadata(file);
           // Checked from the header, before tesseract decodes a single pixel.
           checkPixelBudget(meta, config.MAX_IMAGE_PIXELS);
-          const langs = toTesseractLanguages(languages ? languages.split(/[,+ ]+/) : undefined);
+          const langs = await ocrLanguagesFor(languages);
           return { meta, r: await ocrImage(file, { languages: langs, dpi: meta.dpi ?? 300, signal }) };
         }),
       );

@@ -13,7 +13,7 @@ import type { LlmInfo } from '../core/job-results';
 import { pageRange } from '../core/page-range';
 import { scratchAt } from '../core/scratch';
 import { jobInternalKey, jobOutputKey } from '../core/records';
-import { mapPool, ocrImage, toTesseractLanguages } from '../providers/ocr/tesseract';
+import { mapPool, ocrImage, ocrLanguagesFor, toTesseractLanguages } from '../providers/ocr/tesseract';
 import { pagesWithImages } from '../providers/pdf/poppler';
 import { describePdf, readPageTexts } from '../providers/pdf/text-engine';
 import { extractEmbeddedImages, renderPagePng, renderPages } from '../providers/pdf/render';
@@ -162,7 +162,8 @@ export function createPdfActivities(deps: ActivityDeps) {
     async extractPdfPages(input: { jobId: string; inputKey: string; sha256: string; pages: number[]; method: PdfMethod; languages?: string }) {
       const { jobId, pages, method } = input;
       const signal = cancellationSignal();
-      const languages = toTesseractLanguages(input.languages ? input.languages.split(/[,+ ]+/) : undefined);
+      // Only OCR needs the languages installed (422 language_not_installed, never a quiet fallback).
+      const languages = method === 'local_ocr' || method === 'combined' ? await ocrLanguagesFor(input.languages) : toTesseractLanguages(input.languages ? input.languages.split(/[,+ ]+/) : undefined);
       const usages: LlmUsage[] = [];
       const summary: { page: number; method: string; chars: number; reused: boolean }[] = [];
       // The document as a scratch file, shared with this worker's other page groups of it and removed after the last.

@@ -79,6 +79,32 @@ export function installedLanguages(): Promise<ReadonlySet<string>> {
   return installedCache;
 }
 
+/**
+ * The tesseract languages for a request's `ocr_language` (ISO 639-1 or tesseract codes, `de+en`, `de,en`): every
+ * one asked must be installed, else 422 `UNPROCESSABLE_INPUT` with `details.reason: language_not_installed`, the code
+ * asked and the installed ones (contract §9), never a quiet fallback. Nothing asked: `DEFAULT_LANGUAGES`.
+ */
+export async function ocrLanguagesFor(requested: string | undefined): Promise<string[]> {
+  const parts = requested ? requested.split(/[\s,+]+/).filter(Boolean) : [];
+  if (parts.length === 0) return [...DEFAULT_LANGUAGES];
+  const installed = await installedLanguages();
+  const out: string[] = [];
+  for (const part of parts) {
+    const code = toTesseractCode(part, installed);
+    if (!code || !installed.has(code)) {
+      const list = [...installed].sort();
+      throw new AppError('UNPROCESSABLE_INPUT', `The OCR language ${part} is not installed; installed: ${list.join(', ')}.`, {
+        reason: 'language_not_installed',
+        language: part,
+        ...(code ? { tesseract_code: code } : {}),
+        installed: list,
+      });
+    }
+    if (!out.includes(code)) out.push(code);
+  }
+  return out;
+}
+
 interface TsvWord {
   block: number;
   par: number;

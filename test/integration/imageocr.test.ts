@@ -138,6 +138,22 @@ describe('Image OCR endpoints on the real engine', function () {
       expect(data.metadata).to.include({ ...pngSize(png), format: 'png', dpi: 150 });
     });
 
+    it('refuses an OCR language that is not installed with 422 language_not_installed naming it and the installed ones, never a fallback', async () => {
+      for (const language of ['fr', 'xx', 'de+ja']) {
+        const r = await postForm(s.url, '/api/imageocr/process', { ocr_language: language }, { bytes: png, name: 'page.png', type: 'image/png' });
+        expect(r.status, `${language}: ${JSON.stringify(r.body)}`).to.equal(422);
+        expect(r.body.error.code).to.equal('UNPROCESSABLE_INPUT');
+        expect(r.body.error.details).to.include({ reason: 'language_not_installed' });
+        expect(r.body.error.details.language).to.equal(language === 'de+ja' ? 'ja' : language);
+        expect(r.body.error.details.installed).to.include.members(['deu', 'eng']);
+      }
+      // An installed one by its ISO code or its tesseract code reads the page.
+      for (const language of ['de', 'deu+eng']) {
+        const data = ok(await postForm(s.url, '/api/imageocr/process', { ocr_language: language, useCache: 'false' }, { bytes: png, name: 'page.png', type: 'image/png' }));
+        expect(data.extracted_text).to.include('Brücke');
+      }
+    });
+
     it('reports the format of a JPEG as jpeg and still recognises its text', async () => {
       const data = ok(await postForm(s.url, '/api/imageocr/process', {}, { bytes: jpeg, name: 'page.jpg', type: 'image/jpeg' }));
       expect(data.metadata).to.include({ ...pngSize(png), format: 'jpeg' });

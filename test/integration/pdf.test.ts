@@ -131,6 +131,13 @@ describe('PDF processing on the real engine', function () {
   });
 
   describe('OCR', () => {
+    it('refuses local_ocr in a language that is not installed with 422 language_not_installed; native ignores the OCR language', async () => {
+      const r = await postPdf(s, { extraction_method: 'local_ocr', ocr_language: 'fr', useCache: 'false' }, FOUR_PAGES);
+      expect(r.status, JSON.stringify(r.body)).to.equal(422);
+      expect(r.body.error.details).to.include({ reason: 'language_not_installed', language: 'fr', tesseract_code: 'fra' });
+      expect(ok(await postPdf(s, { extraction_method: 'native', ocr_language: 'fr' }, FOUR_PAGES)).metadata.page_count).to.equal(4);
+    });
+
     it('recognises a scanned German page with local_ocr at 98 % character accuracy or better', async () => {
       const data = ok(await postPdf(s, { extraction_method: 'local_ocr' }, await scannedPdf(GERMAN)));
       const acc = accuracy(GERMAN, data.extracted_text);
