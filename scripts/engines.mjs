@@ -19,7 +19,29 @@ export const PINS = {
 };
 
 /** Debian packages the service uses at run time (OCR, PDF rendering, media; python3-venv for the speech engine's venv). */
-export const RUNTIME_PACKAGES = ['tesseract-ocr', 'tesseract-ocr-deu', 'tesseract-ocr-eng', 'poppler-utils', 'ffmpeg', 'python3-venv'];
+/**
+ * The OCR languages provisioned (tesseract codes, `OCR_LANGUAGES`, comma-separated): by default a set of common
+ * European languages, from Debian's `tesseract-ocr-<code>` packs. A language asked for that is not installed is
+ * refused with 422 `language_not_installed` (contract §9), never read with another.
+ */
+export const DEFAULT_OCR_LANGUAGES = ['deu', 'eng', 'fra', 'spa', 'ita', 'nld', 'por', 'pol'];
+
+export function ocrLanguages(env = process.env) {
+  const raw = (env.OCR_LANGUAGES ?? '').trim();
+  if (!raw) return DEFAULT_OCR_LANGUAGES;
+  const codes = raw.split(/[\s,+]+/).filter(Boolean);
+  const bad = codes.filter((c) => !/^[a-z]{3}(_[a-z]+)?$/.test(c));
+  if (bad.length) throw new Error(`OCR_LANGUAGES: ${bad.join(', ')} ${bad.length === 1 ? 'is not a' : 'are not'} tesseract language code(s) (deu, eng, fra, chi_sim, ...)`);
+  return [...new Set(codes)];
+}
+
+export const RUNTIME_PACKAGES = [
+  'tesseract-ocr',
+  ...ocrLanguages().map((c) => `tesseract-ocr-${c.replace(/_/g, '-')}`),
+  'poppler-utils',
+  'ffmpeg',
+  'python3-venv',
+];
 /**
  * Debian packages only the tests use (the docs UI browser test; speech synthesised for the speech tests;
  * docker-compose 1.29 validates docker-compose.yml offline, no container runtime needed).

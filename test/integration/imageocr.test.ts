@@ -139,16 +139,16 @@ describe('Image OCR endpoints on the real engine', function () {
     });
 
     it('refuses an OCR language that is not installed with 422 language_not_installed naming it and the installed ones, never a fallback', async () => {
-      for (const language of ['fr', 'xx', 'de+ja']) {
+      for (const language of ['ja', 'xx', 'de+ko']) {
         const r = await postForm(s.url, '/api/imageocr/process', { ocr_language: language }, { bytes: png, name: 'page.png', type: 'image/png' });
         expect(r.status, `${language}: ${JSON.stringify(r.body)}`).to.equal(422);
         expect(r.body.error.code).to.equal('UNPROCESSABLE_INPUT');
         expect(r.body.error.details).to.include({ reason: 'language_not_installed' });
-        expect(r.body.error.details.language).to.equal(language === 'de+ja' ? 'ja' : language);
+        expect(r.body.error.details.language).to.equal(language === 'de+ko' ? 'ko' : language);
         expect(r.body.error.details.installed).to.include.members(['deu', 'eng']);
       }
-      // An installed one by its ISO code or its tesseract code reads the page.
-      for (const language of ['de', 'deu+eng']) {
+      // An installed one by its ISO code or its tesseract code reads the page (French is provisioned by default too).
+      for (const language of ['de', 'deu+eng', 'de+fr']) {
         const data = ok(await postForm(s.url, '/api/imageocr/process', { ocr_language: language, useCache: 'false' }, { bytes: png, name: 'page.png', type: 'image/png' }));
         expect(data.extracted_text).to.include('Brücke');
       }

@@ -132,10 +132,11 @@ describe('PDF processing on the real engine', function () {
 
   describe('OCR', () => {
     it('refuses local_ocr in a language that is not installed with 422 language_not_installed; native ignores the OCR language', async () => {
-      const r = await postPdf(s, { extraction_method: 'local_ocr', ocr_language: 'fr', useCache: 'false' }, FOUR_PAGES);
+      const r = await postPdf(s, { extraction_method: 'local_ocr', ocr_language: 'ja', useCache: 'false' }, FOUR_PAGES);
       expect(r.status, JSON.stringify(r.body)).to.equal(422);
-      expect(r.body.error.details).to.include({ reason: 'language_not_installed', language: 'fr', tesseract_code: 'fra' });
-      expect(ok(await postPdf(s, { extraction_method: 'native', ocr_language: 'fr' }, FOUR_PAGES)).metadata.page_count).to.equal(4);
+      expect(r.body.error.details).to.include({ reason: 'language_not_installed', language: 'ja', tesseract_code: 'jpn' });
+      expect(r.body.error.details.installed).to.include.members(['deu', 'eng', 'fra', 'spa', 'ita', 'nld', 'por', 'pol']);
+      expect(ok(await postPdf(s, { extraction_method: 'native', ocr_language: 'ja' }, FOUR_PAGES)).metadata.page_count).to.equal(4);
     });
 
     it('recognises a scanned German page with local_ocr at 98 % character accuracy or better', async () => {
