@@ -9,7 +9,7 @@ import { scratchAt } from '../core/scratch';
 import { imageOcrData } from '../core/result-shapes';
 import { downloadToFile } from '../providers/http/download';
 import { checkPixelBudget, DEFAULT_DPI, imageMetadata } from '../providers/image/metadata';
-import { ocrImage, ocrLanguagesFor } from '../providers/ocr/tesseract';
+import { ocrLanguagesFor, ocrOriented } from '../providers/ocr/tesseract';
 import type { ActivityDeps } from './deps';
 import { applyTemplate, templateSource } from './llm-ops';
 import { jobModel } from './model-calls';
@@ -67,10 +67,10 @@ export function createImageActivities(deps: ActivityDeps) {
           // Checked from the header, before tesseract decodes a single pixel.
           checkPixelBudget(meta, config.MAX_IMAGE_PIXELS);
           const langs = await ocrLanguagesFor(languages);
-          return { meta, r: await ocrImage(file, { languages: langs, dpi: meta.dpi ?? 300, signal }) };
+          return { meta, r: await ocrOriented(file, { languages: langs, dpi: meta.dpi ?? 300, signal }) };
         }),
       );
-      const metadata = { width: meta.width, height: meta.height, format: meta.format, dpi: meta.dpi ?? DEFAULT_DPI, confidence: Math.round(r.confidence) };
+      const metadata = { width: meta.width, height: meta.height, format: meta.format, dpi: meta.dpi ?? DEFAULT_DPI, confidence: Math.round(r.confidence), ...(r.rotation ? { rotation: r.rotation } : {}) };
       await writeBlobJson(store, ocrKey(jobId), { text: r.text, metadata, cacheKey } satisfies OcrStep);
       return { chars: r.text.length, metadata, fromCache: false };
     },

@@ -53,7 +53,7 @@ export function createPdfResults(deps: ActivityDeps) {
       page_count: meta.pageCount,
       author: meta.author,
       title: meta.title,
-      text_contents: contents.map((c) => ({ page: c.page, text: c.text, method: c.method })),
+      text_contents: contents.map((c) => ({ page: c.page, text: c.text, method: c.method, ...(c.rotation ? { rotation: c.rotation } : {}) })),
       image_paths: f.images?.image_paths ?? [],
     };
     const llmInfo = { total_tokens: f.llm.reduce((a, l) => a + l.total_tokens, 0), total_cost: f.llm.reduce((a, l) => a + l.total_cost, 0), requests };

@@ -7,6 +7,8 @@ export interface PageResult {
   text: string;
   method: string;
   confidence?: number;
+  /** Degrees (clockwise) the scanned page was turned before OCR; absent when it was upright. */
+  rotation?: number;
 }
 
 export interface PdfMeta {

@@ -13,7 +13,7 @@ import type { LlmInfo } from '../core/job-results';
 import { pageRange } from '../core/page-range';
 import { scratchAt } from '../core/scratch';
 import { jobInternalKey, jobOutputKey } from '../core/records';
-import { mapPool, ocrImage, ocrLanguagesFor, toTesseractLanguages } from '../providers/ocr/tesseract';
+import { mapPool, ocrLanguagesFor, ocrOriented, toTesseractLanguages } from '../providers/ocr/tesseract';
 import { pagesWithImages } from '../providers/pdf/poppler';
 import { describePdf, readPageTexts } from '../providers/pdf/text-engine';
 import { extractEmbeddedImages, renderPagePng, renderPages } from '../providers/pdf/render';
@@ -66,8 +66,8 @@ export function createPdfActivities(deps: ActivityDeps) {
   async function ocrPage(pdfPath: string, page: number, languages: string[], signal: AbortSignal): Promise<PageResult> {
     return scratch.withDir('ocr-', async (dir) => {
       const [rendered] = await renderPages(pdfPath, [page], dir, { signal, maxPixels: config.MAX_IMAGE_PIXELS });
-      const r = await ocrImage(rendered.path, { languages, signal });
-      return { page, text: r.text, method: 'local_ocr', confidence: Math.round(r.confidence) };
+      const r = await ocrOriented(rendered.path, { languages, signal });
+      return { page, text: r.text, method: 'local_ocr', confidence: Math.round(r.confidence), ...(r.rotation ? { rotation: r.rotation } : {}) };
     });
   }
 

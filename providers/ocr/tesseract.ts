@@ -3,6 +3,7 @@
  * slower on two cores), pages in parallel through `mapPool` with one slot per worker core. One run yields text
  * and confidence: the TSV output is parsed and the text rebuilt from its block, paragraph and line numbers.
  */
+import { rm } from 'node:fs/promises';
 import { AppError } from '../../core/errors';
 import { ToolExitError, ToolTimeoutError, runTool } from '../process/run-tool';
 
@@ -176,6 +177,56 @@ export async function ocrImage(imagePath: string, opts: OcrOptions): Promise<Ocr
     return parseTesseractTsv(stdout.toString('utf8'));
   } catch (err) {
     throw tesseractError(err);
+  }
+}
+
+/** Below this mean word confidence (or with fewer than 3 words) a page may lie on its side or upside down. */
+const LOW_CONFIDENCE = 60;
+
+/** What tesseract's orientation detection (`--psm 0`, the `osd` data) says: turn the image `rotate` degrees clockwise. */
+export interface Orientation {
+  rotate: 0 | 90 | 180 | 270;
+  confidence: number;
+}
+
+/** The page's orientation, or null when tesseract cannot tell (too few characters, no `osd` data). */
+export async function detectOrientation(imagePath: string, opts: { signal?: AbortSignal; dpi?: number } = {}): Promise<Orientation | null> {
+  try {
+    const { stdout } = await runTool('tesseract', [imagePath, 'stdout', '--psm', '0', '--dpi', String(opts.dpi ?? 300)], {
+      signal: opts.signal,
+      timeoutMs: 60_000,
+      env: { ...process.env, OMP_THREAD_LIMIT: '1' },
+    });
+    const out = stdout.toString('utf8');
+    const rotate = Number(/Rotate:\s*(\d+)/.exec(out)?.[1]);
+    const confidence = Number(/Orientation confidence:\s*([\d.]+)/.exec(out)?.[1] ?? 0);
+    return rotate === 0 || rotate === 90 || rotate === 180 || rotate === 270 ? { rotate, confidence } : null;
+  } catch (err) {
+    if (opts.signal?.aborted) throw err;
+    return null;
+  }
+}
+
+/** ffmpeg's filter that turns an image `rotate` degrees clockwise. */
+const ROTATE_FILTER: Record<90 | 180 | 270, string> = { 90: 'transpose=1', 180: 'hflip,vflip', 270: 'transpose=2' };
+
+/**
+ * OCR that turns a page scanned upside down or sideways before reading it: a page read with low confidence is asked
+ * for its orientation (tesseract's OSD); when it needs turning, the turned image is read again and kept if it reads
+ * better. Pages that read well pay nothing extra. `rotation`: the degrees (clockwise) the page was turned, 0 if not.
+ */
+export async function ocrOriented(imagePath: string, opts: OcrOptions): Promise<OcrResult & { rotation: number }> {
+  const first = await ocrImage(imagePath, opts);
+  if (first.confidence >= LOW_CONFIDENCE && first.words >= 3) return { ...first, rotation: 0 };
+  const o = await detectOrientation(imagePath, opts);
+  if (!o || o.rotate === 0) return { ...first, rotation: 0 };
+  const turned = `${imagePath}.rotated-${o.rotate}.png`;
+  try {
+    await runTool('ffmpeg', ['-loglevel', 'error', '-y', '-i', imagePath, '-vf', ROTATE_FILTER[o.rotate], turned], { signal: opts.signal, timeoutMs: 60_000 });
+    const again = await ocrImage(turned, opts);
+    return again.confidence > first.confidence ? { ...again, rotation: o.rotate } : { ...first, rotation: 0 };
+  } finally {
+    await rm(turned, { force: true });
   }
 }
 

@@ -154,6 +154,16 @@ describe('Image OCR endpoints on the real engine', function () {
       }
     });
 
+    it('turns an image photographed upside down before OCR and reports the rotation; an upright one has none', async () => {
+      const flipped = path.join(dir, 'upside-down.png');
+      execFileSync('ffmpeg', ['-v', 'error', '-y', '-i', path.join(dir, 'page.png'), '-vf', 'hflip,vflip', flipped], { timeout: 30_000 });
+      const data = ok(await postForm(s.url, '/api/imageocr/process', { useCache: 'false' }, { bytes: readFileSync(flipped), name: 'flipped.png', type: 'image/png' }));
+      expect(accuracy(TEXT, data.extracted_text), data.extracted_text.slice(0, 300)).to.be.at.least(0.95);
+      expect(data.metadata.rotation).to.equal(180);
+      const upright = ok(await postForm(s.url, '/api/imageocr/process', { useCache: 'false' }, { bytes: png, name: 'page.png', type: 'image/png' }));
+      expect(upright.metadata).to.not.have.property('rotation');
+    });
+
     it('reports the format of a JPEG as jpeg and still recognises its text', async () => {
       const data = ok(await postForm(s.url, '/api/imageocr/process', {}, { bytes: jpeg, name: 'page.jpg', type: 'image/jpeg' }));
       expect(data.metadata).to.include({ ...pngSize(png), format: 'jpeg' });

@@ -9,8 +9,10 @@ import {
   ocrImage,
   parseTesseractTsv,
   toTesseractLanguages,
+  ocrLanguagesFor,
 } from '../../providers/ocr/tesseract';
 import { renderPages } from '../../providers/pdf/render';
+import type { AppError } from '../../core/errors';
 import { configureEngineWatchdog, engineStallTimeoutMs, EngineStallError } from '../../providers/process/run-tool';
 import { toActivityFailure } from '../support/boundary';
 import { loadConfig } from '../../core/config';
@@ -85,12 +87,18 @@ describe('OCR with tesseract', function () {
     expect(result.confidence).to.be.lessThan(50);
   });
 
-  it('falls back to German and English when asked for a language that is not installed', async function () {
+  it('resolves the languages a request asks for against the installed ones, refusing one that is not installed', async () => {
     const installed = await installedLanguages();
-    const missing = ['fra', 'spa', 'ita', 'pol'].find((l) => !installed.has(l));
-    if (!missing) this.skip();
-    const result = await ocrImage(scanPages[0].path, { languages: [missing!] });
-    expect(accuracy(GERMAN, result.text)).to.be.at.least(0.98);
+    expect(await ocrLanguagesFor(undefined)).to.deep.equal(['deu', 'eng']);
+    expect(await ocrLanguagesFor('de+en')).to.deep.equal(['deu', 'eng']);
+    const missing = ['jpn', 'kor', 'tha', 'heb'].find((l) => !installed.has(l))!;
+    const err = await ocrLanguagesFor(missing).then(
+      () => expect.fail('a language that is not installed was accepted'),
+      (e: AppError) => e,
+    );
+    expect(err.code).to.equal('UNPROCESSABLE_INPUT');
+    expect(err.details).to.include({ reason: 'language_not_installed', language: missing });
+    expect(err.details.installed).to.deep.equal([...installed].sort());
   });
 
   it('kills tesseract promptly when aborted, and the process is gone', async () => {

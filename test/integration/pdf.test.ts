@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import { useStack, type Stack } from '../support/stack';
 import { useLlmStack } from '../support/llm-env';
 import type { LlmServer } from '../support/llm-server';
-import { buildPdf, corruptPdf, rasterize, scannedPdf, wrapText } from '../support/pdf-factory';
+import { buildPdf, corruptPdf, rasterize, scannedPdf, upsideDownScanPdf, wrapText } from '../support/pdf-factory';
 import { accuracy } from '../support/accuracy';
 import { okData as ok, postPdf } from '../support/pdf-http';
 
@@ -137,6 +137,17 @@ describe('PDF processing on the real engine', function () {
       expect(r.body.error.details).to.include({ reason: 'language_not_installed', language: 'ja', tesseract_code: 'jpn' });
       expect(r.body.error.details.installed).to.include.members(['deu', 'eng', 'fra', 'spa', 'ita', 'nld', 'por', 'pol']);
       expect(ok(await postPdf(s, { extraction_method: 'native', ocr_language: 'ja' }, FOUR_PAGES)).metadata.page_count).to.equal(4);
+    });
+
+    it('turns a page scanned upside down before OCR, reads it as well as an upright one and reports the rotation', async () => {
+      const data = ok(await postPdf(s, { extraction_method: 'local_ocr', useCache: 'false' }, await upsideDownScanPdf(GERMAN)));
+      const acc = accuracy(GERMAN, data.extracted_text);
+      console.log(`      upside-down scan, local_ocr character accuracy: ${(acc * 100).toFixed(2)} %`);
+      expect(acc).to.be.at.least(0.98);
+      expect(data.metadata.text_contents[0]).to.include({ page: 1, method: 'local_ocr', rotation: 180 });
+      // An upright page is not turned and has no rotation.
+      const upright = ok(await postPdf(s, { extraction_method: 'local_ocr', useCache: 'false' }, await scannedPdf(GERMAN)));
+      expect(upright.metadata.text_contents[0]).to.not.have.property('rotation');
     });
 
     it('recognises a scanned German page with local_ocr at 98 % character accuracy or better', async () => {

@@ -213,6 +213,17 @@ export async function scannedPdf(paragraphs: string | string[], dpi = 300): Prom
   return buildPdf({ pages, title: 'Scan' });
 }
 
+/** A scan as `scannedPdf` makes it, each page turned upside down (a sheet fed the wrong way round). */
+export async function upsideDownScanPdf(paragraphs: string | string[], dpi = 300): Promise<Buffer> {
+  const pages: PageSpec[] = [];
+  for (const paragraph of Array.isArray(paragraphs) ? paragraphs : [paragraphs]) {
+    const image = await rasterize(buildPdf({ pages: [{ kind: 'lines', lines: wrapText(paragraph, 70), size: 12, leading: 16 }] }), dpi);
+    // 180 degrees: the pixels in reverse order.
+    pages.push({ kind: 'image', image: { ...image, pixels: Buffer.from(image.pixels).reverse() }, dpi });
+  }
+  return buildPdf({ pages, title: 'Scan upside down' });
+}
+
 /** A white A4 page at `dpi` as an image-only page (a blank scan). */
 export function blankScanPdf(dpi = 300): Buffer {
   const width = Math.round((PAGE_WIDTH * dpi) / 72);
