@@ -28,6 +28,8 @@ export type { AudioPrepared, AudioSpan, ChunkTranscript } from './audio-types';
  */
 export function createAudioActivities(deps: ActivityDeps) {
   const { store, config } = deps;
+  // A `url` is downloaded into the job as any URL is (SSRF-guarded, at most MAX_UPLOAD_MB); its format is probed after.
+  const mediaDownload = { policy: { allowPrivate: config.loopbackOnly || config.ALLOW_PRIVATE_URLS }, maxBytes: config.MAX_UPLOAD_MB * 1024 * 1024, accept: ['audio/', 'video/'], scratchDir: config.scratchDir };
   const speechModel = () => deps.speech?.describe().model ?? '';
   const finish = createAudioResults(deps);
   const scratch = scratchAt(config.scratchDir);
@@ -44,7 +46,7 @@ export function createAudioActivities(deps: ActivityDeps) {
       const p = await fullParameters(store, jobId, a.parameters);
       // The input a first step put into the job (a video's download), or the job's file: a file named by path is
       // copied into the job first (heartbeating: a long recording copies for a while).
-      const input = a.input ?? (await heartbeating(() => jobInputBlob(store, config.inputRoots, jobId, p, { name: 'input.media', mime: 'application/octet-stream' })));
+      const input = a.input ?? (await heartbeating(() => jobInputBlob(store, config.inputRoots, jobId, p, { name: 'input.media', mime: 'application/octet-stream', download: mediaDownload })));
       const key = await audioCacheKey(input.sha256, p, speechModel(), deps.llm?.describe().model);
       const hit = p.use_cache !== false ? await readCache<AudioOutcome>(store, AUDIO_CACHE_OPERATION, key) : null;
       if (hit) {

@@ -5,6 +5,8 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { BlobStore } from '../core/blob-store';
 import { isInsideInputRoots } from '../core/input-roots';
 import { jobInternalKey } from '../core/records';
+import { downloadToFile } from '../providers/http/download';
+import type { OutboundPolicy } from '../providers/http/ssrf';
 
 /**
  * A job's input file: an upload's blob (`file_key`), or a file inside the allowed roots (`filename`, contract §6),
@@ -15,7 +17,7 @@ export async function jobInputBlob(
   inputRoots: string[],
   jobId: string,
   p: Record<string, unknown>,
-  copy: { name: string; mime: string },
+  copy: { name: string; mime: string; download?: UrlDownload },
 ): Promise<{ key: string; sha256: string }> {
   if (typeof p.file_key === 'string') {
     const st = await store.stat(p.file_key);
@@ -25,6 +27,10 @@ export async function jobInputBlob(
   const key = jobInternalKey(jobId, copy.name);
   const existing = await store.stat(key);
   if (existing) return { key, sha256: existing.sha256 };
+  if (typeof p.url === 'string') {
+    if (!copy.download) throw ApplicationFailure.nonRetryable('This job type takes no URL.', 'VALIDATION_ERROR', {});
+    return downloadInto(store, key, p.url, copy.mime, copy.download);
+  }
   if (!path.isAbsolute(String(p.filename))) {
     throw ApplicationFailure.nonRetryable('The file must be named by an absolute path.', 'FORBIDDEN', { filename: p.filename });
   }
@@ -38,4 +44,28 @@ export async function jobInputBlob(
   if (!st.isFile()) throw ApplicationFailure.nonRetryable('The path is not a file.', 'FILE_NOT_FOUND', { filename: p.filename });
   const ref = await store.put(key, createReadStream(real), { mime: copy.mime });
   return { key, sha256: ref.sha256 };
+}
+
+/** How a job's `url` input is fetched: the address policy, the size limit and the media types expected. */
+export interface UrlDownload {
+  policy: OutboundPolicy;
+  maxBytes: number;
+  accept: string[];
+  scratchDir: string;
+}
+
+/**
+ * Downloads `url` (SSRF-guarded, redirects re-checked, at most `maxBytes`) into the job under `key`, through a
+ * scratch file removed afterwards; a retry finds the copy and downloads nothing again.
+ */
+async function downloadInto(store: BlobStore, key: string, url: string, mime: string, d: UrlDownload): Promise<{ key: string; sha256: string }> {
+  await fs.mkdir(d.scratchDir, { recursive: true, mode: 0o700 });
+  const dir = await fs.mkdtemp(path.join(d.scratchDir, 'url-'));
+  try {
+    const got = await downloadToFile(url, path.join(dir, 'input'), { policy: d.policy, maxBytes: d.maxBytes, timeoutMs: 10 * 60_000, accept: d.accept });
+    const ref = await store.put(key, createReadStream(got.path), { mime });
+    return { key, sha256: ref.sha256 };
+  } finally {
+    await fs.rm(dir, { recursive: true, force: true });
+  }
 }

@@ -60,7 +60,9 @@ export function createPdfActivities(deps: ActivityDeps) {
   const scratch = scratchAt(config.scratchDir);
 
   /** The input: an upload's blob, or a file inside the allowed roots (contract §6), copied into the job. */
-  const inputBlob = (jobId: string, p: Record<string, unknown>) => jobInputBlob(store, config.inputRoots, jobId, p, { name: 'input.pdf', mime: 'application/pdf' });
+  // A `url` is downloaded into the job as any URL is (SSRF-guarded, at most MAX_UPLOAD_MB).
+  const download = { policy: { allowPrivate: config.loopbackOnly || config.ALLOW_PRIVATE_URLS }, maxBytes: config.MAX_UPLOAD_MB * 1024 * 1024, accept: ['application/pdf'], scratchDir: config.scratchDir };
+  const inputBlob = (jobId: string, p: Record<string, unknown>) => jobInputBlob(store, config.inputRoots, jobId, p, { name: 'input.pdf', mime: 'application/pdf', download });
 
   /** One page rendered and recognised (tens of seconds on a busy machine: `extractPdfPages` heartbeats throughout). */
   async function ocrPage(pdfPath: string, page: number, languages: string[], signal: AbortSignal): Promise<PageResult> {

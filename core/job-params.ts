@@ -3,6 +3,16 @@ import { pageRange } from './page-range';
 
 /** Parameters of the job types, shared by the API (validation at creation) and the pipelines. */
 
+const isHttpUrl = (u: string): boolean => {
+  try {
+    return ['http:', 'https:'].includes(new URL(u).protocol);
+  } catch {
+    return false;
+  }
+};
+/** An absolute http(s) URL (session pages, videos, attachments). */
+const httpUrl = z.string({ error: (i) => (i.input === undefined ? 'required' : 'a string') }).max(4096).refine(isHttpUrl, 'an absolute http or https URL');
+
 export const webhookConfig = z.object({
   url: z.string().url().max(2048),
   token: z.string().max(1024).optional(),
@@ -57,6 +67,8 @@ export const pdfParams = z
     /** A path inside INPUT_ROOTS (`/api/pdf/job`), or an uploaded file's blob key (`/api/pdf/process`). */
     filename: z.string().min(1).max(4096).optional(),
     file_key: z.string().regex(/^uploads\/[A-Za-z0-9._\/-]+$/).optional(),
+    /** An http(s) URL the job downloads (SSRF-guarded, at most MAX_UPLOAD_MB). */
+    url: httpUrl.optional(),
     original_name: z.string().max(500).optional(),
     extraction_method: z.enum(['native', 'local_ocr', 'vision_llm', 'combined']).optional(),
     template: z.string().max(200).optional(),
@@ -71,9 +83,7 @@ export const pdfParams = z
   })
   .passthrough()
   .superRefine((p, ctx) => {
-    if ((p.filename === undefined) === (p.file_key === undefined)) {
-      ctx.addIssue({ code: 'custom', path: ['filename'], message: 'filename is required' });
-    }
+    refineOneInput(p, ctx);
     refinePageRange(p, ctx);
   });
 
@@ -87,6 +97,13 @@ const inputFile = {
   original_name: z.string().max(500).optional(),
 };
 
+/** Exactly one input: an upload (`file_key`), a path inside INPUT_ROOTS (`filename`) or an http(s) `url`. */
+function refineOneInput(p: { filename?: unknown; file_key?: unknown; url?: unknown }, ctx: z.RefinementCtx): void {
+  const given = [p.filename, p.file_key, p.url].filter((v) => v !== undefined).length;
+  if (given === 0) ctx.addIssue({ code: 'custom', path: ['filename'], message: 'filename is required (or a url)' });
+  if (given > 1) ctx.addIssue({ code: 'custom', path: ['url'], message: 'give exactly one of filename, an uploaded file and url' });
+}
+
 /** What a transcription takes (audio and video jobs): languages, template, cache use and the webhook. */
 const transcriptionFields = {
   source_language: audioLanguage.optional().default('de'),
@@ -98,13 +115,9 @@ const transcriptionFields = {
 
 /** The audio job type (spec §4.11): an upload (`/api/audio/process`) or a file inside INPUT_ROOTS (`/api/jobs/`). */
 export const audioParams = z
-  .object({ ...inputFile, ...transcriptionFields })
+  .object({ ...inputFile, url: httpUrl.optional(), ...transcriptionFields })
   .passthrough()
-  .superRefine((p, ctx) => {
-    if ((p.filename === undefined) === (p.file_key === undefined)) {
-      ctx.addIssue({ code: 'custom', path: ['filename'], message: 'filename is required' });
-    }
-  });
+  .superRefine(refineOneInput);
 
 /**
  * The video job type (spec §4.7): a file (an upload or a path inside INPUT_ROOTS) or an http(s) `url`, downloaded by
@@ -136,15 +149,6 @@ export const videoFramesParams = z
   .passthrough();
 
 /** Whether `u` parses as an absolute http(s) URL. */
-const isHttpUrl = (u: string): boolean => {
-  try {
-    return ['http:', 'https:'].includes(new URL(u).protocol);
-  } catch {
-    return false;
-  }
-};
-/** An absolute http(s) URL (session pages, videos, attachments). */
-const httpUrl = z.string({ error: (i) => (i.input === undefined ? 'required' : 'a string') }).max(4096).refine(isHttpUrl, 'an absolute http or https URL');
 /** An optional URL: absent, null and '' all mean none (clients send empty fields). */
 const optionalUrl = z.preprocess((v) => (v === '' || v === null ? undefined : v), httpUrl.optional());
 /** An ISO 639-1 code the runtime knows a name for (`xx` is refused). */

@@ -35,19 +35,30 @@ export function audioRoutes(api: ApiRouter, jobs: JobService, config: Config): v
       // A long recording takes long: no socket timeout cuts the wait, and TCP keep-alive holds idle links open.
       ctx.req.socket.setTimeout(0);
       ctx.req.socket.setKeepAlive(true, 30_000);
-      if (body.file.size === 0) throw new AppError('INVALID_FORMAT', 'The file is empty.', { error_type: 'empty', supported_formats: [...SUPPORTED_FORMATS] });
-      const probe = await probeMedia(body.file.filepath);
-      audioFormatOf(probe);
-      checkDuration(probe, config.MAX_MEDIA_SECONDS);
-      const upload = await storeUpload(jobs.store, body.file);
-      const parameters = validateParameters('audio', {
-        ...uploadInput(upload),
+      if ((body.file === undefined) === (body.url === undefined)) {
+        throw new AppError('VALIDATION_ERROR', 'Give exactly one of file and url.', { issues: [{ path: 'file', message: 'give exactly one of file and url' }] });
+      }
+      const options = {
         source_language: body.source_language,
         target_language: body.target_language,
         ...(body.template ? { template: body.template } : {}),
         use_cache: body.useCache,
-      });
-      const done = await withUpload(jobs.store, upload, () => jobs.runSync({ jobType: 'audio', parameters }, config.MEDIA_SYNC_WAIT_MS, { prefer: ctx.state.prefer }));
+      };
+      const run = (parameters: Record<string, unknown>) => jobs.runSync({ jobType: 'audio', parameters }, config.MEDIA_SYNC_WAIT_MS, { prefer: ctx.state.prefer });
+      let done;
+      if (!body.file) {
+        // A URL is downloaded by the job (SSRF-guarded, at most MAX_UPLOAD_MB) and probed there: a file that is not
+        // audio fails the job with INVALID_FORMAT.
+        done = await run(validateParameters('audio', { url: body.url, ...options }));
+      } else {
+        if (body.file.size === 0) throw new AppError('INVALID_FORMAT', 'The file is empty.', { error_type: 'empty', supported_formats: [...SUPPORTED_FORMATS] });
+        const probe = await probeMedia(body.file.filepath);
+        audioFormatOf(probe);
+        checkDuration(probe, config.MAX_MEDIA_SECONDS);
+        const upload = await storeUpload(jobs.store, body.file);
+        const parameters = validateParameters('audio', { ...uploadInput(upload), ...options });
+        done = await withUpload(jobs.store, upload, () => run(parameters));
+      }
       const cached = fromCache(done.results);
       const llmInfo = (done.results?.llm_info as LlmInfo | undefined) ?? { total_tokens: 0, total_cost: 0, requests: [] };
       ctx.set('X-Cache', cached ? 'hit' : 'miss');

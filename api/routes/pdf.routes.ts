@@ -49,10 +49,7 @@ export function pdfRoutes(api: ApiRouter, jobs: JobService, config: Config): voi
       if (body.extraction_method === 'vision_llm' && !llmConfigured) {
         throw new AppError('PROVIDER_NOT_CONFIGURED', 'vision_llm needs a language model that reads images (the local model does not): set LLM_BASE_URL, LLM_API_KEY and LLM_MODEL.', {});
       }
-      if (body.file.size === 0) throw new AppError('UNPROCESSABLE_INPUT', 'The file is empty.', { reason: 'empty' });
-      const upload = await storeUpload(jobs.store, body.file);
-      const parameters = validateParameters('pdf', {
-        ...uploadInput(upload),
+      const options = {
         extraction_method: body.extraction_method,
         ...(body.template ? { template: body.template } : {}),
         context: body.context,
@@ -62,7 +59,15 @@ export function pdfRoutes(api: ApiRouter, jobs: JobService, config: Config): voi
         ...(body.page_end ? { page_end: body.page_end } : {}),
         ...(body.source_language ? { source_language: body.source_language } : {}),
         ...(body.ocr_language ? { ocr_language: body.ocr_language } : {}),
-      });
+      };
+      if ((body.file === undefined) === (body.url === undefined)) {
+        throw new AppError('VALIDATION_ERROR', 'Give exactly one of file and url.', { issues: [{ path: 'file', message: 'give exactly one of file and url' }] });
+      }
+      // A URL is downloaded by the job (SSRF-guarded, at most MAX_UPLOAD_MB): nothing is fetched by the API.
+      if (!body.file) return answerSync(ctx, jobs, { jobType: 'pdf', parameters: validateParameters('pdf', { url: body.url, ...options }) }, syncWaitMs);
+      if (body.file.size === 0) throw new AppError('UNPROCESSABLE_INPUT', 'The file is empty.', { reason: 'empty' });
+      const upload = await storeUpload(jobs.store, body.file);
+      const parameters = validateParameters('pdf', { ...uploadInput(upload), ...options });
       await withUpload(jobs.store, upload, () => answerSync(ctx, jobs, { jobType: 'pdf', parameters }, syncWaitMs));
     },
   });

@@ -1,6 +1,6 @@
 import { z } from '../openapi';
 import { uploadedFile } from '../uploads';
-import { formBool } from './form';
+import { formBool, httpUrl } from './form';
 
 /** Schemas of /api/audio (spec §4.11). */
 
@@ -15,7 +15,11 @@ export const transcriptionOptions = {
 };
 
 /** POST /api/audio/process (multipart). */
-export const audioProcessBody = z.object({ file: uploadedFile, ...transcriptionOptions });
+export const audioProcessBody = z.object({
+  file: uploadedFile.optional(),
+  url: httpUrl.optional().openapi({ description: 'Instead of a file: downloaded by the job (at most MAX_UPLOAD_MB); private and loopback addresses are refused unless allowed' }),
+  ...transcriptionOptions,
+});
 
 export const audioSegment = z.object({ id: z.number().int(), start: z.number(), end: z.number(), text: z.string() }).openapi('AudioSegment');
 

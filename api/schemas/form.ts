@@ -10,3 +10,6 @@ export const formBool = (fallback: boolean) =>
 /** An optional multipart field read as an integer in [min, max]. */
 export const formInt = (min: number, max: number) =>
   z.preprocess((v) => (v === undefined || v === '' ? undefined : Number(v)), z.number().int().min(min).max(max).optional());
+
+/** An absolute http(s) URL a job downloads (the address checks come at download time). */
+export const httpUrl = z.string().url().max(4096).refine((u) => /^https?:\/\//i.test(u), 'an http or https URL');

@@ -1,7 +1,7 @@
 import { refinePageRange } from '../../core/job-params';
 import { z } from '../openapi';
 import { uploadedFile } from '../uploads';
-import { formBool, formInt } from './form';
+import { formBool, formInt, httpUrl } from './form';
 import { webhookSchema } from './jobs.schemas';
 
 /** Schemas of the /api/pdf routes (spec §4.2): PDF text, PDF jobs and external OCR. */
@@ -11,7 +11,8 @@ const METHODS = ['native', 'local_ocr', 'vision_llm', 'combined'] as const;
 /** POST /api/pdf/process (multipart). */
 export const processBody = z
   .object({
-    file: uploadedFile,
+    file: uploadedFile.optional(),
+    url: httpUrl.optional().openapi({ description: 'Instead of a file: downloaded by the job (at most MAX_UPLOAD_MB); private and loopback addresses are refused unless allowed' }),
     extraction_method: z.enum(METHODS).optional().default('native'),
     template: z.string().max(200).optional(),
     context: z.preprocess((v) => {

@@ -1,6 +1,7 @@
 import { envelope, z } from '../openapi';
 import { uploadedFile } from '../uploads';
 import { transcriptionOptions } from './audio.schemas';
+import { httpUrl } from './form';
 
 /** Schemas of the /api/video routes (spec §4.7). */
 
@@ -31,7 +32,6 @@ export const framesResult = envelope(
   }),
 );
 
-const httpUrl = z.string().url().max(4096).refine((u) => /^https?:\/\//i.test(u), 'an http or https URL');
 
 /** POST /api/video/process (multipart or JSON): a `file` or a `url`, checked by the route (exactly one). */
 export const videoProcessBody = z.object({
