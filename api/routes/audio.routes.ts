@@ -26,6 +26,8 @@ export function audioRoutes(api: ApiRouter, jobs: JobService, config: Config): v
     responses: {
       200: { description: 'The transcript', content: { 'application/json': { schema: audioProcessResult } } },
       400: errorResponse('Not a supported audio or video format, or no audio stream'),
+      403: errorResponse('The url is not allowed (a private, loopback or metadata address)'),
+      502: errorResponse('The url could not be fetched'),
       422: errorResponse('The recording could not be decoded, or lasts longer than MAX_MEDIA_SECONDS'),
       504: errorResponse('Still running; poll details.job_id'),
     },

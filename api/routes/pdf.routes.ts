@@ -42,7 +42,9 @@ export function pdfRoutes(api: ApiRouter, jobs: JobService, config: Config): voi
     body: processBody, bodyTypes: ['multipart'],
     responses: {
       200: jsonResponse(pdfProcessResult, 'The text'),
+      403: errorResponse('The url is not allowed (a private, loopback or metadata address)'),
       422: errorResponse('Corrupt, encrypted or empty PDF'),
+      502: errorResponse('The url could not be fetched'),
       504: errorResponse('Still running; poll details.job_id'),
     },
     handler: async (ctx, { body }) => {
