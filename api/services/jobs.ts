@@ -2,17 +2,16 @@ import { createHash } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import { readBlobJson, writeBlobJson, BlobNotFoundError, type BlobStore } from '../../core/blob-store';
 import { AppError, isErrorCode } from '../../core/errors';
-import { closeoutWorkflowId, isJobId, newJobId } from '../../core/ids';
+import { isJobId, newJobId } from '../../core/ids';
 import { INLINE_PARAMS_BYTES, redactParameters, summariseParameters } from '../../core/job-params';
 import { withResults, type ResultsRef } from '../../core/job-results';
 import { sealWebhook } from '../../core/webhook-secret';
-import { jobParametersKey, jobRecordKey, jobWebhookLogKey } from '../../core/records';
+import { jobParametersKey, jobRecordKey } from '../../core/records';
 import { jobWorkflow } from '../../workflows/job.workflow';
 import {
   jobSearchAttributes,
   jobStateQuery,
   type JobInput,
-  type JobLog,
   type JobState,
   type JobType,
   type WebhookConfig,
@@ -20,6 +19,7 @@ import {
 import { isTerminal, logsForRestart } from '../../workflows/job-state';
 import type { TemporalGateway } from '../temporal';
 import { JobAccepted, type AsyncPreference } from './async-preference';
+import { awaitRunClosed, awaitRunRecord, QUERY_DEADLINE_MS, SharedReads, withWebhookLog } from './job-runs';
 import { RequestBound } from './request-bound';
 
 export interface CreateJob {
@@ -31,15 +31,12 @@ export interface CreateJob {
   idempotencyKey?: string;
 }
 
-const QUERY_DEADLINE_MS = 5000;
 /** How often the waiters of a job query its workflow, together. */
 const SHARED_QUERY_MS = 500;
 /** How long one read of a job's record serves every waiter. */
 const SHARED_RECORD_MS = 20;
 /** How long starting a job's workflow may take before the request is answered 503 (Temporal hanging). */
 const START_DEADLINE_MS = 5000;
-/** How long a restart waits for the new run to show in its record before it answers `pending` on its own. */
-const RESTART_VISIBLE_MS = 5000;
 
 /** A uuid-shaped id derived from a client key, so a repeated key names the same job without a lookup race. */
 export function idFromKey(prefix: 'job' | 'batch', key: string, scope = ''): string {
@@ -65,7 +62,7 @@ export class JobService {
   /** The bound on concurrent heavy requests (synchronous processing), shared by every route of the app. */
   readonly heavy: RequestBound;
   /** Reads shared by the waiters of a job (see `shared`). */
-  private readonly snapshots = new Map<string, { at: number; value: Promise<unknown>; pending: boolean }>();
+  private readonly reads = new SharedReads();
 
   constructor(
     private readonly temporal: TemporalGateway,
@@ -93,7 +90,7 @@ export class JobService {
   /** The job's current state (webhook delivery lines merged into its logs), or null when there is no such job. */
   async state(jobId: string): Promise<JobState | null> {
     // Concurrent reads of one job share the read in flight (never an older one).
-    return this.shared(`live:${jobId}`, 0, async () => {
+    return this.reads.get(`live:${jobId}`, 0, async () => {
       const s = await this.bareState(jobId);
       return s ? this.withWebhookLog(s) : null;
     });
@@ -137,26 +134,6 @@ export class JobService {
    * Waits up to `seconds` for the job to change from `s` (any status or progress change), then answers the newest
    * state. A finished job answers at once.
    */
-  /**
-   * One read shared by every waiter of a job in this process: concurrent long-polls and event streams of the same job
-   * share a record read and a workflow query instead of each sending its own (a hundred SSE readers of a job cost one
-   * query every {@link SHARED_QUERY_MS}, not a hundred).
-   */
-  private shared<T>(key: string, ttlMs: number, read: () => Promise<T>): Promise<T> {
-    const now = Date.now();
-    const hit = this.snapshots.get(key);
-    if (hit && (hit.pending || now - hit.at < ttlMs)) return hit.value as Promise<T>;
-    const entry: { at: number; value: Promise<unknown>; pending: boolean } = { at: now, value: read(), pending: true };
-    this.snapshots.set(key, entry);
-    // A failed read is not kept; old entries go once the map grows.
-    entry.value.then(
-      () => (entry.pending = false),
-      () => this.snapshots.get(key) === entry && this.snapshots.delete(key),
-    );
-    if (this.snapshots.size > 1000) for (const [k, v] of this.snapshots) if (now - v.at > 5000) this.snapshots.delete(k);
-    return entry.value as Promise<T>;
-  }
-
   async waitForChange(s: JobState, seconds: number): Promise<JobState> {
     if (isTerminal(s) || seconds <= 0) return s;
     // Read-only waiting: the job's record is written before a terminal status shows, so polling it (a cheap blob
@@ -168,11 +145,11 @@ export class JobService {
     let lastQuery = Date.now();
     for (;;) {
       await new Promise((r) => setTimeout(r, Math.max(1, Math.min(interval, deadline - Date.now()))));
-      const rec = await this.shared(`record:${s.job_id}`, SHARED_RECORD_MS, () => this.readRecord(s.job_id, { results: false }));
+      const rec = await this.reads.get(`record:${s.job_id}`, SHARED_RECORD_MS, () => this.readRecord(s.job_id, { results: false }));
       if (rec && (isTerminal(rec) || (rec.status !== s.status && s.status !== 'processing'))) return withResults(this.store, rec);
       if (Date.now() - lastQuery >= SHARED_QUERY_MS || Date.now() >= deadline) {
         lastQuery = Date.now();
-        const now = (await this.shared(`state:${s.job_id}`, SHARED_QUERY_MS, () => this.state(s.job_id))) ?? s;
+        const now = (await this.reads.get(`state:${s.job_id}`, SHARED_QUERY_MS, () => this.state(s.job_id))) ?? s;
         if (changed(now) || Date.now() >= deadline) return now;
       }
       interval = Math.min(250, Math.round(interval * 1.25));
@@ -289,27 +266,6 @@ export class JobService {
   }
 
   /**
-   * Waits (up to 60 s) for the workflow of a failed job's run `run` to close: after its failed record is written, a
-   * run still sends its failure webhook before it ends. A newer run, or no workflow at all, returns at once.
-   */
-  private async awaitRunClosed(jobId: string, run: number, closedOutRun?: string): Promise<void> {
-    const waitFor = async (handle: ReturnType<typeof this.temporal.client.workflow.getHandle>) => {
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([handle.result().catch(() => undefined), new Promise((r) => (timer = setTimeout(r, 60_000)))]);
-      clearTimeout(timer);
-    };
-    // A run closed out by the sweeper: its closeout may still be sending the failure webhook (and then writes the
-    // record again with the delivery logged), so it finishes before the new run's pending record is written.
-    if (closedOutRun) await waitFor(this.temporal.client.workflow.getHandle(closeoutWorkflowId(jobId, closedOutRun)));
-    const handle = this.temporal.client.workflow.getHandle(jobId);
-    const d = await handle.describe().catch(() => null);
-    if (!d || d.status.name !== 'RUNNING') return;
-    const live = await this.temporal.connection.withDeadline(Date.now() + QUERY_DEADLINE_MS, () => handle.query(jobStateQuery)).catch(() => null);
-    if (!live || (live.run ?? 1) !== run) return;
-    await waitFor(handle);
-  }
-
-  /**
    * `failed` → `pending` under the same id; the new run reuses the steps already done. The API only starts the run:
    * the run writes its own record and reports itself to its batch (one writer per record), so no interleaving of a
    * fast-failing run with this request can leave a stale record or batch count behind. Answered once the run's
@@ -332,7 +288,7 @@ export class JobService {
     // after its record (its webhooks are the notifier's): both are a matter of moments.
     const closedOutRun = typeof s.error?.details?.run_id === 'string' ? s.error.details.run_id : undefined;
     this.temporal.ensureReachable();
-    await this.awaitRunClosed(jobId, s.run ?? 1, closedOutRun);
+    await awaitRunClosed(this.temporal, jobId, s.run ?? 1, closedOutRun);
     try {
       await this.temporal.client.workflow.start(jobWorkflow, {
         workflowId: jobId,
@@ -349,7 +305,7 @@ export class JobService {
       throw e;
     }
     // The answer is the job as accepted (`pending`); reads after it see the new run's own record.
-    await this.awaitRunRecord(jobId, input.run);
+    await awaitRunRecord((id) => this.readRecord(id, { results: false }), jobId, input.run);
     const pending: JobState = {
       ...s,
       status: 'pending',
@@ -362,31 +318,9 @@ export class JobService {
     return pending;
   }
 
-  /** Waits until run `run` has written its record (up to {@link RESTART_VISIBLE_MS}); false past that. */
-  private async awaitRunRecord(jobId: string, run: number): Promise<boolean> {
-    const deadline = Date.now() + RESTART_VISIBLE_MS;
-    for (let wait = 20; ; wait = Math.min(250, wait * 2)) {
-      const rec = await this.readRecord(jobId, { results: false });
-      if (rec && (rec.run ?? 1) >= run) return true;
-      if (Date.now() >= deadline) return false;
-      await new Promise((r) => setTimeout(r, wait));
-    }
-  }
-
-  /**
-   * The job with its webhook delivery lines merged into its logs, in time order: the job's notifier keeps them in a
-   * log of its own (it is their only writer), so they are read beside the record or the live state.
-   */
-  async withWebhookLog<T extends JobState>(s: T): Promise<T> {
-    if (!s.input?.webhook) return s;
-    const lines = await readBlobJson<JobLog[]>(this.store, jobWebhookLogKey(s.job_id)).catch((e: unknown) => {
-      if (e instanceof BlobNotFoundError) return [];
-      throw e;
-    });
-    if (!lines.length) return s;
-    const logs = [...s.logs, ...lines].map((l, i) => ({ l, i }));
-    logs.sort((a, b) => (a.l.timestamp < b.l.timestamp ? -1 : a.l.timestamp > b.l.timestamp ? 1 : a.i - b.i));
-    return { ...s, logs: logs.map((x) => x.l) };
+  /** The job with its webhook delivery lines merged into its logs (job-runs.ts). */
+  withWebhookLog<T extends JobState>(s: T): Promise<T> {
+    return withWebhookLog(this.store, s);
   }
 }
 
