@@ -16,7 +16,7 @@ import { AUDIO_CACHE_OPERATION, audioCacheKey, cachedAudioKey, chunkKey, createA
 import { createVideoSourceActivities } from './audio-video-source';
 import type { AudioPrepared, ChunkTranscript } from './audio-types';
 import type { ActivityDeps } from './deps';
-import { jobInputBlob } from './input-blob';
+import { jobInputBlob, urlDownload } from './input-blob';
 import { fullParameters, heartbeating, runStep } from './steps';
 
 export type { AudioPrepared, AudioSpan, ChunkTranscript } from './audio-types';
@@ -29,7 +29,7 @@ export type { AudioPrepared, AudioSpan, ChunkTranscript } from './audio-types';
 export function createAudioActivities(deps: ActivityDeps) {
   const { store, config } = deps;
   // A `url` is downloaded into the job as any URL is (SSRF-guarded, at most MAX_UPLOAD_MB); its format is probed after.
-  const mediaDownload = { policy: { allowPrivate: config.loopbackOnly || config.ALLOW_PRIVATE_URLS }, maxBytes: config.MAX_UPLOAD_MB * 1024 * 1024, accept: ['audio/', 'video/'], scratchDir: config.scratchDir };
+  const mediaDownload = urlDownload(config, ['audio/', 'video/']);
   const speechModel = () => deps.speech?.describe().model ?? '';
   const finish = createAudioResults(deps);
   const scratch = scratchAt(config.scratchDir);

@@ -3,6 +3,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/activity';
 import type { BlobStore } from '../core/blob-store';
+import type { Config } from '../core/config';
 import { isInsideInputRoots } from '../core/input-roots';
 import { jobInternalKey } from '../core/records';
 import { downloadToFile } from '../providers/http/download';
@@ -44,6 +45,14 @@ export async function jobInputBlob(
   if (!st.isFile()) throw ApplicationFailure.nonRetryable('The path is not a file.', 'FILE_NOT_FOUND', { filename: p.filename });
   const ref = await store.put(key, createReadStream(real), { mime: copy.mime });
   return { key, sha256: ref.sha256 };
+}
+
+/**
+ * A job's `url` input as the worker fetches it: the outbound address policy (private targets only when the server
+ * listens on loopback or ALLOW_PRIVATE_URLS), at most MAX_UPLOAD_MB, the media types `accept`ed, through scratch.
+ */
+export function urlDownload(config: Pick<Config, 'loopbackOnly' | 'ALLOW_PRIVATE_URLS' | 'MAX_UPLOAD_MB' | 'scratchDir'>, accept: string[]): UrlDownload {
+  return { policy: { allowPrivate: config.loopbackOnly || config.ALLOW_PRIVATE_URLS }, maxBytes: config.MAX_UPLOAD_MB * 1024 * 1024, accept, scratchDir: config.scratchDir };
 }
 
 /** How a job's `url` input is fetched: the address policy, the size limit and the media types expected. */

@@ -21,7 +21,7 @@ import { scoreTextLayer } from '../providers/pdf/text-layer';
 import { imagePart, UsageRecorder, type LlmUsage } from '../providers/llm';
 import type { ActivityDeps } from './deps';
 import { jobModel } from './model-calls';
-import { jobInputBlob } from './input-blob';
+import { jobInputBlob, urlDownload } from './input-blob';
 import { createPdfResults } from './pdf-results';
 import type { PageResult, PdfMeta, PdfMethod } from './pdf-types';
 import { fullParameters, heartbeating } from './steps';
@@ -61,7 +61,7 @@ export function createPdfActivities(deps: ActivityDeps) {
 
   /** The input: an upload's blob, or a file inside the allowed roots (contract §6), copied into the job. */
   // A `url` is downloaded into the job as any URL is (SSRF-guarded, at most MAX_UPLOAD_MB).
-  const download = { policy: { allowPrivate: config.loopbackOnly || config.ALLOW_PRIVATE_URLS }, maxBytes: config.MAX_UPLOAD_MB * 1024 * 1024, accept: ['application/pdf'], scratchDir: config.scratchDir };
+  const download = urlDownload(config, ['application/pdf']);
   const inputBlob = (jobId: string, p: Record<string, unknown>) => jobInputBlob(store, config.inputRoots, jobId, p, { name: 'input.pdf', mime: 'application/pdf', download });
 
   /** One page rendered and recognised (tens of seconds on a busy machine: `extractPdfPages` heartbeats throughout). */

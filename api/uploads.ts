@@ -5,6 +5,7 @@ import type { BlobRef, BlobStore } from '../core/blob-store';
 import { AppError } from '../core/errors';
 import { DISCARD_UPLOAD } from '../core/job-params';
 import { newUploadKey } from '../core/ids';
+import { JobAccepted } from './services/async-preference';
 
 /** A file received by a multipart route (formidable's shape). */
 export interface UploadedFile {
@@ -51,7 +52,7 @@ export async function withUpload<T>(store: BlobStore, upload: StoredUpload, work
     return await work();
   } catch (e) {
     // The job goes on with the upload: a 504, or a 202 to a client that did not wait (JobAccepted).
-    keep = (e instanceof AppError && e.code === 'TIMEOUT') || (e as Error)?.name === 'JobAccepted';
+    keep = (e instanceof AppError && e.code === 'TIMEOUT') || e instanceof JobAccepted;
     throw e;
   } finally {
     if (!keep) await store.delete(upload.key).catch(() => undefined);

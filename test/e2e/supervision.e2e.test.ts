@@ -37,6 +37,19 @@ function killAll(dataDir: string): void {
   }
 }
 
+/** `npm start` on `port` with its own data directory and free Temporal ports, without a model server. */
+async function npmStart(port: number, dataDir: string) {
+  return spawnProc('npm', ['start', '--silent'], {
+    PORT: String(port),
+    DATA_DIR: dataDir,
+    TEMPORAL_DEV_PORT: String(await freePort()),
+    TEMPORAL_UI_PORT: String(await freePort()),
+    TEMPORAL_ADDRESS: undefined,
+    LLM_PROVIDER: 'none',
+    LOG_LEVEL: 'info',
+  });
+}
+
 async function runsAJob(url: string): Promise<void> {
   const r = (await fetch(`${url}/api/jobs/`, {
     method: 'POST',
@@ -54,15 +67,7 @@ describe('npm start supervises its children', function () {
     const port = await freePort();
     const dataDir = tempDir();
     const url = `http://127.0.0.1:${port}`;
-    const start = spawnProc('npm', ['start', '--silent'], {
-      PORT: String(port),
-      DATA_DIR: dataDir,
-      TEMPORAL_DEV_PORT: String(await freePort()),
-      TEMPORAL_UI_PORT: String(await freePort()),
-      TEMPORAL_ADDRESS: undefined,
-      LLM_PROVIDER: 'none',
-      LOG_LEVEL: 'info',
-    });
+    const start = await npmStart(port, dataDir);
     try {
       await waitFor(async () => (start.output().includes('Ctrl-C stops everything') ? true : undefined), 'the ready banner', 240_000);
       for (const [name, marker] of [['worker', 'worker/main.ts'], ['temporal', 'start-dev']] as const) {
@@ -94,15 +99,7 @@ describe('npm start supervises its children', function () {
     const port = await freePort();
     await new Promise<void>((r) => blocker.listen(port, '127.0.0.1', r));
     const dataDir = tempDir();
-    const start = spawnProc('npm', ['start', '--silent'], {
-      PORT: String(port),
-      DATA_DIR: dataDir,
-      TEMPORAL_DEV_PORT: String(await freePort()),
-      TEMPORAL_UI_PORT: String(await freePort()),
-      TEMPORAL_ADDRESS: undefined,
-      LLM_PROVIDER: 'none',
-      LOG_LEVEL: 'info',
-    });
+    const start = await npmStart(port, dataDir);
     try {
       const ended = await start.ended;
       expect(ended, 'npm start ends by itself, failed').to.not.equal(0);
