@@ -22,13 +22,23 @@ const str = (v: unknown, fallback: string): string => (typeof v === 'string' && 
  * The result-cache key (contract §7): the file's sha256, source and target language, the template (its name and
  * source) and the models (speech, and the language model that fills templates and translates).
  */
-export async function audioCacheKey(sha256: string, p: Record<string, unknown>, speechModel: string, llmModel: string | undefined): Promise<string> {
+export async function audioCacheKey(
+  sha256: string,
+  p: Record<string, unknown>,
+  speechModel: string,
+  llmModel: string | undefined,
+): Promise<string> {
   const template = typeof p.template === 'string' && p.template ? p.template : undefined;
   const source = template ? await templateSource({ text: '', template }) : undefined;
   return cacheKey({
     operation: AUDIO_CACHE_OPERATION,
     inputHash: sha256,
-    params: { source_language: str(p.source_language, 'de'), target_language: str(p.target_language, 'de'), template, template_source: source },
+    params: {
+      source_language: str(p.source_language, 'de'),
+      target_language: str(p.target_language, 'de'),
+      template,
+      template_source: source,
+    },
     model: `${speechModel}|${llmModel ?? ''}`,
   });
 }
@@ -56,14 +66,20 @@ export function stitchSegments(chunks: ChunkTranscript[]): AudioSegment[] {
 /** The language of most of the audio (seconds per chunk), or `fallback` when no chunk reports one. */
 export function dominantLanguage(chunks: ChunkTranscript[], fallback: string): string {
   const seconds = new Map<string, number>();
-  for (const c of chunks) if (c.language && c.language !== 'und') seconds.set(c.language, (seconds.get(c.language) ?? 0) + (c.end - c.start));
+  for (const c of chunks)
+    if (c.language && c.language !== 'und') seconds.set(c.language, (seconds.get(c.language) ?? 0) + (c.end - c.start));
   let best = fallback;
   let most = -1;
   for (const [lang, s] of seconds) if (s > most) [best, most] = [lang, s];
   return best;
 }
 
-const request = (u: Pick<LlmUsage, 'model' | 'purpose' | 'tokens' | 'duration_ms'>) => ({ model: u.model, purpose: u.purpose, tokens: u.tokens, duration_ms: u.duration_ms });
+const request = (u: Pick<LlmUsage, 'model' | 'purpose' | 'tokens' | 'duration_ms'>) => ({
+  model: u.model,
+  purpose: u.purpose,
+  tokens: u.tokens,
+  duration_ms: u.duration_ms,
+});
 
 /** What the end of a transcription gets from the workflow (`transcribeMedia`). */
 export interface TranscriptionDone {
@@ -76,7 +92,10 @@ export interface TranscriptionDone {
 }
 
 /** Shapes the endpoint's `data` from the outcome (`audioData`, `videoData`...). */
-export type TranscriptionShaper = (outcome: AudioOutcome, job: { process_id: string; process_dir: string }) => Record<string, unknown>;
+export type TranscriptionShaper = (
+  outcome: AudioOutcome,
+  job: { process_id: string; process_dir: string },
+) => Record<string, unknown>;
 
 /**
  * The end of every audio and video job: the chunks' transcripts stitched, the template applied, then the
@@ -87,17 +106,31 @@ export type TranscriptionShaper = (outcome: AudioOutcome, job: { process_id: str
 export function createAudioResults(deps: ActivityDeps) {
   const { store } = deps;
 
-  async function compute(jobId: string, p: Record<string, unknown>, spans: AudioSpan[], duration: number): Promise<{ outcome: AudioOutcome; llmInfo: LlmInfo }> {
+  async function compute(
+    jobId: string,
+    p: Record<string, unknown>,
+    spans: AudioSpan[],
+    duration: number,
+  ): Promise<{ outcome: AudioOutcome; llmInfo: LlmInfo }> {
     const chunks = await Promise.all(spans.map((_, i) => readBlobJson<ChunkTranscript>(store, chunkKey(jobId, i))));
     const requested = str(p.source_language, 'de');
     const language = dominantLanguage(chunks, requested === 'auto' ? 'und' : requested);
-    const original = chunks.map((c) => c.text.trim()).filter(Boolean).join(' ');
+    const original = chunks
+      .map((c) => c.text.trim())
+      .filter(Boolean)
+      .join(' ');
     const usages: LlmUsage[] = [];
     const model = jobModel(deps.llm, store, jobId);
     let text = original;
     let llmModel: string | null = null;
     if (typeof p.template === 'string' && p.template) {
-      const r = await applyTemplate(model, { text, template: p.template, source_language: language, target_language: language, context: (p.context ?? {}) as Record<string, unknown> });
+      const r = await applyTemplate(model, {
+        text,
+        template: p.template,
+        source_language: language,
+        target_language: language,
+        context: (p.context ?? {}) as Record<string, unknown>,
+      });
       text = r.text;
       usages.push(...r.usages);
       llmModel = r.usages[0]?.model ?? null;
@@ -112,7 +145,9 @@ export function createAudioResults(deps: ActivityDeps) {
       usages.push(...r.usages);
       translationModel = r.usages[0]?.model ?? null;
     }
-    const speech = chunks.map((c) => request({ model: c.model, purpose: 'transcription', tokens: 0, duration_ms: c.duration_ms }));
+    const speech = chunks.map((c) =>
+      request({ model: c.model, purpose: 'transcription', tokens: 0, duration_ms: c.duration_ms }),
+    );
     const llmInfo: LlmInfo = {
       total_tokens: usages.reduce((n, u) => n + u.tokens, 0),
       total_cost: Math.round(usages.reduce((n, u) => n + u.cost, 0) * 1e6) / 1e6,
@@ -139,13 +174,20 @@ export function createAudioResults(deps: ActivityDeps) {
     const { jobId } = a;
     const p = await fullParameters(store, jobId, a.parameters);
     const r = a.fromCache
-      ? { outcome: await readBlobJson<AudioOutcome>(store, cachedAudioKey(jobId)), llmInfo: { total_tokens: 0, total_cost: 0, requests: [] } }
+      ? {
+          outcome: await readBlobJson<AudioOutcome>(store, cachedAudioKey(jobId)),
+          llmInfo: { total_tokens: 0, total_cost: 0, requests: [] },
+        }
       : await compute(jobId, p, a.chunks, a.duration);
     const dir = jobOutputPrefix(jobId).slice(0, -1);
     const job: JobFields = {
       structured_data: {
         extracted_text: r.outcome.output_text,
-        metadata: { duration: r.outcome.duration, detected_language: r.outcome.detected_language, segment_count: r.outcome.segments.length },
+        metadata: {
+          duration: r.outcome.duration,
+          detected_language: r.outcome.detected_language,
+          segment_count: r.outcome.segments.length,
+        },
       },
       assets: [jobOutputKey(jobId, 'result.md')],
       target_dir: dir,

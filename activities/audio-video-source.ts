@@ -35,12 +35,22 @@ export function createVideoSourceActivities(deps: ActivityDeps, finish: ReturnTy
   const scratch = scratchAt(config.scratchDir);
 
   /** Downloads `url` into `dir`: the media file and, for a hosted page, the platform's metadata. */
-  async function download(url: string, hosted: boolean, dir: string, signal: AbortSignal): Promise<{ file: string; info: HostedVideoInfo | null }> {
+  async function download(
+    url: string,
+    hosted: boolean,
+    dir: string,
+    signal: AbortSignal,
+  ): Promise<{ file: string; info: HostedVideoInfo | null }> {
     if (hosted) {
       const r = await downloadHosted(url, dir, { ytDlp: ytDlpPath(config), policy, signal, maxBytes });
       return { file: r.file, info: r.metadata };
     }
-    const r = await downloadToFile(url, path.join(dir, 'video'), { policy, maxBytes, timeoutMs: 10 * 60_000, accept: ['video/', 'audio/'] });
+    const r = await downloadToFile(url, path.join(dir, 'video'), {
+      policy,
+      maxBytes,
+      timeoutMs: 10 * 60_000,
+      accept: ['video/', 'audio/'],
+    });
     return { file: r.path, info: null };
   }
 
@@ -50,7 +60,13 @@ export function createVideoSourceActivities(deps: ActivityDeps, finish: ReturnTy
      * spec's list, a file without sound or without a picture. A step of the job: a retry or restart reuses it.
      * Returns only the input's blob (the metadata stays in the blob store, out of the history).
      */
-    async fetchVideoInput({ jobId, parameters }: { jobId: string; parameters: Record<string, unknown> }): Promise<{ key: string; sha256: string }> {
+    async fetchVideoInput({
+      jobId,
+      parameters,
+    }: {
+      jobId: string;
+      parameters: Record<string, unknown>;
+    }): Promise<{ key: string; sha256: string }> {
       const p = await fullParameters(store, jobId, parameters);
       const { value } = await runStep<VideoSource>(store, jobId, VIDEO_SOURCE_STEP, () =>
         heartbeating((signal) =>
@@ -61,10 +77,15 @@ export function createVideoSourceActivities(deps: ActivityDeps, finish: ReturnTy
             if (typeof p.url === 'string') {
               const got = await download(p.url, p.hosted === true, dir, signal);
               ({ file, info: hosted } = got);
-              const ref = await store.put(jobInternalKey(jobId, 'input.media'), createReadStream(file), { mime: 'application/octet-stream' });
+              const ref = await store.put(jobInternalKey(jobId, 'input.media'), createReadStream(file), {
+                mime: 'application/octet-stream',
+              });
               input = { key: ref.key, sha256: ref.sha256 };
             } else {
-              input = await jobInputBlob(store, config.inputRoots, jobId, p, { name: 'input.media', mime: 'application/octet-stream' });
+              input = await jobInputBlob(store, config.inputRoots, jobId, p, {
+                name: 'input.media',
+                mime: 'application/octet-stream',
+              });
               file = await copyBlob(store, input.key, path.join(dir, 'input.media'));
             }
             const probe = await probeMedia(file, { signal });
@@ -80,7 +101,9 @@ export function createVideoSourceActivities(deps: ActivityDeps, finish: ReturnTy
     /** The end of a video job: the transcription's end (`finishTranscription`) with the §4.7 data. */
     async finishVideo(a: TranscriptionDone) {
       const source = await readBlobJson<VideoSource>(store, jobStepKey(a.jobId, VIDEO_SOURCE_STEP));
-      return finish(a, (outcome) => (source.hosted ? hostedVideoData(outcome, source.hosted, source.picture) : videoData(outcome, source.picture)));
+      return finish(a, (outcome) =>
+        source.hosted ? hostedVideoData(outcome, source.hosted, source.picture) : videoData(outcome, source.picture),
+      );
     },
   };
 }

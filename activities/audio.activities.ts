@@ -12,7 +12,14 @@ import { cutChunk, decodeToWav } from '../providers/media/audio';
 import { audioFormatOf, checkDuration } from '../providers/media/formats';
 import { probeMedia } from '../providers/media/probe';
 import { planChunksAtSilence } from '../providers/media/silence';
-import { AUDIO_CACHE_OPERATION, audioCacheKey, cachedAudioKey, chunkKey, createAudioResults, type TranscriptionDone } from './audio-results';
+import {
+  AUDIO_CACHE_OPERATION,
+  audioCacheKey,
+  cachedAudioKey,
+  chunkKey,
+  createAudioResults,
+  type TranscriptionDone,
+} from './audio-results';
 import { createVideoSourceActivities } from './audio-video-source';
 import type { AudioPrepared, ChunkTranscript } from './audio-types';
 import type { ActivityDeps } from './deps';
@@ -41,12 +48,24 @@ export function createAudioActivities(deps: ActivityDeps) {
      * without sound), decodes it to a WAV under the job and plans chunks near `AUDIO_CHUNK_SECONDS` at pauses. The
      * plan is a step of the job: a restart reuses it, so chunk numbers keep naming the same audio.
      */
-    async prepareAudio(a: { jobId: string; parameters: Record<string, unknown>; input?: { key: string; sha256: string } }): Promise<AudioPrepared> {
+    async prepareAudio(a: {
+      jobId: string;
+      parameters: Record<string, unknown>;
+      input?: { key: string; sha256: string };
+    }): Promise<AudioPrepared> {
       const { jobId } = a;
       const p = await fullParameters(store, jobId, a.parameters);
       // The input a first step put into the job (a video's download), or the job's file: a file named by path is
       // copied into the job first (heartbeating: a long recording copies for a while).
-      const input = a.input ?? (await heartbeating(() => jobInputBlob(store, config.inputRoots, jobId, p, { name: 'input.media', mime: 'application/octet-stream', download: mediaDownload })));
+      const input =
+        a.input ??
+        (await heartbeating(() =>
+          jobInputBlob(store, config.inputRoots, jobId, p, {
+            name: 'input.media',
+            mime: 'application/octet-stream',
+            download: mediaDownload,
+          }),
+        ));
       const key = await audioCacheKey(input.sha256, p, speechModel(), deps.llm?.describe().model);
       const hit = p.use_cache !== false ? await readCache<AudioOutcome>(store, AUDIO_CACHE_OPERATION, key) : null;
       if (hit) {
@@ -65,23 +84,49 @@ export function createAudioActivities(deps: ActivityDeps) {
             const wav = path.join(dir, 'audio.wav');
             const info = await decodeToWav(file, wav, { signal, maxSeconds: config.MAX_MEDIA_SECONDS });
             const plan = await planChunksAtSilence(wav, info.duration, config.AUDIO_CHUNK_SECONDS, { signal });
-            const ref = await store.put(jobInternalKey(jobId, 'audio.wav'), createReadStream(wav), { mime: 'audio/wav' });
-            return { duration: info.duration, chunks: plan.map((c) => ({ start: c.start, end: c.end })), wavKey: ref.key, wavSha256: ref.sha256 };
+            const ref = await store.put(jobInternalKey(jobId, 'audio.wav'), createReadStream(wav), {
+              mime: 'audio/wav',
+            });
+            return {
+              duration: info.duration,
+              chunks: plan.map((c) => ({ start: c.start, end: c.end })),
+              wavKey: ref.key,
+              wavSha256: ref.sha256,
+            };
           }),
         ),
       );
-      return { ...value, fromCache: false, cacheKey: key, mediaSlots: mediaSlots(config), ...(config.SPEECH_PROVIDER === 'openai' ? { remoteSpeech: true } : {}) };
+      return {
+        ...value,
+        fromCache: false,
+        cacheKey: key,
+        mediaSlots: mediaSlots(config),
+        ...(config.SPEECH_PROVIDER === 'openai' ? { remoteSpeech: true } : {}),
+      };
     },
 
     /**
      * Transcribes one chunk of the prepared WAV (cut sample-exact) and keeps the transcript under the job; a chunk
      * already kept (an earlier attempt or run) is not transcribed again. Heartbeats while the engine runs.
      */
-    async transcribeChunk(a: { jobId: string; wavKey: string; wavSha256: string; index: number; start: number; end: number; language?: string }) {
+    async transcribeChunk(a: {
+      jobId: string;
+      wavKey: string;
+      wavSha256: string;
+      index: number;
+      start: number;
+      end: number;
+      language?: string;
+    }) {
       const key = chunkKey(a.jobId, a.index);
       if (await store.stat(key)) return { reused: true };
       const speech = deps.speech;
-      if (!speech) throw ApplicationFailure.nonRetryable('No speech provider is configured (SPEECH_PROVIDER).', 'PROVIDER_NOT_CONFIGURED', { provider: 'speech' });
+      if (!speech)
+        throw ApplicationFailure.nonRetryable(
+          'No speech provider is configured (SPEECH_PROVIDER).',
+          'PROVIDER_NOT_CONFIGURED',
+          { provider: 'speech' },
+        );
       const language = a.language && a.language !== 'auto' ? a.language : undefined;
       const t = await heartbeating((signal) =>
         scratch.withBlobFile(store, a.wavKey, a.wavSha256, '.wav', (wav) =>

@@ -27,7 +27,15 @@ export function createBatchActivities(deps: ActivityDeps) {
     },
 
     /** The batch's final record; `runs` (restarted jobs' newest runs) lets a reopened batch ignore stale reports. */
-    async writeBatchRecord({ state, input, runs }: { state: BatchState; input: Omit<BatchInput, 'carry'>; runs?: Record<number, number> }): Promise<void> {
+    async writeBatchRecord({
+      state,
+      input,
+      runs,
+    }: {
+      state: BatchState;
+      input: Omit<BatchInput, 'carry'>;
+      runs?: Record<number, number>;
+    }): Promise<void> {
       await writeBlobJson(store, batchRecordKey(state.batch_id), { ...state, input, ...(runs ? { runs } : {}) });
     },
 
@@ -36,7 +44,15 @@ export function createBatchActivities(deps: ActivityDeps) {
      * already failed or completed is left alone), so a retried attempt redoes only what is left; as a regular
      * activity it heartbeats as it goes.
      */
-    async failPendingJobs({ manifestKey, indexes, reason }: { manifestKey: string; indexes: number[]; reason: string }): Promise<void> {
+    async failPendingJobs({
+      manifestKey,
+      indexes,
+      reason,
+    }: {
+      manifestKey: string;
+      indexes: number[];
+      reason: string;
+    }): Promise<void> {
       const m = await manifest(deps, manifestKey);
       const jobIds = indexes.map((i) => m.jobs[i].job_id);
       const now = new Date().toISOString();

@@ -1,7 +1,12 @@
 import { Context, type Info } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure, type RetryPolicy } from '@temporalio/common';
 import { msToNumber } from '@temporalio/common/lib/time';
-import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, ActivityInterceptorsFactory, Next } from '@temporalio/worker';
+import type {
+  ActivityExecuteInput,
+  ActivityInboundCallsInterceptor,
+  ActivityInterceptorsFactory,
+  Next,
+} from '@temporalio/worker';
 import { AppError } from '../core/errors';
 import type { Logger } from '../core/logger';
 
@@ -57,7 +62,10 @@ export interface OutageDetails {
 }
 
 /** What of the activity's `Info` the decision reads. */
-export type StepInfo = Pick<Info, 'attempt' | 'scheduledTimestampMs' | 'currentAttemptScheduledTimestampMs' | 'retryPolicy'>;
+export type StepInfo = Pick<
+  Info,
+  'attempt' | 'scheduledTimestampMs' | 'currentAttemptScheduledTimestampMs' | 'retryPolicy'
+>;
 
 /** How the boundary handled an error, for the log. */
 export type BoundaryOutcome =
@@ -69,7 +77,8 @@ export type BoundaryOutcome =
 
 /** A policy without an attempt limit (a server too old to say leaves it unknown: then the policy decides alone). */
 const unlimited = (policy: RetryPolicy | undefined): boolean => policy !== undefined && !policy.maximumAttempts;
-const ms = (d: RetryPolicy['initialInterval']): number | undefined => (d === undefined || d === null ? undefined : typeof d === 'number' ? d : msToNumber(d));
+const ms = (d: RetryPolicy['initialInterval']): number | undefined =>
+  d === undefined || d === null ? undefined : typeof d === 'number' ? d : msToNumber(d);
 
 /** The wait the retry policy itself would give after `attempt` failed (Temporal's defaults where it says nothing). */
 export function policyDelayMs(attempt: number, policy: RetryPolicy | undefined): number {
@@ -82,11 +91,20 @@ export function policyDelayMs(attempt: number, policy: RetryPolicy | undefined):
  * The failure an activity's error becomes (see {@link ErrorBoundaryOptions} for the rules), and how it was decided.
  * Pure: `now` is the time of the failure.
  */
-export function decideFailure(err: unknown, info: StepInfo, opts: ErrorBoundaryOptions, now = Date.now()): { failure: unknown; outcome: BoundaryOutcome } {
-  if (err instanceof ApplicationFailure || err instanceof CancelledFailure) return { failure: err, outcome: { kind: 'pass' } };
+export function decideFailure(
+  err: unknown,
+  info: StepInfo,
+  opts: ErrorBoundaryOptions,
+  now = Date.now(),
+): { failure: unknown; outcome: BoundaryOutcome } {
+  if (err instanceof ApplicationFailure || err instanceof CancelledFailure)
+    return { failure: err, outcome: { kind: 'pass' } };
   if (!(err instanceof AppError)) {
     if (unlimited(info.retryPolicy) && info.attempt >= UNEXPECTED_ATTEMPTS && err instanceof Error) {
-      return { failure: ApplicationFailure.fromError(err, { nonRetryable: true }), outcome: { kind: 'unexpected_given_up' } };
+      return {
+        failure: ApplicationFailure.fromError(err, { nonRetryable: true }),
+        outcome: { kind: 'unexpected_given_up' },
+      };
     }
     return { failure: err, outcome: { kind: 'pass' } };
   }
@@ -98,15 +116,29 @@ export function decideFailure(err: unknown, info: StepInfo, opts: ErrorBoundaryO
   const limit = info.retryPolicy?.maximumAttempts;
   const lastAttempt = !!limit && info.attempt >= limit;
   if (lastAttempt || waitedMs + delayMs > opts.outageMaxMs) {
-    const outage: OutageDetails = { gave_up: lastAttempt ? 'attempts' : 'window', window_ms: opts.outageMaxMs, waited_ms: waitedMs, attempts: info.attempt };
+    const outage: OutageDetails = {
+      gave_up: lastAttempt ? 'attempts' : 'window',
+      window_ms: opts.outageMaxMs,
+      waited_ms: waitedMs,
+      attempts: info.attempt,
+    };
     const why = lastAttempt
       ? `given up after ${info.attempt} attempts of the step`
       : opts.outageMaxMs === 0
         ? 'provider outages are not waited out (PROVIDER_OUTAGE_MAX_MS=0)'
         : `given up after waiting out the provider outage for ${seconds(waitedMs)} (${info.attempt} attempt${info.attempt === 1 ? '' : 's'} of the step; the window is ${seconds(opts.outageMaxMs)}, PROVIDER_OUTAGE_MAX_MS)`;
-    return { failure: fail(`${err.message}; ${why}`, { ...err.details, outage }), outcome: { kind: 'outage_given_up', outage } };
+    return {
+      failure: fail(`${err.message}; ${why}`, { ...err.details, outage }),
+      outcome: { kind: 'outage_given_up', outage },
+    };
   }
-  const failure = ApplicationFailure.create({ message: err.message, type: err.code, details: [err.details], nonRetryable: false, nextRetryDelay: delayMs });
+  const failure = ApplicationFailure.create({
+    message: err.message,
+    type: err.code,
+    details: [err.details],
+    nonRetryable: false,
+    nextRetryDelay: delayMs,
+  });
   return { failure, outcome: { kind: 'outage_retry', delayMs, waitedMs } };
 }
 
@@ -133,7 +165,11 @@ class ErrorBoundary implements ActivityInboundCallsInterceptor {
 
   async execute(input: ActivityExecuteInput, next: Next<ActivityInboundCallsInterceptor, 'execute'>): Promise<unknown> {
     const ctx = Context.current();
-    const at = { jobId: ctx.info.workflowExecution?.workflowId, activity: ctx.info.activityType, attempt: ctx.info.attempt };
+    const at = {
+      jobId: ctx.info.workflowExecution?.workflowId,
+      activity: ctx.info.activityType,
+      attempt: ctx.info.attempt,
+    };
     const late = lateAttemptFailure(ctx.info, this.opts);
     if (late) {
       this.warn(ctx, at, late.message);
@@ -145,15 +181,26 @@ class ErrorBoundary implements ActivityInboundCallsInterceptor {
       // A cancelled activity's error, whatever it is, is the cancellation's: Temporal reports it as such.
       if (ctx.cancellationSignal.aborted) throw err;
       const { failure, outcome } = decideFailure(err, ctx.info, this.opts);
-      const app = err instanceof AppError ? { code: err.code, status: err.details.status, provider: err.details.provider } : {};
+      const app =
+        err instanceof AppError ? { code: err.code, status: err.details.status, provider: err.details.provider } : {};
       const message = err instanceof Error ? err.message : String(err);
       if (outcome.kind === 'outage_retry') {
-        const fields = { ...at, ...app, delayMs: outcome.delayMs, waitedMs: outcome.waitedMs, windowMs: this.opts.outageMaxMs };
+        const fields = {
+          ...at,
+          ...app,
+          delayMs: outcome.delayMs,
+          waitedMs: outcome.waitedMs,
+          windowMs: this.opts.outageMaxMs,
+        };
         this.warn(ctx, fields, `provider outage: the step is tried again in ${seconds(outcome.delayMs)} (${message})`);
       } else if (outcome.kind === 'outage_given_up') {
         this.warn(ctx, { ...at, ...app, outage: outcome.outage }, `provider outage: the step is given up (${message})`);
       } else if (outcome.kind === 'unexpected_given_up') {
-        this.warn(ctx, { ...at, err }, `the step failed unexpectedly on its attempt ${ctx.info.attempt}, and is not tried again`);
+        this.warn(
+          ctx,
+          { ...at, err },
+          `the step failed unexpectedly on its attempt ${ctx.info.attempt}, and is not tried again`,
+        );
       }
       throw failure;
     }

@@ -19,15 +19,31 @@ export function createExternalOcrActivities(deps: ActivityDeps) {
      * and to the result cache. Unless `useCache` is false, a cached answer for the same document, pages and service
      * is used instead of calling the service.
      */
-    async externalOcrPdf(input: { jobId: string; inputKey: string; sha256: string; pages: number[]; pageCount: number; includeImages: boolean; useCache?: boolean }) {
+    async externalOcrPdf(input: {
+      jobId: string;
+      inputKey: string;
+      sha256: string;
+      pages: number[];
+      pageCount: number;
+      includeImages: boolean;
+      useCache?: boolean;
+    }) {
       if (!provider) {
-        throw ApplicationFailure.nonRetryable('External OCR is not configured: set EXTERNAL_OCR_URL (and EXTERNAL_OCR_API_KEY).', 'PROVIDER_NOT_CONFIGURED', {});
+        throw ApplicationFailure.nonRetryable(
+          'External OCR is not configured: set EXTERNAL_OCR_URL (and EXTERNAL_OCR_API_KEY).',
+          'PROVIDER_NOT_CONFIGURED',
+          {},
+        );
       }
-      const key = externalOcrCacheKey(input.sha256, input, { url: config.externalOcr!.url, model: config.externalOcr!.model });
+      const key = externalOcrCacheKey(input.sha256, input, {
+        url: config.externalOcr!.url,
+        model: config.externalOcr!.model,
+      });
       // Each request may take minutes (EXTERNAL_OCR_TIMEOUT_MS): the step heartbeats every second throughout (the
       // input's read, the wait, the answer's writes), and with the pages done after each request.
       return heartbeating(async (signal) => {
-        const hit = input.useCache === false ? null : await readCache<ExternalOcrRaw>(store, EXTERNAL_OCR_CACHE_OPERATION, key);
+        const hit =
+          input.useCache === false ? null : await readCache<ExternalOcrRaw>(store, EXTERNAL_OCR_CACHE_OPERATION, key);
         const raw: ExternalOcrRaw =
           hit ??
           (await provider.ocrPdf(await readBlobBuffer(store, input.inputKey), {
@@ -44,7 +60,14 @@ export function createExternalOcrActivities(deps: ActivityDeps) {
     },
 
     /** Assembles the spec's result: page-separated Markdown, metadata, the raw answer and the pages archive. */
-    async finishExternalOcr(input: { jobId: string; parameters: Record<string, unknown>; pageCount: number; fileSize: number; pagesArchive?: string; fromCache?: boolean }) {
+    async finishExternalOcr(input: {
+      jobId: string;
+      parameters: Record<string, unknown>;
+      pageCount: number;
+      fileSize: number;
+      pagesArchive?: string;
+      fromCache?: boolean;
+    }) {
       // Reads the raw answer and the pages archive (as base64) and writes the results: heartbeating throughout.
       return heartbeating(async () => {
         const { jobId } = input;
@@ -59,11 +82,18 @@ export function createExternalOcrActivities(deps: ActivityDeps) {
           extraction_method: 'external_ocr',
         };
         const pages = input.pagesArchive
-          ? { filename: `${jobId}-pages.zip`, data: (await readBlobBuffer(store, jobOutputKey(jobId, input.pagesArchive))).toString('base64') }
+          ? {
+              filename: `${jobId}-pages.zip`,
+              data: (await readBlobBuffer(store, jobOutputKey(jobId, input.pagesArchive))).toString('base64'),
+            }
           : null;
         const job: JobFields = {
           structured_data: { extracted_text: text, metadata },
-          assets: [jobOutputKey(jobId, 'result.md'), jobOutputKey(jobId, 'external-ocr.json'), ...(input.pagesArchive ? [jobOutputKey(jobId, input.pagesArchive)] : [])],
+          assets: [
+            jobOutputKey(jobId, 'result.md'),
+            jobOutputKey(jobId, 'external-ocr.json'),
+            ...(input.pagesArchive ? [jobOutputKey(jobId, input.pagesArchive)] : []),
+          ],
           target_dir: jobOutputPrefix(jobId).slice(0, -1),
           from_cache: input.fromCache === true,
         };

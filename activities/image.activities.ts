@@ -41,7 +41,12 @@ export function createImageActivities(deps: ActivityDeps) {
     async fetchImage({ jobId, url }: { jobId: string; url: string }) {
       return heartbeating(() =>
         scratch.withDir('fetch-', async (dir) => {
-          const r = await downloadToFile(url, path.join(dir, 'image'), { policy, maxBytes: 50 * 1024 * 1024, timeoutMs: 60_000, accept: ['image/'] });
+          const r = await downloadToFile(url, path.join(dir, 'image'), {
+            policy,
+            maxBytes: 50 * 1024 * 1024,
+            timeoutMs: 60_000,
+            accept: ['image/'],
+          });
           const ref = await store.put(jobInternalKey(jobId, 'input-image'), createReadStream(r.path), { mime: r.mime });
           return { key: ref.key, sha256: ref.sha256 };
         }),
@@ -53,11 +58,35 @@ export function createImageActivities(deps: ActivityDeps) {
      * `parameters` (absent in jobs scheduled before the result cache), a cached result for the same image, languages
      * and template answers instead, unless `use_cache` is false; `finishImageOcr` then writes it as the results.
      */
-    async ocrImageBlob({ jobId, key, sha256, languages, parameters }: { jobId: string; key: string; sha256: string; languages?: string; parameters?: Record<string, unknown> }) {
+    async ocrImageBlob({
+      jobId,
+      key,
+      sha256,
+      languages,
+      parameters,
+    }: {
+      jobId: string;
+      key: string;
+      sha256: string;
+      languages?: string;
+      parameters?: Record<string, unknown>;
+    }) {
       const cacheKey = parameters ? await resultCacheKey(sha256, parameters) : undefined;
-      const hit = cacheKey && parameters?.use_cache !== false ? await readCache<{ extracted_text: string; metadata: Record<string, unknown> }>(store, IMAGE_OCR_CACHE_OPERATION, cacheKey) : null;
+      const hit =
+        cacheKey && parameters?.use_cache !== false
+          ? await readCache<{ extracted_text: string; metadata: Record<string, unknown> }>(
+              store,
+              IMAGE_OCR_CACHE_OPERATION,
+              cacheKey,
+            )
+          : null;
       if (hit) {
-        await writeBlobJson(store, ocrKey(jobId), { text: hit.extracted_text, metadata: hit.metadata, cacheKey, fromCache: true } satisfies OcrStep);
+        await writeBlobJson(store, ocrKey(jobId), {
+          text: hit.extracted_text,
+          metadata: hit.metadata,
+          cacheKey,
+          fromCache: true,
+        } satisfies OcrStep);
         return { chars: hit.extracted_text.length, metadata: hit.metadata, fromCache: true };
       }
       // Heartbeats from the scratch copy on; tesseract can take a minute on a big scan, and a cancel reaches it and kills it.
@@ -70,7 +99,14 @@ export function createImageActivities(deps: ActivityDeps) {
           return { meta, r: await ocrOriented(file, { languages: langs, dpi: meta.dpi ?? 300, signal }) };
         }),
       );
-      const metadata = { width: meta.width, height: meta.height, format: meta.format, dpi: meta.dpi ?? DEFAULT_DPI, confidence: Math.round(r.confidence), ...(r.rotation ? { rotation: r.rotation } : {}) };
+      const metadata = {
+        width: meta.width,
+        height: meta.height,
+        format: meta.format,
+        dpi: meta.dpi ?? DEFAULT_DPI,
+        confidence: Math.round(r.confidence),
+        ...(r.rotation ? { rotation: r.rotation } : {}),
+      };
       await writeBlobJson(store, ocrKey(jobId), { text: r.text, metadata, cacheKey } satisfies OcrStep);
       return { chars: r.text.length, metadata, fromCache: false };
     },
@@ -82,7 +118,11 @@ export function createImageActivities(deps: ActivityDeps) {
         const ocr = await readBlobJson<OcrStep>(store, ocrKey(jobId));
         let text = ocr.text;
         if (!ocr.fromCache && typeof parameters.template === 'string' && parameters.template) {
-          const r = await applyTemplate(jobModel(deps.llm, store, jobId), { text, template: parameters.template, context: (parameters.context ?? {}) as Record<string, unknown> });
+          const r = await applyTemplate(jobModel(deps.llm, store, jobId), {
+            text,
+            template: parameters.template,
+            context: (parameters.context ?? {}) as Record<string, unknown>,
+          });
           text = r.text;
         }
         await store.put(jobOutputKey(jobId, 'result.md'), text, { mime: 'text/markdown; charset=utf-8' });

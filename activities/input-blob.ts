@@ -33,16 +33,22 @@ export async function jobInputBlob(
     return downloadInto(store, key, p.url, copy.mime, copy.download);
   }
   if (!path.isAbsolute(String(p.filename))) {
-    throw ApplicationFailure.nonRetryable('The file must be named by an absolute path.', 'FORBIDDEN', { filename: p.filename });
+    throw ApplicationFailure.nonRetryable('The file must be named by an absolute path.', 'FORBIDDEN', {
+      filename: p.filename,
+    });
   }
   const wanted = path.resolve(String(p.filename));
   const real = await fs.realpath(wanted).catch(() => null);
-  if (!real) throw ApplicationFailure.nonRetryable('The file does not exist.', 'FILE_NOT_FOUND', { filename: p.filename });
+  if (!real)
+    throw ApplicationFailure.nonRetryable('The file does not exist.', 'FILE_NOT_FOUND', { filename: p.filename });
   if (!(await isInsideInputRoots(real, inputRoots))) {
-    throw ApplicationFailure.nonRetryable('The file lies outside the directories this server may read.', 'FORBIDDEN', { filename: p.filename });
+    throw ApplicationFailure.nonRetryable('The file lies outside the directories this server may read.', 'FORBIDDEN', {
+      filename: p.filename,
+    });
   }
   const st = await fs.stat(real);
-  if (!st.isFile()) throw ApplicationFailure.nonRetryable('The path is not a file.', 'FILE_NOT_FOUND', { filename: p.filename });
+  if (!st.isFile())
+    throw ApplicationFailure.nonRetryable('The path is not a file.', 'FILE_NOT_FOUND', { filename: p.filename });
   const ref = await store.put(key, createReadStream(real), { mime: copy.mime });
   return { key, sha256: ref.sha256 };
 }
@@ -51,8 +57,16 @@ export async function jobInputBlob(
  * A job's `url` input as the worker fetches it: the outbound address policy (private targets only when the server
  * listens on loopback or ALLOW_PRIVATE_URLS), at most MAX_UPLOAD_MB, the media types `accept`ed, through scratch.
  */
-export function urlDownload(config: Pick<Config, 'loopbackOnly' | 'ALLOW_PRIVATE_URLS' | 'MAX_UPLOAD_MB' | 'scratchDir'>, accept: string[]): UrlDownload {
-  return { policy: { allowPrivate: config.loopbackOnly || config.ALLOW_PRIVATE_URLS }, maxBytes: config.MAX_UPLOAD_MB * 1024 * 1024, accept, scratchDir: config.scratchDir };
+export function urlDownload(
+  config: Pick<Config, 'loopbackOnly' | 'ALLOW_PRIVATE_URLS' | 'MAX_UPLOAD_MB' | 'scratchDir'>,
+  accept: string[],
+): UrlDownload {
+  return {
+    policy: { allowPrivate: config.loopbackOnly || config.ALLOW_PRIVATE_URLS },
+    maxBytes: config.MAX_UPLOAD_MB * 1024 * 1024,
+    accept,
+    scratchDir: config.scratchDir,
+  };
 }
 
 /** How a job's `url` input is fetched: the address policy, the size limit and the media types expected. */
@@ -67,11 +81,22 @@ export interface UrlDownload {
  * Downloads `url` (SSRF-guarded, redirects re-checked, at most `maxBytes`) into the job under `key`, through a
  * scratch file removed afterwards; a retry finds the copy and downloads nothing again.
  */
-async function downloadInto(store: BlobStore, key: string, url: string, mime: string, d: UrlDownload): Promise<{ key: string; sha256: string }> {
+async function downloadInto(
+  store: BlobStore,
+  key: string,
+  url: string,
+  mime: string,
+  d: UrlDownload,
+): Promise<{ key: string; sha256: string }> {
   await fs.mkdir(d.scratchDir, { recursive: true, mode: 0o700 });
   const dir = await fs.mkdtemp(path.join(d.scratchDir, 'url-'));
   try {
-    const got = await downloadToFile(url, path.join(dir, 'input'), { policy: d.policy, maxBytes: d.maxBytes, timeoutMs: 10 * 60_000, accept: d.accept });
+    const got = await downloadToFile(url, path.join(dir, 'input'), {
+      policy: d.policy,
+      maxBytes: d.maxBytes,
+      timeoutMs: 10 * 60_000,
+      accept: d.accept,
+    });
     const ref = await store.put(key, createReadStream(got.path), { mime });
     return { key, sha256: ref.sha256 };
   } finally {

@@ -4,7 +4,15 @@ import { uploadToDiscard } from '../core/job-params';
 import { storedResultsRef } from '../core/job-results';
 import { countJobFinished } from '../core/metrics';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { jobFinishedSignal, jobRestartedSignal, jobStateQuery, type BatchInput, type BatchState, type JobInput, type JobState } from '../workflows/definitions';
+import {
+  jobFinishedSignal,
+  jobRestartedSignal,
+  jobStateQuery,
+  type BatchInput,
+  type BatchState,
+  type JobInput,
+  type JobState,
+} from '../workflows/definitions';
 import type { ActivityDeps, BatchReport } from './deps';
 
 const notFoundAsNull = (e: unknown): null => {
@@ -25,16 +33,21 @@ export function createJobActivities(deps: ActivityDeps) {
       // A run never overwrites a newer run's record (a late write of a replaced run is dropped).
       const current = await readBlobJson<JobState>(store, jobRecordKey(state.job_id)).catch(notFoundAsNull);
       if (current && (current.run ?? 1) > (state.run ?? 1)) return;
-      if (finished && (state.status === 'completed' || state.status === 'failed')) countJobFinished(state.job_type, state.status);
+      if (finished && (state.status === 'completed' || state.status === 'failed'))
+        countJobFinished(state.job_type, state.status);
       // A finished job removes the upload of the synchronous request it ran for (see DISCARD_UPLOAD).
-      const upload = state.status === 'completed' || state.status === 'failed' ? uploadToDiscard(state.parameters) : null;
+      const upload =
+        state.status === 'completed' || state.status === 'failed' ? uploadToDiscard(state.parameters) : null;
       if (upload) await store.delete(upload);
       const ref = state.status === 'completed' ? await storedResultsRef(store, state.job_id) : null;
       if (ref) {
         await writeBlobJson(store, jobRecordKey(state.job_id), { ...state, results: null, results_ref: ref });
         return;
       }
-      const results = state.status === 'completed' ? await readBlobBuffer(store, jobResultsKey(state.job_id)).catch(notFoundAsNull) : null;
+      const results =
+        state.status === 'completed'
+          ? await readBlobBuffer(store, jobResultsKey(state.job_id)).catch(notFoundAsNull)
+          : null;
       if (!results) {
         await writeBlobJson(store, jobRecordKey(state.job_id), state);
         return;
@@ -50,7 +63,13 @@ export function createJobActivities(deps: ActivityDeps) {
      * (a worker replays the run's history), or null when the job was wrapped up already or has run again since. A
      * run that closed before its first workflow task answers no query: then its input, from the start event.
      */
-    async readJobRun({ jobId, runId }: { jobId: string; runId: string }): Promise<JobState | { input: JobInput } | null> {
+    async readJobRun({
+      jobId,
+      runId,
+    }: {
+      jobId: string;
+      runId: string;
+    }): Promise<JobState | { input: JobInput } | null> {
       const client = deps.temporalClient;
       if (!client) throw new Error('readJobRun needs a Temporal client');
       const rec = await readBlobJson<JobState>(store, jobRecordKey(jobId)).catch(notFoundAsNull);
@@ -63,7 +82,11 @@ export function createJobActivities(deps: ActivityDeps) {
       });
       const run = 'input' in last && !('job_id' in last) ? last.input.run : (last as JobState).run;
       const done = (s: { status?: string }) => s.status === 'completed' || s.status === 'failed';
-      if (done(last as JobState) || (rec && ((rec.run ?? 1) > (run ?? 1) || ((rec.run ?? 1) === (run ?? 1) && done(rec))))) return null;
+      if (
+        done(last as JobState) ||
+        (rec && ((rec.run ?? 1) > (run ?? 1) || ((rec.run ?? 1) === (run ?? 1) && done(rec))))
+      )
+        return null;
       return last;
     },
 
@@ -76,15 +99,24 @@ export function createJobActivities(deps: ActivityDeps) {
       if (!client) throw new Error('notifyBatch needs a Temporal client');
       const handle = client.workflow.getHandle(batchId);
       try {
-        if (report.status === 'processing') await handle.signal(jobRestartedSignal, { index: report.index, run: report.run, jobId: report.jobId });
+        if (report.status === 'processing')
+          await handle.signal(jobRestartedSignal, { index: report.index, run: report.run, jobId: report.jobId });
         else await handle.signal(jobFinishedSignal, { index: report.index, status: report.status, run: report.run });
         return;
       } catch (e) {
         if ((e as Error).name !== 'WorkflowNotFoundError') throw e;
       }
-      const rec = await readBlobJson<BatchState & { input: Omit<BatchInput, 'carry'>; runs?: Record<number, number> }>(store, batchRecordKey(batchId));
+      const rec = await readBlobJson<BatchState & { input: Omit<BatchInput, 'carry'>; runs?: Record<number, number> }>(
+        store,
+        batchRecordKey(batchId),
+      );
       if (!deps.reopenBatch) throw new Error('notifyBatch needs reopenBatch');
-      const carry = { statuses: rec.statuses, next: rec.job_count, active: rec.active, ...(rec.runs ? { runs: rec.runs } : {}) };
+      const carry = {
+        statuses: rec.statuses,
+        next: rec.job_count,
+        active: rec.active,
+        ...(rec.runs ? { runs: rec.runs } : {}),
+      };
       await deps.reopenBatch({ ...rec.input, carry }, report);
     },
   };

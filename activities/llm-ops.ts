@@ -61,7 +61,12 @@ export function requireModel(llm: LlmProvider | null, operation: string): LlmPro
   );
 }
 
-export async function translate(llm: LlmProvider | null, text: string, source: string, target: string): Promise<OpResult> {
+export async function translate(
+  llm: LlmProvider | null,
+  text: string,
+  source: string,
+  target: string,
+): Promise<OpResult> {
   const output = { translated_text: text, source_language: source, target_language: target };
   if (source === target || text.trim() === '') return { text, output, usages: [] };
   const model = requireModel(llm, 'text');
@@ -95,7 +100,10 @@ export interface TemplateRequest {
 export async function templateSource(req: TemplateRequest): Promise<string> {
   if (req.template_content !== undefined) return req.template_content;
   const t = await loadTemplate(TEMPLATES_DIR, String(req.template ?? ''), req.target_language);
-  if (!t) throw ApplicationFailure.nonRetryable(`No template named ${JSON.stringify(req.template)}.`, 'TEMPLATE_NOT_FOUND', { template: req.template });
+  if (!t)
+    throw ApplicationFailure.nonRetryable(`No template named ${JSON.stringify(req.template)}.`, 'TEMPLATE_NOT_FOUND', {
+      template: req.template,
+    });
   return t.source;
 }
 
@@ -115,7 +123,12 @@ export async function applyTemplate(llm: LlmProvider | null, req: TemplateReques
     context,
     additional: req.additional_field_descriptions,
   });
-  const r = await model.chatJson({ purpose: 'template', system: prompt.system, user: prompt.user, schema: prompt.schema });
+  const r = await model.chatJson({
+    purpose: 'template',
+    system: prompt.system,
+    user: prompt.user,
+    schema: prompt.schema,
+  });
   const fields: Record<string, unknown> = {};
   for (const name of prompt.fieldNames) if (name in r.value) fields[name] = r.value[name];
   const filled = fillTemplate(parsed, fields, req.text, context);
@@ -179,7 +192,12 @@ function blockMarkdown(b: Block): string {
 }
 
 /** Blocks translated in one model call (none when the languages match), then composed into a Markdown entry. */
-export async function blocksToNewsfeed(llm: LlmProvider | null, blocks: Block[], source: string, target: string): Promise<OpResult> {
+export async function blocksToNewsfeed(
+  llm: LlmProvider | null,
+  blocks: Block[],
+  source: string,
+  target: string,
+): Promise<OpResult> {
   let processed: (Block & { original_content?: unknown })[] = blocks.map((b) => ({ ...b }));
   const usages: LlmUsage[] = [];
   if (source !== target) {
@@ -195,9 +213,16 @@ export async function blocksToNewsfeed(llm: LlmProvider | null, blocks: Block[],
     usages.push(r.usage);
     const out = Array.isArray(r.value.blocks) ? r.value.blocks : [];
     if (out.length !== blocks.length) {
-      throw ApplicationFailure.nonRetryable('The model answered a different number of blocks.', 'UPSTREAM_ERROR', { expected: blocks.length, got: out.length });
+      throw ApplicationFailure.nonRetryable('The model answered a different number of blocks.', 'UPSTREAM_ERROR', {
+        expected: blocks.length,
+        got: out.length,
+      });
     }
-    processed = blocks.map((b, i) => ({ type: b.type, content: (out[i] as Block)?.content ?? b.content, original_content: b.content }));
+    processed = blocks.map((b, i) => ({
+      type: b.type,
+      content: (out[i] as Block)?.content ?? b.content,
+      original_content: b.content,
+    }));
   }
   const entry = processed.map(blockMarkdown).join('\n\n');
   return { text: entry, output: { processed_blocks: processed, newsfeed_entry: entry }, usages };

@@ -29,16 +29,24 @@ export class JournaledModel implements LlmProvider {
     return this.once('json', opts, (o) => this.inner.chatJson<T>(o));
   }
 
-  private async once<R>(kind: string, opts: ChatTextOptions & { schemaHint?: string }, call: (o: ChatTextOptions) => Promise<R>): Promise<R> {
+  private async once<R>(
+    kind: string,
+    opts: ChatTextOptions & { schemaHint?: string },
+    call: (o: ChatTextOptions) => Promise<R>,
+  ): Promise<R> {
     const { signal: _s, ...request } = opts;
     void _s;
     const d = this.inner.describe();
-    const hash = createHash('sha256').update(JSON.stringify({ kind, model: d.model, vision: d.visionModel, request })).digest('hex');
+    const hash = createHash('sha256')
+      .update(JSON.stringify({ kind, model: d.model, vision: d.visionModel, request }))
+      .digest('hex');
     const key = jobModelCallKey(this.jobId, hash);
     // One read: an answer kept by an earlier attempt; none (or an unreadable one) means asking the model.
     const kept = await readBlobJson<R>(this.store, key).catch(() => undefined);
     if (kept !== undefined) return kept;
-    const answer = await heartbeating((signal) => linked([signal, opts.signal], (own) => call({ ...opts, signal: own })));
+    const answer = await heartbeating((signal) =>
+      linked([signal, opts.signal], (own) => call({ ...opts, signal: own })),
+    );
     await writeBlobJson(this.store, key, answer);
     return answer;
   }

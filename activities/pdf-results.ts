@@ -1,7 +1,13 @@
 import { BlobNotFoundError, readBlobBuffer, readBlobJson, writeBlobJson } from '../core/blob-store';
 import { readCache, readCacheRef, writeCacheRef, type CacheRef } from '../core/cache';
 import { countCacheLookup } from '../core/metrics';
-import { resultPreview, writeJobResults, type JobFields, type LlmInfo, type StoredJobFields } from '../core/job-results';
+import {
+  resultPreview,
+  writeJobResults,
+  type JobFields,
+  type LlmInfo,
+  type StoredJobFields,
+} from '../core/job-results';
 import { PDF_CACHE_OPERATION, pdfCacheKey, type PdfCachedResult } from '../core/pdf-cache';
 import { jobFieldsKey, jobOutputKey, jobOutputPrefix, jobResultsKey } from '../core/records';
 import { pdfData } from '../core/result-shapes';
@@ -40,23 +46,44 @@ export function createPdfResults(deps: ActivityDeps) {
   const { store, config } = deps;
   const llm = deps.llm ?? null;
 
-  async function assemble(f: PdfFinish, contents: PageResult[]): Promise<{ text: string; metadata: Record<string, unknown>; llmInfo: LlmInfo }> {
+  async function assemble(
+    f: PdfFinish,
+    contents: PageResult[],
+  ): Promise<{ text: string; metadata: Record<string, unknown>; llmInfo: LlmInfo }> {
     const { jobId, parameters: p, meta } = f;
-    let text = contents.map((c) => c.text.trim()).filter(Boolean).join('\n\n');
+    let text = contents
+      .map((c) => c.text.trim())
+      .filter(Boolean)
+      .join('\n\n');
     const requests = f.llm.flatMap((l) => l.requests);
     if (typeof p.template === 'string' && p.template) {
-      const r = await applyTemplate(jobModel(llm, store, jobId), { text, template: p.template, context: (p.context ?? {}) as Record<string, unknown>, target_language: p.source_language as string | undefined });
+      const r = await applyTemplate(jobModel(llm, store, jobId), {
+        text,
+        template: p.template,
+        context: (p.context ?? {}) as Record<string, unknown>,
+        target_language: p.source_language as string | undefined,
+      });
       text = r.text;
-      for (const u of r.usages) requests.push({ model: u.model, purpose: u.purpose, tokens: u.tokens, duration_ms: u.duration_ms });
+      for (const u of r.usages)
+        requests.push({ model: u.model, purpose: u.purpose, tokens: u.tokens, duration_ms: u.duration_ms });
     }
     const metadata = {
       page_count: meta.pageCount,
       author: meta.author,
       title: meta.title,
-      text_contents: contents.map((c) => ({ page: c.page, text: c.text, method: c.method, ...(c.rotation ? { rotation: c.rotation } : {}) })),
+      text_contents: contents.map((c) => ({
+        page: c.page,
+        text: c.text,
+        method: c.method,
+        ...(c.rotation ? { rotation: c.rotation } : {}),
+      })),
       image_paths: f.images?.image_paths ?? [],
     };
-    const llmInfo = { total_tokens: f.llm.reduce((a, l) => a + l.total_tokens, 0), total_cost: f.llm.reduce((a, l) => a + l.total_cost, 0), requests };
+    const llmInfo = {
+      total_tokens: f.llm.reduce((a, l) => a + l.total_tokens, 0),
+      total_cost: f.llm.reduce((a, l) => a + l.total_cost, 0),
+      requests,
+    };
     return { text, metadata, llmInfo };
   }
 
@@ -83,7 +110,9 @@ export function createPdfResults(deps: ActivityDeps) {
 
   return async function finishPdfJob(f: PdfFinish): Promise<Record<string, unknown>> {
     const { jobId, parameters: p } = f;
-    const key = f.sha256 ? pdfCacheKey(f.sha256, p, { textEngine: config.PDF_TEXT_ENGINE, visionModel: llm?.describe().visionModel }) : null;
+    const key = f.sha256
+      ? pdfCacheKey(f.sha256, p, { textEngine: config.PDF_TEXT_ENGINE, visionModel: llm?.describe().visionModel })
+      : null;
     const useCache = key !== null && p.use_cache !== false;
     const ref = useCache ? await readCacheRef(store, PDF_CACHE_OPERATION, key) : null;
     const copied = ref ? await copyHit(jobId, ref) : null;
@@ -92,9 +121,16 @@ export function createPdfResults(deps: ActivityDeps) {
     if (copied) return copied;
     // An entry written before entries pointed at results holds the text itself.
     const hit = useCache && !ref ? await readCache<PdfCachedResult>(store, PDF_CACHE_OPERATION, key) : null;
-    const r = hit ? { text: hit.extracted_text, metadata: hit.metadata, llmInfo: NO_LLM } : await assemble(f, await f.contents());
+    const r = hit
+      ? { text: hit.extracted_text, metadata: hit.metadata, llmInfo: NO_LLM }
+      : await assemble(f, await f.contents());
     const images = f.images; // absent on a hit: a request with page images is not cached
-    const archive = images ? { filename: `${jobId}-images.zip`, data: (await readBlobBuffer(store, jobOutputKey(jobId, images.archive))).toString('base64') } : null;
+    const archive = images
+      ? {
+          filename: `${jobId}-images.zip`,
+          data: (await readBlobBuffer(store, jobOutputKey(jobId, images.archive))).toString('base64'),
+        }
+      : null;
     const job: JobFields = {
       structured_data: { extracted_text: r.text, metadata: r.metadata },
       assets: [jobOutputKey(jobId, 'result.md'), ...(images ? [jobOutputKey(jobId, images.archive)] : [])],

@@ -62,22 +62,43 @@ export function createPdfActivities(deps: ActivityDeps) {
   /** The input: an upload's blob, or a file inside the allowed roots (contract §6), copied into the job. */
   // A `url` is downloaded into the job as any URL is (SSRF-guarded, at most MAX_UPLOAD_MB).
   const download = urlDownload(config, ['application/pdf']);
-  const inputBlob = (jobId: string, p: Record<string, unknown>) => jobInputBlob(store, config.inputRoots, jobId, p, { name: 'input.pdf', mime: 'application/pdf', download });
+  const inputBlob = (jobId: string, p: Record<string, unknown>) =>
+    jobInputBlob(store, config.inputRoots, jobId, p, { name: 'input.pdf', mime: 'application/pdf', download });
 
   /** One page rendered and recognised (tens of seconds on a busy machine: `extractPdfPages` heartbeats throughout). */
   async function ocrPage(pdfPath: string, page: number, languages: string[], signal: AbortSignal): Promise<PageResult> {
     return scratch.withDir('ocr-', async (dir) => {
       const [rendered] = await renderPages(pdfPath, [page], dir, { signal, maxPixels: config.MAX_IMAGE_PIXELS });
       const r = await ocrOriented(rendered.path, { languages, signal });
-      return { page, text: r.text, method: 'local_ocr', confidence: Math.round(r.confidence), ...(r.rotation ? { rotation: r.rotation } : {}) };
+      return {
+        page,
+        text: r.text,
+        method: 'local_ocr',
+        confidence: Math.round(r.confidence),
+        ...(r.rotation ? { rotation: r.rotation } : {}),
+      };
     });
   }
 
-  async function visionPage(jobId: string, pdfPath: string, page: number, signal: AbortSignal, usages: LlmUsage[]): Promise<PageResult> {
+  async function visionPage(
+    jobId: string,
+    pdfPath: string,
+    page: number,
+    signal: AbortSignal,
+    usages: LlmUsage[],
+  ): Promise<PageResult> {
     const model = jobModel(llm, store, jobId);
-    if (!model) throw ApplicationFailure.nonRetryable('vision_llm needs a language model: set LLM_BASE_URL, LLM_API_KEY and LLM_MODEL.', 'PROVIDER_NOT_CONFIGURED', {});
+    if (!model)
+      throw ApplicationFailure.nonRetryable(
+        'vision_llm needs a language model: set LLM_BASE_URL, LLM_API_KEY and LLM_MODEL.',
+        'PROVIDER_NOT_CONFIGURED',
+        {},
+      );
     return scratch.withDir('vision-', async (dir) => {
-      const png = await renderPagePng(pdfPath, page, path.join(dir, `p${page}.png`), 150, { signal, maxPixels: config.MAX_IMAGE_PIXELS });
+      const png = await renderPagePng(pdfPath, page, path.join(dir, `p${page}.png`), 150, {
+        signal,
+        maxPixels: config.MAX_IMAGE_PIXELS,
+      });
       const r = await model.chatText({
         purpose: 'vision_ocr',
         vision: true,
@@ -98,12 +119,20 @@ export function createPdfActivities(deps: ActivityDeps) {
   async function withInput<T>(
     jobId: string,
     parameters: Record<string, unknown>,
-    work: (d: { p: Record<string, unknown>; input: { key: string; sha256: string }; pdfPath: string; meta: PdfMeta; signal: AbortSignal }) => Promise<T>,
+    work: (d: {
+      p: Record<string, unknown>;
+      input: { key: string; sha256: string };
+      pdfPath: string;
+      meta: PdfMeta;
+      signal: AbortSignal;
+    }) => Promise<T>,
   ): Promise<T> {
     return heartbeating(async (signal) => {
       const p = await fullParameters(store, jobId, parameters);
       const input = await inputBlob(jobId, p);
-      return scratch.withBlobFile(store, input.key, input.sha256, '.pdf', async (pdfPath) => work({ p, input, pdfPath, meta: await describeInput(pdfPath, p, signal), signal }));
+      return scratch.withBlobFile(store, input.key, input.sha256, '.pdf', async (pdfPath) =>
+        work({ p, input, pdfPath, meta: await describeInput(pdfPath, p, signal), signal }),
+      );
     });
   }
 
@@ -111,13 +140,22 @@ export function createPdfActivities(deps: ActivityDeps) {
   async function describeInput(pdfPath: string, p: Record<string, unknown>, signal: AbortSignal): Promise<PdfMeta> {
     const desc = await describePdf(pdfPath, engine, { signal });
     const n = desc.pageCount;
-    if (n > config.MAX_PDF_PAGES) throw ApplicationFailure.nonRetryable(`The PDF has ${n} pages; at most ${config.MAX_PDF_PAGES} are processed.`, 'VALIDATION_ERROR', { limit: config.MAX_PDF_PAGES, page_count: n });
+    if (n > config.MAX_PDF_PAGES)
+      throw ApplicationFailure.nonRetryable(
+        `The PDF has ${n} pages; at most ${config.MAX_PDF_PAGES} are processed.`,
+        'VALIDATION_ERROR',
+        { limit: config.MAX_PDF_PAGES, page_count: n },
+      );
     const range = pageRange(p, n);
     if (!range.ok) {
-      throw ApplicationFailure.nonRetryable(`The page range ${String(p.page_start ?? 1)}-${String(p.page_end ?? n)} lies outside the document's ${n} pages.`, 'VALIDATION_ERROR', {
-        issues: [range.issue],
-        page_count: n,
-      });
+      throw ApplicationFailure.nonRetryable(
+        `The page range ${String(p.page_start ?? 1)}-${String(p.page_end ?? n)} lies outside the document's ${n} pages.`,
+        'VALIDATION_ERROR',
+        {
+          issues: [range.issue],
+          page_count: n,
+        },
+      );
     }
     const { first, last = n } = range;
     const pages = Array.from({ length: last - first + 1 }, (_, i) => first + i);
@@ -132,7 +170,15 @@ export function createPdfActivities(deps: ActivityDeps) {
     async preparePdf({ jobId, parameters }: { jobId: string; parameters: Record<string, unknown> }) {
       const d = await withInput(jobId, parameters, async (x) => x);
       if (d.p.use_cache === false) await writeBlobJson(store, optionsKey(jobId), { use_cache: false });
-      return { inputKey: d.input.key, sha256: d.input.sha256, pageCount: d.meta.pageCount, title: d.meta.title, author: d.meta.author, pages: d.meta.pages, mediaSlots: mediaSlots(config) };
+      return {
+        inputKey: d.input.key,
+        sha256: d.input.sha256,
+        pageCount: d.meta.pageCount,
+        title: d.meta.title,
+        author: d.meta.author,
+        pages: d.meta.pages,
+        mediaSlots: mediaSlots(config),
+      };
     },
 
     /**
@@ -141,15 +187,37 @@ export function createPdfActivities(deps: ActivityDeps) {
      * Without `finish` the pages go to one blob that `finishPdf` assembles. Re-reading a text layer costs less
      * than caching it page by page, so a retry simply reads it again.
      */
-    async readPdfText({ jobId, parameters, finish }: { jobId: string; parameters: Record<string, unknown>; finish: boolean }) {
+    async readPdfText({
+      jobId,
+      parameters,
+      finish,
+    }: {
+      jobId: string;
+      parameters: Record<string, unknown>;
+      finish: boolean;
+    }) {
       return withInput(jobId, parameters, async (d) => {
         // Thousands of pages take seconds: the step heartbeats meanwhile (withInput).
         const read = async (): Promise<PageResult[]> => {
-          const texts = await readPageTexts(d.pdfPath, d.meta.pages, engine, { signal: d.signal, parallel: os.availableParallelism() });
+          const texts = await readPageTexts(d.pdfPath, d.meta.pages, engine, {
+            signal: d.signal,
+            parallel: os.availableParallelism(),
+          });
           countPdfPage('native', d.meta.pages.length);
           return d.meta.pages.map((page) => ({ page, text: texts.get(page) ?? '', method: 'native' }));
         };
-        if (finish) return { meta: d.meta, results: await finishPdfJob({ jobId, parameters: d.p, meta: d.meta, sha256: d.input.sha256, llm: [], contents: read }) };
+        if (finish)
+          return {
+            meta: d.meta,
+            results: await finishPdfJob({
+              jobId,
+              parameters: d.p,
+              meta: d.meta,
+              sha256: d.input.sha256,
+              llm: [],
+              contents: read,
+            }),
+          };
         await writeBlobJson(store, contentsKey(jobId), await read());
         return { meta: d.meta, inputKey: d.input.key, sha256: d.input.sha256, contentsKey: contentsKey(jobId) };
       });
@@ -161,91 +229,148 @@ export function createPdfActivities(deps: ActivityDeps) {
      * heartbeat carries the cursor. With `use_cache: false` the page cache is not read (it is still written); the
      * job's own pages from an earlier attempt or run are reused all the same.
      */
-    async extractPdfPages(input: { jobId: string; inputKey: string; sha256: string; pages: number[]; method: PdfMethod; languages?: string }) {
+    async extractPdfPages(input: {
+      jobId: string;
+      inputKey: string;
+      sha256: string;
+      pages: number[];
+      method: PdfMethod;
+      languages?: string;
+    }) {
       const { jobId, pages, method } = input;
       const signal = cancellationSignal();
       // Only OCR needs the languages installed (422 language_not_installed, never a quiet fallback).
-      const languages = method === 'local_ocr' || method === 'combined' ? await ocrLanguagesFor(input.languages) : toTesseractLanguages(input.languages ? input.languages.split(/[,+ ]+/) : undefined);
+      const languages =
+        method === 'local_ocr' || method === 'combined'
+          ? await ocrLanguagesFor(input.languages)
+          : toTesseractLanguages(input.languages ? input.languages.split(/[,+ ]+/) : undefined);
       const usages: LlmUsage[] = [];
       const summary: { page: number; method: string; chars: number; reused: boolean }[] = [];
       // The document as a scratch file, shared with this worker's other page groups of it and removed after the last.
       // Heartbeats from the start (copying a large document comes first) and once a page with its cursor.
-      await heartbeating(() => scratch.withBlobFile(store, input.inputKey, input.sha256, '.pdf', async (pdfPath) => {
-        const useCache = (await readOptionalJson<{ use_cache?: boolean }>(store, optionsKey(jobId)))?.use_cache !== false;
-        let texts: Map<number, string> | undefined;
-        let imagePages: Set<number> | undefined;
-        // A page's two blob writes (page cache, job page) run while the next page is read: for the text layer they
-        // cost as much as reading the page. Every write is awaited before the activity ends, also when it fails, so
-        // a retry finds the pages already read; the first failed write fails the activity.
-        const writes: Promise<unknown>[] = [];
-        let writeError: unknown;
-        const write = (w: Promise<unknown>) => writes.push(w.catch((e: unknown) => (writeError ??= e)));
-        try {
-          for (const page of pages) {
-            const ck = cacheKey({ operation: 'pdf-page', inputHash: input.sha256, params: { page, method, languages, ...(method === 'native' || method === 'combined' ? { engine } : {}), ...(method === 'combined' ? { rule: COMBINED_RULE } : {}) }, model: method === 'native' || method === 'local_ocr' ? '' : (llm?.describe().model ?? '') });
-            let r = useCache ? await readCache<PageResult>(store, 'pdf-page', ck) : await readOptionalJson<PageResult>(store, pageKey(jobId, page));
-            const reused = r !== null;
-            if (!r) {
-              if (method === 'native' || method === 'combined') {
-                texts ??= await readPageTexts(pdfPath, pages, engine, { signal });
-                const text = texts.get(page) ?? '';
-                r = { page, text, method: 'native' };
-                if (method === 'combined' && !scoreTextLayer(text).usable) {
-                  // A page that paints no image has nothing to OCR: its text layer is the answer, however short.
-                  // One pdfimages call tells it for the whole group.
-                  imagePages ??= await pagesWithImages(pdfPath, pages, { signal });
-                  if (imagePages.has(page)) {
-                    r = await ocrPage(pdfPath, page, languages, signal);
-                    if ((r.confidence ?? 0) < LOW_CONFIDENCE && llm) r = await visionPage(jobId, pdfPath, page, signal, usages);
+      await heartbeating(() =>
+        scratch.withBlobFile(store, input.inputKey, input.sha256, '.pdf', async (pdfPath) => {
+          const useCache =
+            (await readOptionalJson<{ use_cache?: boolean }>(store, optionsKey(jobId)))?.use_cache !== false;
+          let texts: Map<number, string> | undefined;
+          let imagePages: Set<number> | undefined;
+          // A page's two blob writes (page cache, job page) run while the next page is read: for the text layer they
+          // cost as much as reading the page. Every write is awaited before the activity ends, also when it fails, so
+          // a retry finds the pages already read; the first failed write fails the activity.
+          const writes: Promise<unknown>[] = [];
+          let writeError: unknown;
+          const write = (w: Promise<unknown>) => writes.push(w.catch((e: unknown) => (writeError ??= e)));
+          try {
+            for (const page of pages) {
+              const ck = cacheKey({
+                operation: 'pdf-page',
+                inputHash: input.sha256,
+                params: {
+                  page,
+                  method,
+                  languages,
+                  ...(method === 'native' || method === 'combined' ? { engine } : {}),
+                  ...(method === 'combined' ? { rule: COMBINED_RULE } : {}),
+                },
+                model: method === 'native' || method === 'local_ocr' ? '' : (llm?.describe().model ?? ''),
+              });
+              let r = useCache
+                ? await readCache<PageResult>(store, 'pdf-page', ck)
+                : await readOptionalJson<PageResult>(store, pageKey(jobId, page));
+              const reused = r !== null;
+              if (!r) {
+                if (method === 'native' || method === 'combined') {
+                  texts ??= await readPageTexts(pdfPath, pages, engine, { signal });
+                  const text = texts.get(page) ?? '';
+                  r = { page, text, method: 'native' };
+                  if (method === 'combined' && !scoreTextLayer(text).usable) {
+                    // A page that paints no image has nothing to OCR: its text layer is the answer, however short.
+                    // One pdfimages call tells it for the whole group.
+                    imagePages ??= await pagesWithImages(pdfPath, pages, { signal });
+                    if (imagePages.has(page)) {
+                      r = await ocrPage(pdfPath, page, languages, signal);
+                      if ((r.confidence ?? 0) < LOW_CONFIDENCE && llm)
+                        r = await visionPage(jobId, pdfPath, page, signal, usages);
+                    }
                   }
-                }
-              } else if (method === 'local_ocr') r = await ocrPage(pdfPath, page, languages, signal);
-              else r = await visionPage(jobId, pdfPath, page, signal, usages);
-              write(writeCache(store, 'pdf-page', ck, r));
+                } else if (method === 'local_ocr') r = await ocrPage(pdfPath, page, languages, signal);
+                else r = await visionPage(jobId, pdfPath, page, signal, usages);
+                write(writeCache(store, 'pdf-page', ck, r));
+              }
+              write(writeBlobJson(store, pageKey(jobId, page), r));
+              summary.push({ page, method: r.method, chars: r.text.length, reused });
+              if (!reused) countPdfPage(r.method);
+              heartbeat({ page });
             }
-            write(writeBlobJson(store, pageKey(jobId, page), r));
-            summary.push({ page, method: r.method, chars: r.text.length, reused });
-            if (!reused) countPdfPage(r.method);
-            heartbeat({ page });
+          } finally {
+            await Promise.all(writes);
           }
-        } finally {
-          await Promise.all(writes);
-        }
-        if (writeError) throw writeError;
-      }));
+          if (writeError) throw writeError;
+        }),
+      );
       const recorder = new UsageRecorder();
       for (const u of usages) recorder.record(u);
       return { pages: summary, llm: recorder.summary(), attempt: activityInfo().attempt };
     },
 
     /**
-   * Renders the pages as PNG into a ZIP in the job's output: `images.zip` (includeImages: page renders plus the
-   * images embedded in those pages, under `embedded/`) or `pages.zip` (external OCR: page renders only).
-   */
-    async renderPdfImages({ jobId, inputKey, sha256, pages, archive = 'images.zip' }: { jobId: string; inputKey: string; sha256: string; pages: number[]; archive?: string }) {
+     * Renders the pages as PNG into a ZIP in the job's output: `images.zip` (includeImages: page renders plus the
+     * images embedded in those pages, under `embedded/`) or `pages.zip` (external OCR: page renders only).
+     */
+    async renderPdfImages({
+      jobId,
+      inputKey,
+      sha256,
+      pages,
+      archive = 'images.zip',
+    }: {
+      jobId: string;
+      inputKey: string;
+      sha256: string;
+      pages: number[];
+      archive?: string;
+    }) {
       // Heartbeats throughout: the document's scratch copy, each page's render and the archive's upload (hundreds of MB).
-      return heartbeating((signal) => scratch.withBlobFile(store, inputKey, sha256, '.pdf', (pdfPath) => scratch.withDir('images-', async (dir) => {
-        const zip = new yazl.ZipFile();
-        const names: string[] = [];
-        for (const page of pages) {
-          const png = await renderPagePng(pdfPath, page, path.join(dir, `page-${String(page).padStart(4, '0')}.png`), 150, { signal, maxPixels: config.MAX_IMAGE_PIXELS });
-          names.push(path.basename(png));
-          zip.addFile(png, path.basename(png), { compress: false });
-          heartbeat({ page });
-        }
-        if (archive === 'images.zip' && pages.length) {
-          // The pictures embedded in those pages, next to the page renders.
-          const embedded = await extractEmbeddedImages(pdfPath, pages[0], pages[pages.length - 1], path.join(dir, 'embedded'), { signal });
-          for (const f of embedded) {
-            const name = `embedded/${path.basename(f)}`;
-            names.push(name);
-            zip.addFile(f, name, { compress: false });
-          }
-        }
-        zip.end();
-        await store.put(jobOutputKey(jobId, archive), zip.outputStream as unknown as Readable, { mime: 'application/zip' });
-        return { archive, image_paths: names };
-      })));
+      return heartbeating((signal) =>
+        scratch.withBlobFile(store, inputKey, sha256, '.pdf', (pdfPath) =>
+          scratch.withDir('images-', async (dir) => {
+            const zip = new yazl.ZipFile();
+            const names: string[] = [];
+            for (const page of pages) {
+              const png = await renderPagePng(
+                pdfPath,
+                page,
+                path.join(dir, `page-${String(page).padStart(4, '0')}.png`),
+                150,
+                { signal, maxPixels: config.MAX_IMAGE_PIXELS },
+              );
+              names.push(path.basename(png));
+              zip.addFile(png, path.basename(png), { compress: false });
+              heartbeat({ page });
+            }
+            if (archive === 'images.zip' && pages.length) {
+              // The pictures embedded in those pages, next to the page renders.
+              const embedded = await extractEmbeddedImages(
+                pdfPath,
+                pages[0],
+                pages[pages.length - 1],
+                path.join(dir, 'embedded'),
+                { signal },
+              );
+              for (const f of embedded) {
+                const name = `embedded/${path.basename(f)}`;
+                names.push(name);
+                zip.addFile(f, name, { compress: false });
+              }
+            }
+            zip.end();
+            await store.put(jobOutputKey(jobId, archive), zip.outputStream as unknown as Readable, {
+              mime: 'application/zip',
+            });
+            return { archive, image_paths: names };
+          }),
+        ),
+      );
     },
 
     /**
@@ -272,7 +397,17 @@ export function createPdfActivities(deps: ActivityDeps) {
             mapPool(meta.pages, 16, (page) => readBlobJson<PageResult>(store, pageKey(jobId, page)));
       return heartbeating(async () => {
         const p = await fullParameters(store, jobId, input.parameters);
-        return { results: await finishPdfJob({ jobId, parameters: p, meta, sha256: input.sha256, images: input.images, llm: input.llm, contents }) };
+        return {
+          results: await finishPdfJob({
+            jobId,
+            parameters: p,
+            meta,
+            sha256: input.sha256,
+            images: input.images,
+            llm: input.llm,
+            contents,
+          }),
+        };
       });
     },
   };

@@ -34,7 +34,18 @@ export function sessionLayout(p: Record<string, unknown>) {
 
 /** The request's fields the template sees as context (spec §4.6: speakers, day, times...). */
 function templateContext(p: Record<string, unknown>): Record<string, unknown> {
-  const keys = ['event', 'track', 'session', 'filename', 'day', 'starttime', 'endtime', 'url', 'video_url', 'attachments_url'];
+  const keys = [
+    'event',
+    'track',
+    'session',
+    'filename',
+    'day',
+    'starttime',
+    'endtime',
+    'url',
+    'video_url',
+    'attachments_url',
+  ];
   return {
     ...Object.fromEntries(keys.map((k) => [k, str(p[k])])),
     speakers: list(p.speakers),
@@ -67,7 +78,10 @@ export function topicAndTags(markdown: string, fields: Record<string, unknown>):
     }
   }
   const topicOf = (v: unknown) => (typeof v === 'string' ? v.trim() : '');
-  const tagsOf = (v: unknown) => (Array.isArray(v) ? v : typeof v === 'string' && v.trim() ? v.split(',') : []).map((t) => String(t).trim()).filter(Boolean);
+  const tagsOf = (v: unknown) =>
+    (Array.isArray(v) ? v : typeof v === 'string' && v.trim() ? v.split(',') : [])
+      .map((t) => String(t).trim())
+      .filter(Boolean);
   const tags = tagsOf(fields.tags);
   return { topic: topicOf(fields.topic) || topicOf(fm.topic), tags: tags.length ? tags : tagsOf(fm.tags) };
 }
@@ -88,28 +102,41 @@ export function createSessionOutputActivities(deps: ActivityDeps) {
 
   return {
     /** Every page of every attachment as a PNG in the session's assets folder (media queue: pdftoppm). */
-    async renderSessionPages({ jobId, parameters, files }: { jobId: string; parameters: Record<string, unknown>; files: SessionAttachment[] }) {
+    async renderSessionPages({
+      jobId,
+      parameters,
+      files,
+    }: {
+      jobId: string;
+      parameters: Record<string, unknown>;
+      files: SessionAttachment[];
+    }) {
       const p = await fullParameters(store, jobId, parameters);
       const layout = sessionLayout(p);
       // Heartbeats throughout: each attachment's scratch copy, its renders and their uploads.
-      const r = await runStep(store, jobId, SESSION_STEP.pages, () => heartbeating(async (signal) => {
-        const assets: string[] = [];
-        for (const f of files) {
-          await scratch.withBlobFile(store, f.key, f.sha256, '.pdf', (pdf) =>
-            scratch.withDir('session-pages-', async (dir) => {
-              const { pageCount } = await describePdf(pdf, config.PDF_TEXT_ENGINE, { signal });
-              for (let page = 1; page <= Math.min(pageCount, MAX_SESSION_PAGE_IMAGES); page++) {
-                const name = `${f.name}-page-${String(page).padStart(3, '0')}.png`;
-                const png = await renderPagePng(pdf, page, path.join(dir, name), 100, { signal, maxPixels: config.MAX_IMAGE_PIXELS });
-                const key = jobOutputKey(jobId, `${layout.assets}/${name}`);
-                await store.put(key, createReadStream(png), { mime: 'image/png' });
-                assets.push(key);
-              }
-            }),
-          );
-        }
-        return { assets };
-      }));
+      const r = await runStep(store, jobId, SESSION_STEP.pages, () =>
+        heartbeating(async (signal) => {
+          const assets: string[] = [];
+          for (const f of files) {
+            await scratch.withBlobFile(store, f.key, f.sha256, '.pdf', (pdf) =>
+              scratch.withDir('session-pages-', async (dir) => {
+                const { pageCount } = await describePdf(pdf, config.PDF_TEXT_ENGINE, { signal });
+                for (let page = 1; page <= Math.min(pageCount, MAX_SESSION_PAGE_IMAGES); page++) {
+                  const name = `${f.name}-page-${String(page).padStart(3, '0')}.png`;
+                  const png = await renderPagePng(pdf, page, path.join(dir, name), 100, {
+                    signal,
+                    maxPixels: config.MAX_IMAGE_PIXELS,
+                  });
+                  const key = jobOutputKey(jobId, `${layout.assets}/${name}`);
+                  await store.put(key, createReadStream(png), { mime: 'image/png' });
+                  assets.push(key);
+                }
+              }),
+            );
+          }
+          return { assets };
+        }),
+      );
       return { images: r.value.assets.length, reused: r.reused };
     },
 
@@ -118,10 +145,20 @@ export function createSessionOutputActivities(deps: ActivityDeps) {
      * transcript and the attachments with the request's fields as context; `topic` and `tags` from its fields or
      * frontmatter. Model calls are journaled under the job, so a retry repeats none.
      */
-    async fillSessionTemplate({ jobId, parameters }: { jobId: string; parameters: Record<string, unknown> }): Promise<TemplateStep> {
+    async fillSessionTemplate({
+      jobId,
+      parameters,
+    }: {
+      jobId: string;
+      parameters: Record<string, unknown>;
+    }): Promise<TemplateStep> {
       const p = await fullParameters(store, jobId, parameters);
       const { value } = await runStep<TemplateStep>(store, jobId, SESSION_STEP.template, async () => {
-        const [page, transcript, attachments] = await Promise.all([SESSION_STEP.page, SESSION_STEP.transcript, SESSION_STEP.attachmentsText].map((s) => readSessionText(store, jobId, s)));
+        const [page, transcript, attachments] = await Promise.all(
+          [SESSION_STEP.page, SESSION_STEP.transcript, SESSION_STEP.attachmentsText].map((s) =>
+            readSessionText(store, jobId, s),
+          ),
+        );
         const recorder = new UsageRecorder();
         const model = jobModel(deps.llm ? recorder.wrap(deps.llm) : null, store, jobId);
         const r = await applyTemplate(model, {
@@ -132,7 +169,10 @@ export function createSessionOutputActivities(deps: ActivityDeps) {
           context: templateContext(p),
         });
         await store.put(sessionTextKey(jobId, 'session.md'), r.text, { mime: 'text/markdown; charset=utf-8' });
-        return { ...topicAndTags(r.text, (r.output.template_fields ?? {}) as Record<string, unknown>), llm: recorder.summary() };
+        return {
+          ...topicAndTags(r.text, (r.output.template_fields ?? {}) as Record<string, unknown>),
+          llm: recorder.summary(),
+        };
       });
       return value;
     },
@@ -148,10 +188,18 @@ export function createSessionOutputActivities(deps: ActivityDeps) {
         const p = await fullParameters(store, jobId, parameters);
         const layout = sessionLayout(p);
         const template = await readBlobJson<TemplateStep>(store, jobStepKey(jobId, SESSION_STEP.template));
-        const [filled, transcript, attachmentsText] = await Promise.all(['session.md', SESSION_STEP.transcript, SESSION_STEP.attachmentsText].map((s) => readSessionText(store, jobId, s)));
-        const images = (await store.stat(jobStepKey(jobId, SESSION_STEP.pages))) ? (await readBlobJson<{ assets: string[] }>(store, jobStepKey(jobId, SESSION_STEP.pages))).assets : [];
+        const [filled, transcript, attachmentsText] = await Promise.all(
+          ['session.md', SESSION_STEP.transcript, SESSION_STEP.attachmentsText].map((s) =>
+            readSessionText(store, jobId, s),
+          ),
+        );
+        const images = (await store.stat(jobStepKey(jobId, SESSION_STEP.pages)))
+          ? (await readBlobJson<{ assets: string[] }>(store, jobStepKey(jobId, SESSION_STEP.pages))).assets
+          : [];
         const relative = (key: string) => key.slice(jobOutputKey(jobId, `${layout.dir}/`).length);
-        const markdown = images.length ? `${filled.trimEnd()}\n\n## Attachments\n\n${images.map((k) => `![${path.posix.basename(k)}](${relative(k)})`).join('\n')}\n` : filled;
+        const markdown = images.length
+          ? `${filled.trimEnd()}\n\n## Attachments\n\n${images.map((k) => `![${path.posix.basename(k)}](${relative(k)})`).join('\n')}\n`
+          : filled;
         const mdKey = jobOutputKey(jobId, layout.md);
         await store.put(mdKey, markdown, { mime: 'text/markdown; charset=utf-8' });
         let archive: string | null = null;
@@ -159,7 +207,9 @@ export function createSessionOutputActivities(deps: ActivityDeps) {
           archive = jobOutputKey(jobId, layout.zip);
           const entries: ArchiveEntry[] = [];
           for (const key of [mdKey, ...images]) entries.push({ name: relative(key), blob: (await store.stat(key))! });
-          await store.put(archive, zipStream(store, entries, { job_id: jobId, event: p.event, session: p.session }), { mime: 'application/zip' });
+          await store.put(archive, zipStream(store, entries, { job_id: jobId, event: p.event, session: p.session }), {
+            mime: 'application/zip',
+          });
         }
         const targetDir = jobOutputKey(jobId, layout.dir);
         const output = {
@@ -174,13 +224,40 @@ export function createSessionOutputActivities(deps: ActivityDeps) {
           tags: template.tags,
         };
         const input = Object.fromEntries(
-          ['event', 'session', 'url', 'filename', 'track', 'day', 'starttime', 'endtime', 'speakers', 'speakers_url', 'speakers_image_url', 'video_url', 'attachments_url', 'source_language', 'target_language', 'template']
+          [
+            'event',
+            'session',
+            'url',
+            'filename',
+            'track',
+            'day',
+            'starttime',
+            'endtime',
+            'speakers',
+            'speakers_url',
+            'speakers_image_url',
+            'video_url',
+            'attachments_url',
+            'source_language',
+            'target_language',
+            'template',
+          ]
             .filter((k) => p[k] !== undefined)
             .map((k) => [k, p[k]]),
         );
         const data = { input, output, markdown_file: mdKey, attachments: images };
         const job: JobFields = {
-          structured_data: { extracted_text: markdown, metadata: { event: p.event, session: p.session, track: p.track, language: p.target_language, topic: template.topic, tags: template.tags } },
+          structured_data: {
+            extracted_text: markdown,
+            metadata: {
+              event: p.event,
+              session: p.session,
+              track: p.track,
+              language: p.target_language,
+              topic: template.topic,
+              tags: template.tags,
+            },
+          },
           assets: [mdKey, ...images, ...(archive ? [archive] : [])],
           target_dir: targetDir,
           llm_info: template.llm,
@@ -198,12 +275,16 @@ export function createSessionOutputActivities(deps: ActivityDeps) {
       const template = await readBlobJson<TemplateStep>(store, jobStepKey(jobId, SESSION_STEP.template));
       const now = new Date().toISOString();
       const metadata = Object.fromEntries(
-        ['day', 'starttime', 'endtime', 'speakers', 'speakers_url', 'speakers_image_url', 'source_language'].filter((k) => p[k] !== undefined).map((k) => [k, p[k]]),
+        ['day', 'starttime', 'endtime', 'speakers', 'speakers_url', 'speakers_image_url', 'source_language']
+          .filter((k) => p[k] !== undefined)
+          .map((k) => [k, p[k]]),
       );
       // The store keeps its own copy of the Markdown (sessions/<event>/<lang>/<track>/<file>.md): the job's output goes
       // when retention sweeps the job, the session record and what tracks, events and stories read from it stay.
       const storeKey = sessionPath(str(p.event), str(p.target_language), str(p.track), str(p.filename));
-      await store.put(storeKey, await store.get(jobOutputKey(jobId, layout.md)), { mime: 'text/markdown; charset=utf-8' });
+      await store.put(storeKey, await store.get(jobOutputKey(jobId, layout.md)), {
+        mime: 'text/markdown; charset=utf-8',
+      });
       await putSessionRecord(store, {
         event: str(p.event),
         track: str(p.track),
@@ -214,11 +295,24 @@ export function createSessionOutputActivities(deps: ActivityDeps) {
         tags: template.tags,
         markdown_key: storeKey,
         metadata,
-        source: { url: str(p.url), ...(p.video_url ? { video_url: str(p.video_url) } : {}), ...(p.attachments_url ? { attachments_url: str(p.attachments_url) } : {}) },
+        source: {
+          url: str(p.url),
+          ...(p.video_url ? { video_url: str(p.video_url) } : {}),
+          ...(p.attachments_url ? { attachments_url: str(p.attachments_url) } : {}),
+        },
         job_id: jobId,
         processed_at: now,
       });
-      await putCachedSession(store, { event: str(p.event), session: str(p.session), url: str(p.url), cached_at: now, track: str(p.track), language: str(p.target_language), job_id: jobId, markdown_file: jobOutputKey(jobId, layout.md) });
+      await putCachedSession(store, {
+        event: str(p.event),
+        session: str(p.session),
+        url: str(p.url),
+        cached_at: now,
+        track: str(p.track),
+        language: str(p.target_language),
+        job_id: jobId,
+        markdown_file: jobOutputKey(jobId, layout.md),
+      });
       return { recorded: true };
     },
   };

@@ -28,7 +28,9 @@ const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 /** The main content of a page: `<main>`, `<article>` or `[role=main]`, else the body without navigation and chrome. */
 export function mainContent(html: string): string {
   const $ = load(html);
-  $('script, style, noscript, template, nav, header, footer, aside, form, [role=navigation], [role=banner], [role=contentinfo]').remove();
+  $(
+    'script, style, noscript, template, nav, header, footer, aside, form, [role=navigation], [role=banner], [role=contentinfo]',
+  ).remove();
   const main = $('main, [role=main], article').first();
   return (main.length ? main.html() : $('body').html()) ?? '';
 }
@@ -60,7 +62,11 @@ function attachmentName(url: string, index: number, taken: Set<string>): string 
   } catch {
     /* a name is made up below */
   }
-  base = base.replace(/[^A-Za-z0-9_-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 60) || `attachment-${index + 1}`;
+  base =
+    base
+      .replace(/[^A-Za-z0-9_-]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 60) || `attachment-${index + 1}`;
   let name = base;
   for (let n = 2; taken.has(name); n++) name = `${base}-${n}`;
   taken.add(name);
@@ -79,29 +85,53 @@ export function createSessionSourceActivities(deps: ActivityDeps) {
   const scratch = scratchAt(config.scratchDir);
 
   const transcriptCacheKey = (p: Record<string, unknown>) =>
-    cacheKey({ operation: SESSION_TRANSCRIPT_CACHE, inputHash: contentHash(str(p.video_url)), params: { source_language: str(p.source_language) }, model: deps.speech?.describe().model ?? '' });
+    cacheKey({
+      operation: SESSION_TRANSCRIPT_CACHE,
+      inputHash: contentHash(str(p.video_url)),
+      params: { source_language: str(p.source_language) },
+      model: deps.speech?.describe().model ?? '',
+    });
 
   /** Downloads `url` into a scratch directory and hands the file to `work`. */
-  const fetched = <T>(url: string, accept: string[], work: (file: { path: string; mime: string; finalUrl: string }) => Promise<T>) =>
-    scratch.withDir('session-', async (dir) => work(await downloadToFile(url, path.join(dir, 'download'), { policy, maxBytes, timeoutMs: 120_000, accept })));
+  const fetched = <T>(
+    url: string,
+    accept: string[],
+    work: (file: { path: string; mime: string; finalUrl: string }) => Promise<T>,
+  ) =>
+    scratch.withDir('session-', async (dir) =>
+      work(await downloadToFile(url, path.join(dir, 'download'), { policy, maxBytes, timeoutMs: 120_000, accept })),
+    );
 
   return {
     /**
      * The run's plan: the ids of the child jobs (a video job, the PDF jobs come with the attachments), kept so a
      * restart reuses them and their finished steps, and which steps are already done (a restart skips their children).
      */
-    async planSession({ jobId, parameters }: { jobId: string; parameters: Record<string, unknown> }): Promise<SessionPlan> {
+    async planSession({
+      jobId,
+      parameters,
+    }: {
+      jobId: string;
+      parameters: Record<string, unknown>;
+    }): Promise<SessionPlan> {
       const p = await fullParameters(store, jobId, parameters);
       const checked = sessionParams.safeParse(p);
       if (!checked.success) {
         const issues = checked.error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message }));
-        throw new AppError('VALIDATION_ERROR', `The session parameters are invalid: ${issues.map((i) => i.path).join(', ')}.`, { issues });
+        throw new AppError(
+          'VALIDATION_ERROR',
+          `The session parameters are invalid: ${issues.map((i) => i.path).join(', ')}.`,
+          { issues },
+        );
       }
-      const { value } = await runStep(store, jobId, SESSION_STEP.plan, async () => ({ videoJobId: `job-${randomUUID()}` }));
+      const { value } = await runStep(store, jobId, SESSION_STEP.plan, async () => ({
+        videoJobId: `job-${randomUUID()}`,
+      }));
       const done = async (step: string) => (await store.stat(jobStepKey(jobId, step))) !== null;
       let transcriptCached = false;
       if (p.video_url && p.use_cache !== false && !(await done(SESSION_STEP.transcript))) {
-        transcriptCached = (await readCache<{ text: string }>(store, SESSION_TRANSCRIPT_CACHE, transcriptCacheKey(p))) !== null;
+        transcriptCached =
+          (await readCache<{ text: string }>(store, SESSION_TRANSCRIPT_CACHE, transcriptCacheKey(p))) !== null;
       }
       const hosted = (() => {
         try {
@@ -119,14 +149,23 @@ export function createSessionSourceActivities(deps: ActivityDeps) {
     },
 
     /** Step 2: the session page through the SSRF-guarded download, its main content as Markdown. */
-    async fetchSessionPage({ jobId, parameters }: { jobId: string; parameters: Record<string, unknown> }): Promise<{ chars: number; reused: boolean }> {
+    async fetchSessionPage({
+      jobId,
+      parameters,
+    }: {
+      jobId: string;
+      parameters: Record<string, unknown>;
+    }): Promise<{ chars: number; reused: boolean }> {
       const p = await fullParameters(store, jobId, parameters);
       const r = await runStep(store, jobId, SESSION_STEP.page, () =>
         heartbeating((signal) =>
           fetched(str(p.url), ['text/html', 'application/xhtml', 'text/plain'], async (f) => {
             const raw = await readFile(f.path, 'utf8');
-            const markdown = f.mime === 'text/plain' ? raw.trim() : await convertHtmlToMarkdown(mainContent(raw), signal);
-            await store.put(sessionTextKey(jobId, SESSION_STEP.page), markdown, { mime: 'text/markdown; charset=utf-8' });
+            const markdown =
+              f.mime === 'text/plain' ? raw.trim() : await convertHtmlToMarkdown(mainContent(raw), signal);
+            await store.put(sessionTextKey(jobId, SESSION_STEP.page), markdown, {
+              mime: 'text/markdown; charset=utf-8',
+            });
             return { chars: markdown.length };
           }),
         ),
@@ -138,7 +177,15 @@ export function createSessionSourceActivities(deps: ActivityDeps) {
      * Step 3's end: the transcript of the video job (or of the transcript cache), kept under the job and written to
      * the transcript cache (video URL + source language + speech model).
      */
-    async collectSessionTranscript({ jobId, parameters, videoJobId }: { jobId: string; parameters: Record<string, unknown>; videoJobId: string }) {
+    async collectSessionTranscript({
+      jobId,
+      parameters,
+      videoJobId,
+    }: {
+      jobId: string;
+      parameters: Record<string, unknown>;
+      videoJobId: string;
+    }) {
       const p = await fullParameters(store, jobId, parameters);
       const key = transcriptCacheKey(p);
       const r = await runStep(store, jobId, SESSION_STEP.transcript, async () => {
@@ -149,7 +196,8 @@ export function createSessionSourceActivities(deps: ActivityDeps) {
           if (hit) [text, fromCache] = [hit.text, true];
         }
         if (text === undefined) {
-          if (!(await store.stat(jobResultsKey(videoJobId)))) throw new AppError('INTERNAL_ERROR', 'The video job left no results.', { video_job_id: videoJobId });
+          if (!(await store.stat(jobResultsKey(videoJobId))))
+            throw new AppError('INTERNAL_ERROR', 'The video job left no results.', { video_job_id: videoJobId });
           text = str(resultData(await readBlobJson(store, jobResultsKey(videoJobId))).transcription);
           await writeCache(store, SESSION_TRANSCRIPT_CACHE, key, { text, video_job_id: videoJobId });
         }
@@ -163,7 +211,13 @@ export function createSessionSourceActivities(deps: ActivityDeps) {
      * Step 4's start: `attachments_url` downloaded (a PDF, or an HTML page whose PDF links are downloaded, at most
      * {@link MAX_SESSION_ATTACHMENTS}), each PDF put under the job with the id of the PDF job that reads it.
      */
-    async fetchSessionAttachments({ jobId, parameters }: { jobId: string; parameters: Record<string, unknown> }): Promise<{ files: SessionAttachment[]; reused: boolean }> {
+    async fetchSessionAttachments({
+      jobId,
+      parameters,
+    }: {
+      jobId: string;
+      parameters: Record<string, unknown>;
+    }): Promise<{ files: SessionAttachment[]; reused: boolean }> {
       const p = await fullParameters(store, jobId, parameters);
       const r = await runStep(store, jobId, SESSION_STEP.attachments, () =>
         heartbeating(async () => {
@@ -172,16 +226,23 @@ export function createSessionSourceActivities(deps: ActivityDeps) {
           const keep = async (file: string, url: string) => {
             const index = files.length;
             const name = attachmentName(url, index, taken);
-            const ref = await store.put(sessionTextKey(jobId, `attachment-${index + 1}.pdf`), createReadStream(file), { mime: 'application/pdf' });
+            const ref = await store.put(sessionTextKey(jobId, `attachment-${index + 1}.pdf`), createReadStream(file), {
+              mime: 'application/pdf',
+            });
             files.push({ name, url, key: ref.key, sha256: ref.sha256, pdfJobId: `job-${randomUUID()}` });
           };
-          const isPdf = async (file: string, mime: string) => mime === 'application/pdf' || (await readFile(file)).subarray(0, 5).toString('latin1') === '%PDF-';
+          const isPdf = async (file: string, mime: string) =>
+            mime === 'application/pdf' || (await readFile(file)).subarray(0, 5).toString('latin1') === '%PDF-';
           await fetched(str(p.attachments_url), ['application/pdf', 'text/html', 'application/xhtml'], async (f) => {
             if (await isPdf(f.path, f.mime)) return keep(f.path, f.finalUrl);
             const links = pdfLinks(await readFile(f.path, 'utf8'), f.finalUrl).slice(0, MAX_SESSION_ATTACHMENTS);
             for (const link of links) {
               await fetched(link, ['application/pdf'], async (pdf) => {
-                if (!(await isPdf(pdf.path, pdf.mime))) throw new AppError('INVALID_FORMAT', 'An attachment linked from the attachments page is not a PDF.', { error_type: 'not_pdf', supported_formats: ['pdf'] });
+                if (!(await isPdf(pdf.path, pdf.mime)))
+                  throw new AppError('INVALID_FORMAT', 'An attachment linked from the attachments page is not a PDF.', {
+                    error_type: 'not_pdf',
+                    supported_formats: ['pdf'],
+                  });
                 await keep(pdf.path, pdf.finalUrl);
               });
             }
@@ -201,7 +262,9 @@ export function createSessionSourceActivities(deps: ActivityDeps) {
           parts.push(`### ${f.name}\n\n${str(data.extracted_text).trim()}`);
         }
         const text = parts.join('\n\n');
-        await store.put(sessionTextKey(jobId, SESSION_STEP.attachmentsText), text, { mime: 'text/plain; charset=utf-8' });
+        await store.put(sessionTextKey(jobId, SESSION_STEP.attachmentsText), text, {
+          mime: 'text/plain; charset=utf-8',
+        });
         return { chars: text.length };
       });
       return { ...r.value, reused: r.reused };

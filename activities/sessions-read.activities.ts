@@ -2,7 +2,13 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { BlobNotFoundError, readBlobBuffer, readBlobJson, writeBlobJson } from '../core/blob-store';
 import { resultPreview, writeJobResults, type JobFields } from '../core/job-results';
 import { jobInternalKey, jobOutputKey, jobOutputPrefix } from '../core/records';
-import { listSessionRecords, readSessionMarkdown, sanitizeName, type SessionFilter, type SessionRecord } from '../core/session-store';
+import {
+  listSessionRecords,
+  readSessionMarkdown,
+  sanitizeName,
+  type SessionFilter,
+  type SessionRecord,
+} from '../core/session-store';
 import { languageName } from '../core/templates';
 import { UsageRecorder, type LlmUsage } from '../providers/llm';
 import type { ActivityDeps } from './deps';
@@ -98,7 +104,8 @@ function prompt(kind: string, p: Params, final: boolean, budget: number, context
 
 export function createSessionReadActivities(deps: ActivityDeps) {
   const { store } = deps;
-  const readPlan = (jobId: string) => readBlobJson<SummaryPlan>(store, jobInternalKey(jobId, `steps/${PLAN_STEP}.json`));
+  const readPlan = (jobId: string) =>
+    readBlobJson<SummaryPlan>(store, jobInternalKey(jobId, `steps/${PLAN_STEP}.json`));
 
   return {
     /**
@@ -125,16 +132,32 @@ export function createSessionReadActivities(deps: ActivityDeps) {
             const i = sessions.length;
             const header = `Session: ${label(r.session)}\nTrack: ${label(r.track)}\nEvent: ${label(r.event)}\n\n`;
             const pieces = chunkText(markdown, Math.max(200, budget - header.length));
-            await Promise.all(pieces.map((text, j) => store.put(pieceKey(jobId, `m${i}p${j}`), text, { mime: 'text/markdown; charset=utf-8' })));
-            sessions.push({ name: r.session, event: r.event, track: r.track, language: r.language, header, pieces: pieces.length });
+            await Promise.all(
+              pieces.map((text, j) =>
+                store.put(pieceKey(jobId, `m${i}p${j}`), text, { mime: 'text/markdown; charset=utf-8' }),
+              ),
+            );
+            sessions.push({
+              name: r.session,
+              event: r.event,
+              track: r.track,
+              language: r.language,
+              header,
+              pieces: pieces.length,
+            });
           }
           if (!sessions.length) {
             const [code, field] = notFound[jobType as keyof typeof notFound] ?? ['NOT_FOUND', 'name'];
-            throw ApplicationFailure.nonRetryable(`No sessions for the ${field} ${JSON.stringify(p[field])}.`, code, { [field]: p[field] });
+            throw ApplicationFailure.nonRetryable(`No sessions for the ${field} ${JSON.stringify(p[field])}.`, code, {
+              [field]: p[field],
+            });
           }
           return { sessions, tracks: [...new Set(sessions.map((x) => x.track))].sort((a, b) => a.localeCompare(b)) };
         });
-        return { sessions: plan.sessions.map((s) => ({ track: plan.tracks.indexOf(s.track), pieces: s.pieces })), tracks: plan.tracks };
+        return {
+          sessions: plan.sessions.map((s) => ({ track: plan.tracks.indexOf(s.track), pieces: s.pieces })),
+          tracks: plan.tracks,
+        };
       });
     },
 
@@ -142,7 +165,19 @@ export function createSessionReadActivities(deps: ActivityDeps) {
      * One model call of a summary: `inputs` (pieces `m<i>p<j>` or earlier outputs), which the workflow packed within
      * `chunk_chars`, to the text `output`. The request's own answer (`final`) takes the template when one was given.
      */
-    async summaryCall({ jobId, parameters, output, inputs, kind }: { jobId: string; parameters: Params; output: string; inputs: string[]; kind: string }) {
+    async summaryCall({
+      jobId,
+      parameters,
+      output,
+      inputs,
+      kind,
+    }: {
+      jobId: string;
+      parameters: Params;
+      output: string;
+      inputs: string[];
+      kind: string;
+    }) {
       const existing = await readBlobJson<SummaryOutput>(store, outputKey(jobId, output)).catch(() => null);
       if (existing) return { chars: labelled(existing).length };
       const p = await fullParameters(store, jobId, parameters);
@@ -177,12 +212,21 @@ export function createSessionReadActivities(deps: ActivityDeps) {
         text = r.text;
         usage.push(...r.usages);
       } else {
-        const r = await llm.chatText({ purpose: `summary-${kind}`, system: prompt(kind, p, final, budget, context), user });
+        const r = await llm.chatText({
+          purpose: `summary-${kind}`,
+          system: prompt(kind, p, final, budget, context),
+          user,
+        });
         usage.push(r.usage);
         text = final ? r.text.trim() : clip(r.text.trim(), partLimit(budget));
       }
       const session = /^s(\d+)(?:p(\d+))?$/.exec(output);
-      const own = session ? plan.sessions[Number(session[1])]!.name + (session[2] !== undefined ? ` (part ${Number(session[2]) + 1})` : '') : trackOf ? context : '';
+      const own = session
+        ? plan.sessions[Number(session[1])]!.name +
+          (session[2] !== undefined ? ` (part ${Number(session[2]) + 1})` : '')
+        : trackOf
+          ? context
+          : '';
       const out: SummaryOutput = { label: label(own), text, usage };
       await writeBlobJson(store, outputKey(jobId, output), out);
       return { chars: labelled(out).length };
@@ -195,7 +239,9 @@ export function createSessionReadActivities(deps: ActivityDeps) {
         const p = await fullParameters(store, jobId, parameters);
         const plan = await readPlan(jobId);
         const text = async (name: string) => (await readBlobJson<SummaryOutput>(store, outputKey(jobId, name))).text;
-        const perSession = await Promise.all(plan.sessions.map(async (s, i) => ({ name: s.name, summary: await text(`s${i}`) })));
+        const perSession = await Promise.all(
+          plan.sessions.map(async (s, i) => ({ name: s.name, summary: await text(`s${i}`) })),
+        );
         let data: Record<string, unknown>;
         let markdown: string;
         if (jobType === 'track_summary' && p.mode === 'summarize_all') {
@@ -208,13 +254,22 @@ export function createSessionReadActivities(deps: ActivityDeps) {
         } else if (jobType === 'event_summary') {
           const summary = await text('final');
           const tracks = await Promise.all(
-            plan.tracks.map(async (name, k) => ({ name, session_count: plan.sessions.filter((s) => s.track === name).length, summary: await text(`t${k}`) })),
+            plan.tracks.map(async (name, k) => ({
+              name,
+              session_count: plan.sessions.filter((s) => s.track === name).length,
+              summary: await text(`t${k}`),
+            })),
           );
           data = { event_name: p.event, summary, tracks, total_sessions: plan.sessions.length };
           markdown = summary;
         } else {
           const story = await text('final');
-          data = { topic: p.topic, target_group: p.target_group, story, sessions_used: perSession.map((s) => ({ name: s.name, contribution: s.summary })) };
+          data = {
+            topic: p.topic,
+            target_group: p.target_group,
+            story,
+            sessions_used: perSession.map((s) => ({ name: s.name, contribution: s.summary })),
+          };
           markdown = story;
         }
         const usage = new UsageRecorder();
@@ -223,7 +278,10 @@ export function createSessionReadActivities(deps: ActivityDeps) {
         }
         await store.put(jobOutputKey(jobId, 'summary.md'), markdown, { mime: 'text/markdown; charset=utf-8' });
         const job: JobFields = {
-          structured_data: { extracted_text: markdown, metadata: { job_type: jobType, session_count: plan.sessions.length, track_count: plan.tracks.length } },
+          structured_data: {
+            extracted_text: markdown,
+            metadata: { job_type: jobType, session_count: plan.sessions.length, track_count: plan.tracks.length },
+          },
           assets: [jobOutputKey(jobId, 'summary.md')],
           target_dir: jobOutputPrefix(jobId).slice(0, -1),
           llm_info: usage.summary(),

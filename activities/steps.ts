@@ -6,7 +6,12 @@ import { jobParametersKey, jobStepKey } from '../core/records';
  * Runs a job step once: its output is kept in the blob store under the job, so a retry, a crashed worker's
  * successor or a `restart` reuses it instead of doing the work again.
  */
-export async function runStep<T>(store: BlobStore, jobId: string, step: string, work: () => Promise<T>): Promise<{ value: T; reused: boolean }> {
+export async function runStep<T>(
+  store: BlobStore,
+  jobId: string,
+  step: string,
+  work: () => Promise<T>,
+): Promise<{ value: T; reused: boolean }> {
   const key = jobStepKey(jobId, step);
   if (await store.stat(key)) {
     try {
@@ -21,7 +26,11 @@ export async function runStep<T>(store: BlobStore, jobId: string, step: string, 
 }
 
 /** A job's full parameters: the copy in the blob store when they were too large for workflow history. */
-export async function fullParameters(store: BlobStore, jobId: string, inline: Record<string, unknown>): Promise<Record<string, unknown>> {
+export async function fullParameters(
+  store: BlobStore,
+  jobId: string,
+  inline: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
   if (!(await store.stat(jobParametersKey(jobId)))) return inline;
   return readBlobJson<Record<string, unknown>>(store, jobParametersKey(jobId));
 }

@@ -1,5 +1,10 @@
 import { CancelledFailure } from '@temporalio/common';
-import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, ActivityInterceptorsFactory, Next } from '@temporalio/worker';
+import type {
+  ActivityExecuteInput,
+  ActivityInboundCallsInterceptor,
+  ActivityInterceptorsFactory,
+  Next,
+} from '@temporalio/worker';
 import type { Context } from '@temporalio/activity';
 import { observeActivity } from '../core/metrics';
 

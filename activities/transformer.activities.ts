@@ -9,7 +9,16 @@ import { transformerData } from '../core/result-shapes';
 import { TRANSFORM_CACHE_OPERATION, transformCacheKey } from '../core/transform-cache';
 import { UsageRecorder, type LlmUsage } from '../providers/llm';
 import { jobModel } from './model-calls';
-import { applyTemplate, blocksToNewsfeed, summarize, templateSource, translate, type Block, type OpResult, type TemplateRequest } from './llm-ops';
+import {
+  applyTemplate,
+  blocksToNewsfeed,
+  summarize,
+  templateSource,
+  translate,
+  type Block,
+  type OpResult,
+  type TemplateRequest,
+} from './llm-ops';
 import type { ActivityDeps } from './deps';
 import { fullParameters, heartbeating, runStep } from './steps';
 
@@ -23,7 +32,11 @@ export function tablesToMarkdown(tables: ExtractedTable[]): string {
       for (const r of t.rows) if (r.length > width) width = r.length;
       const pad = (r: string[]) => Array.from({ length: width }, (_, i) => cell(r[i] ?? ''));
       const head = t.headers.length ? pad(t.headers) : Array.from({ length: width }, (_, i) => `Column ${i + 1}`);
-      const lines = [`| ${head.join(' | ')} |`, `| ${head.map(() => '---').join(' | ')} |`, ...t.rows.map((r) => `| ${pad(r).join(' | ')} |`)];
+      const lines = [
+        `| ${head.join(' | ')} |`,
+        `| ${head.map(() => '---').join(' | ')} |`,
+        ...t.rows.map((r) => `| ${pad(r).join(' | ')} |`),
+      ];
       return lines.join('\n');
     })
     .join('\n\n');
@@ -64,13 +77,28 @@ export function createTransformerActivities(deps: ActivityDeps) {
     const text = String(params.text ?? '');
     const lang = (k: string, d: string) => (typeof params[k] === 'string' && params[k] ? String(params[k]) : d);
     let r: OpResult;
-    if (operation === 'text') r = await translate(llm, text, lang('source_language', 'de'), lang('target_language', 'de'));
+    if (operation === 'text')
+      r = await translate(llm, text, lang('source_language', 'de'), lang('target_language', 'de'));
     else if (operation === 'template') r = await applyTemplate(llm, params as unknown as TemplateRequest);
     else if (operation === 'summarize') r = await summarize(llm, text, Number(params.max_length ?? 1000));
     else if (operation === 'blocks') {
-      r = await blocksToNewsfeed(llm, (params.blocks ?? []) as Block[], lang('source_language', 'de'), lang('target_language', 'de'));
-    } else throw ApplicationFailure.nonRetryable(`Unknown transformer operation '${operation}'.`, 'VALIDATION_ERROR', { operation });
-    return { text: r.text, metadata: { operation, characters: r.text.length }, file: md(r.text), output: r.output, usages: r.usages };
+      r = await blocksToNewsfeed(
+        llm,
+        (params.blocks ?? []) as Block[],
+        lang('source_language', 'de'),
+        lang('target_language', 'de'),
+      );
+    } else
+      throw ApplicationFailure.nonRetryable(`Unknown transformer operation '${operation}'.`, 'VALIDATION_ERROR', {
+        operation,
+      });
+    return {
+      text: r.text,
+      metadata: { operation, characters: r.text.length },
+      file: md(r.text),
+      output: r.output,
+      usages: r.usages,
+    };
   }
   return {
     /**
@@ -79,29 +107,33 @@ export function createTransformerActivities(deps: ActivityDeps) {
      */
     async runTransformerStep({ jobId, parameters }: { jobId: string; parameters: Record<string, unknown> }) {
       // Heartbeats throughout (under `quickTransform`'s 10 s): a 16 MB page's cache entry and results take a while to write.
-      const { value, reused } = await runStep(store, jobId, 'transform', () => heartbeating(async () => {
-        const params = await fullParameters(store, jobId, parameters);
-        const operation = String(params.operation);
-        const source = operation === 'template' ? await templateSource(params as unknown as TemplateRequest) : undefined;
-        const key = transformCacheKey(params, { model: deps.llm?.describe().model, templateSource: source });
-        let computed = params.use_cache === false ? null : await readCache<Computed>(store, TRANSFORM_CACHE_OPERATION, key);
-        const fromCache = computed !== null;
-        if (!computed) {
-          computed = await compute(jobId, operation, params);
-          await writeCache(store, TRANSFORM_CACHE_OPERATION, key, computed);
-        }
-        const { text, metadata, file, usages } = computed;
-        await store.put(jobOutputKey(jobId, file.name), file.body, { mime: file.mime });
-        const job: JobFields = {
-          structured_data: { extracted_text: text, metadata },
-          assets: [`${jobOutputPrefix(jobId)}${file.name}`],
-          target_dir: jobOutputPrefix(jobId).slice(0, -1),
-          llm_info: summarise(usages),
-          from_cache: fromCache,
-        };
-        await writeJobResults(store, jobId, transformerData(operation, params, computed), job);
-        return { results: resultPreview(job) };
-      }));
+      const { value, reused } = await runStep(store, jobId, 'transform', () =>
+        heartbeating(async () => {
+          const params = await fullParameters(store, jobId, parameters);
+          const operation = String(params.operation);
+          const source =
+            operation === 'template' ? await templateSource(params as unknown as TemplateRequest) : undefined;
+          const key = transformCacheKey(params, { model: deps.llm?.describe().model, templateSource: source });
+          let computed =
+            params.use_cache === false ? null : await readCache<Computed>(store, TRANSFORM_CACHE_OPERATION, key);
+          const fromCache = computed !== null;
+          if (!computed) {
+            computed = await compute(jobId, operation, params);
+            await writeCache(store, TRANSFORM_CACHE_OPERATION, key, computed);
+          }
+          const { text, metadata, file, usages } = computed;
+          await store.put(jobOutputKey(jobId, file.name), file.body, { mime: file.mime });
+          const job: JobFields = {
+            structured_data: { extracted_text: text, metadata },
+            assets: [`${jobOutputPrefix(jobId)}${file.name}`],
+            target_dir: jobOutputPrefix(jobId).slice(0, -1),
+            llm_info: summarise(usages),
+            from_cache: fromCache,
+          };
+          await writeJobResults(store, jobId, transformerData(operation, params, computed), job);
+          return { results: resultPreview(job) };
+        }),
+      );
       return { ...value, reused };
     },
   };

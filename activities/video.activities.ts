@@ -30,9 +30,14 @@ export function createVideoActivities(deps: ActivityDeps) {
           await pipeline(await store.get(p.file_key), createWriteStream(input), { signal });
           const probe = await probeMedia(input, { signal });
           const meta = videoMetadata(probe);
-          if (!meta) throw new AppError('INVALID_FORMAT', 'The file has no video stream', { error_type: 'no_video_stream' });
+          if (!meta)
+            throw new AppError('INVALID_FORMAT', 'The file has no video stream', { error_type: 'no_video_stream' });
           checkPixelBudget(probe.video!, config.MAX_IMAGE_PIXELS, 'The video');
-          const times = frameTimes({ timestamps: p.timestamps, interval: p.interval }, meta.duration, config.MAX_FRAMES);
+          const times = frameTimes(
+            { timestamps: p.timestamps, interval: p.interval },
+            meta.duration,
+            config.MAX_FRAMES,
+          );
           const frames: VideoFrame[] = [];
           for (const f of await extractFrames(input, times, dir, { signal, streamIndex: probe.video?.index })) {
             const key = jobOutputKey(jobId, `frames/${path.basename(f.path)}`);

@@ -5,7 +5,14 @@ import { countWebhookAttempt } from '../core/metrics';
 import { completedBody, failedBody, notifierWorkflowId, progressBody } from '../core/webhooks';
 import { webhookToken } from '../core/webhook-secret';
 import { deliverWebhook } from '../providers/webhook/deliver';
-import { NOTIFIER_WORKFLOW_TYPE, notifyEventsSignal, type JobEvent, type JobLog, type NotifierInput, type WebhookConfig } from '../workflows/definitions';
+import {
+  NOTIFIER_WORKFLOW_TYPE,
+  notifyEventsSignal,
+  type JobEvent,
+  type JobLog,
+  type NotifierInput,
+  type WebhookConfig,
+} from '../workflows/definitions';
 import type { ActivityDeps } from './deps';
 
 /** The longest webhook log kept per job (oldest lines dropped first). */
@@ -53,14 +60,22 @@ export function createWebhookActivities(deps: ActivityDeps) {
      * workflows started before that change) is ignored. Never throws for a failed delivery: the outcome says whether
      * to retry.
      */
-    async deliverWebhook(input: { jobId: string; webhook: WebhookConfig; event: JobEvent; webhookId: string; timestamp?: unknown }) {
+    async deliverWebhook(input: {
+      jobId: string;
+      webhook: WebhookConfig;
+      event: JobEvent;
+      webhookId: string;
+      timestamp?: unknown;
+    }) {
       const { jobId, webhook, event } = input;
       const clientJobId = webhook.jobId;
       let body: unknown;
       if (event.phase === 'processing') body = progressBody(jobId, clientJobId, event.progress, event.message);
       else if (event.phase === 'completed') {
         // The synchronous endpoint's `data`: the results without the job fields (spec §6).
-        const data = (await store.stat(jobResultsKey(jobId))) ? resultData(await readBlobJson(store, jobResultsKey(jobId))) : {};
+        const data = (await store.stat(jobResultsKey(jobId)))
+          ? resultData(await readBlobJson(store, jobResultsKey(jobId)))
+          : {};
         body = completedBody(jobId, clientJobId, event.message, data);
       } else body = failedBody(jobId, clientJobId, event.message, event.error);
       const result = await deliverWebhook({

@@ -69,9 +69,15 @@ export function createApp(deps: AppDeps): App {
 
   const modelHealth = llmHealth(config);
   const providerHealth = async () => ({ ...(await modelHealth()), ...(await ocrHealth()) });
-  healthRoutes(api, new HealthService(deps.temporal, deps.store, providerHealth), () => deps.drain?.isDraining ?? false);
+  healthRoutes(
+    api,
+    new HealthService(deps.temporal, deps.store, providerHealth),
+    () => deps.drain?.isDraining ?? false,
+  );
   docsRoutes(api, openapi);
-  const jobs = new JobService(deps.temporal, deps.store, config.WEBHOOK_RETRY_SCALE, { maxHeavyRequests: config.MAX_HEAVY_REQUESTS });
+  const jobs = new JobService(deps.temporal, deps.store, config.WEBHOOK_RETRY_SCALE, {
+    maxHeavyRequests: config.MAX_HEAVY_REQUESTS,
+  });
   const batches = new BatchService(deps.temporal, deps.store, config.BATCH_WINDOW, config.WEBHOOK_RETRY_SCALE);
   jobRoutes(api, { jobs, batches, maxBatchJobs: config.MAX_BATCH_JOBS });
   eventJobRoutes(api, jobs, batches, config.MAX_BATCH_JOBS);
@@ -88,7 +94,8 @@ export function createApp(deps: AppDeps): App {
   eventRoutes(api, { jobs, config });
   storyRoutes(api, { jobs, config });
 
-  const routeOf = (method: string, p: string) => api.router.match(p, method).pathAndMethod.findLast((l) => l.methods.length > 0)?.path;
+  const routeOf = (method: string, p: string) =>
+    api.router.match(p, method).pathAndMethod.findLast((l) => l.methods.length > 0)?.path;
   koa.use(httpMetrics(routeOf));
   koa.use(edgeMiddleware(logger, SERVICE_VERSION));
   if (deps.drain) koa.use(deps.drain.middleware);
@@ -105,6 +112,8 @@ export function createApp(deps: AppDeps): App {
   koa.use(api.router.routes());
   koa.use(api.router.allowedMethods());
 
-  const routes = api.router.stack.flatMap((l) => l.methods.filter((m) => m !== 'HEAD').map((method) => ({ method, path: String(l.path) })));
+  const routes = api.router.stack.flatMap((l) =>
+    l.methods.filter((m) => m !== 'HEAD').map((method) => ({ method, path: String(l.path) })),
+  );
   return { koa, openapi, routes };
 }

@@ -47,7 +47,13 @@ const INIT = `window.ui = SwaggerUIBundle({
 });
 `;
 
-export const DOC_PATHS = new Set(['/api/doc', '/api/doc/', '/api/doc/init.js', '/api/openapi.json', ...Object.keys(ASSETS).map((a) => `/api/doc/${a}`)]);
+export const DOC_PATHS = new Set([
+  '/api/doc',
+  '/api/doc/',
+  '/api/doc/init.js',
+  '/api/openapi.json',
+  ...Object.keys(ASSETS).map((a) => `/api/doc/${a}`),
+]);
 
 /** True for exactly the docs UI, its assets and the OpenAPI document. */
 export const isDocPath = (p: string): boolean => DOC_PATHS.has(p);
@@ -69,7 +75,16 @@ export function docsRoutes(api: ApiRouter, openapi: () => Record<string, unknown
     responses: { 200: { description: 'Swagger UI', content: { 'text/html': { schema: z.string() } } } },
     handler: page,
   });
-  api.add({ method: 'get', path: '/api/doc/', summary: 'Docs UI', tags: [], auth: false, hidden: true, responses: {}, handler: page });
+  api.add({
+    method: 'get',
+    path: '/api/doc/',
+    summary: 'Docs UI',
+    tags: [],
+    auth: false,
+    hidden: true,
+    responses: {},
+    handler: page,
+  });
   api.add({
     method: 'get',
     path: '/api/doc/init.js',
@@ -111,7 +126,11 @@ export function docsRoutes(api: ApiRouter, openapi: () => Record<string, unknown
         content: {
           'application/json': {
             schema: z
-              .object({ openapi: z.string(), info: z.object({ title: z.string(), version: z.string() }).passthrough(), paths: z.record(z.string(), z.unknown()) })
+              .object({
+                openapi: z.string(),
+                info: z.object({ title: z.string(), version: z.string() }).passthrough(),
+                paths: z.record(z.string(), z.unknown()),
+              })
               .passthrough()
               .openapi('OpenApiDocument'),
           },

@@ -25,7 +25,9 @@ export class Drain {
       ctx.set('Connection', 'close');
       if (!HEALTH_PATHS.has(ctx.path)) {
         ctx.set('Retry-After', '1');
-        throw new AppError('UNAVAILABLE', 'The server is shutting down; retry the request', { reason: 'shutting_down' });
+        throw new AppError('UNAVAILABLE', 'The server is shutting down; retry the request', {
+          reason: 'shutting_down',
+        });
       }
     }
     await next();

@@ -18,11 +18,19 @@ function zodIssues(err: ZodError): { path: string; message: string }[] {
  */
 export function toApiError(err: unknown): ApiError {
   if (err instanceof AppError) {
-    return { status: err.status, body: { code: err.code, message: err.message, details: err.details }, unexpected: err.status >= 500 };
+    return {
+      status: err.status,
+      body: { code: err.code, message: err.message, details: err.details },
+      unexpected: err.status >= 500,
+    };
   }
   if (err instanceof ZodError) {
     const issues = zodIssues(err);
-    return { status: 400, body: { code: 'VALIDATION_ERROR', message: validationMessage(issues), details: { issues } }, unexpected: false };
+    return {
+      status: 400,
+      body: { code: 'VALIDATION_ERROR', message: validationMessage(issues), details: { issues } },
+      unexpected: false,
+    };
   }
   const e = (err ?? {}) as {
     name?: string;
@@ -38,7 +46,11 @@ export function toApiError(err: unknown): ApiError {
   if (e.name === 'ServiceError' || e.name === 'ConnectionError' || e.name === 'TransportError') {
     return {
       status: 503,
-      body: { code: 'UNAVAILABLE', message: 'The job engine (Temporal) is unreachable; try again shortly.', details: {} },
+      body: {
+        code: 'UNAVAILABLE',
+        message: 'The job engine (Temporal) is unreachable; try again shortly.',
+        details: {},
+      },
       unexpected: false,
     };
   }
@@ -49,7 +61,11 @@ export function toApiError(err: unknown): ApiError {
   if (status === 413 || e.type === 'entity.too.large') {
     const details: Record<string, unknown> = {};
     if (typeof e.limit === 'number') details.limit_bytes = e.limit;
-    return { status: 413, body: { code: 'PAYLOAD_TOO_LARGE', message: 'The request body is too large.', details }, unexpected: false };
+    return {
+      status: 413,
+      body: { code: 'PAYLOAD_TOO_LARGE', message: 'The request body is too large.', details },
+      unexpected: false,
+    };
   }
   if (e.type === 'entity.parse.failed' || (status === 400 && e.name === 'SyntaxError')) {
     return {
@@ -63,10 +79,18 @@ export function toApiError(err: unknown): ApiError {
     };
   }
   if (status === 415 || e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') {
-    return { status: 415, body: { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Unsupported content type or encoding.', details: {} }, unexpected: false };
+    return {
+      status: 415,
+      body: { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Unsupported content type or encoding.', details: {} },
+      unexpected: false,
+    };
   }
   if (status === 405) {
-    return { status: 405, body: { code: 'METHOD_NOT_ALLOWED', message: 'Method not allowed on this path.', details: {} }, unexpected: false };
+    return {
+      status: 405,
+      body: { code: 'METHOD_NOT_ALLOWED', message: 'Method not allowed on this path.', details: {} },
+      unexpected: false,
+    };
   }
   if (status === 404) {
     return { status: 404, body: { code: 'NOT_FOUND', message: 'Not found.', details: {} }, unexpected: false };
@@ -77,9 +101,17 @@ export function toApiError(err: unknown): ApiError {
     const s = isErrorCode(e.code) ? ERROR_STATUS[e.code] : 400;
     return {
       status: s,
-      body: { code, message: e.expose && e.message ? e.message : 'The request could not be read.', details: { issues: [] } },
+      body: {
+        code,
+        message: e.expose && e.message ? e.message : 'The request could not be read.',
+        details: { issues: [] },
+      },
       unexpected: false,
     };
   }
-  return { status: 500, body: { code: 'INTERNAL_ERROR', message: 'An internal error occurred.', details: {} }, unexpected: true };
+  return {
+    status: 500,
+    body: { code: 'INTERNAL_ERROR', message: 'An internal error occurred.', details: {} },
+    unexpected: true,
+  };
 }

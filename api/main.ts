@@ -21,9 +21,13 @@ async function main(): Promise<void> {
       `Refusing to listen on ${config.HOST} without SERVICE_API_KEY: set a key, or listen on 127.0.0.1 (HOST).`,
     );
   }
-  if (!config.SERVICE_API_KEY) logger.warn('No SERVICE_API_KEY: listening on loopback only and serving loopback clients only.');
+  if (!config.SERVICE_API_KEY)
+    logger.warn('No SERVICE_API_KEY: listening on loopback only and serving loopback clients only.');
   // ffprobe checks uploads here (the audio and video routes): watched like the worker's engines.
-  configureEngineWatchdog({ stallTimeoutMs: config.ENGINE_STALL_TIMEOUT_MS, logger: logger.child({ part: 'engine-watchdog' }) });
+  configureEngineWatchdog({
+    stallTimeoutMs: config.ENGINE_STALL_TIMEOUT_MS,
+    logger: logger.child({ part: 'engine-watchdog' }),
+  });
   await openUploadRoot(config.dataDir);
   const store = await createBlobStore(config);
   const temporal = createTemporalGateway(config);
@@ -39,7 +43,10 @@ async function main(): Promise<void> {
   });
   const addr = server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.PORT;
-  logger.info({ url: `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${port}`, port }, 'api listening');
+  logger.info(
+    { url: `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${port}`, port },
+    'api listening',
+  );
   const stop = async (signal: string) => {
     logger.info({ signal, timeoutMs: config.API_SHUTDOWN_TIMEOUT_MS }, 'api draining');
     const drained = await drain.start(server, config.API_SHUTDOWN_TIMEOUT_MS);
@@ -54,6 +61,9 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  createLogger('api').fatal({ err: err instanceof ConfigError ? { message: err.message } : err }, 'api failed to start');
+  createLogger('api').fatal(
+    { err: err instanceof ConfigError ? { message: err.message } : err },
+    'api failed to start',
+  );
   process.exit(1);
 });

@@ -45,16 +45,30 @@ const toKoaPath = (p: string) => p.replace(/\{([A-Za-z0-9_]+)\}/g, ':$1');
  * A route that runs work as a job and waits for it (it documents the 504 of that wait) also answers asynchronously
  * (contract §3): `Prefer: respond-async` or `wait_ms=0` → 202 with the job at once, `wait_ms=N` → up to N ms.
  */
-const respondsAsync = (spec: { method: Method; responses: RouteConfig['responses'] }) => spec.method === 'post' && spec.responses[504] !== undefined;
+const respondsAsync = (spec: { method: Method; responses: RouteConfig['responses'] }) =>
+  spec.method === 'post' && spec.responses[504] !== undefined;
 
 const waitMsParam = z
   .string()
   .regex(/^\d{1,6}$/)
   .optional()
-  .openapi({ description: `How long to wait for the result, in ms (0 to ${MAX_WAIT_MS}); 0 answers 202 with the job at once; past it, 202 with the job (not 504). Default: the server's wait.` });
-const preferHeader = z.string().optional().openapi({ description: '`respond-async` (RFC 7240): 202 with `data.job_id` at once, answered with `Preference-Applied: respond-async`.', example: 'respond-async' });
+  .openapi({
+    description: `How long to wait for the result, in ms (0 to ${MAX_WAIT_MS}); 0 answers 202 with the job at once; past it, 202 with the job (not 504). Default: the server's wait.`,
+  });
+const preferHeader = z.string().optional().openapi({
+  description:
+    '`respond-async` (RFC 7240): 202 with `data.job_id` at once, answered with `Preference-Applied: respond-async`.',
+  example: 'respond-async',
+});
 const jobHandedOver = z
-  .object({ status: z.literal('success'), data: z.object({ job_id: z.string(), status: z.enum(['pending', 'processing', 'completed', 'failed']), message: z.string() }) })
+  .object({
+    status: z.literal('success'),
+    data: z.object({
+      job_id: z.string(),
+      status: z.enum(['pending', 'processing', 'completed', 'failed']),
+      message: z.string(),
+    }),
+  })
   .openapi('JobHandedOver');
 
 /**
@@ -76,7 +90,8 @@ export class ApiRouter {
   add<P extends AnyObject, Q extends AnyObject, B extends z.ZodType>(spec: RouteSpec<P, Q, B>): void {
     const koaPath = spec.koaPath ?? toKoaPath(spec.path);
     if (spec.auth === false) {
-      const re = '^' + spec.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{[A-Za-z0-9_]+\\?\}/g, '[^/]+') + '$';
+      const re =
+        '^' + spec.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{[A-Za-z0-9_]+\\?\}/g, '[^/]+') + '$';
       this.exempt.push(new RegExp(re));
     }
     if (!spec.hidden) this.document(spec);
@@ -89,7 +104,9 @@ export class ApiRouter {
       const query = spec.query ? spec.query.parse(ctx.query) : {};
       let body: unknown = undefined;
       if (spec.body) {
-        const raw = ctx.request.is('multipart') ? { ...(ctx.request.body as object), ...filesOf(ctx) } : ctx.request.body;
+        const raw = ctx.request.is('multipart')
+          ? { ...(ctx.request.body as object), ...filesOf(ctx) }
+          : ctx.request.body;
         body = spec.body.parse(raw ?? {});
       }
       if (respondsAsync(spec)) ctx.state.prefer = readAsyncPreference(ctx);
@@ -131,7 +148,12 @@ export class ApiRouter {
       );
     }
     const async = respondsAsync(spec);
-    if (async) responses[202] ??= { description: 'Accepted: the job runs on (Prefer: respond-async, wait_ms=0, or wait_ms passed); poll GET /api/jobs/{job_id}', content: { 'application/json': { schema: jobHandedOver } } };
+    if (async)
+      responses[202] ??= {
+        description:
+          'Accepted: the job runs on (Prefer: respond-async, wait_ms=0, or wait_ms passed); poll GET /api/jobs/{job_id}',
+        content: { 'application/json': { schema: jobHandedOver } },
+      };
     responses[500] ??= errorResponse('Internal error');
     this.registry.registerPath({
       method: spec.method,
@@ -143,7 +165,9 @@ export class ApiRouter {
       ...(spec.auth === false ? { security: [] } : {}),
       request: {
         ...(spec.params ? { params: spec.params } : {}),
-        ...(spec.query || async ? { query: (spec.query ?? z.object({})).extend(async ? { wait_ms: waitMsParam } : {}) } : {}),
+        ...(spec.query || async
+          ? { query: (spec.query ?? z.object({})).extend(async ? { wait_ms: waitMsParam } : {}) }
+          : {}),
         ...(async ? { headers: z.object({ Prefer: preferHeader }) } : {}),
         ...(spec.body ? { body: { content, required: !spec.bodyOptional } } : {}),
       },

@@ -63,7 +63,9 @@ class ReachabilityWatch {
     if (this.busy) return;
     this.busy = true;
     try {
-      await this.connection.withDeadline(Date.now() + TEMPORAL_PROBE.timeoutMs, () => this.connection.workflowService.getSystemInfo({}));
+      await this.connection.withDeadline(Date.now() + TEMPORAL_PROBE.timeoutMs, () =>
+        this.connection.workflowService.getSystemInfo({}),
+      );
       this.failures = 0;
       this.down = false;
     } catch {
@@ -99,7 +101,9 @@ export function createTemporalGateway(config: Config): TemporalGateway {
     ensureReachable() {
       watch.start();
       if (!watch.reachable) {
-        throw new AppError('UNAVAILABLE', 'The job engine (Temporal) is unreachable; try again shortly.', { reason: 'temporal_unreachable' });
+        throw new AppError('UNAVAILABLE', 'The job engine (Temporal) is unreachable; try again shortly.', {
+          reason: 'temporal_unreachable',
+        });
       }
     },
     whenUnreachable() {
@@ -120,7 +124,11 @@ export interface PollerInfo {
 }
 
 /** Counts the pollers that Temporal saw on a task queue in the last minute or so. */
-export async function describePollers(gw: TemporalGateway, taskQueue: string, kind: 'workflow' | 'activity'): Promise<PollerInfo> {
+export async function describePollers(
+  gw: TemporalGateway,
+  taskQueue: string,
+  kind: 'workflow' | 'activity',
+): Promise<PollerInfo> {
   const res = await gw.connection.workflowService.describeTaskQueue({
     namespace: gw.namespace,
     taskQueue: { name: taskQueue, kind: temporal.api.enums.v1.TaskQueueKind.TASK_QUEUE_KIND_NORMAL },

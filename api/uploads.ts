@@ -34,12 +34,18 @@ export interface StoredUpload extends BlobRef {
 export async function storeUpload(store: BlobStore, file: UploadedFile): Promise<StoredUpload> {
   const original = file.originalFilename ?? 'upload';
   const key = newUploadKey(path.extname(original));
-  const ref = await store.put(key, createReadStream(file.filepath), { mime: file.mimetype ?? 'application/octet-stream' });
+  const ref = await store.put(key, createReadStream(file.filepath), {
+    mime: file.mimetype ?? 'application/octet-stream',
+  });
   return { ...ref, originalName: original };
 }
 
 /** The job parameters naming a synchronous request's upload as the job's input, removed when the job finishes. */
-export const uploadInput = (upload: StoredUpload) => ({ file_key: upload.key, [DISCARD_UPLOAD]: true, original_name: upload.originalName });
+export const uploadInput = (upload: StoredUpload) => ({
+  file_key: upload.key,
+  [DISCARD_UPLOAD]: true,
+  original_name: upload.originalName,
+});
 
 /**
  * Runs a synchronous request's job on its upload and removes the upload afterwards, except when the request gave

@@ -23,13 +23,26 @@ import { enginePids } from '../test/support/proc-tree';
 import { rawRequest } from '../test/support/raw-http';
 import { speechRecording } from '../test/support/speech-recording';
 import { runTimed, startService, stopService, type Service } from './service';
-import { CpuMeter, RssSampler, cleanupRegistry, envInt, out, procMem, resetPeak, secs, temporalBinary } from './support';
+import {
+  CpuMeter,
+  RssSampler,
+  cleanupRegistry,
+  envInt,
+  out,
+  procMem,
+  resetPeak,
+  secs,
+  temporalBinary,
+} from './support';
 
 const MINUTES = envInt('BENCH_AUDIO_MINUTES', 10);
 const LONG_MINUTES = envInt('BENCH_AUDIO_LONG_MINUTES', 30);
 const CHUNK_SECONDS = process.env.BENCH_AUDIO_CHUNK_SECONDS ?? '';
 const INPUTS = process.env.BENCH_AUDIO_DIR || path.join(os.tmpdir(), 'docproc-bench-audio');
-const ENGINE_SCRIPT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../providers/speech/engine/whisper_engine.py');
+const ENGINE_SCRIPT = path.resolve(
+  path.dirname(fileURLToPath(import.meta.url)),
+  '../providers/speech/engine/whisper_engine.py',
+);
 /** The engine's compute type, read from its script so the raw side cannot drift from it. */
 const COMPUTE_TYPE = /compute_type="(\w+)"/.exec(fs.readFileSync(ENGINE_SCRIPT, 'utf8'))?.[1] ?? 'int8';
 
@@ -61,45 +74,92 @@ interface RawRun {
 }
 
 async function rawEngine(python: string, modelDir: string, threads: number, file: string): Promise<RawRun> {
-  const r = await runTimed(python, ['-c', RAW_PY, modelDir, COMPUTE_TYPE, String(threads), file, path.dirname(ENGINE_SCRIPT)]);
-  const j = JSON.parse(r.stdout.trim().split('\n').pop()!) as { load_s: number; transcribe_s: number; words: number; maxrss_kb: number };
-  return { wallMs: r.ms, transcribeMs: j.transcribe_s * 1000, loadMs: j.load_s * 1000, words: j.words, peakMb: j.maxrss_kb / 1024 };
+  const r = await runTimed(python, [
+    '-c',
+    RAW_PY,
+    modelDir,
+    COMPUTE_TYPE,
+    String(threads),
+    file,
+    path.dirname(ENGINE_SCRIPT),
+  ]);
+  const j = JSON.parse(r.stdout.trim().split('\n').pop()!) as {
+    load_s: number;
+    transcribe_s: number;
+    words: number;
+    maxrss_kb: number;
+  };
+  return {
+    wallMs: r.ms,
+    transcribeMs: j.transcribe_s * 1000,
+    loadMs: j.load_s * 1000,
+    words: j.words,
+    peakMb: j.maxrss_kb / 1024,
+  };
 }
 
 /** POST /api/audio/process with the file uploaded (no client-side header timeout: long files answer late). */
 async function serviceRun(svc: Service, file: string): Promise<{ ms: number; words: number; chunks: number }> {
   const form = new FormData();
   form.append('file', new Blob([new Uint8Array(fs.readFileSync(file))], { type: 'audio/wav' }), path.basename(file));
-  for (const [k, v] of Object.entries({ source_language: 'en', target_language: 'en', useCache: 'false' })) form.append(k, v);
+  for (const [k, v] of Object.entries({ source_language: 'en', target_language: 'en', useCache: 'false' }))
+    form.append(k, v);
   const req = new Request('http://127.0.0.1/', { method: 'POST', body: form });
   const body = Buffer.from(await req.arrayBuffer());
   const t0 = performance.now();
-  const res = await rawRequest(svc.url, '/api/audio/process', { method: 'POST', headers: { 'content-type': req.headers.get('content-type')! }, body });
+  const res = await rawRequest(svc.url, '/api/audio/process', {
+    method: 'POST',
+    headers: { 'content-type': req.headers.get('content-type')! },
+    body,
+  });
   const took = performance.now() - t0;
   const data = res.json()?.data;
-  if (res.status !== 200 || !data) throw new Error(`POST /api/audio/process answered ${res.status}: ${res.text.slice(0, 500)}`);
+  if (res.status !== 200 || !data)
+    throw new Error(`POST /api/audio/process answered ${res.status}: ${res.text.slice(0, 500)}`);
   const chunkDir = path.join(svc.dataDir, 'blobs', 'objects', 'jobs', data.process_id, 'internal', 'chunks');
   const chunks = fs.existsSync(chunkDir) ? fs.readdirSync(chunkDir).length : NaN;
-  return { ms: took, words: String(data.original_text ?? '').split(/\s+/).filter(Boolean).length, chunks };
+  return {
+    ms: took,
+    words: String(data.original_text ?? '')
+      .split(/\s+/)
+      .filter(Boolean).length,
+    chunks,
+  };
 }
 
 /** Peak RSS of the worker's engine processes (VmHWM since the last reset), one figure per process. */
 function enginePeaks(svc: Service): string {
-  const peaks = enginePids(svc.worker.child.pid).map((pid) => `pid ${pid} ${((procMem(pid)?.hwm ?? NaN) / 1024).toFixed(0)} MB`);
+  const peaks = enginePids(svc.worker.child.pid).map(
+    (pid) => `pid ${pid} ${((procMem(pid)?.hwm ?? NaN) / 1024).toFixed(0)} MB`,
+  );
   return peaks.length ? peaks.join(', ') : 'no engine process';
 }
 
-const speedLine = (label: string, audioSeconds: number, wallMs: number) => `${label}: ${secs(wallMs)} (${(audioSeconds / (wallMs / 1000)).toFixed(1)}× real time)`;
+const speedLine = (label: string, audioSeconds: number, wallMs: number) =>
+  `${label}: ${secs(wallMs)} (${(audioSeconds / (wallMs / 1000)).toFixed(1)}× real time)`;
 
 async function main(): Promise<void> {
   const cleanups = cleanupRegistry();
   const cores = os.availableParallelism();
   const opts = localSpeechOptions(loadConfig({ ...process.env, MEDIA_CONCURRENCY: '', SPEECH_THREADS: '' }));
   out(`# docproc audio benchmark — ${new Date().toISOString()}`);
-  out(`load average at start: ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
-  out(`node ${process.version}, ${cores} cores (${os.cpus()[0]?.model ?? '?'}), ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB`);
-  const fw = spawnSync(opts.python, ['-c', 'import faster_whisper, ctranslate2; print(faster_whisper.__version__, ctranslate2.__version__)'], { encoding: 'utf8' }).stdout.trim();
-  out(`engine: faster-whisper/ctranslate2 ${fw}; model ${opts.modelDir}; compute type ${COMPUTE_TYPE}; service: ${opts.processes} engine process(es) × ${opts.threads} thread(s)`);
+  out(
+    `load average at start: ${os
+      .loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}`,
+  );
+  out(
+    `node ${process.version}, ${cores} cores (${os.cpus()[0]?.model ?? '?'}), ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB`,
+  );
+  const fw = spawnSync(
+    opts.python,
+    ['-c', 'import faster_whisper, ctranslate2; print(faster_whisper.__version__, ctranslate2.__version__)'],
+    { encoding: 'utf8' },
+  ).stdout.trim();
+  out(
+    `engine: faster-whisper/ctranslate2 ${fw}; model ${opts.modelDir}; compute type ${COMPUTE_TYPE}; service: ${opts.processes} engine process(es) × ${opts.threads} thread(s)`,
+  );
 
   const rss = new RssSampler();
   cleanups.add(async () => rss.stop());
@@ -107,13 +167,25 @@ async function main(): Promise<void> {
     let t = performance.now();
     const file = await speechRecording(INPUTS, MINUTES * 60);
     const long = LONG_MINUTES > 0 ? await speechRecording(INPUTS, LONG_MINUTES * 60) : '';
-    out(`inputs in ${INPUTS}: ${MINUTES} min${long ? ` and ${LONG_MINUTES} min` : ''} of looped espeak-ng speech, 16 kHz mono WAV, ready in ${secs(performance.now() - t)}`);
+    out(
+      `inputs in ${INPUTS}: ${MINUTES} min${long ? ` and ${LONG_MINUTES} min` : ''} of looped espeak-ng speech, 16 kHz mono WAV, ready in ${secs(performance.now() - t)}`,
+    );
 
     const dbDir = fs.mkdtempSync(path.join(os.tmpdir(), 'docproc-bench-audio-temporal-'));
     cleanups.add(async () => fs.rmSync(dbDir, { recursive: true, force: true }));
-    const temporal = await startTemporalDev({ bin: temporalBinary(), dbFile: path.join(dbDir, 'temporal.db'), port: await freePort(), uiPort: 0, headless: true });
+    const temporal = await startTemporalDev({
+      bin: temporalBinary(),
+      dbFile: path.join(dbDir, 'temporal.db'),
+      port: await freePort(),
+      uiPort: 0,
+      headless: true,
+    });
     cleanups.add(() => temporal.stop(10_000));
-    const svc = await startService('audio', temporal.address, CHUNK_SECONDS ? { AUDIO_CHUNK_SECONDS: CHUNK_SECONDS } : {});
+    const svc = await startService(
+      'audio',
+      temporal.address,
+      CHUNK_SECONDS ? { AUDIO_CHUNK_SECONDS: CHUNK_SECONDS } : {},
+    );
     let stopped = false;
     cleanups.add(async () => void (stopped || (await stopService(svc))));
     rss.watch('worker', svc.worker.child.pid);
@@ -126,14 +198,23 @@ async function main(): Promise<void> {
     const engines = enginePids(svc.worker.child.pid);
     out(`warm-up: two 20 s requests at once in ${secs(performance.now() - t)}; engine processes ${engines.join(', ')}`);
     // The engines are live children of the worker: their CPU is not in the worker's figure, so each is named.
-    const pids = { worker: svc.worker.child.pid, ...Object.fromEntries(engines.map((pid, i) => [`engine ${i + 1}`, pid])), api: svc.api.child.pid, bench: process.pid };
+    const pids = {
+      worker: svc.worker.child.pid,
+      ...Object.fromEntries(engines.map((pid, i) => [`engine ${i + 1}`, pid])),
+      api: svc.api.child.pid,
+      bench: process.pid,
+    };
 
     out('');
-    out(`== (a/b) ${MINUTES}-minute file: faster-whisper directly (${opts.threads} thread(s), as one service engine process) vs POST /api/audio/process ==`);
+    out(
+      `== (a/b) ${MINUTES}-minute file: faster-whisper directly (${opts.threads} thread(s), as one service engine process) vs POST /api/audio/process ==`,
+    );
     const rawRun = async (label: string) => {
       const c = new CpuMeter(pids).start();
       const r = await rawEngine(opts.python, opts.modelDir, opts.threads, file);
-      out(`${speedLine(`raw engine (${label}), transcribe only`, MINUTES * 60, r.transcribeMs)}; whole process ${secs(r.wallMs)} (model load ${secs(r.loadMs)}); ${r.words} words; peak RSS ${r.peakMb.toFixed(0)} MB`);
+      out(
+        `${speedLine(`raw engine (${label}), transcribe only`, MINUTES * 60, r.transcribeMs)}; whole process ${secs(r.wallMs)} (model load ${secs(r.loadMs)}); ${r.words} words; peak RSS ${r.peakMb.toFixed(0)} MB`,
+      );
       out(c.report('raw'));
       return r;
     };
@@ -149,14 +230,20 @@ async function main(): Promise<void> {
     out(rss.report('worker', '(d) ').text);
     const after = await rawRun('after the service');
     const raw = before.transcribeMs <= after.transcribeMs ? before : after;
-    out(`service / faster raw transcribe: ${(s10.ms / raw.transcribeMs).toFixed(2)}×  (goal ≤ 1.1×); service / its raw whole process: ${(s10.ms / raw.wallMs).toFixed(2)}×; service / slower raw transcribe ${(s10.ms / Math.max(before.transcribeMs, after.transcribeMs)).toFixed(2)}×`);
+    out(
+      `service / faster raw transcribe: ${(s10.ms / raw.transcribeMs).toFixed(2)}×  (goal ≤ 1.1×); service / its raw whole process: ${(s10.ms / raw.wallMs).toFixed(2)}×; service / slower raw transcribe ${(s10.ms / Math.max(before.transcribeMs, after.transcribeMs)).toFixed(2)}×`,
+    );
 
     if (long) {
       out('');
-      out(`== (c) ${LONG_MINUTES}-minute file: one raw pass with ${cores} threads vs the service's chunks over ${opts.processes} engine process(es) × ${opts.threads} thread(s) ==`);
+      out(
+        `== (c) ${LONG_MINUTES}-minute file: one raw pass with ${cores} threads vs the service's chunks over ${opts.processes} engine process(es) × ${opts.threads} thread(s) ==`,
+      );
       let cpu = new CpuMeter(pids).start();
       const rawLong = await rawEngine(opts.python, opts.modelDir, cores, long);
-      out(`${speedLine(`raw engine, ${cores} threads, transcribe only`, LONG_MINUTES * 60, rawLong.transcribeMs)}; whole process ${secs(rawLong.wallMs)}; ${rawLong.words} words; peak RSS ${rawLong.peakMb.toFixed(0)} MB`);
+      out(
+        `${speedLine(`raw engine, ${cores} threads, transcribe only`, LONG_MINUTES * 60, rawLong.transcribeMs)}; whole process ${secs(rawLong.wallMs)}; ${rawLong.words} words; peak RSS ${rawLong.peakMb.toFixed(0)} MB`,
+      );
       out(cpu.report('raw'));
       rss.resetPhase();
       engines.forEach(resetPeak);
@@ -164,7 +251,9 @@ async function main(): Promise<void> {
       const s30 = await serviceRun(svc, long);
       out(`${speedLine('service', LONG_MINUTES * 60, s30.ms)}; ${s30.chunks} chunk(s); ${s30.words} words`);
       out(cpu.report('service'));
-      out(`speed-up of the chunked service over one raw pass: ${(rawLong.transcribeMs / s30.ms).toFixed(2)}× (goal ≥ 1.3×); over the raw whole process ${(rawLong.wallMs / s30.ms).toFixed(2)}×`);
+      out(
+        `speed-up of the chunked service over one raw pass: ${(rawLong.transcribeMs / s30.ms).toFixed(2)}× (goal ≥ 1.3×); over the raw whole process ${(rawLong.wallMs / s30.ms).toFixed(2)}×`,
+      );
       out(`(d) engine processes peak RSS (VmHWM): ${enginePeaks(svc)}`);
       out(rss.report('worker', '(d) ').text);
     }

@@ -9,7 +9,13 @@
  */
 import os from 'node:os';
 import path from 'node:path';
-import { retriedActivities, runRoundRobin, startCluster, writeLightPdfs, type RunResult } from '../test/support/cluster';
+import {
+  retriedActivities,
+  runRoundRobin,
+  startCluster,
+  writeLightPdfs,
+  type RunResult,
+} from '../test/support/cluster';
 import { startWebhookReceiver } from '../test/support/webhook-receiver';
 import { envInt, machineBusySeconds, out, ratio } from './support';
 
@@ -21,7 +27,10 @@ async function scenario(label: string, mediaWorkers: number, kill: boolean): Pro
   try {
     const docs = writeLightPdfs(path.join(cluster.dataDir, 'in'), JOBS);
     const busy0 = machineBusySeconds();
-    const run = await runRoundRobin(cluster, docs, hook, { kill: kill ? { after: Math.floor(JOBS / 5) } : undefined, timeoutMs: 600_000 });
+    const run = await runRoundRobin(cluster, docs, hook, {
+      kill: kill ? { after: Math.floor(JOBS / 5) } : undefined,
+      timeoutMs: 600_000,
+    });
     const busy = machineBusySeconds() - busy0;
     const retried = await retriedActivities(
       cluster,
@@ -30,7 +39,9 @@ async function scenario(label: string, mediaWorkers: number, kill: boolean): Pro
     out(
       `${label.padEnd(34)} ${run.seconds.toFixed(1).padStart(6)} s  ${(JOBS / run.seconds).toFixed(2).padStart(6)} jobs/s` +
         `  machine ${((busy / run.seconds / os.availableParallelism()) * 100).toFixed(0)} % busy` +
-        (kill ? `  (killed at ${run.killedAt?.toFixed(1)} s, ${run.failedOver} POSTs failed over, ${retried} activities retried)` : ''),
+        (kill
+          ? `  (killed at ${run.killedAt?.toFixed(1)} s, ${run.failedOver} POSTs failed over, ${retried} activities retried)`
+          : ''),
     );
     return { ...run, retried };
   } finally {
@@ -46,7 +57,9 @@ async function main(): Promise<void> {
   const killed = await scenario('2 media workers, kills midway', 2, true);
   out();
   out(`2 vs 1 media workers: ${ratio(JOBS / two.seconds, JOBS / one.seconds)} the jobs/s`);
-  out(`kills: drain ${killed.seconds.toFixed(1)} s vs ${two.seconds.toFixed(1)} s without (${ratio(killed.seconds, two.seconds)}, +${(killed.seconds - two.seconds).toFixed(1)} s)`);
+  out(
+    `kills: drain ${killed.seconds.toFixed(1)} s vs ${two.seconds.toFixed(1)} s without (${ratio(killed.seconds, two.seconds)}, +${(killed.seconds - two.seconds).toFixed(1)} s)`,
+  );
 }
 
 main().then(

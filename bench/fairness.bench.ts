@@ -37,7 +37,14 @@ const TEXT =
 
 /** Pages of printed text (each read by tesseract after rendering: local_ocr ignores the text layer). */
 const pdfOf = (pages: number, tag: string) =>
-  buildPdf({ pages: Array.from({ length: pages }, (_, i) => ({ kind: 'lines' as const, lines: [`${tag} page ${i + 1}`, ...wrapText(TEXT, 70)], size: 12, leading: 16 })) });
+  buildPdf({
+    pages: Array.from({ length: pages }, (_, i) => ({
+      kind: 'lines' as const,
+      lines: [`${tag} page ${i + 1}`, ...wrapText(TEXT, 70)],
+      size: 12,
+      leading: 16,
+    })),
+  });
 
 async function call(base: string, method: string, p: string, body?: unknown): Promise<{ status: number; body: any }> {
   const res = await fetch(base + p, {
@@ -50,8 +57,12 @@ async function call(base: string, method: string, p: string, body?: unknown): Pr
 }
 
 async function submit(svc: Service, file: string): Promise<string> {
-  const r = await call(svc.url, 'POST', '/api/jobs/', { job_type: 'pdf', parameters: { filename: file, extraction_method: 'local_ocr', use_cache: false } });
-  if (r.status !== 200) throw new Error(`POST /api/jobs/ answered ${r.status}: ${JSON.stringify(r.body).slice(0, 300)}`);
+  const r = await call(svc.url, 'POST', '/api/jobs/', {
+    job_type: 'pdf',
+    parameters: { filename: file, extraction_method: 'local_ocr', use_cache: false },
+  });
+  if (r.status !== 200)
+    throw new Error(`POST /api/jobs/ answered ${r.status}: ${JSON.stringify(r.body).slice(0, 300)}`);
   return r.body.data.job_id as string;
 }
 
@@ -78,7 +89,11 @@ function peakInFlight(events: Event[], type: string): number {
   let peak = 0;
   for (const e of events) {
     if (e.activityTaskScheduledEventAttributes?.activityType?.name === type) open.add(String(e.eventId));
-    const c = e.activityTaskCompletedEventAttributes ?? e.activityTaskFailedEventAttributes ?? e.activityTaskTimedOutEventAttributes ?? e.activityTaskCanceledEventAttributes;
+    const c =
+      e.activityTaskCompletedEventAttributes ??
+      e.activityTaskFailedEventAttributes ??
+      e.activityTaskTimedOutEventAttributes ??
+      e.activityTaskCanceledEventAttributes;
     if (c) open.delete(String(c.scheduledEventId));
     peak = Math.max(peak, open.size);
   }
@@ -91,13 +106,17 @@ function mediaSteps(events: Event[]): string {
   const steps: string[] = [];
   for (const e of events) {
     const s = e.activityTaskScheduledEventAttributes;
-    if (s && s.taskQueue?.name?.endsWith('-media')) scheduled.set(String(e.eventId), { name: s.activityType?.name ?? '?', at: tsMs(e.eventTime) });
+    if (s && s.taskQueue?.name?.endsWith('-media'))
+      scheduled.set(String(e.eventId), { name: s.activityType?.name ?? '?', at: tsMs(e.eventTime) });
     const st = e.activityTaskStartedEventAttributes;
     const started = st ? scheduled.get(String(st.scheduledEventId)) : undefined;
     if (started) started.startedAt = tsMs(e.eventTime);
     const c = e.activityTaskCompletedEventAttributes;
     const done = c ? scheduled.get(String(c.scheduledEventId)) : undefined;
-    if (done?.startedAt !== undefined) steps.push(`${done.name} waited ${secs(done.startedAt - done.at)}, ran ${secs(tsMs(e.eventTime) - done.startedAt)}`);
+    if (done?.startedAt !== undefined)
+      steps.push(
+        `${done.name} waited ${secs(done.startedAt - done.at)}, ran ${secs(tsMs(e.eventTime) - done.startedAt)}`,
+      );
   }
   return steps.join('; ');
 }
@@ -115,10 +134,25 @@ interface ModeResult {
   contended: number[];
 }
 
-async function runMode(name: string, dynamicConfig: Record<string, string>, cleanup: ReturnType<typeof cleanupRegistry>): Promise<ModeResult> {
-  out(`\n## ${name}: dev server with ${Object.entries(dynamicConfig).map(([k, v]) => `${k}=${v}`).join(', ')}`);
+async function runMode(
+  name: string,
+  dynamicConfig: Record<string, string>,
+  cleanup: ReturnType<typeof cleanupRegistry>,
+): Promise<ModeResult> {
+  out(
+    `\n## ${name}: dev server with ${Object.entries(dynamicConfig)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(', ')}`,
+  );
   const dbDir = fs.mkdtempSync(path.join(os.tmpdir(), `docproc-bench-fair-${name}-`));
-  const server = await startTemporalDev({ bin: temporalBinary(), dbFile: path.join(dbDir, 'temporal.db'), port: await freePort(), uiPort: 0, headless: true, dynamicConfig: dynamicConfig as typeof DEV_SERVER_DYNAMIC_CONFIG });
+  const server = await startTemporalDev({
+    bin: temporalBinary(),
+    dbFile: path.join(dbDir, 'temporal.db'),
+    port: await freePort(),
+    uiPort: 0,
+    headless: true,
+    dynamicConfig: dynamicConfig as typeof DEV_SERVER_DYNAMIC_CONFIG,
+  });
   const stopServer = once(async () => {
     await server.stop();
     fs.rmSync(dbDir, { recursive: true, force: true });
@@ -143,7 +177,9 @@ async function runMode(name: string, dynamicConfig: Record<string, string>, clea
       alone.push(r.ms);
       lastAlone = r.jobId;
     }
-    out(`${name}: one-page job alone: ${alone.map(secs).join(', ')} (median ${secs(median(alone))}); the last one's media steps: ${mediaSteps((await client.workflow.getHandle(lastAlone).fetchHistory()).events ?? [])}`);
+    out(
+      `${name}: one-page job alone: ${alone.map(secs).join(', ')} (median ${secs(median(alone))}); the last one's media steps: ${mediaSteps((await client.workflow.getHandle(lastAlone).fetchHistory()).events ?? [])}`,
+    );
 
     const contended: number[] = [];
     for (let i = 0; i < CONTENDED_RUNS; i++) {
@@ -176,14 +212,26 @@ async function runMode(name: string, dynamicConfig: Record<string, string>, clea
 async function main() {
   const cleanup = cleanupRegistry();
   const t0 = performance.now();
-  out(`# Fairness: a one-page local_ocr job behind a ${BIG_PAGES}-page local_ocr job (${os.availableParallelism()} cores, MEDIA_CONCURRENCY unset)`);
+  out(
+    `# Fairness: a one-page local_ocr job behind a ${BIG_PAGES}-page local_ocr job (${os.availableParallelism()} cores, MEDIA_CONCURRENCY unset)`,
+  );
   try {
     const fair = await runMode('fair', DEV_SERVER_DYNAMIC_CONFIG, cleanup);
-    const { 'matching.useNewMatcher': _m, 'matching.enableFairness': _f, 'matching.enableMigration': _g, ...fifoConfig } = DEV_SERVER_DYNAMIC_CONFIG as Record<string, string>;
+    const {
+      'matching.useNewMatcher': _m,
+      'matching.enableFairness': _f,
+      'matching.enableMigration': _g,
+      ...fifoConfig
+    } = DEV_SERVER_DYNAMIC_CONFIG as Record<string, string>;
     const fifo = await runMode('fifo', fifoConfig, cleanup);
     out('\n## Summary (goal: contended ≤ 2× alone)');
-    for (const [name, r] of [['fair', fair], ['fifo', fifo]] as const) {
-      out(`${name}: alone ${secs(r.alone)}; behind the big job ${r.contended.map(secs).join(', ')} → ${r.contended.map((c) => ratio(c, r.alone)).join(', ')} of alone`);
+    for (const [name, r] of [
+      ['fair', fair],
+      ['fifo', fifo],
+    ] as const) {
+      out(
+        `${name}: alone ${secs(r.alone)}; behind the big job ${r.contended.map(secs).join(', ')} → ${r.contended.map((c) => ratio(c, r.alone)).join(', ')} of alone`,
+      );
     }
     out(`fair vs fifo (median behind the big job): ${ratio(median(fair.contended), median(fifo.contended))}`);
     out(`total ${secs(performance.now() - t0)}`);

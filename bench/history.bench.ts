@@ -52,19 +52,27 @@ async function main() {
   const receiver = await startWebhookReceiver();
   await sharedBundle();
   const client = new Client({ connection: env.connection });
-  const h = await startHarness({ address: env.address, client, connection: env.connection, nativeConnection: env.nativeConnection }, { env: llmEnv(llm) });
+  const h = await startHarness(
+    { address: env.address, client, connection: env.connection, nativeConnection: env.nativeConnection },
+    { env: llmEnv(llm) },
+  );
   try {
     out(`# History sizes (dev server; page groups of 2; MEDIA_CONCURRENCY=1 in the harness)`);
 
     // The model: a page's text for a vision request, a short summary naming what it was given otherwise.
     llm.respond((req) => {
-      if (JSON.stringify(req.json?.messages ?? '').includes('image_url')) return { content: 'Page text read by the vision model.' };
+      if (JSON.stringify(req.json?.messages ?? '').includes('image_url'))
+        return { content: 'Page text read by the vision model.' };
       if (req.json?.response_format) return undefined;
       const names = [...message(req, 'user').matchAll(/^(?:Session: |## )(.+)$/gm)].map((m) => m[1]);
-      return { content: `About ${names.slice(0, 3).join('; ') || 'the sessions'}. ${'Some words of summary. '.repeat(6)}` };
+      return {
+        content: `About ${names.slice(0, 3).join('; ') || 'the sessions'}. ${'Some words of summary. '.repeat(6)}`,
+      };
     });
 
-    const pdf = buildPdf({ pages: Array.from({ length: PAGES }, (_, i) => ({ kind: 'lines' as const, lines: [`Page ${i + 1}`], size: 12 })) });
+    const pdf = buildPdf({
+      pages: Array.from({ length: PAGES }, (_, i) => ({ kind: 'lines' as const, lines: [`Page ${i + 1}`], size: 12 })),
+    });
     const ref = await h.store.put('uploads/history-bench.pdf', pdf, { mime: 'application/pdf' });
     let t = performance.now();
     const big = await h.jobs.create({
@@ -73,7 +81,9 @@ async function main() {
       webhook: { url: receiver.url, jobId: 'history-bench' },
     });
     await client.workflow.getHandle(big.state.job_id).result();
-    out(`${PAGES}-page job completed in ${secs(performance.now() - t)}; ${receiver.requests.length} webhook deliveries`);
+    out(
+      `${PAGES}-page job completed in ${secs(performance.now() - t)}; ${receiver.requests.length} webhook deliveries`,
+    );
     out(describeHistory(`${PAGES}-page job`, await client.workflow.getHandle(big.state.job_id).fetchHistory()));
     const notifier = client.workflow.getHandle(notifierWorkflowId(big.state.job_id));
     await notifier.result();
@@ -81,15 +91,35 @@ async function main() {
 
     const event = 'History Conf';
     for (let i = 0; i < SESSIONS; i++) {
-      const rec = sessionRecord({ event, track: `Track ${i % TRACKS}`, session: `Session ${i}`, language: 'en', topic: 'Bench' });
-      await h.store.put(rec.markdown_key, `# Session ${i}\n\n${'Maps, routing engines and open data in some detail. '.repeat(25)}\n`, { mime: 'text/markdown' });
+      const rec = sessionRecord({
+        event,
+        track: `Track ${i % TRACKS}`,
+        session: `Session ${i}`,
+        language: 'en',
+        topic: 'Bench',
+      });
+      await h.store.put(
+        rec.markdown_key,
+        `# Session ${i}\n\n${'Maps, routing engines and open data in some detail. '.repeat(25)}\n`,
+        { mime: 'text/markdown' },
+      );
       await putSessionRecord(h.store, rec);
     }
     t = performance.now();
-    const summary = await h.jobs.create({ jobType: 'event_summary', parameters: { event, template: 'EventSummary', target_language: 'en', chunk_chars: 12_000 } });
+    const summary = await h.jobs.create({
+      jobType: 'event_summary',
+      parameters: { event, template: 'EventSummary', target_language: 'en', chunk_chars: 12_000 },
+    });
     await client.workflow.getHandle(summary.state.job_id).result();
-    out(`event summary over ${SESSIONS} sessions in ${TRACKS} tracks completed in ${secs(performance.now() - t)}; ${llm.chatRequests().length} model requests in all`);
-    out(describeHistory(`${SESSIONS}-session event summary`, await client.workflow.getHandle(summary.state.job_id).fetchHistory()));
+    out(
+      `event summary over ${SESSIONS} sessions in ${TRACKS} tracks completed in ${secs(performance.now() - t)}; ${llm.chatRequests().length} model requests in all`,
+    );
+    out(
+      describeHistory(
+        `${SESSIONS}-session event summary`,
+        await client.workflow.getHandle(summary.state.job_id).fetchHistory(),
+      ),
+    );
     out(`total ${secs(performance.now() - t0)}`);
   } finally {
     await h.stop();

@@ -18,7 +18,23 @@ import proto from '@temporalio/proto';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { freePort, startTemporalDev, stopChild } from '../scripts/services.mjs';
 import type { Proc } from '../test/support/processes';
-import { CpuMeter, RssSampler, cleanupRegistry, codeState, envInt, eventName, ms, nowEpoch, out, procMem, ratio, sleep, spawnServicePair, temporalBinary, tsMs } from './support';
+import {
+  CpuMeter,
+  RssSampler,
+  cleanupRegistry,
+  codeState,
+  envInt,
+  eventName,
+  ms,
+  nowEpoch,
+  out,
+  procMem,
+  ratio,
+  sleep,
+  spawnServicePair,
+  temporalBinary,
+  tsMs,
+} from './support';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 type History = proto.temporal.api.history.v1.IHistory;
@@ -32,7 +48,6 @@ const BATCH_JOBS = envInt('BENCH_BATCH_JOBS', 1000);
 const SECOND_WINDOW = envInt('BENCH_SECOND_WINDOW', 200);
 /** The second batch pair runs only when the run so far took less than this (keeps the total near 5 minutes). */
 const SECOND_PAIR_BUDGET_MS = 170_000;
-
 
 // ---------------------------------------------------------------------------------------------------------------
 // Small statistics and formatting helpers
@@ -48,8 +63,16 @@ interface Summary {
 
 function summarize(xs: number[]): Summary {
   const s = [...xs].filter(Number.isFinite).sort((a, b) => a - b);
-  const at = (p: number) => (s.length ? s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))] : NaN);
-  return { n: s.length, p50: at(50), p95: at(95), min: s[0] ?? NaN, max: s[s.length - 1] ?? NaN, mean: s.reduce((a, b) => a + b, 0) / (s.length || 1) };
+  const at = (p: number) =>
+    s.length ? s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))] : NaN;
+  return {
+    n: s.length,
+    p50: at(50),
+    p95: at(95),
+    min: s[0] ?? NaN,
+    max: s[s.length - 1] ?? NaN,
+    mean: s.reduce((a, b) => a + b, 0) / (s.length || 1),
+  };
 }
 
 const line = (label: string, s: Summary) =>
@@ -94,7 +117,12 @@ function threadCpu(pid: number | undefined): Map<string, { name: string; cpu: nu
 }
 
 /** The busiest threads of a process between two snapshots: shows whether one thread (the workflow thread) is saturated. */
-function threadReport(pid: number | undefined, before: Map<string, { name: string; cpu: number }>, wallS: number, top = 5): string {
+function threadReport(
+  pid: number | undefined,
+  before: Map<string, { name: string; cpu: number }>,
+  wallS: number,
+  top = 5,
+): string {
   const after = threadCpu(pid);
   const rows = [...after].map(([tid, a]) => ({ tid, name: a.name, used: a.cpu - (before.get(tid)?.cpu ?? 0) }));
   rows.sort((x, y) => y.used - x.used);
@@ -133,15 +161,21 @@ async function startService(address: string, label: string, extraEnv: Record<str
 }
 
 async function stopService(s: Service, label: string): Promise<void> {
-  for (const [name, p] of [['api', s.api], ['worker', s.worker]] as const) {
+  for (const [name, p] of [
+    ['api', s.api],
+    ['worker', s.worker],
+  ] as const) {
     const t0 = performance.now();
     await stopChild(p.child, 15_000);
-    out(`service ${label}: ${name} stopped with ${p.child.exitCode ?? p.child.signalCode} after SIGTERM in ${(performance.now() - t0).toFixed(0)} ms`);
+    out(
+      `service ${label}: ${name} stopped with ${p.child.exitCode ?? p.child.signalCode} after SIGTERM in ${(performance.now() - t0).toFixed(0)} ms`,
+    );
     const warn = p
       .output()
       .split('\n')
       .filter((l) => /"level":(40|50|60)/.test(l) && !/No SERVICE_API_KEY/.test(l));
-    if (warn.length) out(`service ${label}: ${name} logged ${warn.length} warning/error line(s); first: ${warn[0].slice(0, 300)}`);
+    if (warn.length)
+      out(`service ${label}: ${name} logged ${warn.length} warning/error line(s); first: ${warn[0].slice(0, 300)}`);
   }
   fs.rmSync(s.dataDir, { recursive: true, force: true });
 }
@@ -173,12 +207,13 @@ async function call(base: string, method: string, p: string, body?: unknown): Pr
 /** Makes every input of this run unique: the service caches transformer results by input. */
 const NONCE = randomUUID().slice(0, 8);
 const trivialHtml = (tag: string, i: number) => `<p>${tag} ${i} ${NONCE}</p>`;
-const trivialJob = (tag: string, i: number) => ({ job_type: 'transformer', parameters: { operation: 'html-to-markdown', html: trivialHtml(tag, i) } });
+const trivialJob = (tag: string, i: number) => ({
+  job_type: 'transformer',
+  parameters: { operation: 'html-to-markdown', html: trivialHtml(tag, i) },
+});
 
 // ---------------------------------------------------------------------------------------------------------------
 // Workflow histories
-
-
 
 interface HistoryProfile {
   events: number;
@@ -218,18 +253,23 @@ function profileHistory(h: History): HistoryProfile {
     let detail: string | undefined;
     if (e.markerRecordedEventAttributes) {
       const details = e.markerRecordedEventAttributes.details ?? {};
-      const type = details.type?.payloads?.[0]?.data ? Buffer.from(details.type.payloads[0].data).toString() : undefined;
+      const type = details.type?.payloads?.[0]?.data
+        ? Buffer.from(details.type.payloads[0].data).toString()
+        : undefined;
       detail = [e.markerRecordedEventAttributes.markerName, type].filter(Boolean).join(' ');
     }
-    if (e.workflowExecutionUpdateAcceptedEventAttributes) detail = e.workflowExecutionUpdateAcceptedEventAttributes.acceptedRequest?.input?.name ?? undefined;
-    if (e.activityTaskScheduledEventAttributes) detail = e.activityTaskScheduledEventAttributes.activityType?.name ?? undefined;
+    if (e.workflowExecutionUpdateAcceptedEventAttributes)
+      detail = e.workflowExecutionUpdateAcceptedEventAttributes.acceptedRequest?.input?.name ?? undefined;
+    if (e.activityTaskScheduledEventAttributes)
+      detail = e.activityTaskScheduledEventAttributes.activityType?.name ?? undefined;
     timeline.push({ name, at, detail });
     if (name === 'WORKFLOW_EXECUTION_STARTED') started = at;
     if (name === 'WORKFLOW_TASK_STARTED' && Number.isNaN(firstTaskStarted)) firstTaskStarted = at;
     if (name === 'WORKFLOW_TASK_SCHEDULED') {
       taskScheduledAt = at;
       const kind = e.workflowTaskScheduledEventAttributes?.taskQueue?.kind;
-      if (scheduledCount++ > 0 && kind !== proto.temporal.api.enums.v1.TaskQueueKind.TASK_QUEUE_KIND_STICKY) nonStickyRepeats++;
+      if (scheduledCount++ > 0 && kind !== proto.temporal.api.enums.v1.TaskQueueKind.TASK_QUEUE_KIND_STICKY)
+        nonStickyRepeats++;
     }
     if (name === 'WORKFLOW_TASK_STARTED') {
       taskStartedAt = at;
@@ -240,9 +280,26 @@ function profileHistory(h: History): HistoryProfile {
       taskDurations.push(at - taskStartedAt);
       taskStartedAt = NaN;
     }
-    if (name.startsWith('WORKFLOW_EXECUTION_') && /COMPLETED|FAILED|TERMINATED|CANCELED|TIMED_OUT|CONTINUED_AS_NEW/.test(name) && !name.includes('UPDATE')) closed = at;
+    if (
+      name.startsWith('WORKFLOW_EXECUTION_') &&
+      /COMPLETED|FAILED|TERMINATED|CANCELED|TIMED_OUT|CONTINUED_AS_NEW/.test(name) &&
+      !name.includes('UPDATE')
+    )
+      closed = at;
   }
-  return { events: events.length, byType, workflowTasks: byType.get('WORKFLOW_TASK_COMPLETED') ?? 0, taskBusy, taskDurations, taskWaits, nonStickyRepeats, started, firstTaskStarted, closed, timeline };
+  return {
+    events: events.length,
+    byType,
+    workflowTasks: byType.get('WORKFLOW_TASK_COMPLETED') ?? 0,
+    taskBusy,
+    taskDurations,
+    taskWaits,
+    nonStickyRepeats,
+    started,
+    firstTaskStarted,
+    closed,
+    timeline,
+  };
 }
 
 function printEventCounts(label: string, profiles: HistoryProfile[]): void {
@@ -250,7 +307,9 @@ function printEventCounts(label: string, profiles: HistoryProfile[]): void {
   for (const p of profiles) for (const k of p.byType.keys()) names.add(k);
   const ev = summarize(profiles.map((p) => p.events));
   const wft = summarize(profiles.map((p) => p.workflowTasks));
-  out(`${label}: ${ev.p50} events (min ${ev.min}, max ${ev.max}), ${wft.p50} workflow tasks (min ${wft.min}, max ${wft.max}) over ${profiles.length} histories; median count by type:`);
+  out(
+    `${label}: ${ev.p50} events (min ${ev.min}, max ${ev.max}), ${wft.p50} workflow tasks (min ${wft.min}, max ${wft.max}) over ${profiles.length} histories; median count by type:`,
+  );
   for (const n of [...names].sort()) {
     const s = summarize(profiles.map((p) => p.byType.get(n) ?? 0));
     out(`    ${n.padEnd(48)} ${String(s.p50).padStart(3)}${s.min !== s.max ? `  (${s.min}–${s.max})` : ''}`);
@@ -302,11 +361,15 @@ async function rawBaseline(address: string, client: Client, temporalPid: number 
     const parallelLatency = summarize(par.map((r) => r.ms));
     const perSecond = RAW_PARALLEL / (parallelWallMs / 1000);
     out(line(`raw ${RAW_PARALLEL} in parallel, each`, parallelLatency));
-    out(`raw ${RAW_PARALLEL} in parallel: wall ${(parallelWallMs / 1000).toFixed(2)} s → ${perSecond.toFixed(1)} workflows/s`);
+    out(
+      `raw ${RAW_PARALLEL} in parallel: wall ${(parallelWallMs / 1000).toFixed(2)} s → ${perSecond.toFixed(1)} workflows/s`,
+    );
     out(cpu.report(`raw ${RAW_PARALLEL} in parallel`));
 
     const sample = seq.slice(-20);
-    const profiles = await mapLimit(sample, 8, async (r) => profileHistory(await client.workflow.getHandle(r.workflowId).fetchHistory()));
+    const profiles = await mapLimit(sample, 8, async (r) =>
+      profileHistory(await client.workflow.getHandle(r.workflowId).fetchHistory()),
+    );
     const serverSide = summarize(profiles.map((p) => p.closed - p.started));
     out(line('raw server-side started → closed (history)', serverSide));
     printEventCounts('raw history', profiles);
@@ -332,7 +395,8 @@ async function runJobAsync(url: string, i: number): Promise<JobRun> {
   const sentAt = nowEpoch();
   const t0 = performance.now();
   const r = await call(url, 'POST', '/api/jobs/', trivialJob('job', i));
-  if (r.status !== 200) throw new Error(`POST /api/jobs/ answered ${r.status}: ${JSON.stringify(r.body).slice(0, 500)}`);
+  if (r.status !== 200)
+    throw new Error(`POST /api/jobs/ answered ${r.status}: ${JSON.stringify(r.body).slice(0, 500)}`);
   const post = performance.now() - t0;
   const jobId = r.body.data.job_id as string;
   const getMs: number[] = [];
@@ -340,7 +404,8 @@ async function runJobAsync(url: string, i: number): Promise<JobRun> {
     const tg = performance.now();
     const g = await call(url, 'GET', `/api/jobs/${jobId}?wait=10`);
     getMs.push(performance.now() - tg);
-    if (g.status !== 200) throw new Error(`GET /api/jobs/${jobId} answered ${g.status}: ${JSON.stringify(g.body).slice(0, 500)}`);
+    if (g.status !== 200)
+      throw new Error(`GET /api/jobs/${jobId} answered ${g.status}: ${JSON.stringify(g.body).slice(0, 500)}`);
     const st = g.body.data.status;
     if (st === 'completed') break;
     if (st === 'failed') throw new Error(`job ${jobId} failed: ${JSON.stringify(g.body.data.error)}`);
@@ -354,8 +419,12 @@ async function runJobSync(url: string, tag: string, i: number): Promise<{ ms: nu
   const t0 = performance.now();
   const r = await call(url, 'POST', '/api/transformer/html-to-markdown', { html: trivialHtml(tag, i) });
   const dt = performance.now() - t0;
-  if (r.status !== 200) throw new Error(`POST /api/transformer/html-to-markdown answered ${r.status}: ${JSON.stringify(r.body).slice(0, 500)}`);
-  if (r.body.data.markdown !== `${tag} ${i} ${NONCE}`) throw new Error(`unexpected markdown: ${JSON.stringify(r.body.data.markdown)}`);
+  if (r.status !== 200)
+    throw new Error(
+      `POST /api/transformer/html-to-markdown answered ${r.status}: ${JSON.stringify(r.body).slice(0, 500)}`,
+    );
+  if (r.body.data.markdown !== `${tag} ${i} ${NONCE}`)
+    throw new Error(`unexpected markdown: ${JSON.stringify(r.body.data.markdown)}`);
   return { ms: dt, cache: r.headers.get('x-cache') ?? 'no X-Cache header' };
 }
 
@@ -373,7 +442,9 @@ interface ServiceResult {
 
 async function serviceLatency(svc: Service, client: Client, raw: RawResult, cpu: CpuMeter): Promise<ServiceResult> {
   out('');
-  out('== SERVICE: real api + worker processes; trivial transformer job (html-to-markdown of one short paragraph, new in each request) ==');
+  out(
+    '== SERVICE: real api + worker processes; trivial transformer job (html-to-markdown of one short paragraph, new in each request) ==',
+  );
   for (let i = 0; i < SERVICE_WARMUP; i++) await runJobAsync(svc.url, i);
   cpu.start();
   const runs: JobRun[] = [];
@@ -402,7 +473,10 @@ async function serviceLatency(svc: Service, client: Client, raw: RawResult, cpu:
   // Where the time goes: each measured job's history, against the client's clock (same machine).
   out('');
   out('-- profile of the measured async jobs (from their workflow histories) --');
-  const profiled = await mapLimit(runs, 8, async (r) => ({ r, p: profileHistory(await client.workflow.getHandle(r.jobId).fetchHistory()) }));
+  const profiled = await mapLimit(runs, 8, async (r) => ({
+    r,
+    p: profileHistory(await client.workflow.getHandle(r.jobId).fetchHistory()),
+  }));
   const ps = profiled.map((x) => x.p);
   out(line('POST sent → WorkflowExecutionStarted', summarize(profiled.map(({ r, p }) => p.started - r.sentAt))));
   out(line('WorkflowExecutionStarted → 1st task started', summarize(ps.map((p) => p.firstTaskStarted - p.started))));
@@ -423,9 +497,16 @@ async function serviceLatency(svc: Service, client: Client, raw: RawResult, cpu:
   printEventCounts('raw history (for comparison)', raw.profiles);
   const median = [...profiled].sort((a, b) => a.r.total - b.r.total)[Math.floor(profiled.length / 2)];
   if (median) {
-    out(`timeline of the median job ${median.r.jobId} (total ${median.r.total.toFixed(1)} ms; offsets from POST sent):`);
-    for (const ev of median.p.timeline) out(`    +${(ev.at - median.r.sentAt).toFixed(1).padStart(7)} ms  ${ev.name}${ev.detail ? ` (${ev.detail})` : ''}`);
-    out(`    +${(median.r.doneAt - median.r.sentAt).toFixed(1).padStart(7)} ms  client saw completed after ${median.r.gets} GET(s)`);
+    out(
+      `timeline of the median job ${median.r.jobId} (total ${median.r.total.toFixed(1)} ms; offsets from POST sent):`,
+    );
+    for (const ev of median.p.timeline)
+      out(
+        `    +${(ev.at - median.r.sentAt).toFixed(1).padStart(7)} ms  ${ev.name}${ev.detail ? ` (${ev.detail})` : ''}`,
+      );
+    out(
+      `    +${(median.r.doneAt - median.r.sentAt).toFixed(1).padStart(7)} ms  client saw completed after ${median.r.gets} GET(s)`,
+    );
   }
   return { async: asyncS, post: postS, sync: syncS, syncCached };
 }
@@ -445,34 +526,49 @@ async function batchRun(svc: Service, label: string, client: Client, cpu: CpuMet
   const t0 = performance.now();
   const r = await call(svc.url, 'POST', '/api/jobs/batch', { batch_name: `bench-${label}`, jobs });
   const postMs = performance.now() - t0;
-  if (r.status !== 200) throw new Error(`POST /api/jobs/batch answered ${r.status}: ${JSON.stringify(r.body).slice(0, 500)}`);
+  if (r.status !== 200)
+    throw new Error(`POST /api/jobs/batch answered ${r.status}: ${JSON.stringify(r.body).slice(0, 500)}`);
   const batchId = r.body.data.batch_id as string;
-  out(`batch ${label}: POST /api/jobs/batch (${BATCH_JOBS} jobs) answered in ${postMs.toFixed(0)} ms; batch ${batchId}`);
+  out(
+    `batch ${label}: POST /api/jobs/batch (${BATCH_JOBS} jobs) answered in ${postMs.toFixed(0)} ms; batch ${batchId}`,
+  );
   let data: any;
   let lastReport = performance.now();
   for (;;) {
     await sleep(250);
     const g = await call(svc.url, 'GET', `/api/jobs/batch/${batchId}`);
-    if (g.status !== 200) throw new Error(`GET /api/jobs/batch/${batchId} answered ${g.status}: ${JSON.stringify(g.body).slice(0, 500)}`);
+    if (g.status !== 200)
+      throw new Error(`GET /api/jobs/batch/${batchId} answered ${g.status}: ${JSON.stringify(g.body).slice(0, 500)}`);
     data = g.body.data;
     if (data.status === 'completed') break;
     if (performance.now() - lastReport > 10_000) {
       lastReport = performance.now();
-      out(`batch ${label}: ${data.completed_count} completed, ${data.failed_count} failed after ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+      out(
+        `batch ${label}: ${data.completed_count} completed, ${data.failed_count} failed after ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+      );
     }
-    if (performance.now() - t0 > 240_000) throw new Error(`batch ${batchId} not completed after 240 s: ${data.completed_count} completed`);
+    if (performance.now() - t0 > 240_000)
+      throw new Error(`batch ${batchId} not completed after 240 s: ${data.completed_count} completed`);
   }
   const wallMs = performance.now() - t0;
   const jobsArr = (data.jobs ?? []) as { status: string }[];
   const allCompleted = jobsArr.length === BATCH_JOBS && jobsArr.every((j) => j.status === 'completed');
-  const exact = data.completed_count === BATCH_JOBS && data.failed_count === 0 && data.job_count === BATCH_JOBS && allCompleted;
+  const exact =
+    data.completed_count === BATCH_JOBS && data.failed_count === 0 && data.job_count === BATCH_JOBS && allCompleted;
   const detail = `completed_count ${data.completed_count}, failed_count ${data.failed_count}, job_count ${data.job_count}, jobs[] ${jobsArr.length} entries, ${jobsArr.filter((j) => j.status === 'completed').length} completed`;
   const perSecond = BATCH_JOBS / (wallMs / 1000);
-  out(`batch ${label}: completed in ${(wallMs / 1000).toFixed(2)} s (POST → status completed) → ${perSecond.toFixed(1)} jobs/s`);
+  out(
+    `batch ${label}: completed in ${(wallMs / 1000).toFixed(2)} s (POST → status completed) → ${perSecond.toFixed(1)} jobs/s`,
+  );
   out(`batch ${label}: counts ${exact ? 'EXACT' : 'NOT EXACT'}: ${detail}`);
   out(cpu.report(`batch ${label}`));
   out(`batch ${label}: busiest worker threads: ${threadReport(svc.worker.child.pid, threadsBefore, wallMs / 1000)}`);
-  await profileBatch(client, batchId, (data.jobs ?? []).map((j: { job_id: string }) => j.job_id), label);
+  await profileBatch(
+    client,
+    batchId,
+    (data.jobs ?? []).map((j: { job_id: string }) => j.job_id),
+    label,
+  );
   return { wallMs, postMs, perSecond, exact, detail };
 }
 
@@ -490,18 +586,41 @@ async function profileBatch(client: Client, batchId: string, jobIds: string[], l
   const events = batchProfiles.reduce((a, p) => a + p.events, 0);
   const tasks = batchProfiles.reduce((a, p) => a + p.workflowTasks, 0);
   const busy = batchProfiles.reduce((a, p) => a + p.taskBusy, 0);
-  out(`batch ${label}: batch workflow: ${batchProfiles.length} run(s), ${events} events, ${tasks} workflow tasks, worker busy in them ${(busy / 1000).toFixed(1)} s`);
+  out(
+    `batch ${label}: batch workflow: ${batchProfiles.length} run(s), ${events} events, ${tasks} workflow tasks, worker busy in them ${(busy / 1000).toFixed(1)} s`,
+  );
   const merged: HistoryProfile = { ...batchProfiles[0], byType: new Map() };
   for (const p of batchProfiles) for (const [k, v] of p.byType) merged.byType.set(k, (merged.byType.get(k) ?? 0) + v);
-  out(line(`batch ${label}: batch workflow task, started → completed`, summarize(batchProfiles.flatMap((p) => p.taskDurations))));
-  out(line(`batch ${label}: batch workflow task, scheduled → started`, summarize(batchProfiles.flatMap((p) => p.taskWaits))));
-  out(`batch ${label}: batch workflow tasks sent to the normal queue after the first (cache misses: full replays): ${batchProfiles.reduce((a, p) => a + p.nonStickyRepeats, 0)}`);
-  out(`batch ${label}: batch workflow events by type: ${[...merged.byType].sort().map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  out(
+    line(
+      `batch ${label}: batch workflow task, started → completed`,
+      summarize(batchProfiles.flatMap((p) => p.taskDurations)),
+    ),
+  );
+  out(
+    line(
+      `batch ${label}: batch workflow task, scheduled → started`,
+      summarize(batchProfiles.flatMap((p) => p.taskWaits)),
+    ),
+  );
+  out(
+    `batch ${label}: batch workflow tasks sent to the normal queue after the first (cache misses: full replays): ${batchProfiles.reduce((a, p) => a + p.nonStickyRepeats, 0)}`,
+  );
+  out(
+    `batch ${label}: batch workflow events by type: ${[...merged.byType]
+      .sort()
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}`,
+  );
   const step = Math.max(1, Math.floor(jobIds.length / 50));
   const sample = jobIds.filter((_, i) => i % step === 0);
-  const jp = await mapLimit(sample, 8, async (id) => profileHistory(await client.workflow.getHandle(id).fetchHistory()));
+  const jp = await mapLimit(sample, 8, async (id) =>
+    profileHistory(await client.workflow.getHandle(id).fetchHistory()),
+  );
   out(line(`batch ${label}: job started → closed (sample)`, summarize(jp.map((p) => p.closed - p.started))));
-  out(line(`batch ${label}: job 1st task scheduled → started`, summarize(jp.map((p) => p.firstTaskStarted - p.started))));
+  out(
+    line(`batch ${label}: job 1st task scheduled → started`, summarize(jp.map((p) => p.firstTaskStarted - p.started))),
+  );
   out(line(`batch ${label}: worker busy in a job's tasks`, summarize(jp.map((p) => p.taskBusy))));
   printEventCounts(`batch ${label}: job history (sample)`, jp);
 }
@@ -517,8 +636,15 @@ async function main(): Promise<void> {
   const bin = temporalBinary();
   const version = spawnSync(bin, ['--version'], { encoding: 'utf8' }).stdout.trim();
   out(`# docproc job benchmark — ${new Date().toISOString()}`);
-  out(`load average at start: ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
-  out(`node ${process.version}, ${os.availableParallelism()} cores (${os.cpus()[0]?.model ?? '?'}), ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB; ${version}`);
+  out(
+    `load average at start: ${os
+      .loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}`,
+  );
+  out(
+    `node ${process.version}, ${os.availableParallelism()} cores (${os.cpus()[0]?.model ?? '?'}), ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB; ${version}`,
+  );
 
   const rss = new RssSampler();
   cleanups.add(async () => rss.stop());
@@ -527,14 +653,22 @@ async function main(): Promise<void> {
     cleanups.add(async () => fs.rmSync(dbDir, { recursive: true, force: true }));
     const port = await freePort();
     const t0 = performance.now();
-    const temporal = await startTemporalDev({ bin, dbFile: path.join(dbDir, 'temporal.db'), port, uiPort: 0, headless: true });
+    const temporal = await startTemporalDev({
+      bin,
+      dbFile: path.join(dbDir, 'temporal.db'),
+      port,
+      uiPort: 0,
+      headless: true,
+    });
     cleanups.add(async () => {
       const t = performance.now();
       await temporal.stop(10_000);
       out(`temporal dev server stopped in ${(performance.now() - t).toFixed(0)} ms`);
     });
     rss.watch('temporal dev server', (temporal.child as { pid?: number }).pid);
-    out(`temporal dev server on ${temporal.address} (file DB ${path.join(dbDir, 'temporal.db')}, WAL, synchronous=normal), ready in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    out(
+      `temporal dev server on ${temporal.address} (file DB ${path.join(dbDir, 'temporal.db')}, WAL, synchronous=normal), ready in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+    );
 
     const connection = await Connection.connect({ address: temporal.address });
     cleanups.add(() => connection.close());
@@ -549,7 +683,12 @@ async function main(): Promise<void> {
     cleanups.add(async () => {
       if (!svcStopped) await stopService(svc, 'a');
     });
-    const cpuA = new CpuMeter({ temporal: (temporal.child as { pid?: number }).pid, worker: svc.worker.child.pid, api: svc.api.child.pid, bench: process.pid });
+    const cpuA = new CpuMeter({
+      temporal: (temporal.child as { pid?: number }).pid,
+      worker: svc.worker.child.pid,
+      api: svc.api.child.pid,
+      bench: process.pid,
+    });
     const service = await serviceLatency(svc, client, raw, cpuA);
 
     out('');
@@ -562,7 +701,9 @@ async function main(): Promise<void> {
     out(rss.report('api').text);
     out(rss.report('worker').text);
     out(rss.report('temporal dev server').text);
-    out(`${'bench process (raw worker)'.padEnd(22)} peak RSS (VmHWM) ${((procMem(process.pid)?.hwm ?? NaN) / 1024).toFixed(0).padStart(4)} MB`);
+    out(
+      `${'bench process (raw worker)'.padEnd(22)} peak RSS (VmHWM) ${((procMem(process.pid)?.hwm ?? NaN) / 1024).toFixed(0).padStart(4)} MB`,
+    );
     await stopService(svc, 'a');
     svcStopped = true;
 
@@ -575,7 +716,12 @@ async function main(): Promise<void> {
       rss.watch(`api (window ${SECOND_WINDOW})`, svc2.api.child.pid);
       rss.watch(`worker (window ${SECOND_WINDOW})`, svc2.worker.child.pid);
       try {
-        const cpuB = new CpuMeter({ temporal: (temporal.child as { pid?: number }).pid, worker: svc2.worker.child.pid, api: svc2.api.child.pid, bench: process.pid });
+        const cpuB = new CpuMeter({
+          temporal: (temporal.child as { pid?: number }).pid,
+          worker: svc2.worker.child.pid,
+          api: svc2.api.child.pid,
+          bench: process.pid,
+        });
         batch2 = await batchRun(svc2, `window-${SECOND_WINDOW}`, client, cpuB);
         rss.sample();
         out(rss.report(`api (window ${SECOND_WINDOW})`).text);
@@ -585,22 +731,42 @@ async function main(): Promise<void> {
       }
     } else if (SECOND_WINDOW > 0) {
       out('');
-      out(`(second batch pair with BATCH_WINDOW=${SECOND_WINDOW} skipped: ${(elapsed / 1000).toFixed(0)} s used so far)`);
+      out(
+        `(second batch pair with BATCH_WINDOW=${SECOND_WINDOW} skipped: ${(elapsed / 1000).toFixed(0)} s used so far)`,
+      );
     }
 
     out('');
     out('== SUMMARY ==');
-    out(`raw      p50 ${ms(raw.seq.p50)}  p95 ${ms(raw.seq.p95)}   throughput ${raw.perSecond.toFixed(1)} workflows/s (${RAW_PARALLEL} in parallel)`);
-    out(`service  p50 ${ms(service.async.p50)}  p95 ${ms(service.async.p95)}   (POST /api/jobs/ → GET ?wait=10 sees completed)`);
-    out(`ratio    service p50 / raw p50 = ${ratio(service.async.p50, raw.seq.p50)}   (goal ≤ 2×: ${service.async.p50 <= 2 * raw.seq.p50 ? 'met' : 'not met'})`);
+    out(
+      `raw      p50 ${ms(raw.seq.p50)}  p95 ${ms(raw.seq.p95)}   throughput ${raw.perSecond.toFixed(1)} workflows/s (${RAW_PARALLEL} in parallel)`,
+    );
+    out(
+      `service  p50 ${ms(service.async.p50)}  p95 ${ms(service.async.p95)}   (POST /api/jobs/ → GET ?wait=10 sees completed)`,
+    );
+    out(
+      `ratio    service p50 / raw p50 = ${ratio(service.async.p50, raw.seq.p50)}   (goal ≤ 2×: ${service.async.p50 <= 2 * raw.seq.p50 ? 'met' : 'not met'})`,
+    );
     out(`sync     p50 ${ms(service.sync.p50)}  p95 ${ms(service.sync.p95)}   (POST /api/transformer/html-to-markdown)`);
-    out(`ratio    sync p50 / raw p50 = ${ratio(service.sync.p50, raw.seq.p50)}   (goal ≤ 2×: ${service.sync.p50 <= 2 * raw.seq.p50 ? 'met' : 'not met'})`);
-    out(`sync     the same requests again, answered from the result cache: p50 ${ms(service.syncCached.p50)}  p95 ${ms(service.syncCached.p95)}`);
+    out(
+      `ratio    sync p50 / raw p50 = ${ratio(service.sync.p50, raw.seq.p50)}   (goal ≤ 2×: ${service.sync.p50 <= 2 * raw.seq.p50 ? 'met' : 'not met'})`,
+    );
+    out(
+      `sync     the same requests again, answered from the result cache: p50 ${ms(service.syncCached.p50)}  p95 ${ms(service.syncCached.p95)}`,
+    );
     out(
       `batch    ${BATCH_JOBS} jobs in ${(batch.wallMs / 1000).toFixed(2)} s → ${batch.perSecond.toFixed(1)} jobs/s (goal ≥ 20: ${batch.perSecond >= 20 ? 'met' : 'not met'}); counts ${batch.exact ? 'exact' : 'NOT exact'}`,
     );
-    if (batch2) out(`batch    BATCH_WINDOW=${SECOND_WINDOW}: ${(batch2.wallMs / 1000).toFixed(2)} s → ${batch2.perSecond.toFixed(1)} jobs/s; counts ${batch2.exact ? 'exact' : 'NOT exact'}`);
-    out(`total run ${((performance.now() - started) / 1000).toFixed(0)} s (before shutdown); load average at end: ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+    if (batch2)
+      out(
+        `batch    BATCH_WINDOW=${SECOND_WINDOW}: ${(batch2.wallMs / 1000).toFixed(2)} s → ${batch2.perSecond.toFixed(1)} jobs/s; counts ${batch2.exact ? 'exact' : 'NOT exact'}`,
+      );
+    out(
+      `total run ${((performance.now() - started) / 1000).toFixed(0)} s (before shutdown); load average at end: ${os
+        .loadavg()
+        .map((x) => x.toFixed(2))
+        .join(' ')}`,
+    );
   } finally {
     await cleanup();
   }

@@ -28,7 +28,10 @@ import { startService, stopService } from './service';
 import { cleanupRegistry, envInt, out, procMem, secs, temporalBinary } from './support';
 
 const ROUNDS = envInt('BENCH_LLM_ROUNDS', 1);
-const MODEL_PATH = loadConfig({ LLM_LOCAL_MODEL_PATH: process.env.LLM_LOCAL_MODEL_PATH, DOCPROC_CACHE_DIR: process.env.DOCPROC_CACHE_DIR }).localLlm.modelPath;
+const MODEL_PATH = loadConfig({
+  LLM_LOCAL_MODEL_PATH: process.env.LLM_LOCAL_MODEL_PATH,
+  DOCPROC_CACHE_DIR: process.env.DOCPROC_CACHE_DIR,
+}).localLlm.modelPath;
 const CONTEXT = 4096;
 const THREADS = defaultThreads(os.availableParallelism());
 
@@ -61,7 +64,14 @@ const TEMPLATE = [
 
 /** About 1,500 words of English prose on a city's transport plans, built from distinct sentences. */
 function longText(): string {
-  const subjects = ['The tram network', 'The bus company', 'The cycling department', 'The railway station', 'The parking office', 'The city council'];
+  const subjects = [
+    'The tram network',
+    'The bus company',
+    'The cycling department',
+    'The railway station',
+    'The parking office',
+    'The city council',
+  ];
   const facts = [
     'reported that passenger numbers grew by nine percent compared with the previous year',
     'plans to replace its oldest vehicles with electric models before the end of the decade',
@@ -74,14 +84,21 @@ function longText(): string {
   ];
   const paras: string[] = [];
   for (let p = 0; paras.join(' ').split(/\s+/).length < 1500; p++) {
-    const lines = subjects.map((s, i) => `${s} ${facts[(p * 3 + i) % facts.length]}, according to the report for district ${p + 1}.`);
+    const lines = subjects.map(
+      (s, i) => `${s} ${facts[(p * 3 + i) % facts.length]}, according to the report for district ${p + 1}.`,
+    );
     paras.push(`Section ${p + 1}. ${lines.join(' ')}`);
   }
   return paras.join('\n\n');
 }
 
 interface Recorded {
-  body: { messages: { role: string; content: string }[]; max_tokens?: number; temperature?: number; response_format?: { type: string; json_schema?: { schema: object } } };
+  body: {
+    messages: { role: string; content: string }[];
+    max_tokens?: number;
+    temperature?: number;
+    response_format?: { type: string; json_schema?: { schema: object } };
+  };
   usage?: { prompt_tokens: number; completion_tokens: number };
 }
 
@@ -93,15 +110,19 @@ async function recorder(target: number): Promise<{ port: number; calls: Recorded
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks);
-      const up = http.request({ host: '127.0.0.1', port: target, method: req.method, path: req.url, headers: req.headers }, (r) => {
-        const back: Buffer[] = [];
-        r.on('data', (c: Buffer) => back.push(c));
-        r.on('end', () => {
-          const answer = Buffer.concat(back);
-          if (req.url?.endsWith('/chat/completions') && r.statusCode === 200 && !res.destroyed) calls.push({ body: JSON.parse(body.toString()), usage: JSON.parse(answer.toString()).usage });
-          res.writeHead(r.statusCode ?? 502, r.headers).end(answer);
-        });
-      });
+      const up = http.request(
+        { host: '127.0.0.1', port: target, method: req.method, path: req.url, headers: req.headers },
+        (r) => {
+          const back: Buffer[] = [];
+          r.on('data', (c: Buffer) => back.push(c));
+          r.on('end', () => {
+            const answer = Buffer.concat(back);
+            if (req.url?.endsWith('/chat/completions') && r.statusCode === 200 && !res.destroyed)
+              calls.push({ body: JSON.parse(body.toString()), usage: JSON.parse(answer.toString()).usage });
+            res.writeHead(r.statusCode ?? 502, r.headers).end(answer);
+          });
+        },
+      );
       up.on('error', () => res.writeHead(502).end());
       // A client that gives up (an activity retried after a lost heartbeat) cancels its upstream request, as it
       // would without the recorder; that request is not recorded.
@@ -117,10 +138,16 @@ async function recorder(target: number): Promise<{ port: number; calls: Recorded
 
 async function runJob(url: string, parameters: Record<string, unknown>): Promise<{ ms: number; results: any }> {
   const t0 = performance.now();
-  const res = await fetch(`${url}/api/jobs/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ job_type: 'transformer', parameters: { ...parameters, use_cache: false } }) });
+  const res = await fetch(`${url}/api/jobs/`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ job_type: 'transformer', parameters: { ...parameters, use_cache: false } }),
+  });
   const created = (await res.json()) as { data: { job_id: string } };
   for (;;) {
-    const r = (await (await fetch(`${url}/api/jobs/${created.data.job_id}?wait=30`)).json()) as { data: { status: string; results: any; error: unknown } };
+    const r = (await (await fetch(`${url}/api/jobs/${created.data.job_id}?wait=30`)).json()) as {
+      data: { status: string; results: any; error: unknown };
+    };
     if (r.data.status === 'completed') return { ms: performance.now() - t0, results: r.data.results };
     if (r.data.status === 'failed') throw new Error(`job failed: ${JSON.stringify(r.data.error)}`);
   }
@@ -129,19 +156,41 @@ async function runJob(url: string, parameters: Record<string, unknown>): Promise
 async function main() {
   const cleanup = cleanupRegistry();
   if (!fs.existsSync(MODEL_PATH)) throw new Error(`no model at ${MODEL_PATH}: run node scripts/engines-llm.mjs`);
-  out(`llm bench: ${path.basename(MODEL_PATH)}, context ${CONTEXT}, ${THREADS} thread(s) on ${os.availableParallelism()} cores, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  out(
+    `llm bench: ${path.basename(MODEL_PATH)}, context ${CONTEXT}, ${THREADS} thread(s) on ${os.availableParallelism()} cores, load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  );
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'docproc-bench-llm-'));
   cleanup.add(async () => fs.rmSync(dir, { recursive: true, force: true }));
-  const temporal = await startTemporalDev({ bin: temporalBinary(), dbFile: path.join(dir, 'temporal.db'), port: await freePort(), uiPort: 0, headless: true });
+  const temporal = await startTemporalDev({
+    bin: temporalBinary(),
+    dbFile: path.join(dir, 'temporal.db'),
+    port: await freePort(),
+    uiPort: 0,
+    headless: true,
+  });
   cleanup.add(() => temporal.stop());
   const modelPort = await freePort();
   const t0 = performance.now();
-  const server = await startLocalLlm({ root: ROOT, port: modelPort, env: { ...process.env, LLM_LOCAL_MODEL_PATH: MODEL_PATH, LOG_LEVEL: 'warn' }, stdio: 'ignore' });
+  const server = await startLocalLlm({
+    root: ROOT,
+    port: modelPort,
+    env: { ...process.env, LLM_LOCAL_MODEL_PATH: MODEL_PATH, LOG_LEVEL: 'warn' },
+    stdio: 'ignore',
+  });
   cleanup.add(() => stopChild(server.child, 10_000));
-  out(`model server: ready ${secs(performance.now() - t0)} after spawn (load included), RSS ${(procMem(server.child.pid)!.rss / 1024).toFixed(0)} MB`);
+  out(
+    `model server: ready ${secs(performance.now() - t0)} after spawn (load included), RSS ${(procMem(server.child.pid)!.rss / 1024).toFixed(0)} MB`,
+  );
   const rec = await recorder(modelPort);
   cleanup.add(async () => rec.close());
-  const svc = await startService('llm', temporal.address, { LLM_PROVIDER: 'local', LLM_LOCAL_PORT: String(rec.port), LLM_LOCAL_MODEL_PATH: MODEL_PATH });
+  const svc = await startService('llm', temporal.address, {
+    LLM_PROVIDER: 'local',
+    LLM_LOCAL_PORT: String(rec.port),
+    LLM_LOCAL_MODEL_PATH: MODEL_PATH,
+  });
   cleanup.add(() => stopService(svc));
 
   const llama = await getLlama({ gpu: false, build: 'never', logLevel: LlamaLogLevel.error });
@@ -154,19 +203,41 @@ async function main() {
   const raw = async (r: Recorded) => {
     await chat.sequence.clearHistory();
     const history: ChatHistoryItem[] = r.body.messages.map((m) =>
-      m.role === 'system' ? { type: 'system', text: m.content } : m.role === 'user' ? { type: 'user', text: m.content } : { type: 'model', response: [m.content] },
+      m.role === 'system'
+        ? { type: 'system', text: m.content }
+        : m.role === 'user'
+          ? { type: 'user', text: m.content }
+          : { type: 'model', response: [m.content] },
     );
     history.push({ type: 'model', response: [] });
     const rf = r.body.response_format;
-    const grammar = rf?.type === 'json_schema' ? await llama.createGrammarForJsonSchema(rf.json_schema!.schema as never) : rf?.type === 'json_object' ? await llama.getGrammarFor('json') : undefined;
+    const grammar =
+      rf?.type === 'json_schema'
+        ? await llama.createGrammarForJsonSchema(rf.json_schema!.schema as never)
+        : rf?.type === 'json_object'
+          ? await llama.getGrammarFor('json')
+          : undefined;
     const meter = chat.sequence.tokenMeter.getState();
     const t = performance.now();
-    await chat.generateResponse(history, { maxTokens: r.body.max_tokens, temperature: r.body.temperature ?? 0, grammar });
+    await chat.generateResponse(history, {
+      maxTokens: r.body.max_tokens,
+      temperature: r.body.temperature ?? 0,
+      grammar,
+    });
     return { ms: performance.now() - t, out: chat.sequence.tokenMeter.diff(meter).usedOutputTokens };
   };
 
   const cases = [
-    { name: 'template fill, one page (German)', params: { operation: 'template', text: PAGE, template_content: TEMPLATE, source_language: 'de', target_language: 'de' } },
+    {
+      name: 'template fill, one page (German)',
+      params: {
+        operation: 'template',
+        text: PAGE,
+        template_content: TEMPLATE,
+        source_language: 'de',
+        target_language: 'de',
+      },
+    },
     { name: 'summary, 1,500 words (English)', params: { operation: 'summarize', text: longText(), max_length: 1000 } },
   ];
   for (const c of cases) {
@@ -183,8 +254,12 @@ async function main() {
       const calls = [...rec.calls];
       svcTokens = calls.reduce((n, x) => n + (x.usage?.completion_tokens ?? 0), 0);
       const words = String(c.params.text).split(/\s+/).length;
-      const answer = String(s.results.summary ?? JSON.stringify(s.results.template_fields)).slice(0, 160).replace(/\s+/g, ' ');
-      out(`${c.name}: ${words} words, ${calls.length} model call(s), prompt tokens ${calls.map((x) => x.usage?.prompt_tokens).join('+')}; service ${secs(s.ms)}; answer: ${answer}…`);
+      const answer = String(s.results.summary ?? JSON.stringify(s.results.template_fields))
+        .slice(0, 160)
+        .replace(/\s+/g, ' ');
+      out(
+        `${c.name}: ${words} words, ${calls.length} model call(s), prompt tokens ${calls.map((x) => x.usage?.prompt_tokens).join('+')}; service ${secs(s.ms)}; answer: ${answer}…`,
+      );
       let r = 0;
       rawTokens = 0;
       for (const call of calls) {
@@ -193,15 +268,24 @@ async function main() {
         rawTokens += one.out;
       }
       rawGenMs = r;
-      out(`${c.name}: raw node-llama-cpp, the same ${calls.length} request(s): ${secs(r)} (${rawTokens} tokens generated; service ${svcTokens})`);
+      out(
+        `${c.name}: raw node-llama-cpp, the same ${calls.length} request(s): ${secs(r)} (${rawTokens} tokens generated; service ${svcTokens})`,
+      );
       out(`${c.name}: round ${round} service/raw ${(s.ms / r).toFixed(2)}×`);
       bestSvc = Math.min(bestSvc, s.ms);
       bestRaw = Math.min(bestRaw, r);
     }
-    out(`${c.name}: overhead service/raw ${(bestSvc / bestRaw).toFixed(2)}×  (best of ${ROUNDS}: ${secs(bestSvc)} vs ${secs(bestRaw)}); raw ${(rawTokens / (rawGenMs / 1000)).toFixed(1)} tokens/s generated (prompt evaluation included)`);
+    out(
+      `${c.name}: overhead service/raw ${(bestSvc / bestRaw).toFixed(2)}×  (best of ${ROUNDS}: ${secs(bestSvc)} vs ${secs(bestRaw)}); raw ${(rawTokens / (rawGenMs / 1000)).toFixed(1)} tokens/s generated (prompt evaluation included)`,
+    );
   }
   const m = procMem(server.child.pid);
-  out(`model server: peak RSS (VmHWM) ${((m?.hwm ?? NaN) / 1024).toFixed(0)} MB, RSS now ${((m?.rss ?? NaN) / 1024).toFixed(0)} MB; load average now ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  out(
+    `model server: peak RSS (VmHWM) ${((m?.hwm ?? NaN) / 1024).toFixed(0)} MB, RSS now ${((m?.rss ?? NaN) / 1024).toFixed(0)} MB; load average now ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  );
   await cleanup.run();
 }
 

@@ -32,16 +32,40 @@ const HITS = envInt('BENCH_MEM_HITS', 50);
 
 /** A text PDF whose every line is distinct (document `doc`), about `PAGES × LINES × 120` bytes. */
 function documentPdf(doc: number): Buffer {
-  const words = ['Vertrag', 'Grüße', 'Straße', 'Rechnung', 'Anlage', 'Prüfung', 'Bericht', 'Übersicht', 'Zahlung', 'Frist'];
-  const line = (p: number, i: number) => `Dokument ${doc} Seite ${p} Zeile ${i}: ${Array.from({ length: 9 }, (_, k) => words[(p * 7 + i * 3 + k) % words.length]).join(' ')} ${(p * 1000 + i) * 37}`;
-  return buildPdf({ title: `Dokument ${doc}`, pages: Array.from({ length: PAGES }, (_, p) => ({ kind: 'lines' as const, lines: Array.from({ length: LINES }, (_, i) => line(p + 1, i)), size: 7, leading: 9 })) });
+  const words = [
+    'Vertrag',
+    'Grüße',
+    'Straße',
+    'Rechnung',
+    'Anlage',
+    'Prüfung',
+    'Bericht',
+    'Übersicht',
+    'Zahlung',
+    'Frist',
+  ];
+  const line = (p: number, i: number) =>
+    `Dokument ${doc} Seite ${p} Zeile ${i}: ${Array.from({ length: 9 }, (_, k) => words[(p * 7 + i * 3 + k) % words.length]).join(' ')} ${(p * 1000 + i) * 37}`;
+  return buildPdf({
+    title: `Dokument ${doc}`,
+    pages: Array.from({ length: PAGES }, (_, p) => ({
+      kind: 'lines' as const,
+      lines: Array.from({ length: LINES }, (_, i) => line(p + 1, i)),
+      size: 7,
+      leading: 9,
+    })),
+  });
 }
 
 async function post(url: string, file: string): Promise<{ status: number; cache: string | null; bytes: number }> {
   const form = new FormData();
   form.append('file', await fs.openAsBlob(file, { type: 'application/pdf' }), path.basename(file));
   form.append('extraction_method', 'native');
-  const res = await fetch(`${url}/api/pdf/process`, { method: 'POST', body: form, signal: AbortSignal.timeout(600_000) });
+  const res = await fetch(`${url}/api/pdf/process`, {
+    method: 'POST',
+    body: form,
+    signal: AbortSignal.timeout(600_000),
+  });
   const bytes = (await res.arrayBuffer()).byteLength;
   return { status: res.status, cache: res.headers.get('x-cache'), bytes };
 }
@@ -50,12 +74,14 @@ async function post(url: string, file: string): Promise<{ status: number; cache:
 async function pool<T>(n: number, tasks: (() => Promise<T>)[]): Promise<T[]> {
   const results: T[] = new Array(tasks.length);
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(n, tasks.length) }, async () => {
-    while (next < tasks.length) {
-      const i = next++;
-      results[i] = await tasks[i]();
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(n, tasks.length) }, async () => {
+      while (next < tasks.length) {
+        const i = next++;
+        results[i] = await tasks[i]();
+      }
+    }),
+  );
   return results;
 }
 
@@ -74,7 +100,8 @@ function bytesUnder(dir: string): Map<string, number> {
 
 const statuses = (rs: { status: number; cache: string | null }[]) => {
   const c = new Map<string, number>();
-  for (const r of rs) c.set(`${r.status}${r.cache ? ` ${r.cache}` : ''}`, (c.get(`${r.status}${r.cache ? ` ${r.cache}` : ''}`) ?? 0) + 1);
+  for (const r of rs)
+    c.set(`${r.status}${r.cache ? ` ${r.cache}` : ''}`, (c.get(`${r.status}${r.cache ? ` ${r.cache}` : ''}`) ?? 0) + 1);
   return [...c].map(([k, v]) => `${v}× ${k}`).join(', ');
 };
 const mb = (b: number) => `${(b / 2 ** 20).toFixed(1)} MB`;
@@ -86,7 +113,12 @@ async function main(): Promise<void> {
   const rss = new RssSampler();
   cleanups.add(async () => rss.stop());
   try {
-    out(`# docproc memory benchmark — ${new Date().toISOString()}; ${os.availableParallelism()} cores; load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+    out(
+      `# docproc memory benchmark — ${new Date().toISOString()}; ${os.availableParallelism()} cores; load average ${os
+        .loadavg()
+        .map((x) => x.toFixed(2))
+        .join(' ')}`,
+    );
     let t = performance.now();
     const files: string[] = [];
     let inputBytes = 0;
@@ -97,11 +129,23 @@ async function main(): Promise<void> {
       inputBytes += pdf.length;
       files.push(f);
     }
-    out(`inputs: ${DOCS} PDFs of ${PAGES} pages, ${mb(inputBytes / DOCS)} each (${mb(inputBytes)} in all), made in ${secs(performance.now() - t)}`);
+    out(
+      `inputs: ${DOCS} PDFs of ${PAGES} pages, ${mb(inputBytes / DOCS)} each (${mb(inputBytes)} in all), made in ${secs(performance.now() - t)}`,
+    );
 
-    const temporal = await startTemporalDev({ bin: temporalBinary(), dbFile: path.join(tmp, 'temporal', 'temporal.db'), port: await freePort(), uiPort: 0, headless: true });
+    const temporal = await startTemporalDev({
+      bin: temporalBinary(),
+      dbFile: path.join(tmp, 'temporal', 'temporal.db'),
+      port: await freePort(),
+      uiPort: 0,
+      headless: true,
+    });
     cleanups.add(() => temporal.stop(10_000));
-    const extra = Object.fromEntries(['MAX_HEAVY_REQUESTS', 'RETENTION_DAYS', 'SYNC_WAIT_MS'].filter((k) => process.env[k]).map((k) => [k, process.env[k]!]));
+    const extra = Object.fromEntries(
+      ['MAX_HEAVY_REQUESTS', 'RETENTION_DAYS', 'SYNC_WAIT_MS']
+        .filter((k) => process.env[k])
+        .map((k) => [k, process.env[k]!]),
+    );
     const svc = await startService('memory', temporal.address, { SYNC_WAIT_MS: '1800000', ...extra });
     let stopped = false;
     cleanups.add(async () => {
@@ -115,7 +159,10 @@ async function main(): Promise<void> {
     // ---- 1. concurrent distinct uploads
     rss.resetPhase();
     t = performance.now();
-    const uploads = await pool(CONCURRENCY, files.map((f) => () => post(svc.url, f)));
+    const uploads = await pool(
+      CONCURRENCY,
+      files.map((f) => () => post(svc.url, f)),
+    );
     out('');
     out(`== ${DOCS} uploads, ${CONCURRENCY} at once: ${statuses(uploads)} in ${secs(performance.now() - t)}`);
     const upApi = rss.report('api', '  ');
@@ -126,8 +173,12 @@ async function main(): Promise<void> {
     const total = [...stored.values()].reduce((a, b) => a + b, 0);
     const answered = uploads.filter((r) => r.status === 200).length;
     const answeredInput = (inputBytes / DOCS) * answered;
-    out(`  stored under DATA_DIR/blobs: ${mb(total)} for ${answered} documents (${mb(answeredInput)} input) → ${(total / answeredInput).toFixed(2)} bytes per input byte; by area: ${[...stored].map(([k, v]) => `${k} ${mb(v)}`).join(', ')}`);
-    out(`  answer size: ${mb(uploads[0].bytes)} per document (${(uploads[0].bytes / (inputBytes / DOCS)).toFixed(2)} per input byte)`);
+    out(
+      `  stored under DATA_DIR/blobs: ${mb(total)} for ${answered} documents (${mb(answeredInput)} input) → ${(total / answeredInput).toFixed(2)} bytes per input byte; by area: ${[...stored].map(([k, v]) => `${k} ${mb(v)}`).join(', ')}`,
+    );
+    out(
+      `  answer size: ${mb(uploads[0].bytes)} per document (${(uploads[0].bytes / (inputBytes / DOCS)).toFixed(2)} per input byte)`,
+    );
 
     // ---- 2. concurrent cache hits
     const first = await post(svc.url, files[0]);
@@ -148,8 +199,12 @@ async function main(): Promise<void> {
 
     out('');
     out('== SUMMARY ==');
-    out(`uploads (${DOCS} × ${mb(inputBytes / DOCS)}, ${CONCURRENCY} at once): api peak ${upApi.hwmMb.toFixed(0)} MB, worker peak ${upWorker.hwmMb.toFixed(0)} MB; stored ${(total / answeredInput).toFixed(2)} bytes per input byte`);
-    out(`cache hits (${HITS} at once, ${mb(hits[0].bytes)} answers): api peak ${hitApi.hwmMb.toFixed(0)} MB (goal < 500 MB: ${hitApi.hwmMb < 500 ? 'met' : 'NOT met'}), worker peak ${hitWorker.hwmMb.toFixed(0)} MB`);
+    out(
+      `uploads (${DOCS} × ${mb(inputBytes / DOCS)}, ${CONCURRENCY} at once): api peak ${upApi.hwmMb.toFixed(0)} MB, worker peak ${upWorker.hwmMb.toFixed(0)} MB; stored ${(total / answeredInput).toFixed(2)} bytes per input byte`,
+    );
+    out(
+      `cache hits (${HITS} at once, ${mb(hits[0].bytes)} answers): api peak ${hitApi.hwmMb.toFixed(0)} MB (goal < 500 MB: ${hitApi.hwmMb < 500 ? 'met' : 'NOT met'}), worker peak ${hitWorker.hwmMb.toFixed(0)} MB`,
+    );
     await stopService(svc);
     stopped = true;
   } finally {

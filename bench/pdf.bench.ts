@@ -25,7 +25,21 @@ import { accuracy, normaliseSpace as normalise } from '../test/support/accuracy'
 import { openPdf } from '../providers/pdf/pdfjs';
 import { describePdf, readPageTexts } from '../providers/pdf/text-engine';
 import { runTimed, startService, stopService } from './service';
-import { CpuMeter, RssSampler, cleanupRegistry, envInt, eventName, ms, nowEpoch, out, ratio, secs, sleep, temporalBinary, tsMs } from './support';
+import {
+  CpuMeter,
+  RssSampler,
+  cleanupRegistry,
+  envInt,
+  eventName,
+  ms,
+  nowEpoch,
+  out,
+  ratio,
+  secs,
+  sleep,
+  temporalBinary,
+  tsMs,
+} from './support';
 
 type History = proto.temporal.api.history.v1.IHistory;
 
@@ -118,7 +132,10 @@ function textPdf(pages: number): { pdf: Buffer; text: string } {
     specs.push({ kind: 'lines', lines: p.lines, size: 10, leading: 15 });
     texts.push(p.text);
   }
-  return { pdf: buildPdf({ pages: specs, title: `Bench ${pages} Seiten`, author: 'docproc bench' }), text: texts.join('\n') };
+  return {
+    pdf: buildPdf({ pages: specs, title: `Bench ${pages} Seiten`, author: 'docproc bench' }),
+    text: texts.join('\n'),
+  };
 }
 
 /** One German paragraph per scanned page (about 900 characters, 13–14 lines of 70). */
@@ -134,7 +151,8 @@ function scanParagraphs(pages: number): string[] {
 // ---------------------------------------------------------------------------------------------------------------
 // Accuracy (whitespace-normalised character accuracy, test/support/accuracy.ts)
 
-const meanAccuracy = (expected: string[], actual: string[]) => expected.reduce((a, e, i) => a + accuracy(e, actual[i] ?? ''), 0) / expected.length;
+const meanAccuracy = (expected: string[], actual: string[]) =>
+  expected.reduce((a, e, i) => a + accuracy(e, actual[i] ?? ''), 0) / expected.length;
 
 /** Pages per native page group in workflows/pipelines/pdf.pipeline.ts (GROUP.native). */
 /**
@@ -142,7 +160,11 @@ const meanAccuracy = (expected: string[], actual: string[]) => expected.reduce((
  * pageText of every page, one thread), and poppler as the default engine runs it (pdfinfo, then pdftotext over
  * the range cut into one part per core, run at once).
  */
-async function engineFloor(pdf: Buffer, file: string, parallel: number): Promise<{ pdfjs: number[]; poppler: number[] }> {
+async function engineFloor(
+  pdf: Buffer,
+  file: string,
+  parallel: number,
+): Promise<{ pdfjs: number[]; poppler: number[] }> {
   const pdfjs: number[] = [];
   for (let run = 0; run < 2; run++) {
     const t0 = performance.now();
@@ -158,7 +180,12 @@ async function engineFloor(pdf: Buffer, file: string, parallel: number): Promise
   for (let run = 0; run < 3; run++) {
     const t0 = performance.now();
     const d = await describePdf(file, 'poppler');
-    await readPageTexts(file, Array.from({ length: d.pageCount }, (_, i) => i + 1), 'poppler', { parallel });
+    await readPageTexts(
+      file,
+      Array.from({ length: d.pageCount }, (_, i) => i + 1),
+      'poppler',
+      { parallel },
+    );
     poppler.push(performance.now() - t0);
   }
   return { pdfjs, poppler };
@@ -184,7 +211,11 @@ async function postPdf(url: string, file: Buffer, method: string): Promise<Proce
   form.append('useCache', 'false');
   const sentAt = nowEpoch();
   const t0 = performance.now();
-  const res = await fetch(`${url}/api/pdf/process`, { method: 'POST', body: form, signal: AbortSignal.timeout(300_000) });
+  const res = await fetch(`${url}/api/pdf/process`, {
+    method: 'POST',
+    body: form,
+    signal: AbortSignal.timeout(300_000),
+  });
   const body = await res.text();
   const took = performance.now() - t0;
   const doneAt = nowEpoch();
@@ -194,16 +225,25 @@ async function postPdf(url: string, file: Buffer, method: string): Promise<Proce
   } catch {
     throw new Error(`POST /api/pdf/process (${method}) answered ${res.status} with non-JSON: ${body.slice(0, 300)}`);
   }
-  if (res.status !== 200 || parsed.status !== 'success') throw new Error(`POST /api/pdf/process (${method}) answered ${res.status}: ${body.slice(0, 500)}`);
+  if (res.status !== 200 || parsed.status !== 'success')
+    throw new Error(`POST /api/pdf/process (${method}) answered ${res.status}: ${body.slice(0, 500)}`);
   const d = parsed.data;
-  return { ms: took, sentAt, doneAt, text: String(d.extracted_text ?? ''), pages: d.metadata?.text_contents ?? [], pageCount: d.metadata?.page_count ?? NaN };
+  return {
+    ms: took,
+    sentAt,
+    doneAt,
+    text: String(d.extracted_text ?? ''),
+    pages: d.metadata?.text_contents ?? [],
+    pageCount: d.metadata?.page_count ?? NaN,
+  };
 }
 
 /** The job ids of pdf jobs not seen before: the bench is the only client, and posts one request at a time. */
 async function newPdfJob(client: Client, seen: Set<string>): Promise<string | undefined> {
   for (let i = 0; i < 20; i++) {
     const ids: string[] = [];
-    for await (const w of client.workflow.list({ query: `JobType = 'pdf'` })) if (!seen.has(w.workflowId)) ids.push(w.workflowId);
+    for await (const w of client.workflow.list({ query: `JobType = 'pdf'` }))
+      if (!seen.has(w.workflowId)) ids.push(w.workflowId);
     if (ids.length === 1) {
       seen.add(ids[0]);
       return ids[0];
@@ -266,7 +306,8 @@ function profileJob(h: History): JobProfile {
     const at = tsMs(e.eventTime);
     const id = String(e.eventId);
     if (name === 'WORKFLOW_EXECUTION_STARTED') started = at;
-    if (/^WORKFLOW_EXECUTION_(COMPLETED|FAILED|TERMINATED|CANCELED|TIMED_OUT|CONTINUED_AS_NEW)$/.test(name)) closed = at;
+    if (/^WORKFLOW_EXECUTION_(COMPLETED|FAILED|TERMINATED|CANCELED|TIMED_OUT|CONTINUED_AS_NEW)$/.test(name))
+      closed = at;
     if (name === 'WORKFLOW_TASK_STARTED') taskStartedAt = at;
     if (/^WORKFLOW_TASK_(COMPLETED|FAILED|TIMED_OUT)$/.test(name) && Number.isFinite(taskStartedAt)) {
       workflowTasks++;
@@ -297,13 +338,19 @@ function profileJob(h: History): JobProfile {
         a.attempt = st.attempt ?? 1;
       }
     }
-    const done = e.activityTaskCompletedEventAttributes ?? e.activityTaskFailedEventAttributes ?? e.activityTaskTimedOutEventAttributes ?? e.activityTaskCanceledEventAttributes;
+    const done =
+      e.activityTaskCompletedEventAttributes ??
+      e.activityTaskFailedEventAttributes ??
+      e.activityTaskTimedOutEventAttributes ??
+      e.activityTaskCanceledEventAttributes;
     if (done) {
       const a = acts.get(String(done.scheduledEventId));
       if (a) {
         a.closed = at;
         a.outcome = name.replace(/^ACTIVITY_TASK_/, '').toLowerCase();
-        const result = e.activityTaskCompletedEventAttributes ? payloadJson(e.activityTaskCompletedEventAttributes.result) : undefined;
+        const result = e.activityTaskCompletedEventAttributes
+          ? payloadJson(e.activityTaskCompletedEventAttributes.result)
+          : undefined;
         if (Array.isArray(result?.pages)) a.reused = result.pages.filter((p: { reused?: boolean }) => p.reused).length;
       }
     }
@@ -311,12 +358,15 @@ function profileJob(h: History): JobProfile {
   return { started, closed, events: events.length, workflowTasks, taskBusy, markers, activities: [...acts.values()] };
 }
 
-const pageList = (pages: number[]) => (pages.length === 0 ? '' : pages.length === 1 ? `p${pages[0]}` : `p${pages[0]}–${pages[pages.length - 1]}`);
+const pageList = (pages: number[]) =>
+  pages.length === 0 ? '' : pages.length === 1 ? `p${pages[0]}` : `p${pages[0]}–${pages[pages.length - 1]}`;
 
 /** Where the time of one request went, from its job's history against the client's clock (same machine). */
 function printProfile(label: string, run: ProcessRun, p: JobProfile, slots: number): void {
   const rel = (t: number) => `+${(t - run.sentAt).toFixed(0).padStart(6)} ms`;
-  out(`  ${label}: job ${run.jobId}: ${p.events} events, ${p.workflowTasks} workflow tasks (worker busy ${p.taskBusy.toFixed(0)} ms), ${p.markers} local-activity markers`);
+  out(
+    `  ${label}: job ${run.jobId}: ${p.events} events, ${p.workflowTasks} workflow tasks (worker busy ${p.taskBusy.toFixed(0)} ms), ${p.markers} local-activity markers`,
+  );
   out(`    ${rel(run.sentAt)}  POST sent`);
   out(`    ${rel(p.started)}  job workflow started (upload stored, job created)`);
   for (const a of [...p.activities].sort((x, y) => x.scheduled - y.scheduled)) {
@@ -380,12 +430,24 @@ async function main(): Promise<void> {
   const version = spawnSync(bin, ['--version'], { encoding: 'utf8' }).stdout.trim();
   const tool = (cmd: string, args: string[]) => {
     const r = spawnSync(cmd, args, { encoding: 'utf8' });
-    return `${r.stdout}\n${r.stderr}`.split('\n').find((l) => l.trim())?.trim() ?? '?';
+    return (
+      `${r.stdout}\n${r.stderr}`
+        .split('\n')
+        .find((l) => l.trim())
+        ?.trim() ?? '?'
+    );
   };
   const cores = os.availableParallelism();
   out(`# docproc PDF benchmark — ${new Date().toISOString()}`);
-  out(`load average at start: ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
-  out(`node ${process.version}, ${cores} cores (${os.cpus()[0]?.model ?? '?'}), ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB; ${version}`);
+  out(
+    `load average at start: ${os
+      .loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}`,
+  );
+  out(
+    `node ${process.version}, ${cores} cores (${os.cpus()[0]?.model ?? '?'}), ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB; ${version}`,
+  );
   out(`engines: ${tool('pdftotext', ['-v'])}; ${tool('tesseract', ['--version'])}`);
 
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'docproc-bench-pdf-files-'));
@@ -398,13 +460,17 @@ async function main(): Promise<void> {
     const text = textPdf(TEXT_PAGES);
     const textFile = path.join(tmp, `text-${TEXT_PAGES}.pdf`);
     fs.writeFileSync(textFile, text.pdf);
-    out(`text PDF: ${TEXT_PAGES} pages, ${(text.pdf.length / 1024).toFixed(0)} KB, ${normalise(text.text).length} characters of text (${nonSpace(text.text)} without whitespace), written in ${ms(performance.now() - t)}`);
+    out(
+      `text PDF: ${TEXT_PAGES} pages, ${(text.pdf.length / 1024).toFixed(0)} KB, ${normalise(text.text).length} characters of text (${nonSpace(text.text)} without whitespace), written in ${ms(performance.now() - t)}`,
+    );
     t = performance.now();
     const paragraphs = scanParagraphs(SCAN_PAGES);
     const scan = await scannedPdf(paragraphs, 300);
     const scanFile = path.join(tmp, `scan-${SCAN_PAGES}.pdf`);
     fs.writeFileSync(scanFile, scan);
-    out(`scanned PDF: ${SCAN_PAGES} image-only pages (German, Helvetica 12 pt rendered at 300 dpi), ${(scan.length / 1024 / 1024).toFixed(1)} MB, ${paragraphs.reduce((a, p) => a + p.length, 0)} characters typeset, made in ${secs(performance.now() - t)}`);
+    out(
+      `scanned PDF: ${SCAN_PAGES} image-only pages (German, Helvetica 12 pt rendered at 300 dpi), ${(scan.length / 1024 / 1024).toFixed(1)} MB, ${paragraphs.reduce((a, p) => a + p.length, 0)} characters typeset, made in ${secs(performance.now() - t)}`,
+    );
 
     // ---- engines
     const dbDir = path.join(tmp, 'temporal');
@@ -414,16 +480,28 @@ async function main(): Promise<void> {
       dc['matching.numTaskqueueReadPartitions'] = String(TQ_PARTITIONS);
       dc['matching.numTaskqueueWritePartitions'] = String(TQ_PARTITIONS);
     }
-    out(`dev server dynamic config: ${Object.entries(DEV_SERVER_DYNAMIC_CONFIG).map(([k, v]) => `${k}=${v}`).join(', ')}${TQ_PARTITIONS ? '' : ' (task queues: the default 4 partitions)'}`);
+    out(
+      `dev server dynamic config: ${Object.entries(DEV_SERVER_DYNAMIC_CONFIG)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(', ')}${TQ_PARTITIONS ? '' : ' (task queues: the default 4 partitions)'}`,
+    );
     t = performance.now();
-    const temporal = await startTemporalDev({ bin, dbFile: path.join(dbDir, 'temporal.db'), port: await freePort(), uiPort: 0, headless: true });
+    const temporal = await startTemporalDev({
+      bin,
+      dbFile: path.join(dbDir, 'temporal.db'),
+      port: await freePort(),
+      uiPort: 0,
+      headless: true,
+    });
     cleanups.add(async () => {
       const t1 = performance.now();
       await temporal.stop(10_000);
       out(`temporal dev server stopped in ${(performance.now() - t1).toFixed(0)} ms`);
     });
     const temporalPid = (temporal.child as { pid?: number }).pid;
-    out(`temporal dev server on ${temporal.address} (file DB, WAL, synchronous=normal), ready in ${secs(performance.now() - t)}`);
+    out(
+      `temporal dev server on ${temporal.address} (file DB, WAL, synchronous=normal), ready in ${secs(performance.now() - t)}`,
+    );
     const connection = await Connection.connect({ address: temporal.address });
     cleanups.add(() => connection.close());
     const client = new Client({ connection });
@@ -441,7 +519,12 @@ async function main(): Promise<void> {
     const seen = new Set<string>();
 
     // Warm-up: a 2-page text PDF through the service (loads pdf.js in the worker, routes, connections).
-    const warm = buildPdf({ pages: [{ kind: 'lines', lines: ['Aufwärmen'] }, { kind: 'lines', lines: ['Warm-up'] }] });
+    const warm = buildPdf({
+      pages: [
+        { kind: 'lines', lines: ['Aufwärmen'] },
+        { kind: 'lines', lines: ['Warm-up'] },
+      ],
+    });
     t = performance.now();
     const w = await postPdf(svc.url, warm, 'native');
     await newPdfJob(client, seen);
@@ -449,12 +532,16 @@ async function main(): Promise<void> {
 
     // ================================================================================== NATIVE
     out('');
-    out(`== NATIVE: ${TEXT_PAGES}-page text PDF — pdftotext vs POST /api/pdf/process extraction_method=native, useCache=false ==`);
+    out(
+      `== NATIVE: ${TEXT_PAGES}-page text PDF — pdftotext vs POST /api/pdf/process extraction_method=native, useCache=false ==`,
+    );
     const rawCpu = new CpuMeter(pids).start();
     const rawText: { ms: number; stdout: string }[] = [];
     for (let i = 0; i < RAW_TEXT_RUNS; i++) rawText.push(await runTimed('pdftotext', ['-enc', 'UTF-8', textFile, '-']));
     const rawTextBest = Math.min(...rawText.map((r) => r.ms));
-    out(`raw: pdftotext -enc UTF-8 <file> -   runs ${rawText.map((r) => ms(r.ms)).join(', ')}; best ${ms(rawTextBest)}`);
+    out(
+      `raw: pdftotext -enc UTF-8 <file> -   runs ${rawText.map((r) => ms(r.ms)).join(', ')}; best ${ms(rawTextBest)}`,
+    );
     out(rawCpu.report('raw pdftotext'));
 
     rss.resetPhase();
@@ -465,7 +552,9 @@ async function main(): Promise<void> {
       const r = await postPdf(svc.url, text.pdf, 'native');
       native.push(r);
       nativeProfiles.push(await fetchProfile(client, seen, r));
-      out(`service native run ${i + 1}: ${ms(r.ms)}; ${r.pageCount} pages; ${r.text.length} characters; methods ${[...new Set(r.pages.map((p) => p.method))].join(',')}`);
+      out(
+        `service native run ${i + 1}: ${ms(r.ms)}; ${r.pageCount} pages; ${r.text.length} characters; methods ${[...new Set(r.pages.map((p) => p.method))].join(',')}`,
+      );
     }
     out(nativeCpu.report('service native'));
     const nativeRss = { api: rss.report('api', 'native phase: '), worker: rss.report('worker', 'native phase: ') };
@@ -475,9 +564,15 @@ async function main(): Promise<void> {
     const bestNativeIdx = native.findIndex((r) => r.ms === nativeBest);
     const rawChars = rawText[0].stdout;
     const svcChars = native[bestNativeIdx].text;
-    out(`characters: pdftotext ${rawChars.length} (${nonSpace(rawChars)} without whitespace); service ${svcChars.length} (${nonSpace(svcChars)} without whitespace); generated text ${nonSpace(text.text)} without whitespace`);
-    out(`identical after whitespace normalisation: pdftotext ${normalise(rawChars) === normalise(text.text) ? 'yes' : 'no'}, service ${normalise(svcChars) === normalise(text.text) ? 'yes' : 'no'} (vs the generated text)`);
-    out(`native: service best ${ms(nativeBest)} / pdftotext best ${ms(rawTextBest)} = ${ratio(nativeBest, rawTextBest)}   (goal ≤ ${NATIVE_GOAL}×: ${nativeBest <= NATIVE_GOAL * rawTextBest ? 'met' : 'NOT met'})`);
+    out(
+      `characters: pdftotext ${rawChars.length} (${nonSpace(rawChars)} without whitespace); service ${svcChars.length} (${nonSpace(svcChars)} without whitespace); generated text ${nonSpace(text.text)} without whitespace`,
+    );
+    out(
+      `identical after whitespace normalisation: pdftotext ${normalise(rawChars) === normalise(text.text) ? 'yes' : 'no'}, service ${normalise(svcChars) === normalise(text.text) ? 'yes' : 'no'} (vs the generated text)`,
+    );
+    out(
+      `native: service best ${ms(nativeBest)} / pdftotext best ${ms(rawTextBest)} = ${ratio(nativeBest, rawTextBest)}   (goal ≤ ${NATIVE_GOAL}×: ${nativeBest <= NATIVE_GOAL * rawTextBest ? 'met' : 'NOT met'})`,
+    );
     out('profile of the native requests (job histories; offsets from POST sent):');
     native.forEach((r, i) => {
       const p = nativeProfiles[i];
@@ -491,7 +586,9 @@ async function main(): Promise<void> {
         for (let i = 0; i < PDFJS_RUNS; i++) runs.push(await postPdf(alt.url, text.pdf, 'native'));
         const best = Math.min(...runs.map((r) => r.ms));
         const same = runs.every((r) => normalise(r.text) === normalise(text.text));
-        out(`native with PDF_TEXT_ENGINE=pdfjs: ${runs.map((r) => ms(r.ms)).join(', ')}; best ${ms(best)} = ${ratio(best, rawTextBest)} of pdftotext; text identical after whitespace normalisation: ${same ? 'yes' : 'no'}`);
+        out(
+          `native with PDF_TEXT_ENGINE=pdfjs: ${runs.map((r) => ms(r.ms)).join(', ')}; best ${ms(best)} = ${ratio(best, rawTextBest)} of pdftotext; text identical after whitespace normalisation: ${same ? 'yes' : 'no'}`,
+        );
       } finally {
         await stopService(alt);
       }
@@ -499,18 +596,29 @@ async function main(): Promise<void> {
     // The engines' floor: what the text layer costs with poppler (the default engine) and with pdf.js, without
     // the service around them.
     const floor = await engineFloor(text.pdf, textFile, cores);
-    out(`engine floor: poppler as the service runs it (pdfinfo, then pdftotext in ${cores} parallel parts of the range; providers/pdf/text-engine.ts in this process): ${floor.poppler.map(ms).join(', ')}; best ${ms(Math.min(...floor.poppler))} = ${ratio(Math.min(...floor.poppler), rawTextBest)} of pdftotext`);
-    out(`engine floor: pdf.js (PDF_TEXT_ENGINE=pdfjs: open + pageText of every page, one thread, in this process): ${floor.pdfjs.map(ms).join(', ')} (${(Math.min(...floor.pdfjs) / TEXT_PAGES).toFixed(1)} ms/page)`);
+    out(
+      `engine floor: poppler as the service runs it (pdfinfo, then pdftotext in ${cores} parallel parts of the range; providers/pdf/text-engine.ts in this process): ${floor.poppler.map(ms).join(', ')}; best ${ms(Math.min(...floor.poppler))} = ${ratio(Math.min(...floor.poppler), rawTextBest)} of pdftotext`,
+    );
+    out(
+      `engine floor: pdf.js (PDF_TEXT_ENGINE=pdfjs: open + pageText of every page, one thread, in this process): ${floor.pdfjs.map(ms).join(', ')} (${(Math.min(...floor.pdfjs) / TEXT_PAGES).toFixed(1)} ms/page)`,
+    );
 
     // ================================================================================== OCR
     out('');
-    out(`== OCR: ${SCAN_PAGES} scanned pages — pdftoppm + serial tesseract vs POST /api/pdf/process extraction_method=local_ocr, useCache=false ==`);
+    out(
+      `== OCR: ${SCAN_PAGES} scanned pages — pdftoppm + serial tesseract vs POST /api/pdf/process extraction_method=local_ocr, useCache=false ==`,
+    );
     const renders = path.join(tmp, 'renders');
     fs.mkdirSync(renders);
     const rawOcrCpu = new CpuMeter(pids).start();
     const render = await runTimed('pdftoppm', ['-r', '300', '-gray', scanFile, path.join(renders, 'page')]);
-    const pgms = fs.readdirSync(renders).filter((f) => f.endsWith('.pgm')).sort();
-    out(`raw: pdftoppm -r 300 -gray (all ${pgms.length} pages, one process): ${ms(render.ms)} (${(render.ms / pgms.length).toFixed(0)} ms/page)`);
+    const pgms = fs
+      .readdirSync(renders)
+      .filter((f) => f.endsWith('.pgm'))
+      .sort();
+    out(
+      `raw: pdftoppm -r 300 -gray (all ${pgms.length} pages, one process): ${ms(render.ms)} (${(render.ms / pgms.length).toFixed(0)} ms/page)`,
+    );
     const ocrEnv = { ...process.env, OMP_THREAD_LIMIT: '1' };
     const rawOcr: { ms: number; text: string }[] = [];
     for (const f of pgms) {
@@ -520,7 +628,9 @@ async function main(): Promise<void> {
     const rawOcrMs = rawOcr.reduce((a, r) => a + r.ms, 0);
     const rawOcrTotal = render.ms + rawOcrMs;
     const perPage = rawOcr.map((r) => r.ms).sort((a, b) => a - b);
-    out(`raw: serial tesseract <pgm> stdout -l deu+eng --dpi 300 (OMP_THREAD_LIMIT=1): ${secs(rawOcrMs)} for ${pgms.length} pages (per page median ${ms(perPage[Math.floor(perPage.length / 2)])}, min ${ms(perPage[0])}, max ${ms(perPage[perPage.length - 1])})`);
+    out(
+      `raw: serial tesseract <pgm> stdout -l deu+eng --dpi 300 (OMP_THREAD_LIMIT=1): ${secs(rawOcrMs)} for ${pgms.length} pages (per page median ${ms(perPage[Math.floor(perPage.length / 2)])}, min ${ms(perPage[0])}, max ${ms(perPage[perPage.length - 1])})`,
+    );
     out(`raw: renders + serial OCR ${secs(rawOcrTotal)}`);
     out(rawOcrCpu.report('raw OCR'));
 
@@ -536,7 +646,9 @@ async function main(): Promise<void> {
       const r = await postPdf(svc.url, scan, 'local_ocr');
       ocr.push(r);
       ocrProfiles.push(await fetchProfile(client, seen, r));
-      out(`service local_ocr run ${i + 1}: ${secs(r.ms)}; ${r.pageCount} pages; ${r.text.length} characters; methods ${[...new Set(r.pages.map((p) => p.method))].join(',')}`);
+      out(
+        `service local_ocr run ${i + 1}: ${secs(r.ms)}; ${r.pageCount} pages; ${r.text.length} characters; methods ${[...new Set(r.pages.map((p) => p.method))].join(',')}`,
+      );
     }
     out(ocrCpu.report('service local_ocr'));
     const ocrRss = { api: rss.report('api', 'local_ocr phase: '), worker: rss.report('worker', 'local_ocr phase: ') };
@@ -546,10 +658,21 @@ async function main(): Promise<void> {
     const bestOcrIdx = ocr.findIndex((r) => r.ms === ocrBest);
     const rawOcrText = rawOcr.map((r) => r.text).join('\n');
     const svcOcr = ocr[bestOcrIdx];
-    out(`characters: raw tesseract ${rawOcrText.length} (${nonSpace(rawOcrText)} without whitespace); service ${svcOcr.text.length} (${nonSpace(svcOcr.text)} without whitespace); typeset ${nonSpace(paragraphs.join(' '))} without whitespace`);
+    out(
+      `characters: raw tesseract ${rawOcrText.length} (${nonSpace(rawOcrText)} without whitespace); service ${svcOcr.text.length} (${nonSpace(svcOcr.text)} without whitespace); typeset ${nonSpace(paragraphs.join(' '))} without whitespace`,
+    );
     const svcPages = paragraphs.map((_, i) => svcOcr.pages.find((p) => p.page === i + 1)?.text ?? '');
-    out(`character accuracy vs the typeset text, mean over pages: raw tesseract ${(meanAccuracy(paragraphs, rawOcr.map((r) => r.text)) * 100).toFixed(2)} %, service ${(meanAccuracy(paragraphs, svcPages) * 100).toFixed(2)} %`);
-    out(`local_ocr: service best ${secs(ocrBest)} / (renders + serial tesseract) ${secs(rawOcrTotal)} = ${ratio(ocrBest, rawOcrTotal)}   (goal ≤ ${OCR_GOAL}×: ${ocrBest <= OCR_GOAL * rawOcrTotal ? 'met' : 'NOT met'}); against serial tesseract alone ${ratio(ocrBest, rawOcrMs)}`);
+    out(
+      `character accuracy vs the typeset text, mean over pages: raw tesseract ${(
+        meanAccuracy(
+          paragraphs,
+          rawOcr.map((r) => r.text),
+        ) * 100
+      ).toFixed(2)} %, service ${(meanAccuracy(paragraphs, svcPages) * 100).toFixed(2)} %`,
+    );
+    out(
+      `local_ocr: service best ${secs(ocrBest)} / (renders + serial tesseract) ${secs(rawOcrTotal)} = ${ratio(ocrBest, rawOcrTotal)}   (goal ≤ ${OCR_GOAL}×: ${ocrBest <= OCR_GOAL * rawOcrTotal ? 'met' : 'NOT met'}); against serial tesseract alone ${ratio(ocrBest, rawOcrMs)}`,
+    );
     out('profile of the local_ocr requests (job histories; offsets from POST sent):');
     ocr.forEach((r, i) => {
       const p = ocrProfiles[i];
@@ -559,12 +682,23 @@ async function main(): Promise<void> {
     // ================================================================================== SUMMARY
     out('');
     out('== SUMMARY ==');
-    out(`native    ${TEXT_PAGES} pages: service ${ms(nativeBest)} (best of ${native.length}: ${native.map((r) => ms(r.ms)).join(', ')}) vs pdftotext ${ms(rawTextBest)} (best of ${RAW_TEXT_RUNS}) → ${ratio(nativeBest, rawTextBest)} (goal ≤ ${NATIVE_GOAL}×: ${nativeBest <= NATIVE_GOAL * rawTextBest ? 'met' : 'NOT met'})`);
+    out(
+      `native    ${TEXT_PAGES} pages: service ${ms(nativeBest)} (best of ${native.length}: ${native.map((r) => ms(r.ms)).join(', ')}) vs pdftotext ${ms(rawTextBest)} (best of ${RAW_TEXT_RUNS}) → ${ratio(nativeBest, rawTextBest)} (goal ≤ ${NATIVE_GOAL}×: ${nativeBest <= NATIVE_GOAL * rawTextBest ? 'met' : 'NOT met'})`,
+    );
     out(`          characters: service ${svcChars.length}, pdftotext ${rawChars.length}`);
-    out(`local_ocr ${SCAN_PAGES} pages: service ${secs(ocrBest)} (best of ${ocr.length}: ${ocr.map((r) => secs(r.ms)).join(', ')}) vs renders + serial tesseract ${secs(rawOcrTotal)} (render ${secs(render.ms)} + OCR ${secs(rawOcrMs)}) → ${ratio(ocrBest, rawOcrTotal)} (goal ≤ ${OCR_GOAL}×: ${ocrBest <= OCR_GOAL * rawOcrTotal ? 'met' : 'NOT met'})`);
+    out(
+      `local_ocr ${SCAN_PAGES} pages: service ${secs(ocrBest)} (best of ${ocr.length}: ${ocr.map((r) => secs(r.ms)).join(', ')}) vs renders + serial tesseract ${secs(rawOcrTotal)} (render ${secs(render.ms)} + OCR ${secs(rawOcrMs)}) → ${ratio(ocrBest, rawOcrTotal)} (goal ≤ ${OCR_GOAL}×: ${ocrBest <= OCR_GOAL * rawOcrTotal ? 'met' : 'NOT met'})`,
+    );
     out(`          characters: service ${svcOcr.text.length}, raw tesseract ${rawOcrText.length}`);
-    out(`peak RSS (VmHWM) during native: api ${nativeRss.api.hwmMb.toFixed(0)} MB, worker ${nativeRss.worker.hwmMb.toFixed(0)} MB; during local_ocr: api ${ocrRss.api.hwmMb.toFixed(0)} MB, worker ${ocrRss.worker.hwmMb.toFixed(0)} MB (tesseract and pdftoppm are separate processes, not counted)`);
-    out(`total run ${((performance.now() - started) / 1000).toFixed(0)} s (before shutdown); load average at end: ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+    out(
+      `peak RSS (VmHWM) during native: api ${nativeRss.api.hwmMb.toFixed(0)} MB, worker ${nativeRss.worker.hwmMb.toFixed(0)} MB; during local_ocr: api ${ocrRss.api.hwmMb.toFixed(0)} MB, worker ${ocrRss.worker.hwmMb.toFixed(0)} MB (tesseract and pdftoppm are separate processes, not counted)`,
+    );
+    out(
+      `total run ${((performance.now() - started) / 1000).toFixed(0)} s (before shutdown); load average at end: ${os
+        .loadavg()
+        .map((x) => x.toFixed(2))
+        .join(' ')}`,
+    );
     await stopService(svc);
     svcStopped = true;
   } finally {

@@ -20,7 +20,11 @@ export interface Service {
 }
 
 /** Starts a pair named `name` (temp dirs and task queues carry it) with `extraEnv` on top of the bench defaults. */
-export async function startService(name: string, address: string, extraEnv: Record<string, string> = {}): Promise<Service> {
+export async function startService(
+  name: string,
+  address: string,
+  extraEnv: Record<string, string> = {},
+): Promise<Service> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `docproc-bench-${name}-`));
   const port = await freePort();
   const common = {
@@ -35,29 +39,49 @@ export async function startService(name: string, address: string, extraEnv: Reco
     DOCPROC_PARENT_PID: String(process.pid),
     ...extraEnv,
   };
-  out(`service: code: ${codeState()}${Object.keys(extraEnv).length ? `; ${Object.entries(extraEnv).map(([k, v]) => `${k}=${v}`).join(' ')}` : ''}`);
+  out(
+    `service: code: ${codeState()}${
+      Object.keys(extraEnv).length
+        ? `; ${Object.entries(extraEnv)
+            .map(([k, v]) => `${k}=${v}`)
+            .join(' ')}`
+        : ''
+    }`,
+  );
   const { url, worker, api, startMs } = await spawnServicePair(common, port);
   const env: Record<string, string> = common;
-  out(`service: api ${url}, ${env.MEDIA_CONCURRENCY ? `MEDIA_CONCURRENCY=${env.MEDIA_CONCURRENCY}` : `MEDIA_CONCURRENCY unset (${os.availableParallelism()} media slots)`}, healthy ${(startMs / 1000).toFixed(1)} s after spawn`);
+  out(
+    `service: api ${url}, ${env.MEDIA_CONCURRENCY ? `MEDIA_CONCURRENCY=${env.MEDIA_CONCURRENCY}` : `MEDIA_CONCURRENCY unset (${os.availableParallelism()} media slots)`}, healthy ${(startMs / 1000).toFixed(1)} s after spawn`,
+  );
   return { url, worker, api, dataDir };
 }
 
 export async function stopService(s: Service): Promise<void> {
-  for (const [name, p] of [['api', s.api], ['worker', s.worker]] as const) {
+  for (const [name, p] of [
+    ['api', s.api],
+    ['worker', s.worker],
+  ] as const) {
     const t0 = performance.now();
     await stopChild(p.child, 15_000);
-    out(`service: ${name} stopped with ${p.child.exitCode ?? p.child.signalCode} after SIGTERM in ${(performance.now() - t0).toFixed(0)} ms`);
+    out(
+      `service: ${name} stopped with ${p.child.exitCode ?? p.child.signalCode} after SIGTERM in ${(performance.now() - t0).toFixed(0)} ms`,
+    );
     const warn = p
       .output()
       .split('\n')
       .filter((l) => /"level":(40|50|60)/.test(l) && !/No SERVICE_API_KEY/.test(l));
-    if (warn.length) out(`service: ${name} logged ${warn.length} warning/error line(s); first: ${warn[0].slice(0, 300)}`);
+    if (warn.length)
+      out(`service: ${name} logged ${warn.length} warning/error line(s); first: ${warn[0].slice(0, 300)}`);
   }
   fs.rmSync(s.dataDir, { recursive: true, force: true });
 }
 
 /** Runs a command to completion; resolves with the wall time and stdout, rejects on a non-zero exit. */
-export function runTimed(cmd: string, args: string[], env?: NodeJS.ProcessEnv): Promise<{ ms: number; stdout: string }> {
+export function runTimed(
+  cmd: string,
+  args: string[],
+  env?: NodeJS.ProcessEnv,
+): Promise<{ ms: number; stdout: string }> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
     const child = spawn(cmd, args, { env: env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -73,4 +97,3 @@ export function runTimed(cmd: string, args: string[], env?: NodeJS.ProcessEnv): 
     });
   });
 }
-

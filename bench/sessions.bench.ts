@@ -13,7 +13,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { startMinio, freePort } from '../scripts/services.mjs';
 import type { BlobStore } from '../core/blob-store';
-import { countSessions, listSessionEntries, listSessionRecords, putSessionRecord, sessionPath, type SessionRecord } from '../core/session-store';
+import {
+  countSessions,
+  listSessionEntries,
+  listSessionRecords,
+  putSessionRecord,
+  sessionPath,
+  type SessionRecord,
+} from '../core/session-store';
 import { LocalBlobStore, S3BlobStore } from '../providers/storage';
 import { envInt, ms, out, ratio } from './support';
 import { enginePaths } from '../test/support/servers';
@@ -32,21 +39,31 @@ function records(): SessionRecord[] {
     const track = `Track ${Math.floor(i / EVENTS) % TRACKS} – Öffentlichkeit`;
     const session = `Session ${i}: Über offene Daten`;
     const base = {
-      event, track, session, filename: `session-${i}`, topic: `Thema ${i % TOPICS}`, tags: ['a', 'b'],
-      metadata: { day: '2025-02-01', speakers: ['Ada', 'Alan'] }, source: { url: `https://example.org/s/${i}` },
-      job_id: `job-${i}`, processed_at: new Date(Date.UTC(2025, 0, 1) + i * 1000).toISOString(),
+      event,
+      track,
+      session,
+      filename: `session-${i}`,
+      topic: `Thema ${i % TOPICS}`,
+      tags: ['a', 'b'],
+      metadata: { day: '2025-02-01', speakers: ['Ada', 'Alan'] },
+      source: { url: `https://example.org/s/${i}` },
+      job_id: `job-${i}`,
+      processed_at: new Date(Date.UTC(2025, 0, 1) + i * 1000).toISOString(),
     };
     out.push({ ...base, language: 'de', markdown_key: sessionPath(event, 'de', track, base.filename) });
-    if (i % 10 === 0 && out.length < N) out.push({ ...base, language: 'en', markdown_key: sessionPath(event, 'en', track, base.filename) });
+    if (i % 10 === 0 && out.length < N)
+      out.push({ ...base, language: 'en', markdown_key: sessionPath(event, 'en', track, base.filename) });
   }
   return out;
 }
 
 async function mapLimit<T>(items: T[], limit: number, fn: (t: T) => Promise<unknown>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: limit }, async () => {
-    while (next < items.length) await fn(items[next++]!);
-  }));
+  await Promise.all(
+    Array.from({ length: limit }, async () => {
+      while (next < items.length) await fn(items[next++]!);
+    }),
+  );
 }
 
 async function median(fn: () => Promise<unknown>, repeat = REPEAT): Promise<{ ms: number; result: unknown }> {
@@ -67,10 +84,14 @@ async function bench(name: string, store: BlobStore): Promise<void> {
   const t0 = performance.now();
   await mapLimit(recs, 32, (r) => putSessionRecord(store, r));
   const writeMs = performance.now() - t0;
-  out(`${'write'.padEnd(24)} ${ms(writeMs).padStart(12)}  ${(recs.length / (writeMs / 1000)).toFixed(0)} records/s (32 writers)`);
+  out(
+    `${'write'.padEnd(24)} ${ms(writeMs).padStart(12)}  ${(recs.length / (writeMs / 1000)).toFixed(0)} records/s (32 writers)`,
+  );
 
   const raw = await median(() => store.listKeys('session-index/'));
-  out(`${'raw listKeys'.padEnd(24)} ${ms(raw.ms).padStart(12)}  ${(raw.result as string[]).length} keys (the backend's floor)`);
+  out(
+    `${'raw listKeys'.padEnd(24)} ${ms(raw.ms).padStart(12)}  ${(raw.result as string[]).length} keys (the backend's floor)`,
+  );
   const count = (r: unknown) => (r as unknown[]).length;
   const figures: [string, () => Promise<unknown>][] = [
     ['all (tracks/available)', async () => countSessions(await listSessionEntries(store), 'track')],
@@ -78,15 +99,22 @@ async function bench(name: string, store: BlobStore): Promise<void> {
     ['by event', () => listSessionEntries(store, { event: 'Konferenz 2019' })],
     ['by track', () => listSessionEntries(store, { track: 'Track 7 – Öffentlichkeit' })],
     ['by topic', () => listSessionEntries(store, { topic: 'Thema 11' })],
-    ['by event+track+lang', () => listSessionEntries(store, { event: 'Konferenz 2019', track: 'Track 7 – Öffentlichkeit', language: 'de' })],
+    [
+      'by event+track+lang',
+      () => listSessionEntries(store, { event: 'Konferenz 2019', track: 'Track 7 – Öffentlichkeit', language: 'de' }),
+    ],
     ['records of a track', () => listSessionRecords(store, { track: 'Track 7 – Öffentlichkeit' })],
   ];
   for (const [label, fn] of figures) {
     const m = await median(fn);
-    out(`${label.padEnd(24)} ${ms(m.ms).padStart(12)}  ${String(count(m.result)).padStart(5)} rows   ${ratio(m.ms, raw.ms)} raw listKeys`);
+    out(
+      `${label.padEnd(24)} ${ms(m.ms).padStart(12)}  ${String(count(m.result)).padStart(5)} rows   ${ratio(m.ms, raw.ms)} raw listKeys`,
+    );
   }
   const meta = await median(() => store.list('session-index/'), 1);
-  out(`${'list() with metadata'.padEnd(24)} ${ms(meta.ms).padStart(12)}  ${String(count(meta.result)).padStart(5)} rows   ${ratio(meta.ms, raw.ms)} raw listKeys (what listing by reading each record would cost at least)`);
+  out(
+    `${'list() with metadata'.padEnd(24)} ${ms(meta.ms).padStart(12)}  ${String(count(meta.result)).padStart(5)} rows   ${ratio(meta.ms, raw.ms)} raw listKeys (what listing by reading each record would cost at least)`,
+  );
 }
 
 async function main(): Promise<void> {
@@ -98,7 +126,15 @@ async function main(): Promise<void> {
     const [port, consolePort] = [await freePort(), await freePort()];
     const minio = await startMinio({ bin: enginePaths().minio, dir: path.join(dir, 'minio'), port, consolePort });
     cleanups.unshift(() => minio.stop());
-    await bench('s3 (MinIO)', await new S3BlobStore({ endpoint: minio.endpoint, accessKey: minio.accessKey, secretKey: minio.secretKey, bucket: 'bench-sessions' }).init());
+    await bench(
+      's3 (MinIO)',
+      await new S3BlobStore({
+        endpoint: minio.endpoint,
+        accessKey: minio.accessKey,
+        secretKey: minio.secretKey,
+        bucket: 'bench-sessions',
+      }).init(),
+    );
   } finally {
     for (const c of cleanups) await c().catch(() => undefined);
   }

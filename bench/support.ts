@@ -32,7 +32,8 @@ export function temporalBinary(): string {
   if (process.env.TEMPORAL_CLI_PATH) return process.env.TEMPORAL_CLI_PATH;
   const dir = path.join(process.env.DOCPROC_CACHE_DIR || path.join(os.homedir(), '.cache', 'docproc'), 'bin');
   const found = fs.existsSync(dir) ? fs.readdirSync(dir).find((f) => f.startsWith('temporal-')) : undefined;
-  if (!found) throw new Error('The Temporal CLI is not provisioned: run `npm run bench` (it sets up the engines first).');
+  if (!found)
+    throw new Error('The Temporal CLI is not provisioned: run `npm run bench` (it sets up the engines first).');
   return path.join(dir, found);
 }
 
@@ -111,7 +112,10 @@ export class CpuMeter {
     });
     const others = machineBusySeconds() - this.machineBefore - ours;
     const cores = os.availableParallelism();
-    return `${label}: CPU over ${wall.toFixed(1)} s wall × ${cores} cores = ${(wall * cores).toFixed(0)} core-s: ${parts.join(', ')}; other processes ${Math.max(0, others).toFixed(1)} s${others > 0.1 * wall * cores ? '  <-- the machine was shared: figures are slower than on an idle machine' : ''}; load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`;
+    return `${label}: CPU over ${wall.toFixed(1)} s wall × ${cores} cores = ${(wall * cores).toFixed(0)} core-s: ${parts.join(', ')}; other processes ${Math.max(0, others).toFixed(1)} s${others > 0.1 * wall * cores ? '  <-- the machine was shared: figures are slower than on an idle machine' : ''}; load average ${os
+      .loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}`;
   }
 }
 
@@ -158,7 +162,9 @@ export function codeState(): string {
   const root = path.resolve(HERE, '..');
   const git = (args: string[]) => spawnSync('git', ['-C', root, ...args], { encoding: 'utf8' }).stdout?.trim() ?? '';
   const head = git(['rev-parse', '--short', 'HEAD']) || 'no git';
-  const dirty = git(['status', '--porcelain', '--', 'workflows', 'activities', 'api', 'worker', 'core', 'providers']).split('\n').filter(Boolean).length;
+  const dirty = git(['status', '--porcelain', '--', 'workflows', 'activities', 'api', 'worker', 'core', 'providers'])
+    .split('\n')
+    .filter(Boolean).length;
   const h = createHash('sha256');
   const walk = (dir: string) => {
     for (const e of fs.readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
@@ -167,7 +173,8 @@ export function codeState(): string {
       else if (/\.(ts|mjs)$/.test(e.name)) h.update(path.relative(root, p)).update(fs.readFileSync(p));
     }
   };
-  for (const d of ['workflows', 'activities', 'providers']) if (fs.existsSync(path.join(root, d))) walk(path.join(root, d));
+  for (const d of ['workflows', 'activities', 'providers'])
+    if (fs.existsSync(path.join(root, d))) walk(path.join(root, d));
   return `commit ${head}${dirty ? ` + ${dirty} uncommitted file(s) in the service's folders` : ''}; workflows/+activities/+providers/ fingerprint ${h.digest('hex').slice(0, 12)}`;
 }
 
@@ -179,7 +186,6 @@ export function tsMs(t: proto.google.protobuf.ITimestamp | null | undefined): nu
 }
 
 export const eventName = (t: number | null | undefined) => (EventType[t ?? 0] ?? String(t)).replace(/^EVENT_TYPE_/, '');
-
 
 /** The real worker and api processes, as `npm start` runs them. */
 export interface ServicePair {
@@ -211,9 +217,14 @@ export async function spawnServicePair(env: Record<string, string | undefined>, 
 
 async function waitHealthy(url: string, worker: Proc, api: Proc, t0: number): Promise<ServicePair> {
   for (let last = ''; ; await sleep(250)) {
-    for (const [name, p] of [['worker', worker], ['api', api]] as const) {
+    for (const [name, p] of [
+      ['worker', worker],
+      ['api', api],
+    ] as const) {
       if (p.child.exitCode !== null || p.child.signalCode !== null) {
-        throw new Error(`${name} exited during start (${p.child.exitCode ?? p.child.signalCode}):\n${p.output().slice(-3000)}`);
+        throw new Error(
+          `${name} exited during start (${p.child.exitCode ?? p.child.signalCode}):\n${p.output().slice(-3000)}`,
+        );
       }
     }
     try {
@@ -224,7 +235,8 @@ async function waitHealthy(url: string, worker: Proc, api: Proc, t0: number): Pr
     } catch (e) {
       last = String(e);
     }
-    if (performance.now() - t0 > 120_000) throw new Error(`the service did not become healthy in 120 s (last answer: ${last})`);
+    if (performance.now() - t0 > 120_000)
+      throw new Error(`the service did not become healthy in 120 s (last answer: ${last})`);
   }
 }
 

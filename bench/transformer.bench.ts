@@ -25,10 +25,10 @@ const HTML_RUNS = envInt('BENCH_HTML_RUNS', 3);
 const HTML_BYTES = envInt('BENCH_HTML_BYTES', 1024 * 1024);
 const LATENCY_MS = 200;
 
-
 function stats(xs: number[]) {
   const s = [...xs].sort((a, b) => a - b);
-  const at = (p: number) => (s.length ? s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))] : NaN);
+  const at = (p: number) =>
+    s.length ? s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))] : NaN;
   return { n: s.length, p50: at(50), p95: at(95), min: s[0] ?? NaN, max: s[s.length - 1] ?? NaN };
 }
 const statLine = (label: string, xs: number[]) => {
@@ -56,7 +56,11 @@ function pageHtml(bytes: number): string {
   const parts: string[] = [];
   let size = 0;
   for (let i = 0; size < bytes; i++) {
-    const rows = Array.from({ length: 8 }, (_, r) => `<tr><td>Zeile ${r}</td><td>${i * 8 + r}</td><td><a href="https://example.com/t/${i}/${r}">Link ${r}</a></td></tr>`).join('');
+    const rows = Array.from(
+      { length: 8 },
+      (_, r) =>
+        `<tr><td>Zeile ${r}</td><td>${i * 8 + r}</td><td><a href="https://example.com/t/${i}/${r}">Link ${r}</a></td></tr>`,
+    ).join('');
     const p =
       `<h2>Abschnitt ${i}</h2><p>Absatz ${i} mit <b>Fettdruck</b>, <i>Kursivem</i>, <code>code()</code> und einem ` +
       `<a href="https://example.com/${i}">Verweis</a>. Köln liegt am Rhein; der Dom ist gotisch.</p>` +
@@ -68,10 +72,19 @@ function pageHtml(bytes: number): string {
   return `<!doctype html><html><head><title>Bench</title></head><body>${parts.join('\n')}</body></html>`;
 }
 
-async function post(base: string, p: string, body: unknown): Promise<{ status: number; ms: number; cache: string | null; body: any }> {
+async function post(
+  base: string,
+  p: string,
+  body: unknown,
+): Promise<{ status: number; ms: number; cache: string | null; body: any }> {
   const payload = JSON.stringify(body);
   const t0 = performance.now();
-  const res = await fetch(base + p, { method: 'POST', headers: { 'content-type': 'application/json' }, body: payload, signal: AbortSignal.timeout(120_000) });
+  const res = await fetch(base + p, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: payload,
+    signal: AbortSignal.timeout(120_000),
+  });
   const text = await res.text();
   const took = performance.now() - t0;
   let parsed: unknown = text;
@@ -88,16 +101,29 @@ async function main(): Promise<void> {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'docproc-bench-transformer-'));
   cleanups.add(async () => fs.rmSync(tmp, { recursive: true, force: true }));
   try {
-    out(`transformer bench: ${os.availableParallelism()} cores, load average ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}, Node ${process.version}`);
+    out(
+      `transformer bench: ${os.availableParallelism()} cores, load average ${os
+        .loadavg()
+        .map((x) => x.toFixed(1))
+        .join(' ')}, Node ${process.version}`,
+    );
     const llm = await startLlmServer();
     llm.respond(() => ({ delayMs: LATENCY_MS }));
     cleanups.add(() => llm.close());
     out(`LLM test server on ${llm.url}: every answer after ${LATENCY_MS} ms`);
 
     const t0 = performance.now();
-    const temporal = await startTemporalDev({ bin: temporalBinary(), dbFile: path.join(tmp, 'temporal.db'), port: await freePort(), uiPort: 0, headless: true });
+    const temporal = await startTemporalDev({
+      bin: temporalBinary(),
+      dbFile: path.join(tmp, 'temporal.db'),
+      port: await freePort(),
+      uiPort: 0,
+      headless: true,
+    });
     cleanups.add(() => temporal.stop(10_000));
-    out(`temporal dev server on ${temporal.address} (file DB, WAL), ready in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    out(
+      `temporal dev server on ${temporal.address} (file DB, WAL), ready in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+    );
 
     const port = await freePort();
     const env = {
@@ -119,12 +145,18 @@ async function main(): Promise<void> {
     out(memLine('worker', procs.worker.child.pid));
 
     // ---- template: misses (model, 200 ms) against hits (blob store, no job)
-    const request = { text: 'Ada und Alan trafen sich am 3. Mai in Köln und beschlossen, das Projekt fortzusetzen.', template: 'Besprechung', target_language: 'en' };
+    const request = {
+      text: 'Ada und Alan trafen sich am 3. Mai in Köln und beschlossen, das Projekt fortzusetzen.',
+      template: 'Besprechung',
+      target_language: 'en',
+    };
     const unexpected: string[] = [];
     const check = (r: Awaited<ReturnType<typeof post>>, want: string) => {
-      if (r.status !== 200 || r.cache !== want) unexpected.push(`${r.status} X-Cache ${r.cache} (wanted ${want}) ${JSON.stringify(r.body).slice(0, 200)}`);
+      if (r.status !== 200 || r.cache !== want)
+        unexpected.push(`${r.status} X-Cache ${r.cache} (wanted ${want}) ${JSON.stringify(r.body).slice(0, 200)}`);
     };
-    for (let i = 0; i < 3; i++) check(await post(url, '/api/transformer/template', { ...request, use_cache: false }), 'miss');
+    for (let i = 0; i < 3; i++)
+      check(await post(url, '/api/transformer/template', { ...request, use_cache: false }), 'miss');
     const misses: number[] = [];
     for (let i = 0; i < MISS_N; i++) {
       const r = await post(url, '/api/transformer/template', { ...request, use_cache: false });
@@ -146,28 +178,43 @@ async function main(): Promise<void> {
     out(statLine('hit (default use_cache)', hits));
     const hit = stats(hits).p50;
     const miss = stats(misses).p50;
-    out(`hit p50 ${ms(hit)} (goal ≤ 20 ms: ${hit <= 20 ? 'met' : 'NOT met'}); miss p50 ${ms(miss)}; miss/hit ratio ${(miss / hit).toFixed(1)}×`);
-    out(`model calls during the ${HIT_N} hits: ${hitCalls}; unexpected answers: ${unexpected.length}${unexpected.length ? ` (first: ${unexpected[0]})` : ''}`);
+    out(
+      `hit p50 ${ms(hit)} (goal ≤ 20 ms: ${hit <= 20 ? 'met' : 'NOT met'}); miss p50 ${ms(miss)}; miss/hit ratio ${(miss / hit).toFixed(1)}×`,
+    );
+    out(
+      `model calls during the ${HIT_N} hits: ${hitCalls}; unexpected answers: ${unexpected.length}${unexpected.length ? ` (first: ${unexpected[0]})` : ''}`,
+    );
 
     // ---- html-to-markdown of a generated 1 MB page, without the cache
     const html = pageHtml(HTML_BYTES);
     out();
-    out(`POST /api/transformer/html-to-markdown, use_cache:false, generated page of ${(html.length / 1024 / 1024).toFixed(2)} MB (${Buffer.byteLength(html)} bytes UTF-8)`);
+    out(
+      `POST /api/transformer/html-to-markdown, use_cache:false, generated page of ${(html.length / 1024 / 1024).toFixed(2)} MB (${Buffer.byteLength(html)} bytes UTF-8)`,
+    );
     out(`before: ${memLine('api', procs.api.child.pid)}`);
     out(`before: ${memLine('worker', procs.worker.child.pid)}`);
     const times: number[] = [];
     for (let i = 0; i < HTML_RUNS; i++) {
       const r = await post(url, '/api/transformer/html-to-markdown', { html, use_cache: false });
       const md: string = r.body?.data?.markdown ?? '';
-      out(`run ${i + 1}: ${r.status} X-Cache ${r.cache} in ${ms(r.ms)}; Markdown ${(md.length / 1024).toFixed(0)} KB, ${(md.match(/^\| /gm) ?? []).length} table lines, ${(md.match(/\]\(https:/g) ?? []).length} links`);
+      out(
+        `run ${i + 1}: ${r.status} X-Cache ${r.cache} in ${ms(r.ms)}; Markdown ${(md.length / 1024).toFixed(0)} KB, ${(md.match(/^\| /gm) ?? []).length} table lines, ${(md.match(/\]\(https:/g) ?? []).length} links`,
+      );
       if (r.status !== 200) out(`   body: ${JSON.stringify(r.body).slice(0, 300)}`);
       times.push(r.ms);
     }
     const first = times[0];
-    out(`1 MB html-to-markdown: first ${ms(first)}, median ${ms(stats(times).p50)} (goal ≤ 2 s: ${stats(times).p50 <= 2000 ? 'met' : 'NOT met'})`);
+    out(
+      `1 MB html-to-markdown: first ${ms(first)}, median ${ms(stats(times).p50)} (goal ≤ 2 s: ${stats(times).p50 <= 2000 ? 'met' : 'NOT met'})`,
+    );
     out(`after: ${memLine('api', procs.api.child.pid)}`);
     out(`after: ${memLine('worker', procs.worker.child.pid)}`);
-    out(`load average at the end ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+    out(
+      `load average at the end ${os
+        .loadavg()
+        .map((x) => x.toFixed(1))
+        .join(' ')}`,
+    );
   } finally {
     await cleanups.run();
   }

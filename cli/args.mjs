@@ -6,7 +6,21 @@
 export class UsageError extends Error {}
 
 const BOOLEAN = new Set(['json', 'no-follow', 'quiet', 'help', 'job', 'async']);
-const VALUED = new Set(['field', 'file', 'url', 'method', 'out', 'language', 'target-language', 'source-language', 'template', 'html', 'text', 'body', 'wait']);
+const VALUED = new Set([
+  'field',
+  'file',
+  'url',
+  'method',
+  'out',
+  'language',
+  'target-language',
+  'source-language',
+  'template',
+  'html',
+  'text',
+  'body',
+  'wait',
+]);
 
 /** @returns {{ positionals: string[], fields: [string, unknown][], files: string[], flags: Set<string>, opts: Record<string, string> }} */
 export function parseArgs(argv) {

@@ -28,7 +28,11 @@ export function createClient(env = process.env) {
   async function send(method, urlPath, { json, form, accept, lastEventId, prefer } = {}) {
     const init = {
       method,
-      headers: headers({ ...(accept ? { Accept: accept } : {}), ...(lastEventId ? { 'Last-Event-ID': String(lastEventId) } : {}), ...(prefer ? { Prefer: prefer } : {}) }),
+      headers: headers({
+        ...(accept ? { Accept: accept } : {}),
+        ...(lastEventId ? { 'Last-Event-ID': String(lastEventId) } : {}),
+        ...(prefer ? { Prefer: prefer } : {}),
+      }),
     };
     if (form) init.body = form;
     else if (json !== undefined) {
@@ -88,7 +92,11 @@ function fileNameOf(res, urlPath) {
   const cd = res.headers.get('content-disposition') ?? '';
   const star = /filename\*=UTF-8''([^;]+)/i.exec(cd);
   const plain = /filename="?([^";]+)"?/i.exec(cd);
-  const name = star ? decodeURIComponent(star[1]) : plain ? plain[1] : decodeURIComponent(urlPath.split('?')[0].split('/').pop() || 'download');
+  const name = star
+    ? decodeURIComponent(star[1])
+    : plain
+      ? plain[1]
+      : decodeURIComponent(urlPath.split('?')[0].split('/').pop() || 'download');
   return path.basename(name);
 }
 

@@ -9,7 +9,10 @@ import { ApiError } from './client.mjs';
 export async function followJob(client, jobId, onProgress) {
   let last = 0;
   for (let attempt = 0; attempt < 20; attempt++) {
-    const res = await client.send('GET', `/api/jobs/${encodeURIComponent(jobId)}/events`, { accept: 'text/event-stream', lastEventId: last });
+    const res = await client.send('GET', `/api/jobs/${encodeURIComponent(jobId)}/events`, {
+      accept: 'text/event-stream',
+      lastEventId: last,
+    });
     const end = await readEvents(res, (ev) => {
       if (ev.id) last = Number(ev.id) || last;
       if (ev.event === 'processing') onProgress(ev.data);
@@ -24,7 +27,11 @@ export async function followJob(client, jobId, onProgress) {
     if (job?.status === 'failed') return { phase: 'failed', error: job.error };
     await new Promise((resolve) => setTimeout(resolve, Math.min(2000, 200 * (attempt + 1))));
   }
-  throw new ApiError(0, 'STREAM_LOST', `the event stream of ${jobId} kept dropping; read it with: docproc get ${jobId}`);
+  throw new ApiError(
+    0,
+    'STREAM_LOST',
+    `the event stream of ${jobId} kept dropping; read it with: docproc get ${jobId}`,
+  );
 }
 
 /** Parses an event stream; `handle` answers a value to stop with it. */
@@ -82,7 +89,9 @@ export function progressPrinter(stream = process.stderr) {
       if (tty) {
         const width = 30;
         const fill = Math.round((pct / 100) * width);
-        stream.write(`\r[${'#'.repeat(fill)}${'-'.repeat(width - fill)}] ${String(pct).padStart(3)}% ${msg.padEnd(60)}`);
+        stream.write(
+          `\r[${'#'.repeat(fill)}${'-'.repeat(width - fill)}] ${String(pct).padStart(3)}% ${msg.padEnd(60)}`,
+        );
         return;
       }
       const line = `progress ${String(pct).padStart(3)}% ${msg}`;

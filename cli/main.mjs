@@ -77,19 +77,30 @@ async function run(args, client, json) {
   // can cut a long wait, and the job id is known from the first answer.
   const withFile = async (urlPath, file, extra = []) => {
     const big = args.flags.has('async') || (fs.existsSync(file) && fs.statSync(file).size > ASYNC_UPLOAD_BYTES);
-    return sync('POST', urlPath, { form: await multipart([...extra, ...fields], [['file', file]]), ...(big ? { prefer: 'respond-async' } : {}) });
+    return sync('POST', urlPath, {
+      form: await multipart([...extra, ...fields], [['file', file]]),
+      ...(big ? { prefer: 'respond-async' } : {}),
+    });
   };
 
   switch (command) {
     case 'pdf':
-      return withFile('/api/pdf/process', one(rest, 'FILE'), args.opts.method ? [['extraction_method', args.opts.method]] : []);
+      return withFile(
+        '/api/pdf/process',
+        one(rest, 'FILE'),
+        args.opts.method ? [['extraction_method', args.opts.method]] : [],
+      );
     case 'audio':
       return withFile('/api/audio/process', one(rest, 'FILE'));
     case 'imageocr':
-      if (args.opts.url) return sync('POST', '/api/imageocr/process-url', { json: { ...Object.fromEntries(fields), url: args.opts.url } });
+      if (args.opts.url)
+        return sync('POST', '/api/imageocr/process-url', {
+          json: { ...Object.fromEntries(fields), url: args.opts.url },
+        });
       return withFile('/api/imageocr/process', one(rest, 'FILE'));
     case 'video':
-      if (args.opts.url) return sync('POST', '/api/video/process', { json: { ...Object.fromEntries(fields), url: args.opts.url } });
+      if (args.opts.url)
+        return sync('POST', '/api/video/process', { json: { ...Object.fromEntries(fields), url: args.opts.url } });
       return withFile('/api/video/process', one(rest, 'FILE'));
     case 'transformer': {
       const op = one(rest, 'OPERATION');
@@ -124,9 +135,13 @@ async function run(args, client, json) {
         ? `/api/jobs/${what}/download-archive`
         : `/api/event-job/files/${what.replace(/^\/+/, '').split('/').map(encodeURIComponent).join('/')}`;
       const r = await client.download(urlPath, args.opts.out);
-      if (r.status === 202) throw new ApiError(202, 'JOB_RUNNING', `${what} is still running; download it when it has finished`);
+      if (r.status === 202)
+        throw new ApiError(202, 'JOB_RUNNING', `${what} is still running; download it when it has finished`);
       if (r.file === '-') return;
-      if (json) process.stdout.write(`${JSON.stringify({ status: 'success', data: { file: path.resolve(r.file), bytes: r.bytes, content_type: r.type } })}\n`);
+      if (json)
+        process.stdout.write(
+          `${JSON.stringify({ status: 'success', data: { file: path.resolve(r.file), bytes: r.bytes, content_type: r.type } })}\n`,
+        );
       else process.stderr.write(`saved ${r.file} (${r.bytes} bytes)\n`);
       return;
     }
@@ -134,10 +149,17 @@ async function run(args, client, json) {
       const [method, urlPath] = [one(rest, 'METHOD'), rest[1]];
       if (!urlPath || !urlPath.startsWith('/')) throw new UsageError('call needs METHOD and a PATH starting with /');
       if (args.files.length) {
-        const files = args.files.map((f) => (/^[A-Za-z_][\w-]*=/.test(f) && !fs.existsSync(f) ? f.split(/=(.*)/s).slice(0, 2) : ['file', f]));
+        const files = args.files.map((f) =>
+          /^[A-Za-z_][\w-]*=/.test(f) && !fs.existsSync(f) ? f.split(/=(.*)/s).slice(0, 2) : ['file', f],
+        );
         return sync(method.toUpperCase(), urlPath, { form: await multipart(fields, files) });
       }
-      const body = args.opts.body !== undefined ? parseBody(args.opts.body) : fields.length ? Object.fromEntries(fields) : undefined;
+      const body =
+        args.opts.body !== undefined
+          ? parseBody(args.opts.body)
+          : fields.length
+            ? Object.fromEntries(fields)
+            : undefined;
       return sync(method.toUpperCase(), urlPath, { json: body });
     }
     default:
@@ -150,7 +172,10 @@ async function finishJob(client, jobId, progress, json) {
   progress.done();
   if (end.phase === 'failed') {
     const e = end.error ?? {};
-    throw Object.assign(new ApiError(0, e.code ?? 'JOB_FAILED', e.message ?? 'the job failed', e.details), { jobId, jobFailed: true });
+    throw Object.assign(new ApiError(0, e.code ?? 'JOB_FAILED', e.message ?? 'the job failed', e.details), {
+      jobId,
+      jobFailed: true,
+    });
   }
   printResult({ status: 'success', data: { job_id: jobId, status: 'completed', results: end.data ?? {} } }, json);
 }

@@ -1,7 +1,16 @@
 import { UsageError } from './args.mjs';
 import { ApiError } from './client.mjs';
 
-const TEXT_FIELDS = ['markdown', 'extracted_text', 'transformed_text', 'output_text', 'translated_text', 'text', 'summary', 'story'];
+const TEXT_FIELDS = [
+  'markdown',
+  'extracted_text',
+  'transformed_text',
+  'output_text',
+  'translated_text',
+  'text',
+  'summary',
+  'story',
+];
 
 /**
  * Prints an answer. `--json`: the JSON envelope on one line, nothing else on stdout. Otherwise the answer's main
@@ -12,9 +21,13 @@ export function printResult(body, json, { whole = false } = {}) {
     process.stdout.write(`${JSON.stringify(body)}\n`);
     return;
   }
-  const data = body && typeof body === 'object' ? body.data ?? body : body;
-  const inner = data && typeof data === 'object' && data.results && typeof data.results === 'object' ? data.results : data;
-  const text = whole || !inner || typeof inner !== 'object' ? undefined : TEXT_FIELDS.map((f) => inner[f]).find((v) => typeof v === 'string');
+  const data = body && typeof body === 'object' ? (body.data ?? body) : body;
+  const inner =
+    data && typeof data === 'object' && data.results && typeof data.results === 'object' ? data.results : data;
+  const text =
+    whole || !inner || typeof inner !== 'object'
+      ? undefined
+      : TEXT_FIELDS.map((f) => inner[f]).find((v) => typeof v === 'string');
   if (typeof data === 'string') process.stdout.write(data.endsWith('\n') ? data : `${data}\n`);
   else if (text !== undefined) process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
   else process.stdout.write(`${JSON.stringify(data, null, 2)}\n`);
@@ -26,11 +39,17 @@ export function printError(err, json) {
   const message = err instanceof Error ? err.message : String(err);
   const details = err instanceof ApiError ? err.details : undefined;
   if (json) {
-    const error = { code, message, ...(details !== undefined ? { details } : {}), ...(err?.jobId ? { job_id: err.jobId } : {}) };
+    const error = {
+      code,
+      message,
+      ...(details !== undefined ? { details } : {}),
+      ...(err?.jobId ? { job_id: err.jobId } : {}),
+    };
     process.stdout.write(`${JSON.stringify({ status: 'error', error })}\n`);
     return;
   }
-  const where = err instanceof ApiError && err.status ? ` (${err.status})` : err?.jobFailed ? ` (job ${err.jobId} failed)` : '';
+  const where =
+    err instanceof ApiError && err.status ? ` (${err.status})` : err?.jobFailed ? ` (job ${err.jobId} failed)` : '';
   process.stderr.write(`docproc: ${code}${where}: ${message}\n`);
 }
 

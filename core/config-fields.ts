@@ -88,7 +88,10 @@ export const llmPrices = z
     try {
       data = JSON.parse(v);
     } catch {
-      ctx.addIssue({ code: 'custom', message: 'expected JSON: {"<model>": {"input": <price>, "output": <price>}} per 1k tokens' });
+      ctx.addIssue({
+        code: 'custom',
+        message: 'expected JSON: {"<model>": {"input": <price>, "output": <price>}} per 1k tokens',
+      });
       return z.NEVER;
     }
     if (typeof data !== 'object' || data === null || Array.isArray(data)) {
@@ -98,7 +101,10 @@ export const llmPrices = z
     const prices: LlmPrices = {};
     for (const [model, price] of Object.entries(data)) {
       if (!isPrice(price)) {
-        ctx.addIssue({ code: 'custom', message: 'every model needs non-negative numbers "input" and "output" (per 1k tokens)' });
+        ctx.addIssue({
+          code: 'custom',
+          message: 'every model needs non-negative numbers "input" and "output" (per 1k tokens)',
+        });
         return z.NEVER;
       }
       prices[model] = { input: price.input, output: price.output };

@@ -84,7 +84,9 @@ export function llmProviderOf(raw: LlmVariables): LlmProviderName {
 export function localLlmConfig(raw: LlmVariables): LocalLlmConfig {
   const cache = path.resolve(raw.DOCPROC_CACHE_DIR ?? path.join(os.homedir(), '.cache', 'docproc'));
   return {
-    modelPath: path.resolve(raw.LLM_LOCAL_MODEL_PATH ?? path.join(cache, 'models', 'qwen2.5-coder-1.5b-instruct', LOCAL_LLM_FILE)),
+    modelPath: path.resolve(
+      raw.LLM_LOCAL_MODEL_PATH ?? path.join(cache, 'models', 'qwen2.5-coder-1.5b-instruct', LOCAL_LLM_FILE),
+    ),
     port: raw.LLM_LOCAL_PORT,
     contextSize: raw.LLM_LOCAL_CONTEXT,
     threads: raw.LLM_LOCAL_THREADS,

@@ -3,7 +3,14 @@ import path from 'node:path';
 import { z } from 'zod';
 import { bool, decimal, httpUrl, int, llmPrices, optionalString } from './config-fields';
 import { SMALLEST_PDF_PAGE_GROUP, TEMPORAL_PENDING_LIMIT } from './fanout';
-import { localLlmConfig, llmProviderOf, resolveLlm, type LlmConfig, type LlmProviderName, type LocalLlmConfig } from './config-llm';
+import {
+  localLlmConfig,
+  llmProviderOf,
+  resolveLlm,
+  type LlmConfig,
+  type LlmProviderName,
+  type LocalLlmConfig,
+} from './config-llm';
 
 export type { LlmPrice, LlmPrices } from './config-fields';
 export { DEFAULT_LLM_BASE_URL, type LlmConfig, type LlmProviderName, type LocalLlmConfig } from './config-llm';
@@ -56,10 +63,20 @@ export const configSchema = z.object({
     .transform((v, ctx) => {
       const s = (v ?? '').trim().toLowerCase();
       if (s === '' || s === 'all' || s === 'both') return [...WORKER_QUEUE_KINDS];
-      const list = [...new Set(s.split(',').map((q) => q.trim()).filter(Boolean))];
+      const list = [
+        ...new Set(
+          s
+            .split(',')
+            .map((q) => q.trim())
+            .filter(Boolean),
+        ),
+      ];
       const bad = list.filter((q) => !(WORKER_QUEUE_KINDS as readonly string[]).includes(q));
       if (bad.length || !list.length) {
-        ctx.addIssue({ code: 'custom', message: `expected a comma-separated list of ${WORKER_QUEUE_KINDS.join(', ')} (or all); got ${bad.join(', ') || 'none'}` });
+        ctx.addIssue({
+          code: 'custom',
+          message: `expected a comma-separated list of ${WORKER_QUEUE_KINDS.join(', ')} (or all); got ${bad.join(', ') || 'none'}`,
+        });
         return z.NEVER;
       }
       return WORKER_QUEUE_KINDS.filter((q) => list.includes(q));
@@ -75,7 +92,10 @@ export const configSchema = z.object({
   /** `GET /metrics` of the API without the API key (for a scraper inside a trusted network). */
   METRICS_PUBLIC: bool(false),
   /** A worker's Prometheus listener (`/metrics`, with the Temporal SDK's metrics): unset = none, 0 = a free port. */
-  WORKER_METRICS_PORT: z.preprocess((v) => (typeof v === 'string' && v.trim() === '' ? undefined : v), z.coerce.number().int().min(0).max(65535).optional()),
+  WORKER_METRICS_PORT: z.preprocess(
+    (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
+    z.coerce.number().int().min(0).max(65535).optional(),
+  ),
   WORKER_METRICS_HOST: z.string().optional().default('127.0.0.1'),
   STORAGE: z.enum(['local', 's3']).optional().default('local'),
   S3_ENDPOINT: optionalString,
@@ -144,7 +164,10 @@ export const configSchema = z.object({
   PROVIDER_OUTAGE_MAX_MS: int(900_000, 0, 86_400_000),
   LLM_PRICES: llmPrices,
   /** `local` (the model server `npm start` runs), `openai` (an OpenAI-compatible endpoint) or `none`; see `Config.llm`. */
-  LLM_PROVIDER: z.preprocess((v) => (typeof v === 'string' ? v.trim().toLowerCase() || undefined : v), z.enum(['local', 'openai', 'none']).optional()),
+  LLM_PROVIDER: z.preprocess(
+    (v) => (typeof v === 'string' ? v.trim().toLowerCase() || undefined : v),
+    z.enum(['local', 'openai', 'none']).optional(),
+  ),
   /** The local model server (llm-server/main.ts): loopback port, GGUF file, context, threads, slots, queue bound. */
   LLM_LOCAL_PORT: int(8091, 1, 65535),
   LLM_LOCAL_MODEL_PATH: optionalString,
@@ -166,7 +189,10 @@ export const configSchema = z.object({
   /** Speech to text: `local` (faster-whisper, see providers/speech/local.ts) or `openai`. */
   SPEECH_PROVIDER: z.enum(['local', 'openai']).optional().default('local'),
   /** Local model: `base`, `small` (provisioned into the engine cache) or a model directory. */
-  SPEECH_MODEL: z.string().optional().transform((v) => (v === undefined || v.trim() === '' ? 'base' : v.trim())),
+  SPEECH_MODEL: z
+    .string()
+    .optional()
+    .transform((v) => (v === undefined || v.trim() === '' ? 'base' : v.trim())),
   /** CTranslate2 threads per engine process; 0 shares the cores among the processes. */
   SPEECH_THREADS: int(0, 0, 256),
   /** The python of the speech venv and the model directory; default: in the engine cache. */
@@ -214,7 +240,13 @@ export interface SpeechApiConfig {
 export const DEFAULT_EXTERNAL_OCR_MODEL = 'mistral-ocr-latest';
 
 /** The target groups of `/api/story` when `STORY_TARGET_GROUPS` is not set. */
-export const DEFAULT_STORY_TARGET_GROUPS = ['general public', 'students', 'professionals', 'decision makers', 'journalists'];
+export const DEFAULT_STORY_TARGET_GROUPS = [
+  'general public',
+  'students',
+  'professionals',
+  'decision makers',
+  'journalists',
+];
 
 export interface Config extends RawConfig {
   /** Parsed `STORY_TARGET_GROUPS`, or the default list. */
@@ -274,8 +306,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const missing = (['S3_ENDPOINT', 'S3_ACCESS_KEY', 'S3_SECRET_KEY'] as const).filter((k) => !raw[k]);
     if (missing.length) throw new ConfigError(`STORAGE=s3 needs ${missing.join(', ')}`);
   }
-  if (Boolean(raw.TEMPORAL_TLS_CERT) !== Boolean(raw.TEMPORAL_TLS_KEY)) throw new ConfigError('TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY go together (mTLS)');
-  if (raw.SPEECH_PROVIDER === 'openai' && !raw.SPEECH_BASE_URL) throw new ConfigError('SPEECH_PROVIDER=openai needs SPEECH_BASE_URL');
+  if (Boolean(raw.TEMPORAL_TLS_CERT) !== Boolean(raw.TEMPORAL_TLS_KEY))
+    throw new ConfigError('TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY go together (mTLS)');
+  if (raw.SPEECH_PROVIDER === 'openai' && !raw.SPEECH_BASE_URL)
+    throw new ConfigError('SPEECH_PROVIDER=openai needs SPEECH_BASE_URL');
   if (raw.S3_BUCKET.length < 3) throw new ConfigError('S3_BUCKET: bucket names need 3 or more characters');
   checkPendingBounds(raw);
   const docWhitelist = (raw.ALLOW_DOC_WHITELIST ?? '')
@@ -289,19 +323,33 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     localLlm: localLlmConfig(raw),
     speechApi:
       raw.SPEECH_PROVIDER === 'openai' && raw.SPEECH_BASE_URL
-        ? { baseUrl: raw.SPEECH_BASE_URL, apiKey: raw.SPEECH_API_KEY, model: env.SPEECH_MODEL?.trim() ? raw.SPEECH_MODEL : 'whisper-1', timeoutMs: raw.SPEECH_TIMEOUT_MS }
+        ? {
+            baseUrl: raw.SPEECH_BASE_URL,
+            apiKey: raw.SPEECH_API_KEY,
+            model: env.SPEECH_MODEL?.trim() ? raw.SPEECH_MODEL : 'whisper-1',
+            timeoutMs: raw.SPEECH_TIMEOUT_MS,
+          }
         : null,
     externalOcr: raw.EXTERNAL_OCR_URL
-      ? { url: raw.EXTERNAL_OCR_URL, apiKey: raw.EXTERNAL_OCR_API_KEY, model: raw.EXTERNAL_OCR_MODEL, timeoutMs: raw.EXTERNAL_OCR_TIMEOUT_MS }
+      ? {
+          url: raw.EXTERNAL_OCR_URL,
+          apiKey: raw.EXTERNAL_OCR_API_KEY,
+          model: raw.EXTERNAL_OCR_MODEL,
+          timeoutMs: raw.EXTERNAL_OCR_TIMEOUT_MS,
+        }
       : null,
     dataDir: path.resolve(raw.DATA_DIR),
     scratchDir: path.resolve(raw.SCRATCH_DIR ?? path.join(raw.DATA_DIR, 'scratch')),
     loopbackOnly: isLoopbackHost(raw.HOST),
     docWhitelist,
-    storyTargetGroups: listOf(raw.STORY_TARGET_GROUPS ?? '').length ? [...new Set(listOf(raw.STORY_TARGET_GROUPS ?? ''))] : DEFAULT_STORY_TARGET_GROUPS,
+    storyTargetGroups: listOf(raw.STORY_TARGET_GROUPS ?? '').length
+      ? [...new Set(listOf(raw.STORY_TARGET_GROUPS ?? ''))]
+      : DEFAULT_STORY_TARGET_GROUPS,
     temporalAddress: raw.TEMPORAL_ADDRESS ?? `127.0.0.1:${raw.TEMPORAL_DEV_PORT}`,
     inputRoots: raw.INPUT_ROOTS
-      ? raw.INPUT_ROOTS.split(',').map((r) => path.resolve(r.trim())).filter(Boolean)
+      ? raw.INPUT_ROOTS.split(',')
+          .map((r) => path.resolve(r.trim()))
+          .filter(Boolean)
       : [path.resolve(raw.DATA_DIR), ...(isLoopbackHost(raw.HOST) ? [os.tmpdir()] : [])],
   };
 }
@@ -315,7 +363,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
  */
 function checkPendingBounds(raw: RawConfig): void {
   if (raw.BATCH_WINDOW > TEMPORAL_PENDING_LIMIT) {
-    throw new ConfigError(`BATCH_WINDOW: at most ${TEMPORAL_PENDING_LIMIT} (Temporal's limit of pending child workflows per run); got ${raw.BATCH_WINDOW}`);
+    throw new ConfigError(
+      `BATCH_WINDOW: at most ${TEMPORAL_PENDING_LIMIT} (Temporal's limit of pending child workflows per run); got ${raw.BATCH_WINDOW}`,
+    );
   }
   const groups = Math.ceil(raw.MAX_PDF_PAGES / SMALLEST_PDF_PAGE_GROUP);
   if (groups >= TEMPORAL_PENDING_LIMIT) {
@@ -328,7 +378,8 @@ function checkPendingBounds(raw: RawConfig): void {
 }
 
 /** Media activity slots of a worker: `MEDIA_CONCURRENCY`, or one per core. */
-export const mediaSlots = (config: Pick<RawConfig, 'MEDIA_CONCURRENCY'>): number => config.MEDIA_CONCURRENCY || Math.max(1, os.availableParallelism());
+export const mediaSlots = (config: Pick<RawConfig, 'MEDIA_CONCURRENCY'>): number =>
+  config.MEDIA_CONCURRENCY || Math.max(1, os.availableParallelism());
 
 /**
  * Model-calling activity slots of a worker (the `llm` queue): `WORKER_LLM_SLOTS`, else sized to the model: with the

@@ -95,7 +95,9 @@ export function validationMessage(issues: ValidationIssue[]): string {
   const parts: string[] = [];
   if (missing.length) {
     const named = missing.slice(0, MAX_NAMED);
-    parts.push(`${listing(named)}${missing.length > named.length ? ` (and ${missing.length - named.length} more)` : ''} ${missing.length === 1 ? 'is' : 'are'} required`);
+    parts.push(
+      `${listing(named)}${missing.length > named.length ? ` (and ${missing.length - named.length} more)` : ''} ${missing.length === 1 ? 'is' : 'are'} required`,
+    );
   }
   const room = Math.max(1, MAX_NAMED - Math.min(missing.length, MAX_NAMED));
   for (const i of others.slice(0, room)) parts.push(i.path ? `${i.path}: ${i.message}` : i.message);

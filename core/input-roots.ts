@@ -24,5 +24,7 @@ export async function isInsideInputRoots(resolved: string, roots: readonly strin
  */
 export async function assertInsideInputRoots(filename: string, roots: readonly string[]): Promise<void> {
   if (path.isAbsolute(filename) && (await isInsideInputRoots(await resolveInputPath(filename), roots))) return;
-  throw new AppError('FORBIDDEN', 'The file lies outside the directories this server may read (INPUT_ROOTS).', { filename });
+  throw new AppError('FORBIDDEN', 'The file lies outside the directories this server may read (INPUT_ROOTS).', {
+    filename,
+  });
 }

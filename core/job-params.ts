@@ -11,7 +11,10 @@ const isHttpUrl = (u: string): boolean => {
   }
 };
 /** An absolute http(s) URL (session pages, videos, attachments). */
-const httpUrl = z.string({ error: (i) => (i.input === undefined ? 'required' : 'a string') }).max(4096).refine(isHttpUrl, 'an absolute http or https URL');
+const httpUrl = z
+  .string({ error: (i) => (i.input === undefined ? 'required' : 'a string') })
+  .max(4096)
+  .refine(isHttpUrl, 'an absolute http or https URL');
 
 export const webhookConfig = z.object({
   url: z.string().url().max(2048),
@@ -19,7 +22,14 @@ export const webhookConfig = z.object({
   jobId: z.string().max(256).optional(),
 });
 
-export const TRANSFORMER_OPERATIONS = ['html-to-markdown', 'extract-tables', 'text', 'template', 'summarize', 'blocks'] as const;
+export const TRANSFORMER_OPERATIONS = [
+  'html-to-markdown',
+  'extract-tables',
+  'text',
+  'template',
+  'summarize',
+  'blocks',
+] as const;
 
 export const transformerParams = z
   .object({
@@ -38,7 +48,11 @@ export const transformerParams = z
       ctx.addIssue({ code: 'custom', path: ['text'], message: `text is required for ${p.operation}` });
     }
     if (p.operation === 'template' && (typeof p.template === 'string') === (typeof p.template_content === 'string')) {
-      ctx.addIssue({ code: 'custom', path: ['template'], message: 'give exactly one of template and template_content' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['template'],
+        message: 'give exactly one of template and template_content',
+      });
     }
     if (p.operation === 'blocks' && !Array.isArray(p.blocks)) {
       ctx.addIssue({ code: 'custom', path: ['blocks'], message: 'blocks is required for blocks' });
@@ -53,7 +67,9 @@ export const DISCARD_UPLOAD = 'discard_upload';
 
 /** The upload a finished job should remove, if it has one. */
 export function uploadToDiscard(p: Record<string, unknown> | undefined): string | null {
-  return p && p[DISCARD_UPLOAD] === true && typeof p.file_key === 'string' && p.file_key.startsWith('uploads/') ? p.file_key : null;
+  return p && p[DISCARD_UPLOAD] === true && typeof p.file_key === 'string' && p.file_key.startsWith('uploads/')
+    ? p.file_key
+    : null;
 }
 
 /** The page range rule (`core/page-range.ts`) as a zod refinement: its issue, if any, joins the others. */
@@ -66,7 +82,10 @@ export const pdfParams = z
   .object({
     /** A path inside INPUT_ROOTS (`/api/pdf/job`), or an uploaded file's blob key (`/api/pdf/process`). */
     filename: z.string().min(1).max(4096).optional(),
-    file_key: z.string().regex(/^uploads\/[A-Za-z0-9._\/-]+$/).optional(),
+    file_key: z
+      .string()
+      .regex(/^uploads\/[A-Za-z0-9._\/-]+$/)
+      .optional(),
     /** An http(s) URL the job downloads (SSRF-guarded, at most MAX_UPLOAD_MB). */
     url: httpUrl.optional(),
     original_name: z.string().max(500).optional(),
@@ -77,7 +96,10 @@ export const pdfParams = z
     includeImages: z.boolean().optional(),
     page_start: z.number().int().min(1).optional(),
     page_end: z.number().int().min(1).optional(),
-    source_language: z.string().regex(/^[a-z]{2}$/).optional(),
+    source_language: z
+      .string()
+      .regex(/^[a-z]{2}$/)
+      .optional(),
     ocr_language: z.string().max(100).optional(),
     webhook: webhookConfig.optional(),
   })
@@ -93,7 +115,10 @@ const audioLanguage = z.string().regex(/^([a-z]{2}|auto)$/, 'an ISO 639-1 code s
 /** A job's input file: a path inside INPUT_ROOTS (`/api/jobs/`) or an upload's blob key (a synchronous route). */
 const inputFile = {
   filename: z.string().min(1).max(4096).optional(),
-  file_key: z.string().regex(/^uploads\/[A-Za-z0-9._\/-]+$/).optional(),
+  file_key: z
+    .string()
+    .regex(/^uploads\/[A-Za-z0-9._\/-]+$/)
+    .optional(),
   original_name: z.string().max(500).optional(),
 };
 
@@ -101,13 +126,18 @@ const inputFile = {
 function refineOneInput(p: { filename?: unknown; file_key?: unknown; url?: unknown }, ctx: z.RefinementCtx): void {
   const given = [p.filename, p.file_key, p.url].filter((v) => v !== undefined).length;
   if (given === 0) ctx.addIssue({ code: 'custom', path: ['filename'], message: 'filename is required (or a url)' });
-  if (given > 1) ctx.addIssue({ code: 'custom', path: ['url'], message: 'give exactly one of filename, an uploaded file and url' });
+  if (given > 1)
+    ctx.addIssue({ code: 'custom', path: ['url'], message: 'give exactly one of filename, an uploaded file and url' });
 }
 
 /** What a transcription takes (audio and video jobs): languages, template, cache use and the webhook. */
 const transcriptionFields = {
   source_language: audioLanguage.optional().default('de'),
-  target_language: z.string().regex(/^[a-z]{2}$/, 'an ISO 639-1 code such as de or en').optional().default('de'),
+  target_language: z
+    .string()
+    .regex(/^[a-z]{2}$/, 'an ISO 639-1 code such as de or en')
+    .optional()
+    .default('de'),
   template: z.string().max(200).optional(),
   use_cache: z.boolean().optional(),
   webhook: webhookConfig.optional(),
@@ -126,7 +156,12 @@ export const audioParams = z
 export const videoParams = z
   .object({
     ...inputFile,
-    url: z.string().url().max(4096).refine((u) => /^https?:\/\//i.test(u), 'an http or https URL').optional(),
+    url: z
+      .string()
+      .url()
+      .max(4096)
+      .refine((u) => /^https?:\/\//i.test(u), 'an http or https URL')
+      .optional(),
     hosted: z.boolean().optional(),
     ...transcriptionFields,
   })
@@ -135,7 +170,8 @@ export const videoParams = z
     if ([p.filename, p.file_key, p.url].filter((v) => v !== undefined).length !== 1) {
       ctx.addIssue({ code: 'custom', path: ['filename'], message: 'give exactly one of filename and url' });
     }
-    if (p.hosted && p.url === undefined) ctx.addIssue({ code: 'custom', path: ['url'], message: 'url is required with hosted' });
+    if (p.hosted && p.url === undefined)
+      ctx.addIssue({ code: 'custom', path: ['url'], message: 'url is required with hosted' });
   });
 
 /** The internal `video_frames` job (`/api/video/frames`): an upload and a frame request checked by the route. */
@@ -160,9 +196,16 @@ export const knownLanguage = z.string().refine((c) => {
     return false;
   }
 }, 'a known ISO 639-1 language code such as de or en');
-const name = z.string({ error: (i) => (i.input === undefined ? 'required' : 'a string') }).trim().min(1, 'required').max(500);
+const name = z
+  .string({ error: (i) => (i.input === undefined ? 'required' : 'a string') })
+  .trim()
+  .min(1, 'required')
+  .max(500);
 const optionalText = z.preprocess((v) => (v === null ? undefined : v), z.string().max(200).optional());
-const stringList = z.preprocess((v) => (v === null ? undefined : typeof v === 'string' ? (v ? [v] : []) : v), z.array(z.string().max(2000)).max(200).optional());
+const stringList = z.preprocess(
+  (v) => (v === null ? undefined : typeof v === 'string' ? (v ? [v] : []) : v),
+  z.array(z.string().max(2000)).max(200).optional(),
+);
 
 /**
  * The session job type (spec §4.6, contract §8): `event`, `session`, `url`, `filename` and `track` are required
@@ -193,7 +236,13 @@ export const sessionParams = z
   .passthrough();
 export type SessionParams = z.infer<typeof sessionParams>;
 
-export const jobParamsByType = { transformer: transformerParams, pdf: pdfParams, session: sessionParams, audio: audioParams, video: videoParams } as const;
+export const jobParamsByType = {
+  transformer: transformerParams,
+  pdf: pdfParams,
+  session: sessionParams,
+  audio: audioParams,
+  video: videoParams,
+} as const;
 
 /** Strings longer than this are kept out of workflow history (the full parameters go to the blob store). */
 export const INLINE_PARAMS_BYTES = 32 * 1024;
@@ -203,7 +252,8 @@ export function summariseParameters(p: Record<string, unknown>): Record<string, 
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(p)) {
     if (typeof v === 'string' && v.length > 1024) out[k] = `[${v.length} characters]`;
-    else if (v && typeof v === 'object' && !Array.isArray(v)) out[k] = summariseParameters(v as Record<string, unknown>);
+    else if (v && typeof v === 'object' && !Array.isArray(v))
+      out[k] = summariseParameters(v as Record<string, unknown>);
     else out[k] = v;
   }
   return out;

@@ -26,11 +26,18 @@ export interface JobFields {
   from_cache: boolean;
 }
 
-const JOB_FIELDS: ReadonlySet<string> = new Set<keyof JobFields>(['structured_data', 'assets', 'target_dir', 'llm_info', 'from_cache']);
+const JOB_FIELDS: ReadonlySet<string> = new Set<keyof JobFields>([
+  'structured_data',
+  'assets',
+  'target_dir',
+  'llm_info',
+  'from_cache',
+]);
 
 /** A job's results: the endpoint's `data`, then the job fields. */
 export function jobResults(data: Record<string, unknown>, job: JobFields): Record<string, unknown> {
-  for (const k of Object.keys(data)) if (JOB_FIELDS.has(k)) throw new Error(`data field ${k} collides with a job field`);
+  for (const k of Object.keys(data))
+    if (JOB_FIELDS.has(k)) throw new Error(`data field ${k} collides with a job field`);
   return { ...data, ...job };
 }
 
@@ -55,7 +62,10 @@ export function resultPreview(job: JobFields): Record<string, unknown> {
   const { extracted_text: text, metadata } = job.structured_data;
   const scalars = Object.fromEntries(Object.entries(metadata).filter(([, v]) => v === null || typeof v !== 'object'));
   return {
-    structured_data: { extracted_text: text.length > PREVIEW_CHARS ? `${text.slice(0, PREVIEW_CHARS)}…` : text, metadata: scalars },
+    structured_data: {
+      extracted_text: text.length > PREVIEW_CHARS ? `${text.slice(0, PREVIEW_CHARS)}…` : text,
+      metadata: scalars,
+    },
     assets: job.assets,
     target_dir: job.target_dir,
     from_cache: job.from_cache,
@@ -89,7 +99,8 @@ const MIN_REF_CHARS = 64;
 /** The job fields with the values `data` already holds replaced by references (see {@link StoredJobFields}). */
 export function packJobFields(data: Record<string, unknown>, job: JobFields): StoredJobFields {
   const fieldOf = (v: unknown): string | undefined => {
-    if (v === null || (typeof v !== 'object' && !(typeof v === 'string' && v.length >= MIN_REF_CHARS))) return undefined;
+    if (v === null || (typeof v !== 'object' && !(typeof v === 'string' && v.length >= MIN_REF_CHARS)))
+      return undefined;
     return Object.keys(data).find((k) => data[k] === v);
   };
   const refs: Record<string, string> = {};
@@ -107,7 +118,13 @@ export function packJobFields(data: Record<string, unknown>, job: JobFields): St
       if (r) [refs[`metadata.${k}`], metadata[k]] = [r, null];
     }
   }
-  return { job: { ...job, structured_data: { extracted_text: extracted as string, metadata: metadata as Record<string, unknown> } }, refs };
+  return {
+    job: {
+      ...job,
+      structured_data: { extracted_text: extracted as string, metadata: metadata as Record<string, unknown> },
+    },
+    refs,
+  };
 }
 
 /** The job's full results from the stored `data` and job fields: what {@link jobResults} built before storing. */
@@ -118,13 +135,19 @@ export function unpackJobResults(data: Record<string, unknown>, stored: StoredJo
   if (refs.metadata) sd.metadata = data[refs.metadata] as Record<string, unknown>;
   else {
     sd.metadata = { ...sd.metadata };
-    for (const [path, field] of Object.entries(refs)) if (path.startsWith('metadata.')) sd.metadata[path.slice(9)] = data[field];
+    for (const [path, field] of Object.entries(refs))
+      if (path.startsWith('metadata.')) sd.metadata[path.slice(9)] = data[field];
   }
   return jobResults(data, { ...stored.job, structured_data: sd });
 }
 
 /** Writes a job's results in the stored layout: the `data` once, the job fields beside it. */
-export async function writeJobResults(store: BlobStore, jobId: string, data: Record<string, unknown>, job: JobFields): Promise<void> {
+export async function writeJobResults(
+  store: BlobStore,
+  jobId: string,
+  data: Record<string, unknown>,
+  job: JobFields,
+): Promise<void> {
   jobResults(data, job); // the collision check
   // The fields go last: their presence says the data blob is complete.
   await writeBlobJson(store, jobResultsKey(jobId), data);
@@ -153,7 +176,10 @@ export async function withResults<T extends StoredRecord>(store: BlobStore, rec:
   const { results_ref: _r, ...rest } = rec;
   void _r;
   try {
-    const [data, fields] = await Promise.all([readBlobJson<Record<string, unknown>>(store, ref.data), readBlobJson<StoredJobFields>(store, ref.fields)]);
+    const [data, fields] = await Promise.all([
+      readBlobJson<Record<string, unknown>>(store, ref.data),
+      readBlobJson<StoredJobFields>(store, ref.fields),
+    ]);
     return { ...rest, results: unpackJobResults(data, fields) } as T;
   } catch (e) {
     if (e instanceof BlobNotFoundError) return { ...rest, results: null } as T;

@@ -84,7 +84,12 @@ export function countJobFinished(jobType: string, outcome: 'completed' | 'failed
   jobsFinished.inc({ job_type: jobType, outcome });
 }
 
-export function observeActivity(activity: string, taskQueue: string, outcome: 'ok' | 'error' | 'cancelled', seconds: number): void {
+export function observeActivity(
+  activity: string,
+  taskQueue: string,
+  outcome: 'ok' | 'error' | 'cancelled',
+  seconds: number,
+): void {
   activityDuration.observe({ activity, task_queue: taskQueue, outcome }, seconds);
 }
 

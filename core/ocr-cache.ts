@@ -29,7 +29,11 @@ export function imageOcrCacheKey(
 export const EXTERNAL_OCR_CACHE_OPERATION = 'external-ocr';
 
 /** The cache key of an external OCR answer: the document, the pages asked for, the images option and the service. */
-export function externalOcrCacheKey(pdfSha256: string, req: { pages: number[]; includeImages: boolean }, service: { url: string; model: string }): string {
+export function externalOcrCacheKey(
+  pdfSha256: string,
+  req: { pages: number[]; includeImages: boolean },
+  service: { url: string; model: string },
+): string {
   return cacheKey({
     operation: EXTERNAL_OCR_CACHE_OPERATION,
     inputHash: pdfSha256,

@@ -24,10 +24,14 @@ const isPage = (v: unknown): v is number => typeof v === 'number' && Number.isIn
 export function pageRange(req: { page_start?: unknown; page_end?: unknown }, pageCount?: number): PageRange {
   const start = req.page_start ?? 1;
   const end = req.page_end ?? undefined;
-  if (!isPage(start)) return { ok: false, issue: { path: 'page_start', message: 'page_start must be a whole number from 1' } };
-  if (end !== undefined && !isPage(end)) return { ok: false, issue: { path: 'page_end', message: 'page_end must be a whole number from 1' } };
-  if (end !== undefined && end < start) return { ok: false, issue: { path: 'page_end', message: `page_end (${end}) is before page_start (${start})` } };
+  if (!isPage(start))
+    return { ok: false, issue: { path: 'page_start', message: 'page_start must be a whole number from 1' } };
+  if (end !== undefined && !isPage(end))
+    return { ok: false, issue: { path: 'page_end', message: 'page_end must be a whole number from 1' } };
+  if (end !== undefined && end < start)
+    return { ok: false, issue: { path: 'page_end', message: `page_end (${end}) is before page_start (${start})` } };
   if (pageCount === undefined) return { ok: true, first: start, ...(end !== undefined ? { last: end } : {}) };
-  if (start > pageCount) return { ok: false, issue: { path: 'page_start', message: `the document has ${pageCount} pages` } };
+  if (start > pageCount)
+    return { ok: false, issue: { path: 'page_start', message: `the document has ${pageCount} pages` } };
   return { ok: true, first: start, last: Math.min(end ?? pageCount, pageCount) };
 }

@@ -18,6 +18,7 @@ export const jobParametersKey = (jobId: string): string => jobInternalKey(jobId,
 export const jobStepKey = (jobId: string, step: string): string => jobInternalKey(jobId, `steps/${step}.json`);
 export const idempotencyKey = (hash: string): string => `records/idempotency/${hash}.json`;
 /** One answered model call of a job, by the hash of its request (so a retried step never pays for it again). */
-export const jobModelCallKey = (jobId: string, requestHash: string): string => jobInternalKey(jobId, `model-calls/${requestHash}.json`);
+export const jobModelCallKey = (jobId: string, requestHash: string): string =>
+  jobInternalKey(jobId, `model-calls/${requestHash}.json`);
 /** The job's webhook delivery log (one line per attempt), written by its notifier alone and merged into reads. */
 export const jobWebhookLogKey = (jobId: string): string => jobInternalKey(jobId, 'webhook-log.json');

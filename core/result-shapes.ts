@@ -18,15 +18,28 @@ export interface TransformerOutcome {
 }
 
 /** `data` of `/api/transformer/*` and `/api/common/blocks`, per operation. */
-export function transformerData(operation: string, params: Record<string, unknown>, r: TransformerOutcome): Record<string, unknown> {
+export function transformerData(
+  operation: string,
+  params: Record<string, unknown>,
+  r: TransformerOutcome,
+): Record<string, unknown> {
   const out = r.output ?? {};
   const originalText = String(params.text ?? '');
   const lang = (k: 'source_language' | 'target_language') => String(out[k] ?? params[k] ?? 'de');
   switch (operation) {
     case 'text':
-      return { original_text: originalText, translated_text: String(out.translated_text ?? r.text), source_language: lang('source_language'), target_language: lang('target_language') };
+      return {
+        original_text: originalText,
+        translated_text: String(out.translated_text ?? r.text),
+        source_language: lang('source_language'),
+        target_language: lang('target_language'),
+      };
     case 'template':
-      return { original_text: originalText, transformed_text: String(out.transformed_text ?? r.text), template_fields: out.template_fields ?? {} };
+      return {
+        original_text: originalText,
+        transformed_text: String(out.transformed_text ?? r.text),
+        template_fields: out.template_fields ?? {},
+      };
     case 'summarize':
       return { original_text: originalText, summary: String(out.summary ?? r.text) };
     case 'html-to-markdown':
@@ -41,8 +54,17 @@ export function transformerData(operation: string, params: Record<string, unknow
 }
 
 /** `data` of `/api/pdf/process`. */
-export function pdfData(text: string, metadata: Record<string, unknown>, images: ArchiveData | null): Record<string, unknown> {
-  return { extracted_text: text, metadata, images_archive_filename: images?.filename ?? null, images_archive_data: images?.data ?? null };
+export function pdfData(
+  text: string,
+  metadata: Record<string, unknown>,
+  images: ArchiveData | null,
+): Record<string, unknown> {
+  return {
+    extracted_text: text,
+    metadata,
+    images_archive_filename: images?.filename ?? null,
+    images_archive_data: images?.data ?? null,
+  };
 }
 
 /** `data` of `/api/imageocr/process` and `/process-url`. */
@@ -51,7 +73,12 @@ export function imageOcrData(text: string, metadata: Record<string, unknown>): R
 }
 
 /** `data` of `/api/pdf/process-external-ocr`. */
-export function externalOcrData(text: string, metadata: Record<string, unknown>, raw: unknown, pages: ArchiveData | null): Record<string, unknown> {
+export function externalOcrData(
+  text: string,
+  metadata: Record<string, unknown>,
+  raw: unknown,
+  pages: ArchiveData | null,
+): Record<string, unknown> {
   return {
     extracted_text: text,
     metadata,
@@ -140,7 +167,8 @@ export interface HostedVideoInfo {
 }
 
 /** The container's duration when ffprobe read one, else the decoded audio's (seconds, to the millisecond). */
-const videoDuration = (known: number | null | undefined, r: AudioOutcome): number => Math.round((known || r.duration) * 1000) / 1000;
+const videoDuration = (known: number | null | undefined, r: AudioOutcome): number =>
+  Math.round((known || r.duration) * 1000) / 1000;
 
 /**
  * `data` of `/api/video/process`: the transcription is the final text (after the template and the translation, as
@@ -155,7 +183,11 @@ export function videoData(r: AudioOutcome, picture: VideoPicture): Record<string
 }
 
 /** `data` of `/api/video/hosted`: the platform's metadata and the transcription of the downloaded video. */
-export function hostedVideoData(r: AudioOutcome, info: HostedVideoInfo, picture: VideoPicture): Record<string, unknown> {
+export function hostedVideoData(
+  r: AudioOutcome,
+  info: HostedVideoInfo,
+  picture: VideoPicture,
+): Record<string, unknown> {
   return {
     video_id: info.video_id,
     title: info.title,

@@ -52,7 +52,13 @@ export class Scratch {
    * content at the same time share one copy (the page groups of one document); the copy is removed when the last
    * of them ends.
    */
-  async withBlobFile<T>(store: BlobStore, key: string, sha256: string, ext: string, work: (file: string) => Promise<T>): Promise<T> {
+  async withBlobFile<T>(
+    store: BlobStore,
+    key: string,
+    sha256: string,
+    ext: string,
+    work: (file: string) => Promise<T>,
+  ): Promise<T> {
     await this.open();
     const name = `${(sha256 || key).replace(/[^A-Za-z0-9]/g, '_')}${ext.replace(/[^A-Za-z0-9.]/g, '')}`;
     const target = path.join(this.dir, 'files', name);

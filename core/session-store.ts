@@ -91,7 +91,10 @@ export function sanitizeName(name: string, field = 'name'): string {
     }
     s = out.replace(/[\s.]+$/u, '');
   }
-  if (!s) throw new AppError('VALIDATION_ERROR', `${field} has no usable characters`, { issues: [{ path: field, message: 'empty after removing unsafe characters' }] });
+  if (!s)
+    throw new AppError('VALIDATION_ERROR', `${field} has no usable characters`, {
+      issues: [{ path: field, message: 'empty after removing unsafe characters' }],
+    });
   return s;
 }
 
@@ -215,8 +218,20 @@ export async function listSessionEntries(store: BlobStore, filter: SessionFilter
     const p = splitKey(key);
     if (!p) continue;
     const [ev, lang, track, file, topic] = p;
-    if ((want.track !== undefined && track !== want.track) || (want.language !== undefined && lang !== want.language) || (want.topic !== undefined && topic !== want.topic)) continue;
-    out.push({ event: decode(ev), language: decode(lang), track: decode(track), filename: fromKeySegment(file), topic: decode(topic), key });
+    if (
+      (want.track !== undefined && track !== want.track) ||
+      (want.language !== undefined && lang !== want.language) ||
+      (want.topic !== undefined && topic !== want.topic)
+    )
+      continue;
+    out.push({
+      event: decode(ev),
+      language: decode(lang),
+      track: decode(track),
+      filename: fromKeySegment(file),
+      topic: decode(topic),
+      key,
+    });
   }
   return out;
 }
@@ -244,7 +259,13 @@ export async function listSessionRecords(store: BlobStore, filter: SessionFilter
   );
   return records
     .filter((r): r is SessionRecord => r !== null)
-    .sort((a, b) => a.event.localeCompare(b.event) || a.track.localeCompare(b.track) || a.session.localeCompare(b.session) || a.language.localeCompare(b.language));
+    .sort(
+      (a, b) =>
+        a.event.localeCompare(b.event) ||
+        a.track.localeCompare(b.track) ||
+        a.session.localeCompare(b.session) ||
+        a.language.localeCompare(b.language),
+    );
 }
 
 export async function readSessionMarkdown(store: BlobStore, rec: SessionRecord): Promise<string> {
@@ -263,15 +284,22 @@ export async function putCachedSession(store: BlobStore, entry: CachedSessionEnt
 
 export async function listCachedSessions(store: BlobStore): Promise<CachedSessionEntry[]> {
   const keys = await store.listKeys(CACHE);
-  const entries = await mapLimited(keys, READ_CONCURRENCY, (k) => readBlobJson<CachedSessionEntry>(store, k).catch(() => null));
-  return entries.filter((e): e is CachedSessionEntry => e !== null).sort((a, b) => b.cached_at.localeCompare(a.cached_at));
+  const entries = await mapLimited(keys, READ_CONCURRENCY, (k) =>
+    readBlobJson<CachedSessionEntry>(store, k).catch(() => null),
+  );
+  return entries
+    .filter((e): e is CachedSessionEntry => e !== null)
+    .sort((a, b) => b.cached_at.localeCompare(a.cached_at));
 }
 
 /**
  * Sessions per value of `field` (a track name, a topic): each session once, however many languages it was written
  * in; entries without a value (no topic) are left out. Sorted by name.
  */
-export function countSessions(entries: SessionEntry[], field: 'track' | 'topic' | 'event'): { name: string; session_count: number }[] {
+export function countSessions(
+  entries: SessionEntry[],
+  field: 'track' | 'topic' | 'event',
+): { name: string; session_count: number }[] {
   const sessions = new Map<string, Set<string>>();
   for (const e of entries) {
     const name = e[field];
@@ -280,5 +308,7 @@ export function countSessions(entries: SessionEntry[], field: 'track' | 'topic' 
     set.add(`${e.event}\u0000${e.track}\u0000${e.filename}`);
     sessions.set(name, set);
   }
-  return [...sessions.entries()].map(([name, s]) => ({ name, session_count: s.size })).sort((a, b) => a.name.localeCompare(b.name));
+  return [...sessions.entries()]
+    .map(([name, s]) => ({ name, session_count: s.size }))
+    .sort((a, b) => a.name.localeCompare(b.name));
 }

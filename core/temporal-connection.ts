@@ -4,7 +4,13 @@ import { ConfigError, type Config } from './config';
 
 type TemporalSettings = Pick<
   Config,
-  'temporalAddress' | 'TEMPORAL_TLS' | 'TEMPORAL_API_KEY' | 'TEMPORAL_TLS_CERT' | 'TEMPORAL_TLS_KEY' | 'TEMPORAL_TLS_CA' | 'TEMPORAL_TLS_SERVER_NAME'
+  | 'temporalAddress'
+  | 'TEMPORAL_TLS'
+  | 'TEMPORAL_API_KEY'
+  | 'TEMPORAL_TLS_CERT'
+  | 'TEMPORAL_TLS_KEY'
+  | 'TEMPORAL_TLS_CA'
+  | 'TEMPORAL_TLS_SERVER_NAME'
 >;
 
 /** Connection options for the Temporal service, shared by the API, the worker and `npm run setup`. */
@@ -21,7 +27,10 @@ export interface TemporalConnectionOptions {
  * (`TEMPORAL_TLS_CA`) or an SNI override (`TEMPORAL_TLS_SERVER_NAME`). PEM files are read here, once per
  * connection; an unreadable file names its variable and path (never its content).
  */
-export function temporalConnectionOptions(config: TemporalSettings, readFile: (path: string) => Buffer = fs.readFileSync): TemporalConnectionOptions {
+export function temporalConnectionOptions(
+  config: TemporalSettings,
+  readFile: (path: string) => Buffer = fs.readFileSync,
+): TemporalConnectionOptions {
   const read = (name: string, file: string) => {
     try {
       return readFile(file);
@@ -31,7 +40,10 @@ export function temporalConnectionOptions(config: TemporalSettings, readFile: (p
   };
   const tlsConfig: TLSConfig = {};
   if (config.TEMPORAL_TLS_CERT && config.TEMPORAL_TLS_KEY) {
-    tlsConfig.clientCertPair = { crt: read('TEMPORAL_TLS_CERT', config.TEMPORAL_TLS_CERT), key: read('TEMPORAL_TLS_KEY', config.TEMPORAL_TLS_KEY) };
+    tlsConfig.clientCertPair = {
+      crt: read('TEMPORAL_TLS_CERT', config.TEMPORAL_TLS_CERT),
+      key: read('TEMPORAL_TLS_KEY', config.TEMPORAL_TLS_KEY),
+    };
   }
   if (config.TEMPORAL_TLS_CA) tlsConfig.serverRootCACertificate = read('TEMPORAL_TLS_CA', config.TEMPORAL_TLS_CA);
   if (config.TEMPORAL_TLS_SERVER_NAME) tlsConfig.serverNameOverride = config.TEMPORAL_TLS_SERVER_NAME;

@@ -10,9 +10,12 @@ const MODEL_FREE = new Set(['html-to-markdown', 'extract-tables']);
  * the worker (which writes every fresh success). Parameters that do not change the result (use_cache, webhook) are
  * left out; a template's source is part of the key, so editing a template invalidates its entries.
  */
-export function transformCacheKey(params: Record<string, unknown>, opts: { model?: string; templateSource?: string } = {}): string {
+export function transformCacheKey(
+  params: Record<string, unknown>,
+  opts: { model?: string; templateSource?: string } = {},
+): string {
   const { use_cache: _u, webhook: _w, ...rest } = params;
-  void _u, _w;
+  (void _u, _w);
   const operation = String(rest.operation ?? '');
   return cacheKey({
     operation: `transformer-${operation}`,

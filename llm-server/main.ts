@@ -16,10 +16,24 @@ async function main(): Promise<void> {
   const local = config.localLlm;
   const threads = local.threads || defaultThreads(os.availableParallelism());
   const t0 = Date.now();
-  const engine = await LocalLlmEngine.load({ modelPath: local.modelPath, contextSize: local.contextSize, slots: local.slots, queueSize: local.queueSize, threads });
+  const engine = await LocalLlmEngine.load({
+    modelPath: local.modelPath,
+    contextSize: local.contextSize,
+    slots: local.slots,
+    queueSize: local.queueSize,
+    threads,
+  });
   const server = await startLocalLlmServer({ engine, host: '127.0.0.1', port: local.port, logger });
   logger.info(
-    { url: server.url, model: engine.id, contextSize: engine.contextSize, slots: local.slots, queue: local.queueSize, threads, loadMs: Date.now() - t0 },
+    {
+      url: server.url,
+      model: engine.id,
+      contextSize: engine.contextSize,
+      slots: local.slots,
+      queue: local.queueSize,
+      threads,
+      loadMs: Date.now() - t0,
+    },
     'local model server ready',
   );
   let stopping = false;

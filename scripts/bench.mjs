@@ -41,7 +41,10 @@ async function main() {
     step('bench', `running bench/${f}`);
     const t0 = Date.now();
     const code = await run(path.join(dir, f), env);
-    step('bench', `bench/${f} ${code === 0 ? 'finished' : `exited with ${code}`} in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+    step(
+      'bench',
+      `bench/${f} ${code === 0 ? 'finished' : `exited with ${code}`} in ${((Date.now() - t0) / 1000).toFixed(0)} s`,
+    );
     if (code !== 0) failed++;
   }
   process.exit(failed ? 1 : 0);

@@ -8,7 +8,15 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ensureMinio, ROOT, setupForStart, step } from './engines.mjs';
-import { choosePort, startLocalLlm, startMinio, startTemporalDev, stopChild, stopOnSignalsAndOrphaning, waitApiHealthy } from './services.mjs';
+import {
+  choosePort,
+  startLocalLlm,
+  startMinio,
+  startTemporalDev,
+  stopChild,
+  stopOnSignalsAndOrphaning,
+  waitApiHealthy,
+} from './services.mjs';
 import { Supervisor } from './supervisor.mjs';
 
 const { values: opts } = parseArgs({
@@ -65,10 +73,21 @@ async function main() {
     infra.push('temporal');
     const temporal = await supervisor.start(
       'temporal',
-      (attach) => startTemporalDev({ bin: temporalBin, dbFile: path.join(dataDir, 'temporal.db'), port: grpc, uiPort: ui, onSpawn: attach }),
+      (attach) =>
+        startTemporalDev({
+          bin: temporalBin,
+          dbFile: path.join(dataDir, 'temporal.db'),
+          port: grpc,
+          uiPort: ui,
+          onSpawn: attach,
+        }),
       { raw: true },
     );
-    Object.assign(childEnv, { TEMPORAL_ADDRESS: temporal.address, TEMPORAL_DEV_PORT: String(grpc), TEMPORAL_UI_PORT: String(ui) });
+    Object.assign(childEnv, {
+      TEMPORAL_ADDRESS: temporal.address,
+      TEMPORAL_DEV_PORT: String(grpc),
+      TEMPORAL_UI_PORT: String(ui),
+    });
     uiUrl = `http://127.0.0.1:${ui}`;
   } else {
     step('temporal', `using ${env.TEMPORAL_ADDRESS}; no dev server started`);
@@ -92,18 +111,25 @@ async function main() {
       }),
     { raw: true },
   );
-  Object.assign(childEnv, { S3_ENDPOINT: minio.endpoint, S3_ACCESS_KEY: minio.accessKey, S3_SECRET_KEY: minio.secretKey });
+  Object.assign(childEnv, {
+    S3_ENDPOINT: minio.endpoint,
+    S3_ACCESS_KEY: minio.accessKey,
+    S3_SECRET_KEY: minio.secretKey,
+  });
 
   if (llmModel) {
     const llmPort = await port(Number(env.LLM_LOCAL_PORT || 8091), 'llm');
     Object.assign(childEnv, { LLM_PROVIDER: 'local', LLM_LOCAL_PORT: String(llmPort), LLM_LOCAL_MODEL_PATH: llmModel });
     step('llm', `starting the local model server (${path.basename(llmModel)}), shared by the workers`);
     infra.push('llm');
-    await supervisor.start('llm', (attach) => startLocalLlm({ root: ROOT, port: llmPort, env: childEnv, onSpawn: attach }));
+    await supervisor.start('llm', (attach) =>
+      startLocalLlm({ root: ROOT, port: llmPort, env: childEnv, onSpawn: attach }),
+    );
   }
 
   for (let i = 1; i <= ioWorkers; i++) await service(`io-${i}`, 'worker', { ...childEnv, WORKER_QUEUES: 'io,llm' });
-  for (let i = 1; i <= mediaWorkers; i++) await service(`media-${i}`, 'worker', { ...childEnv, WORKER_QUEUES: 'media' });
+  for (let i = 1; i <= mediaWorkers; i++)
+    await service(`media-${i}`, 'worker', { ...childEnv, WORKER_QUEUES: 'media' });
   const urls = [];
   for (let i = 1; i <= apis; i++) {
     const p = await port(Number(opts.port) + i - 1, `api-${i}`);
@@ -123,7 +149,11 @@ async function main() {
 function service(name, main, childEnv) {
   services.push(name);
   return supervisor.start(name, async (attach) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, main, 'main.ts')], { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, main, 'main.ts')], {
+      cwd: ROOT,
+      env: childEnv,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     attach(child);
     return child;
   });

@@ -36,7 +36,10 @@ export async function ensureFuzz() {
     return fuzzPython();
   }
   const python3 = which('python3');
-  if (!python3) throw new Error('fuzz: python3 (3.9 or later, with the venv module) is needed; on Debian: apt-get install python3-venv');
+  if (!python3)
+    throw new Error(
+      'fuzz: python3 (3.9 or later, with the venv module) is needed; on Debian: apt-get install python3-venv',
+    );
   fs.mkdirSync(CACHE_DIR, { recursive: true });
   const building = `${dir}.build-${process.pid}`;
   fs.rmSync(building, { recursive: true, force: true });
@@ -55,7 +58,9 @@ export async function ensureFuzz() {
       fs.renameSync(building, dir);
     }
   } catch (err) {
-    throw new Error(`fuzz: could not install ${want} (python3 needs the venv module: apt-get install python3-venv)\n${err.message}`);
+    throw new Error(
+      `fuzz: could not install ${want} (python3 needs the venv module: apt-get install python3-venv)\n${err.message}`,
+    );
   } finally {
     fs.rmSync(building, { recursive: true, force: true, maxRetries: 3 });
   }

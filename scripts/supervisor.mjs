@@ -35,7 +35,15 @@ export class Supervisor {
    */
   async start(name, launch, opts = {}) {
     /** @type {Entry} */
-    const entry = { name, child: null, restarts: [], tail: this.entries.get(name)?.tail ?? [], raw: opts.raw ?? this.raw, launch, ready: false };
+    const entry = {
+      name,
+      child: null,
+      restarts: [],
+      tail: this.entries.get(name)?.tail ?? [],
+      raw: opts.raw ?? this.raw,
+      launch,
+      ready: false,
+    };
     this.entries.set(name, entry);
     // Until the first start succeeds, an exit is the caller's to handle (the promise rejects): only a process that
     // was running is restarted.
@@ -90,12 +98,18 @@ export class Supervisor {
     entry.restarts.push(now);
     if (entry.restarts.length > this.policy.loopRestarts) {
       const tail = entry.tail.map((l) => `    ${l}`).join('\n');
-      this.log(entry.name, `exited (${how}): a crash loop (${this.policy.loopRestarts} restarts within ${this.policy.loopWindowMs / 1000} s); stopping everything. Its last lines:\n${tail}`);
+      this.log(
+        entry.name,
+        `exited (${how}): a crash loop (${this.policy.loopRestarts} restarts within ${this.policy.loopWindowMs / 1000} s); stopping everything. Its last lines:\n${tail}`,
+      );
       this.onCrashLoop(entry.name);
       return;
     }
     const delay = Math.min(this.policy.maxMs, this.policy.baseMs * 2 ** (entry.restarts.length - 1));
-    this.log(entry.name, `exited unexpectedly (${how}); restarting in ${(delay / 1000).toFixed(0)} s (restart ${entry.restarts.length} within ${this.policy.loopWindowMs / 1000} s)`);
+    this.log(
+      entry.name,
+      `exited unexpectedly (${how}); restarting in ${(delay / 1000).toFixed(0)} s (restart ${entry.restarts.length} within ${this.policy.loopWindowMs / 1000} s)`,
+    );
     entry.scheduled = true;
     const timer = setTimeout(() => {
       entry.scheduled = false;

@@ -37,6 +37,16 @@ function run(cmd, cmdArgs, env, onLine) {
   });
 }
 
+/** Runs one guard rail (a Node CLI); a failure ends the run with the count line CI reads. */
+async function guard(env, name, label, cliArgs) {
+  step(name, label);
+  const code = await run(process.execPath, cliArgs, env);
+  if (code !== 0) {
+    process.stdout.write(`${name} failed (${label})\ntests: 0 passed, 1 failed, 0 skipped\n`);
+    process.exit(1);
+  }
+}
+
 /**
  * Every process of this run still alive: the runner tags the test process's environment (`DOCPROC_TEST_RUN`), every
  * process a test starts inherits it, also once it is re-parented to init. Linux only (read from /proc).
@@ -102,25 +112,44 @@ async function main() {
     DOCPROC_TEST_RUN: runTag,
     ...(fuzzPython ? { FUZZ_PYTHON: fuzzPython } : {}),
   };
-  step('typecheck', 'tsc --noEmit');
-  const tsc = await run(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '--noEmit', '-p', ROOT], env);
-  if (tsc !== 0) {
-    process.stdout.write('typecheck: 0 passed, 1 failed\n');
-    process.exit(1);
-  }
+  // Guard rails before any suite: types, then the formatter's check (`npm run format` fixes what it finds).
+  await guard(env, 'typecheck', 'tsc --noEmit', [
+    path.join(ROOT, 'node_modules/typescript/bin/tsc'),
+    '--noEmit',
+    '-p',
+    ROOT,
+  ]);
+  await guard(env, 'format', 'prettier --check', [
+    path.join(ROOT, 'node_modules/prettier/bin/prettier.cjs'),
+    '--check',
+    '--log-level',
+    'warn',
+    '**/*.{ts,mjs,cjs,js}',
+  ]);
   const specs = passthrough.length
     ? passthrough
-    : ['test/unit/**/*.test.ts', 'test/integration/**/*.test.ts', 'test/e2e/**/*.test.ts', ...(slow ? ['test/slow/**/*.test.ts'] : [])];
+    : [
+        'test/unit/**/*.test.ts',
+        'test/integration/**/*.test.ts',
+        'test/e2e/**/*.test.ts',
+        ...(slow ? ['test/slow/**/*.test.ts'] : []),
+      ];
   const counts = { passing: 0, failing: 0, pending: 0 };
-  const code = await run(process.execPath, [path.join(ROOT, 'node_modules/mocha/bin/mocha.js'), ...specs], env, (line) => {
-    const m = MOCHA_SUMMARY.exec(line);
-    if (!m) return true;
-    counts[m[2]] = Number(m[1]);
-    return false;
-  });
+  const code = await run(
+    process.execPath,
+    [path.join(ROOT, 'node_modules/mocha/bin/mocha.js'), ...specs],
+    env,
+    (line) => {
+      const m = MOCHA_SUMMARY.exec(line);
+      if (!m) return true;
+      counts[m[2]] = Number(m[1]);
+      return false;
+    },
+  );
   // A run must leave no process behind: each survivor is killed and named, and the run counts one failure for them.
   const leftovers = await sweepLeftovers(runTag);
-  if (leftovers) process.stdout.write(`the tests left ${leftovers} process(es) behind (listed above): counted as a failure\n`);
+  if (leftovers)
+    process.stdout.write(`the tests left ${leftovers} process(es) behind (listed above): counted as a failure\n`);
   const failed = (code !== 0 && counts.failing === 0 ? 1 : counts.failing) + (leftovers ? 1 : 0);
   step('done', `npm test took ${((Date.now() - t0) / 1000).toFixed(0)} s`);
   // The last line of the run, always: CI counts tests from it.

@@ -3,7 +3,11 @@ import { closeoutWorkflowId, type TaskQueues } from '../core/ids';
 import type { Logger } from '../core/logger';
 import { jobCloseoutWorkflow, type ClosedRunStatus } from '../workflows/closeout.workflow';
 
-const CLOSED: Record<string, ClosedRunStatus> = { TERMINATED: 'TERMINATED', TIMED_OUT: 'TIMED_OUT', CANCELLED: 'CANCELLED' };
+const CLOSED: Record<string, ClosedRunStatus> = {
+  TERMINATED: 'TERMINATED',
+  TIMED_OUT: 'TIMED_OUT',
+  CANCELLED: 'CANCELLED',
+};
 /** How far back the first sweep looks (a worker that was down misses nothing closed since). */
 const FIRST_LOOKBACK_MS = 7 * 24 * 3600_000;
 /** Later sweeps overlap the previous one by this much (visibility is eventually consistent). */
@@ -21,7 +25,12 @@ export interface CloseoutSweeper {
  * pending or processing, and starts one `jobCloseoutWorkflow` per such run. Several workers may sweep: the
  * closeout's workflow id (`closeout-<job>-<run>`) makes each run's closeout happen once.
  */
-export function startCloseoutSweeper(opts: { client: Client; queues: TaskQueues; logger: Logger; intervalMs?: number }): CloseoutSweeper {
+export function startCloseoutSweeper(opts: {
+  client: Client;
+  queues: TaskQueues;
+  logger: Logger;
+  intervalMs?: number;
+}): CloseoutSweeper {
   const { client, queues, logger } = opts;
   let since = Date.now() - FIRST_LOOKBACK_MS;
   let stopped = false;
@@ -45,7 +54,10 @@ export function startCloseoutSweeper(opts: { client: Client; queues: TaskQueues;
           workflowIdReusePolicy: 'REJECT_DUPLICATE',
         });
         count += 1;
-        logger.info({ jobId: wf.workflowId, runId: wf.runId, status }, 'job run closed without its wrap-up: closing it out');
+        logger.info(
+          { jobId: wf.workflowId, runId: wf.runId, status },
+          'job run closed without its wrap-up: closing it out',
+        );
       } catch (e) {
         if (!(e instanceof WorkflowExecutionAlreadyStartedError)) throw e;
       }

@@ -68,27 +68,74 @@ export async function createWorkers(deps: WorkerDeps): Promise<Workers> {
   const reopenBatch = client
     ? async (input: BatchInput, { index, status, run, jobId }: BatchReport) => {
         const common = { workflowId: input.batchId, taskQueue: queues.io, args: [input] as [BatchInput] };
-        if (status === 'processing') await client.workflow.signalWithStart(batchWorkflow, { ...common, signal: jobRestartedSignal, signalArgs: [{ index, run, jobId }] });
-        else await client.workflow.signalWithStart(batchWorkflow, { ...common, signal: jobFinishedSignal, signalArgs: [{ index, status, run }] });
+        if (status === 'processing')
+          await client.workflow.signalWithStart(batchWorkflow, {
+            ...common,
+            signal: jobRestartedSignal,
+            signalArgs: [{ index, run, jobId }],
+          });
+        else
+          await client.workflow.signalWithStart(batchWorkflow, {
+            ...common,
+            signal: jobFinishedSignal,
+            signalArgs: [{ index, status, run }],
+          });
       }
     : undefined;
   // Every engine process this worker spawns is killed when it makes no progress for ENGINE_STALL_TIMEOUT_MS.
-  configureEngineWatchdog({ stallTimeoutMs: config.ENGINE_STALL_TIMEOUT_MS, logger: logger.child({ part: 'engine-watchdog' }) });
+  configureEngineWatchdog({
+    stallTimeoutMs: config.ENGINE_STALL_TIMEOUT_MS,
+    logger: logger.child({ part: 'engine-watchdog' }),
+  });
   // Local engine processes start lazily, on the first transcription.
-  const speech: SpeechProvider | null = config.SPEECH_PROVIDER === 'openai' ? createOpenAiSpeechProvider(config) : createLocalSpeechProvider(config);
-  const activities = createActivities({ config, logger, store, queues, temporalClient: client, llm, speech, reopenBatch });
+  const speech: SpeechProvider | null =
+    config.SPEECH_PROVIDER === 'openai' ? createOpenAiSpeechProvider(config) : createLocalSpeechProvider(config);
+  const activities = createActivities({
+    config,
+    logger,
+    store,
+    queues,
+    temporalClient: client,
+    llm,
+    speech,
+    reopenBatch,
+  });
   const limitBytes = memoryLimitBytes();
-  const boundary = errorBoundary({ outageMaxMs: config.PROVIDER_OUTAGE_MAX_MS, logger: logger.child({ part: 'error-boundary' }) });
-  const common = { connection, namespace: config.TEMPORAL_NAMESPACE, interceptors: { activity: [activityTimer, boundary] }, shutdownGraceTime: deps.shutdownGraceMs ?? 0 };
+  const boundary = errorBoundary({
+    outageMaxMs: config.PROVIDER_OUTAGE_MAX_MS,
+    logger: logger.child({ part: 'error-boundary' }),
+  });
+  const common = {
+    connection,
+    namespace: config.TEMPORAL_NAMESPACE,
+    interceptors: { activity: [activityTimer, boundary] },
+    shutdownGraceTime: deps.shutdownGraceMs ?? 0,
+  };
   const runs = (q: WorkerQueueKind) => config.WORKER_QUEUES.includes(q);
   const io = runs('io')
-    ? await Worker.create({ ...common, taskQueue: queues.io, workflowBundle: deps.workflowBundle ?? (await bundleWorkflows(logger)), activities: activitiesFor('io', activities), ...queueTuning(config, 'io', limitBytes) })
+    ? await Worker.create({
+        ...common,
+        taskQueue: queues.io,
+        workflowBundle: deps.workflowBundle ?? (await bundleWorkflows(logger)),
+        activities: activitiesFor('io', activities),
+        ...queueTuning(config, 'io', limitBytes),
+      })
     : undefined;
   const media = runs('media')
-    ? await Worker.create({ ...common, taskQueue: queues.media, activities: activitiesFor('media', activities), ...queueTuning(config, 'media', limitBytes) })
+    ? await Worker.create({
+        ...common,
+        taskQueue: queues.media,
+        activities: activitiesFor('media', activities),
+        ...queueTuning(config, 'media', limitBytes),
+      })
     : undefined;
   const llmWorker = runs('llm')
-    ? await Worker.create({ ...common, taskQueue: queues.llm, activities: activitiesFor('llm', activities), ...queueTuning(config, 'llm', limitBytes) })
+    ? await Worker.create({
+        ...common,
+        taskQueue: queues.llm,
+        activities: activitiesFor('llm', activities),
+        ...queueTuning(config, 'llm', limitBytes),
+      })
     : undefined;
   logger.info(
     {
@@ -111,7 +158,13 @@ export async function createWorkers(deps: WorkerDeps): Promise<Workers> {
     llm: llmWorker,
     speech,
     run: async () => {
-      if (deps.temporalClient && io) sweeper = startCloseoutSweeper({ client: deps.temporalClient, queues, logger, intervalMs: config.CLOSEOUT_SWEEP_MS });
+      if (deps.temporalClient && io)
+        sweeper = startCloseoutSweeper({
+          client: deps.temporalClient,
+          queues,
+          logger,
+          intervalMs: config.CLOSEOUT_SWEEP_MS,
+        });
       try {
         await Promise.all([io?.run(), media?.run(), llmWorker?.run()]);
       } finally {

@@ -21,14 +21,29 @@ async function main(): Promise<void> {
   const sdkTelemetry = await sdkMetricsTelemetry(config);
   Runtime.install({
     logger: temporalLogger(logger),
-    telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} }, ...sdkTelemetry },
+    telemetryOptions: {
+      logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} },
+      ...sdkTelemetry,
+    },
   });
   const store = await createBlobStore(config);
   const connection = await connectWithRetry(config, logger);
   const clientConnection = await Connection.connect(temporalConnectionOptions(config));
   const temporalClient = new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE });
-  const workers = await createWorkers({ config, logger, store, connection, temporalClient, shutdownGraceMs: config.WORKER_SHUTDOWN_GRACE_MS });
-  const retention = startRetentionSweeper({ store, retentionDays: config.RETENTION_DAYS, client: temporalClient, logger });
+  const workers = await createWorkers({
+    config,
+    logger,
+    store,
+    connection,
+    temporalClient,
+    shutdownGraceMs: config.WORKER_SHUTDOWN_GRACE_MS,
+  });
+  const retention = startRetentionSweeper({
+    store,
+    retentionDays: config.RETENTION_DAYS,
+    client: temporalClient,
+    logger,
+  });
   const metrics = await startWorkerMetrics(config, logger, sdkTelemetry.metrics?.prometheus.bindAddress);
   const stop = (signal: string) => {
     logger.info({ signal, graceMs: config.WORKER_SHUTDOWN_GRACE_MS }, 'worker shutting down');

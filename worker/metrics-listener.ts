@@ -24,9 +24,13 @@ export async function freeLoopbackPort(): Promise<number> {
  * on a free loopback port, only ever read by this worker's listener, which serves it after our own metrics. The
  * fragment goes into `Runtime.install({ telemetryOptions })`; empty when metrics are off.
  */
-export async function sdkMetricsTelemetry(config: Config): Promise<{ metrics?: { prometheus: { bindAddress: string; useSecondsForDurations: boolean } } }> {
+export async function sdkMetricsTelemetry(
+  config: Config,
+): Promise<{ metrics?: { prometheus: { bindAddress: string; useSecondsForDurations: boolean } } }> {
   if (config.WORKER_METRICS_PORT === undefined) return {};
-  return { metrics: { prometheus: { bindAddress: `127.0.0.1:${await freeLoopbackPort()}`, useSecondsForDurations: true } } };
+  return {
+    metrics: { prometheus: { bindAddress: `127.0.0.1:${await freeLoopbackPort()}`, useSecondsForDurations: true } },
+  };
 }
 
 /**
@@ -34,7 +38,11 @@ export async function sdkMetricsTelemetry(config: Config): Promise<{ metrics?: {
  * public interfaces): this process's metrics (core/metrics.ts) followed by the Temporal SDK's (`temporal_*`, read from
  * the exporter `sdkMetricsTelemetry` configured). Undefined when `WORKER_METRICS_PORT` is not set.
  */
-export async function startWorkerMetrics(config: Config, logger: Logger, sdkAddress: string | undefined): Promise<WorkerMetrics | undefined> {
+export async function startWorkerMetrics(
+  config: Config,
+  logger: Logger,
+  sdkAddress: string | undefined,
+): Promise<WorkerMetrics | undefined> {
   if (config.WORKER_METRICS_PORT === undefined) return undefined;
   enableProcessMetrics();
   const sdk = async (): Promise<string> => {
@@ -54,23 +62,31 @@ export async function startWorkerMetrics(config: Config, logger: Logger, sdkAddr
       return;
     }
     Promise.all([metricsText(), sdk()]).then(
-      ([own, temporal]) => res.writeHead(200, { 'Content-Type': METRICS_CONTENT_TYPE, 'Cache-Control': 'no-store' }).end(temporal ? `${own}\n${temporal}` : own),
+      ([own, temporal]) =>
+        res
+          .writeHead(200, { 'Content-Type': METRICS_CONTENT_TYPE, 'Cache-Control': 'no-store' })
+          .end(temporal ? `${own}\n${temporal}` : own),
       (err: unknown) => {
         logger.error({ err }, 'metrics failed');
         res.writeHead(500, { 'Content-Type': 'text/plain' }).end('metrics failed\n');
       },
     );
   });
-  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(config.WORKER_METRICS_PORT, config.WORKER_METRICS_HOST, resolve));
+  await new Promise<void>((resolve, reject) =>
+    server.once('error', reject).listen(config.WORKER_METRICS_PORT, config.WORKER_METRICS_HOST, resolve),
+  );
   const { port } = server.address() as net.AddressInfo;
-  const host = config.WORKER_METRICS_HOST.includes(':') ? `[${config.WORKER_METRICS_HOST}]` : config.WORKER_METRICS_HOST;
+  const host = config.WORKER_METRICS_HOST.includes(':')
+    ? `[${config.WORKER_METRICS_HOST}]`
+    : config.WORKER_METRICS_HOST;
   const url = `http://${host}:${port}/metrics`;
   logger.info({ url, port }, 'worker metrics listening');
   return {
     url,
-    close: () => new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }

@@ -78,7 +78,8 @@ export function createRetentionSweeper(opts: RetentionSweeperOptions) {
     await deleteAll(await store.list(jobPrefix(jobId)));
     // Restarted meanwhile (its pending record written, its workflow started): the record stays.
     const again = await readState(jobRecordKey(jobId));
-    if (!again || !finished(again) || again.updated_at !== rec.updated_at || (await knownToTemporal(jobId))) return false;
+    if (!again || !finished(again) || again.updated_at !== rec.updated_at || (await knownToTemporal(jobId)))
+      return false;
     await store.delete(jobRecordKey(jobId));
     return true;
   }
@@ -106,7 +107,8 @@ export function createRetentionSweeper(opts: RetentionSweeperOptions) {
       await deleteAll(stale);
       counts.blobs += stale.length;
     }
-    if (counts.jobs || counts.batches || counts.blobs) logger.info({ ...counts, retentionDays: opts.retentionDays }, 'retention sweep deleted expired jobs and blobs');
+    if (counts.jobs || counts.batches || counts.blobs)
+      logger.info({ ...counts, retentionDays: opts.retentionDays }, 'retention sweep deleted expired jobs and blobs');
     return counts;
   }
 

@@ -4,11 +4,17 @@ import proto from '@temporalio/proto';
 import { batchIdAttribute, jobStatusAttribute, jobTypeAttribute, userIdAttribute } from '../workflows/definitions';
 
 /** The custom search attributes jobs and batches set (workflows/definitions.ts); the Temporal UI filters by them. */
-export const PROJECT_SEARCH_ATTRIBUTES: ReturnType<typeof defineSearchAttributeKey<SearchAttributeType>>[] = [jobTypeAttribute, jobStatusAttribute, batchIdAttribute, userIdAttribute];
+export const PROJECT_SEARCH_ATTRIBUTES: ReturnType<typeof defineSearchAttributeKey<SearchAttributeType>>[] = [
+  jobTypeAttribute,
+  jobStatusAttribute,
+  batchIdAttribute,
+  userIdAttribute,
+];
 
 const IndexedValueType = proto.temporal.api.enums.v1.IndexedValueType;
 
-const indexedType = (t: SearchAttributeType) => IndexedValueType[`INDEXED_VALUE_TYPE_${t}` as keyof typeof IndexedValueType];
+const indexedType = (t: SearchAttributeType) =>
+  IndexedValueType[`INDEXED_VALUE_TYPE_${t}` as keyof typeof IndexedValueType];
 
 export interface RegistrationResult {
   namespace: string;
@@ -26,7 +32,9 @@ export interface RegistrationResult {
  */
 export async function registerSearchAttributes(connection: Connection, namespace: string): Promise<RegistrationResult> {
   const listed = await connection.operatorService.listSearchAttributes({ namespace });
-  const existing = new Map<string, number>(Object.entries({ ...(listed.systemAttributes ?? {}), ...(listed.customAttributes ?? {}) }));
+  const existing = new Map<string, number>(
+    Object.entries({ ...(listed.systemAttributes ?? {}), ...(listed.customAttributes ?? {}) }),
+  );
   const missing: Record<string, number> = {};
   const present: string[] = [];
   for (const key of PROJECT_SEARCH_ATTRIBUTES) {
@@ -34,7 +42,10 @@ export async function registerSearchAttributes(connection: Connection, namespace
     const have = existing.get(key.name);
     if (have === undefined) missing[key.name] = want;
     else if (have === want) present.push(key.name);
-    else throw new Error(`search attribute ${key.name} exists in namespace ${namespace} with type ${IndexedValueType[have]}, expected ${IndexedValueType[want]}`);
+    else
+      throw new Error(
+        `search attribute ${key.name} exists in namespace ${namespace} with type ${IndexedValueType[have]}, expected ${IndexedValueType[want]}`,
+      );
   }
   const added = Object.keys(missing);
   if (added.length) await connection.operatorService.addSearchAttributes({ namespace, searchAttributes: missing });

@@ -11,7 +11,8 @@ const LEVELS: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = 
 
 /** Routes the Temporal SDK's runtime and bundler logs into pino. */
 export function temporalLogger(logger: Logger): TemporalLogger {
-  const log = (level: LogLevel, message: string, meta?: LogMetadata) => logger[LEVELS[level]]({ ...meta, sdk: 'temporal' }, message);
+  const log = (level: LogLevel, message: string, meta?: LogMetadata) =>
+    logger[LEVELS[level]]({ ...meta, sdk: 'temporal' }, message);
   return {
     log,
     trace: (m, meta) => log('TRACE', m, meta),

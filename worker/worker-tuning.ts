@@ -5,7 +5,15 @@ import { llmSlots, mediaSlots, type Config, type WorkerQueueKind } from '../core
 
 export { llmSlots, mediaSlots } from '../core/config';
 
-type TuningConfig = Pick<Config, 'IO_CONCURRENCY' | 'MEDIA_CONCURRENCY' | 'WORKER_MAX_MEMORY_MB' | 'WORKER_LLM_SLOTS' | 'llmProvider' | 'LLM_LOCAL_SLOTS'>;
+type TuningConfig = Pick<
+  Config,
+  | 'IO_CONCURRENCY'
+  | 'MEDIA_CONCURRENCY'
+  | 'WORKER_MAX_MEMORY_MB'
+  | 'WORKER_LLM_SLOTS'
+  | 'llmProvider'
+  | 'LLM_LOCAL_SLOTS'
+>;
 
 /**
  * The slot and cache options of one of the three Workers (`io`: workflows and I/O activities; `media`: CPU work;
@@ -47,13 +55,16 @@ export function memoryLimitBytes(read: (p: string) => string = (p) => fs.readFil
  * SDK's reference figure of about 1 MB per cached workflow (at least 10, at most 1,000).
  */
 export function queueTuning(config: TuningConfig, queue: WorkerQueueKind, limitBytes: number): QueueTuning {
-  const activitySlots = queue === 'io' ? config.IO_CONCURRENCY : queue === 'llm' ? llmSlots(config) : mediaSlots(config);
+  const activitySlots =
+    queue === 'io' ? config.IO_CONCURRENCY : queue === 'llm' ? llmSlots(config) : mediaSlots(config);
   const budgetMb = config.WORKER_MAX_MEMORY_MB;
   const cache = queue === 'io' ? MAX_CACHED_WORKFLOWS : undefined;
   if (!budgetMb) {
     return {
       maxConcurrentActivityTaskExecutions: activitySlots,
-      ...(queue === 'io' ? { maxConcurrentWorkflowTaskExecutions: WORKFLOW_TASK_SLOTS, maxCachedWorkflows: cache } : {}),
+      ...(queue === 'io'
+        ? { maxConcurrentWorkflowTaskExecutions: WORKFLOW_TASK_SLOTS, maxCachedWorkflows: cache }
+        : {}),
     };
   }
   const targetMemoryUsage = Math.min(0.95, Math.max(0.05, (budgetMb * 1024 * 1024) / limitBytes));
@@ -72,6 +83,8 @@ export function queueTuning(config: TuningConfig, queue: WorkerQueueKind, limitB
   };
   return {
     tuner,
-    ...(queue === 'io' ? { maxCachedWorkflows: Math.min(MAX_CACHED_WORKFLOWS, Math.max(10, Math.floor(budgetMb / 4))) } : {}),
+    ...(queue === 'io'
+      ? { maxCachedWorkflows: Math.min(MAX_CACHED_WORKFLOWS, Math.max(10, Math.floor(budgetMb / 4))) }
+      : {}),
   };
 }

@@ -80,7 +80,11 @@ export const providerCall: ActivityOptions = {
  * request is bounded by its own timeout; the activity heartbeats every second while it waits (`heartbeating`), so a
  * dead worker's attempt is retried within 30 s rather than at the start-to-close. Retried as provider calls are.
  */
-export const longProviderCall: ActivityOptions = { ...providerCall, startToCloseTimeout: '1h', heartbeatTimeout: '30s' };
+export const longProviderCall: ActivityOptions = {
+  ...providerCall,
+  startToCloseTimeout: '1h',
+  heartbeatTimeout: '30s',
+};
 
 /**
  * Steps on the io worker that read and write many or large blobs: a job's last step without a model (a document's

@@ -128,14 +128,22 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchState> {
       if (closesGaps) {
         recordsToFail.push(...neverStarted);
         failReason = reason;
-      } else if (neverStarted.length) await local.failPendingJobs({ manifestKey: input.manifestKey, indexes: neverStarted, reason });
+      } else if (neverStarted.length)
+        await local.failPendingJobs({ manifestKey: input.manifestKey, indexes: neverStarted, reason });
       await Promise.all(
-        toCancel.map(([, jobId]) => getExternalWorkflowHandle(jobId).signal(failJobSignal, { reason }).catch(() => undefined)),
+        toCancel.map(([, jobId]) =>
+          getExternalWorkflowHandle(jobId)
+            .signal(failJobSignal, { reason })
+            .catch(() => undefined),
+        ),
       );
       if (!patched(FAIL_ALL_COUNTS_OUTCOMES)) return { failed_count: neverStarted.length + toCancel.length };
       // A running job may finish on its own before the signal reaches it: count only the jobs that really failed
       // (past the wait, one still running counts as failing: it has its failJob signal).
-      await condition(() => toCancel.every(([i]) => statuses[i] !== STATUS_CODE.processing), closesGaps ? FAIL_ALL_ANSWER_WITHIN : '5 minutes');
+      await condition(
+        () => toCancel.every(([i]) => statuses[i] !== STATUS_CODE.processing),
+        closesGaps ? FAIL_ALL_ANSWER_WITHIN : '5 minutes',
+      );
       const cancelledFailed = toCancel.filter(([i]) => statuses[i] !== STATUS_CODE.completed).length;
       return { failed_count: neverStarted.length + cancelledFailed };
     },
@@ -162,7 +170,11 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchState> {
     if (recordsToFail.length) {
       // The records of jobs fail-all failed before they started: written here, in chunks with heartbeats, not in
       // the update (whose caller is answered meanwhile).
-      await remote.failPendingJobs({ manifestKey: input.manifestKey, indexes: recordsToFail.splice(0), reason: failReason });
+      await remote.failPendingJobs({
+        manifestKey: input.manifestKey,
+        indexes: recordsToFail.splice(0),
+        reason: failReason,
+      });
       continue;
     }
     if (allDone()) break;
@@ -210,7 +222,11 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchState> {
             args: [jobInput],
             parentClosePolicy: ParentClosePolicy.ABANDON,
             workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-            typedSearchAttributes: jobSearchAttributes({ jobType: spec.job_type, batchId: input.batchId, userId: input.userId }),
+            typedSearchAttributes: jobSearchAttributes({
+              jobType: spec.job_type,
+              batchId: input.batchId,
+              userId: input.userId,
+            }),
             memo: { summary: `${spec.job_type} job ${index + 1}/${n} of batch ${input.batchName}` },
           });
         } catch (err) {
@@ -226,7 +242,11 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchState> {
   const final = state();
   const { carry: _carry, ...recordInput } = input;
   void _carry;
-  await remote.writeBatchRecord({ state: final, input: recordInput, ...(runs.size ? { runs: Object.fromEntries(runs) } : {}) });
+  await remote.writeBatchRecord({
+    state: final,
+    input: recordInput,
+    ...(runs.size ? { runs: Object.fromEntries(runs) } : {}),
+  });
   setAttributes();
   await condition(allHandlersFinished);
   return final;

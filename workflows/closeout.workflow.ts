@@ -47,7 +47,11 @@ export async function jobCloseoutWorkflow(input: JobCloseoutInput): Promise<{ cl
   if (batch?.batchId !== undefined && batch.batchIndex !== undefined) {
     await remote.notifyBatch({ batchId: batch.batchId, index: batch.batchIndex, status: 'failed', run: state.run });
   }
-  const hookInput = { jobId: input.jobId, webhook: state.input?.webhook, webhookRetryScale: state.input?.webhookRetryScale };
+  const hookInput = {
+    jobId: input.jobId,
+    webhook: state.input?.webhook,
+    webhookRetryScale: state.input?.webhookRetryScale,
+  };
   // The failure event goes to the job's notifier like any run's (see WEBHOOK_NOTIFIER).
   const webhooks = patched(WEBHOOK_NOTIFIER) ? new WebhookForwarder(hookInput) : new WebhookSender(hookInput, log);
   webhooks.push(event);

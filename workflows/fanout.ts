@@ -41,7 +41,11 @@ export function limiter(limit: number): Limiter {
  * several maps of a job bounds them together), started in item order; results in item order. The first failure
  * rejects the whole, as `Promise.all` does; items not yet started then never start.
  */
-export async function boundedMap<T, R>(items: readonly T[], limit: number | Limiter, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
+export async function boundedMap<T, R>(
+  items: readonly T[],
+  limit: number | Limiter,
+  fn: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
   const gate = typeof limit === 'number' ? limiter(limit) : limit;
   let failed = false;
   return Promise.all(

@@ -55,12 +55,23 @@ function addEvent(s: JobState, ev: Omit<JobEvent, 'id'>, baseId: number): JobEve
 
 export function startProcessing(s: JobState, now: string): void {
   s.status = 'processing';
-  s.progress = { step: 'started', percent: Math.max(1, s.progress.percent === 100 ? 0 : s.progress.percent), message: 'Processing started' };
+  s.progress = {
+    step: 'started',
+    percent: Math.max(1, s.progress.percent === 100 ? 0 : s.progress.percent),
+    message: 'Processing started',
+  };
   touch(s, now);
 }
 
 /** Applies a progress report; a lower percent is clamped to the current one. Returns the event to emit. */
-export function reportProgress(s: JobState, step: string, percent: number, message: string, now: string, baseEventId = 0): JobEvent | null {
+export function reportProgress(
+  s: JobState,
+  step: string,
+  percent: number,
+  message: string,
+  now: string,
+  baseEventId = 0,
+): JobEvent | null {
   if (s.status !== 'processing') return null;
   const p = Math.min(99, Math.max(s.progress.percent, Math.round(percent)));
   s.progress = { step, percent: p, message };
@@ -82,7 +93,11 @@ export function fail(s: JobState, error: JobError, now: string, baseEventId = 0)
   s.error = error;
   s.progress = { ...s.progress, step: 'failed', message: error.message };
   touch(s, now);
-  return addEvent(s, { phase: 'failed', progress: s.progress.percent, message: error.message, timestamp: now, error }, baseEventId);
+  return addEvent(
+    s,
+    { phase: 'failed', progress: s.progress.percent, message: error.message, timestamp: now, error },
+    baseEventId,
+  );
 }
 
 export const isTerminal = (s: { status: string }): boolean => s.status === 'completed' || s.status === 'failed';

@@ -75,12 +75,19 @@ export async function jobWorkflow(input: JobInput): Promise<{ status: string; er
   if (input.run > 1 && patched(RUN_OWNS_RECORD)) {
     // The failed run's record is replaced by this run's, by this run: nothing else writes it after the start.
     await local.writeJobRecord({ state });
-    if (inBatch) await reportToBatch(input, { index: input.batchIndex!, status: 'processing', run: input.run, jobId: input.jobId });
+    if (inBatch)
+      await reportToBatch(input, {
+        index: input.batchIndex!,
+        status: 'processing',
+        run: input.run,
+        jobId: input.jobId,
+      });
   }
 
   const ctx: PipelineContext = {
     input,
-    progress: (step, percent, message) => webhooks.push(js.reportProgress(state, step, percent, message, now(), baseEventId)),
+    progress: (step, percent, message) =>
+      webhooks.push(js.reportProgress(state, step, percent, message, now(), baseEventId)),
     log,
   };
   let error: JobError | undefined;
@@ -130,10 +137,14 @@ export async function jobWorkflow(input: JobInput): Promise<{ status: string; er
  * Tells the job's batch that this run started again (`processing`) or ended; a closed batch (the job was restarted
  * after its batch finished) is reopened with the report.
  */
-async function reportToBatch(input: JobInput, report: { index: number; status: JobState['status']; run: number; jobId?: string }): Promise<void> {
+async function reportToBatch(
+  input: JobInput,
+  report: { index: number; status: JobState['status']; run: number; jobId?: string },
+): Promise<void> {
   try {
     const batch = getExternalWorkflowHandle(input.batchId!);
-    if (report.status === 'processing') await batch.signal(jobRestartedSignal, { index: report.index, run: report.run, jobId: report.jobId });
+    if (report.status === 'processing')
+      await batch.signal(jobRestartedSignal, { index: report.index, run: report.run, jobId: report.jobId });
     else await batch.signal(jobFinishedSignal, { index: report.index, status: report.status, run: report.run });
   } catch {
     await remote.notifyBatch({ batchId: input.batchId!, ...report });
@@ -142,17 +153,31 @@ async function reportToBatch(input: JobInput, report: { index: number; status: J
 
 function toJobError(err: unknown, failReason: string | undefined): JobError {
   if (failReason && isCancellation(err)) return { code: 'CANCELLED', message: failReason, details: {} };
-  if (isCancellation(err)) return { code: 'CANCELLED', message: 'The job was cancelled while it ran (a cancel request from an operator).', details: {} };
+  if (isCancellation(err))
+    return {
+      code: 'CANCELLED',
+      message: 'The job was cancelled while it ran (a cancel request from an operator).',
+      details: {},
+    };
   let e = err as { cause?: unknown; type?: string; message?: string; details?: unknown[] };
   // Activity and child failures wrap the application failure that carries the code.
   while (e && !(e instanceof ApplicationFailure) && e.cause) e = e.cause as typeof e;
   if (e instanceof ApplicationFailure) {
-    const details = (Array.isArray(e.details) && e.details[0] && typeof e.details[0] === 'object' ? e.details[0] : {}) as Record<string, unknown>;
+    const details = (
+      Array.isArray(e.details) && e.details[0] && typeof e.details[0] === 'object' ? e.details[0] : {}
+    ) as Record<string, unknown>;
     if (e.type && /^[A-Z][A-Z0-9_]*$/.test(e.type)) return { code: e.type, message: e.message, details };
     // Not a code of ours (the class name of an unexpected error, e.g. `Error`): an internal error, without its
     // message, which can name server paths (the worker's log keeps it).
-    return { code: 'INTERNAL_ERROR', message: 'The job failed on an unexpected internal error.', details: { error_type: e.type ?? 'unknown' } };
+    return {
+      code: 'INTERNAL_ERROR',
+      message: 'The job failed on an unexpected internal error.',
+      details: { error_type: e.type ?? 'unknown' },
+    };
   }
-  return { code: 'INTERNAL_ERROR', message: 'The job failed on an unexpected internal error.', details: { error_type: (err as Error)?.name ?? 'unknown' } };
+  return {
+    code: 'INTERNAL_ERROR',
+    message: 'The job failed on an unexpected internal error.',
+    details: { error_type: (err as Error)?.name ?? 'unknown' },
+  };
 }
-

@@ -1,4 +1,11 @@
-import { allHandlersFinished, condition, continueAsNew, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import {
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  proxyLocalActivities,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { bookkeeping } from './activity-options';
 import { notifyEventsSignal, type JobLog, type LogLevel, type NotifierInput } from './definitions';

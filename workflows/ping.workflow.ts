@@ -2,7 +2,6 @@ import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { PingInput, PingResult } from './definitions';
 
-
 /**
  * Round trip through both task queues. The health endpoint's `?probe=workflow` runs it to prove that a worker
  * executes workflow tasks and activities on the io and media queues, not merely that it polls.

@@ -40,6 +40,11 @@ export function onLlmQueue(options: ActivityOptions, jobId: string): ActivityOpt
  * Options of a job's media steps: on the `media` queue, keyed by job for fairness, at `priorityKey` when given
  * (`fair`: `patched('bounded-fanout')`; runs recorded before it scheduled these without a priority).
  */
-export function onMediaQueue(options: ActivityOptions, jobId: string, fair: boolean, priorityKey?: number): ActivityOptions {
+export function onMediaQueue(
+  options: ActivityOptions,
+  jobId: string,
+  fair: boolean,
+  priorityKey?: number,
+): ActivityOptions {
   return { ...options, taskQueue: siblingQueue('media'), ...(fair ? fairFor(jobId, priorityKey) : {}) };
 }

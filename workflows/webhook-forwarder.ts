@@ -56,7 +56,12 @@ export class WebhookForwarder {
     try {
       await getExternalWorkflowHandle(notifierWorkflowId(jobId)).signal(notifyEventsSignal, { events });
     } catch {
-      await remote.startNotifier({ jobId, webhook: webhook!, ...(webhookRetryScale !== undefined ? { webhookRetryScale } : {}), events });
+      await remote.startNotifier({
+        jobId,
+        webhook: webhook!,
+        ...(webhookRetryScale !== undefined ? { webhookRetryScale } : {}),
+        events,
+      });
     }
   }
 }

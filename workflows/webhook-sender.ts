@@ -68,9 +68,13 @@ export class WebhookSender {
     const webhookId = `evt_${jobId}_${ev.id}`;
     for (let attempt = 1; attempt <= maxAttempts; attempt++) {
       // The activity signs with a timestamp of its own, fresh per attempt (receivers reject stale ones).
-      const r = await hooks
-        .deliverWebhook({ jobId, webhook: webhook!, event: ev, webhookId })
-        .catch((e: unknown) => ({ outcome: 'retry' as const, status: undefined, error: String((e as Error)?.message ?? e), retryAfter: null, durationMs: 0 }));
+      const r = await hooks.deliverWebhook({ jobId, webhook: webhook!, event: ev, webhookId }).catch((e: unknown) => ({
+        outcome: 'retry' as const,
+        status: undefined,
+        error: String((e as Error)?.message ?? e),
+        retryAfter: null,
+        durationMs: 0,
+      }));
       const what = r.status ? `HTTP ${r.status}` : (r.error ?? 'no answer');
       if (r.outcome === 'delivered') {
         this.log('info', `Webhook ${ev.phase} delivered (attempt ${attempt}, ${what}, ${r.durationMs} ms)`);
@@ -85,8 +89,14 @@ export class WebhookSender {
         this.log('warning', `Webhook ${ev.phase} failed: ${what} (attempt ${attempt}, giving up)`);
         return;
       }
-      const delay = Math.max(1, Math.round(retryDelayMs(attempt, r.retryAfter, Date.now()) * (this.input.webhookRetryScale ?? 1)));
-      this.log('warning', `Webhook ${ev.phase} failed: ${what} (attempt ${attempt}); retrying in ${Math.round(delay / 1000)} s`);
+      const delay = Math.max(
+        1,
+        Math.round(retryDelayMs(attempt, r.retryAfter, Date.now()) * (this.input.webhookRetryScale ?? 1)),
+      );
+      this.log(
+        'warning',
+        `Webhook ${ev.phase} failed: ${what} (attempt ${attempt}); retrying in ${Math.round(delay / 1000)} s`,
+      );
       await sleep(delay);
     }
   }

@@ -51,9 +51,15 @@ export function authMiddleware(opts: AuthOptions) {
     if (opts.allowLocalhostNoAuth && isLoopbackIp(ip)) return next();
     const h = ctx.headers;
     const viaBearer = keyMatches(bearer(h.authorization), expected);
-    const viaHeader = keyMatches(typeof h['x-service-api-key'] === 'string' ? h['x-service-api-key'] : undefined, expected);
+    const viaHeader = keyMatches(
+      typeof h['x-service-api-key'] === 'string' ? h['x-service-api-key'] : undefined,
+      expected,
+    );
     if (viaBearer || viaHeader) return next();
     ctx.set('WWW-Authenticate', 'Bearer');
-    throw new AppError('UNAUTHORIZED', 'A valid API key is required (Authorization: Bearer <key> or X-Service-Api-Key).');
+    throw new AppError(
+      'UNAUTHORIZED',
+      'A valid API key is required (Authorization: Bearer <key> or X-Service-Api-Key).',
+    );
   };
 }

@@ -22,7 +22,13 @@ export interface BodyLimits {
 export const MULTIPART_LIMITS = { fields: 200, fieldBytes: 2 * 1024 * 1024, files: 20 } as const;
 
 /** formidable's error numbers for the limits above (FormidableError.code). */
-const FORMIDABLE = { maxFieldsSize: 1006, maxFields: 1007, totalFileSize: 1009, maxFiles: 1015, fileSize: 1016 } as const;
+const FORMIDABLE = {
+  maxFieldsSize: 1006,
+  maxFields: 1007,
+  totalFileSize: 1009,
+  maxFiles: 1015,
+  fileSize: 1016,
+} as const;
 
 /** The contract's error for a formidable failure: each limit says which one it is. */
 function multipartError(err: unknown, uploadBytes: number): AppError {
@@ -30,20 +36,34 @@ function multipartError(err: unknown, uploadBytes: number): AppError {
   const e = err as { httpCode?: number; code?: number };
   switch (e.code) {
     case FORMIDABLE.maxFields:
-      return new AppError('PAYLOAD_TOO_LARGE', `The multipart body has too many fields (at most ${MULTIPART_LIMITS.fields}).`, {
-        limit_fields: MULTIPART_LIMITS.fields,
-      });
+      return new AppError(
+        'PAYLOAD_TOO_LARGE',
+        `The multipart body has too many fields (at most ${MULTIPART_LIMITS.fields}).`,
+        {
+          limit_fields: MULTIPART_LIMITS.fields,
+        },
+      );
     case FORMIDABLE.maxFieldsSize:
-      return new AppError('PAYLOAD_TOO_LARGE', `The multipart text fields are too large (at most ${MULTIPART_LIMITS.fieldBytes} bytes together).`, {
-        limit_field_bytes: MULTIPART_LIMITS.fieldBytes,
-      });
+      return new AppError(
+        'PAYLOAD_TOO_LARGE',
+        `The multipart text fields are too large (at most ${MULTIPART_LIMITS.fieldBytes} bytes together).`,
+        {
+          limit_field_bytes: MULTIPART_LIMITS.fieldBytes,
+        },
+      );
     case FORMIDABLE.maxFiles:
-      return new AppError('PAYLOAD_TOO_LARGE', `The multipart body has too many files (at most ${MULTIPART_LIMITS.files}).`, {
-        limit_files: MULTIPART_LIMITS.files,
-      });
+      return new AppError(
+        'PAYLOAD_TOO_LARGE',
+        `The multipart body has too many files (at most ${MULTIPART_LIMITS.files}).`,
+        {
+          limit_files: MULTIPART_LIMITS.files,
+        },
+      );
   }
   if (e.httpCode === 413) return tooLarge(uploadBytes, 'The upload is too large.');
-  return new AppError('VALIDATION_ERROR', 'The multipart body could not be read.', { issues: [{ path: '', message: 'malformed multipart body' }] });
+  return new AppError('VALIDATION_ERROR', 'The multipart body could not be read.', {
+    issues: [{ path: '', message: 'malformed multipart body' }],
+  });
 }
 
 /** A declared Content-Length over the limit is refused before anything is read. */
@@ -82,7 +102,9 @@ export function bodyParsers(limits: BodyLimits) {
         // formidable reads ctx.req: give it the decoded stream, with headers that describe it.
         const { 'content-length': _l, 'content-encoding': _e, ...headers } = original.headers;
         const decoded = decodedBody(ctx, encoding, multipartBytes);
-        ctx.req = Object.assign(decoded, { headers: { ...headers, 'transfer-encoding': 'chunked' } }) as unknown as IncomingMessage;
+        ctx.req = Object.assign(decoded, {
+          headers: { ...headers, 'transfer-encoding': 'chunked' },
+        }) as unknown as IncomingMessage;
       }
       const typedFields = textPartsAsFields();
       const parse = koaBody({
@@ -108,7 +130,9 @@ export function bodyParsers(limits: BodyLimits) {
       });
       await parse(ctx, async () => {
         ctx.req = original;
-        ctx.request.body = (await typedFields.mergeInto(ctx.request.body as Record<string, unknown> | undefined)) as typeof ctx.request.body;
+        ctx.request.body = (await typedFields.mergeInto(
+          ctx.request.body as Record<string, unknown> | undefined,
+        )) as typeof ctx.request.body;
         checkFieldDepth(ctx.request.body, depth);
         await next();
       });
@@ -148,7 +172,13 @@ function textPartsAsFields() {
         part.on('data', (chunk: Buffer) => {
           bytes += chunk.length;
           if (bytes > MULTIPART_LIMITS.fieldBytes) {
-            reject(new AppError('PAYLOAD_TOO_LARGE', `The multipart text fields are too large (at most ${MULTIPART_LIMITS.fieldBytes} bytes together).`, { limit_bytes: MULTIPART_LIMITS.fieldBytes }));
+            reject(
+              new AppError(
+                'PAYLOAD_TOO_LARGE',
+                `The multipart text fields are too large (at most ${MULTIPART_LIMITS.fieldBytes} bytes together).`,
+                { limit_bytes: MULTIPART_LIMITS.fieldBytes },
+              ),
+            );
             return;
           }
           chunks.push(chunk);
@@ -157,7 +187,13 @@ function textPartsAsFields() {
           try {
             resolve(new TextDecoder(charset).decode(Buffer.concat(chunks)));
           } catch {
-            reject(new AppError('VALIDATION_ERROR', `The multipart field ${part.name} has a charset that cannot be read (${charset}).`, { issues: [{ path: part.name!, message: `unknown charset ${charset}` }] }));
+            reject(
+              new AppError(
+                'VALIDATION_ERROR',
+                `The multipart field ${part.name} has a charset that cannot be read (${charset}).`,
+                { issues: [{ path: part.name!, message: `unknown charset ${charset}` }] },
+              ),
+            );
           }
         });
       });

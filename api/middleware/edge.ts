@@ -35,13 +35,21 @@ export function edgeMiddleware(logger: Logger, version: string) {
         ctx.status = 202;
         ctx.set('Location', `/api/jobs/${err.state.job_id}`);
         if (err.preferenceApplied) ctx.set('Preference-Applied', 'respond-async');
-        ctx.body = { status: 'success', data: { job_id: err.state.job_id, status: err.state.status, message: `Accepted; poll GET /api/jobs/${err.state.job_id}.` } };
+        ctx.body = {
+          status: 'success',
+          data: {
+            job_id: err.state.job_id,
+            status: err.state.status,
+            message: `Accepted; poll GET /api/jobs/${err.state.job_id}.`,
+          },
+        };
         return;
       }
       const mapped = toApiError(err);
       if (mapped.unexpected) log.error({ err }, 'request failed');
       else log.debug({ code: mapped.body.code }, 'request rejected');
-      for (const h of ['Content-Disposition', 'Content-Length', 'Content-Encoding', 'Cache-Control', 'Allow']) ctx.remove(h);
+      for (const h of ['Content-Disposition', 'Content-Length', 'Content-Encoding', 'Cache-Control', 'Allow'])
+        ctx.remove(h);
       ctx.status = mapped.status;
       ctx.type = 'application/json';
       ctx.body = { status: 'error', error: mapped.body };

@@ -64,9 +64,13 @@ export function decodedBody(ctx: Context, encoding: string, limitBytes: number):
   };
   decoder.on('error', () =>
     stop(
-      new AppError('VALIDATION_ERROR', `The request body is not valid ${encoding} data (Content-Encoding: ${encoding}).`, {
-        issues: [{ path: '', message: `body does not decode as ${encoding}` }],
-      }),
+      new AppError(
+        'VALIDATION_ERROR',
+        `The request body is not valid ${encoding} data (Content-Encoding: ${encoding}).`,
+        {
+          issues: [{ path: '', message: `body does not decode as ${encoding}` }],
+        },
+      ),
     ),
   );
   limit.on('error', (err) => stop(err));

@@ -39,7 +39,9 @@ export function checkJsonDepth(text: string, maxDepth: number, path = ''): void 
 
 /** A malformed JSON body or field: 400 `VALIDATION_ERROR`. */
 export const malformedJson = (path = '') =>
-  new AppError('VALIDATION_ERROR', 'The request body is not valid JSON.', { issues: [{ path, message: 'malformed JSON' }] });
+  new AppError('VALIDATION_ERROR', 'The request body is not valid JSON.', {
+    issues: [{ path, message: 'malformed JSON' }],
+  });
 
 /** True for form field text that is JSON with arrays or objects (what `checkJsonDepth` must see). */
 export const looksLikeJsonStructure = (text: string): boolean => /^\s*[[{]/.test(text);

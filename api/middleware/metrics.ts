@@ -20,7 +20,12 @@ export function httpMetrics(routeOf: (method: string, path: string) => string | 
       await next();
     } finally {
       const matched = (ctx as Context & { _matchedRoute?: string | RegExp })._matchedRoute;
-      const route = ctx.path === METRICS_PATH ? METRICS_PATH : matched !== undefined ? String(matched) : String(routeOf(ctx.method, ctx.path) ?? UNMATCHED);
+      const route =
+        ctx.path === METRICS_PATH
+          ? METRICS_PATH
+          : matched !== undefined
+            ? String(matched)
+            : String(routeOf(ctx.method, ctx.path) ?? UNMATCHED);
       observeHttpRequest(ctx.method, route, ctx.status, (performance.now() - started) / 1000);
     }
   };

@@ -17,12 +17,16 @@ import { validateParameters } from '../services/job-parameters';
  */
 export function audioRoutes(api: ApiRouter, jobs: JobService, config: Config): void {
   api.add({
-    method: 'post', path: '/api/audio/process', summary: 'Transcribe a recording (optionally template and translate it)', tags: ['Audio'],
+    method: 'post',
+    path: '/api/audio/process',
+    summary: 'Transcribe a recording (optionally template and translate it)',
+    tags: ['Audio'],
     description:
       'Formats by content: flac, m4a, mp3, mp4, mpeg, mpga, oga, ogg, wav, webm. Long recordings are cut at pauses near AUDIO_CHUNK_SECONDS and transcribed in parallel. ' +
       'A repeated request for the same file, languages and template is answered from the result cache (`X-Cache: hit`) unless `useCache` is false. ' +
       'Waits up to MEDIA_SYNC_WAIT_MS; past it, 504 with `details.job_id` (the job goes on; GET /api/jobs/{job_id} gives the same data in `results`).',
-    body: audioProcessBody, bodyTypes: ['multipart'],
+    body: audioProcessBody,
+    bodyTypes: ['multipart'],
     responses: {
       200: { description: 'The transcript', content: { 'application/json': { schema: audioProcessResult } } },
       400: errorResponse('Not a supported audio or video format, or no audio stream'),
@@ -38,7 +42,9 @@ export function audioRoutes(api: ApiRouter, jobs: JobService, config: Config): v
       ctx.req.socket.setTimeout(0);
       ctx.req.socket.setKeepAlive(true, 30_000);
       if ((body.file === undefined) === (body.url === undefined)) {
-        throw new AppError('VALIDATION_ERROR', 'Give exactly one of file and url.', { issues: [{ path: 'file', message: 'give exactly one of file and url' }] });
+        throw new AppError('VALIDATION_ERROR', 'Give exactly one of file and url.', {
+          issues: [{ path: 'file', message: 'give exactly one of file and url' }],
+        });
       }
       const options = {
         source_language: body.source_language,
@@ -46,14 +52,19 @@ export function audioRoutes(api: ApiRouter, jobs: JobService, config: Config): v
         ...(body.template ? { template: body.template } : {}),
         use_cache: body.useCache,
       };
-      const run = (parameters: Record<string, unknown>) => jobs.runSync({ jobType: 'audio', parameters }, config.MEDIA_SYNC_WAIT_MS, { prefer: ctx.state.prefer });
+      const run = (parameters: Record<string, unknown>) =>
+        jobs.runSync({ jobType: 'audio', parameters }, config.MEDIA_SYNC_WAIT_MS, { prefer: ctx.state.prefer });
       let done;
       if (!body.file) {
         // A URL is downloaded by the job (SSRF-guarded, at most MAX_UPLOAD_MB) and probed there: a file that is not
         // audio fails the job with INVALID_FORMAT.
         done = await run(validateParameters('audio', { url: body.url, ...options }));
       } else {
-        if (body.file.size === 0) throw new AppError('INVALID_FORMAT', 'The file is empty.', { error_type: 'empty', supported_formats: [...SUPPORTED_FORMATS] });
+        if (body.file.size === 0)
+          throw new AppError('INVALID_FORMAT', 'The file is empty.', {
+            error_type: 'empty',
+            supported_formats: [...SUPPORTED_FORMATS],
+          });
         const probe = await probeMedia(body.file.filepath);
         audioFormatOf(probe);
         checkDuration(probe, config.MAX_MEDIA_SECONDS);
@@ -62,7 +73,11 @@ export function audioRoutes(api: ApiRouter, jobs: JobService, config: Config): v
         done = await withUpload(jobs.store, upload, () => run(parameters));
       }
       const cached = fromCache(done.results);
-      const llmInfo = (done.results?.llm_info as LlmInfo | undefined) ?? { total_tokens: 0, total_cost: 0, requests: [] };
+      const llmInfo = (done.results?.llm_info as LlmInfo | undefined) ?? {
+        total_tokens: 0,
+        total_cost: 0,
+        requests: [],
+      };
       ctx.set('X-Cache', cached ? 'hit' : 'miss');
       ctx.body = {
         status: 'success',

@@ -34,7 +34,9 @@ function sampleContent(): Record<string, { schema: z.ZodType }> {
     content[type] = {
       schema:
         type === 'application/json'
-          ? z.union([z.record(z.string(), z.unknown()), z.array(z.unknown())]).openapi({ description: 'A JSON sample document' })
+          ? z
+              .union([z.record(z.string(), z.unknown()), z.array(z.unknown())])
+              .openapi({ description: 'A JSON sample document' })
           : type.startsWith('text/')
             ? z.string()
             : z.string().openapi({ format: 'binary' }),
@@ -96,10 +98,15 @@ export function commonRoutes(api: ApiRouter, deps: TransformerDeps, samplesDir =
     description: 'Only the names listed by /api/common/samples; anything else (paths, encoded separators) is 404.',
     tags: ['Common'],
     params: sampleNameParam,
-    responses: { 200: { description: 'The file, with the media type of its extension', content: sampleContent() }, 404: errorResponse('No such sample') },
+    responses: {
+      200: { description: 'The file, with the media type of its extension', content: sampleContent() },
+      404: errorResponse('No such sample'),
+    },
     handler: async (ctx, { params }) => {
       // The router has decoded the segment once; the name must be exactly one of the listed files.
-      const found = (await listSamples(samplesDir)).find((s) => s.filename === params.filename.normalize('NFC') || s.filename === params.filename);
+      const found = (await listSamples(samplesDir)).find(
+        (s) => s.filename === params.filename.normalize('NFC') || s.filename === params.filename,
+      );
       if (!found) throw new AppError('FILE_NOT_FOUND', 'No such sample file.', { filename: params.filename });
       ctx.body = createReadStream(path.join(samplesDir, found.filename));
       ctx.type = found.mime;
@@ -109,11 +116,19 @@ export function commonRoutes(api: ApiRouter, deps: TransformerDeps, samplesDir =
   });
 
   api.add({
-    method: 'post', path: '/api/common/blocks', summary: 'Turn a block document into a translated newsfeed entry', tags: ['Common'],
+    method: 'post',
+    path: '/api/common/blocks',
+    summary: 'Turn a block document into a translated newsfeed entry',
+    tags: ['Common'],
     body: blocksBody,
     responses: { 200: jsonResponse(blocksResult, 'Result'), ...modelErrors },
     handler: async (ctx, { body }) => {
-      await runTransformerOperation(ctx, deps, { operation: 'blocks', ...body }, { needsModel: body.source_language !== body.target_language });
+      await runTransformerOperation(
+        ctx,
+        deps,
+        { operation: 'blocks', ...body },
+        { needsModel: body.source_language !== body.target_language },
+      );
     },
   });
 }

@@ -9,15 +9,25 @@ import { summaryErrors } from './tracks.routes';
 /** Events (spec §4.9): an event's summary over its tracks, from the session store. */
 export function eventRoutes(api: ApiRouter, deps: SummaryDeps): void {
   api.add({
-    method: 'post', path: '/api/events/{event_name}/summary', summary: 'Summarise an event, track by track', tags: ['Events'],
+    method: 'post',
+    path: '/api/events/{event_name}/summary',
+    summary: 'Summarise an event, track by track',
+    tags: ['Events'],
     description:
       'Every session of the event is summarised (one model call per piece of at most SUMMARY_CHUNK_CHARS), then each track from its sessions, then the event ' +
       'from its tracks; the template (default `EventSummary`) shapes the event summary. Runs as a job; waits up to MEDIA_SYNC_WAIT_MS, then 504 with `details.job_id`.',
-    params: eventParam, body: summaryBody.optional().default({ target_language: 'de' }),
-    responses: { 200: { description: 'The summary', content: { 'application/json': { schema: envelope(eventSummary) } } }, 404: errorResponse('Unknown event or template'), ...summaryErrors },
+    params: eventParam,
+    body: summaryBody.optional().default({ target_language: 'de' }),
+    responses: {
+      200: { description: 'The summary', content: { 'application/json': { schema: envelope(eventSummary) } } },
+      404: errorResponse('Unknown event or template'),
+      ...summaryErrors,
+    },
     handler: async (ctx, { params, body }) => {
       if (!(await listSessionEntries(deps.jobs.store, { event: params.event_name })).length) {
-        throw new AppError('EVENT_NOT_FOUND', `No sessions of the event ${JSON.stringify(params.event_name)}.`, { event: params.event_name });
+        throw new AppError('EVENT_NOT_FOUND', `No sessions of the event ${JSON.stringify(params.event_name)}.`, {
+          event: params.event_name,
+        });
       }
       await runSummary(ctx, deps, 'event_summary', { event: params.event_name, ...body });
     },

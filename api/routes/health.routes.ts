@@ -17,7 +17,10 @@ export function healthRoutes(api: ApiRouter, health: HealthService, draining: ()
     query: healthQuery,
     responses: {
       200: { description: 'Healthy or degraded', content: { 'application/json': { schema: healthBody } } },
-      503: { description: 'Temporal or storage unreachable, or shutting down', content: { 'application/json': { schema: healthBody } } },
+      503: {
+        description: 'Temporal or storage unreachable, or shutting down',
+        content: { 'application/json': { schema: healthBody } },
+      },
     },
     handler: async (ctx, { query }) => {
       const report = await health.report({ probe: query.probe === 'workflow' });

@@ -18,14 +18,17 @@ const common = {
 const result = envelope(
   z.object({
     extracted_text: z.string(),
-    metadata: z.object({ width: z.number().int(), height: z.number().int(), format: z.string(), dpi: z.number().int() }).passthrough(),
+    metadata: z
+      .object({ width: z.number().int(), height: z.number().int(), format: z.string(), dpi: z.number().int() })
+      .passthrough(),
   }),
 );
 
 /** Image OCR (spec §4.10): an upload or a URL (SSRF-guarded), recognised by tesseract on the media queue. */
 export function imageOcrRoutes(api: ApiRouter, jobs: JobService, config: Config): void {
   const tags = ['Image OCR'];
-  const answer = async (ctx: Context, parameters: Record<string, unknown>) => answerSync(ctx, jobs, { jobType: 'imageocr', parameters }, config.SYNC_WAIT_MS);
+  const answer = async (ctx: Context, parameters: Record<string, unknown>) =>
+    answerSync(ctx, jobs, { jobType: 'imageocr', parameters }, config.SYNC_WAIT_MS);
   /** The job parameters the two routes share; the pipeline reads the result cache unless `use_cache` is false. */
   const options = (b: { template?: string; ocr_language?: string; use_cache: boolean }) => ({
     ...(b.template ? { template: b.template } : {}),
@@ -40,8 +43,13 @@ export function imageOcrRoutes(api: ApiRouter, jobs: JobService, config: Config)
   };
 
   api.add({
-    method: 'post', path: '/api/imageocr/process', summary: 'Recognise the text of an image', tags,
-    body: z.object({ file: uploadedFile, ...common }), bodyTypes: ['multipart'], responses,
+    method: 'post',
+    path: '/api/imageocr/process',
+    summary: 'Recognise the text of an image',
+    tags,
+    body: z.object({ file: uploadedFile, ...common }),
+    bodyTypes: ['multipart'],
+    responses,
     handler: async (ctx, { body }) => {
       if (body.file.size === 0) throw new AppError('INVALID_FORMAT', 'The file is empty.', { error_type: 'empty' });
       // A decompression bomb is refused from its header, before a job exists (the worker checks again).
@@ -54,11 +62,26 @@ export function imageOcrRoutes(api: ApiRouter, jobs: JobService, config: Config)
   });
 
   api.add({
-    method: 'post', path: '/api/imageocr/process-url', summary: 'Recognise the text of an image at a URL', tags,
-    description: 'Private, loopback, link-local and metadata addresses are refused (also after DNS and redirects) unless the server listens on loopback only or ALLOW_PRIVATE_URLS=true.',
-    body: z.object({ url: z.string().url().max(4096).refine((u) => /^https?:\/\//i.test(u), 'an http or https URL'), ...common }),
+    method: 'post',
+    path: '/api/imageocr/process-url',
+    summary: 'Recognise the text of an image at a URL',
+    tags,
+    description:
+      'Private, loopback, link-local and metadata addresses are refused (also after DNS and redirects) unless the server listens on loopback only or ALLOW_PRIVATE_URLS=true.',
+    body: z.object({
+      url: z
+        .string()
+        .url()
+        .max(4096)
+        .refine((u) => /^https?:\/\//i.test(u), 'an http or https URL'),
+      ...common,
+    }),
     bodyTypes: ['json', 'multipart'],
-    responses: { ...responses, 403: errorResponse('Target not allowed'), 502: errorResponse('The URL could not be fetched') },
+    responses: {
+      ...responses,
+      403: errorResponse('Target not allowed'),
+      502: errorResponse('The URL could not be fetched'),
+    },
     handler: async (ctx, { body }) => {
       await answer(ctx, { url: body.url, ...options(body) });
     },

@@ -31,7 +31,10 @@ export interface JobRouteDeps {
 const idempotencyKey = (h: string | string[] | undefined): string | undefined => {
   const v = Array.isArray(h) ? h[0] : h;
   if (v === undefined || v === '') return undefined;
-  if (v.length > 200) throw new AppError('VALIDATION_ERROR', 'Idempotency-Key is too long (200 characters at most).', { issues: [{ path: 'Idempotency-Key', message: 'too long' }] });
+  if (v.length > 200)
+    throw new AppError('VALIDATION_ERROR', 'Idempotency-Key is too long (200 characters at most).', {
+      issues: [{ path: 'Idempotency-Key', message: 'too long' }],
+    });
   return v;
 };
 
@@ -80,7 +83,8 @@ export function jobRoutes(api: ApiRouter, deps: JobRouteDeps): void {
         parameters: validateParameters(j.job_type, j.parameters, ['jobs', i, 'parameters']),
         webhook: j.webhook,
       }));
-      for (const [i, s] of specs.entries()) if (s.jobType === 'session') await checkSessionRequest(s.parameters, ['jobs', i, 'parameters']);
+      for (const [i, s] of specs.entries())
+        if (s.jobType === 'session') await checkSessionRequest(s.parameters, ['jobs', i, 'parameters']);
       const { state, jobs: records } = await batches.create({
         batchName: body.batch_name,
         jobs: specs.map((s) => ({ ...s, webhook: s.webhook ?? (s.parameters.webhook as typeof s.webhook) })),
@@ -91,7 +95,13 @@ export function jobRoutes(api: ApiRouter, deps: JobRouteDeps): void {
         status: 'success',
         data: {
           batch_id: state.batch_id,
-          batch: { batch_id: state.batch_id, batch_name: state.batch_name, status: state.status, job_count: state.job_count, jobs: records.map(jobView) },
+          batch: {
+            batch_id: state.batch_id,
+            batch_name: state.batch_name,
+            status: state.status,
+            job_count: state.job_count,
+            jobs: records.map(jobView),
+          },
         },
       };
     },
@@ -107,7 +117,7 @@ export function jobRoutes(api: ApiRouter, deps: JobRouteDeps): void {
     handler: async (ctx, { params }) => {
       const s = await batches.require(params.batch_id);
       const { statuses: _s, processing_count: _p, pending_count: _q, legacy: _l, ...rest } = s;
-      void _s, _p, _q, _l;
+      (void _s, _p, _q, _l);
       ctx.body = { status: 'success', data: { ...rest, jobs: await batches.jobStatuses(s) } };
     },
   });
@@ -116,7 +126,8 @@ export function jobRoutes(api: ApiRouter, deps: JobRouteDeps): void {
     method: 'get',
     path: '/api/jobs/{job_id}',
     summary: 'Get a job',
-    description: 'Status, progress, results and logs. `wait=N` long-polls: it answers as soon as the job changes, or after N seconds.',
+    description:
+      'Status, progress, results and logs. `wait=N` long-polls: it answers as soon as the job changes, or after N seconds.',
     tags: ['Jobs'],
     params: jobIdParam,
     query: jobQuery,
@@ -168,22 +179,42 @@ export function jobRoutes(api: ApiRouter, deps: JobRouteDeps): void {
     description: '202 while the job runs; 400 `NO_ARCHIVE` when it finished without files.',
     tags: ['Jobs'],
     params: jobIdParam,
-    responses: { 200: zipResponse, 202: jsonResponse(jobInProgress, 'Still running'), 400: errorResponse('Finished without files (NO_ARCHIVE)'), 404: errorResponse('Unknown job') },
+    responses: {
+      200: zipResponse,
+      202: jsonResponse(jobInProgress, 'Still running'),
+      400: errorResponse('Finished without files (NO_ARCHIVE)'),
+      404: errorResponse('Unknown job'),
+    },
     handler: async (ctx, { params }) => sendJobArchive(ctx, jobs, params.job_id),
   });
 }
 
 /** 202 while running, 400 `NO_ARCHIVE` without files, else a streamed ZIP. */
-export async function sendJobArchive(ctx: import('koa').Context, jobs: JobService, jobId: string, filename = `${jobId}.zip`): Promise<void> {
+export async function sendJobArchive(
+  ctx: import('koa').Context,
+  jobs: JobService,
+  jobId: string,
+  filename = `${jobId}.zip`,
+): Promise<void> {
   const s = await jobs.require(jobId);
   if (!isTerminal(s)) {
     ctx.status = 202;
-    ctx.body = { status: 'success', data: { job_id: jobId, status: s.status, message: 'The job is still running; try again when it has finished.' } };
+    ctx.body = {
+      status: 'success',
+      data: { job_id: jobId, status: s.status, message: 'The job is still running; try again when it has finished.' },
+    };
     return;
   }
   const entries = await jobArchiveEntries(jobs.store, jobId);
-  if (entries.length === 0) throw new AppError('NO_ARCHIVE', 'This job produced no files to archive.', { job_id: jobId, status: s.status });
+  if (entries.length === 0)
+    throw new AppError('NO_ARCHIVE', 'This job produced no files to archive.', { job_id: jobId, status: s.status });
   ctx.type = 'application/zip';
   ctx.set('Content-Disposition', attachment(filename));
-  ctx.body = zipStream(jobs.store, entries, { job_id: jobId, job_type: s.job_type, status: s.status, created_at: s.created_at, updated_at: s.updated_at });
+  ctx.body = zipStream(jobs.store, entries, {
+    job_id: jobId,
+    job_type: s.job_type,
+    status: s.status,
+    created_at: s.created_at,
+    updated_at: s.updated_at,
+  });
 }

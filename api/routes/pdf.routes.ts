@@ -37,9 +37,14 @@ export function pdfRoutes(api: ApiRouter, jobs: JobService, config: Config): voi
   const llmConfigured = config.llm?.vision === true;
   const tags = ['PDF'];
   api.add({
-    method: 'post', path: '/api/pdf/process', summary: 'Extract the text of a PDF', tags,
-    description: 'Runs the pdf pipeline as a job and waits for it; past the limit, 504 with `details.job_id` and the work goes on. A repeated request for the same document, method, page range and languages is answered from the result cache (`X-Cache: hit`) unless `useCache` is false; requests with a template or page images always run.',
-    body: processBody, bodyTypes: ['multipart'],
+    method: 'post',
+    path: '/api/pdf/process',
+    summary: 'Extract the text of a PDF',
+    tags,
+    description:
+      'Runs the pdf pipeline as a job and waits for it; past the limit, 504 with `details.job_id` and the work goes on. A repeated request for the same document, method, page range and languages is answered from the result cache (`X-Cache: hit`) unless `useCache` is false; requests with a template or page images always run.',
+    body: processBody,
+    bodyTypes: ['multipart'],
     responses: {
       200: jsonResponse(pdfProcessResult, 'The text'),
       403: errorResponse('The url is not allowed (a private, loopback or metadata address)'),
@@ -49,7 +54,11 @@ export function pdfRoutes(api: ApiRouter, jobs: JobService, config: Config): voi
     },
     handler: async (ctx, { body }) => {
       if (body.extraction_method === 'vision_llm' && !llmConfigured) {
-        throw new AppError('PROVIDER_NOT_CONFIGURED', 'vision_llm needs a language model that reads images (the local model does not): set LLM_BASE_URL, LLM_API_KEY and LLM_MODEL.', {});
+        throw new AppError(
+          'PROVIDER_NOT_CONFIGURED',
+          'vision_llm needs a language model that reads images (the local model does not): set LLM_BASE_URL, LLM_API_KEY and LLM_MODEL.',
+          {},
+        );
       }
       const options = {
         extraction_method: body.extraction_method,
@@ -63,10 +72,18 @@ export function pdfRoutes(api: ApiRouter, jobs: JobService, config: Config): voi
         ...(body.ocr_language ? { ocr_language: body.ocr_language } : {}),
       };
       if ((body.file === undefined) === (body.url === undefined)) {
-        throw new AppError('VALIDATION_ERROR', 'Give exactly one of file and url.', { issues: [{ path: 'file', message: 'give exactly one of file and url' }] });
+        throw new AppError('VALIDATION_ERROR', 'Give exactly one of file and url.', {
+          issues: [{ path: 'file', message: 'give exactly one of file and url' }],
+        });
       }
       // A URL is downloaded by the job (SSRF-guarded, at most MAX_UPLOAD_MB): nothing is fetched by the API.
-      if (!body.file) return answerSync(ctx, jobs, { jobType: 'pdf', parameters: validateParameters('pdf', { url: body.url, ...options }) }, syncWaitMs);
+      if (!body.file)
+        return answerSync(
+          ctx,
+          jobs,
+          { jobType: 'pdf', parameters: validateParameters('pdf', { url: body.url, ...options }) },
+          syncWaitMs,
+        );
       if (body.file.size === 0) throw new AppError('UNPROCESSABLE_INPUT', 'The file is empty.', { reason: 'empty' });
       const upload = await storeUpload(jobs.store, body.file);
       const parameters = validateParameters('pdf', { ...uploadInput(upload), ...options });
@@ -75,8 +92,12 @@ export function pdfRoutes(api: ApiRouter, jobs: JobService, config: Config): voi
   });
 
   api.add({
-    method: 'post', path: '/api/pdf/job', summary: 'Start a PDF job for a file on the server', tags,
-    description: '`filename` must be an absolute path inside INPUT_ROOTS, symlinks resolved: else 403 FORBIDDEN and no job. A missing file inside the roots is accepted and the job fails with FILE_NOT_FOUND. Read the job with GET /api/jobs/{job_id}.',
+    method: 'post',
+    path: '/api/pdf/job',
+    summary: 'Start a PDF job for a file on the server',
+    tags,
+    description:
+      '`filename` must be an absolute path inside INPUT_ROOTS, symlinks resolved: else 403 FORBIDDEN and no job. A missing file inside the roots is accepted and the job fails with FILE_NOT_FOUND. Read the job with GET /api/jobs/{job_id}.',
     body: jobBody,
     responses: { 200: jsonResponse(jobAccepted, 'Accepted'), 403: errorResponse('The file lies outside INPUT_ROOTS') },
     handler: async (ctx, { body }) => {
@@ -89,9 +110,14 @@ export function pdfRoutes(api: ApiRouter, jobs: JobService, config: Config): voi
   });
 
   api.add({
-    method: 'post', path: '/api/pdf/process-external-ocr', summary: 'Markdown of a PDF from the external OCR service', tags,
-    description: 'With `callback_url` the answer is 202 with `data.job_id` at once and the result is posted to the callback; without it the request waits up to `wait_ms` (default 0) and answers 200 with the result or 202 with the job id.',
-    body: externalOcrBody, bodyTypes: ['multipart'],
+    method: 'post',
+    path: '/api/pdf/process-external-ocr',
+    summary: 'Markdown of a PDF from the external OCR service',
+    tags,
+    description:
+      'With `callback_url` the answer is 202 with `data.job_id` at once and the result is posted to the callback; without it the request waits up to `wait_ms` (default 0) and answers 200 with the result or 202 with the job id.',
+    body: externalOcrBody,
+    bodyTypes: ['multipart'],
     responses: {
       200: jsonResponse(externalOcrResult, 'The result'),
       202: jsonResponse(jobInProgress, 'Accepted; poll the job or wait for the callback'),
@@ -101,14 +127,23 @@ export function pdfRoutes(api: ApiRouter, jobs: JobService, config: Config): voi
       const range = pageRange(b);
       if (!range.ok) throw new AppError('VALIDATION_ERROR', `${range.issue.message}.`, { issues: [range.issue] });
       if (b.callback_url && !/^https:/i.test(b.callback_url) && !(config.ALLOW_HTTP_CALLBACKS || config.loopbackOnly)) {
-        throw new AppError('VALIDATION_ERROR', 'callback_url must be an https URL.', { issues: [{ path: 'callback_url', message: 'https required' }] });
+        throw new AppError('VALIDATION_ERROR', 'callback_url must be an https URL.', {
+          issues: [{ path: 'callback_url', message: 'https required' }],
+        });
       }
       // Contract §1: a file that is not a PDF is a bad request (400) even when no OCR service is configured (503).
       if (b.file.size > 0 && !(await hasPdfHeader(b.file.filepath))) {
-        throw new AppError('INVALID_FORMAT', 'The file is not a PDF (no %PDF header).', { error_type: 'not_pdf', supported_formats: ['pdf'] });
+        throw new AppError('INVALID_FORMAT', 'The file is not a PDF (no %PDF header).', {
+          error_type: 'not_pdf',
+          supported_formats: ['pdf'],
+        });
       }
       if (!config.externalOcr) {
-        throw new AppError('PROVIDER_NOT_CONFIGURED', 'External OCR is not configured: set EXTERNAL_OCR_URL (and EXTERNAL_OCR_API_KEY).', {});
+        throw new AppError(
+          'PROVIDER_NOT_CONFIGURED',
+          'External OCR is not configured: set EXTERNAL_OCR_URL (and EXTERNAL_OCR_API_KEY).',
+          {},
+        );
       }
       if (b.file.size === 0) throw new AppError('UNPROCESSABLE_INPUT', 'The file is empty.', { reason: 'empty' });
       const upload = await storeUpload(jobs.store, b.file);
@@ -122,15 +157,31 @@ export function pdfRoutes(api: ApiRouter, jobs: JobService, config: Config): voi
         ...(b.page_start ? { page_start: b.page_start } : {}),
         ...(b.page_end ? { page_end: b.page_end } : {}),
       };
-      const webhook = b.callback_url ? { url: b.callback_url, ...(b.callback_token ? { token: b.callback_token } : {}), ...(b.jobId ? { jobId: b.jobId } : {}) } : undefined;
+      const webhook = b.callback_url
+        ? {
+            url: b.callback_url,
+            ...(b.callback_token ? { token: b.callback_token } : {}),
+            ...(b.jobId ? { jobId: b.jobId } : {}),
+          }
+        : undefined;
       let { state } = await jobs.create({ jobType: 'external_ocr', parameters, webhook });
       const accepted = (s: JobState) => {
         ctx.status = 202;
-        ctx.body = { status: 'success', data: { job_id: s.job_id, status: s.status, message: webhook ? 'Accepted; the result will be posted to callback_url.' : 'Still running; poll GET /api/jobs/{job_id}.' } };
+        ctx.body = {
+          status: 'success',
+          data: {
+            job_id: s.job_id,
+            status: s.status,
+            message: webhook
+              ? 'Accepted; the result will be posted to callback_url.'
+              : 'Still running; poll GET /api/jobs/{job_id}.',
+          },
+        };
       };
       if (webhook || !b.wait_ms) return accepted(state);
       const deadline = Date.now() + b.wait_ms;
-      while (!isTerminal(state) && Date.now() < deadline) state = await jobs.waitForChange(state, (deadline - Date.now()) / 1000);
+      while (!isTerminal(state) && Date.now() < deadline)
+        state = await jobs.waitForChange(state, (deadline - Date.now()) / 1000);
       if (!isTerminal(state)) return accepted(state);
       if (state.status === 'failed') throw jobErrorToAppError(state.error, state.job_id);
       // The record holds the full results (the live state only a preview).
@@ -139,18 +190,34 @@ export function pdfRoutes(api: ApiRouter, jobs: JobService, config: Config): voi
   });
 
   api.add({
-    method: 'get', path: '/api/pdf/jobs/{job_id}/download-pages-archive', summary: 'Download the page renders of an external-OCR job', tags,
+    method: 'get',
+    path: '/api/pdf/jobs/{job_id}/download-pages-archive',
+    summary: 'Download the page renders of an external-OCR job',
+    tags,
     params: jobIdParam,
-    responses: { 200: zipResponse, 202: jsonResponse(jobInProgress, 'Still running'), 400: errorResponse('No archive'), 404: errorResponse('Unknown job') },
+    responses: {
+      200: zipResponse,
+      202: jsonResponse(jobInProgress, 'Still running'),
+      400: errorResponse('No archive'),
+      404: errorResponse('Unknown job'),
+    },
     handler: async (ctx: Context, { params }) => {
       const s = await jobs.require(params.job_id);
       if (!isTerminal(s)) {
         ctx.status = 202;
-        ctx.body = { status: 'success', data: { job_id: s.job_id, status: s.status, message: 'The job is still running.' } };
+        ctx.body = {
+          status: 'success',
+          data: { job_id: s.job_id, status: s.status, message: 'The job is still running.' },
+        };
         return;
       }
       const st = await jobs.store.stat(jobOutputKey(s.job_id, 'pages.zip'));
-      if (!st) throw new AppError('NO_ARCHIVE', 'This job has no pages archive (it failed, or ran without includePageImages).', { job_id: s.job_id, status: s.status });
+      if (!st)
+        throw new AppError(
+          'NO_ARCHIVE',
+          'This job has no pages archive (it failed, or ran without includePageImages).',
+          { job_id: s.job_id, status: s.status },
+        );
       ctx.body = await jobs.store.get(st.key);
       ctx.type = 'application/zip';
       ctx.length = st.size;

@@ -15,7 +15,9 @@ import { sessionParameters } from '../services/job-parameters';
 export function sessionRoutes(api: ApiRouter, jobs: JobService, config: Config): void {
   const tags = ['Session'];
   const errors = {
-    400: errorResponse('A required field is missing (each is named), a URL is not absolute http(s), a language is unknown, or a name has no usable characters'),
+    400: errorResponse(
+      'A required field is missing (each is named), a URL is not absolute http(s), a language is unknown, or a name has no usable characters',
+    ),
     404: errorResponse('No such template'),
   };
   const body = async (raw: unknown) => {
@@ -24,7 +26,10 @@ export function sessionRoutes(api: ApiRouter, jobs: JobService, config: Config):
   };
 
   api.add({
-    method: 'post', path: '/api/session/process', summary: 'Process a conference session (waits for the result)', tags,
+    method: 'post',
+    path: '/api/session/process',
+    summary: 'Process a conference session (waits for the result)',
+    tags,
     description:
       'Fetches the session page (main content as Markdown), transcribes `video_url` (a cached transcript of the same video and language is reused), ' +
       'reads the PDFs of `attachments_url` (a PDF or a page linking PDFs; page images become assets), fills the session template (`template`, default `Session`) in ' +
@@ -49,19 +54,32 @@ export function sessionRoutes(api: ApiRouter, jobs: JobService, config: Config):
   });
 
   api.add({
-    method: 'post', path: '/api/session/process-async', summary: 'Process a conference session as a job (webhook on completion)', tags,
-    description: 'The same processing as /api/session/process, as a job: answers its `job_id` at once; `webhook` (url, token, jobId) receives progress and the completion with `markdown_file` and `attachments` in `data`.',
+    method: 'post',
+    path: '/api/session/process-async',
+    summary: 'Process a conference session as a job (webhook on completion)',
+    tags,
+    description:
+      'The same processing as /api/session/process, as a job: answers its `job_id` at once; `webhook` (url, token, jobId) receives progress and the completion with `markdown_file` and `attachments` in `data`.',
     body: sessionBody,
-    responses: { 200: { description: 'Accepted', content: { 'application/json': { schema: sessionAccepted } } }, ...errors },
+    responses: {
+      200: { description: 'Accepted', content: { 'application/json': { schema: sessionAccepted } } },
+      ...errors,
+    },
     handler: async (ctx, input) => {
       const { parameters, webhook } = await body(input.body);
       const { state } = await jobs.create({ jobType: 'session', parameters, webhook });
-      ctx.body = { status: 'success', data: { job_id: state.job_id, status: state.status, message: 'Session processing started' } };
+      ctx.body = {
+        status: 'success',
+        data: { job_id: state.job_id, status: state.status, message: 'Session processing started' },
+      };
     },
   });
 
   api.add({
-    method: 'get', path: '/api/session/cached', summary: 'The processed sessions (cached session entries)', tags,
+    method: 'get',
+    path: '/api/session/cached',
+    summary: 'The processed sessions (cached session entries)',
+    tags,
     responses: { 200: { description: 'Newest first', content: { 'application/json': { schema: cachedSessions } } } },
     handler: async (ctx) => {
       ctx.body = { status: 'success', data: { sessions: await listCachedSessions(jobs.store) } };

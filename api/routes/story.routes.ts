@@ -11,16 +11,26 @@ export function storyRoutes(api: ApiRouter, deps: SummaryDeps): void {
   const tags = ['Story'];
   const groups = deps.config.storyTargetGroups;
   api.add({
-    method: 'get', path: '/api/story/topics', summary: 'The topics of the processed sessions', tags,
-    description: 'Topics come from the session template\'s frontmatter; a session written in several languages counts once per topic.',
+    method: 'get',
+    path: '/api/story/topics',
+    summary: 'The topics of the processed sessions',
+    tags,
+    description:
+      "Topics come from the session template's frontmatter; a session written in several languages counts once per topic.",
     responses: { 200: jsonResponse(topicList, 'Topics') },
     handler: async (ctx) => {
-      ctx.body = { status: 'success', data: { topics: countSessions(await listSessionEntries(deps.jobs.store), 'topic') } };
+      ctx.body = {
+        status: 'success',
+        data: { topics: countSessions(await listSessionEntries(deps.jobs.store), 'topic') },
+      };
     },
   });
 
   api.add({
-    method: 'get', path: '/api/story/target-groups', summary: 'The target groups stories are written for', tags,
+    method: 'get',
+    path: '/api/story/target-groups',
+    summary: 'The target groups stories are written for',
+    tags,
     description: 'Configured with STORY_TARGET_GROUPS (comma-separated).',
     responses: { 200: jsonResponse(targetGroupList, 'Target groups') },
     handler: (ctx) => {
@@ -29,18 +39,31 @@ export function storyRoutes(api: ApiRouter, deps: SummaryDeps): void {
   });
 
   api.add({
-    method: 'post', path: '/api/story/generate', summary: 'Write a story on a topic for a target group', tags,
+    method: 'post',
+    path: '/api/story/generate',
+    summary: 'Write a story on a topic for a target group',
+    tags,
     description:
       'Each session of the topic says what it contributes (one model call per piece of at most SUMMARY_CHUNK_CHARS); the story is written from the ' +
       'contributions, merged within the same bound; the template (default `Story`) shapes it. Runs as a job; waits up to MEDIA_SYNC_WAIT_MS, then 504 with `details.job_id`.',
     body: storyBody,
-    responses: { 200: { description: 'The story', content: { 'application/json': { schema: envelope(story) } } }, 404: errorResponse('Unknown topic, target group or template'), ...summaryErrors },
+    responses: {
+      200: { description: 'The story', content: { 'application/json': { schema: envelope(story) } } },
+      404: errorResponse('Unknown topic, target group or template'),
+      ...summaryErrors,
+    },
     handler: async (ctx, { body }) => {
       const group = groups.find((g) => g.toLowerCase() === body.target_group.trim().toLowerCase());
       if (!(await listSessionEntries(deps.jobs.store, { topic: body.topic })).length) {
-        throw new AppError('TOPIC_NOT_FOUND', `No sessions on the topic ${JSON.stringify(body.topic)}.`, { topic: body.topic });
+        throw new AppError('TOPIC_NOT_FOUND', `No sessions on the topic ${JSON.stringify(body.topic)}.`, {
+          topic: body.topic,
+        });
       }
-      if (!group) throw new AppError('NOT_FOUND', `Unknown target group ${JSON.stringify(body.target_group)}.`, { target_group: body.target_group, target_groups: groups });
+      if (!group)
+        throw new AppError('NOT_FOUND', `Unknown target group ${JSON.stringify(body.target_group)}.`, {
+          target_group: body.target_group,
+          target_groups: groups,
+        });
       await runSummary(ctx, deps, 'story', { ...body, target_group: group });
     },
   });

@@ -34,7 +34,10 @@ export function templateRoutes(api: ApiRouter, dir = TEMPLATES_DIR): void {
     responses: { 200: jsonResponse(templateDetail, 'The template'), 404: errorResponse('Unknown template') },
     handler: async (ctx, { params, query }) => {
       const t = await loadTemplate(dir, params.name, query.language);
-      if (!t) throw new AppError('TEMPLATE_NOT_FOUND', `No template named ${JSON.stringify(params.name)}.`, { template: params.name });
+      if (!t)
+        throw new AppError('TEMPLATE_NOT_FOUND', `No template named ${JSON.stringify(params.name)}.`, {
+          template: params.name,
+        });
       const parsed = parseTemplate(t.source);
       const descriptions = fieldDescriptions(parsed);
       ctx.body = {

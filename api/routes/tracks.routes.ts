@@ -6,7 +6,10 @@ import { summaryBody, trackList, trackParam, trackSummaries, trackSummary } from
 import { runSummary, type SummaryDeps } from '../services/summaries';
 import { modelErrors } from './transformer.routes';
 
-export const summaryErrors = { ...modelErrors, 504: errorResponse('Still running past MEDIA_SYNC_WAIT_MS; poll details.job_id') };
+export const summaryErrors = {
+  ...modelErrors,
+  504: errorResponse('Still running past MEDIA_SYNC_WAIT_MS; poll details.job_id'),
+};
 
 /** 404 TRACK_NOT_FOUND unless the session store holds a session of the track. */
 async function requireTrack(deps: SummaryDeps, track: string): Promise<void> {
@@ -19,11 +22,18 @@ async function requireTrack(deps: SummaryDeps, track: string): Promise<void> {
 export function trackRoutes(api: ApiRouter, deps: SummaryDeps): void {
   const tags = ['Tracks'];
   api.add({
-    method: 'get', path: '/api/tracks/available', summary: 'The tracks of the processed sessions', tags,
-    description: 'Every track name in the session store with its number of sessions (a session written in several languages counts once).',
+    method: 'get',
+    path: '/api/tracks/available',
+    summary: 'The tracks of the processed sessions',
+    tags,
+    description:
+      'Every track name in the session store with its number of sessions (a session written in several languages counts once).',
     responses: { 200: jsonResponse(trackList, 'Tracks') },
     handler: async (ctx) => {
-      ctx.body = { status: 'success', data: { tracks: countSessions(await listSessionEntries(deps.jobs.store), 'track') } };
+      ctx.body = {
+        status: 'success',
+        data: { tracks: countSessions(await listSessionEntries(deps.jobs.store), 'track') },
+      };
     },
   });
 
@@ -31,10 +41,18 @@ export function trackRoutes(api: ApiRouter, deps: SummaryDeps): void {
     'Every session of the track (in target_language where it was written in it) is summarised, one model call per piece of at most SUMMARY_CHUNK_CHARS, ' +
     'and the summaries merged within the same bound. Runs as a job; waits up to MEDIA_SYNC_WAIT_MS, then 504 with `details.job_id`.';
   api.add({
-    method: 'post', path: '/api/tracks/{track_name}/summary', summary: 'Summarise a track and its sessions', tags,
+    method: 'post',
+    path: '/api/tracks/{track_name}/summary',
+    summary: 'Summarise a track and its sessions',
+    tags,
     description: `${summaryDescription} The template (default TrackSummary) shapes the track summary.`,
-    params: trackParam, body: summaryBody.optional().default({ target_language: 'de' }),
-    responses: { 200: { description: 'The summary', content: { 'application/json': { schema: envelope(trackSummary) } } }, 404: errorResponse('Unknown track or template'), ...summaryErrors },
+    params: trackParam,
+    body: summaryBody.optional().default({ target_language: 'de' }),
+    responses: {
+      200: { description: 'The summary', content: { 'application/json': { schema: envelope(trackSummary) } } },
+      404: errorResponse('Unknown track or template'),
+      ...summaryErrors,
+    },
     handler: async (ctx, { params, body }) => {
       await requireTrack(deps, params.track_name);
       await runSummary(ctx, deps, 'track_summary', { track: params.track_name, mode: 'summary', ...body });
@@ -42,10 +60,18 @@ export function trackRoutes(api: ApiRouter, deps: SummaryDeps): void {
   });
 
   api.add({
-    method: 'post', path: '/api/tracks/{track_name}/summarize_all', summary: 'Summarise every session of a track', tags,
+    method: 'post',
+    path: '/api/tracks/{track_name}/summarize_all',
+    summary: 'Summarise every session of a track',
+    tags,
     description: summaryDescription,
-    params: trackParam, body: summaryBody.optional().default({ target_language: 'de' }),
-    responses: { 200: { description: 'The summaries', content: { 'application/json': { schema: envelope(trackSummaries) } } }, 404: errorResponse('Unknown track or template'), ...summaryErrors },
+    params: trackParam,
+    body: summaryBody.optional().default({ target_language: 'de' }),
+    responses: {
+      200: { description: 'The summaries', content: { 'application/json': { schema: envelope(trackSummaries) } } },
+      404: errorResponse('Unknown track or template'),
+      ...summaryErrors,
+    },
     handler: async (ctx, { params, body }) => {
       await requireTrack(deps, params.track_name);
       await runSummary(ctx, deps, 'track_summary', { track: params.track_name, mode: 'summarize_all', ...body });

@@ -41,27 +41,61 @@ export interface TransformerDeps {
  * its results forwarded as `data`. The pipeline reads the result cache (unless `use_cache` is false) and writes
  * fresh results to it; `X-Cache` says which it was. `needsModel` operations answer 503 when no model is configured.
  */
-export async function runTransformerOperation(ctx: Context, deps: TransformerDeps, params: Record<string, unknown>, opts: { needsModel: boolean }): Promise<void> {
+export async function runTransformerOperation(
+  ctx: Context,
+  deps: TransformerDeps,
+  params: Record<string, unknown>,
+  opts: { needsModel: boolean },
+): Promise<void> {
   if (opts.needsModel && !deps.config.llm) {
-    throw new AppError('PROVIDER_NOT_CONFIGURED', 'This operation needs a language model: set LLM_BASE_URL, LLM_API_KEY and LLM_MODEL.', {
-      operation: params.operation,
-    });
+    throw new AppError(
+      'PROVIDER_NOT_CONFIGURED',
+      'This operation needs a language model: set LLM_BASE_URL, LLM_API_KEY and LLM_MODEL.',
+      {
+        operation: params.operation,
+      },
+    );
   }
   await answerSync(ctx, deps.jobs, { jobType: 'transformer', parameters: params }, deps.syncWaitMs);
 }
 
-const json = <T extends z.ZodType>(schema: T, description = 'Result') => ({ description, content: { 'application/json': { schema: envelope(schema) } } });
-export const modelErrors = { 502: errorResponse('The language model failed'), 503: errorResponse('No language model configured'), 504: errorResponse('Still running; poll details.job_id') };
+const json = <T extends z.ZodType>(schema: T, description = 'Result') => ({
+  description,
+  content: { 'application/json': { schema: envelope(schema) } },
+});
+export const modelErrors = {
+  502: errorResponse('The language model failed'),
+  503: errorResponse('No language model configured'),
+  504: errorResponse('Still running; poll details.job_id'),
+};
 
 /** The transformer endpoints (spec §4.3): each runs the transformer job type's pipeline through the same code. */
 export function transformerRoutes(api: ApiRouter, deps: TransformerDeps): void {
   const tags = ['Transformer'];
 
   api.add({
-    method: 'post', path: '/api/transformer/text', summary: 'Translate a text', tags,
+    method: 'post',
+    path: '/api/transformer/text',
+    summary: 'Translate a text',
+    tags,
     description: 'No model is called when source and target language are the same.',
-    body: z.object({ text, source_language: lang.optional().default('de'), target_language: lang.optional().default('de'), use_cache: useCache }),
-    responses: { 200: json(z.object({ original_text: z.string(), translated_text: z.string(), source_language: z.string(), target_language: z.string() })), ...modelErrors },
+    body: z.object({
+      text,
+      source_language: lang.optional().default('de'),
+      target_language: lang.optional().default('de'),
+      use_cache: useCache,
+    }),
+    responses: {
+      200: json(
+        z.object({
+          original_text: z.string(),
+          translated_text: z.string(),
+          source_language: z.string(),
+          target_language: z.string(),
+        }),
+      ),
+      ...modelErrors,
+    },
     handler: async (ctx, { body }) => {
       const params = { operation: 'text', ...body };
       await runTransformerOperation(ctx, deps, params, { needsModel: body.source_language !== body.target_language });
@@ -69,15 +103,32 @@ export function transformerRoutes(api: ApiRouter, deps: TransformerDeps): void {
   });
 
   api.add({
-    method: 'post', path: '/api/transformer/template', summary: 'Fill a template from a text', tags,
-    description: 'A named template (`GET /api/transformer/templates`) or inline `template_content`; fields are filled by the model, context values directly. A template without fields calls no model.',
+    method: 'post',
+    path: '/api/transformer/template',
+    summary: 'Fill a template from a text',
+    tags,
+    description:
+      'A named template (`GET /api/transformer/templates`) or inline `template_content`; fields are filled by the model, context values directly. A template without fields calls no model.',
     body: templateBody,
-    responses: { 200: json(z.object({ original_text: z.string(), transformed_text: z.string(), template_fields: z.record(z.string(), z.unknown()) })), 404: errorResponse('Unknown template'), ...modelErrors },
+    responses: {
+      200: json(
+        z.object({
+          original_text: z.string(),
+          transformed_text: z.string(),
+          template_fields: z.record(z.string(), z.unknown()),
+        }),
+      ),
+      404: errorResponse('Unknown template'),
+      ...modelErrors,
+    },
     handler: async (ctx, { body }) => {
       let source = body.template_content;
       if (source === undefined) {
         const t = await loadTemplate(TEMPLATES_DIR, body.template!, body.target_language);
-        if (!t) throw new AppError('TEMPLATE_NOT_FOUND', `No template named ${JSON.stringify(body.template)}.`, { template: body.template });
+        if (!t)
+          throw new AppError('TEMPLATE_NOT_FOUND', `No template named ${JSON.stringify(body.template)}.`, {
+            template: body.template,
+          });
         source = t.source;
       }
       const params = { operation: 'template', ...body };
@@ -86,9 +137,16 @@ export function transformerRoutes(api: ApiRouter, deps: TransformerDeps): void {
   });
 
   api.add({
-    method: 'post', path: '/api/transformer/summarize', summary: 'Summarise a text', tags,
+    method: 'post',
+    path: '/api/transformer/summarize',
+    summary: 'Summarise a text',
+    tags,
     description: 'At most `max_length` characters. Long texts are summarised in chunks, then the chunk summaries.',
-    body: z.object({ text: text.min(1), max_length: z.number().int().min(50).max(100_000).optional().default(1000), use_cache: useCache }),
+    body: z.object({
+      text: text.min(1),
+      max_length: z.number().int().min(50).max(100_000).optional().default(1000),
+      use_cache: useCache,
+    }),
     responses: { 200: json(z.object({ original_text: z.string(), summary: z.string() })), ...modelErrors },
     handler: async (ctx, { body }) => {
       await runTransformerOperation(ctx, deps, { operation: 'summarize', ...body }, { needsModel: true });
@@ -96,20 +154,34 @@ export function transformerRoutes(api: ApiRouter, deps: TransformerDeps): void {
   });
 
   api.add({
-    method: 'post', path: '/api/transformer/html-to-markdown', summary: 'Convert HTML to Markdown', tags,
+    method: 'post',
+    path: '/api/transformer/html-to-markdown',
+    summary: 'Convert HTML to Markdown',
+    tags,
     description: 'GitHub-flavoured Markdown; tables with colspan/rowspan come out rectangular.',
     body: htmlBody,
-    responses: { 200: json(z.object({ html: z.string(), markdown: z.string() })), 422: errorResponse('HTML nested too deeply'), 504: modelErrors[504] },
+    responses: {
+      200: json(z.object({ html: z.string(), markdown: z.string() })),
+      422: errorResponse('HTML nested too deeply'),
+      504: modelErrors[504],
+    },
     handler: async (ctx, { body }) => {
       await runTransformerOperation(ctx, deps, { operation: 'html-to-markdown', ...body }, { needsModel: false });
     },
   });
 
   api.add({
-    method: 'post', path: '/api/transformer/extract-tables', summary: 'Extract the tables of an HTML document', tags,
+    method: 'post',
+    path: '/api/transformer/extract-tables',
+    summary: 'Extract the tables of an HTML document',
+    tags,
     description: 'Each table as headers and rows; colspan and rowspan are expanded.',
     body: htmlBody,
-    responses: { 200: json(z.object({ tables: z.array(table) })), 422: errorResponse('HTML nested too deeply'), 504: modelErrors[504] },
+    responses: {
+      200: json(z.object({ tables: z.array(table) })),
+      422: errorResponse('HTML nested too deeply'),
+      504: modelErrors[504],
+    },
     handler: async (ctx, { body }) => {
       await runTransformerOperation(ctx, deps, { operation: 'extract-tables', ...body }, { needsModel: false });
     },

@@ -10,7 +10,14 @@ import { hostedNotConfigured } from '../../providers/media/hosted';
 import { probeMedia } from '../../providers/media/probe';
 import { errorResponse } from '../openapi';
 import type { ApiRouter } from '../route';
-import { framesBody, framesResult, videoHostedBody, videoHostedResult, videoProcessBody, videoProcessResult } from '../schemas/video.schemas';
+import {
+  framesBody,
+  framesResult,
+  videoHostedBody,
+  videoHostedResult,
+  videoProcessBody,
+  videoProcessResult,
+} from '../schemas/video.schemas';
 import type { JobService } from '../services/jobs';
 import { answerSync } from '../services/sync-answer';
 import { storeUpload, uploadInput, withUpload } from '../uploads';
@@ -43,12 +50,21 @@ export function videoRoutes(api: ApiRouter, jobs: JobService, config: Config): v
       if (body.file.size === 0) throw new AppError('INVALID_FORMAT', 'The file is empty.', { error_type: 'empty' });
       const probe = await probeMedia(body.file.filepath, { timeoutMs: 60_000 });
       const meta = videoMetadata(probe);
-      if (!meta) throw new AppError('INVALID_FORMAT', 'The file has no video stream', { error_type: 'no_video_stream' });
+      if (!meta)
+        throw new AppError('INVALID_FORMAT', 'The file has no video stream', { error_type: 'no_video_stream' });
       checkPixelBudget(probe.video!, config.MAX_IMAGE_PIXELS, 'The video');
       frameTimes(request, meta.duration, config.MAX_FRAMES); // too many frames: 400 here rather than in the job
       const upload = await storeUpload(jobs.store, body.file);
-      const parameters = { file_key: upload.key, file_sha256: upload.sha256, [DISCARD_UPLOAD]: true, original_name: upload.originalName, ...request };
-      await withUpload(jobs.store, upload, () => answerSync(ctx, jobs, { jobType: 'video_frames', parameters }, config.SYNC_WAIT_MS));
+      const parameters = {
+        file_key: upload.key,
+        file_sha256: upload.sha256,
+        [DISCARD_UPLOAD]: true,
+        original_name: upload.originalName,
+        ...request,
+      };
+      await withUpload(jobs.store, upload, () =>
+        answerSync(ctx, jobs, { jobType: 'video_frames', parameters }, config.SYNC_WAIT_MS),
+      );
     },
   });
 }
@@ -69,7 +85,12 @@ const transcriptionErrors = {
  */
 function videoTranscriptionRoutes(api: ApiRouter, jobs: JobService, config: Config): void {
   const run = async (ctx: Context, parameters: Record<string, unknown>) => {
-    await answerSync(ctx, jobs, { jobType: 'video', parameters: validateParameters('video', parameters) }, config.MEDIA_SYNC_WAIT_MS);
+    await answerSync(
+      ctx,
+      jobs,
+      { jobType: 'video', parameters: validateParameters('video', parameters) },
+      config.MEDIA_SYNC_WAIT_MS,
+    );
   };
   const options = (b: { source_language: string; target_language: string; template?: string }) => ({
     source_language: b.source_language,
@@ -83,21 +104,30 @@ function videoTranscriptionRoutes(api: ApiRouter, jobs: JobService, config: Conf
   };
 
   api.add({
-    method: 'post', path: '/api/video/process', summary: 'Transcribe a video (upload or URL) and read its picture metadata', tags: ['Video'],
+    method: 'post',
+    path: '/api/video/process',
+    summary: 'Transcribe a video (upload or URL) and read its picture metadata',
+    tags: ['Video'],
     description:
       'Give `file` or `url`. The sound is transcribed as by /api/audio/process (template, translation, result cache); `metadata` is read by ffprobe. ' +
       'A URL is downloaded by the job (private, loopback and metadata addresses refused unless the server listens on loopback only or ALLOW_PRIVATE_URLS=true). ' +
       'Waits up to MEDIA_SYNC_WAIT_MS; past it, 504 with `details.job_id`.',
-    body: videoProcessBody, bodyTypes: ['multipart', 'json'],
+    body: videoProcessBody,
+    bodyTypes: ['multipart', 'json'],
     responses: {
-      200: { description: 'The transcription and the picture metadata', content: { 'application/json': { schema: videoProcessResult } } },
+      200: {
+        description: 'The transcription and the picture metadata',
+        content: { 'application/json': { schema: videoProcessResult } },
+      },
       400: errorResponse('Neither or both of file and url; not a supported format, or no audio or video stream'),
       ...transcriptionErrors,
     },
     handler: async (ctx, { body }) => {
       holdOpen(ctx);
       if ((body.file === undefined) === (body.url === undefined)) {
-        throw new AppError('VALIDATION_ERROR', 'Give exactly one of file and url.', { issues: [{ path: 'file', message: 'give exactly one of file and url' }] });
+        throw new AppError('VALIDATION_ERROR', 'Give exactly one of file and url.', {
+          issues: [{ path: 'file', message: 'give exactly one of file and url' }],
+        });
       }
       const params = { ...options(body), use_cache: body.useCache };
       if (!body.file) return run(ctx, { url: body.url, ...params });
@@ -111,13 +141,20 @@ function videoTranscriptionRoutes(api: ApiRouter, jobs: JobService, config: Conf
   });
 
   api.add({
-    method: 'post', path: '/api/video/hosted', summary: 'Download a video from a hosting platform (yt-dlp) and transcribe it', tags: ['Video'],
+    method: 'post',
+    path: '/api/video/hosted',
+    summary: 'Download a video from a hosting platform (yt-dlp) and transcribe it',
+    tags: ['Video'],
     description:
       'The page is read by yt-dlp (title, uploader, views, description) and its video transcribed as by /api/video/process. Needs yt-dlp (YTDLP_PATH), else 503. ' +
       'Waits up to MEDIA_SYNC_WAIT_MS; past it, 504 with `details.job_id`.',
-    body: videoHostedBody, bodyTypes: ['multipart', 'json'],
+    body: videoHostedBody,
+    bodyTypes: ['multipart', 'json'],
     responses: {
-      200: { description: 'The platform\'s metadata and the transcription', content: { 'application/json': { schema: videoHostedResult } } },
+      200: {
+        description: "The platform's metadata and the transcription",
+        content: { 'application/json': { schema: videoHostedResult } },
+      },
       400: errorResponse('No url; the video has no sound or picture'),
       ...transcriptionErrors,
       503: errorResponse('yt-dlp is not installed'),

@@ -8,7 +8,11 @@ const language = z.string().regex(/^[a-z]{2}$/, 'an ISO 639-1 code such as de or
 
 /** The options of a transcription (audio and video): languages, template, result cache. */
 export const transcriptionOptions = {
-  source_language: z.union([language, z.literal('auto')]).optional().default('de').openapi({ description: 'The spoken language, or `auto` to detect it' }),
+  source_language: z
+    .union([language, z.literal('auto')])
+    .optional()
+    .default('de')
+    .openapi({ description: 'The spoken language, or `auto` to detect it' }),
   target_language: language.optional().default('de'),
   template: z.string().max(200).optional(),
   useCache: formBool(true),
@@ -17,17 +21,24 @@ export const transcriptionOptions = {
 /** POST /api/audio/process (multipart). */
 export const audioProcessBody = z.object({
   file: uploadedFile.optional(),
-  url: httpUrl.optional().openapi({ description: 'Instead of a file: downloaded by the job (at most MAX_UPLOAD_MB); private and loopback addresses are refused unless allowed' }),
+  url: httpUrl.optional().openapi({
+    description:
+      'Instead of a file: downloaded by the job (at most MAX_UPLOAD_MB); private and loopback addresses are refused unless allowed',
+  }),
   ...transcriptionOptions,
 });
 
-export const audioSegment = z.object({ id: z.number().int(), start: z.number(), end: z.number(), text: z.string() }).openapi('AudioSegment');
+export const audioSegment = z
+  .object({ id: z.number().int(), start: z.number(), end: z.number(), text: z.string() })
+  .openapi('AudioSegment');
 
 const llmInfo = z
   .object({
     total_tokens: z.number().int(),
     total_cost: z.number(),
-    requests: z.array(z.object({ model: z.string(), purpose: z.string(), tokens: z.number().int(), duration_ms: z.number().int() })),
+    requests: z.array(
+      z.object({ model: z.string(), purpose: z.string(), tokens: z.number().int(), duration_ms: z.number().int() }),
+    ),
   })
   .openapi('LlmInfo');
 

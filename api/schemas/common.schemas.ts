@@ -7,13 +7,20 @@ export const useCache = z.boolean().optional().default(true);
 
 export const homeBody = z.object({ message: z.string(), version: z.string(), docs: z.string() }).openapi('Home');
 
-export const sampleFile = z.object({ filename: z.string(), size: z.number().int(), type: z.string() }).openapi('SampleFile');
+export const sampleFile = z
+  .object({ filename: z.string(), size: z.number().int(), type: z.string() })
+  .openapi('SampleFile');
 export const sampleList = z.object({ samples: z.array(sampleFile) });
 export const sampleNameParam = z.object({ filename: z.string() });
 
 export const blocksBody = z.object({
   blocks: z
-    .array(z.object({ type: z.string().min(1).max(50), content: z.union([z.string().max(100_000), z.array(z.string().max(100_000)).max(1000)]) }))
+    .array(
+      z.object({
+        type: z.string().min(1).max(50),
+        content: z.union([z.string().max(100_000), z.array(z.string().max(100_000)).max(1000)]),
+      }),
+    )
     .min(1)
     .max(1000),
   source_language: lang.optional().default('de'),
@@ -21,4 +28,6 @@ export const blocksBody = z.object({
   use_cache: useCache,
 });
 
-export const blocksResult = z.object({ processed_blocks: z.array(z.object({}).passthrough()), newsfeed_entry: z.string() }).openapi('BlocksResult');
+export const blocksResult = z
+  .object({ processed_blocks: z.array(z.object({}).passthrough()), newsfeed_entry: z.string() })
+  .openapi('BlocksResult');

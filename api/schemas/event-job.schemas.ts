@@ -39,7 +39,9 @@ export const legacyBatchAccepted = z
   .object({ batch_id: z.string(), batch_name: z.string(), status: batchStatus, job_count: z.number().int() })
   .openapi('LegacyBatchAccepted');
 
-export const failAllResult = z.object({ batch_id: z.string(), failed_count: z.number().int(), message: z.string() }).openapi('FailAllResult');
+export const failAllResult = z
+  .object({ batch_id: z.string(), failed_count: z.number().int(), message: z.string() })
+  .openapi('FailAllResult');
 
 /** The batch as the new API shows it, without its timestamps. */
 export const legacyBatch = batchSummary.omit({ created_at: true, updated_at: true }).openapi('LegacyBatch');
@@ -47,20 +49,29 @@ export const legacyBatch = batchSummary.omit({ created_at: true, updated_at: tru
 /** Optional: without `active` the flag flips (the spec's bare call); with it the flag is set, so a retry is harmless. */
 export const toggleActiveBody = z.object({ active: z.boolean().optional() }).strict().openapi('ToggleActiveBody');
 
-export const toggleActiveResult = z.object({ batch_id: z.string(), active: z.boolean(), message: z.string() }).openapi('ToggleActiveResult');
+export const toggleActiveResult = z
+  .object({ batch_id: z.string(), active: z.boolean(), message: z.string() })
+  .openapi('ToggleActiveResult');
 
-export const batchStillRunning = z.object({ batch_id: z.string(), status: batchStatus, message: z.string() }).openapi('BatchStillRunning');
+export const batchStillRunning = z
+  .object({ batch_id: z.string(), status: batchStatus, message: z.string() })
+  .openapi('BatchStillRunning');
 
-export const restartResult = z.object({ job_id: z.string(), status: jobStatus, message: z.string() }).openapi('RestartResult');
+export const restartResult = z
+  .object({ job_id: z.string(), status: jobStatus, message: z.string() })
+  .openapi('RestartResult');
 
 /** The multi-segment path of GET /api/event-job/files/{path}. */
 export const filePathParam = z.object({
-  path: z.string().min(1).openapi({
-    description:
-      'A path as the API hands it out (`assets`, `target_dir`): `jobs/<job_id>/out/<file>`, or the legacy `<job_id>/<file>`. ' +
-      'It may contain slashes: send it verbatim, or with each segment percent-encoded.',
-    example: 'jobs/job-6f1c2d9e-3b4a-4c5d-8e9f-0a1b2c3d4e5f/out/result.md',
-  }),
+  path: z
+    .string()
+    .min(1)
+    .openapi({
+      description:
+        'A path as the API hands it out (`assets`, `target_dir`): `jobs/<job_id>/out/<file>`, or the legacy `<job_id>/<file>`. ' +
+        'It may contain slashes: send it verbatim, or with each segment percent-encoded.',
+      example: 'jobs/job-6f1c2d9e-3b4a-4c5d-8e9f-0a1b2c3d4e5f/out/result.md',
+    }),
 });
 
 export const folderListing = z

@@ -3,13 +3,27 @@ import { z } from '../openapi';
 /** A multipart field read as a boolean: true/false/1/0, absent or empty → the default. */
 export const formBool = (fallback: boolean) =>
   z.preprocess(
-    (v) => (v === undefined || v === '' ? fallback : v === true || v === 'true' || v === '1' ? true : v === false || v === 'false' || v === '0' ? false : v),
+    (v) =>
+      v === undefined || v === ''
+        ? fallback
+        : v === true || v === 'true' || v === '1'
+          ? true
+          : v === false || v === 'false' || v === '0'
+            ? false
+            : v,
     z.boolean(),
   );
 
 /** An optional multipart field read as an integer in [min, max]. */
 export const formInt = (min: number, max: number) =>
-  z.preprocess((v) => (v === undefined || v === '' ? undefined : Number(v)), z.number().int().min(min).max(max).optional());
+  z.preprocess(
+    (v) => (v === undefined || v === '' ? undefined : Number(v)),
+    z.number().int().min(min).max(max).optional(),
+  );
 
 /** An absolute http(s) URL a job downloads (the address checks come at download time). */
-export const httpUrl = z.string().url().max(4096).refine((u) => /^https?:\/\//i.test(u), 'an http or https URL');
+export const httpUrl = z
+  .string()
+  .url()
+  .max(4096)
+  .refine((u) => /^https?:\/\//i.test(u), 'an http or https URL');

@@ -10,7 +10,13 @@ export const healthBody = z
     service: z.string(),
     version: z.string(),
     timestamp: z.string(),
-    checks: z.object({ temporal: check, storage: check, worker: check, providers: z.record(z.string(), check), workflow: check.optional() }),
+    checks: z.object({
+      temporal: check,
+      storage: check,
+      worker: check,
+      providers: z.record(z.string(), check),
+      workflow: check.optional(),
+    }),
   })
   .openapi('Health');
 

@@ -1,8 +1,12 @@
 import { webhookConfig } from '../../core/job-params';
 import { z } from '../openapi';
 
-export const jobIdParam = z.object({ job_id: z.string().openapi({ example: 'job-6f1c2d9e-3b4a-4c5d-8e9f-0a1b2c3d4e5f' }) });
-export const batchIdParam = z.object({ batch_id: z.string().openapi({ example: 'batch-6f1c2d9e-3b4a-4c5d-8e9f-0a1b2c3d4e5f' }) });
+export const jobIdParam = z.object({
+  job_id: z.string().openapi({ example: 'job-6f1c2d9e-3b4a-4c5d-8e9f-0a1b2c3d4e5f' }),
+});
+export const batchIdParam = z.object({
+  batch_id: z.string().openapi({ example: 'batch-6f1c2d9e-3b4a-4c5d-8e9f-0a1b2c3d4e5f' }),
+});
 
 // Rebuilt from its shape here: zod 4 adds `.openapi` to schemas created after the extension only.
 export const webhookSchema = z.object(webhookConfig.shape).openapi('WebhookConfig');
@@ -37,7 +41,13 @@ export const createBatchBody = z
   .openapi('CreateBatch');
 
 export const jobQuery = z.object({
-  wait: z.coerce.number().int().min(0).max(60).optional().openapi({ description: 'Long-poll: seconds to wait for a status or progress change (max 60).' }),
+  wait: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(60)
+    .optional()
+    .openapi({ description: 'Long-poll: seconds to wait for a status or progress change (max 60).' }),
 });
 
 export const jobStatus = z.enum(['pending', 'processing', 'completed', 'failed']);
@@ -46,7 +56,11 @@ export const batchStatus = z.enum(['pending', 'processing', 'completed']);
 export const eventsQuery = z.object({ last_event_id: z.coerce.number().int().min(0).optional() });
 
 const progress = z.object({ step: z.string(), percent: z.number(), message: z.string() });
-const log = z.object({ timestamp: z.string(), level: z.enum(['debug', 'info', 'warning', 'error']), message: z.string() });
+const log = z.object({
+  timestamp: z.string(),
+  level: z.enum(['debug', 'info', 'warning', 'error']),
+  message: z.string(),
+});
 export const jobError = z.object({ code: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()) });
 
 export const jobRecord = z
@@ -88,7 +102,13 @@ export const jobCreated = z.object({ job_id: z.string(), job: jobRecord }).opena
 export const batchCreated = z
   .object({
     batch_id: z.string(),
-    batch: z.object({ batch_id: z.string(), batch_name: z.string(), status: batchStatus, job_count: z.number().int(), jobs: z.array(jobRecord) }),
+    batch: z.object({
+      batch_id: z.string(),
+      batch_name: z.string(),
+      status: batchStatus,
+      job_count: z.number().int(),
+      jobs: z.array(jobRecord),
+    }),
   })
   .openapi('BatchCreated');
 
@@ -96,6 +116,11 @@ export const batchCreated = z
 export const jobAccepted = z.object({ job_id: z.string(), status: jobStatus }).openapi('JobAccepted');
 
 /** A 202 answer naming a job that is accepted or still running (a download asked too early, an async OCR request): poll it. */
-export const jobInProgress = z.object({ job_id: z.string(), status: jobStatus, message: z.string() }).openapi('JobInProgress');
+export const jobInProgress = z
+  .object({ job_id: z.string(), status: jobStatus, message: z.string() })
+  .openapi('JobInProgress');
 
-export const zipResponse = { description: 'ZIP archive', content: { 'application/zip': { schema: z.string().openapi({ format: 'binary' }) } } };
+export const zipResponse = {
+  description: 'ZIP archive',
+  content: { 'application/zip': { schema: z.string().openapi({ format: 'binary' }) } },
+};

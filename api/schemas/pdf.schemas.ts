@@ -12,22 +12,31 @@ const METHODS = ['native', 'local_ocr', 'vision_llm', 'combined'] as const;
 export const processBody = z
   .object({
     file: uploadedFile.optional(),
-    url: httpUrl.optional().openapi({ description: 'Instead of a file: downloaded by the job (at most MAX_UPLOAD_MB); private and loopback addresses are refused unless allowed' }),
+    url: httpUrl.optional().openapi({
+      description:
+        'Instead of a file: downloaded by the job (at most MAX_UPLOAD_MB); private and loopback addresses are refused unless allowed',
+    }),
     extraction_method: z.enum(METHODS).optional().default('native'),
     template: z.string().max(200).optional(),
-    context: z.preprocess((v) => {
-      if (v === undefined || v === '') return {};
-      try {
-        return typeof v === 'string' ? JSON.parse(v) : v;
-      } catch {
-        return v;
-      }
-    }, z.record(z.string(), z.unknown())),
+    context: z.preprocess(
+      (v) => {
+        if (v === undefined || v === '') return {};
+        try {
+          return typeof v === 'string' ? JSON.parse(v) : v;
+        } catch {
+          return v;
+        }
+      },
+      z.record(z.string(), z.unknown()),
+    ),
     useCache: formBool(true),
     includeImages: formBool(false),
     page_start: formInt(1, 100_000),
     page_end: formInt(1, 100_000),
-    source_language: z.string().regex(/^[a-z]{2}$/).optional(),
+    source_language: z
+      .string()
+      .regex(/^[a-z]{2}$/)
+      .optional(),
     ocr_language: z.string().max(100).optional(),
   })
   .superRefine(refinePageRange);
@@ -48,7 +57,13 @@ export const textContent = z.object({ page: z.number().int(), text: z.string(), 
 /** `data` of POST /api/pdf/process (spec §4.2). */
 export const pdfProcessResult = z.object({
   extracted_text: z.string(),
-  metadata: z.object({ page_count: z.number().int(), author: z.string(), title: z.string(), text_contents: z.array(textContent), image_paths: z.array(z.string()) }),
+  metadata: z.object({
+    page_count: z.number().int(),
+    author: z.string(),
+    title: z.string(),
+    text_contents: z.array(textContent),
+    image_paths: z.array(z.string()),
+  }),
   images_archive_filename: z.string().nullable(),
   images_archive_data: z.string().nullable(),
 });
@@ -85,13 +100,23 @@ export const externalOcrResult = z
   .object({
     extracted_text: z.string().openapi({ description: 'Page-separated Markdown' }),
     metadata: z
-      .object({ page_count: z.number().int(), file_name: z.string(), file_size: z.number().int(), extraction_method: z.string() })
+      .object({
+        page_count: z.number().int(),
+        file_name: z.string(),
+        file_size: z.number().int(),
+        extraction_method: z.string(),
+      })
       .passthrough(),
     external_ocr_raw: z
       .object({
-        pages: z.array(z.object({ index: z.number().int(), markdown: z.string(), images: z.array(ocrImage) }).passthrough()),
+        pages: z.array(
+          z.object({ index: z.number().int(), markdown: z.string(), images: z.array(ocrImage) }).passthrough(),
+        ),
         model: z.string().optional(),
-        usage_info: z.object({ pages_processed: z.number().int(), doc_size_bytes: z.number().int().nullable() }).passthrough().optional(),
+        usage_info: z
+          .object({ pages_processed: z.number().int(), doc_size_bytes: z.number().int().nullable() })
+          .passthrough()
+          .optional(),
       })
       .passthrough(),
     pages_archive_filename: z.string().nullable(),

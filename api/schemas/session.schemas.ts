@@ -24,13 +24,21 @@ export const sessionBody = sessionParams.openapi('SessionRequest', {
 });
 
 const sessionOutput = z.object({
-  markdown_file: z.string().openapi({ description: 'Downloads at GET /api/event-job/files/{path}', example: 'jobs/<job_id>/out/sessions/FOSDEM_202026/de/Geospatial/open-maps.md' }),
+  markdown_file: z.string().openapi({
+    description: 'Downloads at GET /api/event-job/files/{path}',
+    example: 'jobs/<job_id>/out/sessions/FOSDEM_202026/de/Geospatial/open-maps.md',
+  }),
   markdown_content: z.string(),
-  attachments: z.array(z.string()).openapi({ description: 'Page images of the attachments (PNG), each downloadable through the files route' }),
+  attachments: z
+    .array(z.string())
+    .openapi({ description: 'Page images of the attachments (PNG), each downloadable through the files route' }),
   video_transcript: z.string(),
   attachments_text: z.string(),
   target_dir: z.string().openapi({ description: 'The folder of the Markdown file (GET on the files route lists it)' }),
-  archive_file: z.string().nullable().openapi({ description: 'ZIP of the Markdown and its assets, with create_archive' }),
+  archive_file: z
+    .string()
+    .nullable()
+    .openapi({ description: 'ZIP of the Markdown and its assets, with create_archive' }),
   topic: z.string().openapi({ description: 'From the filled template (frontmatter `topic`); empty when it has none' }),
   tags: z.array(z.string()),
 });
@@ -45,7 +53,9 @@ export const sessionResult = envelope(
   }),
 ).openapi('SessionResult');
 
-export const sessionAccepted = envelope(z.object({ job_id: z.string(), status: jobStatus, message: z.string() })).openapi('SessionAccepted');
+export const sessionAccepted = envelope(
+  z.object({ job_id: z.string(), status: jobStatus, message: z.string() }),
+).openapi('SessionAccepted');
 
 export const cachedSessions = envelope(
   z.object({

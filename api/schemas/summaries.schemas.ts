@@ -3,7 +3,12 @@ import { lang } from './common.schemas';
 
 /** The optional body of the track and event summaries and of stories (spec §4.5, §4.8, §4.9). */
 export const summaryOptions = {
-  template: z.string().min(1).max(100).optional().describe('A template (GET /api/transformer/templates) for the answer: its fields are filled from the summaries'),
+  template: z
+    .string()
+    .min(1)
+    .max(100)
+    .optional()
+    .describe('A template (GET /api/transformer/templates) for the answer: its fields are filled from the summaries'),
   target_language: lang.optional().default('de'),
 };
 export const summaryBody = z.object(summaryOptions);
@@ -17,7 +22,12 @@ export const topicList = z.object({ topics: z.array(named.openapi('Topic')) });
 export const targetGroupList = z.object({ target_groups: z.array(z.string()) });
 
 export const trackSummary = z
-  .object({ track_name: z.string(), summary: z.string(), sessions: z.array(z.object({ name: z.string(), summary: z.string() })), session_count: z.number().int() })
+  .object({
+    track_name: z.string(),
+    summary: z.string(),
+    sessions: z.array(z.object({ name: z.string(), summary: z.string() })),
+    session_count: z.number().int(),
+  })
   .openapi('TrackSummary');
 export const trackSummaries = z
   .object({ track_name: z.string(), summaries: z.array(z.object({ session: z.string(), summary: z.string() })) })
@@ -37,5 +47,10 @@ export const storyBody = z.object({
   ...summaryOptions,
 });
 export const story = z
-  .object({ topic: z.string(), target_group: z.string(), story: z.string(), sessions_used: z.array(z.object({ name: z.string(), contribution: z.string() })) })
+  .object({
+    topic: z.string(),
+    target_group: z.string(),
+    story: z.string(),
+    sessions_used: z.array(z.object({ name: z.string(), contribution: z.string() })),
+  })
   .openapi('Story');

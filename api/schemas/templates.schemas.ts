@@ -1,7 +1,12 @@
 import { z } from '../openapi';
 
 export const templateSummary = z
-  .object({ name: z.string(), languages: z.array(z.string()), title: z.string().optional(), description: z.string().optional() })
+  .object({
+    name: z.string(),
+    languages: z.array(z.string()),
+    title: z.string().optional(),
+    description: z.string().optional(),
+  })
   .openapi('TemplateSummary');
 
 export const templateDetail = z
@@ -18,4 +23,9 @@ export const templateList = z.object({ templates: z.array(templateSummary) });
 
 export const templateNameParam = z.object({ name: z.string() });
 
-export const templateQuery = z.object({ language: z.string().regex(/^[a-z]{2}(-[A-Za-z]{2})?$/).optional() });
+export const templateQuery = z.object({
+  language: z
+    .string()
+    .regex(/^[a-z]{2}(-[A-Za-z]{2})?$/)
+    .optional(),
+});

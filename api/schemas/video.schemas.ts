@@ -8,11 +8,10 @@ import { httpUrl } from './form';
 /** POST /api/video/frames (multipart); `timestamps` and `interval` are checked by `parseFrameRequest`. */
 export const framesBody = z.object({
   file: uploadedFile,
-  timestamps: z
-    .string()
-    .max(100_000)
-    .optional()
-    .openapi({ description: 'Comma-separated seconds, e.g. `0.5,2,10`; a JSON array is accepted too', example: '0.5,2' }),
+  timestamps: z.string().max(100_000).optional().openapi({
+    description: 'Comma-separated seconds, e.g. `0.5,2,10`; a JSON array is accepted too',
+    example: '0.5,2',
+  }),
   interval: z
     .string()
     .max(32)
@@ -26,17 +25,21 @@ export const framesResult = envelope(
     frames: z.array(
       z.object({
         timestamp: z.number().openapi({ description: 'Seconds from the start' }),
-        path: z.string().openapi({ description: 'Downloads the JPEG at `GET /api/event-job/files/{path}`', example: 'jobs/<job_id>/out/frames/frame-00001.jpg' }),
+        path: z.string().openapi({
+          description: 'Downloads the JPEG at `GET /api/event-job/files/{path}`',
+          example: 'jobs/<job_id>/out/frames/frame-00001.jpg',
+        }),
       }),
     ),
   }),
 );
 
-
 /** POST /api/video/process (multipart or JSON): a `file` or a `url`, checked by the route (exactly one). */
 export const videoProcessBody = z.object({
   file: uploadedFile.optional(),
-  url: httpUrl.optional().openapi({ description: 'Downloaded by the job; private and loopback addresses are refused unless allowed' }),
+  url: httpUrl
+    .optional()
+    .openapi({ description: 'Downloaded by the job; private and loopback addresses are refused unless allowed' }),
   ...transcriptionOptions,
 });
 

@@ -36,9 +36,11 @@ export interface CreateBatch {
 
 async function parallel<T>(items: T[], limit: number, fn: (t: T) => Promise<void>): Promise<void> {
   let i = 0;
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (i < items.length) await fn(items[i++]);
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (i < items.length) await fn(items[i++]);
+    }),
+  );
 }
 
 /**
@@ -165,7 +167,10 @@ export class BatchService {
 
   async readRecord(batchId: string): Promise<BatchState | null> {
     try {
-      const { input: _i, ...rec } = await readBlobJson<BatchState & { input?: unknown }>(this.store, batchRecordKey(batchId));
+      const { input: _i, ...rec } = await readBlobJson<BatchState & { input?: unknown }>(
+        this.store,
+        batchRecordKey(batchId),
+      );
       void _i;
       return rec;
     } catch (e) {
@@ -238,7 +243,9 @@ export class BatchService {
   async failAll(batchId: string, reason: string): Promise<number> {
     const s = await this.require(batchId);
     if (s.status === 'completed') return 0;
-    const r = await this.temporal.client.workflow.getHandle(batchId).executeUpdate(failAllUpdate, { args: [{ reason }] });
+    const r = await this.temporal.client.workflow
+      .getHandle(batchId)
+      .executeUpdate(failAllUpdate, { args: [{ reason }] });
     return r.failed_count;
   }
 }

@@ -50,7 +50,9 @@ export function streamJobEvents(ctx: Context, jobs: JobService, first: JobState,
         if (isTerminal(s)) {
           if (s.events.every((e) => e.phase === 'processing')) {
             // A job failed before it ran (fail-all): no event was recorded; send its final state.
-            out.write(`event: ${s.status}\ndata: ${JSON.stringify({ phase: s.status, process: { id: s.job_id }, error: s.error })}\n\n`);
+            out.write(
+              `event: ${s.status}\ndata: ${JSON.stringify({ phase: s.status, process: { id: s.job_id }, error: s.error })}\n\n`,
+            );
           }
           break;
         }
@@ -59,7 +61,9 @@ export function streamJobEvents(ctx: Context, jobs: JobService, first: JobState,
         if (s.version === before && !isTerminal(s)) out.write(`: keep-alive\n\n`);
       }
     } catch {
-      out.write(`event: error\ndata: ${JSON.stringify({ message: 'The event stream was interrupted; reconnect with Last-Event-ID.' })}\n\n`);
+      out.write(
+        `event: error\ndata: ${JSON.stringify({ message: 'The event stream was interrupted; reconnect with Last-Event-ID.' })}\n\n`,
+      );
     } finally {
       close();
     }

@@ -61,7 +61,11 @@ export class HealthService {
   async report(opts: { probe?: boolean } = {}): Promise<HealthReport> {
     const deadline = () => Date.now() + CHECK_TIMEOUT_MS;
     const [t, s, providers] = await Promise.all([
-      timed(() => this.temporal.connection.withDeadline(deadline(), () => this.temporal.connection.workflowService.getSystemInfo({}))),
+      timed(() =>
+        this.temporal.connection.withDeadline(deadline(), () =>
+          this.temporal.connection.workflowService.getSystemInfo({}),
+        ),
+      ),
       timed(() => withTimeout(this.store.check(), CHECK_TIMEOUT_MS, 'storage')),
       this.providers(),
     ]);
@@ -71,7 +75,10 @@ export class HealthService {
     const storage: Check = s.error
       ? { status: 'unavailable', message: reason(s.error), latency_ms: s.ms, backend: this.store.kind }
       : { status: 'ok', latency_ms: s.ms, backend: this.store.kind };
-    const worker = temporal.status === 'ok' ? await this.workerCheck() : { status: 'unavailable' as const, message: 'Temporal is unreachable' };
+    const worker =
+      temporal.status === 'ok'
+        ? await this.workerCheck()
+        : { status: 'unavailable' as const, message: 'Temporal is unreachable' };
     const checks: HealthReport['checks'] = { temporal, storage, worker, providers };
     if (opts.probe && temporal.status === 'ok') checks.workflow = await this.probe();
     let status: CheckStatus = 'ok';
@@ -98,7 +105,12 @@ export class HealthService {
     return {
       status: missing.length ? 'degraded' : 'ok',
       ...(missing.length ? { message: `no worker polls ${missing.join(', ')}` } : {}),
-      pollers: { [`${q.io}:workflow`]: wf.pollers, [`${q.io}:activity`]: io.pollers, [`${q.media}:activity`]: media.pollers, [`${q.llm}:activity`]: llm.pollers },
+      pollers: {
+        [`${q.io}:workflow`]: wf.pollers,
+        [`${q.io}:activity`]: io.pollers,
+        [`${q.media}:activity`]: media.pollers,
+        [`${q.llm}:activity`]: llm.pollers,
+      },
     };
   }
 
@@ -120,6 +132,8 @@ export class HealthService {
         workflowExecutionTimeout: '15s',
       }),
     );
-    return r.error ? { status: 'degraded', message: reason(r.error), latency_ms: r.ms } : { status: 'ok', latency_ms: r.ms };
+    return r.error
+      ? { status: 'degraded', message: reason(r.error), latency_ms: r.ms }
+      : { status: 'ok', latency_ms: r.ms };
   }
 }

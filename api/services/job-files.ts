@@ -13,7 +13,8 @@ export interface JobFileTarget {
 
 /** A segment of a blob key (core/blob-store.ts): anything else cannot name a stored file. */
 const SEGMENT = /^[A-Za-z0-9._\-]+$/;
-const forbidden = (path: string, reason: string) => new AppError('FORBIDDEN', `The path ${reason}; only the files jobs produced can be downloaded.`, { path });
+const forbidden = (path: string, reason: string) =>
+  new AppError('FORBIDDEN', `The path ${reason}; only the files jobs produced can be downloaded.`, { path });
 
 /**
  * Resolves a path as the API hands it out (`assets`, `target_dir`: `jobs/<job_id>/out/<file>`) or in the legacy form
@@ -27,14 +28,20 @@ export function resolveJobFilePath(rawPath: string): JobFileTarget {
   try {
     decoded = rawPath.split('/').map(decodeURIComponent).join('/');
   } catch {
-    throw new AppError('VALIDATION_ERROR', 'The path is not valid percent-encoding.', { issues: [{ path: 'path', message: 'invalid percent-encoding' }] });
+    throw new AppError('VALIDATION_ERROR', 'The path is not valid percent-encoding.', {
+      issues: [{ path: 'path', message: 'invalid percent-encoding' }],
+    });
   }
-  if (decoded === '') throw new AppError('VALIDATION_ERROR', 'A file path is required.', { issues: [{ path: 'path', message: 'required' }] });
+  if (decoded === '')
+    throw new AppError('VALIDATION_ERROR', 'A file path is required.', {
+      issues: [{ path: 'path', message: 'required' }],
+    });
   // eslint-disable-next-line no-control-regex
   if (/[\\\u0000-\u001f\u007f]/.test(decoded)) throw forbidden(decoded, 'holds a backslash or a control character');
   // One trailing slash names the folder it ends (`target_dir/`).
   const segments = (decoded.endsWith('/') ? decoded.slice(0, -1) : decoded).split('/');
-  if (segments.some((s) => s === '' || s === '.' || s === '..')) throw forbidden(decoded, 'is absolute or holds empty, "." or ".." segments');
+  if (segments.some((s) => s === '' || s === '.' || s === '..'))
+    throw forbidden(decoded, 'is absolute or holds empty, "." or ".." segments');
   let jobId: string;
   let rest: string[];
   if (segments[0] === 'jobs' && segments.length >= 3 && JOB_ID_PATTERN.test(segments[1]) && segments[2] === 'out') {
@@ -44,7 +51,8 @@ export function resolveJobFilePath(rawPath: string): JobFileTarget {
   } else {
     throw forbidden(decoded, "lies outside every job's output folder");
   }
-  if (!rest.every((s) => SEGMENT.test(s)) || decoded.length > 400) throw new AppError('FILE_NOT_FOUND', 'No such file.', { path: decoded });
+  if (!rest.every((s) => SEGMENT.test(s)) || decoded.length > 400)
+    throw new AppError('FILE_NOT_FOUND', 'No such file.', { path: decoded });
   return { jobId, rel: rest.join('/') };
 }
 
@@ -72,7 +80,11 @@ export async function sendJobFile(ctx: Context, store: BlobStore, rawPath: strin
   }
   const folder = rel === '' ? prefix : `${prefix}${rel}/`;
   const blobs = await store.list(folder);
-  if (blobs.length === 0) throw new AppError('FILE_NOT_FOUND', 'No such file or folder.', { path: `${prefix}${rel}`.replace(/\/$/, '') });
-  const listing: FolderListing = { path: folder.slice(0, -1), files: blobs.map((b) => ({ path: b.key, size: b.size, mime: b.mime })) };
+  if (blobs.length === 0)
+    throw new AppError('FILE_NOT_FOUND', 'No such file or folder.', { path: `${prefix}${rel}`.replace(/\/$/, '') });
+  const listing: FolderListing = {
+    path: folder.slice(0, -1),
+    files: blobs.map((b) => ({ path: b.key, size: b.size, mime: b.mime })),
+  };
   ctx.body = { status: 'success', data: listing };
 }

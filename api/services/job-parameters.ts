@@ -8,7 +8,11 @@ import type { JobType } from '../../workflows/definitions';
 // request needs beyond it. Shared by the job, session, legacy event-job and media routes.
 
 /** Validates `parameters` against the job type's schema; issues are reported under `parameters.…`. */
-export function validateParameters(jobType: JobType, parameters: Record<string, unknown>, path: (string | number)[] = ['parameters']): Record<string, unknown> {
+export function validateParameters(
+  jobType: JobType,
+  parameters: Record<string, unknown>,
+  path: (string | number)[] = ['parameters'],
+): Record<string, unknown> {
   const schema = jobParamsByType[jobType as keyof typeof jobParamsByType];
   if (!schema) return parameters;
   const r = schema.safeParse(parameters);
@@ -29,20 +33,30 @@ export async function checkSessionRequest(p: Record<string, unknown>, path: (str
     try {
       sanitizeName(field === 'filename' ? String(p[field]).replace(/\.md$/i, '') : String(p[field]), at(field));
     } catch {
-      issues.push({ path: at(field), message: 'no usable characters once path separators, dots and control characters are removed' });
+      issues.push({
+        path: at(field),
+        message: 'no usable characters once path separators, dots and control characters are removed',
+      });
     }
   }
-  if (issues.length) throw new AppError('VALIDATION_ERROR', `Unusable name(s): ${issues.map((i) => i.path).join(', ')}.`, { issues });
+  if (issues.length)
+    throw new AppError('VALIDATION_ERROR', `Unusable name(s): ${issues.map((i) => i.path).join(', ')}.`, { issues });
   // The layout must be buildable (the store's own check of every segment).
   sessionPath(String(p.event), String(p.target_language), String(p.track), String(p.filename));
   const template = String(p.template ?? 'Session');
   if (!(await loadTemplate(TEMPLATES_DIR, template, String(p.target_language)))) {
-    throw new AppError('TEMPLATE_NOT_FOUND', `No template named ${JSON.stringify(template)}.`, { template, ...(path.length ? { path: at('template') } : {}) });
+    throw new AppError('TEMPLATE_NOT_FOUND', `No template named ${JSON.stringify(template)}.`, {
+      template,
+      ...(path.length ? { path: at('template') } : {}),
+    });
   }
 }
 
 /** The `session` job's parameters of a request: validated (400, every missing field named), then checked. */
-export async function sessionParameters(body: Record<string, unknown>, path: (string | number)[] = []): Promise<Record<string, unknown>> {
+export async function sessionParameters(
+  body: Record<string, unknown>,
+  path: (string | number)[] = [],
+): Promise<Record<string, unknown>> {
   const parameters = validateParameters('session', body, path);
   await checkSessionRequest(parameters, path);
   return parameters;

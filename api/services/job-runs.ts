@@ -57,7 +57,12 @@ export async function withWebhookLog<T extends JobState>(store: BlobStore, s: T)
  * a run closed out by the sweeper, once its closeout has handed the failure over). A newer run, or no workflow at
  * all, returns at once.
  */
-export async function awaitRunClosed(temporal: TemporalGateway, jobId: string, run: number, closedOutRun?: string): Promise<void> {
+export async function awaitRunClosed(
+  temporal: TemporalGateway,
+  jobId: string,
+  run: number,
+  closedOutRun?: string,
+): Promise<void> {
   const waitFor = async (handle: ReturnType<typeof temporal.client.workflow.getHandle>) => {
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([handle.result().catch(() => undefined), new Promise((r) => (timer = setTimeout(r, 60_000)))]);
@@ -67,13 +72,19 @@ export async function awaitRunClosed(temporal: TemporalGateway, jobId: string, r
   const handle = temporal.client.workflow.getHandle(jobId);
   const d = await handle.describe().catch(() => null);
   if (!d || d.status.name !== 'RUNNING') return;
-  const live = await temporal.connection.withDeadline(Date.now() + QUERY_DEADLINE_MS, () => handle.query(jobStateQuery)).catch(() => null);
+  const live = await temporal.connection
+    .withDeadline(Date.now() + QUERY_DEADLINE_MS, () => handle.query(jobStateQuery))
+    .catch(() => null);
   if (!live || (live.run ?? 1) !== run) return;
   await waitFor(handle);
 }
 
 /** Waits until run `run` has written the job's record (up to RESTART_VISIBLE_MS); false past that. */
-export async function awaitRunRecord(readRecord: (jobId: string) => Promise<{ run?: number } | null>, jobId: string, run: number): Promise<boolean> {
+export async function awaitRunRecord(
+  readRecord: (jobId: string) => Promise<{ run?: number } | null>,
+  jobId: string,
+  run: number,
+): Promise<boolean> {
   const deadline = Date.now() + RESTART_VISIBLE_MS;
   for (let wait = 20; ; wait = Math.min(250, wait * 2)) {
     const rec = await readRecord(jobId);

@@ -49,8 +49,16 @@ export type JobRecord = JobState & { results_ref?: ResultsRef };
 
 /** What clients see of a job: internal fields dropped, the webhook token redacted. */
 export function jobView(s: JobState): Record<string, unknown> {
-  const { events: _e, version: _v, run: _r, legacy: _l, input: _i, results_ref: _f, ...rest } = s as JobRecord & { input?: unknown };
-  void _e, _v, _r, _l, _i, _f;
+  const {
+    events: _e,
+    version: _v,
+    run: _r,
+    legacy: _l,
+    input: _i,
+    results_ref: _f,
+    ...rest
+  } = s as JobRecord & { input?: unknown };
+  (void _e, _v, _r, _l, _i, _f);
   return { ...rest, parameters: redactParameters(s.parameters), results: s.results ?? null };
 }
 
@@ -104,7 +112,9 @@ export class JobService {
     const handle = this.temporal.client.workflow.getHandle(jobId);
     try {
       // A query needs a worker; without one it would wait, so it gets a deadline and a fallback.
-      const live = await this.temporal.connection.withDeadline(Date.now() + QUERY_DEADLINE_MS, () => handle.query(jobStateQuery));
+      const live = await this.temporal.connection.withDeadline(Date.now() + QUERY_DEADLINE_MS, () =>
+        handle.query(jobStateQuery),
+      );
       // Finished between the record read above and the query: the record (written before the terminal status
       // became visible) carries the full results, the live state only a summary.
       if (isTerminal(live)) return (await this.readRecord(jobId)) ?? live;
@@ -140,13 +150,17 @@ export class JobService {
     // read) sees the end within tens of milliseconds; a query every 500 ms sees progress. No workflow Update is opened, so
     // waiting clients add nothing to the job's history and are not capped by the server's in-flight update limit.
     const deadline = Date.now() + seconds * 1000;
-    const changed = (now: JobState) => now.status !== s.status || now.version !== s.version || now.updated_at !== s.updated_at;
+    const changed = (now: JobState) =>
+      now.status !== s.status || now.version !== s.version || now.updated_at !== s.updated_at;
     let interval = 25;
     let lastQuery = Date.now();
     for (;;) {
       await new Promise((r) => setTimeout(r, Math.max(1, Math.min(interval, deadline - Date.now()))));
-      const rec = await this.reads.get(`record:${s.job_id}`, SHARED_RECORD_MS, () => this.readRecord(s.job_id, { results: false }));
-      if (rec && (isTerminal(rec) || (rec.status !== s.status && s.status !== 'processing'))) return withResults(this.store, rec);
+      const rec = await this.reads.get(`record:${s.job_id}`, SHARED_RECORD_MS, () =>
+        this.readRecord(s.job_id, { results: false }),
+      );
+      if (rec && (isTerminal(rec) || (rec.status !== s.status && s.status !== 'processing')))
+        return withResults(this.store, rec);
       if (Date.now() - lastQuery >= SHARED_QUERY_MS || Date.now() >= deadline) {
         lastQuery = Date.now();
         const now = (await this.reads.get(`state:${s.job_id}`, SHARED_QUERY_MS, () => this.state(s.job_id))) ?? s;
@@ -156,8 +170,10 @@ export class JobService {
     }
   }
 
-
-  private async prepareParameters(jobId: string, parameters: Record<string, unknown>): Promise<Record<string, unknown>> {
+  private async prepareParameters(
+    jobId: string,
+    parameters: Record<string, unknown>,
+  ): Promise<Record<string, unknown>> {
     if (Buffer.byteLength(JSON.stringify(parameters)) <= INLINE_PARAMS_BYTES) return parameters;
     await writeBlobJson(this.store, jobParametersKey(jobId), parameters);
     return summariseParameters(parameters);
@@ -226,7 +242,11 @@ export class JobService {
    * Runs a job and waits for it (synchronous endpoints). Past `timeoutMs` it answers 504 `TIMEOUT` with the job id,
    * and the work goes on. A failed job becomes the error it failed with.
    */
-  async runSync(req: CreateJob, timeoutMs: number, opts: { results?: boolean; prefer?: AsyncPreference } = {}): Promise<JobRecord> {
+  async runSync(
+    req: CreateJob,
+    timeoutMs: number,
+    opts: { results?: boolean; prefer?: AsyncPreference } = {},
+  ): Promise<JobRecord> {
     const { state } = await this.create(req);
     const prefer = opts.prefer;
     if (prefer?.respondAsync || prefer?.waitMs === 0) throw new JobAccepted(state, prefer.respondAsync);
@@ -251,14 +271,23 @@ export class JobService {
     clearTimeout(timer);
     stop.abort();
     if (outcome === 'unreachable') {
-      throw new AppError('UNAVAILABLE', `The job engine (Temporal) became unreachable while the job ran; poll GET /api/jobs/${state.job_id} once it is back.`, {
-        job_id: state.job_id,
-        reason: 'temporal_unreachable',
-      });
+      throw new AppError(
+        'UNAVAILABLE',
+        `The job engine (Temporal) became unreachable while the job ran; poll GET /api/jobs/${state.job_id} once it is back.`,
+        {
+          job_id: state.job_id,
+          reason: 'temporal_unreachable',
+        },
+      );
     }
-    if (outcome === 'timeout' && asked !== undefined) throw new JobAccepted({ job_id: state.job_id, status: 'processing' }, false);
+    if (outcome === 'timeout' && asked !== undefined)
+      throw new JobAccepted({ job_id: state.job_id, status: 'processing' }, false);
     if (outcome === 'timeout') {
-      throw new AppError('TIMEOUT', `The job is still running after ${timeoutMs} ms; poll GET /api/jobs/${state.job_id}.`, { job_id: state.job_id });
+      throw new AppError(
+        'TIMEOUT',
+        `The job is still running after ${timeoutMs} ms; poll GET /api/jobs/${state.job_id}.`,
+        { job_id: state.job_id },
+      );
     }
     const done = (await this.readRecord(state.job_id, opts)) ?? (await this.require(state.job_id));
     if (done.status === 'failed') throw jobErrorToAppError(done.error, state.job_id);
@@ -277,13 +306,24 @@ export class JobService {
     const s = await this.bareState(jobId);
     if (!s) throw new AppError('JOB_NOT_FOUND', `No job with id ${jobId}.`, { job_id: jobId });
     if (s.status !== 'failed') {
-      throw new AppError('INVALID_STATE', `Only a failed job can be restarted; this one is ${s.status}.`, { job_id: jobId, status: s.status });
+      throw new AppError('INVALID_STATE', `Only a failed job can be restarted; this one is ${s.status}.`, {
+        job_id: jobId,
+        status: s.status,
+      });
     }
     const prev = s.input;
-    if (!prev) throw new AppError('INVALID_STATE', 'This job cannot be restarted: its input was not recorded.', { job_id: jobId });
+    if (!prev)
+      throw new AppError('INVALID_STATE', 'This job cannot be restarted: its input was not recorded.', {
+        job_id: jobId,
+      });
     const now = new Date().toISOString();
     const lastEvent = s.events.length ? s.events[s.events.length - 1].id : 0;
-    const input: JobInput = { ...prev, run: (s.run ?? 1) + 1, priorLogs: logsForRestart(s.logs, now), priorEventId: lastEvent };
+    const input: JobInput = {
+      ...prev,
+      run: (s.run ?? 1) + 1,
+      priorLogs: logsForRestart(s.logs, now),
+      priorEventId: lastEvent,
+    };
     // A run closed out by the sweeper may still be handing its failure over; the failed run itself closes right
     // after its record (its webhooks are the notifier's): both are a matter of moments.
     const closedOutRun = typeof s.error?.details?.run_id === 'string' ? s.error.details.run_id : undefined;

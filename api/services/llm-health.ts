@@ -12,11 +12,22 @@ export function llmHealth(config: Pick<Config, 'llm' | 'llmProvider'>): () => Pr
   return async () => {
     const llm = config.llm;
     if (!llm) {
-      const message = config.llmProvider === 'none' ? 'LLM_PROVIDER=none: operations that need a model answer 503' : 'no LLM_MODEL for the configured endpoint';
+      const message =
+        config.llmProvider === 'none'
+          ? 'LLM_PROVIDER=none: operations that need a model answer 503'
+          : 'no LLM_MODEL for the configured endpoint';
       return { llm: { status: 'unavailable', provider: config.llmProvider, message } };
     }
     if (llm.provider === 'openai') {
-      return { llm: { status: 'ok', provider: 'openai', model: llm.model, vision_model: llm.visionModel, endpoint: new URL(llm.baseUrl).host } };
+      return {
+        llm: {
+          status: 'ok',
+          provider: 'openai',
+          model: llm.model,
+          vision_model: llm.visionModel,
+          endpoint: new URL(llm.baseUrl).host,
+        },
+      };
     }
     const base = { provider: 'local', model: llm.model, endpoint: new URL(llm.baseUrl).host };
     const t0 = performance.now();
@@ -24,7 +35,10 @@ export function llmHealth(config: Pick<Config, 'llm' | 'llmProvider'>): () => Pr
       const res = await fetch(new URL('/health', llm.baseUrl), { signal: AbortSignal.timeout(TIMEOUT_MS) });
       const body = (await res.json()) as Record<string, unknown>;
       const latency_ms = Math.round(performance.now() - t0);
-      if (!res.ok) return { llm: { status: 'unavailable', ...base, message: `the local model server answered ${res.status}`, latency_ms } };
+      if (!res.ok)
+        return {
+          llm: { status: 'unavailable', ...base, message: `the local model server answered ${res.status}`, latency_ms },
+        };
       const { context_size, slots, active, queued, queue_size } = body;
       return { llm: { status: 'ok', ...base, latency_ms, context_size, slots, active, queued, queue_size } };
     } catch (err) {

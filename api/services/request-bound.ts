@@ -24,10 +24,14 @@ export class RequestBound {
     if (this.max <= 0 || ctx.state.heavySlot) return;
     if (this.active >= this.max) {
       ctx.set('Retry-After', String(HEAVY_RETRY_AFTER_SECONDS));
-      throw new AppError('RATE_LIMITED', `Too many requests are being processed (at most ${this.max} at once); retry shortly.`, {
-        limit: this.max,
-        retry_after_seconds: HEAVY_RETRY_AFTER_SECONDS,
-      });
+      throw new AppError(
+        'RATE_LIMITED',
+        `Too many requests are being processed (at most ${this.max} at once); retry shortly.`,
+        {
+          limit: this.max,
+          retry_after_seconds: HEAVY_RETRY_AFTER_SECONDS,
+        },
+      );
     }
     this.active += 1;
     ctx.state.heavySlot = true;

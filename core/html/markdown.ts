@@ -34,10 +34,14 @@ function ordinal(list: DomNode, item: DomNode): number {
 function alignment(cell: DomNode): string {
   const align = cell.getAttribute('align') ?? /text-align\s*:\s*(\w+)/i.exec(cell.getAttribute('style') ?? '')?.[1];
   switch (align?.toLowerCase()) {
-    case 'left': return ':---';
-    case 'right': return '---:';
-    case 'center': return ':---:';
-    default: return '---';
+    case 'left':
+      return ':---';
+    case 'right':
+      return '---:';
+    case 'center':
+      return ':---:';
+    default:
+      return '---';
   }
 }
 
@@ -54,7 +58,11 @@ function addTableRules(service: TurndownService): void {
     filter: ['th', 'td'],
     replacement(content, node) {
       // Each pipe escaped on its own (the plugin turned "a || b" into "a \\| b"); newlines become <br>.
-      const text = content.trim().replace(/ *\r?\n/g, '<br>').replace(/\|/g, '\\|').padEnd(3, ' ');
+      const text = content
+        .trim()
+        .replace(/ *\r?\n/g, '<br>')
+        .replace(/\|/g, '\\|')
+        .padEnd(3, ' ');
       return `${(node as unknown as DomNode).previousElementSibling ? ' ' : '| '}${text} |`;
     },
   });
@@ -110,7 +118,9 @@ function inlineCellBlocks($: CheerioAPI, table: Element): void {
       const start = Number.parseInt(el.attribs.start ?? '', 10);
       let n = Number.isFinite(start) ? start : 1;
       for (const li of $(el).children('li').toArray()) {
-        $(li).prepend(el.name === 'ol' ? `${n++}. ` : '• ').before('<br>');
+        $(li)
+          .prepend(el.name === 'ol' ? `${n++}. ` : '• ')
+          .before('<br>');
         li.name = 'span';
       }
       el.name = 'span';
@@ -119,7 +129,9 @@ function inlineCellBlocks($: CheerioAPI, table: Element): void {
     } else if (el.name === 'blockquote') {
       el.name = 'div';
     } else if (el.name === 'pre') {
-      $(el).find('code').each((_, code) => void $(code).replaceWith($(code).contents()));
+      $(el)
+        .find('code')
+        .each((_, code) => void $(code).replaceWith($(code).contents()));
       el.name = 'code';
       el.attribs = {};
     } else {
@@ -157,7 +169,8 @@ function normaliseHeader($: CheerioAPI, table: Element): void {
     header = mergeHeaderRows($, heads[0]!.rows);
     for (const extra of heads.slice(1)) extra.section!.name = 'tbody';
   } else {
-    const source = groups.find((g) => g.rows.length > 0 && g.section?.name !== 'tfoot') ?? groups.find((g) => g.rows.length > 0);
+    const source =
+      groups.find((g) => g.rows.length > 0 && g.section?.name !== 'tfoot') ?? groups.find((g) => g.rows.length > 0);
     if (!source) return;
     header = source.rows[0]!;
     thead = blankElement(source.section ?? table, 'thead');
@@ -177,7 +190,9 @@ function flattenLayoutTable($: CheerioAPI, table: Element): void {
     }
     if (group.section) group.section.name = 'div';
   }
-  $(table).children('caption').each((_, caption) => void (caption.name = 'p'));
+  $(table)
+    .children('caption')
+    .each((_, caption) => void (caption.name = 'p'));
   table.name = 'div';
 }
 
@@ -195,10 +210,12 @@ function prepareTables($: CheerioAPI): void {
       flattenLayoutTable($, table);
       continue;
     }
-    $(table).children('caption').each((_, caption) => {
-      caption.name = 'p';
-      $(table).before(caption);
-    });
+    $(table)
+      .children('caption')
+      .each((_, caption) => {
+        caption.name = 'p';
+        $(table).before(caption);
+      });
     inlineCellBlocks($, table);
     expandTableSpans($, table, { pad: true });
     normaliseHeader($, table);
@@ -211,9 +228,10 @@ function prepareCodeBlocks($: CheerioAPI): void {
     const lang = /(?:^|\s)(?:language|lang)-(\S+)/.exec(pre.attribs.class ?? '')?.[1];
     const contents = $(pre).contents();
     const elements = contents.filter((_, n) => n.nodeType === 1 || (n.nodeType === 3 && n.data.trim() !== ''));
-    let code = elements.length === 1 && elements[0]!.nodeType === 1 && (elements[0] as Element).name === 'code'
-      ? (elements[0] as Element)
-      : null;
+    let code =
+      elements.length === 1 && elements[0]!.nodeType === 1 && (elements[0] as Element).name === 'code'
+        ? (elements[0] as Element)
+        : null;
     if (code) {
       contents.filter((_, n) => n !== code).remove();
     } else {
@@ -233,7 +251,8 @@ function tidy(markdown: string): string {
   for (const line of markdown.split('\n')) {
     const marker = /^\s*(`{3,}|~{3,})/.exec(line)?.[1];
     if (fence) {
-      if (marker && marker[0] === fence[0] && marker.length >= fence.length && !line.trim().slice(marker.length)) fence = null;
+      if (marker && marker[0] === fence[0] && marker.length >= fence.length && !line.trim().slice(marker.length))
+        fence = null;
       out.push(line);
       continue;
     }

@@ -1,6 +1,14 @@
 import { z } from 'zod';
 import { AppError } from '../../core/errors';
-import { backoffDelay, type BackoffPolicy, DEFAULT_BACKOFF, isRetryableStatus, parseRetryAfter, redact, sleep } from '../llm/retry';
+import {
+  backoffDelay,
+  type BackoffPolicy,
+  DEFAULT_BACKOFF,
+  isRetryableStatus,
+  parseRetryAfter,
+  redact,
+  sleep,
+} from '../llm/retry';
 import {
   type ExternalOcr,
   ExternalOcrError,
@@ -21,7 +29,10 @@ export * from './types';
  * so plain `fetch` is used (no SSRF guard), with a timeout per request.
  */
 
-const coord = z.number().nullish().transform((n) => Math.round(n ?? 0));
+const coord = z
+  .number()
+  .nullish()
+  .transform((n) => Math.round(n ?? 0));
 const responseSchema = z.object({
   pages: z.array(
     z.object({
@@ -49,7 +60,13 @@ type OcrResponse = z.infer<typeof responseSchema>;
 
 type Failure = { retry: boolean; reason: string; status?: number; retryAfterMs?: number; said?: string };
 
-const IMAGE_MIME: Record<string, string> = { jpg: 'image/jpeg', jpeg: 'image/jpeg', png: 'image/png', gif: 'image/gif', webp: 'image/webp' };
+const IMAGE_MIME: Record<string, string> = {
+  jpg: 'image/jpeg',
+  jpeg: 'image/jpeg',
+  png: 'image/png',
+  gif: 'image/gif',
+  webp: 'image/webp',
+};
 const snippet = (s: string, n = 300) => (s.length > n ? `${s.slice(0, n)}…` : s);
 
 /** `data:` URL for a picture that came back as bare base64 (some compatible servers do that). */
@@ -94,11 +111,15 @@ class MistralOcr implements ExternalOcr {
     const pages = this.pagesToAsk(opts);
     const max = Math.max(1, this.cfg.maxPagesPerRequest ?? 50);
     const document = { type: 'document_url', document_url: `data:application/pdf;base64,${bytes.toString('base64')}` };
-    const groups: (number[] | undefined)[] = pages && (opts.pages || pages.length > max) ? pageGroups(pages, max) : [undefined];
+    const groups: (number[] | undefined)[] =
+      pages && (opts.pages || pages.length > max) ? pageGroups(pages, max) : [undefined];
     const total = pages?.length ?? 0;
     let done = 0;
     const answers = await this.pool(groups, opts.signal, async (group, signal) => {
-      const res = await this.request({ document, include_image_base64: opts.includeImages, ...(group ? { pages: group } : {}) }, signal);
+      const res = await this.request(
+        { document, include_image_base64: opts.includeImages, ...(group ? { pages: group } : {}) },
+        signal,
+      );
       const page = this.placePages(res, group);
       done += group?.length ?? res.pages.length;
       opts.onProgress?.(done, Math.max(total, done));
@@ -109,7 +130,9 @@ class MistralOcr implements ExternalOcr {
 
   async ocrImage(bytes: Buffer, mime: string, opts: OcrImageOptions = {}): Promise<ExternalOcrRaw> {
     if (!/^image\/[a-z0-9.+-]+$/i.test(mime)) {
-      throw new AppError('INVALID_FORMAT', `External OCR takes images, not ${mime}`, { error_type: 'unsupported_format' });
+      throw new AppError('INVALID_FORMAT', `External OCR takes images, not ${mime}`, {
+        error_type: 'unsupported_format',
+      });
     }
     const document = { type: 'image_url', image_url: `data:${mime};base64,${bytes.toString('base64')}` };
     const res = await this.request({ document, include_image_base64: opts.includeImages ?? false }, opts.signal);
@@ -120,7 +143,9 @@ class MistralOcr implements ExternalOcr {
   private pagesToAsk(opts: OcrPdfOptions): number[] | undefined {
     const count = opts.pageCount;
     if (count !== undefined && (!Number.isInteger(count) || count < 1)) {
-      throw new AppError('VALIDATION_ERROR', 'pageCount must be a positive integer', { issues: [{ path: 'pageCount', message: 'positive integer' }] });
+      throw new AppError('VALIDATION_ERROR', 'pageCount must be a positive integer', {
+        issues: [{ path: 'pageCount', message: 'positive integer' }],
+      });
     }
     if (!opts.pages) return count ? Array.from({ length: count }, (_, i) => i) : undefined;
     const bad = opts.pages.find((p) => !Number.isInteger(p) || p < 0 || (count !== undefined && p >= count));
@@ -132,7 +157,11 @@ class MistralOcr implements ExternalOcr {
   }
 
   /** Runs `work` over `items` with bounded concurrency; the first failure stops the rest and is thrown. */
-  private async pool<T, R>(items: T[], outer: AbortSignal | undefined, work: (item: T, signal: AbortSignal) => Promise<R>): Promise<R[]> {
+  private async pool<T, R>(
+    items: T[],
+    outer: AbortSignal | undefined,
+    work: (item: T, signal: AbortSignal) => Promise<R>,
+  ): Promise<R[]> {
     const stop = new AbortController();
     const signal = outer ? AbortSignal.any([outer, stop.signal]) : stop.signal;
     const results: R[] = new Array(items.length);
@@ -240,7 +269,9 @@ class MistralOcr implements ExternalOcr {
         ? `The external OCR endpoint (${host}) failed after ${attempts} attempt${attempts === 1 ? '' : 's'} (last: ${f.reason})${said}`
         : `The external OCR endpoint (${host}) failed (${f.reason})${said}`;
     const details = {
-      provider: 'external_ocr' as const, attempts, reason: f.reason,
+      provider: 'external_ocr' as const,
+      attempts,
+      reason: f.reason,
       ...(f.status ? { status: f.status } : {}),
       ...(f.retry && f.retryAfterMs !== undefined ? { retry_after_ms: f.retryAfterMs } : {}),
     };
@@ -273,7 +304,11 @@ function upstreamMessage(text: string): string | undefined {
   }
 }
 
-function merge(parts: { res: OcrResponse; pages: ExternalOcrPage[] }[], fallbackModel: string, size: number): ExternalOcrRaw {
+function merge(
+  parts: { res: OcrResponse; pages: ExternalOcrPage[] }[],
+  fallbackModel: string,
+  size: number,
+): ExternalOcrRaw {
   const byIndex = new Map<number, ExternalOcrPage>();
   for (const p of parts) for (const page of p.pages) byIndex.set(page.index, page);
   const pages = [...byIndex.values()].sort((a, b) => a.index - b.index);
@@ -283,15 +318,22 @@ function merge(parts: { res: OcrResponse; pages: ExternalOcrPage[] }[], fallback
 }
 
 /** The provider for this configuration, or null when none is configured (`Config.externalOcr`). */
-export function createExternalOcr(cfg: ExternalOcrSettings | null, options: ExternalOcrOptions = {}): ExternalOcr | null {
+export function createExternalOcr(
+  cfg: ExternalOcrSettings | null,
+  options: ExternalOcrOptions = {},
+): ExternalOcr | null {
   return cfg ? new MistralOcr(cfg, options) : null;
 }
 
 /** The provider, or 503 `PROVIDER_NOT_CONFIGURED` naming the variables to set. Call after validation (contract §1). */
 export function requireExternalOcr(provider: ExternalOcr | null | undefined): ExternalOcr {
   if (provider) return provider;
-  throw new AppError('PROVIDER_NOT_CONFIGURED', 'No external OCR is configured: set EXTERNAL_OCR_URL (and EXTERNAL_OCR_API_KEY).', {
-    provider: 'external_ocr',
-    variables: ['EXTERNAL_OCR_URL', 'EXTERNAL_OCR_API_KEY', 'EXTERNAL_OCR_MODEL'],
-  });
+  throw new AppError(
+    'PROVIDER_NOT_CONFIGURED',
+    'No external OCR is configured: set EXTERNAL_OCR_URL (and EXTERNAL_OCR_API_KEY).',
+    {
+      provider: 'external_ocr',
+      variables: ['EXTERNAL_OCR_URL', 'EXTERNAL_OCR_API_KEY', 'EXTERNAL_OCR_MODEL'],
+    },
+  );
 }

@@ -58,7 +58,9 @@ export function downloadError(err: unknown, url: string, maxBytes: number): AppE
       });
     }
     if (err.code === 'invalid_url' && err.status === undefined) {
-      return new AppError('VALIDATION_ERROR', 'The URL is not a valid absolute URL', { issues: [{ path: 'url', message: 'invalid URL' }] });
+      return new AppError('VALIDATION_ERROR', 'The URL is not a valid absolute URL', {
+        issues: [{ path: 'url', message: 'invalid URL' }],
+      });
     }
     return new AppError(
       'UPSTREAM_ERROR',
@@ -68,7 +70,11 @@ export function downloadError(err: unknown, url: string, maxBytes: number): AppE
     );
   }
   const reason = err instanceof Error ? err.message : String(err);
-  return new AppError('UPSTREAM_ERROR', `The download from ${host} failed: ${reason}`, { provider: 'remote_url', host, reason: 'network' });
+  return new AppError('UPSTREAM_ERROR', `The download from ${host} failed: ${reason}`, {
+    provider: 'remote_url',
+    host,
+    reason: 'network',
+  });
 }
 
 /** Socket errors of a server that is there but whose exchange broke (and a resolver that said "try again"). */
@@ -88,7 +94,9 @@ function isOutage(err: OutboundError): boolean {
 }
 
 const singleValued = (headers: GuardedResponse['headers']): Record<string, string> =>
-  Object.fromEntries(Object.entries(headers).flatMap(([k, v]) => (v === undefined ? [] : [[k, Array.isArray(v) ? v.join(', ') : v]])));
+  Object.fromEntries(
+    Object.entries(headers).flatMap(([k, v]) => (v === undefined ? [] : [[k, Array.isArray(v) ? v.join(', ') : v]])),
+  );
 
 function mimeOf(res: GuardedResponse): string {
   const raw = res.headers['content-type'];
@@ -100,8 +108,16 @@ function mimeOf(res: GuardedResponse): string {
 export async function downloadToFile(url: string, dest: string, opts: DownloadOptions): Promise<DownloadResult> {
   let res: GuardedResponse;
   try {
-    const headers = { Accept: opts.accept?.length ? [...opts.accept.map((a) => (a.endsWith('/') ? `${a}*` : a)), '*/*;q=0.1'].join(', ') : '*/*' };
-    res = await guardedFetch(url, { method: 'GET', headers, timeoutMs: opts.timeoutMs ?? 30_000, maxBytes: opts.maxBytes }, opts.policy);
+    const headers = {
+      Accept: opts.accept?.length
+        ? [...opts.accept.map((a) => (a.endsWith('/') ? `${a}*` : a)), '*/*;q=0.1'].join(', ')
+        : '*/*',
+    };
+    res = await guardedFetch(
+      url,
+      { method: 'GET', headers, timeoutMs: opts.timeoutMs ?? 30_000, maxBytes: opts.maxBytes },
+      opts.policy,
+    );
   } catch (err) {
     throw downloadError(err, url, opts.maxBytes);
   }
@@ -113,7 +129,13 @@ export async function downloadToFile(url: string, dest: string, opts: DownloadOp
     throw new AppError(
       'UPSTREAM_ERROR',
       `The server at ${host} answered HTTP ${res.status}`,
-      { provider: 'remote_url', host, reason: 'status', status: res.status, ...(retryAfterMs !== undefined ? { retry_after_ms: retryAfterMs } : {}) },
+      {
+        provider: 'remote_url',
+        host,
+        reason: 'status',
+        status: res.status,
+        ...(retryAfterMs !== undefined ? { retry_after_ms: retryAfterMs } : {}),
+      },
       { retryable, retryAfterMs },
     );
   }

@@ -23,7 +23,10 @@ export interface OutboundPolicy {
 /** A target this server may not touch (maps to 403 `FORBIDDEN`). Names the host only, never credentials or path. */
 export class ForbiddenTargetError extends Error {
   readonly code = 'FORBIDDEN';
-  constructor(message: string, readonly host: string) {
+  constructor(
+    message: string,
+    readonly host: string,
+  ) {
     super(message);
     this.name = 'ForbiddenTargetError';
   }
@@ -33,7 +36,12 @@ export type OutboundErrorCode = 'invalid_url' | 'dns' | 'network' | 'timeout' | 
 
 /** The request could not be completed; `status` is set when a response had begun (for `too_large`). */
 export class OutboundError extends Error {
-  constructor(message: string, readonly code: OutboundErrorCode, readonly status?: number, options?: ErrorOptions) {
+  constructor(
+    message: string,
+    readonly code: OutboundErrorCode,
+    readonly status?: number,
+    options?: ErrorOptions,
+  ) {
     super(message, options);
     this.name = 'OutboundError';
   }
@@ -43,16 +51,41 @@ export class OutboundError extends Error {
  * IPv4: unspecified/"this network", private, CGNAT, loopback, link-local (cloud metadata 169.254.169.254), IETF
  * protocol assignments, TEST-NET-1/2/3, 6to4 relay anycast, benchmarking, multicast, reserved and broadcast.
  */
-const V4_RANGES = ['0.0.0.0/8', '10.0.0.0/8', '100.64.0.0/10', '127.0.0.0/8', '169.254.0.0/16', '172.16.0.0/12',
-  '192.0.0.0/24', '192.0.2.0/24', '192.88.99.0/24', '192.168.0.0/16', '198.18.0.0/15', '198.51.100.0/24',
-  '203.0.113.0/24', '224.0.0.0/4', '240.0.0.0/4'];
+const V4_RANGES = [
+  '0.0.0.0/8',
+  '10.0.0.0/8',
+  '100.64.0.0/10',
+  '127.0.0.0/8',
+  '169.254.0.0/16',
+  '172.16.0.0/12',
+  '192.0.0.0/24',
+  '192.0.2.0/24',
+  '192.88.99.0/24',
+  '192.168.0.0/16',
+  '198.18.0.0/15',
+  '198.51.100.0/24',
+  '203.0.113.0/24',
+  '224.0.0.0/4',
+  '240.0.0.0/4',
+];
 /**
  * IPv6: unspecified, loopback, local-use NAT64, discard-only, Teredo, documentation, unique local (includes the EC2
  * metadata address fd00:ec2::254), link-local, deprecated site-local, multicast. Forms embedding IPv4 are checked
  * against the IPv4 list by {@link embeddedIPv4}.
  */
-const V6_RANGES = ['::/128', '::1/128', '64:ff9b:1::/48', '100::/64', '2001::/32', '2001:db8::/32', '3fff::/20',
-  'fc00::/7', 'fe80::/10', 'fec0::/10', 'ff00::/8'];
+const V6_RANGES = [
+  '::/128',
+  '::1/128',
+  '64:ff9b:1::/48',
+  '100::/64',
+  '2001::/32',
+  '2001:db8::/32',
+  '3fff::/20',
+  'fc00::/7',
+  'fe80::/10',
+  'fec0::/10',
+  'ff00::/8',
+];
 
 function blockList(ranges: string[], type: 'ipv4' | 'ipv6'): BlockList {
   const list = new BlockList();
@@ -109,7 +142,10 @@ function embeddedIPv4(b: Uint8Array): string | null {
  * Anything that is not an IP address counts as forbidden (fail closed).
  */
 export function isForbiddenAddress(ip: string): boolean {
-  const a = ip.trim().replace(/^\[(.*)\]$/, '$1').replace(/%.*$/, '');
+  const a = ip
+    .trim()
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/%.*$/, '');
   const family = isIP(a);
   if (family === 4) return V4.check(a, 'ipv4');
   if (family !== 6) return true;
@@ -151,7 +187,8 @@ export async function checkTarget(target: string | URL, policy: OutboundPolicy):
   if (url.protocol === 'http:' && policy.allowHttp === false) {
     throw new ForbiddenTargetError(`plain http to ${host} is not allowed`, host);
   }
-  if (url.username || url.password) throw new ForbiddenTargetError(`credentials in the URL of ${host} are not allowed`, host);
+  if (url.username || url.password)
+    throw new ForbiddenTargetError(`credentials in the URL of ${host} are not allowed`, host);
   const hostname = url.hostname.replace(/^\[(.*)\]$/, '$1');
   const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
   const exempt = policy.allowPrivate || (policy.allowedHosts ?? []).includes(`${url.hostname}:${port}`);
@@ -204,7 +241,11 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 const CREDENTIAL_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'x-callback-token', 'x-api-key']);
 
 /** Fetches `url` within `policy`; see the module comment. Throws ForbiddenTargetError or OutboundError. */
-export async function guardedFetch(url: string, init: GuardedFetchInit, policy: OutboundPolicy): Promise<GuardedResponse> {
+export async function guardedFetch(
+  url: string,
+  init: GuardedFetchInit,
+  policy: OutboundPolicy,
+): Promise<GuardedResponse> {
   const { timeoutMs = 30_000, maxRedirects = 5, maxBytes = 10 * 1024 * 1024 } = init;
   const abort = new AbortController();
   const timer = setTimeout(() => abort.abort(), timeoutMs);
@@ -222,7 +263,8 @@ export async function guardedFetch(url: string, init: GuardedFetchInit, policy: 
         return { status, headers: res.headers, body, url: target.url.href };
       }
       res.destroy();
-      if (redirects >= maxRedirects) throw new OutboundError(`more than ${maxRedirects} redirects`, 'too_many_redirects', status);
+      if (redirects >= maxRedirects)
+        throw new OutboundError(`more than ${maxRedirects} redirects`, 'too_many_redirects', status);
       let next: URL;
       try {
         next = new URL(location, target.url);
@@ -269,7 +311,16 @@ function send(t: CheckedTarget, hop: Hop, signal: AbortSignal, timeout: () => Er
   const client = t.url.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {
     // agent: false, so no pooled socket opened under another check or policy is reused.
-    const options = { hostname: t.hostname, port: t.port, path, method: hop.method, headers, lookup, agent: false, signal };
+    const options = {
+      hostname: t.hostname,
+      port: t.port,
+      path,
+      method: hop.method,
+      headers,
+      lookup,
+      agent: false,
+      signal,
+    };
     const req = client.request(options, resolve);
     req.on('error', (err) => {
       if (signal.aborted) reject(timeout());

@@ -22,7 +22,14 @@ export interface ImageMetadata {
   dpi: number | null;
 }
 
-const FORMAT_OF: Record<string, ImageFormat> = { png: 'png', jpg: 'jpeg', gif: 'gif', webp: 'webp', tiff: 'tiff', bmp: 'bmp' };
+const FORMAT_OF: Record<string, ImageFormat> = {
+  png: 'png',
+  jpg: 'jpeg',
+  gif: 'gif',
+  webp: 'webp',
+  tiff: 'tiff',
+  bmp: 'bmp',
+};
 const METRE_PER_INCH = 0.0254;
 const CM_PER_INCH = 2.54;
 
@@ -42,13 +49,17 @@ function invalid(errorType: 'unsupported_format' | 'corrupt_image', message: str
 export function checkPixelBudget(size: { width: number; height: number }, maxPixels: number, what = 'The image'): void {
   const pixels = size.width * size.height;
   if (pixels <= maxPixels) return;
-  throw new AppError('UNPROCESSABLE_INPUT', `${what} has ${size.width}×${size.height} pixels; at most ${maxPixels} pixels are processed (MAX_IMAGE_PIXELS).`, {
-    reason: 'image_too_large',
-    width: size.width,
-    height: size.height,
-    pixels,
-    max_pixels: maxPixels,
-  });
+  throw new AppError(
+    'UNPROCESSABLE_INPUT',
+    `${what} has ${size.width}×${size.height} pixels; at most ${maxPixels} pixels are processed (MAX_IMAGE_PIXELS).`,
+    {
+      reason: 'image_too_large',
+      width: size.width,
+      height: size.height,
+      pixels,
+      max_pixels: maxPixels,
+    },
+  );
 }
 
 /** The metadata from the first `maxBytes` of a file, or null when they do not tell (the header lies further in). */
@@ -73,7 +84,8 @@ export async function imageMetadata(input: Buffer | string): Promise<ImageMetada
   try {
     bytes = await fs.readFile(input);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new AppError('FILE_NOT_FOUND', 'The image file does not exist');
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new AppError('FILE_NOT_FOUND', 'The image file does not exist');
     throw err;
   }
   return readImageMetadata(bytes);
@@ -86,14 +98,17 @@ export function readImageMetadata(input: Uint8Array): ImageMetadata {
   try {
     // image-size reads through DataViews over the whole underlying ArrayBuffer, so a view into a larger buffer
     // (a pooled or sliced Buffer) would let it read past the image's end: give it bytes that own their buffer.
-    const owned = bytes.byteOffset === 0 && bytes.buffer.byteLength === bytes.byteLength ? bytes : new Uint8Array(bytes);
+    const owned =
+      bytes.byteOffset === 0 && bytes.buffer.byteLength === bytes.byteLength ? bytes : new Uint8Array(bytes);
     size = imageSize(owned);
   } catch {
     throw invalid('unsupported_format', 'The file is not an image in a supported format');
   }
   const format = size.type ? FORMAT_OF[size.type] : undefined;
-  if (!format) throw invalid('unsupported_format', `Images of type ${size.type ?? 'unknown'} are not supported`, size.type);
-  if (!(size.width > 0 && size.height > 0)) throw invalid('corrupt_image', `The ${format} image has no valid dimensions`, format);
+  if (!format)
+    throw invalid('unsupported_format', `Images of type ${size.type ?? 'unknown'} are not supported`, size.type);
+  if (!(size.width > 0 && size.height > 0))
+    throw invalid('corrupt_image', `The ${format} image has no valid dimensions`, format);
   let dpi: number | null = null;
   try {
     dpi = DPI_READERS[format](bytes);
@@ -114,7 +129,7 @@ const DPI_READERS: Record<ImageFormat, (b: Buffer) => number | null> = {
 
 /** PNG `pHYs` (pixels per unit; unit 1 = metre, 0 = aspect ratio only). It must come before the first `IDAT`. */
 export function pngDpi(b: Buffer): number | null {
-  for (let off = 8; off + 8 <= b.length; ) {
+  for (let off = 8; off + 8 <= b.length;) {
     const len = b.readUInt32BE(off);
     const type = b.toString('latin1', off + 4, off + 8);
     if (type === 'pHYs') {
@@ -135,7 +150,7 @@ export function pngDpi(b: Buffer): number | null {
 export function jpegDpi(b: Buffer): number | null {
   let jfif: number | null = null;
   let exif: number | null = null;
-  for (let off = 2; off + 4 <= b.length; ) {
+  for (let off = 2; off + 4 <= b.length;) {
     if (b[off] !== 0xff) break;
     const marker = b[off + 1];
     if (marker === 0xff) {
@@ -203,7 +218,7 @@ export function tiffDpi(b: Buffer): number | null {
 /** WebP has no resolution field of its own; an `EXIF` chunk (extended format) may carry one. */
 export function webpDpi(b: Buffer): number | null {
   if (b.toString('latin1', 0, 4) !== 'RIFF' || b.toString('latin1', 8, 12) !== 'WEBP') return null;
-  for (let off = 12; off + 8 <= b.length; ) {
+  for (let off = 12; off + 8 <= b.length;) {
     const id = b.toString('latin1', off, off + 4);
     const size = b.readUInt32LE(off + 4);
     if (id === 'EXIF') {

@@ -1,8 +1,19 @@
 import OpenAI from 'openai';
-import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import type {
+  ChatCompletionCreateParamsNonStreaming,
+  ChatCompletionMessageParam,
+} from 'openai/resources/chat/completions';
 import type { LlmConfig } from '../../core/config';
 import { AppError } from '../../core/errors';
-import { type BackoffPolicy, type Classified, DEFAULT_BACKOFF, MalformedAnswerError, redact, UpstreamError, withRetries } from './retry';
+import {
+  type BackoffPolicy,
+  type Classified,
+  DEFAULT_BACKOFF,
+  MalformedAnswerError,
+  redact,
+  UpstreamError,
+  withRetries,
+} from './retry';
 import type {
   ChatJsonOptions,
   ChatMessage,
@@ -33,7 +44,9 @@ const snippet = (s: string, n = 300) => (s.length > n ? `${s.slice(0, n)}…` : 
 const hasImage = (user: string | ContentPart[]) => Array.isArray(user) && user.some((p) => p.type === 'image_url');
 
 /** Parses a model answer as one JSON object, tolerating code fences and text around the object. */
-export function parseJsonObject(content: string): { ok: true; value: Record<string, unknown> } | { ok: false; error: string } {
+export function parseJsonObject(
+  content: string,
+): { ok: true; value: Record<string, unknown> } | { ok: false; error: string } {
   const candidates = [content.trim()];
   const fenced = /```(?:json)?\s*([\s\S]*?)```/i.exec(content);
   if (fenced) candidates.push(fenced[1].trim());
@@ -44,7 +57,8 @@ export function parseJsonObject(content: string): { ok: true; value: Record<stri
   for (const c of candidates) {
     try {
       const v: unknown = JSON.parse(c);
-      if (typeof v === 'object' && v !== null && !Array.isArray(v)) return { ok: true, value: v as Record<string, unknown> };
+      if (typeof v === 'object' && v !== null && !Array.isArray(v))
+        return { ok: true, value: v as Record<string, unknown> };
       error = 'JSON but not an object';
     } catch {
       // next candidate
@@ -164,7 +178,9 @@ export class OpenAiLlmProvider implements LlmProvider {
         ? {}
         : format === 'json_object'
           ? { response_format: { type: 'json_object' as const } }
-          : { response_format: { type: 'json_schema' as const, json_schema: { name: 'answer', schema: format.schema } } };
+          : {
+              response_format: { type: 'json_schema' as const, json_schema: { name: 'answer', schema: format.schema } },
+            };
     const body: ChatCompletionCreateParamsNonStreaming = {
       model,
       messages: messages as ChatCompletionMessageParam[],
@@ -175,7 +191,10 @@ export class OpenAiLlmProvider implements LlmProvider {
     const started = Date.now();
     return withRetries(
       async () => {
-        const res = await this.client.chat.completions.create(body, { signal: opts.signal, timeout: this.config.timeoutMs });
+        const res = await this.client.chat.completions.create(body, {
+          signal: opts.signal,
+          timeout: this.config.timeoutMs,
+        });
         const choice = Array.isArray(res?.choices) ? res.choices[0] : undefined;
         if (!choice?.message) throw new MalformedAnswerError('answer without choices');
         const content = typeof choice.message.content === 'string' ? choice.message.content : '';
@@ -215,7 +234,11 @@ export class OpenAiLlmProvider implements LlmProvider {
       ? `The LLM endpoint (${host}) failed after ${attempts} attempt${attempts === 1 ? '' : 's'} (last: ${f.reason})${said}`
       : `The LLM endpoint (${host}) refused the request (${f.reason})${said}`;
     const details = {
-      provider: 'llm' as const, attempts, model, purpose, reason: f.reason,
+      provider: 'llm' as const,
+      attempts,
+      model,
+      purpose,
+      reason: f.reason,
       ...(f.status ? { status: f.status } : {}),
       ...(f.retry && f.retryAfterMs !== undefined ? { retry_after_ms: f.retryAfterMs } : {}),
     };
@@ -224,7 +247,10 @@ export class OpenAiLlmProvider implements LlmProvider {
 }
 
 /** The provider for this configuration, or null when no LLM is configured (see `Config.llm`). */
-export function createLlmProvider(config: { llm: LlmConfig | null }, options: OpenAiLlmOptions = {}): LlmProvider | null {
+export function createLlmProvider(
+  config: { llm: LlmConfig | null },
+  options: OpenAiLlmOptions = {},
+): LlmProvider | null {
   return config.llm ? new OpenAiLlmProvider(config.llm, options) : null;
 }
 

@@ -13,7 +13,10 @@ export type UpstreamProvider = 'llm' | 'speech';
 export class UpstreamError extends AppError {
   constructor(
     message: string,
-    details: { provider: UpstreamProvider; attempts: number; status?: number; retry_after_ms?: number } & Record<string, unknown>,
+    details: { provider: UpstreamProvider; attempts: number; status?: number; retry_after_ms?: number } & Record<
+      string,
+      unknown
+    >,
     retryable = false,
   ) {
     super('UPSTREAM_ERROR', message, details, { retryable, retryAfterMs: details.retry_after_ms });
@@ -56,7 +59,11 @@ export function parseRetryAfter(headers: Headers | undefined, now = Date.now()):
 }
 
 /** Wait before attempt `failedAttempt + 1`: exponential backoff, or the server's `Retry-After` when larger. */
-export function backoffDelay(failedAttempt: number, retryAfterMs: number | undefined, policy = DEFAULT_BACKOFF): number {
+export function backoffDelay(
+  failedAttempt: number,
+  retryAfterMs: number | undefined,
+  policy = DEFAULT_BACKOFF,
+): number {
   const exp = Math.min(policy.maxMs, policy.baseMs * 2 ** Math.max(0, failedAttempt - 1));
   if (retryAfterMs === undefined) return exp;
   return Math.max(exp, Math.min(retryAfterMs, policy.maxRetryAfterMs));
@@ -169,7 +176,13 @@ export async function withRetries<T>(attempt: () => Promise<T>, opts: RetryLoopO
     }
     if (!failure.retry || n >= opts.maxAttempts) throw opts.fail(failure, n);
     const delayMs = backoffDelay(n, failure.retryAfterMs, opts.backoff);
-    opts.onRetry?.({ attempt: n, maxAttempts: opts.maxAttempts, delayMs, status: failure.status, reason: failure.reason });
+    opts.onRetry?.({
+      attempt: n,
+      maxAttempts: opts.maxAttempts,
+      delayMs,
+      status: failure.status,
+      reason: failure.reason,
+    });
     await sleep(delayMs, opts.signal);
   }
 }

@@ -1,7 +1,6 @@
 /** One part of a multi-part user message (OpenAI chat-completions content parts). */
 export type ContentPart =
-  | { type: 'text'; text: string }
-  | { type: 'image_url'; image_url: { url: string; detail?: 'auto' | 'low' | 'high' } };
+  { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string; detail?: 'auto' | 'low' | 'high' } };
 
 /** A chat message as sent on the wire. */
 export interface ChatMessage {

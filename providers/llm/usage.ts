@@ -47,7 +47,12 @@ export class UsageRecorder {
     return {
       total_tokens: this.list.reduce((n, u) => n + u.tokens, 0),
       total_cost: tidy(this.list.reduce((n, u) => n + u.cost, 0)),
-      requests: this.list.map((u) => ({ model: u.model, purpose: u.purpose, tokens: u.tokens, duration_ms: u.duration_ms })),
+      requests: this.list.map((u) => ({
+        model: u.model,
+        purpose: u.purpose,
+        tokens: u.tokens,
+        duration_ms: u.duration_ms,
+      })),
     };
   }
 

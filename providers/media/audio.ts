@@ -41,12 +41,18 @@ export async function wavInfo(wavPath: string): Promise<WavInfo> {
     const size = (await fh.stat()).size;
     const buf = Buffer.alloc(Math.min(size, 64 * 1024));
     await fh.read(buf, 0, buf.length, 0);
-    if (buf.toString('latin1', 0, 4) !== 'RIFF' || buf.toString('latin1', 8, 12) !== 'WAVE') throw new Error(`${wavPath} is not a WAV file`);
+    if (buf.toString('latin1', 0, 4) !== 'RIFF' || buf.toString('latin1', 8, 12) !== 'WAVE')
+      throw new Error(`${wavPath} is not a WAV file`);
     let fmt: { channels: number; sampleRate: number; bitsPerSample: number } | undefined;
-    for (let at = 12; at + 8 <= buf.length; ) {
+    for (let at = 12; at + 8 <= buf.length;) {
       const id = buf.toString('latin1', at, at + 4);
       const len = buf.readUInt32LE(at + 4);
-      if (id === 'fmt ') fmt = { channels: buf.readUInt16LE(at + 10), sampleRate: buf.readUInt32LE(at + 12), bitsPerSample: buf.readUInt16LE(at + 22) };
+      if (id === 'fmt ')
+        fmt = {
+          channels: buf.readUInt16LE(at + 10),
+          sampleRate: buf.readUInt32LE(at + 12),
+          bitsPerSample: buf.readUInt16LE(at + 22),
+        };
       if (id === 'data') {
         if (!fmt) break;
         const frameBytes = (fmt.channels * fmt.bitsPerSample) / 8;
@@ -69,7 +75,12 @@ export function decodeError(err: unknown, what: string): unknown {
     return new AppError('UNPROCESSABLE_INPUT', `${what} took too long`, { error_type: 'timeout' }, { cause: err });
   }
   if (err instanceof ToolExitError && !/No such file or directory|Permission denied|No space left/.test(err.stderr)) {
-    return new AppError('UNPROCESSABLE_INPUT', 'The media file could not be decoded', { error_type: 'undecodable' }, { cause: err });
+    return new AppError(
+      'UNPROCESSABLE_INPUT',
+      'The media file could not be decoded',
+      { error_type: 'undecodable' },
+      { cause: err },
+    );
   }
   return err;
 }
@@ -80,21 +91,39 @@ export function decodeError(err: unknown, what: string): unknown {
  * `maxSeconds`, decoding stops just past it (a header may understate the length) and a longer stream is
  * `UNPROCESSABLE_INPUT` with `reason` `too_long`, so the WAV never grows past what the limit allows.
  */
-export async function decodeToWav(inputPath: string, outPath: string, opts: MediaToolOptions & { maxSeconds?: number } = {}): Promise<WavInfo> {
+export async function decodeToWav(
+  inputPath: string,
+  outPath: string,
+  opts: MediaToolOptions & { maxSeconds?: number } = {},
+): Promise<WavInfo> {
   const cap = opts.maxSeconds ? ['-t', String(opts.maxSeconds + 1)] : [];
   const input = ['-i', inputPath, '-map', '0:a:0', '-vn', '-ac', '1', '-ar', String(SPEECH_SAMPLE_RATE), ...cap];
-  const info = await writeWav(input, outPath, 'Decoding the audio', { signal: opts.signal, timeoutMs: opts.timeoutMs ?? 30 * 60_000 });
+  const info = await writeWav(input, outPath, 'Decoding the audio', {
+    signal: opts.signal,
+    timeoutMs: opts.timeoutMs ?? 30 * 60_000,
+  });
   if (info.samples === 0) {
-    throw new AppError('UNPROCESSABLE_INPUT', 'The audio stream holds no decodable sound', { error_type: 'empty_audio' });
+    throw new AppError('UNPROCESSABLE_INPUT', 'The audio stream holds no decodable sound', {
+      error_type: 'empty_audio',
+    });
   }
   if (opts.maxSeconds && info.duration > opts.maxSeconds) {
-    throw new AppError('UNPROCESSABLE_INPUT', `The recording lasts longer than ${opts.maxSeconds} s (MAX_MEDIA_SECONDS).`, { reason: 'too_long', max_seconds: opts.maxSeconds });
+    throw new AppError(
+      'UNPROCESSABLE_INPUT',
+      `The recording lasts longer than ${opts.maxSeconds} s (MAX_MEDIA_SECONDS).`,
+      { reason: 'too_long', max_seconds: opts.maxSeconds },
+    );
   }
   return info;
 }
 
 /** Runs ffmpeg with `inputArgs` writing 16-bit PCM WAV to `outPath`, and reads the result's header. */
-async function writeWav(inputArgs: string[], outPath: string, what: string, opts: MediaToolOptions & { timeoutMs: number }): Promise<WavInfo> {
+async function writeWav(
+  inputArgs: string[],
+  outPath: string,
+  what: string,
+  opts: MediaToolOptions & { timeoutMs: number },
+): Promise<WavInfo> {
   try {
     await runFfmpeg([...inputArgs, '-c:a', 'pcm_s16le', ...BITEXACT, '-f', 'wav', '-y', outPath], opts);
   } catch (err) {
@@ -110,11 +139,20 @@ export const sampleAt = (seconds: number, sampleRate: number): number => Math.ro
  * Copies `[start, end)` seconds of a WAV into a new WAV at `outPath`, sample-exact: ffmpeg seeks in PCM by byte
  * offset and trims to the sample, so consecutive chunks of a plan hold every sample once.
  */
-export async function cutChunk(wavPath: string, start: number, end: number, outPath: string, opts: MediaToolOptions = {}): Promise<WavInfo> {
+export async function cutChunk(
+  wavPath: string,
+  start: number,
+  end: number,
+  outPath: string,
+  opts: MediaToolOptions = {},
+): Promise<WavInfo> {
   if (!(end > start && start >= 0)) throw new RangeError(`cutChunk: empty or negative range ${start}–${end}`);
   const { sampleRate } = await wavInfo(wavPath);
   const first = sampleAt(start, sampleRate);
   const count = sampleAt(end, sampleRate) - first;
   const input = ['-ss', String(first / sampleRate), '-i', wavPath, '-af', `atrim=end_sample=${count}`];
-  return writeWav(input, outPath, 'Cutting the audio', { signal: opts.signal, timeoutMs: opts.timeoutMs ?? 5 * 60_000 });
+  return writeWav(input, outPath, 'Cutting the audio', {
+    signal: opts.signal,
+    timeoutMs: opts.timeoutMs ?? 5 * 60_000,
+  });
 }

@@ -17,7 +17,9 @@ const OGG_AUDIO = new Set(['opus', 'vorbis', 'flac', 'speex']);
 const MPEG_AUDIO = new Set(['mp1', 'mp2', 'mp3']);
 
 /** The spec format a container holds, judged by ffprobe's demuxer and the audio codec; null when none fits. */
-export function containerFormatOf(probe: Pick<MediaProbe, 'formatNames' | 'brand' | 'audio' | 'video'>): AudioFormat | null {
+export function containerFormatOf(
+  probe: Pick<MediaProbe, 'formatNames' | 'brand' | 'audio' | 'video'>,
+): AudioFormat | null {
   const names = new Set(probe.formatNames);
   const codec = probe.audio?.codec;
   if (names.has('mp4') || names.has('mov')) {
@@ -51,7 +53,8 @@ const refuse = (errorType: 'unsupported_format' | 'no_audio_stream', message: st
  */
 export function audioFormatOf(probe: MediaProbe): AudioFormat {
   const format = containerFormatOf(probe);
-  if (!format) throw refuse('unsupported_format', 'The file is not a supported audio or video format', probe.formatNames);
+  if (!format)
+    throw refuse('unsupported_format', 'The file is not a supported audio or video format', probe.formatNames);
   if (!probe.audio) throw refuse('no_audio_stream', 'The file has no audio stream', probe.formatNames);
   return format;
 }
@@ -63,11 +66,15 @@ export function audioFormatOf(probe: MediaProbe): AudioFormat {
 export function checkDuration(probe: MediaProbe, maxSeconds: number): void {
   const duration = Math.max(probe.duration ?? 0, probe.video?.duration ?? 0);
   if (duration <= maxSeconds) return;
-  throw new AppError('UNPROCESSABLE_INPUT', `The recording lasts ${Math.round(duration)} s; at most ${maxSeconds} s are processed (MAX_MEDIA_SECONDS).`, {
-    reason: 'too_long',
-    duration,
-    max_seconds: maxSeconds,
-  });
+  throw new AppError(
+    'UNPROCESSABLE_INPUT',
+    `The recording lasts ${Math.round(duration)} s; at most ${maxSeconds} s are processed (MAX_MEDIA_SECONDS).`,
+    {
+      reason: 'too_long',
+      duration,
+      max_seconds: maxSeconds,
+    },
+  );
 }
 
 /** Video metadata of spec §4.7. */
@@ -84,7 +91,12 @@ export interface VideoMetadata {
 export function videoMetadata(probe: MediaProbe): VideoMetadata | null {
   const v = probe.video;
   if (!v) return null;
-  return { resolution: `${v.width}x${v.height}`, codec: v.codec, fps: v.fps, duration: v.duration ?? probe.duration ?? 0 };
+  return {
+    resolution: `${v.width}x${v.height}`,
+    codec: v.codec,
+    fps: v.fps,
+    duration: v.duration ?? probe.duration ?? 0,
+  };
 }
 
 /**
@@ -94,6 +106,10 @@ export function videoMetadata(probe: MediaProbe): VideoMetadata | null {
 export function transcribableVideo(probe: MediaProbe): VideoMetadata {
   audioFormatOf(probe);
   const meta = videoMetadata(probe);
-  if (!meta) throw new AppError('INVALID_FORMAT', 'The file has no video stream', { error_type: 'no_video_stream', supported_formats: [...SUPPORTED_FORMATS] });
+  if (!meta)
+    throw new AppError('INVALID_FORMAT', 'The file has no video stream', {
+      error_type: 'no_video_stream',
+      supported_formats: [...SUPPORTED_FORMATS],
+    });
   return meta;
 }

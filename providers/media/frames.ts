@@ -13,9 +13,11 @@ export interface FrameRequest {
   interval: number | null;
 }
 
-const invalid = (message: string, details: Record<string, unknown>) => new AppError('VALIDATION_ERROR', message, details);
+const invalid = (message: string, details: Record<string, unknown>) =>
+  new AppError('VALIDATION_ERROR', message, details);
 
-const asNumber = (v: unknown): number => (typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN);
+const asNumber = (v: unknown): number =>
+  typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN;
 
 /** `timestamps` as JSON or form data give them: an array, a JSON array string or a comma-separated string. */
 function timestampList(raw: unknown): unknown[] {
@@ -42,16 +44,25 @@ function timestampList(raw: unknown): unknown[] {
 export function parseFrameRequest(timestamps: unknown, interval: unknown, maxFrames: number): FrameRequest {
   const none = (v: unknown) => v === undefined || v === null || v === '';
   if (none(timestamps) && none(interval)) {
-    throw invalid('frames need timestamps, an interval or both', { field: 'frames', required: ['timestamps', 'interval'] });
+    throw invalid('frames need timestamps, an interval or both', {
+      field: 'frames',
+      required: ['timestamps', 'interval'],
+    });
   }
   const times = none(timestamps) ? [] : timestampList(timestamps).map(asNumber);
   const bad = times.findIndex((t) => !Number.isFinite(t) || t < 0);
-  if (bad >= 0) throw invalid('timestamps must be non-negative numbers of seconds', { field: 'timestamps', index: bad });
+  if (bad >= 0)
+    throw invalid('timestamps must be non-negative numbers of seconds', { field: 'timestamps', index: bad });
   if (times.length > maxFrames) {
-    throw invalid(`at most ${maxFrames} frames per request`, { field: 'timestamps', limit: maxFrames, requested: times.length });
+    throw invalid(`at most ${maxFrames} frames per request`, {
+      field: 'timestamps',
+      limit: maxFrames,
+      requested: times.length,
+    });
   }
   const step = none(interval) ? null : asNumber(interval);
-  if (step !== null && !(Number.isFinite(step) && step > 0)) throw invalid('interval must be a number of seconds above 0', { field: 'interval' });
+  if (step !== null && !(Number.isFinite(step) && step > 0))
+    throw invalid('interval must be a number of seconds above 0', { field: 'interval' });
   return { timestamps: times, interval: step };
 }
 
@@ -67,7 +78,11 @@ export function frameTimes(request: FrameRequest, duration: number, maxFrames: n
   if (request.interval !== null) {
     const steps = Math.ceil(duration / request.interval);
     if (steps > maxFrames) {
-      throw invalid(`at most ${maxFrames} frames per request`, { field: 'interval', limit: maxFrames, requested: steps });
+      throw invalid(`at most ${maxFrames} frames per request`, {
+        field: 'interval',
+        limit: maxFrames,
+        requested: steps,
+      });
     }
     for (let k = 0; k < steps; k++) {
       const t = us(k * request.interval);
@@ -75,7 +90,11 @@ export function frameTimes(request: FrameRequest, duration: number, maxFrames: n
     }
   }
   if (times.size > maxFrames) {
-    throw invalid(`at most ${maxFrames} frames per request`, { field: 'frames', limit: maxFrames, requested: times.size });
+    throw invalid(`at most ${maxFrames} frames per request`, {
+      field: 'frames',
+      limit: maxFrames,
+      requested: times.size,
+    });
   }
   return [...times].sort((a, b) => a - b);
 }
@@ -101,7 +120,19 @@ export async function extractFrames(
 ): Promise<ExtractedFrame[]> {
   const map = opts.streamIndex === undefined ? '0:v:0' : `0:${opts.streamIndex}`;
   // `-update 1` keeps overwriting one file, so without a frame limit the last picture decoded is what remains.
-  const output = (out: string, first: boolean) => ['-map', map, ...(first ? ['-frames:v', '1'] : []), '-q:v', '2', '-update', '1', '-f', 'image2', '-y', out];
+  const output = (out: string, first: boolean) => [
+    '-map',
+    map,
+    ...(first ? ['-frames:v', '1'] : []),
+    '-q:v',
+    '2',
+    '-update',
+    '1',
+    '-f',
+    'image2',
+    '-y',
+    out,
+  ];
   const run = (args: string[]) => runFfmpeg(args, { signal: opts.signal, timeoutMs: opts.timeoutMs ?? 120_000 });
   const frames: ExtractedFrame[] = [];
   try {
@@ -113,7 +144,8 @@ export async function extractFrames(
         // The last frame is shown until the end: decode the final second and keep the last picture.
         await run(['-sseof', '-1', '-i', videoPath, ...output(out, false)]);
       }
-      if (!(await exists(out))) throw new AppError('UNPROCESSABLE_INPUT', `No video frame at ${time} s`, { error_type: 'no_frame', time });
+      if (!(await exists(out)))
+        throw new AppError('UNPROCESSABLE_INPUT', `No video frame at ${time} s`, { error_type: 'no_frame', time });
       frames.push({ time, path: out });
     }
   } catch (err) {

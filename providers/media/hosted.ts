@@ -62,14 +62,28 @@ export const hostedNotConfigured = (ytDlp: string, cause?: unknown) =>
 
 /** `retryable`: the platform is out for now (a timeout, an HTTP 408, 429 or 5xx), which the error boundary waits out. */
 const upstream = (url: string, reason: string, message: string, cause?: unknown, retryable = false) =>
-  new AppError('UPSTREAM_ERROR', `The hosted video could not be downloaded: ${message}`, { provider: 'hosted_video', host: new URL(url).host, reason }, { cause, retryable });
+  new AppError(
+    'UPSTREAM_ERROR',
+    `The hosted video could not be downloaded: ${message}`,
+    { provider: 'hosted_video', host: new URL(url).host, reason },
+    { cause, retryable },
+  );
 
 /** yt-dlp's `HTTP Error 503: Service Unavailable` and the like, for statuses worth another try later. */
 const outageInMessage = (message: string): boolean => /HTTP Error (408|429|5\d\d)\b/.test(message);
 
 /** The last `ERROR:` line yt-dlp wrote, without its prefix. */
 const ytDlpError = (stderr: string): string =>
-  (stderr.split('\n').filter((l) => l.startsWith('ERROR:')).pop() ?? stderr.trim().split('\n').pop() ?? 'yt-dlp failed').replace(/^ERROR:\s*/, '').slice(0, 500);
+  (
+    stderr
+      .split('\n')
+      .filter((l) => l.startsWith('ERROR:'))
+      .pop() ??
+    stderr.trim().split('\n').pop() ??
+    'yt-dlp failed'
+  )
+    .replace(/^ERROR:\s*/, '')
+    .slice(0, 500);
 
 /**
  * Downloads the video at `url` into `outDir` (which should be empty and is the caller's to remove) and reads its
@@ -90,7 +104,14 @@ export async function downloadHosted(url: string, outDir: string, opts: HostedOp
   }
   const infoPath = path.join(outDir, INFO_FILE);
   const args = [
-    ...['--ignore-config', '--no-plugin-dirs', '--no-js-runtimes', '--no-remote-components', '--no-cookies', '--no-cache-dir'],
+    ...[
+      '--ignore-config',
+      '--no-plugin-dirs',
+      '--no-js-runtimes',
+      '--no-remote-components',
+      '--no-cookies',
+      '--no-cache-dir',
+    ],
     ...['--no-playlist', '--no-progress', '--no-mtime', '--no-part', '--restrict-filenames', '--socket-timeout', '30'],
     ...['-f', opts.format === 'audio' ? 'bestaudio/best' : 'best', '--max-filesize', String(maxBytes)],
     ...['--print-to-file', 'after_move:%()j', infoPath, '-o', path.join(outDir, 'media.%(ext)s'), '--', url],
@@ -99,19 +120,32 @@ export async function downloadHosted(url: string, outDir: string, opts: HostedOp
   try {
     // No engine watchdog: yt-dlp prints nothing while it downloads (`--no-progress`); a stalled connection ends at
     // `--socket-timeout`, the whole download at the timeout.
-    const r = await runTool(opts.ytDlp, args, { signal: opts.signal, timeoutMs: opts.timeoutMs ?? 600_000, maxStdoutBytes: 4 * 1024 * 1024, stallTimeoutMs: 0 });
+    const r = await runTool(opts.ytDlp, args, {
+      signal: opts.signal,
+      timeoutMs: opts.timeoutMs ?? 600_000,
+      maxStdoutBytes: 4 * 1024 * 1024,
+      stallTimeoutMs: 0,
+    });
     stdout = r.stdout.toString('utf8');
   } catch (err) {
-    if (err instanceof ToolTimeoutError) throw upstream(url, 'timeout', `no answer within ${err.timeoutMs} ms`, err, true);
+    if (err instanceof ToolTimeoutError)
+      throw upstream(url, 'timeout', `no answer within ${err.timeoutMs} ms`, err, true);
     if (err instanceof ToolExitError) {
       const said = ytDlpError(err.stderr);
       throw upstream(url, 'downloader', said, err, outageInMessage(said));
     }
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'EACCES') throw hostedNotConfigured(opts.ytDlp, err);
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'EACCES')
+      throw hostedNotConfigured(opts.ytDlp, err);
     throw err;
   }
-  const tooLarge = () => new AppError('PAYLOAD_TOO_LARGE', `The hosted video is larger than the limit of ${maxBytes} bytes`, { limit_bytes: maxBytes });
-  const info = await readFile(infoPath, 'utf8').then((s) => JSON.parse(s) as Record<string, unknown>, () => null);
+  const tooLarge = () =>
+    new AppError('PAYLOAD_TOO_LARGE', `The hosted video is larger than the limit of ${maxBytes} bytes`, {
+      limit_bytes: maxBytes,
+    });
+  const info = await readFile(infoPath, 'utf8').then(
+    (s) => JSON.parse(s) as Record<string, unknown>,
+    () => null,
+  );
   if (!info) {
     if (/larger than max-filesize/.test(stdout)) throw tooLarge();
     throw upstream(url, 'no_media', 'yt-dlp finished without a media file');

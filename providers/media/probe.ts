@@ -81,7 +81,12 @@ export function parseProbe(json: unknown): MediaProbe {
     brand: brand || null,
     duration: num(format.duration) ?? (streamDurations.length ? Math.max(...streamDurations) : null),
     audio: a
-      ? { index: num(a.index) ?? 0, codec: String(a.codec_name ?? 'unknown'), sampleRate: num(a.sample_rate) ?? 0, channels: num(a.channels) ?? 0 }
+      ? {
+          index: num(a.index) ?? 0,
+          codec: String(a.codec_name ?? 'unknown'),
+          sampleRate: num(a.sample_rate) ?? 0,
+          channels: num(a.channels) ?? 0,
+        }
       : null,
     video: v
       ? {
@@ -105,12 +110,22 @@ const KNOWN_DEMUXER = /^\[(mov,mp4|matroska|ogg|mp3|flac|wav|mpeg|mpegts)[^\]]* 
  */
 export function probeError(err: unknown): unknown {
   if (err instanceof ToolTimeoutError) {
-    return new AppError('UNPROCESSABLE_INPUT', 'Reading the media file took too long', { error_type: 'timeout' }, { cause: err });
+    return new AppError(
+      'UNPROCESSABLE_INPUT',
+      'Reading the media file took too long',
+      { error_type: 'timeout' },
+      { cause: err },
+    );
   }
   if (!(err instanceof ToolExitError)) return err;
   if (/No such file or directory|Permission denied/.test(err.stderr)) return err;
   if (KNOWN_DEMUXER.test(err.stderr)) {
-    return new AppError('UNPROCESSABLE_INPUT', 'The media file is damaged and cannot be read', { error_type: 'corrupt' }, { cause: err });
+    return new AppError(
+      'UNPROCESSABLE_INPUT',
+      'The media file is damaged and cannot be read',
+      { error_type: 'corrupt' },
+      { cause: err },
+    );
   }
   return new AppError(
     'INVALID_FORMAT',

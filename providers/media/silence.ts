@@ -70,7 +70,12 @@ const ms = (t: number) => Math.round(t * 1000) / 1000;
  * silence near stays where it was. Chunks cover the range exactly, with no gap or overlap; inner cuts are whole
  * milliseconds. Pure.
  */
-export function planChunks(duration: number, silences: readonly Silence[], targetSec: number, window = CUT_WINDOW): ChunkSpan[] {
+export function planChunks(
+  duration: number,
+  silences: readonly Silence[],
+  targetSec: number,
+  window = CUT_WINDOW,
+): ChunkSpan[] {
   if (!(duration > 0)) return [];
   if (!(targetSec > 0)) throw new RangeError('planChunks: the target length must be positive');
   const count = duration <= targetSec * (1 + window) ? 1 : Math.ceil(duration / targetSec);
@@ -87,7 +92,8 @@ export function planChunks(duration: number, silences: readonly Silence[], targe
       const at = Math.min(Math.max((s.start + s.end) / 2, lo), hi);
       const distance = Math.abs(at - ideal);
       const length = s.end - s.start;
-      if (!best || distance < best.distance || (distance === best.distance && length > best.length)) best = { at, distance, length };
+      if (!best || distance < best.distance || (distance === best.distance && length > best.length))
+        best = { at, distance, length };
     }
     const cut = ms(best?.at ?? ideal);
     if (cut <= start || cut >= duration) continue;

@@ -31,13 +31,58 @@ export interface OcrResult {
 /** Languages used when none (or none usable) are asked for. */
 export const DEFAULT_LANGUAGES: readonly string[] = ['deu', 'eng'];
 
-const ISO_TO_TESSERACT: ReadonlyMap<string, string> = new Map(Object.entries({
-  ar: 'ara', bg: 'bul', ca: 'cat', cs: 'ces', cy: 'cym', da: 'dan', de: 'deu', el: 'ell', en: 'eng', es: 'spa',
-  et: 'est', eu: 'eus', fa: 'fas', fi: 'fin', fr: 'fra', ga: 'gle', gl: 'glg', he: 'heb', hi: 'hin', hr: 'hrv',
-  hu: 'hun', id: 'ind', is: 'isl', it: 'ita', ja: 'jpn', ko: 'kor', la: 'lat', lt: 'lit', lv: 'lav', mt: 'mlt',
-  nb: 'nor', nl: 'nld', nn: 'nor', no: 'nor', pl: 'pol', pt: 'por', ro: 'ron', ru: 'rus', sk: 'slk', sl: 'slv',
-  sq: 'sqi', sr: 'srp', sv: 'swe', th: 'tha', tr: 'tur', uk: 'ukr', vi: 'vie', zh: 'chi_sim',
-}));
+const ISO_TO_TESSERACT: ReadonlyMap<string, string> = new Map(
+  Object.entries({
+    ar: 'ara',
+    bg: 'bul',
+    ca: 'cat',
+    cs: 'ces',
+    cy: 'cym',
+    da: 'dan',
+    de: 'deu',
+    el: 'ell',
+    en: 'eng',
+    es: 'spa',
+    et: 'est',
+    eu: 'eus',
+    fa: 'fas',
+    fi: 'fin',
+    fr: 'fra',
+    ga: 'gle',
+    gl: 'glg',
+    he: 'heb',
+    hi: 'hin',
+    hr: 'hrv',
+    hu: 'hun',
+    id: 'ind',
+    is: 'isl',
+    it: 'ita',
+    ja: 'jpn',
+    ko: 'kor',
+    la: 'lat',
+    lt: 'lit',
+    lv: 'lav',
+    mt: 'mlt',
+    nb: 'nor',
+    nl: 'nld',
+    nn: 'nor',
+    no: 'nor',
+    pl: 'pol',
+    pt: 'por',
+    ro: 'ron',
+    ru: 'rus',
+    sk: 'slk',
+    sl: 'slv',
+    sq: 'sqi',
+    sr: 'srp',
+    sv: 'swe',
+    th: 'tha',
+    tr: 'tur',
+    uk: 'ukr',
+    vi: 'vie',
+    zh: 'chi_sim',
+  }),
+);
 const TESSERACT_CODES = new Set([...ISO_TO_TESSERACT.values(), 'chi_tra']);
 
 /**
@@ -94,12 +139,16 @@ export async function ocrLanguagesFor(requested: string | undefined): Promise<st
     const code = toTesseractCode(part, installed);
     if (!code || !installed.has(code)) {
       const list = [...installed].sort();
-      throw new AppError('UNPROCESSABLE_INPUT', `The OCR language ${part} is not installed; installed: ${list.join(', ')}.`, {
-        reason: 'language_not_installed',
-        language: part,
-        ...(code ? { tesseract_code: code } : {}),
-        installed: list,
-      });
+      throw new AppError(
+        'UNPROCESSABLE_INPUT',
+        `The OCR language ${part} is not installed; installed: ${list.join(', ')}.`,
+        {
+          reason: 'language_not_installed',
+          language: part,
+          ...(code ? { tesseract_code: code } : {}),
+          installed: list,
+        },
+      );
     }
     if (!out.includes(code)) out.push(code);
   }
@@ -150,11 +199,21 @@ export function parseTesseractTsv(tsv: string): OcrResult {
  */
 export function tesseractError(err: unknown): unknown {
   if (err instanceof ToolTimeoutError) {
-    return new AppError('UNPROCESSABLE_INPUT', `Text recognition did not finish within ${err.timeoutMs} ms.`, { reason: 'ocr_timeout', timeout_ms: err.timeoutMs });
+    return new AppError('UNPROCESSABLE_INPUT', `Text recognition did not finish within ${err.timeoutMs} ms.`, {
+      reason: 'ocr_timeout',
+      timeout_ms: err.timeoutMs,
+    });
   }
   if (err instanceof ToolExitError && err.exitCode !== null) {
-    const line = err.stderr.split('\n').find((l) => /error|cannot|can't|unsupported|read/i.test(l))?.trim().slice(0, 200);
-    return new AppError('UNPROCESSABLE_INPUT', 'The image could not be decoded for text recognition.', { reason: 'undecodable_image', ...(line ? { engine_message: line } : {}) });
+    const line = err.stderr
+      .split('\n')
+      .find((l) => /error|cannot|can't|unsupported|read/i.test(l))
+      ?.trim()
+      .slice(0, 200);
+    return new AppError('UNPROCESSABLE_INPUT', 'The image could not be decoded for text recognition.', {
+      reason: 'undecodable_image',
+      ...(line ? { engine_message: line } : {}),
+    });
   }
   return err;
 }
@@ -166,7 +225,17 @@ export function tesseractError(err: unknown): unknown {
 export async function ocrImage(imagePath: string, opts: OcrOptions): Promise<OcrResult> {
   opts.signal?.throwIfAborted();
   const languages = toTesseractLanguages(opts.languages, await installedLanguages());
-  const args = [imagePath, 'stdout', '-l', languages.join('+'), '--psm', String(opts.psm ?? 3), '--dpi', String(opts.dpi ?? 300), 'tsv'];
+  const args = [
+    imagePath,
+    'stdout',
+    '-l',
+    languages.join('+'),
+    '--psm',
+    String(opts.psm ?? 3),
+    '--dpi',
+    String(opts.dpi ?? 300),
+    'tsv',
+  ];
   try {
     const { stdout } = await runTool('tesseract', args, {
       signal: opts.signal,
@@ -190,13 +259,20 @@ export interface Orientation {
 }
 
 /** The page's orientation, or null when tesseract cannot tell (too few characters, no `osd` data). */
-export async function detectOrientation(imagePath: string, opts: { signal?: AbortSignal; dpi?: number } = {}): Promise<Orientation | null> {
+export async function detectOrientation(
+  imagePath: string,
+  opts: { signal?: AbortSignal; dpi?: number } = {},
+): Promise<Orientation | null> {
   try {
-    const { stdout } = await runTool('tesseract', [imagePath, 'stdout', '--psm', '0', '--dpi', String(opts.dpi ?? 300)], {
-      signal: opts.signal,
-      timeoutMs: 60_000,
-      env: { ...process.env, OMP_THREAD_LIMIT: '1' },
-    });
+    const { stdout } = await runTool(
+      'tesseract',
+      [imagePath, 'stdout', '--psm', '0', '--dpi', String(opts.dpi ?? 300)],
+      {
+        signal: opts.signal,
+        timeoutMs: 60_000,
+        env: { ...process.env, OMP_THREAD_LIMIT: '1' },
+      },
+    );
     const out = stdout.toString('utf8');
     const rotate = Number(/Rotate:\s*(\d+)/.exec(out)?.[1]);
     const confidence = Number(/Orientation confidence:\s*([\d.]+)/.exec(out)?.[1] ?? 0);
@@ -222,7 +298,10 @@ export async function ocrOriented(imagePath: string, opts: OcrOptions): Promise<
   if (!o || o.rotate === 0) return { ...first, rotation: 0 };
   const turned = `${imagePath}.rotated-${o.rotate}.png`;
   try {
-    await runTool('ffmpeg', ['-loglevel', 'error', '-y', '-i', imagePath, '-vf', ROTATE_FILTER[o.rotate], turned], { signal: opts.signal, timeoutMs: 60_000 });
+    await runTool('ffmpeg', ['-loglevel', 'error', '-y', '-i', imagePath, '-vf', ROTATE_FILTER[o.rotate], turned], {
+      signal: opts.signal,
+      timeoutMs: 60_000,
+    });
     const again = await ocrImage(turned, opts);
     return again.confidence > first.confidence ? { ...again, rotation: o.rotate } : { ...first, rotation: 0 };
   } finally {
@@ -235,7 +314,11 @@ export async function ocrOriented(imagePath: string, opts: OcrOptions): Promise<
  * first failure no new item starts; the promise rejects with that failure once the running calls have settled,
  * so no work outlives the call (pass an AbortSignal to `fn` to stop running work early).
  */
-export async function mapPool<T, R>(items: readonly T[], concurrency: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
+export async function mapPool<T, R>(
+  items: readonly T[],
+  concurrency: number,
+  fn: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
   const results = new Array<R>(items.length);
   let next = 0;
   let failed = false;

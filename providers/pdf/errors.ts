@@ -1,7 +1,8 @@
 import { AppError, type ErrorCode } from '../../core/errors';
 
 /** Why a PDF could not be processed; `reason` is stable and safe to show to clients (`details.reason`). */
-export type PdfErrorReason = 'encrypted' | 'corrupt' | 'not_pdf' | 'empty' | 'timeout' | 'too_large' | 'page_out_of_range';
+export type PdfErrorReason =
+  'encrypted' | 'corrupt' | 'not_pdf' | 'empty' | 'timeout' | 'too_large' | 'page_out_of_range';
 
 /**
  * An input problem with a PDF, carrying the contract §1 error code the edge answers with:

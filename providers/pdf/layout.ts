@@ -194,7 +194,7 @@ function findGutter(lines: readonly Line[]): Gutter | undefined {
   const lo = Math.floor(bins * 0.2);
   const hi = Math.ceil(bins * 0.8);
   const candidates: Gutter[] = [];
-  for (let i = lo; i < hi; ) {
+  for (let i = lo; i < hi;) {
     if (cover[i] > maxCrossing) {
       i++;
       continue;
@@ -270,8 +270,18 @@ function order(lines: Line[], depth: number): string[] {
     if (band.length === 0) return;
     const side = (keep: (g: Glyph) => boolean) =>
       band.map((l) => ({ ...l, glyphs: l.glyphs.filter(keep) })).filter((l) => l.glyphs.length > 0);
-    out.push(...order(side((g) => g.x1 <= gutter.left + 0.01), depth + 1));
-    out.push(...order(side((g) => g.x0 >= gutter.right - 0.01), depth + 1));
+    out.push(
+      ...order(
+        side((g) => g.x1 <= gutter.left + 0.01),
+        depth + 1,
+      ),
+    );
+    out.push(
+      ...order(
+        side((g) => g.x0 >= gutter.right - 0.01),
+        depth + 1,
+      ),
+    );
     band = [];
   };
   for (const l of lines) {

@@ -32,7 +32,8 @@ export type PdfThreadRequest =
   | { operation: 'page-texts'; pdfPath: string; pages: number[]; timeoutMs: number };
 
 /** A thread's answer: the result, or the error as plain data (`code` and `reason` when it was a `PdfError`). */
-export type PdfThreadReply = { result: PdfDescription | string[] } | { error: { message: string; code?: ErrorCode; reason?: PdfErrorReason } };
+export type PdfThreadReply =
+  { result: PdfDescription | string[] } | { error: { message: string; code?: ErrorCode; reason?: PdfErrorReason } };
 
 export interface PdfThreadOptions {
   signal?: AbortSignal;
@@ -43,7 +44,11 @@ export interface PdfThreadOptions {
 /** Heap a pdf.js thread may use: far above real documents (a 200-page text PDF needs well under 100 MB). */
 const THREAD_HEAP_MB = 1024;
 
-const pool = new ThreadPool(THREAD_ENTRY, { maxThreads: Math.max(1, os.availableParallelism()), idleMs: 60_000, resourceLimits: { maxOldGenerationSizeMb: THREAD_HEAP_MB } });
+const pool = new ThreadPool(THREAD_ENTRY, {
+  maxThreads: Math.max(1, os.availableParallelism()),
+  idleMs: 60_000,
+  resourceLimits: { maxOldGenerationSizeMb: THREAD_HEAP_MB },
+});
 
 /** Threads working on a call now (for tests: a call that ends by timeout or abort leaves none behind). */
 export const pdfjsThreadsRunning = (): number => pool.busy;
@@ -80,12 +85,23 @@ function replyError(error: { message: string; code?: ErrorCode; reason?: PdfErro
 async function runInThread<T>(request: PdfThreadRequest, limitMs: number, signal?: AbortSignal): Promise<T> {
   signal?.throwIfAborted();
   const limit = new AbortController();
-  const timer = setTimeout(() => limit.abort(new PdfError('UNPROCESSABLE_INPUT', 'timeout', `Reading the PDF took longer than ${limitMs} ms`)), limitMs);
+  const timer = setTimeout(
+    () => limit.abort(new PdfError('UNPROCESSABLE_INPUT', 'timeout', `Reading the PDF took longer than ${limitMs} ms`)),
+    limitMs,
+  );
   try {
-    const reply = await pool.run<PdfThreadReply>(request, signal ? AbortSignal.any([signal, limit.signal]) : limit.signal).catch((e: unknown) => {
-      if (isThreadOutOfMemory(e)) throw new PdfError('UNPROCESSABLE_INPUT', 'too_large', `Reading the PDF needs more than ${THREAD_HEAP_MB} MB of memory`, { cause: e });
-      throw e;
-    });
+    const reply = await pool
+      .run<PdfThreadReply>(request, signal ? AbortSignal.any([signal, limit.signal]) : limit.signal)
+      .catch((e: unknown) => {
+        if (isThreadOutOfMemory(e))
+          throw new PdfError(
+            'UNPROCESSABLE_INPUT',
+            'too_large',
+            `Reading the PDF needs more than ${THREAD_HEAP_MB} MB of memory`,
+            { cause: e },
+          );
+        throw e;
+      });
     if ('error' in reply) throw replyError(reply.error);
     return reply.result as T;
   } finally {
@@ -103,9 +119,17 @@ export function describeInThread(pdfPath: string, opts: PdfThreadOptions = {}): 
  * The text of each asked page (1-based) through pdf.js in a thread, the document opened once. The limit is the
  * opening limit plus a budget per page: `timeoutMs + pages × min(5 000, timeoutMs)`.
  */
-export async function pageTextsInThread(pdfPath: string, pages: readonly number[], opts: PdfThreadOptions = {}): Promise<Map<number, string>> {
+export async function pageTextsInThread(
+  pdfPath: string,
+  pages: readonly number[],
+  opts: PdfThreadOptions = {},
+): Promise<Map<number, string>> {
   const timeoutMs = opts.timeoutMs ?? DEFAULT_OPEN_TIMEOUT_MS;
   const limitMs = timeoutMs + pages.length * Math.min(PAGE_BUDGET_MS, timeoutMs);
-  const texts = await runInThread<string[]>({ operation: 'page-texts', pdfPath, pages: [...pages], timeoutMs }, limitMs, opts.signal);
+  const texts = await runInThread<string[]>(
+    { operation: 'page-texts', pdfPath, pages: [...pages], timeoutMs },
+    limitMs,
+    opts.signal,
+  );
   return new Map(pages.map((page, i) => [page, texts[i]]));
 }

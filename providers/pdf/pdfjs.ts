@@ -86,7 +86,9 @@ function loadError(err: unknown): PdfError {
   if (err instanceof PdfError) return err;
   const name = (err as { name?: string } | null)?.name;
   if (name === 'PasswordException') {
-    return new PdfError('UNPROCESSABLE_INPUT', 'encrypted', 'The PDF is encrypted and needs a password', { cause: err });
+    return new PdfError('UNPROCESSABLE_INPUT', 'encrypted', 'The PDF is encrypted and needs a password', {
+      cause: err,
+    });
   }
   return new PdfError('UNPROCESSABLE_INPUT', 'corrupt', 'The PDF is damaged and cannot be read', { cause: err });
 }

@@ -12,17 +12,22 @@ import { PdfError } from './errors';
 export function popplerError(err: unknown): unknown {
   // The limits are generous for real documents (poppler reads a text page in about 0.5 ms): a file that outlives
   // them is one that makes poppler spin, and would do so again.
-  if (err instanceof ToolTimeoutError) return new PdfError('UNPROCESSABLE_INPUT', 'timeout', 'Reading the PDF took too long', { cause: err });
+  if (err instanceof ToolTimeoutError)
+    return new PdfError('UNPROCESSABLE_INPUT', 'timeout', 'Reading the PDF took too long', { cause: err });
   if (!(err instanceof ToolExitError)) return err;
   const msg = err.stderr;
   if (/Incorrect password/i.test(msg)) {
-    return new PdfError('UNPROCESSABLE_INPUT', 'encrypted', 'The PDF is encrypted and needs a password', { cause: err });
+    return new PdfError('UNPROCESSABLE_INPUT', 'encrypted', 'The PDF is encrypted and needs a password', {
+      cause: err,
+    });
   }
-  if (/Invalid page count 0/i.test(msg)) return new PdfError('UNPROCESSABLE_INPUT', 'empty', 'The PDF has no pages', { cause: err });
+  if (/Invalid page count 0/i.test(msg))
+    return new PdfError('UNPROCESSABLE_INPUT', 'empty', 'The PDF has no pages', { cause: err });
   if (/Wrong page range/i.test(msg)) {
     return new PdfError('VALIDATION_ERROR', 'page_out_of_range', 'A requested page is not in the PDF', { cause: err });
   }
-  if (/May not be a PDF/i.test(msg)) return new PdfError('INVALID_FORMAT', 'not_pdf', 'The file is not a PDF', { cause: err });
+  if (/May not be a PDF/i.test(msg))
+    return new PdfError('INVALID_FORMAT', 'not_pdf', 'The file is not a PDF', { cause: err });
   // Exit status 1 is poppler's "could not open the document": after the cases above, a damaged file.
   if (err.exitCode === 1 || /Couldn't (read xref|find trailer|read page catalog)|PDF file is damaged/i.test(msg)) {
     return new PdfError('UNPROCESSABLE_INPUT', 'corrupt', 'The PDF is damaged and cannot be read', { cause: err });
@@ -74,9 +79,15 @@ export function parsePdfInfo(out: string): PdfInfo {
  * `PdfError('UNPROCESSABLE_INPUT', 'encrypted')`; a file that is encrypted without one (owner password only)
  * reads fine and reports `encrypted: true`.
  */
-export async function pdfInfo(pdfPath: string, opts: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<PdfInfo> {
+export async function pdfInfo(
+  pdfPath: string,
+  opts: { signal?: AbortSignal; timeoutMs?: number } = {},
+): Promise<PdfInfo> {
   try {
-    const { stdout } = await runTool('pdfinfo', ['-enc', 'UTF-8', pdfPath], { signal: opts.signal, timeoutMs: opts.timeoutMs ?? 30_000 });
+    const { stdout } = await runTool('pdfinfo', ['-enc', 'UTF-8', pdfPath], {
+      signal: opts.signal,
+      timeoutMs: opts.timeoutMs ?? 30_000,
+    });
     return parsePdfInfo(stdout.toString('utf8'));
   } catch (err) {
     throw popplerError(err);
@@ -86,14 +97,23 @@ export async function pdfInfo(pdfPath: string, opts: { signal?: AbortSignal; tim
 /** Page sizes in points from `pdfinfo -f a -l b` lines such as `Page    3 size: 612 x 792 pts (letter)`. Pure. */
 export function parsePageSizes(out: string): Map<number, { width: number; height: number }> {
   const sizes = new Map<number, { width: number; height: number }>();
-  for (const m of out.matchAll(/^Page\s+(\d+) size:\s+([\d.]+) x ([\d.]+) pts/gm)) sizes.set(Number(m[1]), { width: Number(m[2]), height: Number(m[3]) });
+  for (const m of out.matchAll(/^Page\s+(\d+) size:\s+([\d.]+) x ([\d.]+) pts/gm))
+    sizes.set(Number(m[1]), { width: Number(m[2]), height: Number(m[3]) });
   return sizes;
 }
 
 /** The size in points of each page `first..last` (one `pdfinfo` process, nothing rendered). */
-export async function pageSizes(pdfPath: string, first: number, last: number, opts: { signal?: AbortSignal } = {}): Promise<Map<number, { width: number; height: number }>> {
+export async function pageSizes(
+  pdfPath: string,
+  first: number,
+  last: number,
+  opts: { signal?: AbortSignal } = {},
+): Promise<Map<number, { width: number; height: number }>> {
   try {
-    const { stdout } = await runTool('pdfinfo', ['-f', String(first), '-l', String(last), pdfPath], { signal: opts.signal, timeoutMs: 30_000 + 5 * (last - first + 1) });
+    const { stdout } = await runTool('pdfinfo', ['-f', String(first), '-l', String(last), pdfPath], {
+      signal: opts.signal,
+      timeoutMs: 30_000 + 5 * (last - first + 1),
+    });
     return parsePageSizes(stdout.toString('utf8'));
   } catch (err) {
     throw popplerError(err);
@@ -104,7 +124,11 @@ export async function pageSizes(pdfPath: string, first: number, last: number, op
  * The resolution a page of `size` points renders at: `dpi`, or the largest whole dpi (at least 1) at which the
  * image stays within `maxPixels`, so an oversized page (a 5000 pt poster) is rendered smaller, never huge. Pure.
  */
-export function dpiWithin(size: { width: number; height: number } | undefined, dpi: number, maxPixels: number | undefined): number {
+export function dpiWithin(
+  size: { width: number; height: number } | undefined,
+  dpi: number,
+  maxPixels: number | undefined,
+): number {
   if (!size || !maxPixels || !(size.width > 0 && size.height > 0)) return dpi;
   const fit = Math.floor(72 * Math.sqrt(maxPixels / (size.width * size.height)));
   return Math.max(1, Math.min(dpi, fit));
@@ -122,7 +146,11 @@ export function tidyPageText(s: string): string {
 export function splitPages(out: string, count: number): string[] {
   const parts = out.split('\f');
   if (parts.length <= count) {
-    throw new PdfError('VALIDATION_ERROR', 'page_out_of_range', `Pages up to ${count} were asked for; the PDF ended after ${parts.length - 1}`);
+    throw new PdfError(
+      'VALIDATION_ERROR',
+      'page_out_of_range',
+      `Pages up to ${count} were asked for; the PDF ended after ${parts.length - 1}`,
+    );
   }
   return parts.slice(0, count).map(tidyPageText);
 }
@@ -143,7 +171,12 @@ const MIN_PAGES_PER_PROCESS = 25;
  * The range is cut into up to `parallel` parts read by concurrent processes. A page without a text layer gives ''.
  * Rejects with a `PdfError` for inputs poppler refuses. Poppler 22 reads documents that forbid copying (as pdf.js does).
  */
-export async function pdfPageTexts(pdfPath: string, first: number, last: number, opts: PdfTextOptions = {}): Promise<string[]> {
+export async function pdfPageTexts(
+  pdfPath: string,
+  first: number,
+  last: number,
+  opts: PdfTextOptions = {},
+): Promise<string[]> {
   if (!Number.isInteger(first) || !Number.isInteger(last) || first < 1 || last < first) {
     throw new PdfError('VALIDATION_ERROR', 'page_out_of_range', `The page range ${first}-${last} is not valid`);
   }
@@ -159,10 +192,14 @@ export async function pdfPageTexts(pdfPath: string, first: number, last: number,
     ranges.map(async ([f, l]) => {
       const n = l - f + 1;
       try {
-        const { stdout } = await runTool('pdftotext', ['-enc', 'UTF-8', '-f', String(f), '-l', String(l), pdfPath, '-'], {
-          signal: opts.signal,
-          timeoutMs: opts.timeoutMs ?? 30_000 + 500 * n,
-        });
+        const { stdout } = await runTool(
+          'pdftotext',
+          ['-enc', 'UTF-8', '-f', String(f), '-l', String(l), pdfPath, '-'],
+          {
+            signal: opts.signal,
+            timeoutMs: opts.timeoutMs ?? 30_000 + 500 * n,
+          },
+        );
         return splitPages(stdout.toString('utf8'), n);
       } catch (err) {
         throw popplerError(err);
@@ -190,9 +227,14 @@ export function parseImageList(out: string): Set<number> {
  * mask. One `pdfimages -list` process covers the span from the lowest to the highest page; it only lists the
  * images, without decoding them. Rejects with a `PdfError` for inputs poppler refuses.
  */
-export async function pagesWithImages(pdfPath: string, pages: readonly number[], opts: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<Set<number>> {
+export async function pagesWithImages(
+  pdfPath: string,
+  pages: readonly number[],
+  opts: { signal?: AbortSignal; timeoutMs?: number } = {},
+): Promise<Set<number>> {
   if (pages.length === 0) return new Set();
-  if (pages.some((p) => !Number.isInteger(p) || p < 1)) throw new PdfError('VALIDATION_ERROR', 'page_out_of_range', `Pages ${pages.join(', ')} are not page numbers`);
+  if (pages.some((p) => !Number.isInteger(p) || p < 1))
+    throw new PdfError('VALIDATION_ERROR', 'page_out_of_range', `Pages ${pages.join(', ')} are not page numbers`);
   const first = Math.min(...pages);
   const last = Math.max(...pages);
   try {

@@ -44,23 +44,41 @@ export function contiguousRanges(pages: readonly number[]): [number, number][] {
  * `maxPixels`, pages too large for it at `dpi` render at a lower resolution. Returns the images in page order.
  * Aborting kills the running process and rejects with the signal's reason.
  */
-export async function renderPages(pdfPath: string, pages: number[], outDir: string, opts: RenderOptions = {}): Promise<RenderedPage[]> {
+export async function renderPages(
+  pdfPath: string,
+  pages: number[],
+  outDir: string,
+  opts: RenderOptions = {},
+): Promise<RenderedPage[]> {
   const dpi = opts.dpi ?? 300;
   const gray = opts.gray ?? true;
   const ext = gray ? 'pgm' : 'ppm';
   const pageTimeoutMs = opts.pageTimeoutMs ?? 30_000;
   for (const p of pages) {
-    if (!Number.isInteger(p) || p < 1) throw new PdfError('VALIDATION_ERROR', 'page_out_of_range', `Page ${p} is not a page number`);
+    if (!Number.isInteger(p) || p < 1)
+      throw new PdfError('VALIDATION_ERROR', 'page_out_of_range', `Page ${p} is not a page number`);
   }
   if (pages.length === 0) return [];
   await mkdir(outDir, { recursive: true });
   const prefix = path.join(outDir, 'page');
   const wanted = new Set(pages);
-  const sizes = opts.maxPixels ? await pageSizes(pdfPath, Math.min(...pages), Math.max(...pages), { signal: opts.signal }) : undefined;
+  const sizes = opts.maxPixels
+    ? await pageSizes(pdfPath, Math.min(...pages), Math.max(...pages), { signal: opts.signal })
+    : undefined;
   const dpiOf = (page: number) => dpiWithin(sizes?.get(page), dpi, opts.maxPixels);
   for (const [first, last, pageDpi] of contiguousRanges(pages).flatMap(([a, b]) => splitByDpi(a, b, dpiOf))) {
     opts.signal?.throwIfAborted();
-    const args = ['-r', String(pageDpi), ...(gray ? ['-gray'] : []), '-f', String(first), '-l', String(last), pdfPath, prefix];
+    const args = [
+      '-r',
+      String(pageDpi),
+      ...(gray ? ['-gray'] : []),
+      '-f',
+      String(first),
+      '-l',
+      String(last),
+      pdfPath,
+      prefix,
+    ];
     try {
       await runTool('pdftoppm', args, { signal: opts.signal, timeoutMs: pageTimeoutMs * (last - first + 1) });
     } catch (err) {
@@ -103,10 +121,22 @@ export async function renderPagePng(
   dpi = 150,
   opts: { signal?: AbortSignal; timeoutMs?: number; maxPixels?: number } = {},
 ): Promise<string> {
-  if (!Number.isInteger(page) || page < 1) throw new PdfError('VALIDATION_ERROR', 'page_out_of_range', `Page ${page} is not a page number`);
+  if (!Number.isInteger(page) || page < 1)
+    throw new PdfError('VALIDATION_ERROR', 'page_out_of_range', `Page ${page} is not a page number`);
   const prefix = outPath.replace(/\.png$/i, '');
   const size = opts.maxPixels ? (await pageSizes(pdfPath, page, page, { signal: opts.signal })).get(page) : undefined;
-  const args = ['-png', '-singlefile', '-r', String(dpiWithin(size, dpi, opts.maxPixels)), '-f', String(page), '-l', String(page), pdfPath, prefix];
+  const args = [
+    '-png',
+    '-singlefile',
+    '-r',
+    String(dpiWithin(size, dpi, opts.maxPixels)),
+    '-f',
+    String(page),
+    '-l',
+    String(page),
+    pdfPath,
+    prefix,
+  ];
   try {
     await runTool('pdftoppm', args, { signal: opts.signal, timeoutMs: opts.timeoutMs ?? 60_000 });
   } catch (err) {
@@ -128,10 +158,14 @@ export async function extractEmbeddedImages(
 ): Promise<string[]> {
   await mkdir(outDir, { recursive: true });
   try {
-    await runTool('pdfimages', ['-png', '-p', '-f', String(first), '-l', String(last), pdfPath, path.join(outDir, 'img')], {
-      signal: opts.signal,
-      timeoutMs: opts.timeoutMs ?? 120_000,
-    });
+    await runTool(
+      'pdfimages',
+      ['-png', '-p', '-f', String(first), '-l', String(last), pdfPath, path.join(outDir, 'img')],
+      {
+        signal: opts.signal,
+        timeoutMs: opts.timeoutMs ?? 120_000,
+      },
+    );
   } catch (err) {
     throw popplerError(err);
   }

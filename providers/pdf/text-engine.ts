@@ -29,8 +29,13 @@ export interface TextEngineOptions {
  * Throws `PdfError`: `INVALID_FORMAT`/`not_pdf`, `UNPROCESSABLE_INPUT` with `encrypted`, `corrupt`, `empty`,
  * `timeout` or (pdfjs) `too_large`.
  */
-export async function describePdf(pdfPath: string, engine: PdfTextEngine, opts: TextEngineOptions = {}): Promise<PdfDescription> {
-  if (!(await fileHasPdfHeader(pdfPath))) throw new PdfError('INVALID_FORMAT', 'not_pdf', 'The file is not a PDF (no %PDF header)');
+export async function describePdf(
+  pdfPath: string,
+  engine: PdfTextEngine,
+  opts: TextEngineOptions = {},
+): Promise<PdfDescription> {
+  if (!(await fileHasPdfHeader(pdfPath)))
+    throw new PdfError('INVALID_FORMAT', 'not_pdf', 'The file is not a PDF (no %PDF header)');
   if (engine === 'pdfjs') return describeInThread(pdfPath, opts);
   const info = await pdfInfo(pdfPath, { signal: opts.signal, timeoutMs: opts.timeoutMs ?? 60_000 });
   if (info.pages < 1) throw new PdfError('UNPROCESSABLE_INPUT', 'empty', 'The PDF has no pages');
@@ -41,7 +46,12 @@ export async function describePdf(pdfPath: string, engine: PdfTextEngine, opts: 
  * The text of each asked page (1-based), '' for a page without a text layer. With `pdfjs` the whole call is limited
  * to `timeoutMs` plus a budget per page (see `pageTextsInThread`).
  */
-export async function readPageTexts(pdfPath: string, pages: readonly number[], engine: PdfTextEngine, opts: TextEngineOptions = {}): Promise<Map<number, string>> {
+export async function readPageTexts(
+  pdfPath: string,
+  pages: readonly number[],
+  engine: PdfTextEngine,
+  opts: TextEngineOptions = {},
+): Promise<Map<number, string>> {
   if (engine === 'pdfjs') return pageTextsInThread(pdfPath, pages, opts);
   const texts = new Map<number, string>();
   for (const [first, last] of contiguousRanges(pages)) {

@@ -23,7 +23,8 @@ export const MIN_CHARS = 20;
 export const USABLE_SCORE = 0.5;
 const A4_AREA = 595 * 842;
 
-const BAD_CHAR = /[\uFFFD\uE000-\uF8FF\u{F0000}-\u{FFFFD}\u{100000}-\u{10FFFD}\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/u;
+const BAD_CHAR =
+  /[\uFFFD\uE000-\uF8FF\u{F0000}-\u{FFFFD}\u{100000}-\u{10FFFD}\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/u;
 const GOOD_CHAR = /[\p{L}\p{M}\p{N}\p{P}\p{Sc}\p{Sm}°§©®™]/u;
 const WORD = /^[\p{P}\p{S}]*\p{L}[\p{L}\p{M}'’\-]*\p{L}[\p{L}\p{M}]*[\p{P}\p{S}]*$/u;
 const NUMBER = /^[\p{P}\p{Sc}+\-]*\p{N}[\p{N}.,:/%\-]*[\p{P}\p{Sc}%]*$/u;
@@ -38,7 +39,10 @@ const clamp01 = (x: number) => Math.max(0, Math.min(1, x));
 export function scoreTextLayer(text: string, pageAreaHint?: PageAreaHint): TextLayerScore {
   const chars = [...text].filter((c) => !/\s/u.test(c));
   const n = chars.length;
-  const area = pageAreaHint && pageAreaHint.width > 0 && pageAreaHint.height > 0 ? pageAreaHint.width * pageAreaHint.height : A4_AREA;
+  const area =
+    pageAreaHint && pageAreaHint.width > 0 && pageAreaHint.height > 0
+      ? pageAreaHint.width * pageAreaHint.height
+      : A4_AREA;
   const minChars = Math.max(5, Math.round(MIN_CHARS * Math.min(1, area / A4_AREA)));
   if (n === 0) return { score: 0, usable: false };
 

@@ -94,7 +94,10 @@ export class StallWatchdog {
       const idle = Date.now() - this.last;
       if (idle < this.timeoutMs) return this.arm(this.timeoutMs - idle, pid);
       this.timer = undefined;
-      (watchdogLogger ??= createLogger('engine-watchdog', 'warn')).warn({ engine: this.engine, pid, stallTimeoutMs: this.timeoutMs }, 'engine process made no progress: killed');
+      (watchdogLogger ??= createLogger('engine-watchdog', 'warn')).warn(
+        { engine: this.engine, pid, stallTimeoutMs: this.timeoutMs },
+        'engine process made no progress: killed',
+      );
       this.onStall(new EngineStallError(this.engine, this.timeoutMs));
     }, delay);
   }
@@ -138,7 +141,10 @@ export function runTool(command: string, args: string[], opts: RunToolOptions): 
       reject(abortReason(signal));
       return;
     }
-    const child = spawn(command, args, { env: opts.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe', ...(opts.progressPipe ? (['pipe'] as const) : [])] });
+    const child = spawn(command, args, {
+      env: opts.env ?? process.env,
+      stdio: ['ignore', 'pipe', 'pipe', ...(opts.progressPipe ? (['pipe'] as const) : [])],
+    });
     const out: Buffer[] = [];
     let outBytes = 0;
     let stderr = '';

@@ -13,7 +13,8 @@ export interface ThreadPoolOptions {
 }
 
 /** The error a request rejects with when its thread ran out of its heap limit. */
-export const isThreadOutOfMemory = (e: unknown): boolean => (e as { code?: string } | null)?.code === 'ERR_WORKER_OUT_OF_MEMORY';
+export const isThreadOutOfMemory = (e: unknown): boolean =>
+  (e as { code?: string } | null)?.code === 'ERR_WORKER_OUT_OF_MEMORY';
 
 type PoolWorker = Worker & { discarded?: boolean; idleTimer?: NodeJS.Timeout };
 
@@ -42,7 +43,10 @@ export class ThreadPool {
 
   private spawn(): PoolWorker {
     this.size++;
-    const w: PoolWorker = new Worker(this.entry, this.opts.resourceLimits ? { resourceLimits: this.opts.resourceLimits } : {});
+    const w: PoolWorker = new Worker(
+      this.entry,
+      this.opts.resourceLimits ? { resourceLimits: this.opts.resourceLimits } : {},
+    );
     w.unref();
     w.once('exit', () => this.discard(w));
     return w;

@@ -30,7 +30,10 @@ export interface LocalSpeechOptions {
 export function localSpeechOptions(config: Config): LocalSpeechOptions {
   const cache = path.resolve(config.DOCPROC_CACHE_DIR ?? path.join(os.homedir(), '.cache', 'docproc'));
   const named = config.SPEECH_MODEL === 'base' || config.SPEECH_MODEL === 'small';
-  const modelDir = path.resolve(config.SPEECH_MODEL_DIR ?? (named ? path.join(cache, 'models', `whisper-${config.SPEECH_MODEL}`) : config.SPEECH_MODEL));
+  const modelDir = path.resolve(
+    config.SPEECH_MODEL_DIR ??
+      (named ? path.join(cache, 'models', `whisper-${config.SPEECH_MODEL}`) : config.SPEECH_MODEL),
+  );
   const cores = os.availableParallelism();
   const processes = config.MEDIA_CONCURRENCY || Math.max(1, cores);
   return {
@@ -89,7 +92,10 @@ export class LocalSpeechProvider implements SpeechProvider {
           languageProbability: language ? undefined : answer.language_probability,
           duration: answer.duration ?? 0,
           // Whisper's segment texts carry their own leading space where the language puts one (not in Chinese).
-          text: raw.map((s) => s.text).join('').trim(),
+          text: raw
+            .map((s) => s.text)
+            .join('')
+            .trim(),
           segments,
           model: this.options.model,
           durationMs: Math.round(performance.now() - t0),
@@ -118,10 +124,14 @@ export class LocalSpeechProvider implements SpeechProvider {
     if (slot.proc && !slot.proc.dead) return slot.proc;
     const { python, modelDir, threads, stallTimeoutMs } = this.options;
     if (!fs.existsSync(python) || !fs.existsSync(path.join(modelDir, 'model.bin'))) {
-      throw new AppError('PROVIDER_NOT_CONFIGURED', 'The local speech engine is not provisioned (npm start or npm test set it up)', {
-        provider: 'speech',
-        reason: fs.existsSync(python) ? 'model_missing' : 'engine_missing',
-      });
+      throw new AppError(
+        'PROVIDER_NOT_CONFIGURED',
+        'The local speech engine is not provisioned (npm start or npm test set it up)',
+        {
+          provider: 'speech',
+          reason: fs.existsSync(python) ? 'model_missing' : 'engine_missing',
+        },
+      );
     }
     slot.proc = new EngineProcess({ python, modelDir, threads, stallTimeoutMs });
     return slot.proc;
@@ -158,7 +168,12 @@ export class LocalSpeechProvider implements SpeechProvider {
 
 function toError(error: { kind: string; message: string }, audioPath: string): Error {
   if (error.kind === 'undecodable_audio') {
-    return new AppError('UNPROCESSABLE_INPUT', 'The audio could not be decoded', { reason: 'undecodable_audio' }, { cause: new Error(error.message) });
+    return new AppError(
+      'UNPROCESSABLE_INPUT',
+      'The audio could not be decoded',
+      { reason: 'undecodable_audio' },
+      { cause: new Error(error.message) },
+    );
   }
   return new SpeechEngineError(`the speech engine could not transcribe ${audioPath}: ${error.message}`);
 }

@@ -58,8 +58,15 @@ export function isoLanguage(reported: unknown): string | undefined {
 }
 
 const MIME: Record<string, string> = {
-  '.wav': 'audio/wav', '.mp3': 'audio/mpeg', '.m4a': 'audio/mp4', '.mp4': 'audio/mp4', '.ogg': 'audio/ogg',
-  '.oga': 'audio/ogg', '.opus': 'audio/ogg', '.flac': 'audio/flac', '.webm': 'audio/webm',
+  '.wav': 'audio/wav',
+  '.mp3': 'audio/mpeg',
+  '.m4a': 'audio/mp4',
+  '.mp4': 'audio/mp4',
+  '.ogg': 'audio/ogg',
+  '.oga': 'audio/ogg',
+  '.opus': 'audio/ogg',
+  '.flac': 'audio/flac',
+  '.webm': 'audio/webm',
 };
 
 const finite = (n: unknown): n is number => typeof n === 'number' && Number.isFinite(n);
@@ -102,7 +109,13 @@ export class OpenAiSpeechProvider implements SpeechProvider {
     this.backoff = { ...DEFAULT_BACKOFF, ...options.backoff };
     // Everything the SDK would read from process.env is given (core/config is the only reader).
     const unset = { adminAPIKey: null, organization: null, project: null, webhookSecret: null };
-    this.client = new OpenAI({ baseURL: config.baseUrl, apiKey: config.apiKey ?? 'none', ...unset, maxRetries: 0, logLevel: 'off' });
+    this.client = new OpenAI({
+      baseURL: config.baseUrl,
+      apiKey: config.apiKey ?? 'none',
+      ...unset,
+      maxRetries: 0,
+      logLevel: 'off',
+    });
   }
 
   describe(): { provider: 'openai'; model: string } {
@@ -116,7 +129,9 @@ export class OpenAiSpeechProvider implements SpeechProvider {
   async transcribe(audioPath: string, opts: TranscribeOptions = {}): Promise<Transcript> {
     const started = Date.now();
     const language = opts.language && opts.language !== 'auto' ? opts.language : undefined;
-    const blob = await openAsBlob(audioPath, { type: MIME[path.extname(audioPath).toLowerCase()] ?? 'application/octet-stream' });
+    const blob = await openAsBlob(audioPath, {
+      type: MIME[path.extname(audioPath).toLowerCase()] ?? 'application/octet-stream',
+    });
     const file = new File([blob], path.basename(audioPath), { type: blob.type });
     const maxAttempts = Math.max(0, this.options.maxRetries ?? 4) + 1;
     const heard = await withRetries(
@@ -133,7 +148,13 @@ export class OpenAiSpeechProvider implements SpeechProvider {
         );
         return fromVerboseJson(answer, language);
       },
-      { maxAttempts, backoff: this.backoff, signal: opts.signal, onRetry: this.options.onRetry, fail: (f, n) => this.failure(f, n) },
+      {
+        maxAttempts,
+        backoff: this.backoff,
+        signal: opts.signal,
+        onRetry: this.options.onRetry,
+        fail: (f, n) => this.failure(f, n),
+      },
     );
     return { ...heard, model: this.config.model, durationMs: Date.now() - started };
   }
@@ -150,7 +171,10 @@ export class OpenAiSpeechProvider implements SpeechProvider {
       ? `The speech endpoint (${host}) failed after ${attempts} attempt${attempts === 1 ? '' : 's'} (last: ${f.reason})${said}`
       : `The speech endpoint (${host}) refused the request (${f.reason})${said}`;
     const details = {
-      provider: 'speech' as const, attempts, model: this.config.model, reason: f.reason,
+      provider: 'speech' as const,
+      attempts,
+      model: this.config.model,
+      reason: f.reason,
       ...(f.status ? { status: f.status } : {}),
       ...(f.retry && f.retryAfterMs !== undefined ? { retry_after_ms: f.retryAfterMs } : {}),
     };
@@ -159,6 +183,9 @@ export class OpenAiSpeechProvider implements SpeechProvider {
 }
 
 /** The provider for `SPEECH_PROVIDER=openai`, or null when another provider is chosen (see `Config.speechApi`). */
-export function createOpenAiSpeechProvider(config: { speechApi: SpeechApiConfig | null }, options: OpenAiSpeechOptions = {}): OpenAiSpeechProvider | null {
+export function createOpenAiSpeechProvider(
+  config: { speechApi: SpeechApiConfig | null },
+  options: OpenAiSpeechOptions = {},
+): OpenAiSpeechProvider | null {
   return config.speechApi ? new OpenAiSpeechProvider(config.speechApi, options) : null;
 }

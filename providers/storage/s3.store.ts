@@ -105,7 +105,8 @@ export class S3BlobStore implements BlobStore {
         await this.client.completeMultipartUpload(this.bucket, key, uploadId, parts);
       }
     } catch (err) {
-      if (uploadId !== undefined) await this.client.abortMultipartUpload(this.bucket, key, uploadId).catch(() => undefined);
+      if (uploadId !== undefined)
+        await this.client.abortMultipartUpload(this.bucket, key, uploadId).catch(() => undefined);
       throw err;
     }
     const ref: BlobRef = { key, sha256: hasher.digest('hex'), size, mime };
@@ -147,7 +148,8 @@ export class S3BlobStore implements BlobStore {
   private async readSha(key: string, size: number): Promise<string> {
     try {
       const chunks: Buffer[] = [];
-      for await (const c of await this.client.getObject(this.bucket, META_PREFIX + key + '.json')) chunks.push(c as Buffer);
+      for await (const c of await this.client.getObject(this.bucket, META_PREFIX + key + '.json'))
+        chunks.push(c as Buffer);
       const meta = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { sha256: string; size: number };
       return meta.size === size ? meta.sha256 : '';
     } catch {

@@ -45,11 +45,24 @@ export async function deliverWebhook(opts: DeliverWebhookOptions): Promise<Deliv
   } catch (err) {
     return { outcome: 'give-up', durationMs: elapsed(), error: redact(`body is not serialisable: ${message(err)}`) };
   }
-  const headers = webhookHeaders({ id: opts.id, timestamp, body, token: opts.token, signingSecret: opts.signingSecret });
+  const headers = webhookHeaders({
+    id: opts.id,
+    timestamp,
+    body,
+    token: opts.token,
+    signingSecret: opts.signingSecret,
+  });
   try {
     const res = await guardedFetch(
       opts.url,
-      { method: 'POST', headers, body, timeoutMs: opts.timeoutMs ?? 15_000, redirect: 'manual', maxBytes: RESPONSE_CAP },
+      {
+        method: 'POST',
+        headers,
+        body,
+        timeoutMs: opts.timeoutMs ?? 15_000,
+        redirect: 'manual',
+        maxBytes: RESPONSE_CAP,
+      },
       opts.policy,
     );
     return result(res.status, res.headers['retry-after'], elapsed());
@@ -67,7 +80,12 @@ export async function deliverWebhook(opts: DeliverWebhookOptions): Promise<Deliv
 
 function result(status: number, retryAfter: string | string[] | undefined, durationMs: number): DeliveryResult {
   const outcome = classifyResponse(status);
-  const r: DeliveryResult = { outcome, status, durationMs, retryAfter: (Array.isArray(retryAfter) ? retryAfter[0] : retryAfter) ?? null };
+  const r: DeliveryResult = {
+    outcome,
+    status,
+    durationMs,
+    retryAfter: (Array.isArray(retryAfter) ? retryAfter[0] : retryAfter) ?? null,
+  };
   if (outcome !== 'delivered') r.error = `HTTP ${status}`;
   return r;
 }

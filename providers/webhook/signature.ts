@@ -11,7 +11,9 @@ export const WEBHOOK_USER_AGENT = 'docproc-webhooks/1';
 
 /** Base64 HMAC-SHA256 of `"<id>.<timestamp>.<body>"`, keyed by the UTF-8 bytes of `secret`. */
 function digest(secret: string, id: string, timestamp: number, body: string): string {
-  return createHmac('sha256', Buffer.from(secret, 'utf8')).update(`${id}.${timestamp}.${body}`, 'utf8').digest('base64');
+  return createHmac('sha256', Buffer.from(secret, 'utf8'))
+    .update(`${id}.${timestamp}.${body}`, 'utf8')
+    .digest('base64');
 }
 
 /**

@@ -25,7 +25,9 @@ describe('Docs UI (/api/doc) in a headless browser', function () {
   before(async function () {
     if (!fs.existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM} (set CHROMIUM_PATH)`);
     api = await startTestApi({ SERVICE_API_KEY: KEY, ALLOW_LOCALHOST_NO_AUTH: 'false' });
-    api.server.on('request', (req: http.IncomingMessage) => serverSaw.push({ url: req.url ?? '', headers: req.headers }));
+    api.server.on('request', (req: http.IncomingMessage) =>
+      serverSaw.push({ url: req.url ?? '', headers: req.headers }),
+    );
     profileDir = tempDir('docproc-chromium-');
     browser = await puppeteer.launch({
       executablePath: CHROMIUM,
@@ -76,7 +78,13 @@ describe('Docs UI (/api/doc) in a headless browser', function () {
 
   it('loaded the page, its assets and the OpenAPI document from the server itself', () => {
     const paths = requested.map((u) => new URL(u).pathname);
-    for (const p of ['/api/doc', '/api/doc/swagger-ui.css', '/api/doc/swagger-ui-bundle.js', '/api/doc/init.js', '/api/openapi.json']) {
+    for (const p of [
+      '/api/doc',
+      '/api/doc/swagger-ui.css',
+      '/api/doc/swagger-ui-bundle.js',
+      '/api/doc/init.js',
+      '/api/openapi.json',
+    ]) {
       expect(paths, p).to.include(p);
     }
   });
@@ -114,7 +122,9 @@ describe('Docs UI (/api/doc) in a headless browser', function () {
     const sawBefore = serverSaw.length;
     await execute!.click();
 
-    const status = await op!.waitForSelector('.live-responses-table .response .response-col_status', { timeout: 30_000 });
+    const status = await op!.waitForSelector('.live-responses-table .response .response-col_status', {
+      timeout: 30_000,
+    });
     const statusText = await status!.evaluate((el) => el.textContent?.trim() ?? '');
     expect(statusText).to.match(/^200\b/);
 

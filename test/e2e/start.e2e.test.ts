@@ -27,7 +27,9 @@ describe('the service started the way npm start runs it', function () {
 
   afterEach(function () {
     if (this.currentTest?.state === 'failed') {
-      console.log('--- api output ---\n' + api.output().slice(-3000) + '\n--- worker output ---\n' + worker.output().slice(-3000));
+      console.log(
+        '--- api output ---\n' + api.output().slice(-3000) + '\n--- worker output ---\n' + worker.output().slice(-3000),
+      );
     }
   });
 
@@ -46,7 +48,10 @@ describe('the service started the way npm start runs it', function () {
   it('writes structured JSON logs with a request id per request', async () => {
     await fetch(`${url}/api/health/live`, { headers: { 'X-Request-Id': 'smoke-test-1' } });
     await new Promise((r) => setTimeout(r, 300));
-    const line = api.output().split('\n').find((l) => l.includes('smoke-test-1'));
+    const line = api
+      .output()
+      .split('\n')
+      .find((l) => l.includes('smoke-test-1'));
     expect(line, 'a log line for the request').to.be.a('string');
     const entry = JSON.parse(line!);
     expect(entry).to.include({ requestId: 'smoke-test-1', path: '/api/health/live', status: 200, level: 'info' });
@@ -79,7 +84,11 @@ describe('npm start', function () {
       LOG_LEVEL: 'info',
     });
     try {
-      await waitFor(async () => (start.output().includes('Ctrl-C stops everything') ? true : undefined), 'the ready banner', 240_000);
+      await waitFor(
+        async () => (start.output().includes('Ctrl-C stops everything') ? true : undefined),
+        'the ready banner',
+        240_000,
+      );
       const out = start.output();
       expect(out).to.match(new RegExp(`port ${taken} is taken, using \\d+`));
       expect(out).to.include(`http://127.0.0.1:${port}/api/doc`);
@@ -95,8 +104,14 @@ describe('npm start', function () {
       // npm re-raises the signal after its child (the launcher) has finished its own clean shutdown.
       const ended = await start.ended;
       expect([0, 'SIGTERM']).to.include(ended);
-      await waitFor(async () => ((await portFree(port)) && (await portFree(uiPort)) ? true : undefined), 'ports released', 30_000);
-      expect(start.output()).to.include('stopping the Temporal dev server').and.include('stopping the local model server');
+      await waitFor(
+        async () => ((await portFree(port)) && (await portFree(uiPort)) ? true : undefined),
+        'ports released',
+        30_000,
+      );
+      expect(start.output())
+        .to.include('stopping the Temporal dev server')
+        .and.include('stopping the local model server');
     } catch (err) {
       console.log(start.output().slice(-5000));
       throw err;

@@ -18,7 +18,8 @@ function pidsOf(marker: string, dataDir: string): number[] {
     try {
       const cmd = fs.readFileSync(`/proc/${d}/cmdline`, 'latin1');
       if (!cmd.split('\0').join(' ').includes(marker)) continue;
-      if (fs.readFileSync(`/proc/${d}/environ`, 'latin1').split('\0').includes(`DATA_DIR=${dataDir}`)) out.push(Number(d));
+      if (fs.readFileSync(`/proc/${d}/environ`, 'latin1').split('\0').includes(`DATA_DIR=${dataDir}`))
+        out.push(Number(d));
     } catch {
       // gone
     }
@@ -54,7 +55,10 @@ async function runsAJob(url: string): Promise<void> {
   const r = (await fetch(`${url}/api/jobs/`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ job_type: 'transformer', parameters: { operation: 'html-to-markdown', html: '<h1>Still here</h1>' } }),
+    body: JSON.stringify({
+      job_type: 'transformer',
+      parameters: { operation: 'html-to-markdown', html: '<h1>Still here</h1>' },
+    }),
   }).then((x) => x.json())) as any;
   const job = await waitForJobEnd(url, r.data.job_id, 120_000);
   expect(job.status).to.equal('completed');
@@ -69,22 +73,42 @@ describe('npm start supervises its children', function () {
     const url = `http://127.0.0.1:${port}`;
     const start = await npmStart(port, dataDir);
     try {
-      await waitFor(async () => (start.output().includes('Ctrl-C stops everything') ? true : undefined), 'the ready banner', 240_000);
-      for (const [name, marker] of [['worker', 'worker/main.ts'], ['temporal', 'start-dev']] as const) {
+      await waitFor(
+        async () => (start.output().includes('Ctrl-C stops everything') ? true : undefined),
+        'the ready banner',
+        240_000,
+      );
+      for (const [name, marker] of [
+        ['worker', 'worker/main.ts'],
+        ['temporal', 'start-dev'],
+      ] as const) {
         const [pid] = pidsOf(marker, dataDir);
         expect(pid, `the ${name} process`).to.be.a('number');
         process.kill(pid, 'SIGKILL');
-        await waitFor(async () => (start.output().includes(`[setup] ${name}: restarted`) ? true : undefined), `${name} restarted`, 120_000);
-        expect(start.output()).to.match(new RegExp(`\\[setup\\] ${name}: exited unexpectedly \\(SIGKILL\\); restarting in 1 s`));
+        await waitFor(
+          async () => (start.output().includes(`[setup] ${name}: restarted`) ? true : undefined),
+          `${name} restarted`,
+          120_000,
+        );
+        expect(start.output()).to.match(
+          new RegExp(`\\[setup\\] ${name}: exited unexpectedly \\(SIGKILL\\); restarting in 1 s`),
+        );
         await waitFor(() => healthOk(url), `healthy again after the ${name} was killed`, 120_000);
         await runsAJob(url);
-        expect(pidsOf(marker, dataDir).filter((p) => p !== pid), `a new ${name} process`).to.have.length(1);
+        expect(
+          pidsOf(marker, dataDir).filter((p) => p !== pid),
+          `a new ${name} process`,
+        ).to.have.length(1);
       }
       start.child.kill('SIGTERM');
       await start.ended;
       // npm may end before the launcher has finished stopping its children: their end is waited for, not assumed.
       await waitFor(async () => ((await portFree(port)) ? true : undefined), 'the API port released', 30_000);
-      await waitFor(async () => (pidsOf('', dataDir).length === 0 ? true : undefined), 'every process of the stack gone', 30_000);
+      await waitFor(
+        async () => (pidsOf('', dataDir).length === 0 ? true : undefined),
+        'every process of the stack gone',
+        30_000,
+      );
     } catch (err) {
       console.log(start.output().slice(-6000));
       throw err;
@@ -104,10 +128,16 @@ describe('npm start supervises its children', function () {
       const ended = await start.ended;
       expect(ended, 'npm start ends by itself, failed').to.not.equal(0);
       const out = start.output();
-      expect(out).to.match(/api: exited \(code \d+\): a crash loop \(5 restarts within 120 s\); stopping everything\. Its last lines:/);
+      expect(out).to.match(
+        /api: exited \(code \d+\): a crash loop \(5 restarts within 120 s\); stopping everything\. Its last lines:/,
+      );
       expect(out).to.match(/EADDRINUSE/);
       expect(out).to.include('stopping the Temporal dev server');
-      await waitFor(async () => (pidsOf('', dataDir).length === 0 ? true : undefined), 'every process of the stack gone (dev server, worker)', 30_000);
+      await waitFor(
+        async () => (pidsOf('', dataDir).length === 0 ? true : undefined),
+        'every process of the stack gone (dev server, worker)',
+        30_000,
+      );
     } catch (err) {
       console.log(start.output().slice(-6000));
       throw err;

@@ -63,7 +63,12 @@ describe('activities in MockActivityEnvironment', function () {
     env.on('heartbeat', () => {
       if (++beats === 1) env.cancel();
     });
-    const err = await env.run(() => heartbeating(waitWork(60_000))).then(() => 'resolved', (e: unknown) => e);
+    const err = await env
+      .run(() => heartbeating(waitWork(60_000)))
+      .then(
+        () => 'resolved',
+        (e: unknown) => e,
+      );
     expect(err).to.be.instanceOf(CancelledFailure);
     expect(beats).to.equal(1);
     await new Promise((r) => setTimeout(r, 1100));
@@ -83,7 +88,14 @@ describe('activities in MockActivityEnvironment', function () {
       const env = new MockActivityEnvironment({ activityType: 'externalOcrPdf' });
       const beats: unknown[] = [];
       env.on('heartbeat', (d: unknown) => void beats.push(d));
-      const r = await env.run(activities.externalOcrPdf, { jobId: 'job-slow-ocr', inputKey: ref.key, sha256: ref.sha256, pages: [1], pageCount: 1, includeImages: false });
+      const r = await env.run(activities.externalOcrPdf, {
+        jobId: 'job-slow-ocr',
+        inputKey: ref.key,
+        sha256: ref.sha256,
+        pages: [1],
+        pageCount: 1,
+        includeImages: false,
+      });
       expect(r).to.include({ pages: 1, fromCache: false });
       expect(server.ocrRequests()).to.have.length(1);
       // Beats at about 1, 2 and 3 s while the request waits (under load at least two), then the pages done.
@@ -103,12 +115,20 @@ describe('activities in MockActivityEnvironment', function () {
     const ref = await store.put('uploads/noise.png', noisePng(6000, 6000), { mime: 'image/png' });
     const env = new MockActivityEnvironment({ activityType: 'ocrImageBlob' });
     const run = env.run(activities.ocrImageBlob, { jobId, key: ref.key, sha256: ref.sha256, languages: 'en' });
-    const outcome = run.then(() => 'resolved', (e: unknown) => e);
+    const outcome = run.then(
+      () => 'resolved',
+      (e: unknown) => e,
+    );
     try {
-      const [pid] = await until(async () => {
-        const found = childProcesses(new RegExp(`^tesseract .*${ref.sha256}\\.img stdout`));
-        return found.length ? found : undefined;
-      }, 'tesseract to run', 30_000, 20);
+      const [pid] = await until(
+        async () => {
+          const found = childProcesses(new RegExp(`^tesseract .*${ref.sha256}\\.img stdout`));
+          return found.length ? found : undefined;
+        },
+        'tesseract to run',
+        30_000,
+        20,
+      );
       expect(processExists(pid)).to.equal(true);
       env.cancel();
       const err = await outcome;

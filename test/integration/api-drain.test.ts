@@ -15,11 +15,19 @@ import { freePort } from '../../scripts/services.mjs';
 import { startTestWorker, type TestWorker } from '../support/worker';
 
 /** Sends a request with `Expect: 100-continue`; `onContinue` runs once the server dispatched it (past the drain check). */
-function continueRequest(url: string, body: string, onContinue: () => Promise<void>): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
+function continueRequest(
+  url: string,
+  body: string,
+  onContinue: () => Promise<void>,
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
   return new Promise((resolve, reject) => {
     const req = http.request(url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), expect: '100-continue' },
+      headers: {
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(body),
+        expect: '100-continue',
+      },
     });
     req.on('continue', () => {
       onContinue().then(() => req.end(body), reject);
@@ -56,16 +64,25 @@ describe('API graceful shutdown', function () {
       await waitFor(() => healthOk(url), 'the API to be ready');
       const proc = api;
       let exitedBeforeAnswer = false;
-      const reply = await continueRequest(`${url}/api/transformer/html-to-markdown`, JSON.stringify({ html: '<h1>Drained</h1><p>after SIGTERM</p>' }), async () => {
-        proc.child.kill('SIGTERM');
-        await waitFor(async () => (proc.output().includes('api draining') ? true : undefined), 'the drain to start', 10_000, 20);
-        const refused = await fetch(`${url}/api/health/live`).then(
-          () => 'answered',
-          (err: Error & { cause?: { code?: string } }) => err.cause?.code ?? err.message,
-        );
-        expect(refused).to.equal('ECONNREFUSED');
-        void proc.ended.then(() => (exitedBeforeAnswer = true));
-      });
+      const reply = await continueRequest(
+        `${url}/api/transformer/html-to-markdown`,
+        JSON.stringify({ html: '<h1>Drained</h1><p>after SIGTERM</p>' }),
+        async () => {
+          proc.child.kill('SIGTERM');
+          await waitFor(
+            async () => (proc.output().includes('api draining') ? true : undefined),
+            'the drain to start',
+            10_000,
+            20,
+          );
+          const refused = await fetch(`${url}/api/health/live`).then(
+            () => 'answered',
+            (err: Error & { cause?: { code?: string } }) => err.cause?.code ?? err.message,
+          );
+          expect(refused).to.equal('ECONNREFUSED');
+          void proc.ended.then(() => (exitedBeforeAnswer = true));
+        },
+      );
       expect(exitedBeforeAnswer).to.equal(false);
       expect(reply.status, reply.body).to.equal(200);
       expect(JSON.parse(reply.body).data.markdown).to.match(/^# Drained/);
@@ -100,8 +117,16 @@ describe('API graceful shutdown', function () {
       expect(refused.headers.get('retry-after')).to.equal('1');
       expect(refused.headers.get('connection')).to.equal('close');
       expect(await refused.json()).to.deep.include({ status: 'error' });
-      const body = await fetch(`${url}/api/transformer/html-to-markdown`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"html":"<p>x</p>"}' });
-      expect((await body.json()).error).to.deep.equal({ code: 'UNAVAILABLE', message: 'The server is shutting down; retry the request', details: { reason: 'shutting_down' } });
+      const body = await fetch(`${url}/api/transformer/html-to-markdown`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"html":"<p>x</p>"}',
+      });
+      expect((await body.json()).error).to.deep.equal({
+        code: 'UNAVAILABLE',
+        message: 'The server is shutting down; retry the request',
+        details: { reason: 'shutting_down' },
+      });
       const readiness = await fetch(`${url}/api/health`);
       expect(readiness.status).to.equal(503);
       expect((await readiness.json()).status).to.equal('unavailable');

@@ -19,11 +19,19 @@ import type { SpeechProvider } from '../../providers/speech/types';
 // dev server, real ffmpeg and the real local Whisper base model; speech is synthesised by espeak-ng. The only stand-in
 // is the wire-protocol LLM server (template and translation).
 
-async function postAudio(base: string, fields: Record<string, string>, file: { bytes: Buffer; name: string; type: string }) {
+async function postAudio(
+  base: string,
+  fields: Record<string, string>,
+  file: { bytes: Buffer; name: string; type: string },
+) {
   const form = new FormData();
   form.append('file', new Blob([new Uint8Array(file.bytes)], { type: file.type }), file.name);
   for (const [k, v] of Object.entries(fields)) form.append(k, v);
-  const res = await fetch(`${base}/api/audio/process`, { method: 'POST', body: form, signal: AbortSignal.timeout(120_000) });
+  const res = await fetch(`${base}/api/audio/process`, {
+    method: 'POST',
+    body: form,
+    signal: AbortSignal.timeout(120_000),
+  });
   const text = await res.text();
   let body: any = text;
   try {
@@ -54,10 +62,16 @@ describe('Audio transcription (POST /api/audio/process, job type audio) on the r
   let engineCalls = 0;
   /** The data of the first German request (the baseline the other cases compare with). */
   let first: any;
-  const baseline = async () => (first ??= ok(await postAudio(s.url, { source_language: 'auto' }, { bytes: de, name: 'speech.wav', type: 'audio/wav' })).data);
+  const baseline = async () =>
+    (first ??= ok(
+      await postAudio(s.url, { source_language: 'auto' }, { bytes: de, name: 'speech.wav', type: 'audio/wav' }),
+    ).data);
   /** The answer validates against the schema the OpenAPI document gives it. */
   const documented = (status: number, body: unknown) =>
-    expect(responseChecker(s.api.app.openapi())('post', '/api/audio/process', status, body), JSON.stringify(body).slice(0, 400)).to.deep.equal([]);
+    expect(
+      responseChecker(s.api.app.openapi())('post', '/api/audio/process', status, body),
+      JSON.stringify(body).slice(0, 400),
+    ).to.deep.equal([]);
 
   before(async function () {
     this.timeout(180_000);
@@ -93,12 +107,31 @@ describe('Audio transcription (POST /api/audio/process, job type audio) on the r
     expect(Date.parse(body.request.timestamp)).to.be.a('number').and.not.NaN;
     expect(body.process.duration_ms).to.be.a('number').and.above(0);
     const d = body.data;
-    expect(d).to.have.all.keys('duration', 'detected_language', 'output_text', 'original_text', 'translated_text', 'llm_model', 'translation_model', 'token_count', 'segments', 'process_id', 'process_dir', 'from_cache');
+    expect(d).to.have.all.keys(
+      'duration',
+      'detected_language',
+      'output_text',
+      'original_text',
+      'translated_text',
+      'llm_model',
+      'translation_model',
+      'token_count',
+      'segments',
+      'process_id',
+      'process_dir',
+      'from_cache',
+    );
     expect(d.detected_language).to.equal('de');
     const wer = wordErrorRate(SENTENCES.de, d.original_text);
     expect(wer, d.original_text).to.be.at.most(0.3);
     expect(d.output_text).to.equal(d.original_text);
-    expect(d).to.include({ translated_text: null, llm_model: null, translation_model: null, token_count: 0, from_cache: false });
+    expect(d).to.include({
+      translated_text: null,
+      llm_model: null,
+      translation_model: null,
+      token_count: 0,
+      from_cache: false,
+    });
     expect(d.duration).to.be.within(5, 15);
     expectOrderedSegments(d.segments, d.duration);
     expect(d.process_id).to.match(/^job-/);
@@ -128,7 +161,11 @@ describe('Audio transcription (POST /api/audio/process, job type audio) on the r
   it('cuts a 25 s recording into chunks at pauses, stitches increasing segments and loses no words against the unchunked transcript', async () => {
     const whole = await speech.transcribe(longFile, { language: 'en' });
     const calls = engineCalls;
-    const r = await postAudio(s.url, { source_language: 'en', target_language: 'en', useCache: 'false' }, { bytes: readFileSync(longFile), name: 'long.wav', type: 'audio/wav' });
+    const r = await postAudio(
+      s.url,
+      { source_language: 'en', target_language: 'en', useCache: 'false' },
+      { bytes: readFileSync(longFile), name: 'long.wav', type: 'audio/wav' },
+    );
     const d = ok(r).data;
     const chunks = engineCalls - calls;
     expect(chunks).to.be.at.least(2);
@@ -144,18 +181,27 @@ describe('Audio transcription (POST /api/audio/process, job type audio) on the r
     expect(r.body.process.llm_info.requests.filter((q: any) => q.purpose === 'transcription')).to.have.length(chunks);
     // Progress per chunk: one event for each, in percent of audio seconds done, on the job's SSE stream.
     const stream = await readSse(`${s.url}/api/jobs/${d.process_id}/events`);
-    const transcribed = stream.events.filter((e) => e.event === 'processing' && /of the audio transcribed/.test(e.data.message));
+    const transcribed = stream.events.filter(
+      (e) => e.event === 'processing' && /of the audio transcribed/.test(e.data.message),
+    );
     expect(transcribed).to.have.length(chunks);
     expect(transcribed.at(-1)!.data.message).to.match(/^100 %/);
-    for (let i = 1; i < transcribed.length; i++) expect(transcribed[i].data.progress).to.be.at.least(transcribed[i - 1].data.progress);
+    for (let i = 1; i < transcribed.length; i++)
+      expect(transcribed[i].data.progress).to.be.at.least(transcribed[i - 1].data.progress);
   });
 
   it('refuses a text file and a video without sound with 400 INVALID_FORMAT before any job or upload exists', async () => {
     const silent = path.join(dir, 'silent.mp4');
     await ffmpeg('-f', 'lavfi', '-i', 'testsrc=size=160x120:rate=10:duration=2', '-pix_fmt', 'yuv420p', silent);
-    const before = { jobs: (await s.worker.store.list('jobs/')).length, uploads: (await s.worker.store.list('uploads/')).length };
+    const before = {
+      jobs: (await s.worker.store.list('jobs/')).length,
+      uploads: (await s.worker.store.list('uploads/')).length,
+    };
     const cases = [
-      { file: { bytes: Buffer.from('Dies ist kein Ton, nur ein paar Worte.\n'), name: 'notes.mp3', type: 'audio/mpeg' }, type: 'unsupported_format' },
+      {
+        file: { bytes: Buffer.from('Dies ist kein Ton, nur ein paar Worte.\n'), name: 'notes.mp3', type: 'audio/mpeg' },
+        type: 'unsupported_format',
+      },
       { file: { bytes: readFileSync(silent), name: 'silent.mp4', type: 'video/mp4' }, type: 'no_audio_stream' },
     ];
     for (const c of cases) {
@@ -164,7 +210,15 @@ describe('Audio transcription (POST /api/audio/process, job type audio) on the r
       documented(400, r.body);
       expect(r.body.error.code).to.equal('INVALID_FORMAT');
       expect(r.body.error.details.error_type).to.equal(c.type);
-      expect(r.body.error.details.supported_formats).to.include.members(['flac', 'm4a', 'mp3', 'mp4', 'ogg', 'wav', 'webm']);
+      expect(r.body.error.details.supported_formats).to.include.members([
+        'flac',
+        'm4a',
+        'mp3',
+        'mp4',
+        'ogg',
+        'wav',
+        'webm',
+      ]);
     }
     expect((await s.worker.store.list('jobs/')).length).to.equal(before.jobs);
     expect((await s.worker.store.list('uploads/')).length).to.equal(before.uploads);
@@ -173,7 +227,11 @@ describe('Audio transcription (POST /api/audio/process, job type audio) on the r
   it('fills the template, then translates: one template call, one translation call, both in llm_info with the speech', async () => {
     await baseline();
     llm.reset();
-    const r = await postAudio(s.url, { template: 'PdfMetadata', target_language: 'en' }, { bytes: de, name: 'speech.wav', type: 'audio/wav' });
+    const r = await postAudio(
+      s.url,
+      { template: 'PdfMetadata', target_language: 'en' },
+      { bytes: de, name: 'speech.wav', type: 'audio/wav' },
+    );
     const body = ok(r);
     documented(200, body);
     const d = body.data;
@@ -183,7 +241,9 @@ describe('Audio transcription (POST /api/audio/process, job type audio) on the r
     expect(chats[0].json.response_format?.type).to.equal('json_object');
     expect(JSON.stringify(chats[1].json.messages)).to.include('title value');
     expect(d.original_text).to.equal(first.original_text);
-    expect(d.translated_text).to.match(/^Echo: /).and.include('title value');
+    expect(d.translated_text)
+      .to.match(/^Echo: /)
+      .and.include('title value');
     expect(d.output_text).to.equal(d.translated_text);
     expect(d).to.include({ llm_model: LLM_MODEL, translation_model: LLM_MODEL });
     const purposes = body.process.llm_info.requests.map((q: any) => q.purpose);
@@ -201,10 +261,22 @@ describe('Audio transcription (POST /api/audio/process, job type audio) on the r
       return undefined;
     });
     const c = s.api.config;
-    const api = await startTestApi({ DATA_DIR: c.DATA_DIR, TASK_QUEUE_PREFIX: c.TASK_QUEUE_PREFIX, TEMPORAL_ADDRESS: c.TEMPORAL_ADDRESS!, MEDIA_SYNC_WAIT_MS: '1000' }, { store: s.worker.store });
+    const api = await startTestApi(
+      {
+        DATA_DIR: c.DATA_DIR,
+        TASK_QUEUE_PREFIX: c.TASK_QUEUE_PREFIX,
+        TEMPORAL_ADDRESS: c.TEMPORAL_ADDRESS!,
+        MEDIA_SYNC_WAIT_MS: '1000',
+      },
+      { store: s.worker.store },
+    );
     let jobId: string;
     try {
-      const r = await postAudio(api.url, { template: 'PdfMetadata', useCache: 'false' }, { bytes: de, name: 'speech.wav', type: 'audio/wav' });
+      const r = await postAudio(
+        api.url,
+        { template: 'PdfMetadata', useCache: 'false' },
+        { bytes: de, name: 'speech.wav', type: 'audio/wav' },
+      );
       expect(r.status, JSON.stringify(r.body)).to.equal(504);
       documented(504, r.body);
       expect(r.body.error.code).to.equal('TIMEOUT');
@@ -223,20 +295,46 @@ describe('Audio transcription (POST /api/audio/process, job type audio) on the r
 
   it('runs as job type audio through /api/jobs/ with the same data in results', async () => {
     await baseline();
-    const created = await s.call('POST', '/api/jobs/', { job_type: 'audio', parameters: { filename: deFile, source_language: 'auto', use_cache: false } });
+    const created = await s.call('POST', '/api/jobs/', {
+      job_type: 'audio',
+      parameters: { filename: deFile, source_language: 'auto', use_cache: false },
+    });
     expect(created.status, JSON.stringify(created.body)).to.equal(200);
     const job = await s.waitJob(created.body.data.job_id, 90_000);
     expect(job.status, JSON.stringify(job.error)).to.equal('completed');
     const { process_id: _p, process_dir: _d, from_cache: _f, ...same } = first;
-    void _p, _d, _f;
+    (void _p, _d, _f);
     expect(job.results).to.deep.include(same);
-    expect(job.results).to.include({ process_id: job.job_id, process_dir: `jobs/${job.job_id}/out`, from_cache: false });
+    expect(job.results).to.include({
+      process_id: job.job_id,
+      process_dir: `jobs/${job.job_id}/out`,
+      from_cache: false,
+    });
   });
 
   it('restarts a job that failed after transcription without transcribing its chunks again', async () => {
-    llm.respond(() => ({ status: 401, body: { error: { message: 'Incorrect API key provided', type: 'invalid_request_error', param: null, code: 'invalid_api_key' } } }));
+    llm.respond(() => ({
+      status: 401,
+      body: {
+        error: {
+          message: 'Incorrect API key provided',
+          type: 'invalid_request_error',
+          param: null,
+          code: 'invalid_api_key',
+        },
+      },
+    }));
     const calls = engineCalls;
-    const created = await s.call('POST', '/api/jobs/', { job_type: 'audio', parameters: { filename: longFile, source_language: 'en', target_language: 'en', template: 'PdfMetadata', use_cache: false } });
+    const created = await s.call('POST', '/api/jobs/', {
+      job_type: 'audio',
+      parameters: {
+        filename: longFile,
+        source_language: 'en',
+        target_language: 'en',
+        template: 'PdfMetadata',
+        use_cache: false,
+      },
+    });
     const failed = await s.waitJob(created.body.data.job_id, 90_000);
     expect(failed.status).to.equal('failed');
     const chunks = engineCalls - calls;

@@ -13,7 +13,8 @@ const PROTECTED = '/api/common/';
 type Reply = RawReply;
 
 /** Raw HTTP: the path is sent as given (no normalisation) from the chosen source address. */
-const send = (api: TestApi, path: string, opts: RawRequestOptions = {}): Promise<Reply> => rawRequest(api.url, path, opts);
+const send = (api: TestApi, path: string, opts: RawRequestOptions = {}): Promise<Reply> =>
+  rawRequest(api.url, path, opts);
 
 function expectUnauthorized(r: Reply, what: string): void {
   expect(r.status, what).to.equal(401);
@@ -29,8 +30,22 @@ function expectHome(r: Reply, what: string): void {
 }
 
 /** Exempt from the key (contract §2); /api/health itself answers 503 here since Temporal is unreachable. */
-const EXEMPT = ['/api/health/live', '/api/openapi.json', '/api/doc', '/api/doc/', '/api/doc/swagger-ui.css', '/api/doc/init.js'];
-const DOCS = ['/api/doc', '/api/doc/', '/api/openapi.json', '/api/doc/swagger-ui.css', '/api/doc/swagger-ui-bundle.js', '/api/doc/init.js'];
+const EXEMPT = [
+  '/api/health/live',
+  '/api/openapi.json',
+  '/api/doc',
+  '/api/doc/',
+  '/api/doc/swagger-ui.css',
+  '/api/doc/init.js',
+];
+const DOCS = [
+  '/api/doc',
+  '/api/doc/',
+  '/api/openapi.json',
+  '/api/doc/swagger-ui.css',
+  '/api/doc/swagger-ui-bundle.js',
+  '/api/doc/init.js',
+];
 const LOOKALIKES = [
   '/api/docs',
   '/api/doc/../common/',
@@ -78,16 +93,24 @@ describe('API authentication (contract §2)', function () {
     });
 
     it('rejects a wrong key in both headers', async () => {
-      const r = await send(api, PROTECTED, { headers: { Authorization: 'Bearer wrong', 'X-Service-Api-Key': 'wrong' } });
+      const r = await send(api, PROTECTED, {
+        headers: { Authorization: 'Bearer wrong', 'X-Service-Api-Key': 'wrong' },
+      });
       expectUnauthorized(r, 'both wrong');
     });
 
     it('accepts a wrong Bearer token when X-Service-Api-Key is right', async () => {
-      expectHome(await send(api, PROTECTED, { headers: { Authorization: 'Bearer wrong', 'X-Service-Api-Key': KEY } }), 'header right');
+      expectHome(
+        await send(api, PROTECTED, { headers: { Authorization: 'Bearer wrong', 'X-Service-Api-Key': KEY } }),
+        'header right',
+      );
     });
 
     it('accepts a wrong X-Service-Api-Key when the Bearer token is right', async () => {
-      expectHome(await send(api, PROTECTED, { headers: { Authorization: `Bearer ${KEY}`, 'X-Service-Api-Key': 'wrong' } }), 'bearer right');
+      expectHome(
+        await send(api, PROTECTED, { headers: { Authorization: `Bearer ${KEY}`, 'X-Service-Api-Key': 'wrong' } }),
+        'bearer right',
+      );
     });
 
     it('rejects near misses: a prefix, an extension, another case, another scheme, an empty token, a query parameter', async () => {
@@ -101,7 +124,8 @@ describe('API authentication (contract §2)', function () {
         ['empty header', { 'X-Service-Api-Key': '' }],
         ['query', {}, `${PROTECTED}?api_key=${KEY}`],
       ];
-      for (const [what, headers, path] of cases) expectUnauthorized(await send(api, path ?? PROTECTED, { headers }), what);
+      for (const [what, headers, path] of cases)
+        expectUnauthorized(await send(api, path ?? PROTECTED, { headers }), what);
     });
 
     it('lets /api/health through without a key (it reports 503 here: Temporal is unreachable)', async () => {
@@ -191,7 +215,11 @@ describe('API authentication (contract §2)', function () {
   describe('with ALLOW_DOC_WHITELIST=127.0.0.2/32 (key set, no localhost bypass)', () => {
     let api: TestApi;
     before(async () => {
-      api = await startTestApi({ SERVICE_API_KEY: KEY, ALLOW_LOCALHOST_NO_AUTH: 'false', ALLOW_DOC_WHITELIST: '127.0.0.2/32' });
+      api = await startTestApi({
+        SERVICE_API_KEY: KEY,
+        ALLOW_LOCALHOST_NO_AUTH: 'false',
+        ALLOW_DOC_WHITELIST: '127.0.0.2/32',
+      });
     });
     after(() => api?.close());
 
@@ -215,9 +243,18 @@ describe('API authentication (contract §2)', function () {
 
     it('opens nothing else: the whitelisted address needs the key for the API', async () => {
       expectUnauthorized(await send(api, PROTECTED, { localAddress: '127.0.0.2' }), 'common from whitelisted');
-      expectUnauthorized(await send(api, '/api/docs', { localAddress: '127.0.0.2' }), 'docs lookalike from whitelisted');
-      expectUnauthorized(await send(api, '/api/doc/../common/', { localAddress: '127.0.0.2' }), 'traversal from whitelisted');
-      expectHome(await send(api, PROTECTED, { localAddress: '127.0.0.2', headers: { Authorization: `Bearer ${KEY}` } }), 'with key');
+      expectUnauthorized(
+        await send(api, '/api/docs', { localAddress: '127.0.0.2' }),
+        'docs lookalike from whitelisted',
+      );
+      expectUnauthorized(
+        await send(api, '/api/doc/../common/', { localAddress: '127.0.0.2' }),
+        'traversal from whitelisted',
+      );
+      expectHome(
+        await send(api, PROTECTED, { localAddress: '127.0.0.2', headers: { Authorization: `Bearer ${KEY}` } }),
+        'with key',
+      );
     });
 
     it('keeps health exempt for everyone', async () => {
@@ -236,7 +273,11 @@ describe('API authentication (contract §2)', function () {
   describe('with ALLOW_DOC_WHITELIST=127.0.0.0/30', () => {
     let api: TestApi;
     before(async () => {
-      api = await startTestApi({ SERVICE_API_KEY: KEY, ALLOW_LOCALHOST_NO_AUTH: 'false', ALLOW_DOC_WHITELIST: '127.0.0.0/30' });
+      api = await startTestApi({
+        SERVICE_API_KEY: KEY,
+        ALLOW_LOCALHOST_NO_AUTH: 'false',
+        ALLOW_DOC_WHITELIST: '127.0.0.0/30',
+      });
     });
     after(() => api?.close());
 
@@ -247,7 +288,8 @@ describe('API authentication (contract §2)', function () {
     });
 
     it('asks the addresses outside the range for the key', async () => {
-      for (const la of ['127.0.0.4', '127.0.0.5', '127.0.1.1']) expectUnauthorized(await send(api, '/api/doc', { localAddress: la }), la);
+      for (const la of ['127.0.0.4', '127.0.0.5', '127.0.1.1'])
+        expectUnauthorized(await send(api, '/api/doc', { localAddress: la }), la);
     });
   });
 
@@ -255,7 +297,10 @@ describe('API authentication (contract §2)', function () {
     describe('ALLOW_DOC_WHITELIST=::1/128', () => {
       let api: TestApi;
       before(async () => {
-        api = await startTestApi({ SERVICE_API_KEY: KEY, ALLOW_LOCALHOST_NO_AUTH: 'false', ALLOW_DOC_WHITELIST: '::1/128' }, { host: '::1' });
+        api = await startTestApi(
+          { SERVICE_API_KEY: KEY, ALLOW_LOCALHOST_NO_AUTH: 'false', ALLOW_DOC_WHITELIST: '::1/128' },
+          { host: '::1' },
+        );
       });
       after(() => api?.close());
 
@@ -271,7 +316,10 @@ describe('API authentication (contract §2)', function () {
     describe('ALLOW_DOC_WHITELIST=2001:db8::/32', () => {
       let api: TestApi;
       before(async () => {
-        api = await startTestApi({ SERVICE_API_KEY: KEY, ALLOW_LOCALHOST_NO_AUTH: 'false', ALLOW_DOC_WHITELIST: '2001:db8::/32' }, { host: '::1' });
+        api = await startTestApi(
+          { SERVICE_API_KEY: KEY, ALLOW_LOCALHOST_NO_AUTH: 'false', ALLOW_DOC_WHITELIST: '2001:db8::/32' },
+          { host: '::1' },
+        );
       });
       after(() => api?.close());
 

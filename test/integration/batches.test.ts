@@ -2,7 +2,18 @@ import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
 import { useStack, type Stack } from '../support/stack';
 import { idFromKey } from '../../api/services/jobs';
-import { download, generatedHtml, holdJobOutput, pdfJob, rawRequest, readSse, sleep, transformerJob, unzip, until } from '../support/jobs';
+import {
+  download,
+  generatedHtml,
+  holdJobOutput,
+  pdfJob,
+  rawRequest,
+  readSse,
+  sleep,
+  transformerJob,
+  unzip,
+  until,
+} from '../support/jobs';
 
 // Batches and the legacy event-job API on the real API and worker (in this process) over real HTTP on loopback.
 
@@ -14,7 +25,12 @@ const uniqueKey = (name: string) => `${name}-${Math.random().toString(36).slice(
 const issuePaths = (body: any): string[] => body.error.details.issues.map((i: { path: string }) => i.path);
 
 /** Polls a batch until it is completed, checking at every poll that its counts are consistent and never go back. */
-async function waitBatch(s: Stack, batchId: string, timeoutMs = 60_000, path = `/api/jobs/batch/${batchId}`): Promise<{ final: any; polls: number }> {
+async function waitBatch(
+  s: Stack,
+  batchId: string,
+  timeoutMs = 60_000,
+  path = `/api/jobs/batch/${batchId}`,
+): Promise<{ final: any; polls: number }> {
   let last = { completed: 0, failed: 0 };
   let polls = 0;
   const final = await until(
@@ -64,7 +80,14 @@ describe('batches on the real engine', function () {
 
     const { final, polls } = await waitBatch(s, batch_id);
     expect(polls).to.be.at.least(1);
-    expect(final).to.include({ batch_id, batch_name: 'fifty', status: 'completed', job_count: 50, completed_count: 50, failed_count: 0 });
+    expect(final).to.include({
+      batch_id,
+      batch_name: 'fifty',
+      status: 'completed',
+      job_count: 50,
+      completed_count: 50,
+      failed_count: 0,
+    });
     expect(final.jobs.map((j: { job_id: string }) => j.job_id)).to.deep.equal(ids);
     for (const j of final.jobs) expect(j).to.deep.equal({ job_id: j.job_id, status: 'completed' });
 
@@ -102,13 +125,20 @@ describe('batches on the real engine', function () {
 
     const noHtml = await s.call('POST', '/api/jobs/batch', {
       batch_name: 'bad',
-      jobs: [transformerJob(), transformerJob(), { job_type: 'transformer', parameters: { operation: 'html-to-markdown' } }],
+      jobs: [
+        transformerJob(),
+        transformerJob(),
+        { job_type: 'transformer', parameters: { operation: 'html-to-markdown' } },
+      ],
     });
     expect(noHtml.status).to.equal(400);
     expect(noHtml.body.error.code).to.equal('VALIDATION_ERROR');
     expect(issuePaths(noHtml.body)).to.include('jobs.2.parameters.html');
 
-    const badType = await s.call('POST', '/api/jobs/batch', { batch_name: 'bad', jobs: [transformerJob(), { job_type: 'imageocr', parameters: {} }] });
+    const badType = await s.call('POST', '/api/jobs/batch', {
+      batch_name: 'bad',
+      jobs: [transformerJob(), { job_type: 'imageocr', parameters: {} }],
+    });
     expect(badType.status).to.equal(400);
     expect(issuePaths(badType.body)).to.include('jobs.1.job_type');
 
@@ -131,7 +161,10 @@ describe('batches on the real engine', function () {
   });
 
   it('answers fail-all of a completed batch with failed_count 0 and leaves its counts alone', async () => {
-    const r = await s.call('POST', '/api/jobs/batch', { batch_name: 'done', jobs: [transformerJob(), transformerJob()] });
+    const r = await s.call('POST', '/api/jobs/batch', {
+      batch_name: 'done',
+      jobs: [transformerJob(), transformerJob()],
+    });
     const { batch_id } = r.body.data;
     await waitBatch(s, batch_id);
     const fail = await s.call('POST', '/api/event-job/batches/fail-all', { batch_id, reason: 'too late' });
@@ -159,18 +192,38 @@ describe('batches on the real engine', function () {
       expect(r.status, JSON.stringify(r.body)).to.equal(200);
       expect(r.body.data.batch.jobs.map((j: { job_id: string }) => j.job_id)).to.deep.equal(ids);
       const batchId = r.body.data.batch_id;
-      await until(async () => ((await w.call('GET', `/api/jobs/${ids[0]}`)).body.data.status === 'processing' ? true : undefined), 'the first job to run', 30_000, 20);
+      await until(
+        async () => ((await w.call('GET', `/api/jobs/${ids[0]}`)).body.data.status === 'processing' ? true : undefined),
+        'the first job to run',
+        30_000,
+        20,
+      );
       const b = (await w.call('GET', `/api/jobs/batch/${batchId}`)).body.data;
-      expect(b.jobs.map((j: { status: string }) => j.status)).to.deep.equal(['processing', ...Array(size - 1).fill('pending')]);
+      expect(b.jobs.map((j: { status: string }) => j.status)).to.deep.equal([
+        'processing',
+        ...Array(size - 1).fill('pending'),
+      ]);
       return { batchId, ids };
     }
 
     it('rejects a batch over MAX_BATCH_JOBS with the limit in details', async () => {
-      const r = await w.call('POST', '/api/jobs/batch', { batch_name: 'big', jobs: Array.from({ length: 6 }, () => transformerJob()) });
+      const r = await w.call('POST', '/api/jobs/batch', {
+        batch_name: 'big',
+        jobs: Array.from({ length: 6 }, () => transformerJob()),
+      });
       expect(r.status).to.equal(400);
       expect(r.body.error.code).to.equal('VALIDATION_ERROR');
       expect(r.body.error.details.limit).to.equal(5);
-      const legacy = await w.call('POST', '/api/event-job/batches', { batch_name: 'big', jobs: Array.from({ length: 6 }, () => ({ event: 'e', session: 's', url: 'https://example.com/s', filename: 's', track: 't' })) });
+      const legacy = await w.call('POST', '/api/event-job/batches', {
+        batch_name: 'big',
+        jobs: Array.from({ length: 6 }, () => ({
+          event: 'e',
+          session: 's',
+          url: 'https://example.com/s',
+          filename: 's',
+          track: 't',
+        })),
+      });
       expect(legacy.status).to.equal(400);
       expect(legacy.body.error.details.limit).to.equal(5);
     });
@@ -185,10 +238,14 @@ describe('batches on the real engine', function () {
       expect(started).to.equal(1);
 
       // The running job ends (its step gives up) and frees the window; the inactive batch still starts nothing.
-      await until(async () => {
-        const st = (await w.call('GET', `/api/jobs/${ids[0]}`)).body.data.status;
-        return st === 'failed' || st === 'completed' ? true : undefined;
-      }, 'the running job to end', 20_000);
+      await until(
+        async () => {
+          const st = (await w.call('GET', `/api/jobs/${ids[0]}`)).body.data.status;
+          return st === 'failed' || st === 'completed' ? true : undefined;
+        },
+        'the running job to end',
+        20_000,
+      );
       const until2s = Date.now() + 2000;
       while (Date.now() < until2s) {
         const b = (await w.call('GET', `/api/jobs/batch/${batchId}`)).body.data;
@@ -203,8 +260,19 @@ describe('batches on the real engine', function () {
       expect(on.status).to.equal(200);
       expect(on.body.data).to.include({ batch_id: batchId, active: true });
       const { final } = await waitBatch(w, batchId);
-      expect(final).to.include({ status: 'completed', active: true, job_count: 4, completed_count: 3, failed_count: 1 });
-      expect(final.jobs.map((j: { status: string }) => j.status)).to.deep.equal(['failed', 'completed', 'completed', 'completed']);
+      expect(final).to.include({
+        status: 'completed',
+        active: true,
+        job_count: 4,
+        completed_count: 3,
+        failed_count: 1,
+      });
+      expect(final.jobs.map((j: { status: string }) => j.status)).to.deep.equal([
+        'failed',
+        'completed',
+        'completed',
+        'completed',
+      ]);
     });
 
     it('fails the running job and every job that never started with CANCELLED and the reason', async () => {
@@ -220,7 +288,10 @@ describe('batches on the real engine', function () {
         const j = (await w.call('GET', `/api/jobs/${id}`)).body.data;
         expect(j.status, id).to.equal('failed');
         expect(j.error).to.include({ code: 'CANCELLED', message: 'stop' });
-        expect(j.logs.some((l: { message: string }) => l.message.includes('CANCELLED')), JSON.stringify(j.logs)).to.equal(true);
+        expect(
+          j.logs.some((l: { message: string }) => l.message.includes('CANCELLED')),
+          JSON.stringify(j.logs),
+        ).to.equal(true);
       }
     });
 
@@ -230,15 +301,26 @@ describe('batches on the real engine', function () {
       expect(r.status).to.equal(200);
       const batchId = r.body.data.batch_id;
       const ids: string[] = r.body.data.batch.jobs.map((j: { job_id: string }) => j.job_id);
-      await until(async () => ((await w.call('GET', `/api/jobs/${ids[0]}`)).body.data.status === 'processing' ? true : undefined), 'the large job to run', 30_000, 20);
+      await until(
+        async () => ((await w.call('GET', `/api/jobs/${ids[0]}`)).body.data.status === 'processing' ? true : undefined),
+        'the large job to run',
+        30_000,
+        20,
+      );
       const t0 = Date.now();
       const fail = await w.call('POST', '/api/event-job/batches/fail-all', { batch_id: batchId, reason: 'stop' });
       expect(fail.status).to.equal(200);
       const { final } = await waitBatch(w, batchId);
       expect(Date.now() - t0, 'the running conversion was not stopped').to.be.below(15_000);
-      expect(final.failed_count, 'failed_count of fail-all against the batch’s own count').to.equal(fail.body.data.failed_count);
+      expect(final.failed_count, 'failed_count of fail-all against the batch’s own count').to.equal(
+        fail.body.data.failed_count,
+      );
       expect(final).to.include({ completed_count: 0, failed_count: 3 });
-      for (const id of ids) expect((await w.call('GET', `/api/jobs/${id}`)).body.data.error).to.include({ code: 'CANCELLED', message: 'stop' });
+      for (const id of ids)
+        expect((await w.call('GET', `/api/jobs/${id}`)).body.data.error).to.include({
+          code: 'CANCELLED',
+          message: 'stop',
+        });
     });
 
     it('fails the jobs of an inactive batch, running or never started, and completes the batch', async () => {
@@ -250,7 +332,11 @@ describe('batches on the real engine', function () {
       expect(r.body.data.failed_count).to.equal(3);
       const { final } = await waitBatch(w, batchId);
       expect(final).to.include({ status: 'completed', completed_count: 0, failed_count: 3 });
-      for (const id of ids) expect((await w.call('GET', `/api/jobs/${id}`)).body.data.error).to.include({ code: 'CANCELLED', message: 'stop' });
+      for (const id of ids)
+        expect((await w.call('GET', `/api/jobs/${id}`)).body.data.error).to.include({
+          code: 'CANCELLED',
+          message: 'stop',
+        });
     });
 
     it('holds a long-poll on a job the inactive batch has not started until it starts', async () => {
@@ -267,10 +353,14 @@ describe('batches on the real engine', function () {
       expect(quiet.events).to.deep.equal([]);
       expect(quiet.comments.length, 'keep-alive comments in 1.5 s').to.be.at.most(1);
       // Once the batch is active again, the long-poll answers when the job starts.
-      await until(async () => {
-        const st = (await w.call('GET', `/api/jobs/${ids[0]}`)).body.data.status;
-        return st === 'failed' ? true : undefined;
-      }, 'the first job to end', 20_000);
+      await until(
+        async () => {
+          const st = (await w.call('GET', `/api/jobs/${ids[0]}`)).body.data.status;
+          return st === 'failed' ? true : undefined;
+        },
+        'the first job to end',
+        20_000,
+      );
       t0 = Date.now();
       const waiting = w.call('GET', `/api/jobs/${ids[1]}?wait=30`);
       await sleep(500);
@@ -284,10 +374,20 @@ describe('batches on the real engine', function () {
 
   describe('legacy event-job API', () => {
     // Nothing listens on port 9 of loopback: a session job fails at its first download (UPSTREAM_ERROR), at once.
-    const session = { event: 'Conf 2025', session: 'Opening', url: 'http://127.0.0.1:9/opening', filename: 'opening.md', track: 'Main' };
+    const session = {
+      event: 'Conf 2025',
+      session: 'Opening',
+      url: 'http://127.0.0.1:9/opening',
+      filename: 'opening.md',
+      track: 'Main',
+    };
 
     it('creates a session job, shows it in the legacy shape and restarts it after it failed', async () => {
-      const r = await s.call('POST', '/api/event-job/jobs', { ...session, source_language: 'en', target_language: 'de' });
+      const r = await s.call('POST', '/api/event-job/jobs', {
+        ...session,
+        source_language: 'en',
+        target_language: 'de',
+      });
       expect(r.status, JSON.stringify(r.body)).to.equal(200);
       expect(r.body.data).to.have.all.keys('job_id', 'status');
       expect(r.body.data.status).to.equal('pending');
@@ -331,7 +431,13 @@ describe('batches on the real engine', function () {
     });
 
     it('creates a legacy batch, counts it and answers 400 NO_ARCHIVE for its archive once it finished without files', async () => {
-      const jobs = [1, 2, 3].map((i) => ({ event: 'Conf 2025', session: `Talk ${i}`, url: `http://127.0.0.1:9/talk-${i}`, filename: `talk-${i}`, track: 'Main' }));
+      const jobs = [1, 2, 3].map((i) => ({
+        event: 'Conf 2025',
+        session: `Talk ${i}`,
+        url: `http://127.0.0.1:9/talk-${i}`,
+        filename: `talk-${i}`,
+        track: 'Main',
+      }));
       const r = await s.call('POST', '/api/event-job/batches', { batch_name: 'talks', jobs });
       expect(r.status, JSON.stringify(r.body)).to.equal(200);
       expect(r.body.data).to.have.all.keys('batch_id', 'batch_name', 'status', 'job_count');
@@ -344,7 +450,15 @@ describe('batches on the real engine', function () {
       if (early.status === 400) expect(early.body.error.code).to.equal('NO_ARCHIVE');
 
       const { final } = await waitBatch(s, batchId, 60_000, `/api/event-job/batches/${batchId}`);
-      expect(final).to.include({ batch_id: batchId, batch_name: 'talks', status: 'completed', active: true, job_count: 3, completed_count: 0, failed_count: 3 });
+      expect(final).to.include({
+        batch_id: batchId,
+        batch_name: 'talks',
+        status: 'completed',
+        active: true,
+        job_count: 3,
+        completed_count: 0,
+        failed_count: 3,
+      });
       expect(final.jobs).to.have.length(3);
       for (const j of final.jobs) expect(j).to.have.keys('job_id', 'status');
 
@@ -375,7 +489,13 @@ describe('batches on the real engine', function () {
     it('rejects a legacy batch that is empty or has a job without session', async () => {
       const empty = await s.call('POST', '/api/event-job/batches', { batch_name: 'x', jobs: [] });
       expect(empty.status).to.equal(400);
-      const bad = await s.call('POST', '/api/event-job/batches', { batch_name: 'x', jobs: [{ event: 'e', session: 's', url: 'u' }, { event: 'e', url: 'u' }] });
+      const bad = await s.call('POST', '/api/event-job/batches', {
+        batch_name: 'x',
+        jobs: [
+          { event: 'e', session: 's', url: 'u' },
+          { event: 'e', url: 'u' },
+        ],
+      });
       expect(bad.status).to.equal(400);
       expect(issuePaths(bad.body)).to.include('jobs.1.session');
     });
@@ -383,11 +503,18 @@ describe('batches on the real engine', function () {
     it('accepts legacy batch jobs of event, session and url only: filename the sanitised session name, track general', async () => {
       const r = await s.call('POST', '/api/event-job/batches', {
         batch_name: 'spec shape',
-        jobs: [{ event: 'E', session: 'Open maps: for/everyone ', url: 'http://127.0.0.1:9/s' }, { event: 'E', session: 'Two', url: 'http://127.0.0.1:9/t', filename: 'own', track: 'Maps' }],
+        jobs: [
+          { event: 'E', session: 'Open maps: for/everyone ', url: 'http://127.0.0.1:9/s' },
+          { event: 'E', session: 'Two', url: 'http://127.0.0.1:9/t', filename: 'own', track: 'Maps' },
+        ],
       });
       expect(r.status, JSON.stringify(r.body)).to.equal(200);
-      const listed = (await s.call('GET', `/api/event-job/batches/${r.body.data.batch_id}`)).body.data.jobs as { job_id: string }[];
-      const params = await Promise.all(listed.map(async (j) => (await s.call('GET', `/api/jobs/${j.job_id}`)).body.data.parameters));
+      const listed = (await s.call('GET', `/api/event-job/batches/${r.body.data.batch_id}`)).body.data.jobs as {
+        job_id: string;
+      }[];
+      const params = await Promise.all(
+        listed.map(async (j) => (await s.call('GET', `/api/jobs/${j.job_id}`)).body.data.parameters),
+      );
       expect(params.map((p) => [p.filename, p.track])).to.deep.equal([
         ['Open maps- for-everyone', 'general'],
         ['own', 'Maps'],
@@ -395,7 +522,10 @@ describe('batches on the real engine', function () {
     });
 
     it('downloads job and batch archives and single files of finished transformer jobs', async () => {
-      const r = await s.call('POST', '/api/jobs/batch', { batch_name: 'files', jobs: [transformerJob('<h1>One</h1>'), transformerJob('<h1>Two</h1>')] });
+      const r = await s.call('POST', '/api/jobs/batch', {
+        batch_name: 'files',
+        jobs: [transformerJob('<h1>One</h1>'), transformerJob('<h1>Two</h1>')],
+      });
       const batchId = r.body.data.batch_id;
       const ids: string[] = r.body.data.batch.jobs.map((j: { job_id: string }) => j.job_id);
       await waitBatch(s, batchId);

@@ -5,7 +5,16 @@ import { Readable } from 'node:stream';
 import { expect } from 'chai';
 import { BlobNotFoundError, type BlobStore } from '../../core/blob-store';
 import { localBackend, s3Backend, type Backend } from '../support/blob-backends';
-import { digestStream, failingStream, generatedStream, MB, readAll, RetainedMemoryProbe, sha256, trackOperations } from '../support/blob-streams';
+import {
+  digestStream,
+  failingStream,
+  generatedStream,
+  MB,
+  readAll,
+  RetainedMemoryProbe,
+  sha256,
+  trackOperations,
+} from '../support/blob-streams';
 import { waitFor } from '../support/processes';
 
 /**
@@ -39,7 +48,12 @@ function blobStoreContract(name: string, setup: () => Promise<Backend>): void {
     it('put from a Buffer returns key, sha256, size and mime', async () => {
       const data = randomBytes(12_345);
       const ref = await store.put('put/buffer.bin', data, { mime: 'application/pdf' });
-      expect(ref).to.deep.equal({ key: 'put/buffer.bin', sha256: sha256(data), size: data.length, mime: 'application/pdf' });
+      expect(ref).to.deep.equal({
+        key: 'put/buffer.bin',
+        sha256: sha256(data),
+        size: data.length,
+        mime: 'application/pdf',
+      });
     });
 
     it('put from a string stores its UTF-8 bytes and defaults the mime', async () => {
@@ -58,7 +72,12 @@ function blobStoreContract(name: string, setup: () => Promise<Backend>): void {
       const parts = [randomBytes(1000), randomBytes(70_000), randomBytes(3)];
       const whole = Buffer.concat(parts);
       const ref = await store.put('put/stream.bin', Readable.from(parts), { mime: 'image/png' });
-      expect(ref).to.deep.equal({ key: 'put/stream.bin', sha256: sha256(whole), size: whole.length, mime: 'image/png' });
+      expect(ref).to.deep.equal({
+        key: 'put/stream.bin',
+        sha256: sha256(whole),
+        size: whole.length,
+        mime: 'image/png',
+      });
     });
 
     it('put of an empty body round-trips', async () => {
@@ -142,7 +161,15 @@ function blobStoreContract(name: string, setup: () => Promise<Backend>): void {
     });
 
     it('list(prefix) returns exactly the keys under the prefix, in key order', async () => {
-      const keys = ['jobs/a/3.txt', 'jobs/a/1.txt', 'jobs/a/sub/2.txt', 'jobs/ab/1.txt', 'jobs/b/1.txt', 'jobs/a.txt', 'jobsx/1.txt'];
+      const keys = [
+        'jobs/a/3.txt',
+        'jobs/a/1.txt',
+        'jobs/a/sub/2.txt',
+        'jobs/ab/1.txt',
+        'jobs/b/1.txt',
+        'jobs/a.txt',
+        'jobsx/1.txt',
+      ];
       for (const k of keys) await store.put(k, `content of ${k}`, { mime: 'text/plain' });
 
       const underA = await store.list('jobs/a/');
@@ -161,10 +188,18 @@ function blobStoreContract(name: string, setup: () => Promise<Backend>): void {
         'jobs/a/sub/2.txt',
         'jobs/ab/1.txt',
       ]);
-      expect((await store.list('jobs/')).map((s) => s.key)).to.deep.equal([...keys.filter((k) => k.startsWith('jobs/'))].sort());
+      expect((await store.list('jobs/')).map((s) => s.key)).to.deep.equal(
+        [...keys.filter((k) => k.startsWith('jobs/'))].sort(),
+      );
       expect(await store.list('nothing/here/')).to.deep.equal([]);
       // listKeys: the same keys, without reading any metadata.
-      expect(await store.listKeys('jobs/a')).to.deep.equal(['jobs/a.txt', 'jobs/a/1.txt', 'jobs/a/3.txt', 'jobs/a/sub/2.txt', 'jobs/ab/1.txt']);
+      expect(await store.listKeys('jobs/a')).to.deep.equal([
+        'jobs/a.txt',
+        'jobs/a/1.txt',
+        'jobs/a/3.txt',
+        'jobs/a/sub/2.txt',
+        'jobs/ab/1.txt',
+      ]);
       expect(await store.listKeys('jobs/')).to.deep.equal((await store.list('jobs/')).map((s) => s.key));
       expect(await store.listKeys('nothing/here/')).to.deep.equal([]);
     });
@@ -304,11 +339,18 @@ function blobStoreContract(name: string, setup: () => Promise<Backend>): void {
     });
 
     it('concurrent puts to different keys all land', async () => {
-      const items = Array.from({ length: 24 }, (_, i) => ({ key: `conc/${String(i).padStart(2, '0')}.bin`, data: randomBytes(1000 + i * 997) }));
+      const items = Array.from({ length: 24 }, (_, i) => ({
+        key: `conc/${String(i).padStart(2, '0')}.bin`,
+        data: randomBytes(1000 + i * 997),
+      }));
       const refs = await Promise.all(
-        items.map((it, i) => store.put(it.key, i % 2 ? it.data : Readable.from([it.data.subarray(0, 500), it.data.subarray(500)]))),
+        items.map((it, i) =>
+          store.put(it.key, i % 2 ? it.data : Readable.from([it.data.subarray(0, 500), it.data.subarray(500)])),
+        ),
       );
-      refs.forEach((r, i) => expect(r).to.include({ key: items[i]!.key, sha256: sha256(items[i]!.data), size: items[i]!.data.length }));
+      refs.forEach((r, i) =>
+        expect(r).to.include({ key: items[i]!.key, sha256: sha256(items[i]!.data), size: items[i]!.data.length }),
+      );
       const listed = await store.list('conc/');
       expect(listed.map((s) => s.key)).to.deep.equal(items.map((i) => i.key));
       for (const it of items) {

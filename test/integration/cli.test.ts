@@ -21,7 +21,11 @@ interface Run {
 /** Runs `bin/docproc` with only the environment given (no inherited key or URL); never blocks this process. */
 function docproc(args: string[], env: Record<string, string>, cwd = ROOT): Promise<Run> {
   const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(DOCPROC_|SERVICE_API_KEY)/.test(k)));
-  const child = spawn(process.execPath, [path.join(ROOT, 'bin/docproc'), ...args], { cwd, env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [path.join(ROOT, 'bin/docproc'), ...args], {
+    cwd,
+    env: { ...base, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d) => (stdout += d));
@@ -68,7 +72,8 @@ describe('the docproc command-line client', function () {
     const percents = [...r.stderr.matchAll(/^progress +(\d+)% /gm)].map((m) => Number(m[1]));
     expect(percents.length, r.stderr).to.be.at.least(2);
     expect([...percents].sort((a, b) => a - b)).to.deep.equal(percents);
-    const job = (await stack.call('GET', `/api/jobs/${jobId}`, undefined, { Authorization: `Bearer ${KEY}` })).body.data;
+    const job = (await stack.call('GET', `/api/jobs/${jobId}`, undefined, { Authorization: `Bearer ${KEY}` })).body
+      .data;
     expect(job.status).to.equal('completed');
     expect(r.stdout.trimEnd()).to.equal(job.results.extracted_text.trimEnd());
 
@@ -84,13 +89,19 @@ describe('the docproc command-line client', function () {
   });
 
   it('prints only JSON with --json for a followed job and a generic call', async () => {
-    const r = await docproc(['job', 'transformer', '--field', 'operation=html-to-markdown', '--field', 'html=<h1>CLI</h1>', '--json'], env());
+    const r = await docproc(
+      ['job', 'transformer', '--field', 'operation=html-to-markdown', '--field', 'html=<h1>CLI</h1>', '--json'],
+      env(),
+    );
     expect(r.code, r.stderr).to.equal(0);
     expect(r.stderr).to.equal('');
     const body = JSON.parse(r.stdout);
     expect(body.data.status).to.equal('completed');
     expect(body.data.results.markdown).to.equal('# CLI');
-    const c = await docproc(['call', 'POST', '/api/transformer/html-to-markdown', '--field', 'html=<h2>x</h2>', '--json'], env());
+    const c = await docproc(
+      ['call', 'POST', '/api/transformer/html-to-markdown', '--field', 'html=<h2>x</h2>', '--json'],
+      env(),
+    );
     expect(c.code, c.stderr).to.equal(0);
     expect(JSON.parse(c.stdout).data.markdown).to.equal('## x');
   });
@@ -100,7 +111,10 @@ describe('the docproc command-line client', function () {
     expect(bad.code).to.equal(3);
     expect(bad.stderr).to.match(/^docproc: UNAUTHORIZED \(401\): /);
     expect(bad.stdout + bad.stderr).to.not.include('wrong-secret-77');
-    const badJson = await docproc(['get', 'job-00000000-0000-4000-8000-000000000000', '--json'], { DOCPROC_URL: stack.url, SERVICE_API_KEY: 'wrong-secret-77' });
+    const badJson = await docproc(['get', 'job-00000000-0000-4000-8000-000000000000', '--json'], {
+      DOCPROC_URL: stack.url,
+      SERVICE_API_KEY: 'wrong-secret-77',
+    });
     expect(badJson.code).to.equal(3);
     expect(JSON.parse(badJson.stdout).error.code).to.equal('UNAUTHORIZED');
     const missing = await docproc(['get', 'job-00000000-0000-4000-8000-000000000000', '--json'], env());

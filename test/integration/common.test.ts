@@ -42,10 +42,18 @@ describe('common endpoints with a language model', function () {
       const { blocks } = JSON.parse(message(req, 'user')) as { blocks: { type: string; content: unknown }[] };
       return { content: JSON.stringify({ blocks: blocks.map((b) => ({ type: b.type, content: en(b.content) })) }) };
     });
-    const r = await s.call('POST', '/api/common/blocks', { blocks: BLOCKS, source_language: 'de', target_language: 'en' });
+    const r = await s.call('POST', '/api/common/blocks', {
+      blocks: BLOCKS,
+      source_language: 'de',
+      target_language: 'en',
+    });
     expect(r.status, JSON.stringify(r.body)).to.equal(200);
-    expect(r.body.data.processed_blocks).to.deep.equal(BLOCKS.map((b) => ({ type: b.type, content: en(b.content), original_content: b.content })));
-    expect(r.body.data.newsfeed_entry).to.equal('## EN Neuigkeiten\n\nEN Der Dom ist wieder offen.\n\n- EN Führungen\n- EN Konzerte\n\n> EN Kölle Alaaf');
+    expect(r.body.data.processed_blocks).to.deep.equal(
+      BLOCKS.map((b) => ({ type: b.type, content: en(b.content), original_content: b.content })),
+    );
+    expect(r.body.data.newsfeed_entry).to.equal(
+      '## EN Neuigkeiten\n\nEN Der Dom ist wieder offen.\n\n- EN Führungen\n- EN Konzerte\n\n> EN Kölle Alaaf',
+    );
     const [req, ...more] = llm.chatRequests();
     expect(more).to.have.length(0);
     expect(req.json.response_format).to.deep.equal({ type: 'json_object' });
@@ -57,21 +65,35 @@ describe('common endpoints with a language model', function () {
     const r = await s.call('POST', '/api/common/blocks', { blocks: BLOCKS });
     expect(r.status, JSON.stringify(r.body)).to.equal(200);
     expect(r.body.data.processed_blocks).to.deep.equal(BLOCKS);
-    expect(r.body.data.newsfeed_entry).to.equal('## Neuigkeiten\n\nDer Dom ist wieder offen.\n\n- Führungen\n- Konzerte\n\n> Kölle Alaaf');
+    expect(r.body.data.newsfeed_entry).to.equal(
+      '## Neuigkeiten\n\nDer Dom ist wieder offen.\n\n- Führungen\n- Konzerte\n\n> Kölle Alaaf',
+    );
     expect(llm.chatRequests()).to.have.length(0);
   });
 
   it('answers 502 UPSTREAM_ERROR when the model returns another number of blocks', async () => {
     llm.respond(() => ({ content: '{"blocks": [{"type": "heading", "content": "News"}]}' }));
-    const r = await s.call('POST', '/api/common/blocks', { blocks: BLOCKS, source_language: 'de', target_language: 'fr' });
+    const r = await s.call('POST', '/api/common/blocks', {
+      blocks: BLOCKS,
+      source_language: 'de',
+      target_language: 'fr',
+    });
     expectError(r, 502, 'UPSTREAM_ERROR');
     expect(r.body.error.details).to.include({ expected: 4, got: 1 });
   });
 
   it('rejects no blocks, a block without content and a malformed language with 400 VALIDATION_ERROR', async () => {
     expectError(await s.call('POST', '/api/common/blocks', { blocks: [] }), 400, 'VALIDATION_ERROR');
-    expectError(await s.call('POST', '/api/common/blocks', { blocks: [{ type: 'paragraph' }] }), 400, 'VALIDATION_ERROR');
-    expectError(await s.call('POST', '/api/common/blocks', { blocks: BLOCKS, target_language: 'EN' }), 400, 'VALIDATION_ERROR');
+    expectError(
+      await s.call('POST', '/api/common/blocks', { blocks: [{ type: 'paragraph' }] }),
+      400,
+      'VALIDATION_ERROR',
+    );
+    expectError(
+      await s.call('POST', '/api/common/blocks', { blocks: BLOCKS, target_language: 'EN' }),
+      400,
+      'VALIDATION_ERROR',
+    );
     expect(llm.chatRequests()).to.have.length(0);
   });
 });
@@ -98,11 +120,27 @@ describe('common and transformer endpoints without a language model', function (
   });
 
   it('answers a bad request with 400 and an unknown template with 404 before it looks for a model', async () => {
-    expectError(await post('/api/transformer/text', { source_language: 'de', target_language: 'en' }), 400, 'VALIDATION_ERROR');
-    expectError(await post('/api/transformer/template', { text: 'x', template: 'Besprechung', template_content: '{{a}}' }), 400, 'VALIDATION_ERROR');
+    expectError(
+      await post('/api/transformer/text', { source_language: 'de', target_language: 'en' }),
+      400,
+      'VALIDATION_ERROR',
+    );
+    expectError(
+      await post('/api/transformer/template', { text: 'x', template: 'Besprechung', template_content: '{{a}}' }),
+      400,
+      'VALIDATION_ERROR',
+    );
     expectError(await post('/api/transformer/summarize', { text: 'x', max_length: 10 }), 400, 'VALIDATION_ERROR');
-    expectError(await post('/api/common/blocks', { blocks: [], source_language: 'de', target_language: 'en' }), 400, 'VALIDATION_ERROR');
-    expectError(await post('/api/transformer/template', { text: 'x', template: 'NoSuchTemplate' }), 404, 'TEMPLATE_NOT_FOUND');
+    expectError(
+      await post('/api/common/blocks', { blocks: [], source_language: 'de', target_language: 'en' }),
+      400,
+      'VALIDATION_ERROR',
+    );
+    expectError(
+      await post('/api/transformer/template', { text: 'x', template: 'NoSuchTemplate' }),
+      404,
+      'TEMPLATE_NOT_FOUND',
+    );
   });
 
   it('serves what needs no model: same-language text and blocks, a template without model fields and HTML', async () => {
@@ -110,7 +148,11 @@ describe('common and transformer endpoints without a language model', function (
     expect([text.status, text.body.data?.translated_text]).to.deep.equal([200, 'Hallo']);
     const noFields = await post('/api/transformer/template', { text: 'Hallo', template_content: 'Static.' });
     expect([noFields.status, noFields.body.data?.transformed_text]).to.deep.equal([200, 'Hallo']);
-    const fromContext = await post('/api/transformer/template', { text: 'Hallo', template_content: 'By {{author|who wrote it}}', context: { author: 'Ada' } });
+    const fromContext = await post('/api/transformer/template', {
+      text: 'Hallo',
+      template_content: 'By {{author|who wrote it}}',
+      context: { author: 'Ada' },
+    });
     expect([fromContext.status, fromContext.body.data?.transformed_text]).to.deep.equal([200, 'By Ada']);
     const blocks = await post('/api/common/blocks', { blocks: BLOCKS, source_language: 'en', target_language: 'en' });
     expect(blocks.status).to.equal(200);
@@ -119,7 +161,8 @@ describe('common and transformer endpoints without a language model', function (
   });
 
   describe('sample files', () => {
-    const onDisk = () => fs.readdirSync(SAMPLES).filter((f) => fs.statSync(path.join(SAMPLES, f)).isFile() && !f.startsWith('.'));
+    const onDisk = () =>
+      fs.readdirSync(SAMPLES).filter((f) => fs.statSync(path.join(SAMPLES, f)).isFile() && !f.startsWith('.'));
 
     it('lists every sample file with its size and type', async () => {
       const r = await s.call('GET', '/api/common/samples');
@@ -128,13 +171,23 @@ describe('common and transformer endpoints without a language model', function (
       expect(samples.map((x) => x.filename)).to.have.members(onDisk());
       for (const x of samples) expect(x.size, x.filename).to.equal(fs.statSync(path.join(SAMPLES, x.filename)).size);
       const type = (f: string) => samples.find((x) => x.filename === f)?.type;
-      expect([type('sample.pdf'), type('image.png'), type('audio.mp3'), type('video.mp4'), type('blocks.json'), type(KOELN)])
-        .to.deep.equal(['document', 'image', 'audio', 'video', 'json', 'document']);
+      expect([
+        type('sample.pdf'),
+        type('image.png'),
+        type('audio.mp3'),
+        type('video.mp4'),
+        type('blocks.json'),
+        type(KOELN),
+      ]).to.deep.equal(['document', 'image', 'audio', 'video', 'json', 'document']);
     });
 
     it('downloads each sample byte for byte with its content type and an attachment disposition', async () => {
       const types: Record<string, string> = {
-        'sample.pdf': 'application/pdf', 'image.png': 'image/png', 'audio.mp3': 'audio/mpeg', 'video.mp4': 'video/mp4', 'blocks.json': 'application/json',
+        'sample.pdf': 'application/pdf',
+        'image.png': 'image/png',
+        'audio.mp3': 'audio/mpeg',
+        'video.mp4': 'video/mp4',
+        'blocks.json': 'application/json',
       };
       for (const [name, mime] of Object.entries(types)) {
         const r = await download(`${s.url}/api/common/samples/${name}`);
@@ -157,9 +210,21 @@ describe('common and transformer endpoints without a language model', function (
 
     it('answers the 404 envelope to traversal with encoded and doubled separators, NUL bytes and unknown names', async () => {
       const names = [
-        '..%2Fpackage.json', '%2e%2e%2fpackage.json', '..%252Fpackage.json', '%2F%2Fetc%2Fpasswd', 'sample.pdf%00.png',
-        'samples%2Fsample.pdf', '..%2F..%2Fpackage.json', '%2e%2e%5cpackage.json', '.%2Fsample.pdf', '..', '%2e%2e',
-        '../../package.json', '..%2f..%2f..%2f..%2fetc%2fpasswd', 'sample.PDF', 'nope.pdf',
+        '..%2Fpackage.json',
+        '%2e%2e%2fpackage.json',
+        '..%252Fpackage.json',
+        '%2F%2Fetc%2Fpasswd',
+        'sample.pdf%00.png',
+        'samples%2Fsample.pdf',
+        '..%2F..%2Fpackage.json',
+        '%2e%2e%5cpackage.json',
+        '.%2Fsample.pdf',
+        '..',
+        '%2e%2e',
+        '../../package.json',
+        '..%2f..%2f..%2f..%2fetc%2fpasswd',
+        'sample.PDF',
+        'nope.pdf',
       ];
       for (const name of names) {
         const r = await rawRequest(s.url, `/api/common/samples/${name}`);

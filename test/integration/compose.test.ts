@@ -17,7 +17,15 @@ const REQUIRED = { SERVICE_API_KEY: 'test-key', S3_SECRET_KEY: 'test-secret-123'
 /** Variables the third-party images document (postgres, temporalio/auto-setup and ui, minio and mc). */
 const THIRD_PARTY: Record<string, string[]> = {
   postgres: ['POSTGRES_USER', 'POSTGRES_PASSWORD'],
-  'temporalio/auto-setup': ['DB', 'DB_PORT', 'POSTGRES_USER', 'POSTGRES_PWD', 'POSTGRES_SEEDS', 'DEFAULT_NAMESPACE', 'DEFAULT_NAMESPACE_RETENTION'],
+  'temporalio/auto-setup': [
+    'DB',
+    'DB_PORT',
+    'POSTGRES_USER',
+    'POSTGRES_PWD',
+    'POSTGRES_SEEDS',
+    'DEFAULT_NAMESPACE',
+    'DEFAULT_NAMESPACE_RETENTION',
+  ],
   'temporalio/ui': ['TEMPORAL_ADDRESS', 'TEMPORAL_CORS_ORIGINS'],
   'minio/minio': ['MINIO_ROOT_USER', 'MINIO_ROOT_PASSWORD'],
   'minio/mc': ['MINIO_ROOT_USER', 'MINIO_ROOT_PASSWORD'],
@@ -25,8 +33,15 @@ const THIRD_PARTY: Record<string, string[]> = {
 
 function compose(args: string[], env: Record<string, string>) {
   // Only the variables given: the developer's shell must not decide whether the file validates.
-  const r = spawnSync('docker-compose', ['-f', COMPOSE_FILE, ...args], { cwd: ROOT, encoding: 'utf8', env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...env } });
-  if (r.error) throw new Error(`docker-compose is not installed (npm test's setup installs the Debian package): ${r.error.message}`);
+  const r = spawnSync('docker-compose', ['-f', COMPOSE_FILE, ...args], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...env },
+  });
+  if (r.error)
+    throw new Error(
+      `docker-compose is not installed (npm test's setup installs the Debian package): ${r.error.message}`,
+    );
   return r;
 }
 
@@ -50,7 +65,18 @@ describe('docker-compose.yml', () => {
 
   it('runs Temporal on PostgreSQL with its UI, MinIO with a bucket set-up, two APIs, an io and a media worker, with pinned images', () => {
     expect(Object.keys(services).sort()).to.deep.equal(
-      ['api-1', 'api-2', 'minio', 'minio-setup', 'postgresql', 'temporal', 'temporal-setup', 'temporal-ui', 'worker-io', 'worker-media'].sort(),
+      [
+        'api-1',
+        'api-2',
+        'minio',
+        'minio-setup',
+        'postgresql',
+        'temporal',
+        'temporal-setup',
+        'temporal-ui',
+        'worker-io',
+        'worker-media',
+      ].sort(),
     );
     for (const [name, s] of Object.entries(services)) {
       const tag = String(s.image).split(':')[1];
@@ -75,20 +101,29 @@ describe('docker-compose.yml', () => {
   it("every variable of the service's containers is in the config schema and loads; others are the images' own", () => {
     const known = new Set(Object.keys(configSchema.shape));
     for (const [name, s] of Object.entries(services)) {
-      const env: Record<string, string> = Object.fromEntries(Object.entries(s.environment ?? {}).map(([k, v]) => [k, v === null ? '' : String(v)]));
+      const env: Record<string, string> = Object.fromEntries(
+        Object.entries(s.environment ?? {}).map(([k, v]) => [k, v === null ? '' : String(v)]),
+      );
       if (String(s.image).startsWith('docproc:')) {
         const unknown = Object.keys(env).filter((k) => !known.has(k));
         expect(unknown, `${name}: not in core/config.ts`).to.deep.equal([]);
         const config = loadConfig(env);
         expect(config.STORAGE, name).to.equal('s3');
-        expect(config.loopbackOnly && !config.SERVICE_API_KEY, `${name} listens beyond loopback with a key`).to.equal(false);
+        expect(config.loopbackOnly && !config.SERVICE_API_KEY, `${name} listens beyond loopback with a key`).to.equal(
+          false,
+        );
         expect(config.temporalAddress, name).to.equal('temporal:7233');
       } else {
         const image = Object.keys(THIRD_PARTY).find((i) => String(s.image).startsWith(`${i}:`));
         expect(image, `${name}: an image this test knows (${s.image})`).to.be.a('string');
         const command = JSON.stringify(s.command ?? '');
-        const undocumented = Object.keys(env).filter((k) => !THIRD_PARTY[image!].includes(k) && !command.includes(`$${k}`));
-        expect(undocumented, `${name}: variables ${s.image} does not document and its command does not use`).to.deep.equal([]);
+        const undocumented = Object.keys(env).filter(
+          (k) => !THIRD_PARTY[image!].includes(k) && !command.includes(`$${k}`),
+        );
+        expect(
+          undocumented,
+          `${name}: variables ${s.image} does not document and its command does not use`,
+        ).to.deep.equal([]);
       }
     }
   });
@@ -96,7 +131,9 @@ describe('docker-compose.yml', () => {
   it('names every variable of the README configuration table (set, or said why not)', () => {
     const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
     const table = readme.slice(readme.indexOf('## Configuration'));
-    const names = [...table.slice(0, table.indexOf('\n## ', 5)).matchAll(/^\| ((?:`[A-Z0-9_]+`(?:, )?)+) \|/gm)].flatMap((m) => m[1].match(/[A-Z0-9_]+/g)!);
+    const names = [
+      ...table.slice(0, table.indexOf('\n## ', 5)).matchAll(/^\| ((?:`[A-Z0-9_]+`(?:, )?)+) \|/gm),
+    ].flatMap((m) => m[1].match(/[A-Z0-9_]+/g)!);
     expect(names.length).to.be.greaterThan(60);
     const file = fs.readFileSync(COMPOSE_FILE, 'utf8');
     expect(names.filter((n) => !new RegExp(`\\b${n}\\b`).test(file))).to.deep.equal([]);

@@ -106,14 +106,21 @@ describe('guarded download to a file', function () {
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   it('downloads a loopback file when private targets are allowed, with its size, type and final URL', async () => {
-    const r = await downloadToFile(`${a.url}/file.png`, dest(), { policy: open, maxBytes: 1_000_000, accept: ['image/'] });
+    const r = await downloadToFile(`${a.url}/file.png`, dest(), {
+      policy: open,
+      maxBytes: 1_000_000,
+      accept: ['image/'],
+    });
     expect(r).to.deep.equal({ path: dest(), size: FILE.length, mime: 'image/png', finalUrl: `${a.url}/file.png` });
     expect(fs.readFileSync(dest()).equals(FILE)).to.equal(true);
     expect(leftovers()).to.deep.equal(['out.bin']);
   });
 
   it('follows a redirect and reports where it ended', async () => {
-    const r = await downloadToFile(`${a.url}/redirect?to=${encodeURIComponent(`${b.url}/file.png`)}`, dest(), { policy: open, maxBytes: 1_000_000 });
+    const r = await downloadToFile(`${a.url}/redirect?to=${encodeURIComponent(`${b.url}/file.png`)}`, dest(), {
+      policy: open,
+      maxBytes: 1_000_000,
+    });
     expect(r.finalUrl).to.equal(`${b.url}/file.png`);
     expect(fs.readFileSync(dest()).equals(FILE)).to.equal(true);
   });
@@ -121,7 +128,9 @@ describe('guarded download to a file', function () {
   for (const host of ['127.0.0.1', 'localhost', '[::1]']) {
     it(`refuses ${host} with 403 FORBIDDEN before connecting when private targets are not allowed`, async () => {
       const before = a.connections;
-      const err = await rejection(downloadToFile(`http://${host}:${a.port}/file.png`, dest(), { policy: closed, maxBytes: 1_000_000 }));
+      const err = await rejection(
+        downloadToFile(`http://${host}:${a.port}/file.png`, dest(), { policy: closed, maxBytes: 1_000_000 }),
+      );
       expect(err).to.be.instanceOf(AppError);
       expect(err.code).to.equal('FORBIDDEN');
       expect(err.status).to.equal(403);
@@ -138,7 +147,9 @@ describe('guarded download to a file', function () {
     const beforeB = b.connections;
     for (const target of [`${b.url}/file.png`, `http://localhost:${a.port}/file.png`]) {
       a.paths.length = 0;
-      const err = await rejection(downloadToFile(`${a.url}/redirect?to=${encodeURIComponent(target)}`, dest(), { policy, maxBytes: 1_000_000 }));
+      const err = await rejection(
+        downloadToFile(`${a.url}/redirect?to=${encodeURIComponent(target)}`, dest(), { policy, maxBytes: 1_000_000 }),
+      );
       expect(err.code, target).to.equal('FORBIDDEN');
       expect(a.paths).to.deep.equal(['/redirect']);
     }
@@ -160,7 +171,9 @@ describe('guarded download to a file', function () {
   }
 
   it('answers 502 with the upstream status for a 404 or a 500, without the query in the message', async () => {
-    const err = await rejection(downloadToFile(`${a.url}/missing?token=secret-token-123`, dest(), { policy: open, maxBytes: 1_000_000 }));
+    const err = await rejection(
+      downloadToFile(`${a.url}/missing?token=secret-token-123`, dest(), { policy: open, maxBytes: 1_000_000 }),
+    );
     expect(err.code).to.equal('UPSTREAM_ERROR');
     expect(err.status).to.equal(502);
     expect(err.details).to.include({ status: 404 });
@@ -182,7 +195,9 @@ describe('guarded download to a file', function () {
 
   it('answers 502 when the body stalls past the timeout, within a bounded time and with no partial file', async () => {
     const t0 = Date.now();
-    const err = await rejection(downloadToFile(`${a.url}/stall`, dest(), { policy: open, maxBytes: 1_000_000, timeoutMs: 300 }));
+    const err = await rejection(
+      downloadToFile(`${a.url}/stall`, dest(), { policy: open, maxBytes: 1_000_000, timeoutMs: 300 }),
+    );
     expect(Date.now() - t0).to.be.within(250, 3000);
     expect(err.code).to.equal('UPSTREAM_ERROR');
     expect(err.details).to.include({ reason: 'timeout' });
@@ -193,7 +208,9 @@ describe('guarded download to a file', function () {
   it('answers 502 when nothing listens on the port', async () => {
     const gone = await startStaticServer();
     await gone.close();
-    const err = await rejection(downloadToFile(`${gone.url}/file.png`, dest(), { policy: open, maxBytes: 1_000_000, timeoutMs: 5000 }));
+    const err = await rejection(
+      downloadToFile(`${gone.url}/file.png`, dest(), { policy: open, maxBytes: 1_000_000, timeoutMs: 5000 }),
+    );
     expect(err.code).to.equal('UPSTREAM_ERROR');
     expect(err.details).to.include({ reason: 'network' });
     expect(err.retryable, 'a refused connection is a wrong URL, not an outage').to.equal(false);
@@ -201,7 +218,9 @@ describe('guarded download to a file', function () {
   });
 
   it('refuses a media type outside accept with INVALID_FORMAT, but lets an untyped body through', async () => {
-    const err = await rejection(downloadToFile(`${a.url}/page.html`, dest(), { policy: open, maxBytes: 1_000_000, accept: ['image/'] }));
+    const err = await rejection(
+      downloadToFile(`${a.url}/page.html`, dest(), { policy: open, maxBytes: 1_000_000, accept: ['image/'] }),
+    );
     expect(err.code).to.equal('INVALID_FORMAT');
     expect(err.details).to.include({ content_type: 'text/html' });
     expect(leftovers()).to.deep.equal([]);

@@ -45,7 +45,10 @@ describe('engine watchdog (runTool)', function () {
   it('kills a process that printed once and then went silent, failing with a retryable EngineStallError and a log line', async () => {
     watchFor(300);
     let pid = 0;
-    const err = await runTool('sh', ['-c', 'echo started; exec sleep 600'], { timeoutMs: 60_000, onSpawn: (p) => (pid = p) }).then(
+    const err = await runTool('sh', ['-c', 'echo started; exec sleep 600'], {
+      timeoutMs: 60_000,
+      onSpawn: (p) => (pid = p),
+    }).then(
       () => expect.fail('a silent process must not finish'),
       (e: unknown) => e,
     );
@@ -62,7 +65,13 @@ describe('engine watchdog (runTool)', function () {
     expect(isAlive(pid), `process ${pid} still exists`).to.equal(false);
     const logged = logLines.map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(logged).to.have.length(1);
-    expect(logged[0]).to.include({ level: 'warn', engine: 'sh', pid, stallTimeoutMs: 300, msg: 'engine process made no progress: killed' });
+    expect(logged[0]).to.include({
+      level: 'warn',
+      engine: 'sh',
+      pid,
+      stallTimeoutMs: 300,
+      msg: 'engine process made no progress: killed',
+    });
     // The engine's name and pid, never its arguments (paths, URLs) or environment.
     expect(logLines[0]).to.not.include('sleep 600');
   });
@@ -98,7 +107,9 @@ describe('engine watchdog (runTool)', function () {
     watchFor(2000);
     const started = Date.now();
     // `-re` reads the input at its own pace: 4 s of audio take 4 s, with a progress report about twice a second.
-    await runFfmpeg(['-re', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=4', '-f', 'null', '-'], { timeoutMs: 60_000 });
+    await runFfmpeg(['-re', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=4', '-f', 'null', '-'], {
+      timeoutMs: 60_000,
+    });
     expect(Date.now() - started).to.be.above(2000);
     expect(logLines).to.deep.equal([]);
   });

@@ -177,7 +177,15 @@ describe('Response envelope and request handling (contract §1)', function () {
     });
 
     it('replaces an insane client X-Request-Id (too long, spaces, punctuation) with its own', async () => {
-      for (const id of ['x'.repeat(129), 'y'.repeat(300), 'has spaces in it', 'semi;colon', '<script>', 'a/b', '"quoted"']) {
+      for (const id of [
+        'x'.repeat(129),
+        'y'.repeat(300),
+        'has spaces in it',
+        'semi;colon',
+        '<script>',
+        'a/b',
+        '"quoted"',
+      ]) {
         const r = await send(api.url, '/api/health/live', { headers: { 'X-Request-Id': id } });
         expect(r.headers['x-request-id'], id).to.not.equal(id);
         expect(r.headers['x-request-id'], id).to.match(UUID);
@@ -220,7 +228,11 @@ describe('Response envelope and request handling (contract §1)', function () {
     });
 
     it('answers a wrong method with 405 even when a body is sent', async () => {
-      const r = await send(api.url, '/api/common/', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{bad' });
+      const r = await send(api.url, '/api/common/', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: '{bad',
+      });
       expectError(r, 405, 'METHOD_NOT_ALLOWED');
     });
   });
@@ -235,7 +247,11 @@ describe('Response envelope and request handling (contract §1)', function () {
     const json = { 'Content-Type': 'application/json' };
 
     it('accepts a valid JSON body', async () => {
-      const r = await send(app.url, '/t/items', { method: 'POST', headers: json, body: JSON.stringify({ name: 'a', tags: ['x'] }) });
+      const r = await send(app.url, '/t/items', {
+        method: 'POST',
+        headers: json,
+        body: JSON.stringify({ name: 'a', tags: ['x'] }),
+      });
       expect(r.status, r.text).to.equal(200);
       expect(r.json()).to.deep.equal({ status: 'success', data: { name: 'a', tags: ['x'], size: 0 } });
       expectStandardHeaders(r, 'body route');
@@ -288,7 +304,11 @@ describe('Response envelope and request handling (contract §1)', function () {
     });
 
     it('answers text/plain sent to a JSON route with 415 UNSUPPORTED_MEDIA_TYPE naming what it accepts', async () => {
-      const r = await send(app.url, '/t/items', { method: 'POST', headers: { 'Content-Type': 'text/plain' }, body: '{"name":"a"}' });
+      const r = await send(app.url, '/t/items', {
+        method: 'POST',
+        headers: { 'Content-Type': 'text/plain' },
+        body: '{"name":"a"}',
+      });
       const b = expectError(r, 415, 'UNSUPPORTED_MEDIA_TYPE');
       expect(b.error.details.accepted).to.deep.equal(['application/json']);
       expectStandardHeaders(r, '415');
@@ -314,7 +334,11 @@ describe('Response envelope and request handling (contract §1)', function () {
     });
 
     it('answers a zod validation failure with 400 and details.issues listing each path', async () => {
-      const r = await send(app.url, '/t/items', { method: 'POST', headers: json, body: JSON.stringify({ nested: { n: 1.5 }, tags: ['ok', 7] }) });
+      const r = await send(app.url, '/t/items', {
+        method: 'POST',
+        headers: json,
+        body: JSON.stringify({ nested: { n: 1.5 }, tags: ['ok', 7] }),
+      });
       const b = expectError(r, 400, 'VALIDATION_ERROR');
       const issues = b.error.details.issues as { path: string; message: string }[];
       expect(issues.map((i) => i.path)).to.have.members(['name', 'nested.n', 'tags.1']);
@@ -353,7 +377,11 @@ describe('Response envelope and request handling (contract §1)', function () {
 
     it('passes an AppError thrown in a handler through with its code, message and details', async () => {
       const b = expectError(await send(app.url, '/t/gone'), 404, 'TEMPLATE_NOT_FOUND');
-      expect(b.error).to.deep.equal({ code: 'TEMPLATE_NOT_FOUND', message: 'No template named gone.', details: { name: 'gone' } });
+      expect(b.error).to.deep.equal({
+        code: 'TEMPLATE_NOT_FOUND',
+        message: 'No template named gone.',
+        details: { name: 'gone' },
+      });
     });
 
     it('answers a wrong method on a body route with 405', async () => {

@@ -29,14 +29,25 @@ const WINDOW = 900_000;
 /** The retry policy of the `modelCall` preset, as the worker hands it to the activity (no attempt limit). */
 const OUTAGE_POLICY = { initialInterval: 1000, backoffCoefficient: 2, maximumInterval: 120_000 };
 
-async function failureOf(fn: () => Promise<unknown>, info: Partial<Info> = {}, outageMaxMs = WINDOW): Promise<ApplicationFailure | Error> {
+async function failureOf(
+  fn: () => Promise<unknown>,
+  info: Partial<Info> = {},
+  outageMaxMs = WINDOW,
+): Promise<ApplicationFailure | Error> {
   const now = Date.now();
-  const base: Partial<Info> = { scheduledTimestampMs: now, currentAttemptScheduledTimestampMs: now, retryPolicy: OUTAGE_POLICY };
+  const base: Partial<Info> = {
+    scheduledTimestampMs: now,
+    currentAttemptScheduledTimestampMs: now,
+    retryPolicy: OUTAGE_POLICY,
+  };
   // A logger that keeps the expected failures out of the test output.
-  const env = new MockActivityEnvironment({ ...base, ...info }, {
-    interceptors: [errorBoundary({ outageMaxMs })],
-    logger: new DefaultLogger('ERROR', () => undefined),
-  });
+  const env = new MockActivityEnvironment(
+    { ...base, ...info },
+    {
+      interceptors: [errorBoundary({ outageMaxMs })],
+      logger: new DefaultLogger('ERROR', () => undefined),
+    },
+  );
   try {
     await env.run(fn);
   } catch (e) {
@@ -46,7 +57,16 @@ async function failureOf(fn: () => Promise<unknown>, info: Partial<Info> = {}, o
 }
 
 const outage = (retryAfterMs?: number) =>
-  new UpstreamError('The LLM endpoint failed after 5 attempts (last: HTTP 503)', { provider: 'llm', attempts: 5, status: 503, ...(retryAfterMs !== undefined ? { retry_after_ms: retryAfterMs } : {}) }, true);
+  new UpstreamError(
+    'The LLM endpoint failed after 5 attempts (last: HTTP 503)',
+    {
+      provider: 'llm',
+      attempts: 5,
+      status: 503,
+      ...(retryAfterMs !== undefined ? { retry_after_ms: retryAfterMs } : {}),
+    },
+    true,
+  );
 
 describe('the activity error boundary', function () {
   this.timeout(60_000);
@@ -70,7 +90,7 @@ describe('the activity error boundary', function () {
     expect(f.details?.[0]).to.deep.include({ status: 503, retry_after_ms: 7000 });
   });
 
-  it('without a Retry-After, an outage waits the retry policy\'s exponential backoff for the attempt', async () => {
+  it("without a Retry-After, an outage waits the retry policy's exponential backoff for the attempt", async () => {
     const third = (await failureOf(async () => Promise.reject(outage()), { attempt: 3 })) as ApplicationFailure;
     expect([third.nonRetryable, third.nextRetryDelay]).to.deep.equal([false, 4000]);
     const late = (await failureOf(async () => Promise.reject(outage(500)), { attempt: 9 })) as ApplicationFailure;
@@ -79,9 +99,14 @@ describe('the activity error boundary', function () {
 
   it('an outage past the window fails non-retryable with UPSTREAM_ERROR, saying it was given up after the window', async () => {
     const first = Date.now() - WINDOW - 1000;
-    const f = (await failureOf(async () => Promise.reject(outage(1000)), { attempt: 12, scheduledTimestampMs: first })) as ApplicationFailure;
+    const f = (await failureOf(async () => Promise.reject(outage(1000)), {
+      attempt: 12,
+      scheduledTimestampMs: first,
+    })) as ApplicationFailure;
     expect([f.type, f.nonRetryable]).to.deep.equal(['UPSTREAM_ERROR', true]);
-    expect(f.message).to.match(/HTTP 503\); given up after waiting out the provider outage for 90\d\.\d s \(12 attempts of the step/);
+    expect(f.message).to.match(
+      /HTTP 503\); given up after waiting out the provider outage for 90\d\.\d s \(12 attempts of the step/,
+    );
     const d = f.details?.[0] as Record<string, any>;
     expect(d).to.deep.include({ provider: 'llm', status: 503 });
     expect(d.outage).to.deep.include({ gave_up: 'window', window_ms: WINDOW, attempts: 12 });
@@ -102,9 +127,15 @@ describe('the activity error boundary', function () {
 
   it('on a policy with an attempt limit, an outage is given up on its last attempt', async () => {
     const policy = { ...OUTAGE_POLICY, maximumAttempts: 5 };
-    const fourth = (await failureOf(async () => Promise.reject(outage()), { attempt: 4, retryPolicy: policy })) as ApplicationFailure;
+    const fourth = (await failureOf(async () => Promise.reject(outage()), {
+      attempt: 4,
+      retryPolicy: policy,
+    })) as ApplicationFailure;
     expect(fourth.nonRetryable).to.equal(false);
-    const fifth = (await failureOf(async () => Promise.reject(outage()), { attempt: 5, retryPolicy: policy })) as ApplicationFailure;
+    const fifth = (await failureOf(async () => Promise.reject(outage()), {
+      attempt: 5,
+      retryPolicy: policy,
+    })) as ApplicationFailure;
     expect(fifth.nonRetryable).to.equal(true);
     expect((fifth.details?.[0] as any).outage).to.include({ gave_up: 'attempts', attempts: 5 });
   });
@@ -128,12 +159,19 @@ describe('the activity error boundary', function () {
   });
 
   it('on a step without an attempt limit, an unexpected error on its 5th attempt is not retried again', async () => {
-    const f = (await failureOf(async () => Promise.reject(new Error('engine crashed')), { attempt: UNEXPECTED_ATTEMPTS })) as ApplicationFailure;
+    const f = (await failureOf(async () => Promise.reject(new Error('engine crashed')), {
+      attempt: UNEXPECTED_ATTEMPTS,
+    })) as ApplicationFailure;
     expect(f).to.be.instanceOf(ApplicationFailure);
     expect([f.type, f.nonRetryable, f.message]).to.deep.equal(['Error', true, 'engine crashed']);
     // A policy with its own limit (bookkeeping: 50 attempts) keeps it.
     const boom = new Error('blob store hiccup');
-    expect(await failureOf(async () => Promise.reject(boom), { attempt: 7, retryPolicy: { ...OUTAGE_POLICY, maximumAttempts: 50 } })).to.equal(boom);
+    expect(
+      await failureOf(async () => Promise.reject(boom), {
+        attempt: 7,
+        retryPolicy: { ...OUTAGE_POLICY, maximumAttempts: 50 },
+      }),
+    ).to.equal(boom);
     // A policy the server did not send is left to the server.
     expect(await failureOf(async () => Promise.reject(boom), { attempt: 7, retryPolicy: undefined })).to.equal(boom);
   });
@@ -145,12 +183,21 @@ describe('the activity error boundary', function () {
       ran = true;
       return 'ok';
     };
-    const f = (await failureOf(work, { attempt: 6, scheduledTimestampMs: now - WINDOW - 120_000, currentAttemptScheduledTimestampMs: now })) as ApplicationFailure;
+    const f = (await failureOf(work, {
+      attempt: 6,
+      scheduledTimestampMs: now - WINDOW - 120_000,
+      currentAttemptScheduledTimestampMs: now,
+    })) as ApplicationFailure;
     expect([f.type, f.nonRetryable, ran]).to.deep.equal(['INTERNAL_ERROR', true, false]);
     expect(f.message).to.match(/given up after 5 attempts/);
     // Within the window it runs (an outage's retries are scheduled within it).
     const env = new MockActivityEnvironment(
-      { attempt: 9, scheduledTimestampMs: now - 60_000, currentAttemptScheduledTimestampMs: now, retryPolicy: OUTAGE_POLICY },
+      {
+        attempt: 9,
+        scheduledTimestampMs: now - 60_000,
+        currentAttemptScheduledTimestampMs: now,
+        retryPolicy: OUTAGE_POLICY,
+      },
       { interceptors: [errorBoundary({ outageMaxMs: WINDOW })] },
     );
     expect(await env.run(work)).to.equal('ok');
@@ -170,10 +217,25 @@ describe('the activity error boundary', function () {
     it('a translation step whose model answers 401 fails non-retryable with UPSTREAM_ERROR after one call', async () => {
       const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...llmEnv(llm) });
       const store = await new LocalBlobStore(path.join(config.dataDir, 'blobs')).init();
-      const activities = createActivities({ config, logger: pino({ level: 'silent' }), store, queues: taskQueues('eb'), llm: createLlmProvider(config) });
+      const activities = createActivities({
+        config,
+        logger: pino({ level: 'silent' }),
+        store,
+        queues: taskQueues('eb'),
+        llm: createLlmProvider(config),
+      });
       llm.respond(() => ({ status: 401, body: { error: { message: 'Incorrect API key' } } }));
       const f = (await failureOf(() =>
-        activities.runTransformerStep({ jobId: 'job-eb-1', parameters: { operation: 'text', text: 'Hallo', source_language: 'de', target_language: 'en', use_cache: false } }),
+        activities.runTransformerStep({
+          jobId: 'job-eb-1',
+          parameters: {
+            operation: 'text',
+            text: 'Hallo',
+            source_language: 'de',
+            target_language: 'en',
+            use_cache: false,
+          },
+        }),
       )) as ApplicationFailure;
       expect((f.details?.[0] as Record<string, unknown>).outage).to.equal(undefined);
       expect([f.type, f.nonRetryable]).to.deep.equal(['UPSTREAM_ERROR', true]);

@@ -19,17 +19,34 @@ const PAGES = [
   ['Zweite Seite: Straße und Maß'],
   ['Dritte Seite: Schluss und Übermut'],
 ];
-const PDF = buildPdf({ title: 'Drei Seiten', pages: PAGES.map((lines) => ({ kind: 'lines' as const, lines, size: 14 })) });
+const PDF = buildPdf({
+  title: 'Drei Seiten',
+  pages: PAGES.map((lines) => ({ kind: 'lines' as const, lines, size: 14 })),
+});
 const PNG_DATA_URL = /^data:image\/png;base64,[A-Za-z0-9+/]+=*$/;
 
 type Res = { status: number; body: any; headers: Headers };
 
 /** Posts multipart to the external-OCR route; the file is the 3-page PDF unless `file` says otherwise (null: none). */
-async function postOcr(s: Stack, fields: Record<string, string>, file: { bytes: Buffer; name: string; type: string } | null = { bytes: PDF, name: 'drei-seiten.pdf', type: 'application/pdf' }, headers: Record<string, string> = {}): Promise<Res> {
+async function postOcr(
+  s: Stack,
+  fields: Record<string, string>,
+  file: { bytes: Buffer; name: string; type: string } | null = {
+    bytes: PDF,
+    name: 'drei-seiten.pdf',
+    type: 'application/pdf',
+  },
+  headers: Record<string, string> = {},
+): Promise<Res> {
   const form = new FormData();
   if (file) form.append('file', new Blob([new Uint8Array(file.bytes)], { type: file.type }), file.name);
   for (const [k, v] of Object.entries(fields)) form.append(k, v);
-  const res = await fetch(`${s.url}/api/pdf/process-external-ocr`, { method: 'POST', body: form, headers, signal: AbortSignal.timeout(60_000) });
+  const res = await fetch(`${s.url}/api/pdf/process-external-ocr`, {
+    method: 'POST',
+    body: form,
+    headers,
+    signal: AbortSignal.timeout(60_000),
+  });
   const text = await res.text();
   let body: any = text;
   try {
@@ -40,7 +57,8 @@ async function postOcr(s: Stack, fields: Record<string, string>, file: { bytes: 
   return { status: res.status, body, headers: res.headers };
 }
 
-const expectStatus = (r: Res, status: number) => expect(r.status, JSON.stringify(r.body).slice(0, 600)).to.equal(status);
+const expectStatus = (r: Res, status: number) =>
+  expect(r.status, JSON.stringify(r.body).slice(0, 600)).to.equal(status);
 const err = (r: Res, status: number, code: string) => {
   expectStatus(r, status);
   expect(r.body.status).to.equal('error');
@@ -65,7 +83,9 @@ function zipPngsAreReal(zip: Buffer, dir: string, names: string[]): void {
 }
 
 async function download(s: Stack, jobId: string) {
-  const res = await fetch(`${s.url}/api/pdf/jobs/${jobId}/download-pages-archive`, { signal: AbortSignal.timeout(30_000) });
+  const res = await fetch(`${s.url}/api/pdf/jobs/${jobId}/download-pages-archive`, {
+    signal: AbortSignal.timeout(30_000),
+  });
   const bytes = Buffer.from(await res.arrayBuffer());
   let json: any;
   try {
@@ -105,13 +125,21 @@ describe('External OCR endpoint on the real engine', function () {
 
       const text: string = d.extracted_text;
       const at = PAGES.map((lines) => text.indexOf(lines[0]));
-      expect(at.every((i) => i >= 0), text).to.equal(true);
+      expect(
+        at.every((i) => i >= 0),
+        text,
+      ).to.equal(true);
       expect(at).to.deep.equal([...at].sort((a, b) => a - b));
       expect(text.indexOf('# Page 1')).to.be.lessThan(text.indexOf('# Page 2'));
       expect(text.indexOf('# Page 2')).to.be.lessThan(text.indexOf('# Page 3'));
       expect(text).to.include('Grüße aus Köln').and.include('Straße und Maß').and.include('Übermut');
 
-      expect(d.metadata).to.deep.include({ page_count: 3, file_name: 'drei-seiten.pdf', file_size: PDF.length, extraction_method: 'external_ocr' });
+      expect(d.metadata).to.deep.include({
+        page_count: 3,
+        file_name: 'drei-seiten.pdf',
+        file_size: PDF.length,
+        extraction_method: 'external_ocr',
+      });
 
       const raw = d.external_ocr_raw;
       expect(raw.pages.map((p: { index: number }) => p.index)).to.deep.equal([0, 1, 2]);
@@ -121,13 +149,16 @@ describe('External OCR endpoint on the real engine', function () {
         for (const im of p.images) {
           expect(im.id).to.be.a('string');
           expect(im.image_base64).to.match(PNG_DATA_URL);
-          for (const k of ['top_left_x', 'top_left_y', 'bottom_right_x', 'bottom_right_y']) expect(Number.isInteger(im[k]), k).to.equal(true);
+          for (const k of ['top_left_x', 'top_left_y', 'bottom_right_x', 'bottom_right_y'])
+            expect(Number.isInteger(im[k]), k).to.equal(true);
         }
       });
       expect(raw.model).to.equal('mistral-ocr-2503-completion');
       expect(raw.usage_info).to.deep.include({ pages_processed: 3, doc_size_bytes: PDF.length });
 
-      expect(d.pages_archive_filename).to.be.a('string').and.match(/\.zip$/);
+      expect(d.pages_archive_filename)
+        .to.be.a('string')
+        .and.match(/\.zip$/);
       const zip = Buffer.from(d.pages_archive_data, 'base64');
       const pngs = zipEntries(zip, dir).filter((n) => n.endsWith('.png'));
       expect(pngs).to.have.length(3);
@@ -167,27 +198,39 @@ describe('External OCR endpoint on the real engine', function () {
       expect(r.body.data.extracted_text).to.include(PAGES[2][0]);
     });
 
-    it('omits the recognised images\' Base64 when includeImages is false', async () => {
+    it("omits the recognised images' Base64 when includeImages is false", async () => {
       const r = await postOcr(s, { wait_ms: '30000', includeImages: 'false', includePageImages: 'false' });
       expectStatus(r, 200);
       expect(ocr.ocrRequests()[0].includeImages).to.equal(false);
-      for (const p of r.body.data.external_ocr_raw.pages) for (const im of p.images) expect(im.image_base64 ?? null).to.equal(null);
+      for (const p of r.body.data.external_ocr_raw.pages)
+        for (const im of p.images) expect(im.image_base64 ?? null).to.equal(null);
     });
 
     it('fails the job with UPSTREAM_ERROR and answers 502 when the OCR server answers 500 past the outage window', async () => {
       ocr.fail500(50);
       // useCache false: earlier tests cached this document's answer, and a hit would not ask the server.
-      const e = err(await postOcr(s, { wait_ms: '30000', includePageImages: 'false', useCache: 'false' }), 502, 'UPSTREAM_ERROR');
+      const e = err(
+        await postOcr(s, { wait_ms: '30000', includePageImages: 'false', useCache: 'false' }),
+        502,
+        'UPSTREAM_ERROR',
+      );
       expect(e.details.job_id).to.match(/^job-/);
       expect(ocr.ocrRequests().length).to.be.at.least(2);
       const job = await s.waitJob(e.details.job_id, 10_000);
       expect(job.status).to.equal('failed');
       expect(job.error.code).to.equal('UPSTREAM_ERROR');
-      expect(job.error.details.outage, 'given up after the outage window').to.include({ gave_up: 'window', window_ms: 2000 });
+      expect(job.error.details.outage, 'given up after the outage window').to.include({
+        gave_up: 'window',
+        window_ms: 2000,
+      });
     });
 
     it('refuses a file that is not a PDF with 400 INVALID_FORMAT', async () => {
-      const r = await postOcr(s, { wait_ms: '30000' }, { bytes: Buffer.from('Hello, this is plain text.\n'), name: 'notes.txt', type: 'text/plain' });
+      const r = await postOcr(
+        s,
+        { wait_ms: '30000' },
+        { bytes: Buffer.from('Hello, this is plain text.\n'), name: 'notes.txt', type: 'text/plain' },
+      );
       const e = err(r, 400, 'INVALID_FORMAT');
       expect(e.details.supported_formats).to.deep.equal(['pdf']);
       expect(ocr.ocrRequests()).to.have.length(0);
@@ -200,14 +243,18 @@ describe('External OCR endpoint on the real engine', function () {
     it('refuses an empty file with 422 UNPROCESSABLE_INPUT, asks nothing of the OCR server and keeps no upload', async () => {
       const before = ocr.ocrRequests().length;
       const uploads = (await s.worker.store.list('uploads/')).length;
-      err(await postOcr(s, { wait_ms: '30000' }, { bytes: Buffer.alloc(0), name: 'leer.pdf', type: 'application/pdf' }), 422, 'UNPROCESSABLE_INPUT');
+      err(
+        await postOcr(s, { wait_ms: '30000' }, { bytes: Buffer.alloc(0), name: 'leer.pdf', type: 'application/pdf' }),
+        422,
+        'UNPROCESSABLE_INPUT',
+      );
       expect(ocr.ocrRequests()).to.have.length(before);
       expect(await s.worker.store.list('uploads/')).to.have.length(uploads);
     });
   });
 
   describe('asynchronous jobs and the pages archive download', () => {
-    it('answers 202 with a job id for wait_ms 0, and the finished job\'s pages archive downloads as a ZIP attachment', async () => {
+    it("answers 202 with a job id for wait_ms 0, and the finished job's pages archive downloads as a ZIP attachment", async () => {
       const r = await postOcr(s, { wait_ms: '0' });
       expectStatus(r, 202);
       const jobId = r.body.data.job_id;
@@ -217,7 +264,9 @@ describe('External OCR endpoint on the real engine', function () {
       const dl = await download(s, jobId);
       expect(dl.status).to.equal(200);
       expect(dl.headers.get('content-type')).to.match(/^application\/zip/);
-      expect(dl.headers.get('content-disposition')).to.match(/^attachment/).and.include('.zip');
+      expect(dl.headers.get('content-disposition'))
+        .to.match(/^attachment/)
+        .and.include('.zip');
       const pngs = zipEntries(dl.bytes, dir).filter((n) => n.endsWith('.png'));
       expect(pngs).to.have.length(3);
       zipPngsAreReal(dl.bytes, dir, pngs);
@@ -263,7 +312,12 @@ describe('External OCR endpoint on the real engine', function () {
       // The OCR answers after 8 s: a 202 well before that did not wait for it, however busy the machine.
       ocr.latency(8000);
       const t0 = Date.now();
-      const r = await postOcr(s, { callback_url: hook.url, callback_token: 'cb-secret-123', jobId: 'client-job-42', wait_ms: '30000' });
+      const r = await postOcr(s, {
+        callback_url: hook.url,
+        callback_token: 'cb-secret-123',
+        jobId: 'client-job-42',
+        wait_ms: '30000',
+      });
       expectStatus(r, 202);
       expect(Date.now() - t0).to.be.lessThan(6000);
       const processId = r.body.data.job_id;
@@ -289,7 +343,13 @@ describe('External OCR endpoint on the real engine', function () {
       hook = await startWebhookReceiver();
       open = await startStack({ HOST: '0.0.0.0', SERVICE_API_KEY: KEY, EXTERNAL_OCR_URL: ocr.url });
       // ALLOW_PRIVATE_URLS lets the callback reach the loopback receiver; nothing leaves this machine.
-      openHttp = await startStack({ HOST: '0.0.0.0', SERVICE_API_KEY: KEY, EXTERNAL_OCR_URL: ocr.url, ALLOW_HTTP_CALLBACKS: 'true', ALLOW_PRIVATE_URLS: 'true' });
+      openHttp = await startStack({
+        HOST: '0.0.0.0',
+        SERVICE_API_KEY: KEY,
+        EXTERNAL_OCR_URL: ocr.url,
+        ALLOW_HTTP_CALLBACKS: 'true',
+        ALLOW_PRIVATE_URLS: 'true',
+      });
       expect(open.api.config.loopbackOnly).to.equal(false);
     });
     after(async () => {
@@ -308,7 +368,10 @@ describe('External OCR endpoint on the real engine', function () {
       const r = await postOcr(openHttp, { callback_url: hook.url, jobId: 'open-http-1' }, undefined, auth);
       expectStatus(r, 202);
       expect(r.body.data.job_id).to.match(/^job-/);
-      await hook.waitFor((rs) => rs.some((q) => q.json?.phase === 'completed' && q.json?.job?.id === 'open-http-1'), 30_000);
+      await hook.waitFor(
+        (rs) => rs.some((q) => q.json?.phase === 'completed' && q.json?.job?.id === 'open-http-1'),
+        30_000,
+      );
     });
   });
 
@@ -326,7 +389,15 @@ describe('External OCR endpoint on the real engine', function () {
     });
 
     it('still answers 400 INVALID_FORMAT for a file that is not a PDF', async () => {
-      const e = err(await postOcr(bare, { wait_ms: '1000' }, { bytes: Buffer.from('Hello, this is plain text.\n'), name: 'notes.txt', type: 'text/plain' }), 400, 'INVALID_FORMAT');
+      const e = err(
+        await postOcr(
+          bare,
+          { wait_ms: '1000' },
+          { bytes: Buffer.from('Hello, this is plain text.\n'), name: 'notes.txt', type: 'text/plain' },
+        ),
+        400,
+        'INVALID_FORMAT',
+      );
       expect(e.details.supported_formats).to.deep.equal(['pdf']);
     });
   });

@@ -76,11 +76,19 @@ describe('external OCR provider (Mistral-compatible)', function () {
     expect(raw.usage_info).to.deep.equal({ pages_processed: 1, doc_size_bytes: SAMPLE.length });
     expect(raw.pages).to.have.length(1);
     expect(raw.pages[0].index).to.equal(0);
-    expect(raw.pages[0].markdown).to.match(/^# Page 1\n\n/).and.include('Document and Media Processing Service');
+    expect(raw.pages[0].markdown)
+      .to.match(/^# Page 1\n\n/)
+      .and.include('Document and Media Processing Service');
     expect(raw.pages[0].images).to.have.length(1);
     const img = raw.pages[0].images[0];
     expect(img.image_base64).to.match(/^data:image\/png;base64,iVBOR/);
-    expect(img).to.include({ id: 'img-0.png', top_left_x: 10, top_left_y: 20, bottom_right_x: 110, bottom_right_y: 220 });
+    expect(img).to.include({
+      id: 'img-0.png',
+      top_left_x: 10,
+      top_left_y: 20,
+      bottom_right_x: 110,
+      bottom_right_y: 220,
+    });
   });
 
   it('leaves image_base64 null when images are not asked for', async () => {
@@ -97,7 +105,10 @@ describe('external OCR provider (Mistral-compatible)', function () {
       pageCount: 120,
       onProgress: (done, total) => progress.push([done, total]),
     });
-    const sets = server.ocrRequests().map((r) => r.pages!).sort((a, b) => a[0] - b[0]);
+    const sets = server
+      .ocrRequests()
+      .map((r) => r.pages!)
+      .sort((a, b) => a[0] - b[0]);
     const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
     expect(sets).to.deep.equal([range(0, 49), range(50, 99), range(100, 119)]);
     for (const r of server.ocrRequests()) expect(r.docBytes).to.equal(pdf.length);
@@ -113,8 +124,15 @@ describe('external OCR provider (Mistral-compatible)', function () {
 
   it('asks only for the pages requested, sorted and grouped, and keeps their document indexes', async () => {
     const pdf = multiPagePdf(12);
-    const raw = await ocr({ maxPagesPerRequest: 2 }).ocrPdf(pdf, { includeImages: false, pages: [9, 4, 5, 4], pageCount: 12 });
-    const sets = server.ocrRequests().map((r) => r.pages!).sort((a, b) => a[0] - b[0]);
+    const raw = await ocr({ maxPagesPerRequest: 2 }).ocrPdf(pdf, {
+      includeImages: false,
+      pages: [9, 4, 5, 4],
+      pageCount: 12,
+    });
+    const sets = server
+      .ocrRequests()
+      .map((r) => r.pages!)
+      .sort((a, b) => a[0] - b[0]);
     expect(sets).to.deep.equal([[4, 5], [9]]);
     expect(raw.pages.map((p) => [p.index, p.markdown])).to.deep.equal([
       [4, '# Page 5\n\nSheet 5 of 12'],
@@ -128,7 +146,10 @@ describe('external OCR provider (Mistral-compatible)', function () {
     const relative = await startOcrServer({ relativeIndexes: true });
     try {
       const pdf = multiPagePdf(7);
-      const raw = await ocr({ url: relative.url, maxPagesPerRequest: 3 }).ocrPdf(pdf, { includeImages: false, pageCount: 7 });
+      const raw = await ocr({ url: relative.url, maxPagesPerRequest: 3 }).ocrPdf(pdf, {
+        includeImages: false,
+        pageCount: 7,
+      });
       expect(relative.ocrRequests()).to.have.length(3);
       expect(raw.pages.map((p) => p.index)).to.deep.equal([0, 1, 2, 3, 4, 5, 6]);
       raw.pages.forEach((p, i) => expect(p.markdown).to.equal(`# Page ${i + 1}\n\nSheet ${i + 1} of 7`));
@@ -210,7 +231,9 @@ describe('external OCR provider (Mistral-compatible)', function () {
     await new Promise<void>((r) => closed.listen(0, '127.0.0.1', () => r()));
     const port = (closed.address() as AddressInfo).port;
     await new Promise<void>((r) => closed.close(() => r()));
-    const err = await rejection(ocr({ url: `http://127.0.0.1:${port}`, maxRetries: 1 }).ocrPdf(SAMPLE, { includeImages: false }));
+    const err = await rejection(
+      ocr({ url: `http://127.0.0.1:${port}`, maxRetries: 1 }).ocrPdf(SAMPLE, { includeImages: false }),
+    );
     expect(err.code).to.equal('UPSTREAM_ERROR');
     expect(err.details).to.include({ attempts: 2 });
     expect(String(err.details.reason)).to.match(/network error/);
@@ -256,6 +279,8 @@ describe('external OCR provider (Mistral-compatible)', function () {
 
   it('is absent without configuration, and requiring it then answers 503 PROVIDER_NOT_CONFIGURED', () => {
     expect(createExternalOcr(null)).to.equal(null);
-    expect(() => requireExternalOcr(null)).to.throw(AppError).with.property('code', 'PROVIDER_NOT_CONFIGURED');
+    expect(() => requireExternalOcr(null))
+      .to.throw(AppError)
+      .with.property('code', 'PROVIDER_NOT_CONFIGURED');
   });
 });

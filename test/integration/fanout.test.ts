@@ -27,14 +27,30 @@ function peakInFlight(events: HistoryEvent[], type: string): number {
     const id = String(e.eventId);
     if (e.activityTaskScheduledEventAttributes?.activityType?.name === type) open.add(id);
     const closed =
-      e.activityTaskCompletedEventAttributes ?? e.activityTaskFailedEventAttributes ?? e.activityTaskTimedOutEventAttributes ?? e.activityTaskCanceledEventAttributes;
+      e.activityTaskCompletedEventAttributes ??
+      e.activityTaskFailedEventAttributes ??
+      e.activityTaskTimedOutEventAttributes ??
+      e.activityTaskCanceledEventAttributes;
     if (closed) open.delete(String(closed.scheduledEventId));
     peak = Math.max(peak, open.size);
   }
   return peak;
 }
 
-const WORDS = ['apple', 'river', 'candle', 'garden', 'window', 'pencil', 'market', 'silver', 'forest', 'ladder', 'orange', 'bridge'];
+const WORDS = [
+  'apple',
+  'river',
+  'candle',
+  'garden',
+  'window',
+  'pencil',
+  'market',
+  'silver',
+  'forest',
+  'ladder',
+  'orange',
+  'bridge',
+];
 
 describe('bounded fan-out of a job (real dev server, real tesseract)', function () {
   this.timeout(180_000);
@@ -50,7 +66,12 @@ describe('bounded fan-out of a job (real dev server, real tesseract)', function 
     native = await NativeConnection.connect({ address: server.address });
     await sharedBundle();
     // One media slot (the harness's MEDIA_CONCURRENCY=1): the job may keep two page groups in flight.
-    h = await startHarness({ address: server.address, client: new Client({ connection: calls.connection }), connection: calls.connection, nativeConnection: native });
+    h = await startHarness({
+      address: server.address,
+      client: new Client({ connection: calls.connection }),
+      connection: calls.connection,
+      nativeConnection: native,
+    });
   });
   after(async () => {
     await h?.stop();
@@ -61,13 +82,21 @@ describe('bounded fan-out of a job (real dev server, real tesseract)', function 
   it('a 12-page local_ocr job keeps at most twice the media slots of page groups in flight, and its pages come back in page order', async () => {
     const file = path.join(h.config.dataDir, 'twelve.pdf');
     fs.mkdirSync(h.config.dataDir, { recursive: true });
-    fs.writeFileSync(file, buildPdf({ pages: WORDS.map((w, i) => ({ kind: 'lines' as const, lines: [`Page ${i + 1}: ${w}`], size: 28 })) }));
-    const { state } = await h.jobs.create({ jobType: 'pdf', parameters: { filename: file, extraction_method: 'local_ocr', use_cache: false } });
+    fs.writeFileSync(
+      file,
+      buildPdf({ pages: WORDS.map((w, i) => ({ kind: 'lines' as const, lines: [`Page ${i + 1}: ${w}`], size: 28 })) }),
+    );
+    const { state } = await h.jobs.create({
+      jobType: 'pdf',
+      parameters: { filename: file, extraction_method: 'local_ocr', use_cache: false },
+    });
     const handle = h.client.workflow.getHandle(state.job_id);
     await handle.result();
 
     const { events } = await handle.fetchHistory();
-    const scheduled = events!.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'extractPdfPages');
+    const scheduled = events!.filter(
+      (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'extractPdfPages',
+    );
     // Twelve page steps (a page each: ocr-fine-groups), more than the bound, each on the media queue with the job id
     // as fairness key.
     expect(scheduled).to.have.length(12);
@@ -79,9 +108,14 @@ describe('bounded fan-out of a job (real dev server, real tesseract)', function 
     expect(events!.some((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')).to.equal(true);
     expect(peakInFlight(events!, 'extractPdfPages')).to.equal(2);
 
-    const record = await withResults(h.store, await readBlobJson<JobState & StoredRecord>(h.store, jobRecordKey(state.job_id)));
+    const record = await withResults(
+      h.store,
+      await readBlobJson<JobState & StoredRecord>(h.store, jobRecordKey(state.job_id)),
+    );
     expect(record.status).to.equal('completed');
-    const contents = (record.results as { metadata: { text_contents: { page: number; text: string; method: string }[] } }).metadata.text_contents;
+    const contents = (
+      record.results as { metadata: { text_contents: { page: number; text: string; method: string }[] } }
+    ).metadata.text_contents;
     expect(contents.map((c) => c.page)).to.deep.equal(WORDS.map((_, i) => i + 1));
     for (const [i, c] of contents.entries()) {
       expect(c.method).to.equal('local_ocr');

@@ -39,7 +39,16 @@ describe('health', function () {
     expect(body).to.include.keys('service', 'version', 'timestamp');
     // The OCR languages an ocr_language may ask for (the provisioned OCR_LANGUAGES).
     expect(body.checks.providers.ocr).to.deep.include({ status: 'ok', engine: 'tesseract' });
-    expect(body.checks.providers.ocr.languages).to.include.members(['deu', 'eng', 'fra', 'spa', 'ita', 'nld', 'por', 'pol']);
+    expect(body.checks.providers.ocr.languages).to.include.members([
+      'deu',
+      'eng',
+      'fra',
+      'spa',
+      'ita',
+      'nld',
+      'por',
+      'pol',
+    ]);
   });
 
   it('liveness stays 200 while Temporal is down', async () => {

@@ -18,7 +18,10 @@ const ytDlp = ytDlpPath(loadConfig({ ...process.env }));
 const open = { allowPrivate: true };
 
 async function rejection(p: Promise<unknown>): Promise<AppError> {
-  const err = await p.then(() => null, (e: unknown) => e);
+  const err = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(err, 'expected a rejection').to.be.instanceOf(AppError);
   return err as AppError;
 }
@@ -34,8 +37,25 @@ describe('hosted video downloads (yt-dlp)', function () {
   before(async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'hosted-test-'));
     const mp4 = path.join(dir, 'video.mp4');
-    await ffmpeg('-f', 'lavfi', '-i', 'testsrc=size=160x120:rate=10:duration=3', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=3',
-      '-c:v', 'libx264', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', '-y', mp4);
+    await ffmpeg(
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc=size=160x120:rate=10:duration=3',
+      '-f',
+      'lavfi',
+      '-i',
+      'sine=frequency=440:duration=3',
+      '-c:v',
+      'libx264',
+      '-pix_fmt',
+      'yuv420p',
+      '-c:a',
+      'aac',
+      '-shortest',
+      '-y',
+      mp4,
+    );
     video = readFileSync(mp4);
     server = http.createServer((req, res) => {
       requests.push(req.url ?? '');
@@ -44,12 +64,24 @@ describe('hosted video downloads (yt-dlp)', function () {
         res.end(video);
       } else if (req.url === '/watch') {
         const ld = {
-          '@context': 'https://schema.org', '@type': 'VideoObject', name: 'Test pattern', description: 'A generated test pattern',
-          author: { '@type': 'Person', name: 'Docproc Tests' }, uploadDate: '2026-01-01', duration: 'PT3S', contentUrl: `${base}/video.mp4`,
-          interactionStatistic: { '@type': 'InteractionCounter', interactionType: { '@type': 'WatchAction' }, userInteractionCount: 1234 },
+          '@context': 'https://schema.org',
+          '@type': 'VideoObject',
+          name: 'Test pattern',
+          description: 'A generated test pattern',
+          author: { '@type': 'Person', name: 'Docproc Tests' },
+          uploadDate: '2026-01-01',
+          duration: 'PT3S',
+          contentUrl: `${base}/video.mp4`,
+          interactionStatistic: {
+            '@type': 'InteractionCounter',
+            interactionType: { '@type': 'WatchAction' },
+            userInteractionCount: 1234,
+          },
         };
         res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-        res.end(`<!DOCTYPE html><html><head><title>Test pattern</title><script type="application/ld+json">${JSON.stringify(ld)}</script></head><body><p>clip</p></body></html>`);
+        res.end(
+          `<!DOCTYPE html><html><head><title>Test pattern</title><script type="application/ld+json">${JSON.stringify(ld)}</script></head><body><p>clip</p></body></html>`,
+        );
       } else if (req.url === '/busy.mp4') {
         res.writeHead(503, { 'content-type': 'text/plain', 'retry-after': '1' });
         res.end('busy');
@@ -72,7 +104,12 @@ describe('hosted video downloads (yt-dlp)', function () {
     const r = await downloadHosted(`${base}/watch`, outDir(), { ytDlp, policy: open, format: 'audio' });
     expect(readFileSync(r.file).equals(video)).to.equal(true);
     expect(r.metadata).to.deep.equal({
-      video_id: 'watch', title: 'Test pattern', uploader: 'Docproc Tests', views: 1234, description: 'A generated test pattern', duration: 3,
+      video_id: 'watch',
+      title: 'Test pattern',
+      uploader: 'Docproc Tests',
+      views: 1234,
+      description: 'A generated test pattern',
+      duration: 3,
     });
   });
 
@@ -113,7 +150,9 @@ describe('hosted video downloads (yt-dlp)', function () {
     const local = await rejection(downloadHosted(`${base}/watch`, outDir(), { ytDlp, policy: closed }));
     expect(local.code).to.equal('FORBIDDEN');
     expect(requests.length, 'the loopback server was not asked').to.equal(seen);
-    const metadata = await rejection(downloadHosted('http://169.254.169.254/latest/meta-data/', outDir(), { ytDlp, policy: closed }));
+    const metadata = await rejection(
+      downloadHosted('http://169.254.169.254/latest/meta-data/', outDir(), { ytDlp, policy: closed }),
+    );
     expect(metadata.code).to.equal('FORBIDDEN');
     expect(metadata.details).to.include({ host: '169.254.169.254' });
   });
@@ -124,6 +163,8 @@ describe('hosted video downloads (yt-dlp)', function () {
     expect(err.code).to.equal('PROVIDER_NOT_CONFIGURED');
     const notExecutable = path.join(dir, 'yt-dlp.txt');
     writeFileSync(notExecutable, 'not a program');
-    expect((await rejection(downloadHosted(`${base}/watch`, outDir(), { ytDlp: notExecutable, policy: open }))).code).to.equal('PROVIDER_NOT_CONFIGURED');
+    expect(
+      (await rejection(downloadHosted(`${base}/watch`, outDir(), { ytDlp: notExecutable, policy: open }))).code,
+    ).to.equal('PROVIDER_NOT_CONFIGURED');
   });
 });

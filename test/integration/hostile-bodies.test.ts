@@ -33,20 +33,32 @@ const nested = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
  * A job whose parameters hold a value nested `depth` arrays deep (the whole body is 2 levels deeper). Of an unknown
  * job type, a body that passes the depth check is refused for that (`job_type`) instead: it passed the edge.
  */
-const deepJob = (depth: number, type = 'no-such-type') => `{"job_type":"${type}","parameters":{"operation":"html-to-markdown","html":"<p>x</p>","x":${nested(depth)}}}`;
+const deepJob = (depth: number, type = 'no-such-type') =>
+  `{"job_type":"${type}","parameters":{"operation":"html-to-markdown","html":"<p>x</p>","x":${nested(depth)}}}`;
 
 /** A multipart body built by hand: text fields, then files. */
 function multipart(fields: [string, string][], files: { name: string; filename: string; data: Buffer }[] = []): Buffer {
   const parts: Buffer[] = [];
-  for (const [name, value] of fields) parts.push(Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`));
+  for (const [name, value] of fields)
+    parts.push(Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`));
   for (const f of files) {
-    parts.push(Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="${f.name}"; filename="${f.filename}"\r\nContent-Type: application/octet-stream\r\n\r\n`), f.data, Buffer.from('\r\n'));
+    parts.push(
+      Buffer.from(
+        `--${BOUNDARY}\r\nContent-Disposition: form-data; name="${f.name}"; filename="${f.filename}"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+      ),
+      f.data,
+      Buffer.from('\r\n'),
+    );
   }
   parts.push(Buffer.from(`--${BOUNDARY}--\r\n`));
   return Buffer.concat(parts);
 }
 
-const ENCODERS: Record<string, (b: Buffer) => Buffer> = { gzip: zlib.gzipSync, deflate: zlib.deflateSync, br: zlib.brotliCompressSync };
+const ENCODERS: Record<string, (b: Buffer) => Buffer> = {
+  gzip: zlib.gzipSync,
+  deflate: zlib.deflateSync,
+  br: zlib.brotliCompressSync,
+};
 
 /**
  * A gzip bomb: `head`, then `expandedMb` MB of zeros, then `tail`, as concatenated gzip members (RFC 1952 allows
@@ -54,7 +66,11 @@ const ENCODERS: Record<string, (b: Buffer) => Buffer> = { gzip: zlib.gzipSync, d
  */
 function gzipBomb(head: Buffer, expandedMb: number, tail: Buffer): Buffer {
   const member = zlib.gzipSync(Buffer.alloc(16 * MB), { level: 9 });
-  return Buffer.concat([zlib.gzipSync(head), ...Array<Buffer>(Math.ceil(expandedMb / 16)).fill(member), zlib.gzipSync(tail)]);
+  return Buffer.concat([
+    zlib.gzipSync(head),
+    ...Array<Buffer>(Math.ceil(expandedMb / 16)).fill(member),
+    zlib.gzipSync(tail),
+  ]);
 }
 
 describe('hostile request bodies at the edge', function () {
@@ -64,7 +80,8 @@ describe('hostile request bodies at the edge', function () {
     api = await startTestApi({ MAX_JSON_MB: '1', MAX_UPLOAD_MB: '1' });
   });
   after(() => api?.close());
-  const post = (p: string, headers: Record<string, string>, body: string | Buffer) => rawRequest(api.url, p, { method: 'POST', headers, body });
+  const post = (p: string, headers: Record<string, string>, body: string | Buffer) =>
+    rawRequest(api.url, p, { method: 'POST', headers, body });
 
   describe('deep JSON (MAX_JSON_DEPTH, default 64)', () => {
     it('refuses a job nested 4,200 arrays deep, and 100,000 deep, with 400 VALIDATION_ERROR naming the limit (not a 500)', async () => {
@@ -82,17 +99,24 @@ describe('hostile request bodies at the edge', function () {
 
     it('refuses 65 levels and passes 64 (the limit counts the whole body)', async () => {
       expectError(await post('/api/jobs/', JSON_TYPE, deepJob(63)), 400, 'VALIDATION_ERROR');
-      expect(paths(expectError(await post('/api/jobs/', JSON_TYPE, deepJob(62)), 400, 'VALIDATION_ERROR'))).to.deep.equal(['job_type']);
+      expect(
+        paths(expectError(await post('/api/jobs/', JSON_TYPE, deepJob(62)), 400, 'VALIDATION_ERROR')),
+      ).to.deep.equal(['job_type']);
     });
 
     it('does not count brackets inside strings, escaped quotes included', async () => {
       const html = `<p>${'[{'.repeat(5000)}\\"${'['.repeat(100)}</p>`;
       const body = `{"job_type":"no-such-type","parameters":{"operation":"html-to-markdown","html":"${html}"}}`;
-      expect(paths(expectError(await post('/api/jobs/', JSON_TYPE, body), 400, 'VALIDATION_ERROR'))).to.deep.equal(['job_type']);
+      expect(paths(expectError(await post('/api/jobs/', JSON_TYPE, body), 400, 'VALIDATION_ERROR'))).to.deep.equal([
+        'job_type',
+      ]);
     });
 
     it('applies to JSON in a multipart form field (the context of /api/pdf/process)', async () => {
-      const body = multipart([['context', `{"a":${nested(4200)}}`]], [{ name: 'file', filename: 'a.pdf', data: Buffer.from('%PDF-1.4\n') }]);
+      const body = multipart(
+        [['context', `{"a":${nested(4200)}}`]],
+        [{ name: 'file', filename: 'a.pdf', data: Buffer.from('%PDF-1.4\n') }],
+      );
       const b = expectError(await post('/api/pdf/process', MULTIPART_TYPE, body), 400, 'VALIDATION_ERROR');
       expect(b.error.details.issues[0].path).to.equal('context');
     });
@@ -100,9 +124,17 @@ describe('hostile request bodies at the edge', function () {
     it('follows MAX_JSON_DEPTH', async () => {
       const strict = await startTestApi({ MAX_JSON_DEPTH: '4' });
       try {
-        const b = expectError(await rawRequest(strict.url, '/api/jobs/', { method: 'POST', headers: JSON_TYPE, body: deepJob(3) }), 400, 'VALIDATION_ERROR');
+        const b = expectError(
+          await rawRequest(strict.url, '/api/jobs/', { method: 'POST', headers: JSON_TYPE, body: deepJob(3) }),
+          400,
+          'VALIDATION_ERROR',
+        );
         expect(b.error.details.max_depth).to.equal(4);
-        const ok = expectError(await rawRequest(strict.url, '/api/jobs/', { method: 'POST', headers: JSON_TYPE, body: deepJob(2) }), 400, 'VALIDATION_ERROR');
+        const ok = expectError(
+          await rawRequest(strict.url, '/api/jobs/', { method: 'POST', headers: JSON_TYPE, body: deepJob(2) }),
+          400,
+          'VALIDATION_ERROR',
+        );
         expect(paths(ok)).to.deep.equal(['job_type']);
       } finally {
         await strict.close();
@@ -127,7 +159,11 @@ describe('hostile request bodies at the edge', function () {
         const b = expectError(await html(encoding, '{"html":"<p>x</p>"}'), 400, 'VALIDATION_ERROR');
         expect(b.error.message).to.include(encoding);
         const body = multipart([], [{ name: 'file', filename: 'a.pdf', data: Buffer.from('%PDF-1.4\n') }]);
-        expectError(await post('/api/pdf/process', { ...MULTIPART_TYPE, 'Content-Encoding': encoding }, body), 400, 'VALIDATION_ERROR');
+        expectError(
+          await post('/api/pdf/process', { ...MULTIPART_TYPE, 'Content-Encoding': encoding }, body),
+          400,
+          'VALIDATION_ERROR',
+        );
       }
     });
 
@@ -136,7 +172,11 @@ describe('hostile request bodies at the edge', function () {
         const b = expectError(await html(encoding, '{"html":"<p>x</p>"}'), 415, 'UNSUPPORTED_MEDIA_TYPE');
         expect(b.error.details.supported).to.include.members(['gzip', 'deflate', 'br']);
         const body = multipart([], [{ name: 'file', filename: 'a.pdf', data: Buffer.from('%PDF-1.4\n') }]);
-        expectError(await post('/api/pdf/process', { ...MULTIPART_TYPE, 'Content-Encoding': encoding }, body), 415, 'UNSUPPORTED_MEDIA_TYPE');
+        expectError(
+          await post('/api/pdf/process', { ...MULTIPART_TYPE, 'Content-Encoding': encoding }, body),
+          415,
+          'UNSUPPORTED_MEDIA_TYPE',
+        );
       }
     });
 
@@ -152,7 +192,10 @@ describe('hostile request bodies at the edge', function () {
       const empty = multipart([], [{ name: 'file', filename: 'a.pdf', data: Buffer.alloc(0) }]);
       const b = expectError(await post('/api/pdf/process', headers, zlib.gzipSync(empty)), 422, 'UNPROCESSABLE_INPUT');
       expect(b.error.details.reason).to.equal('empty');
-      const pdf = multipart([['page_start', '0']], [{ name: 'file', filename: 'a.pdf', data: Buffer.from('%PDF-1.4\n') }]);
+      const pdf = multipart(
+        [['page_start', '0']],
+        [{ name: 'file', filename: 'a.pdf', data: Buffer.from('%PDF-1.4\n') }],
+      );
       const v = expectError(await post('/api/pdf/process', headers, zlib.gzipSync(pdf)), 400, 'VALIDATION_ERROR');
       expect(new Set(paths(v))).to.deep.equal(new Set(['page_start']));
     });
@@ -163,15 +206,25 @@ describe('hostile request bodies at the edge', function () {
       expect(json.length).to.be.below(8 * MB);
       const j = expectError(await html('gzip', json), 413, 'PAYLOAD_TOO_LARGE');
       expect(j.error.details.limit_bytes).to.equal(1 * MB);
-      const head = Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="a.pdf"\r\nContent-Type: application/pdf\r\n\r\n%PDF-1.4\n`);
+      const head = Buffer.from(
+        `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="a.pdf"\r\nContent-Type: application/pdf\r\n\r\n%PDF-1.4\n`,
+      );
       const form = gzipBomb(head, 4096, Buffer.from(`\r\n--${BOUNDARY}--\r\n`));
-      const m = expectError(await post('/api/pdf/process', { ...MULTIPART_TYPE, 'Content-Encoding': 'gzip' }, form), 413, 'PAYLOAD_TOO_LARGE');
-      expect(m.error.details.limit_bytes).to.be.a('number').and.below(8 * MB);
+      const m = expectError(
+        await post('/api/pdf/process', { ...MULTIPART_TYPE, 'Content-Encoding': 'gzip' }, form),
+        413,
+        'PAYLOAD_TOO_LARGE',
+      );
+      expect(m.error.details.limit_bytes)
+        .to.be.a('number')
+        .and.below(8 * MB);
       // Inflating either bomb into memory would need 4 GB; the API and this test share the process.
       expect((process.memoryUsage().rss - rss) / MB).to.be.below(512);
       const uploads = path.join(api.config.dataDir, 'tmp', 'uploads');
       // No file is left in any upload directory (the API keeps one per process under it).
-      const left = fs.existsSync(uploads) ? fs.readdirSync(uploads, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()) : [];
+      const left = fs.existsSync(uploads)
+        ? fs.readdirSync(uploads, { recursive: true, withFileTypes: true }).filter((e) => e.isFile())
+        : [];
       expect(left.map((e) => e.name)).to.deep.equal([]);
     });
   });
@@ -181,25 +234,41 @@ describe('hostile request bodies at the edge', function () {
 
     it('too many fields: 413 saying so, with the field limit (not "the upload is too large")', async () => {
       const fields = Array.from({ length: 201 }, (_, i): [string, string] => [`f${i}`, 'x']);
-      const b = expectError(await post('/api/pdf/process', MULTIPART_TYPE, multipart(fields, [file])), 413, 'PAYLOAD_TOO_LARGE');
+      const b = expectError(
+        await post('/api/pdf/process', MULTIPART_TYPE, multipart(fields, [file])),
+        413,
+        'PAYLOAD_TOO_LARGE',
+      );
       expect(b.error.message).to.match(/too many fields/);
       expect(b.error.details).to.deep.equal({ limit_fields: 200 });
     });
 
     it('too much field text: 413 with the field byte limit', async () => {
-      const b = expectError(await post('/api/pdf/process', MULTIPART_TYPE, multipart([['context', 'x'.repeat(2 * MB + 1)]], [file])), 413, 'PAYLOAD_TOO_LARGE');
+      const b = expectError(
+        await post('/api/pdf/process', MULTIPART_TYPE, multipart([['context', 'x'.repeat(2 * MB + 1)]], [file])),
+        413,
+        'PAYLOAD_TOO_LARGE',
+      );
       expect(b.error.message).to.match(/text fields are too large/);
       expect(b.error.details).to.deep.equal({ limit_field_bytes: 2 * MB });
     });
 
     it('too many files: 413 with the file count limit', async () => {
-      const b = expectError(await post('/api/pdf/process', MULTIPART_TYPE, multipart([], Array<typeof file>(21).fill(file))), 413, 'PAYLOAD_TOO_LARGE');
+      const b = expectError(
+        await post('/api/pdf/process', MULTIPART_TYPE, multipart([], Array<typeof file>(21).fill(file))),
+        413,
+        'PAYLOAD_TOO_LARGE',
+      );
       expect(b.error.message).to.match(/too many files/);
       expect(b.error.details).to.deep.equal({ limit_files: 20 });
     });
 
     it('a file over MAX_UPLOAD_MB: 413 "upload is too large" with limit_bytes', async () => {
-      const b = expectError(await post('/api/pdf/process', MULTIPART_TYPE, multipart([], [{ ...file, data: Buffer.alloc(MB + 1) }])), 413, 'PAYLOAD_TOO_LARGE');
+      const b = expectError(
+        await post('/api/pdf/process', MULTIPART_TYPE, multipart([], [{ ...file, data: Buffer.alloc(MB + 1) }])),
+        413,
+        'PAYLOAD_TOO_LARGE',
+      );
       expect(b.error.message).to.match(/upload is too large/);
       expect(b.error.details).to.deep.equal({ limit_bytes: MB });
     });

@@ -47,7 +47,13 @@ const LINES = PARAGRAPHS.flatMap((p) => [...wrapText(p, 78), '']);
 const accuracy = (expected: string, actual: string) => charAccuracy(expected, actual.replace(/-\n/g, ''));
 
 /** Posts multipart to `path` with an optional file; answers status and parsed body. */
-async function postForm(base: string, route: string, fields: Record<string, string>, file?: { bytes: Buffer; name: string; type: string }, headers: Record<string, string> = {}) {
+async function postForm(
+  base: string,
+  route: string,
+  fields: Record<string, string>,
+  file?: { bytes: Buffer; name: string; type: string },
+  headers: Record<string, string> = {},
+) {
   const form = new FormData();
   if (file) form.append('file', new Blob([new Uint8Array(file.bytes)], { type: file.type }), file.name);
   for (const [k, v] of Object.entries(fields)) form.append(k, v);
@@ -102,15 +108,24 @@ describe('Image OCR endpoints on the real engine', function () {
     dir = mkdtempSync(path.join(os.tmpdir(), 'imageocr-test-'));
     const pdf = buildPdf({ pages: [{ kind: 'lines', lines: LINES, size: 11, leading: 15, x: 50, top: 800 }] });
     writeFileSync(path.join(dir, 'text.pdf'), pdf);
-    execFileSync('pdftoppm', ['-r', '150', '-png', '-singlefile', path.join(dir, 'text.pdf'), path.join(dir, 'page')], { timeout: 30_000 });
+    execFileSync('pdftoppm', ['-r', '150', '-png', '-singlefile', path.join(dir, 'text.pdf'), path.join(dir, 'page')], {
+      timeout: 30_000,
+    });
     png = readFileSync(path.join(dir, 'page.png'));
-    execFileSync('ffmpeg', ['-v', 'error', '-y', '-i', path.join(dir, 'page.png'), '-q:v', '2', path.join(dir, 'page.jpg')], { timeout: 30_000 });
+    execFileSync(
+      'ffmpeg',
+      ['-v', 'error', '-y', '-i', path.join(dir, 'page.png'), '-q:v', '2', path.join(dir, 'page.jpg')],
+      { timeout: 30_000 },
+    );
     jpeg = readFileSync(path.join(dir, 'page.jpg'));
 
     files = http.createServer((req, res) => {
       served.push(req.url ?? '');
       if (req.url === '/page.png') return void res.writeHead(200, { 'Content-Type': 'image/png' }).end(png);
-      if (req.url === '/page.html') return void res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' }).end('<html><body>not an image</body></html>');
+      if (req.url === '/page.html')
+        return void res
+          .writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' })
+          .end('<html><body>not an image</body></html>');
       res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found');
     });
     await new Promise<void>((r) => files.listen(0, '127.0.0.1', r));
@@ -129,7 +144,9 @@ describe('Image OCR endpoints on the real engine', function () {
 
   describe('POST /api/imageocr/process', () => {
     it('recognises the German text of a 150 dpi PNG with at least 95 % accuracy and reports its size, format and dpi', async () => {
-      const data = ok(await postForm(s.url, '/api/imageocr/process', {}, { bytes: png, name: 'page.png', type: 'image/png' }));
+      const data = ok(
+        await postForm(s.url, '/api/imageocr/process', {}, { bytes: png, name: 'page.png', type: 'image/png' }),
+      );
       expect(TEXT.length).to.be.greaterThan(2000);
       expect(accuracy(TEXT, data.extracted_text), data.extracted_text.slice(0, 300)).to.be.at.least(0.95);
       expect(data.extracted_text).to.include('Brücke').and.include('Großmutter').and.include('Stadtgraben vor.');
@@ -140,7 +157,12 @@ describe('Image OCR endpoints on the real engine', function () {
 
     it('refuses an OCR language that is not installed with 422 language_not_installed naming it and the installed ones, never a fallback', async () => {
       for (const language of ['ja', 'xx', 'de+ko']) {
-        const r = await postForm(s.url, '/api/imageocr/process', { ocr_language: language }, { bytes: png, name: 'page.png', type: 'image/png' });
+        const r = await postForm(
+          s.url,
+          '/api/imageocr/process',
+          { ocr_language: language },
+          { bytes: png, name: 'page.png', type: 'image/png' },
+        );
         expect(r.status, `${language}: ${JSON.stringify(r.body)}`).to.equal(422);
         expect(r.body.error.code).to.equal('UNPROCESSABLE_INPUT');
         expect(r.body.error.details).to.include({ reason: 'language_not_installed' });
@@ -149,35 +171,74 @@ describe('Image OCR endpoints on the real engine', function () {
       }
       // An installed one by its ISO code or its tesseract code reads the page (French is provisioned by default too).
       for (const language of ['de', 'deu+eng', 'de+fr']) {
-        const data = ok(await postForm(s.url, '/api/imageocr/process', { ocr_language: language, useCache: 'false' }, { bytes: png, name: 'page.png', type: 'image/png' }));
+        const data = ok(
+          await postForm(
+            s.url,
+            '/api/imageocr/process',
+            { ocr_language: language, useCache: 'false' },
+            { bytes: png, name: 'page.png', type: 'image/png' },
+          ),
+        );
         expect(data.extracted_text).to.include('Brücke');
       }
     });
 
     it('turns an image photographed upside down before OCR and reports the rotation; an upright one has none', async () => {
       const flipped = path.join(dir, 'upside-down.png');
-      execFileSync('ffmpeg', ['-v', 'error', '-y', '-i', path.join(dir, 'page.png'), '-vf', 'hflip,vflip', flipped], { timeout: 30_000 });
-      const data = ok(await postForm(s.url, '/api/imageocr/process', { useCache: 'false' }, { bytes: readFileSync(flipped), name: 'flipped.png', type: 'image/png' }));
+      execFileSync('ffmpeg', ['-v', 'error', '-y', '-i', path.join(dir, 'page.png'), '-vf', 'hflip,vflip', flipped], {
+        timeout: 30_000,
+      });
+      const data = ok(
+        await postForm(
+          s.url,
+          '/api/imageocr/process',
+          { useCache: 'false' },
+          { bytes: readFileSync(flipped), name: 'flipped.png', type: 'image/png' },
+        ),
+      );
       expect(accuracy(TEXT, data.extracted_text), data.extracted_text.slice(0, 300)).to.be.at.least(0.95);
       expect(data.metadata.rotation).to.equal(180);
-      const upright = ok(await postForm(s.url, '/api/imageocr/process', { useCache: 'false' }, { bytes: png, name: 'page.png', type: 'image/png' }));
+      const upright = ok(
+        await postForm(
+          s.url,
+          '/api/imageocr/process',
+          { useCache: 'false' },
+          { bytes: png, name: 'page.png', type: 'image/png' },
+        ),
+      );
       expect(upright.metadata).to.not.have.property('rotation');
     });
 
     it('reports the format of a JPEG as jpeg and still recognises its text', async () => {
-      const data = ok(await postForm(s.url, '/api/imageocr/process', {}, { bytes: jpeg, name: 'page.jpg', type: 'image/jpeg' }));
+      const data = ok(
+        await postForm(s.url, '/api/imageocr/process', {}, { bytes: jpeg, name: 'page.jpg', type: 'image/jpeg' }),
+      );
       expect(data.metadata).to.include({ ...pngSize(png), format: 'jpeg' });
       expect(data.metadata.dpi).to.be.a('number');
       expect(accuracy(TEXT, data.extracted_text)).to.be.at.least(0.95);
     });
 
     it('refuses an upload that is not an image with 400 INVALID_FORMAT listing the supported formats', async () => {
-      const e = err(await postForm(s.url, '/api/imageocr/process', {}, { bytes: Buffer.from('just some words, not pixels\n'), name: 'notes.txt', type: 'text/plain' }), 400, 'INVALID_FORMAT');
+      const e = err(
+        await postForm(
+          s.url,
+          '/api/imageocr/process',
+          {},
+          { bytes: Buffer.from('just some words, not pixels\n'), name: 'notes.txt', type: 'text/plain' },
+        ),
+        400,
+        'INVALID_FORMAT',
+      );
       expect(e.details.supported_formats).to.include.members(['png', 'jpeg']);
     });
 
     it('refuses an empty file with 400', async () => {
-      const r = await postForm(s.url, '/api/imageocr/process', {}, { bytes: Buffer.alloc(0), name: 'empty.png', type: 'image/png' });
+      const r = await postForm(
+        s.url,
+        '/api/imageocr/process',
+        {},
+        { bytes: Buffer.alloc(0), name: 'empty.png', type: 'image/png' },
+      );
       expect(r.status, JSON.stringify(r.body)).to.equal(400);
       expect(r.body.status).to.equal('error');
     });
@@ -189,7 +250,14 @@ describe('Image OCR endpoints on the real engine', function () {
 
     it('fills a shipped template from the recognised text when template is PdfMetadata', async () => {
       llm.reset();
-      const data = ok(await postForm(s.url, '/api/imageocr/process', { template: 'PdfMetadata' }, { bytes: png, name: 'page.png', type: 'image/png' }));
+      const data = ok(
+        await postForm(
+          s.url,
+          '/api/imageocr/process',
+          { template: 'PdfMetadata' },
+          { bytes: png, name: 'page.png', type: 'image/png' },
+        ),
+      );
       expect(data.extracted_text).to.include('# title value').and.include('summary value');
       expect(data.extracted_text).to.not.include('{{');
       expect(data.metadata).to.include({ format: 'png', dpi: 150 });
@@ -215,17 +283,29 @@ describe('Image OCR endpoints on the real engine', function () {
 
     it('answers 502 UPSTREAM_ERROR for a URL whose port is closed', async () => {
       const port = await closedPort();
-      const e = err(await s.call('POST', '/api/imageocr/process-url', { url: `http://127.0.0.1:${port}/page.png` }), 502, 'UPSTREAM_ERROR');
+      const e = err(
+        await s.call('POST', '/api/imageocr/process-url', { url: `http://127.0.0.1:${port}/page.png` }),
+        502,
+        'UPSTREAM_ERROR',
+      );
       expect(e.message).to.not.include('/page.png');
     });
 
     it('answers 502 UPSTREAM_ERROR for a URL that answers 404', async () => {
-      const e = err(await s.call('POST', '/api/imageocr/process-url', { url: `${filesUrl}/missing.png` }), 502, 'UPSTREAM_ERROR');
+      const e = err(
+        await s.call('POST', '/api/imageocr/process-url', { url: `${filesUrl}/missing.png` }),
+        502,
+        'UPSTREAM_ERROR',
+      );
       expect(e.details.status).to.equal(404);
     });
 
     it('answers 400 INVALID_FORMAT for a URL that serves text/html', async () => {
-      const e = err(await s.call('POST', '/api/imageocr/process-url', { url: `${filesUrl}/page.html` }), 400, 'INVALID_FORMAT');
+      const e = err(
+        await s.call('POST', '/api/imageocr/process-url', { url: `${filesUrl}/page.html` }),
+        400,
+        'INVALID_FORMAT',
+      );
       expect(e.details.content_type).to.equal('text/html');
     });
   });
@@ -249,7 +329,11 @@ describe('Image OCR endpoints on the real engine', function () {
       const port = (files.address() as AddressInfo).port;
       served.length = 0;
       for (const url of [`http://127.0.0.1:${port}/x.png`, `http://localhost:${port}/x.png`]) {
-        err(await open.call('POST', '/api/imageocr/process-url', { url }, { 'X-Service-Api-Key': KEY }), 403, 'FORBIDDEN');
+        err(
+          await open.call('POST', '/api/imageocr/process-url', { url }, { 'X-Service-Api-Key': KEY }),
+          403,
+          'FORBIDDEN',
+        );
       }
       expect(served).to.deep.equal([]);
     });

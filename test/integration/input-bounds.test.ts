@@ -29,7 +29,9 @@ function bigPng(w: number, h: number): Buffer {
 
 /** A 200×100 PNG whose pixel data is cut short: the header reads fine, decoding fails. */
 function truncatedPng(): Buffer {
-  const raw = Buffer.concat(Array.from({ length: 100 }, () => Buffer.concat([Buffer.from([0]), Buffer.alloc(200, 0xff)])));
+  const raw = Buffer.concat(
+    Array.from({ length: 100 }, () => Buffer.concat([Buffer.from([0]), Buffer.alloc(200, 0xff)])),
+  );
   return grayPng(200, 100, 8, deflateSync(raw).subarray(0, 10));
 }
 
@@ -39,7 +41,8 @@ async function activityAttempts(s: Stack, jobId: string): Promise<Map<string, nu
   const types = new Map<string, string>();
   const attempts = new Map<string, number>();
   for (const e of history.events ?? []) {
-    if (e.activityTaskScheduledEventAttributes) types.set(String(e.eventId), e.activityTaskScheduledEventAttributes.activityType?.name ?? '');
+    if (e.activityTaskScheduledEventAttributes)
+      types.set(String(e.eventId), e.activityTaskScheduledEventAttributes.activityType?.name ?? '');
     const started = e.activityTaskStartedEventAttributes;
     if (started) attempts.set(types.get(String(started.scheduledEventId)) ?? '', started.attempt ?? 0);
   }
@@ -74,11 +77,24 @@ describe('Input bounds: pixel and duration budgets, corrupt images, scratch file
     const bomb = bigPng(3000, 3000); // 9 MP in about 2 KB
     expect(bomb.length).to.be.below(64 * 1024);
     const before = await recordedJobs(s.worker.store);
-    const r = await postMultipart(`${s.url}/api/imageocr/process`, {}, { bytes: bomb, name: 'bomb.png', type: 'image/png' });
+    const r = await postMultipart(
+      `${s.url}/api/imageocr/process`,
+      {},
+      { bytes: bomb, name: 'bomb.png', type: 'image/png' },
+    );
     expect(r.status, JSON.stringify(r.body)).to.equal(422);
     expect(r.body.error.code).to.equal('UNPROCESSABLE_INPUT');
-    expect(r.body.error.details).to.include({ reason: 'image_too_large', width: 3000, height: 3000, pixels: 9_000_000, max_pixels: MAX_PIXELS });
-    expect([...(await recordedJobs(s.worker.store))].filter((id) => !before.has(id)), 'no job was started').to.deep.equal([]);
+    expect(r.body.error.details).to.include({
+      reason: 'image_too_large',
+      width: 3000,
+      height: 3000,
+      pixels: 9_000_000,
+      max_pixels: MAX_PIXELS,
+    });
+    expect(
+      [...(await recordedJobs(s.worker.store))].filter((id) => !before.has(id)),
+      'no job was started',
+    ).to.deep.equal([]);
   });
 
   it('refuses the same image from a URL in the job, in one attempt, without running tesseract', async () => {
@@ -93,7 +109,11 @@ describe('Input bounds: pixel and duration budgets, corrupt images, scratch file
 
   it('answers an image tesseract cannot decode with 422 at once, not after retries', async () => {
     const before = await recordedJobs(s.worker.store);
-    const r = await postMultipart(`${s.url}/api/imageocr/process`, {}, { bytes: truncatedPng(), name: 'cut.png', type: 'image/png' });
+    const r = await postMultipart(
+      `${s.url}/api/imageocr/process`,
+      {},
+      { bytes: truncatedPng(), name: 'cut.png', type: 'image/png' },
+    );
     expect(r.status, JSON.stringify(r.body)).to.equal(422);
     expect(r.body.error.code).to.equal('UNPROCESSABLE_INPUT');
     expect(r.body.error.details).to.include({ reason: 'undecodable_image' });
@@ -103,31 +123,58 @@ describe('Input bounds: pixel and duration budgets, corrupt images, scratch file
 
   it('renders an oversized PDF page within the pixel budget and still reads it', async () => {
     // A 5000×5000 pt page would be 20833×20833 pixels (434 MP) at 300 dpi.
-    const pdf = buildPdf({ pages: [{ kind: 'runs', box: [5000, 5000], runs: [{ text: 'GIANT POSTER', x: 200, y: 2500, size: 500 }] }] });
+    const pdf = buildPdf({
+      pages: [{ kind: 'runs', box: [5000, 5000], runs: [{ text: 'GIANT POSTER', x: 200, y: 2500, size: 500 }] }],
+    });
     const file = path.join(dir, 'poster.pdf');
     writeFileSync(file, pdf);
     const [page] = await renderPages(file, [1], path.join(dir, 'render'), { maxPixels: MAX_PIXELS });
     const img = parsePgm(readFileSync(page.path));
-    expect(img.width * img.height).to.be.at.most(MAX_PIXELS).and.above(MAX_PIXELS * 0.9);
-    const r = await postMultipart(`${s.url}/api/pdf/process`, { extraction_method: 'local_ocr' }, { bytes: pdf, name: 'poster.pdf', type: 'application/pdf' });
+    expect(img.width * img.height)
+      .to.be.at.most(MAX_PIXELS)
+      .and.above(MAX_PIXELS * 0.9);
+    const r = await postMultipart(
+      `${s.url}/api/pdf/process`,
+      { extraction_method: 'local_ocr' },
+      { bytes: pdf, name: 'poster.pdf', type: 'application/pdf' },
+    );
     expect(r.status, JSON.stringify(r.body).slice(0, 400)).to.equal(200);
     expect(r.body.data.extracted_text).to.match(/GIANT/i);
   });
 
   it('refuses a video whose frames exceed the budget and a recording longer than MAX_MEDIA_SECONDS', async () => {
     const video = path.join(dir, 'wide.mp4');
-    execFileSync('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'color=c=gray:s=2560x1600:d=1', '-c:v', 'mpeg4', video], { timeout: 60_000 });
-    const frames = await postMultipart(`${s.url}/api/video/frames`, { timestamps: '0.5' }, { bytes: readFileSync(video), name: 'wide.mp4', type: 'video/mp4' });
+    execFileSync(
+      'ffmpeg',
+      ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'color=c=gray:s=2560x1600:d=1', '-c:v', 'mpeg4', video],
+      { timeout: 60_000 },
+    );
+    const frames = await postMultipart(
+      `${s.url}/api/video/frames`,
+      { timestamps: '0.5' },
+      { bytes: readFileSync(video), name: 'wide.mp4', type: 'video/mp4' },
+    );
     expect(frames.status, JSON.stringify(frames.body)).to.equal(422);
     expect(frames.body.error.details).to.include({ reason: 'image_too_large', width: 2560, height: 1600 });
 
     const audio = path.join(dir, 'long.wav');
-    execFileSync('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=8', '-ar', '16000', audio], { timeout: 60_000 });
+    execFileSync(
+      'ffmpeg',
+      ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=8', '-ar', '16000', audio],
+      { timeout: 60_000 },
+    );
     const before = await recordedJobs(s.worker.store);
-    const r = await postMultipart(`${s.url}/api/audio/process`, {}, { bytes: readFileSync(audio), name: 'long.wav', type: 'audio/wav' });
+    const r = await postMultipart(
+      `${s.url}/api/audio/process`,
+      {},
+      { bytes: readFileSync(audio), name: 'long.wav', type: 'audio/wav' },
+    );
     expect(r.status, JSON.stringify(r.body)).to.equal(422);
     expect(r.body.error.details).to.include({ reason: 'too_long', max_seconds: MAX_SECONDS });
-    expect([...(await recordedJobs(s.worker.store))].filter((id) => !before.has(id)), 'no job was started').to.deep.equal([]);
+    expect(
+      [...(await recordedJobs(s.worker.store))].filter((id) => !before.has(id)),
+      'no job was started',
+    ).to.deep.equal([]);
   });
 
   it('keeps scratch files under the data directory, private, and removes them when each step ends', async () => {

@@ -108,17 +108,26 @@ describe('jobs ended from the Temporal UI', function () {
     llm.latency(600_000);
     const r = await s.call('POST', '/api/jobs/batch', {
       batch_name: 'terminated',
-      jobs: [{ job_type: 'transformer', parameters: { operation: 'summarize', text: 'Ein Text im Stapel.', use_cache: false } }],
+      jobs: [
+        {
+          job_type: 'transformer',
+          parameters: { operation: 'summarize', text: 'Ein Text im Stapel.', use_cache: false },
+        },
+      ],
     });
     expect(r.status, JSON.stringify(r.body)).to.equal(200);
     const batchId: string = r.body.data.batch_id;
     await until(async () => (llm.chatRequests().length > 0 ? true : undefined), 'the model call to start', 60_000);
     const jobId: string = (await s.call('GET', `/api/jobs/batch/${batchId}`)).body.data.jobs[0].job_id;
     await client.workflow.getHandle(jobId).terminate('operator test');
-    const batch = await until(async () => {
-      const b = (await s.call('GET', `/api/jobs/batch/${batchId}`)).body.data;
-      return b.status === 'completed' ? b : undefined;
-    }, 'the batch to complete', 60_000);
+    const batch = await until(
+      async () => {
+        const b = (await s.call('GET', `/api/jobs/batch/${batchId}`)).body.data;
+        return b.status === 'completed' ? b : undefined;
+      },
+      'the batch to complete',
+      60_000,
+    );
     expect([batch.job_count, batch.failed_count, batch.completed_count]).to.deep.equal([1, 1, 0]);
     expect((await s.waitJob(jobId)).error.code).to.equal('TERMINATED');
   });

@@ -37,7 +37,9 @@ describe('GET /api/event-job/files/{path} with the paths jobs hand out', functio
       const r = await rawRequest(s.url, FILES + p);
       expect(r.status, `${p}: ${r.text.slice(0, 200)}`).to.equal(200);
       expect(r.headers['content-type'], p).to.match(mime);
-      expect(r.headers['content-disposition'], p).to.equal(`attachment; filename="${path.posix.basename(asset)}"; filename*=UTF-8''${path.posix.basename(asset)}`);
+      expect(r.headers['content-disposition'], p).to.equal(
+        `attachment; filename="${path.posix.basename(asset)}"; filename*=UTF-8''${path.posix.basename(asset)}`,
+      );
       expect(r.body.equals(stored), `${p}: the stored bytes`).to.equal(true);
     }
     return stored;
@@ -53,19 +55,33 @@ describe('GET /api/event-job/files/{path} with the paths jobs hand out', functio
   it('downloads the JSON asset of an extract-tables job as application/json', async () => {
     const html = '<table><tr><th>Ort</th><th>Zahl</th></tr><tr><td>Bonn</td><td>7</td></tr></table>';
     const results = await finishedResults(transformerJob(html, { operation: 'extract-tables' }));
-    const body = await downloadAsset(results.assets.find((a: string) => a.endsWith('.json')), /^application\/json/);
-    expect(JSON.parse(body.toString('utf8')).tables).to.deep.equal([{ headers: ['Ort', 'Zahl'], rows: [['Bonn', '7']] }]);
+    const body = await downloadAsset(
+      results.assets.find((a: string) => a.endsWith('.json')),
+      /^application\/json/,
+    );
+    expect(JSON.parse(body.toString('utf8')).tables).to.deep.equal([
+      { headers: ['Ort', 'Zahl'], rows: [['Bonn', '7']] },
+    ]);
   });
 
   it('downloads every asset of a PDF job with page images, the images archive holding the image_paths', async () => {
     const dir = path.join(s.api.config.dataDir, 'inbox');
     await mkdir(dir, { recursive: true });
     const file = path.join(dir, 'zwei-seiten.pdf');
-    await writeFile(file, buildPdf({ pages: [{ kind: 'lines', lines: ['Seite eins.'] }, { kind: 'lines', lines: ['Seite zwei.'] }] }));
+    await writeFile(
+      file,
+      buildPdf({
+        pages: [
+          { kind: 'lines', lines: ['Seite eins.'] },
+          { kind: 'lines', lines: ['Seite zwei.'] },
+        ],
+      }),
+    );
     const results = await finishedResults({ job_type: 'pdf', parameters: { filename: file, includeImages: true } });
     const archive = results.assets.find((a: string) => a.endsWith('.zip'));
     expect(archive, JSON.stringify(results.assets)).to.be.a('string');
-    for (const asset of results.assets) await downloadAsset(asset, asset.endsWith('.zip') ? /^application\/zip$/ : /^text\/markdown/);
+    for (const asset of results.assets)
+      await downloadAsset(asset, asset.endsWith('.zip') ? /^application\/zip$/ : /^text\/markdown/);
     const names = unzip(await readBlobBuffer(s.api.store, archive)).names;
     const imagePaths = results.metadata.image_paths;
     expect(names).to.include.members(['page-0001.png', 'page-0002.png']);
@@ -96,7 +112,13 @@ describe('GET /api/event-job/files/{path} with the paths jobs hand out', functio
     const legacy = await rawRequest(s.url, `${FILES}${jobId}/result.md`);
     expect(legacy.status).to.equal(200);
     expect(legacy.text).to.equal('Alt');
-    for (const p of [`${jobId}/nothing.md`, `jobs/${jobId}/out/nothing.md`, `jobs/${UNKNOWN_JOB}/out/result.md`, `jobs/${UNKNOWN_JOB}/out`, `${UNKNOWN_JOB}/result.md`]) {
+    for (const p of [
+      `${jobId}/nothing.md`,
+      `jobs/${jobId}/out/nothing.md`,
+      `jobs/${UNKNOWN_JOB}/out/result.md`,
+      `jobs/${UNKNOWN_JOB}/out`,
+      `${UNKNOWN_JOB}/result.md`,
+    ]) {
       const r = await rawRequest(s.url, FILES + p);
       expect(r.status, p).to.equal(404);
       expect(r.json().error.code, p).to.equal('FILE_NOT_FOUND');
@@ -135,7 +157,8 @@ describe('GET /api/event-job/files/{path} with the paths jobs hand out', functio
       const r = await rawRequest(s.url, FILES + p);
       expect(r.status, p).to.equal(403);
       expect(r.json().error.code, p).to.equal('FORBIDDEN');
-      for (const leak of ['root:', 'TOP-SECRET', 'structured_data', 'secret-free']) expect(r.text, `${p} leaks ${leak}`).not.to.include(leak);
+      for (const leak of ['root:', 'TOP-SECRET', 'structured_data', 'secret-free'])
+        expect(r.text, `${p} leaks ${leak}`).not.to.include(leak);
     }
   });
 });

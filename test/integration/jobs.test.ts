@@ -3,7 +3,16 @@ import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
 import { useStack, type Stack } from '../support/stack';
 import { idFromKey } from '../../api/services/jobs';
-import { download, generatedHtml, holdJobOutput, pdfJob, SMALL_HTML, transformerJob, unzip, until } from '../support/jobs';
+import {
+  download,
+  generatedHtml,
+  holdJobOutput,
+  pdfJob,
+  SMALL_HTML,
+  transformerJob,
+  unzip,
+  until,
+} from '../support/jobs';
 
 // The real API and worker (in this process) on the shared Temporal dev server, over real HTTP on loopback.
 
@@ -34,11 +43,16 @@ describe('jobs API on the real engine', function () {
     await holdJobOutput(s.api.store, jobId);
     expect(await create(transformerJob(), { 'Idempotency-Key': key })).to.equal(jobId);
     let last: unknown;
-    await until(async () => {
-      const r = await s.call('GET', `/api/jobs/${jobId}`);
-      last = r.body;
-      return r.body.data?.status === 'processing' ? true : undefined;
-    }, 'the held job to be processing', 30_000, 20).catch((e: Error) => {
+    await until(
+      async () => {
+        const r = await s.call('GET', `/api/jobs/${jobId}`);
+        last = r.body;
+        return r.body.data?.status === 'processing' ? true : undefined;
+      },
+      'the held job to be processing',
+      30_000,
+      20,
+    ).catch((e: Error) => {
       throw new Error(`${e.message}; last seen ${JSON.stringify(last)}`);
     });
     return jobId;
@@ -67,7 +81,10 @@ describe('jobs API on the real engine', function () {
       expect(d.progress.step).to.be.a('string');
       expect(d.progress.message).to.be.a('string');
       const text: string = d.results.structured_data.extracted_text;
-      expect(text).to.include('# Report').and.to.include('**world**').and.to.match(/^[-*]\s+one$/m);
+      expect(text)
+        .to.include('# Report')
+        .and.to.include('**world**')
+        .and.to.match(/^[-*]\s+one$/m);
       expect(d.results.structured_data.metadata).to.be.an('object');
       expect(d.results.assets).to.be.an('array').with.length.greaterThan(0);
       expect(d.logs).to.be.an('array').with.length.greaterThan(0);
@@ -156,7 +173,11 @@ describe('jobs API on the real engine', function () {
   });
 
   describe('validation and unknown ids', () => {
-    async function expectValidation(body: string, headers: Record<string, string> = { 'content-type': 'application/json' }, path?: string) {
+    async function expectValidation(
+      body: string,
+      headers: Record<string, string> = { 'content-type': 'application/json' },
+      path?: string,
+    ) {
       const res = await fetch(`${s.url}/api/jobs/`, { method: 'POST', headers, body });
       const json = (await res.json()) as any;
       expect(res.status, JSON.stringify(json)).to.equal(400);
@@ -175,16 +196,28 @@ describe('jobs API on the real engine', function () {
     it('rejects an unknown, unsupported or missing job_type naming the field', async () => {
       await expectValidation(JSON.stringify({ job_type: 'imageocr', parameters: {} }), undefined, 'job_type');
       await expectValidation(JSON.stringify({ job_type: 'nope', parameters: {} }), undefined, 'job_type');
-      await expectValidation(JSON.stringify({ parameters: { operation: 'html-to-markdown', html: 'x' } }), undefined, 'job_type');
+      await expectValidation(
+        JSON.stringify({ parameters: { operation: 'html-to-markdown', html: 'x' } }),
+        undefined,
+        'job_type',
+      );
     });
 
     it('rejects parameters that are not an object', async () => {
       await expectValidation(JSON.stringify({ job_type: 'transformer', parameters: 'html' }), undefined, 'parameters');
-      await expectValidation(JSON.stringify({ job_type: 'transformer', parameters: ['html'] }), undefined, 'parameters');
+      await expectValidation(
+        JSON.stringify({ job_type: 'transformer', parameters: ['html'] }),
+        undefined,
+        'parameters',
+      );
     });
 
     it('rejects a transformer job without html at parameters.html', async () => {
-      await expectValidation(JSON.stringify({ job_type: 'transformer', parameters: { operation: 'html-to-markdown' } }), undefined, 'parameters.html');
+      await expectValidation(
+        JSON.stringify({ job_type: 'transformer', parameters: { operation: 'html-to-markdown' } }),
+        undefined,
+        'parameters.html',
+      );
     });
 
     it('rejects a user_id longer than 200 characters', async () => {
@@ -192,7 +225,11 @@ describe('jobs API on the real engine', function () {
     });
 
     it('answers 415 for a text/plain body', async () => {
-      const res = await fetch(`${s.url}/api/jobs/`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: JSON.stringify(transformerJob()) });
+      const res = await fetch(`${s.url}/api/jobs/`, {
+        method: 'POST',
+        headers: { 'content-type': 'text/plain' },
+        body: JSON.stringify(transformerJob()),
+      });
       const json = (await res.json()) as any;
       expect(res.status).to.equal(415);
       expect(json.error.code).to.equal('UNSUPPORTED_MEDIA_TYPE');
@@ -243,7 +280,10 @@ describe('jobs API on the real engine', function () {
       expect(second.logs.slice(0, firstLogs.length)).to.deep.equal(firstLogs);
       const restartAt = messages.indexOf('Job restarted');
       expect(restartAt).to.equal(firstLogs.length);
-      expect(messages.slice(restartAt + 1).some((m) => m.includes('FILE_NOT_FOUND')), 'the second run failed again').to.equal(true);
+      expect(
+        messages.slice(restartAt + 1).some((m) => m.includes('FILE_NOT_FOUND')),
+        'the second run failed again',
+      ).to.equal(true);
       expect(Date.parse(second.updated_at)).to.be.at.least(Date.parse(first.updated_at));
     });
 
@@ -269,7 +309,10 @@ describe('jobs API on the real engine', function () {
       await holdJobOutput(s.api.store, jobId);
       expect(await create(transformerJob(), { 'Idempotency-Key': key })).to.equal(jobId);
       expect((await s.waitJob(jobId)).status).to.equal('failed');
-      const [a, b] = await Promise.all([s.call('POST', `/api/event-job/${jobId}/restart`), s.call('POST', `/api/event-job/${jobId}/restart`)]);
+      const [a, b] = await Promise.all([
+        s.call('POST', `/api/event-job/${jobId}/restart`),
+        s.call('POST', `/api/event-job/${jobId}/restart`),
+      ]);
       expect([a.status, b.status].sort()).to.deep.equal([200, 409]);
       expect([a, b].find((x) => x.status === 409)!.body.error.code).to.equal('INVALID_STATE');
       const done = await s.waitJob(jobId);
@@ -283,7 +326,10 @@ describe('jobs API on the real engine', function () {
       const r = await s.call('POST', `/api/event-job/${done}/restart`);
       expect(r.status).to.equal(409);
       expect(r.body.error.code).to.equal('INVALID_STATE');
-      expect((await s.call('GET', `/api/jobs/${done}`)).body.data.status, 'the refused restart changed nothing').to.equal('completed');
+      expect(
+        (await s.call('GET', `/api/jobs/${done}`)).body.data.status,
+        'the refused restart changed nothing',
+      ).to.equal('completed');
 
       const running = await heldRunningJob();
       const r2 = await s.call('POST', `/api/event-job/${running}/restart`);
@@ -312,7 +358,9 @@ describe('jobs API on the real engine', function () {
 
     it('answers one job to concurrent requests with the same key', async () => {
       const key = uniqueKey('concurrent');
-      const replies = await Promise.all(Array.from({ length: 4 }, () => s.call('POST', '/api/jobs/', transformerJob(), { 'Idempotency-Key': key })));
+      const replies = await Promise.all(
+        Array.from({ length: 4 }, () => s.call('POST', '/api/jobs/', transformerJob(), { 'Idempotency-Key': key })),
+      );
       for (const r of replies) expect(r.status, JSON.stringify(r.body)).to.equal(200);
       const ids = new Set(replies.map((r) => r.body.data.job_id));
       expect(ids.size).to.equal(1);
@@ -324,7 +372,10 @@ describe('jobs API on the real engine', function () {
     it('answers the same batch and job ids for a repeated batch key, also concurrently, and another batch for another key', async () => {
       const key = uniqueKey('batch');
       const body = { batch_name: 'idem', jobs: [transformerJob('<p>a</p>'), transformerJob('<p>b</p>'), pdfJob()] };
-      const [a, b] = await Promise.all([s.call('POST', '/api/jobs/batch', body, { 'Idempotency-Key': key }), s.call('POST', '/api/jobs/batch', body, { 'Idempotency-Key': key })]);
+      const [a, b] = await Promise.all([
+        s.call('POST', '/api/jobs/batch', body, { 'Idempotency-Key': key }),
+        s.call('POST', '/api/jobs/batch', body, { 'Idempotency-Key': key }),
+      ]);
       const c = await s.call('POST', '/api/jobs/batch', body, { 'Idempotency-Key': key });
       const d = await s.call('POST', '/api/jobs/batch', body, { 'Idempotency-Key': `${key}-other` });
       for (const r of [a, b, c, d]) expect(r.status, JSON.stringify(r.body)).to.equal(200);
@@ -386,7 +437,12 @@ describe('jobs API on the real engine', function () {
 
       // A large page converts for seconds; meanwhile its archive is not ready either.
       const large = await create(transformerJob(generatedHtml(3_000_000)));
-      await until(async () => ((await s.call('GET', `/api/jobs/${large}`)).body.data.status === 'processing' ? true : undefined), 'the large job to run', 30_000, 20);
+      await until(
+        async () => ((await s.call('GET', `/api/jobs/${large}`)).body.data.status === 'processing' ? true : undefined),
+        'the large job to run',
+        30_000,
+        20,
+      );
       const r4 = await s.call('GET', `/api/jobs/${large}/download-archive`);
       expect(r4.status, JSON.stringify(r4.body)).to.equal(202);
       expect(r4.body.data).to.include({ job_id: large, status: 'processing' });
@@ -433,7 +489,11 @@ describe('jobs API on the real engine', function () {
         expect(r.status, path).to.equal(400);
         expect(r.body.error.code).to.equal('VALIDATION_ERROR');
         expect(r.body.error.details.issues.map((i: { path: string }) => i.path)).to.include('html');
-        const res = await fetch(s.url + path, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: SMALL_HTML });
+        const res = await fetch(s.url + path, {
+          method: 'POST',
+          headers: { 'content-type': 'text/plain' },
+          body: SMALL_HTML,
+        });
         expect(res.status, path).to.equal(415);
         expect(((await res.json()) as any).error.code).to.equal('UNSUPPORTED_MEDIA_TYPE');
       }

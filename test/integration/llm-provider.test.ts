@@ -48,7 +48,10 @@ describe('LLM provider against an OpenAI-compatible test server', function () {
       LLM_VISION_MODEL: 'vision-model',
       LLM_MAX_RETRIES: '2',
       LLM_TIMEOUT_MS: '5000',
-      LLM_PRICES: JSON.stringify({ 'chat-model': { input: 0.5, output: 1.5 }, 'vision-model': { input: 1, output: 2 } }),
+      LLM_PRICES: JSON.stringify({
+        'chat-model': { input: 0.5, output: 1.5 },
+        'vision-model': { input: 1, output: 2 },
+      }),
       ...env,
     });
     return createLlmProvider(config, { backoff: { baseMs: 20 }, onRetry: (i) => retries.push(i), ...opts })!;
@@ -80,7 +83,10 @@ describe('LLM provider against an OpenAI-compatible test server', function () {
     expect(req.json.max_tokens).to.equal(200);
     expect(req.json.stream ?? false).to.equal(false);
     expect(req.json.messages.map((m: { role: string }) => m.role)).to.deep.equal(['system', 'user']);
-    expect(req.json.messages[0].content).to.include('Fill the fields.').and.include('JSON').and.include('"city": string');
+    expect(req.json.messages[0].content)
+      .to.include('Fill the fields.')
+      .and.include('JSON')
+      .and.include('"city": string');
     expect(req.json.messages[1].content).to.include('Ada lives in Paris.');
     expect(usage.model).to.equal('chat-model');
     expect(usage.purpose).to.equal('template');
@@ -90,7 +96,13 @@ describe('LLM provider against an OpenAI-compatible test server', function () {
   it('reports the usage fields and the cost from LLM_PRICES', async () => {
     server.enqueue({ content: '{"ok": true}', usage: { prompt_tokens: 1000, completion_tokens: 500 } });
     const { usage } = await provider().chatJson({ purpose: 'summarize', system: 's', user: 'u' });
-    expect(usage).to.include({ model: 'chat-model', purpose: 'summarize', prompt_tokens: 1000, completion_tokens: 500, tokens: 1500 });
+    expect(usage).to.include({
+      model: 'chat-model',
+      purpose: 'summarize',
+      prompt_tokens: 1000,
+      completion_tokens: 500,
+      tokens: 1500,
+    });
     expect(usage.cost).to.equal(1.25);
     expect(usage.duration_ms).to.be.a('number').and.at.least(0);
 
@@ -149,7 +161,9 @@ describe('LLM provider against an OpenAI-compatible test server', function () {
     const err = await failure(provider().chatJson({ purpose: 'p', system: 's', user: 'u' }));
     expect(err.details).to.include({ attempts: 3, status: 500 });
     expect(err.retryable).to.equal(true);
-    expect(err.message).to.match(/after 3 attempts/).and.include('HTTP 500');
+    expect(err.message)
+      .to.match(/after 3 attempts/)
+      .and.include('HTTP 500');
     expect(server.chatRequests()).to.have.length(3);
   });
 
@@ -170,7 +184,10 @@ describe('LLM provider against an OpenAI-compatible test server', function () {
     expect(roles).to.deep.equal(['system', 'user', 'assistant', 'user', 'assistant', 'user']);
     expect(reqs[2].json.messages[5].content).to.include('JSON object');
     expect(reqs[2].json.response_format).to.deep.equal({ type: 'json_object' });
-    expect(retries.map((r) => r.reason)).to.deep.equal(['invalid JSON (not valid JSON)', 'invalid JSON (not valid JSON)']);
+    expect(retries.map((r) => r.reason)).to.deep.equal([
+      'invalid JSON (not valid JSON)',
+      'invalid JSON (not valid JSON)',
+    ]);
     const single = Math.ceil('{"name":"name value","city":"city value"}'.length / 4);
     expect(usage.completion_tokens).to.be.greaterThan(single);
   });
@@ -186,7 +203,9 @@ describe('LLM provider against an OpenAI-compatible test server', function () {
   it('gives up on an endpoint that never answers, within the timeout and retries', async () => {
     server.respond(() => ({ hang: true }));
     const t0 = Date.now();
-    const err = await failure(provider({ LLM_TIMEOUT_MS: '500', LLM_MAX_RETRIES: '1' }).chatText({ purpose: 'p', system: 's', user: 'u' }));
+    const err = await failure(
+      provider({ LLM_TIMEOUT_MS: '500', LLM_MAX_RETRIES: '1' }).chatText({ purpose: 'p', system: 's', user: 'u' }),
+    );
     const elapsed = Date.now() - t0;
     expect(err.details).to.include({ attempts: 2, reason: 'timeout' });
     expect(server.chatRequests()).to.have.length(2);
@@ -243,12 +262,22 @@ describe('LLM provider against an OpenAI-compatible test server', function () {
   });
 
   it('asks the local model server for the JSON schema, hosted endpoints for a JSON object', async () => {
-    const schema = { type: 'object', properties: { title: { type: 'string', description: 'a title' } }, required: ['title'], additionalProperties: false };
+    const schema = {
+      type: 'object',
+      properties: { title: { type: 'string', description: 'a title' } },
+      required: ['title'],
+      additionalProperties: false,
+    };
     // The local server takes no key: a server of that kind on the port the local provider calls.
     const open = await startLlmServer();
     try {
       const local = createLlmProvider(loadConfig({ LLM_PROVIDER: 'local', LLM_LOCAL_PORT: String(open.port) }))!;
-      expect(local.describe()).to.include({ provider: 'local', model: 'qwen2.5-coder-1.5b-instruct-q4_k_m', contextTokens: 4096, vision: false });
+      expect(local.describe()).to.include({
+        provider: 'local',
+        model: 'qwen2.5-coder-1.5b-instruct-q4_k_m',
+        contextTokens: 4096,
+        vision: false,
+      });
       open.reply('{"title": "T"}');
       const r = await local.chatJson({ purpose: 'template', system: 's', user: 'u', schema });
       expect(r.value).to.deep.equal({ title: 'T' });
@@ -267,7 +296,13 @@ describe('LLM provider against an OpenAI-compatible test server', function () {
   it('uses OPENAI_BASE_URL and OPENAI_API_KEY when the LLM_* ones are absent', async () => {
     const config = loadConfig({ OPENAI_BASE_URL: server.url, OPENAI_API_KEY: KEY, LLM_MODEL: 'fallback-model' });
     const p = createLlmProvider(config)!;
-    expect(p.describe()).to.deep.equal({ model: 'fallback-model', visionModel: 'fallback-model', baseUrl: `127.0.0.1:${server.port}`, provider: 'openai', vision: true });
+    expect(p.describe()).to.deep.equal({
+      model: 'fallback-model',
+      visionModel: 'fallback-model',
+      baseUrl: `127.0.0.1:${server.port}`,
+      provider: 'openai',
+      vision: true,
+    });
     await p.chatText({ purpose: 'p', system: 's', user: 'via fallback' });
     const [req] = server.chatRequests();
     expect(req.headers.authorization).to.equal(`Bearer ${KEY}`);

@@ -68,7 +68,11 @@ describe('media provider with ffmpeg', function () {
         expect(probe.audio!.sampleRate, format).to.be.above(0);
         expect(probe.duration, format).to.be.closeTo(1.5, 0.1);
         const wav = await decodeToWav(at(`sample-${format}`), at(`decoded-${format}.wav`));
-        expect({ rate: wav.sampleRate, channels: wav.channels, bits: wav.bitsPerSample }, format).to.deep.equal({ rate: RATE, channels: 1, bits: 16 });
+        expect({ rate: wav.sampleRate, channels: wav.channels, bits: wav.bitsPerSample }, format).to.deep.equal({
+          rate: RATE,
+          channels: 1,
+          bits: 16,
+        });
         // Codec padding may add or trim a frame at either end; nothing more.
         expect(wav.duration, format).to.be.closeTo(1.5, 0.1);
       }
@@ -82,12 +86,27 @@ describe('media provider with ffmpeg', function () {
       for (const name of ['notes.mp3', 'picture.wav', 'aac.webm', 'raw.m4a']) {
         const err = await rejection(probeMedia(at(name)).then(audioFormatOf));
         expect(err.code, name).to.equal('INVALID_FORMAT');
-        expect(err.details, name).to.deep.include({ error_type: 'unsupported_format', supported_formats: [...SUPPORTED_FORMATS] });
+        expect(err.details, name).to.deep.include({
+          error_type: 'unsupported_format',
+          supported_formats: [...SUPPORTED_FORMATS],
+        });
       }
     });
 
     it('refuses a video without sound as no_audio_stream and reads its metadata', async () => {
-      await ffmpeg('-f', 'lavfi', '-i', 'testsrc=size=320x240:rate=30000/1001:duration=2', '-c:v', 'libx264', '-pix_fmt', 'yuv420p', '-f', 'mp4', at('silent'));
+      await ffmpeg(
+        '-f',
+        'lavfi',
+        '-i',
+        'testsrc=size=320x240:rate=30000/1001:duration=2',
+        '-c:v',
+        'libx264',
+        '-pix_fmt',
+        'yuv420p',
+        '-f',
+        'mp4',
+        at('silent'),
+      );
       const probe = await probeMedia(at('silent'));
       const err = await rejection(Promise.resolve(probe).then(audioFormatOf));
       expect(err.details).to.deep.include({ error_type: 'no_audio_stream', supported_formats: [...SUPPORTED_FORMATS] });
@@ -112,7 +131,10 @@ describe('media provider with ffmpeg', function () {
       const ctl = new AbortController();
       ctl.abort(new Error('job cancelled'));
       const { signal } = ctl;
-      for (const run of [() => probeMedia(at('tone.wav'), { signal }), () => decodeToWav(at('tone.wav'), at('x.wav'), { signal })]) {
+      for (const run of [
+        () => probeMedia(at('tone.wav'), { signal }),
+        () => decodeToWav(at('tone.wav'), at('x.wav'), { signal }),
+      ]) {
         await run().then(
           () => expect.fail('expected a rejection'),
           (e: Error) => expect(e.message).to.equal('job cancelled'),
@@ -147,7 +169,10 @@ describe('media provider with ffmpeg', function () {
       for (const c of plan.slice(0, -1)) {
         expect(c.atSilence).to.equal(true);
         expect(levelDbAround(samples, c.end), `cut at ${c.end}`).to.be.below(-50);
-        expect(spans.some(([s, e]) => c.end > s && c.end < e), `cut at ${c.end} inside a sentence`).to.equal(false);
+        expect(
+          spans.some(([s, e]) => c.end > s && c.end < e),
+          `cut at ${c.end} inside a sentence`,
+        ).to.equal(false);
       }
       await expectSampleExact(at('speech.wav'), plan);
     });
@@ -155,20 +180,33 @@ describe('media provider with ffmpeg', function () {
     it('looks again at a louder level when the pauses of a noisy room never fall to -30 dB', async () => {
       let seed = 12345;
       const noise = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31 - 0.5) * 2 * 0.045 * 32767;
-      const burst = (i: number) => Int16Array.from({ length: RATE }, (_, n) => 0.5 * 32767 * Math.sin((2 * Math.PI * (300 + 50 * (i % 5)) * n) / RATE));
+      const burst = (i: number) =>
+        Int16Array.from(
+          { length: RATE },
+          (_, n) => 0.5 * 32767 * Math.sin((2 * Math.PI * (300 + 50 * (i % 5)) * n) / RATE),
+        );
       const gap = Math.round(0.6 * RATE);
-      const runs = Array.from({ length: 12 }, (_, i) => Int16Array.from([...Array.from({ length: gap }, noise), ...burst(i)]));
+      const runs = Array.from({ length: 12 }, (_, i) =>
+        Int16Array.from([...Array.from({ length: gap }, noise), ...burst(i)]),
+      );
       const { samples, spans } = joinWithPauses(runs, () => 0);
       await writeWav(at('noisy.wav'), samples);
       const { duration } = await wavInfo(at('noisy.wav'));
 
-      expect(planChunks(duration, await findSilences(at('noisy.wav'), duration), 5).slice(0, -1).some((c) => c.atSilence)).to.equal(false);
+      expect(
+        planChunks(duration, await findSilences(at('noisy.wav'), duration), 5)
+          .slice(0, -1)
+          .some((c) => c.atSilence),
+      ).to.equal(false);
       const plan = await planChunksAtSilence(at('noisy.wav'), duration, 5);
       expect(plan.length).to.be.above(2);
       for (const c of plan.slice(0, -1)) {
         expect(c.atSilence).to.equal(true);
         // Each run is noise then a tone: a cut must fall in the noise part.
-        expect(spans.some(([s]) => c.end > s + 1e-9 && c.end < s + gap / RATE), `cut at ${c.end}`).to.equal(true);
+        expect(
+          spans.some(([s]) => c.end > s + 1e-9 && c.end < s + gap / RATE),
+          `cut at ${c.end}`,
+        ).to.equal(true);
       }
       await expectSampleExact(at('noisy.wav'), plan);
     });
@@ -179,7 +217,21 @@ describe('media provider with ffmpeg', function () {
     const FRAMES = 100;
     before(async () => {
       // Key frames once a second and B-frames, so a seek must decode from a key frame and drop what comes before.
-      await ffmpeg('-f', 'lavfi', '-i', `testsrc=size=320x240:rate=${FPS}:duration=${FRAMES / FPS}`, '-c:v', 'libx264', '-pix_fmt', 'yuv420p', '-g', '25', '-bf', '2', at('clip.mp4'));
+      await ffmpeg(
+        '-f',
+        'lavfi',
+        '-i',
+        `testsrc=size=320x240:rate=${FPS}:duration=${FRAMES / FPS}`,
+        '-c:v',
+        'libx264',
+        '-pix_fmt',
+        'yuv420p',
+        '-g',
+        '25',
+        '-bf',
+        '2',
+        at('clip.mp4'),
+      );
     });
 
     /** Frame `n` decoded from the start without any seeking, as JPEG like ours. */
@@ -189,7 +241,7 @@ describe('media provider with ffmpeg', function () {
       return greyPixels(out);
     }
 
-    it('gives ffmpeg\'s own frame at each time of the union of timestamps and the interval grid, none past the end', async () => {
+    it("gives ffmpeg's own frame at each time of the union of timestamps and the interval grid, none past the end", async () => {
       const probe = await probeMedia(at('clip.mp4'));
       const meta = videoMetadata(probe)!;
       expect(meta).to.deep.equal({ resolution: '320x240', codec: 'h264', fps: FPS, duration: FRAMES / FPS });

@@ -19,7 +19,9 @@ function value(text: string, name: string, labels: Record<string, string> = {}):
   for (const line of text.split('\n')) {
     const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? ([^ ]+)/.exec(line);
     if (!m || m[1] !== name) continue;
-    const have = Object.fromEntries([...(m[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)].map((x) => [x[1], x[2]]));
+    const have = Object.fromEntries(
+      [...(m[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)].map((x) => [x[1], x[2]]),
+    );
     if (Object.entries(labels).every(([k, v]) => have[k] === v)) sum += Number(m[3]);
   }
   return sum;
@@ -60,7 +62,11 @@ describe('Prometheus metrics of the API and the worker', function () {
     procs.push(spawnService('worker', env), spawnService('api', env));
     try {
       await waitFor(() => healthOk(url), 'a healthy service', 120_000);
-      await waitFor(async () => ((await fetch(workerMetrics)).ok ? true : undefined), 'the worker metrics listener', 60_000);
+      await waitFor(
+        async () => ((await fetch(workerMetrics)).ok ? true : undefined),
+        'the worker metrics listener',
+        60_000,
+      );
     } catch (err) {
       for (const p of procs) console.log(p.output().slice(-4000));
       throw err;
@@ -97,7 +103,11 @@ describe('Prometheus metrics of the API and the worker', function () {
     const created = await fetch(`${url}/api/jobs/`, {
       method: 'POST',
       headers: { ...auth, 'content-type': 'application/json' },
-      body: JSON.stringify({ job_type: 'transformer', parameters: { operation: 'html-to-markdown', html: '<h1>Metrics</h1>' }, webhook: { url: receiver.url } }),
+      body: JSON.stringify({
+        job_type: 'transformer',
+        parameters: { operation: 'html-to-markdown', html: '<h1>Metrics</h1>' },
+        webhook: { url: receiver.url },
+      }),
     }).then((r) => r.json() as Promise<any>);
     const jobId = created.data.job_id as string;
     const job = await waitFor(async () => {
@@ -107,13 +117,18 @@ describe('Prometheus metrics of the API and the worker', function () {
     expect(job.status).to.equal('completed');
     await receiver.waitFor((reqs) => reqs.some((q) => q.json?.phase === 'completed'), 30_000);
     // A wrong key, on a route with an id: refused before routing, labelled with the route's pattern all the same.
-    expect((await fetch(`${url}/api/jobs/${jobId}`, { headers: { Authorization: 'Bearer wrong' } })).status).to.equal(401);
+    expect((await fetch(`${url}/api/jobs/${jobId}`, { headers: { Authorization: 'Bearer wrong' } })).status).to.equal(
+      401,
+    );
     expect((await fetch(`${url}/no/such/${jobId}`, { headers: auth })).status).to.equal(404);
 
     const api = await fetch(`${url}/metrics`, { headers: auth }).then((r) => r.text());
     const http = 'docproc_http_request_duration_seconds_count';
     expect(value(api, http, { method: 'POST', route: '/api/pdf/process', status: '200' })).to.equal(2);
-    expect(value(api, http, { method: 'POST', route: '/api/jobs/', status: '202' }) + value(api, http, { method: 'POST', route: '/api/jobs/', status: '200' })).to.equal(1);
+    expect(
+      value(api, http, { method: 'POST', route: '/api/jobs/', status: '202' }) +
+        value(api, http, { method: 'POST', route: '/api/jobs/', status: '200' }),
+    ).to.equal(1);
     expect(value(api, http, { method: 'GET', route: '/api/jobs/:job_id', status: '200' })).to.be.at.least(1);
     expect(value(api, http, { method: 'GET', route: '/api/jobs/:job_id', status: '401' })).to.equal(1);
     expect(value(api, http, { method: 'GET', route: 'unmatched', status: '404' })).to.equal(1);
@@ -123,19 +138,35 @@ describe('Prometheus metrics of the API and the worker', function () {
 
     // The receiver saw the webhook before its activity returned, and a job's workflow closes after its answer and its
     // webhooks: wait until the worker has seen all three workflows close.
-    const w = await waitFor(async () => {
-      const t = await fetch(workerMetrics).then((r) => r.text());
-      const done = value(t, 'docproc_webhook_attempts_total', { phase: 'completed', outcome: 'delivered' }) >= 1 && value(t, 'temporal_workflow_completed', { workflow_type: 'jobWorkflow' }) >= 3;
-      return done ? t : undefined;
-    }, 'the webhook attempt and the three workflows to be counted', 30_000);
+    const w = await waitFor(
+      async () => {
+        const t = await fetch(workerMetrics).then((r) => r.text());
+        const done =
+          value(t, 'docproc_webhook_attempts_total', { phase: 'completed', outcome: 'delivered' }) >= 1 &&
+          value(t, 'temporal_workflow_completed', { workflow_type: 'jobWorkflow' }) >= 3;
+        return done ? t : undefined;
+      },
+      'the webhook attempt and the three workflows to be counted',
+      30_000,
+    );
     expect(value(w, 'docproc_jobs_finished_total', { job_type: 'pdf', outcome: 'completed' })).to.equal(2);
     expect(value(w, 'docproc_jobs_finished_total', { job_type: 'transformer', outcome: 'completed' })).to.equal(1);
     expect(value(w, 'docproc_jobs_finished_total', { outcome: 'failed' })).to.equal(0);
-    expect(value(w, 'docproc_pdf_pages_processed_total', { method: 'native' })).to.equal(pages).and.above(0); // read once: the second call is a cache hit
+    expect(value(w, 'docproc_pdf_pages_processed_total', { method: 'native' }))
+      .to.equal(pages)
+      .and.above(0); // read once: the second call is a cache hit
     expect(value(w, 'docproc_cache_lookups_total', { operation: 'pdf', result: 'miss' })).to.equal(1);
     expect(value(w, 'docproc_cache_lookups_total', { operation: 'pdf', result: 'hit' })).to.equal(1);
-    expect(value(w, 'docproc_activity_duration_seconds_count', { activity: 'readPdfText', outcome: 'ok', task_queue: `metrics${new URL(url).port}-media` })).to.equal(2);
-    expect(value(w, 'docproc_activity_duration_seconds_count', { activity: 'deliverWebhook', outcome: 'ok' })).to.be.at.least(1);
+    expect(
+      value(w, 'docproc_activity_duration_seconds_count', {
+        activity: 'readPdfText',
+        outcome: 'ok',
+        task_queue: `metrics${new URL(url).port}-media`,
+      }),
+    ).to.equal(2);
+    expect(
+      value(w, 'docproc_activity_duration_seconds_count', { activity: 'deliverWebhook', outcome: 'ok' }),
+    ).to.be.at.least(1);
     expect(value(w, 'docproc_activity_duration_seconds_sum', { activity: 'readPdfText' })).to.be.above(0);
     // The Temporal SDK's own metrics, from its runtime exporter, on the same scrape.
     expect(value(w, 'temporal_workflow_completed', { workflow_type: 'jobWorkflow' })).to.equal(3);

@@ -13,7 +13,9 @@ import { buildPdf } from '../support/pdf-factory';
 const ONE_PAGE = buildPdf({ pages: [{ kind: 'lines', lines: ['Ein kurzer Bericht über das Jahr.'] }] });
 const paragraph = (tag: string) => `${tag} ${'Der Rat hat lange über den Haushalt beraten. '.repeat(20)}`;
 /** Three chunks of about 9,000 characters each (the chunk size is 12,000): three map calls and one reduce call. */
-const THREE_CHUNKS = [0, 1, 2].map((c) => Array.from({ length: 10 }, (_, i) => paragraph(`[chunk ${c} part ${i}]`)).join('\n\n')).join('\n\n');
+const THREE_CHUNKS = [0, 1, 2]
+  .map((c) => Array.from({ length: 10 }, (_, i) => paragraph(`[chunk ${c} part ${i}]`)).join('\n\n'))
+  .join('\n\n');
 
 function expectError(r: { status: number; body: any }, status: number, code: string): void {
   expect(r.status, JSON.stringify(r.body).slice(0, 400)).to.equal(status);
@@ -39,7 +41,10 @@ describe('slow and failing language models', function () {
   it('a model that answers after 15 s is asked exactly once and the summary completes', async () => {
     llm.latency(15_000);
     const t0 = Date.now();
-    const r = await s.call('POST', '/api/transformer/summarize', { text: 'Ein Text, über den das Modell lange nachdenkt.', use_cache: false });
+    const r = await s.call('POST', '/api/transformer/summarize', {
+      text: 'Ein Text, über den das Modell lange nachdenkt.',
+      use_cache: false,
+    });
     const wall = Date.now() - t0;
     expect(r.status, JSON.stringify(r.body)).to.equal(200);
     expect(r.body.data.summary).to.match(/^Echo: /);
@@ -54,19 +59,32 @@ describe('slow and failing language models', function () {
     let n = 0;
     llm.respond(() => {
       n += 1;
-      return n === 4 || n === 5 ? { status: 500, body: { error: { message: 'overloaded' } } } : { content: `Kurzfassung ${n}.` };
+      return n === 4 || n === 5
+        ? { status: 500, body: { error: { message: 'overloaded' } } }
+        : { content: `Kurzfassung ${n}.` };
     });
-    const r = await s.call('POST', '/api/transformer/summarize', { text: THREE_CHUNKS, max_length: 500, use_cache: false });
+    const r = await s.call('POST', '/api/transformer/summarize', {
+      text: THREE_CHUNKS,
+      max_length: 500,
+      use_cache: false,
+    });
     expectError(r, 502, 'UPSTREAM_ERROR');
     const jobId: string = r.body.error.details.job_id;
     expect((await s.call('POST', `/api/event-job/${jobId}/restart`)).status).to.equal(200);
     const job = await s.waitJob(jobId, 60_000);
     expect(job.status, JSON.stringify(job.error)).to.equal('completed');
-    const users = llm.chatRequests().map((q) => String(q.json.messages.find((m: { role: string }) => m.role === 'user')?.content ?? ''));
+    const users = llm
+      .chatRequests()
+      .map((q) => String(q.json.messages.find((m: { role: string }) => m.role === 'user')?.content ?? ''));
     const asked = new Map<string, number>();
     for (const u of users) asked.set(u, (asked.get(u) ?? 0) + 1);
-    expect(users, 'three chunk calls, then the reduce call: failed twice, then answered after the restart').to.have.length(6);
-    expect([...asked.values()].sort(), 'each chunk asked once, the reduce call three times').to.deep.equal([1, 1, 1, 3]);
+    expect(
+      users,
+      'three chunk calls, then the reduce call: failed twice, then answered after the restart',
+    ).to.have.length(6);
+    expect([...asked.values()].sort(), 'each chunk asked once, the reduce call three times').to.deep.equal([
+      1, 1, 1, 3,
+    ]);
     expect(users[3]).to.equal(users[5]);
   });
 
@@ -87,7 +105,12 @@ describe('slow and failing language models', function () {
 
   it('a rate-limited model is asked again after the Retry-After it gave, and the job completes', async () => {
     llm.fail429(2, 1);
-    const r = await s.call('POST', '/api/transformer/text', { text: 'Guten Tag', source_language: 'de', target_language: 'en', use_cache: false });
+    const r = await s.call('POST', '/api/transformer/text', {
+      text: 'Guten Tag',
+      source_language: 'de',
+      target_language: 'en',
+      use_cache: false,
+    });
     expect(r.status, JSON.stringify(r.body)).to.equal(200);
     const reqs = llm.chatRequests();
     expect(reqs).to.have.length(2);
@@ -96,7 +119,12 @@ describe('slow and failing language models', function () {
 
   it('a model that keeps failing answers 502 UPSTREAM_ERROR once the provider has retried, without further rounds', async () => {
     llm.respond(() => ({ status: 503, body: { error: { message: 'overloaded' } } }));
-    const r = await s.call('POST', '/api/transformer/text', { text: 'Guten Abend', source_language: 'de', target_language: 'en', use_cache: false });
+    const r = await s.call('POST', '/api/transformer/text', {
+      text: 'Guten Abend',
+      source_language: 'de',
+      target_language: 'en',
+      use_cache: false,
+    });
     expectError(r, 502, 'UPSTREAM_ERROR');
     expect(llm.chatRequests(), 'the first attempt and one provider retry (LLM_MAX_RETRIES=1)').to.have.length(2);
   });

@@ -38,8 +38,13 @@ describe('Result cache of image OCR and external OCR', function () {
 
   describe('image OCR', () => {
     it('answers a repeated upload from the cache (X-Cache hit, same data) and recognises it again with use_cache false', async () => {
-      const image: FormFile = { bytes: pageImage([unique('Die Brücke über den Rhein ist gesperrt.')]), name: 'schild.png', type: 'image/png' };
-      const post = (fields: Record<string, string> = {}) => run(() => postMultipart(`${s.url}/api/imageocr/process`, fields, image));
+      const image: FormFile = {
+        bytes: pageImage([unique('Die Brücke über den Rhein ist gesperrt.')]),
+        name: 'schild.png',
+        type: 'image/png',
+      };
+      const post = (fields: Record<string, string> = {}) =>
+        run(() => postMultipart(`${s.url}/api/imageocr/process`, fields, image));
       const first = await post();
       expect(first.cache).to.equal('miss');
       expect(first.data.extracted_text).to.include('Rhein');
@@ -55,14 +60,18 @@ describe('Result cache of image OCR and external OCR', function () {
     it('answers a repeated URL from the cache by the bytes it serves, and recognises it again with use_cache false', async () => {
       const name = `url-${Date.now()}.png`;
       const url = files.put(name, pageImage([unique('Am Markt gibt es frisches Brot.')]));
-      const post = (extra: Record<string, unknown> = {}) => run(() => s.call('POST', '/api/imageocr/process-url', { url, ...extra }));
+      const post = (extra: Record<string, unknown> = {}) =>
+        run(() => s.call('POST', '/api/imageocr/process-url', { url, ...extra }));
       const first = await post();
       expect(first.cache).to.equal('miss');
       const again = await post();
       expect(again.cache).to.equal('hit');
       expect(again.data).to.deep.equal(first.data);
       expect((await post({ use_cache: false })).cache).to.equal('miss');
-      expect(files.hits.filter((h) => h === `/${name}`), 'each request fetched the URL').to.have.length(3);
+      expect(
+        files.hits.filter((h) => h === `/${name}`),
+        'each request fetched the URL',
+      ).to.have.length(3);
 
       files.put(name, pageImage([unique('Ein anderes Bild unter derselben Adresse.')]));
       const changed = await post();
@@ -72,8 +81,13 @@ describe('Result cache of image OCR and external OCR', function () {
   });
 
   describe('external OCR', () => {
-    const pdfFile = (text: string): FormFile => ({ bytes: textPdf([unique(text)]), name: 'extern.pdf', type: 'application/pdf' });
-    const post = (file: FormFile, fields: Record<string, string> = {}) => run(() => postMultipart(`${s.url}/api/pdf/process-external-ocr`, { wait_ms: '30000', ...fields }, file));
+    const pdfFile = (text: string): FormFile => ({
+      bytes: textPdf([unique(text)]),
+      name: 'extern.pdf',
+      type: 'application/pdf',
+    });
+    const post = (file: FormFile, fields: Record<string, string> = {}) =>
+      run(() => postMultipart(`${s.url}/api/pdf/process-external-ocr`, { wait_ms: '30000', ...fields }, file));
     /** `data` without the pages archive (its name carries the job id, its ZIP the render times). */
     const ocrPart = ({ pages_archive_filename: _f, pages_archive_data: _d, ...rest }: any) => rest;
 
@@ -90,14 +104,21 @@ describe('Result cache of image OCR and external OCR', function () {
       expect((await post(file, { useCache: 'false' })).cache).to.equal('miss');
       expect((await post(file, { use_cache: 'false' })).cache).to.equal('miss');
       expect(ocr.ocrRequests()).to.have.length(3);
-      expect((await post(file, { page_start: '1', page_end: '1', includeImages: 'false' })).cache, 'other options are another entry').to.equal('miss');
+      expect(
+        (await post(file, { page_start: '1', page_end: '1', includeImages: 'false' })).cache,
+        'other options are another entry',
+      ).to.equal('miss');
     });
 
     it('never caches a failure: after the service recovers, the same document is a miss that succeeds', async () => {
       const file = pdfFile('Ein Dokument, dessen erste Erkennung scheitert.');
       // A refusal the service gives for this document (not retried): the job fails.
       ocr.fail(400, 50, { detail: 'document refused' });
-      const failed = await postMultipart(`${s.url}/api/pdf/process-external-ocr`, { wait_ms: '30000', includePageImages: 'false' }, file);
+      const failed = await postMultipart(
+        `${s.url}/api/pdf/process-external-ocr`,
+        { wait_ms: '30000', includePageImages: 'false' },
+        file,
+      );
       expect(failed.body.status, JSON.stringify(failed.body)).to.equal('error');
       ocr.reset();
       const ok = await post(file, { includePageImages: 'false' });

@@ -69,11 +69,14 @@ describe('OCR with tesseract', function () {
     expect(acc, `accuracy ${acc.toFixed(4)}: ${result.text}`).to.be.at.least(0.98);
     expect(result.confidence).to.be.greaterThan(80);
     expect(result.words).to.be.within(70, 90);
-    for (const word of ['Brücke', 'ältere', 'Äpfel', 'süßer', 'Großmutter', 'ließ']) expect(result.text).to.include(word);
+    for (const word of ['Brücke', 'ältere', 'Äpfel', 'süßer', 'Großmutter', 'ließ'])
+      expect(result.text).to.include(word);
   });
 
   it('recognises the pages of a scan in parallel, each in its own process, results in page order', async () => {
-    const results = await mapPool(scanPages, 2, (p) => ocrImage(p.path, { languages: toTesseractLanguages(['de', 'en']) }));
+    const results = await mapPool(scanPages, 2, (p) =>
+      ocrImage(p.path, { languages: toTesseractLanguages(['de', 'en']) }),
+    );
     expect(results).to.have.length(2);
     expect(accuracy(GERMAN, results[0].text)).to.be.at.least(0.98);
     expect(accuracy(ENGLISH, results[1].text)).to.be.at.least(0.98);
@@ -125,10 +128,17 @@ describe('OCR with tesseract', function () {
 
   it('a tesseract that stops (SIGSTOP) is killed by the engine watchdog: a retryable stall error, not UNPROCESSABLE_INPUT', async () => {
     const before = engineStallTimeoutMs();
-    configureEngineWatchdog({ stallTimeoutMs: loadConfig({ ENGINE_STALL_TIMEOUT_MS: '500' }).ENGINE_STALL_TIMEOUT_MS, logger: createLogger('test', 'silent') });
+    configureEngineWatchdog({
+      stallTimeoutMs: loadConfig({ ENGINE_STALL_TIMEOUT_MS: '500' }).ENGINE_STALL_TIMEOUT_MS,
+      logger: createLogger('test', 'silent'),
+    });
     let pid: number | undefined;
     try {
-      const err = await ocrImage(scanPages[0].path, { languages: ['deu'], timeoutMs: 60_000, onSpawn: (p) => process.kill((pid = p), 'SIGSTOP') }).then(
+      const err = await ocrImage(scanPages[0].path, {
+        languages: ['deu'],
+        timeoutMs: 60_000,
+        onSpawn: (p) => process.kill((pid = p), 'SIGSTOP'),
+      }).then(
         () => expect.fail('a stopped tesseract cannot finish'),
         (e: unknown) => e,
       );
@@ -145,7 +155,11 @@ describe('OCR with tesseract', function () {
     let spawned = false;
     const controller = new AbortController();
     controller.abort(new Error('too late'));
-    const work = ocrImage(scanPages[0].path, { languages: ['deu'], signal: controller.signal, onSpawn: () => (spawned = true) });
+    const work = ocrImage(scanPages[0].path, {
+      languages: ['deu'],
+      signal: controller.signal,
+      onSpawn: () => (spawned = true),
+    });
     await work.then(
       () => expect.fail('should reject'),
       (err: Error) => expect(err.message).to.equal('too late'),
@@ -156,7 +170,16 @@ describe('OCR with tesseract', function () {
 
 describe('tesseract languages', () => {
   it('maps ISO 639-1 codes to tesseract codes and keeps their order', () => {
-    expect(toTesseractLanguages(['de', 'en', 'fr', 'es', 'it', 'nl', 'pt', 'pl'])).to.deep.equal(['deu', 'eng', 'fra', 'spa', 'ita', 'nld', 'por', 'pol']);
+    expect(toTesseractLanguages(['de', 'en', 'fr', 'es', 'it', 'nl', 'pt', 'pl'])).to.deep.equal([
+      'deu',
+      'eng',
+      'fra',
+      'spa',
+      'ita',
+      'nld',
+      'por',
+      'pol',
+    ]);
     expect(toTesseractLanguages('en')).to.deep.equal(['eng']);
   });
 
@@ -204,11 +227,17 @@ describe('tesseract TSV output', () => {
       row(5, 2, 1, 1, 1, 100, 'Block'),
       '',
     ].join('\n');
-    expect(parseTesseractTsv(tsv)).to.deep.equal({ text: 'Erste Zeile\nzweite\n\nAbsatz\n\nBlock', confidence: 80, words: 5 });
+    expect(parseTesseractTsv(tsv)).to.deep.equal({
+      text: 'Erste Zeile\nzweite\n\nAbsatz\n\nBlock',
+      confidence: 80,
+      words: 5,
+    });
   });
 
   it('ignores empty words and rows without confidence', () => {
-    const tsv = [HEADER, row(5, 1, 1, 1, 1, 95, ' '), row(5, 1, 1, 1, 2, -1, 'x'), row(5, 1, 1, 1, 3, 50, 'ok')].join('\n');
+    const tsv = [HEADER, row(5, 1, 1, 1, 1, 95, ' '), row(5, 1, 1, 1, 2, -1, 'x'), row(5, 1, 1, 1, 3, 50, 'ok')].join(
+      '\n',
+    );
     expect(parseTesseractTsv(tsv)).to.deep.equal({ text: 'ok', confidence: 50, words: 1 });
     expect(parseTesseractTsv(HEADER)).to.deep.equal({ text: '', confidence: 0, words: 0 });
   });

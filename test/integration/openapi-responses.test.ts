@@ -14,7 +14,13 @@ import { holdJobOutput, rawRequest, transformerJob, until } from '../support/job
 
 const UNKNOWN_JOB = 'job-00000000-0000-4000-8000-000000000000';
 // Nothing listens on port 9 of loopback: the session job fails at its first download, at once.
-const SESSION = { event: 'Conf 2025', session: 'Opening', url: 'http://127.0.0.1:9/opening', filename: 'opening.md', track: 'Main' };
+const SESSION = {
+  event: 'Conf 2025',
+  session: 'Opening',
+  url: 'http://127.0.0.1:9/opening',
+  filename: 'opening.md',
+  track: 'Main',
+};
 
 describe('answers of the job operations against their documented schemas', function () {
   this.timeout(90_000);
@@ -27,9 +33,17 @@ describe('answers of the job operations against their documented schemas', funct
   });
 
   /** Calls `url` and checks the answer against the schema documented for `template` (the OpenAPI path) and its status. */
-  async function checked(method: string, template: string, url: string, body?: unknown): Promise<{ status: number; body: any }> {
+  async function checked(
+    method: string,
+    template: string,
+    url: string,
+    body?: unknown,
+  ): Promise<{ status: number; body: any }> {
     const r = await s.call(method, url, body);
-    expect(check(method, template, r.status, r.body), `${method} ${url} ${r.status}: ${JSON.stringify(r.body).slice(0, 300)}`).to.deep.equal([]);
+    expect(
+      check(method, template, r.status, r.body),
+      `${method} ${url} ${r.status}: ${JSON.stringify(r.body).slice(0, 300)}`,
+    ).to.deep.equal([]);
     return r;
   }
 
@@ -49,7 +63,10 @@ describe('answers of the job operations against their documented schemas', funct
       expect(check('GET', '/api/event-job/files/{path}', r.status, r.json()), p).to.deep.equal([]);
     }
 
-    const batch = await checked('POST', '/api/jobs/batch', '/api/jobs/batch', { batch_name: 'schemas', jobs: [transformerJob('<p>a</p>'), transformerJob('<p>b</p>')] });
+    const batch = await checked('POST', '/api/jobs/batch', '/api/jobs/batch', {
+      batch_name: 'schemas',
+      jobs: [transformerJob('<p>a</p>'), transformerJob('<p>b</p>')],
+    });
     expect(batch.status).to.equal(200);
     await checked('GET', '/api/jobs/batch/{batch_id}', `/api/jobs/batch/${batch.body.data.batch_id}`);
   });
@@ -59,7 +76,12 @@ describe('answers of the job operations against their documented schemas', funct
     const jobId = idFromKey('job', key);
     await holdJobOutput(s.api.store, jobId);
     expect((await s.call('POST', '/api/jobs/', transformerJob(), { 'Idempotency-Key': key })).status).to.equal(200);
-    await until(async () => ((await s.call('GET', `/api/jobs/${jobId}`)).body.data?.status === 'processing' ? true : undefined), 'the held job to be processing', 30_000, 20);
+    await until(
+      async () => ((await s.call('GET', `/api/jobs/${jobId}`)).body.data?.status === 'processing' ? true : undefined),
+      'the held job to be processing',
+      30_000,
+      20,
+    );
     for (const template of ['/api/jobs/{job_id}/download-archive', '/api/event-job/jobs/{job_id}/download-archive']) {
       const r = await checked('GET', template, template.replace('{job_id}', jobId));
       expect(r.status, template).to.equal(202);
@@ -71,14 +93,25 @@ describe('answers of the job operations against their documented schemas', funct
     const jobId = created.body.data.job_id;
     expect((await s.waitJob(jobId)).status).to.equal('failed');
     await checked('GET', '/api/event-job/jobs/{job_id}', `/api/event-job/jobs/${jobId}`);
-    expect((await checked('POST', '/api/event-job/{job_id}/restart', `/api/event-job/${jobId}/restart`)).status).to.equal(200);
+    expect(
+      (await checked('POST', '/api/event-job/{job_id}/restart', `/api/event-job/${jobId}/restart`)).status,
+    ).to.equal(200);
     await s.waitJob(jobId);
-    expect((await checked('POST', '/api/event-job/{job_id}/restart', `/api/event-job/${UNKNOWN_JOB}/restart`)).status).to.equal(404);
+    expect(
+      (await checked('POST', '/api/event-job/{job_id}/restart', `/api/event-job/${UNKNOWN_JOB}/restart`)).status,
+    ).to.equal(404);
 
-    const batch = await checked('POST', '/api/event-job/batches', '/api/event-job/batches', { batch_name: 'legacy', jobs: [SESSION, SESSION] });
+    const batch = await checked('POST', '/api/event-job/batches', '/api/event-job/batches', {
+      batch_name: 'legacy',
+      jobs: [SESSION, SESSION],
+    });
     const batchId = batch.body.data.batch_id;
     await checked('GET', '/api/event-job/batches/{batch_id}', `/api/event-job/batches/${batchId}`);
-    await checked('POST', '/api/event-job/batches/{batch_id}/toggle-active', `/api/event-job/batches/${batchId}/toggle-active`);
+    await checked(
+      'POST',
+      '/api/event-job/batches/{batch_id}/toggle-active',
+      `/api/event-job/batches/${batchId}/toggle-active`,
+    );
     await checked('POST', '/api/event-job/batches/fail-all', '/api/event-job/batches/fail-all', { batch_id: batchId });
     // Pending or processing (202), or finished with no files (400): each against its own documented schema.
     await checked('GET', '/api/event-job/batches/{batch_id}/archive', `/api/event-job/batches/${batchId}/archive`);
@@ -111,10 +144,19 @@ describe('answers of the external OCR operations against their documented schema
 
   async function postOcr(waitMs: string): Promise<{ status: number; body: any }> {
     const form = new FormData();
-    const pdf = buildPdf({ pages: [{ kind: 'lines', lines: ['Erste Seite.'] }, { kind: 'lines', lines: ['Zweite Seite.'] }] });
+    const pdf = buildPdf({
+      pages: [
+        { kind: 'lines', lines: ['Erste Seite.'] },
+        { kind: 'lines', lines: ['Zweite Seite.'] },
+      ],
+    });
     form.append('file', new Blob([new Uint8Array(pdf)], { type: 'application/pdf' }), 'zwei.pdf');
     form.append('wait_ms', waitMs);
-    const res = await fetch(`${s.url}/api/pdf/process-external-ocr`, { method: 'POST', body: form, signal: AbortSignal.timeout(60_000) });
+    const res = await fetch(`${s.url}/api/pdf/process-external-ocr`, {
+      method: 'POST',
+      body: form,
+      signal: AbortSignal.timeout(60_000),
+    });
     return { status: res.status, body: await res.json() };
   }
 
@@ -129,7 +171,9 @@ describe('answers of the external OCR operations against their documented schema
     // Running (202) or finished (the ZIP): a JSON answer is checked against the schema of its status.
     const archive = await s.call('GET', `/api/pdf/jobs/${accepted.body.data.job_id}/download-pages-archive`);
     if (archive.headers.get('content-type')?.startsWith('application/json')) {
-      expect(check('GET', '/api/pdf/jobs/{job_id}/download-pages-archive', archive.status, archive.body)).to.deep.equal([]);
+      expect(check('GET', '/api/pdf/jobs/{job_id}/download-pages-archive', archive.status, archive.body)).to.deep.equal(
+        [],
+      );
     } else expect(archive.status).to.equal(200);
     await s.waitJob(accepted.body.data.job_id, 60_000);
   });

@@ -25,20 +25,32 @@ type Doc = {
   paths: Record<string, Partial<Record<(typeof METHODS)[number], Operation>>>;
 };
 
-type Schema = { $ref?: string; type?: string | string[]; format?: string; properties?: Record<string, Schema>; additionalProperties?: unknown } & Record<string, unknown>;
+type Schema = {
+  $ref?: string;
+  type?: string | string[];
+  format?: string;
+  properties?: Record<string, Schema>;
+  additionalProperties?: unknown;
+} & Record<string, unknown>;
 
 /** Why a documented answer schema says nothing (empty, or an object open to anything), or null when it says something. */
 function vacuous(doc: Doc, schema: Schema | undefined, where: string): string | null {
   if (!schema) return `${where}: no schema`;
-  if (schema.$ref) schema = schema.$ref.slice(2).split('/').reduce<any>((n, k) => n?.[k], doc) as Schema;
+  if (schema.$ref)
+    schema = schema.$ref
+      .slice(2)
+      .split('/')
+      .reduce<any>((n, k) => n?.[k], doc) as Schema;
   if (Object.keys(schema).length === 0) return `${where}: empty schema`;
-  if (schema.type === 'object' && Object.keys(schema.properties ?? {}).length === 0) return `${where}: an object with no properties`;
+  if (schema.type === 'object' && Object.keys(schema.properties ?? {}).length === 0)
+    return `${where}: an object with no properties`;
   // The success envelope: its `data` must say something too.
   if (schema.properties?.status && schema.properties.data) return vacuous(doc, schema.properties.data, `${where}.data`);
   return null;
 }
 
-const toOpenApiPath = (koaPath: string) => koaPath.replace(/:([A-Za-z0-9_]+)/g, '{$1}').replace(/\{\*([A-Za-z0-9_]+)\}/g, '{$1}');
+const toOpenApiPath = (koaPath: string) =>
+  koaPath.replace(/:([A-Za-z0-9_]+)/g, '{$1}').replace(/\{\*([A-Za-z0-9_]+)\}/g, '{$1}');
 const isHiddenAsset = (p: string) => p.startsWith('/api/doc/');
 
 function operations(doc: Doc): { key: string; path: string; method: string; op: Operation }[] {
@@ -74,7 +86,9 @@ describe('OpenAPI document (GET /api/openapi.json)', function () {
   it('validates against the OpenAPI 3.1 schema', async () => {
     const validator = new Validator();
     const res = await validator.validate(structuredClone(doc) as Record<string, unknown>);
-    expect(res.errors, JSON.stringify(res.errors, null, 2)).to.satisfy((e: unknown) => e === undefined || (Array.isArray(e) && e.length === 0));
+    expect(res.errors, JSON.stringify(res.errors, null, 2)).to.satisfy(
+      (e: unknown) => e === undefined || (Array.isArray(e) && e.length === 0),
+    );
     expect(res.valid).to.equal(true);
     expect(validator.version).to.match(/^3\.1/);
   });
@@ -88,12 +102,13 @@ describe('OpenAPI document (GET /api/openapi.json)', function () {
       const target = JSON.parse(`{${ref}}`).$ref as string;
       expect(target, ref).to.match(/^#\//);
       let node: unknown = doc;
-      for (const part of target.slice(2).split('/')) node = (node as Record<string, unknown>)?.[part.replace(/~1/g, '/').replace(/~0/g, '~')];
+      for (const part of target.slice(2).split('/'))
+        node = (node as Record<string, unknown>)?.[part.replace(/~1/g, '/').replace(/~0/g, '~')];
       expect(node, target).to.be.an('object');
     }
   });
 
-  it("declares version 3.1 in its openapi field", () => {
+  it('declares version 3.1 in its openapi field', () => {
     expect(doc.openapi).to.match(/^3\.1\./);
   });
 
@@ -148,7 +163,11 @@ describe('OpenAPI document (GET /api/openapi.json)', function () {
       if (EXEMPT_OPERATIONS.includes(key)) expect(op.security, key).to.deep.equal([]);
       else expect(op.security === undefined || op.security.length > 0, `${key} must require a key`).to.equal(true);
     }
-    for (const key of EXEMPT_OPERATIONS) expect(operations(doc).some((o) => o.key === key), key).to.equal(true);
+    for (const key of EXEMPT_OPERATIONS)
+      expect(
+        operations(doc).some((o) => o.key === key),
+        key,
+      ).to.equal(true);
   });
 
   it('documents a 401 on every operation that needs a key and a 500 on every operation', () => {
@@ -166,7 +185,10 @@ describe('OpenAPI document (GET /api/openapi.json)', function () {
       for (const status of ['413', '415']) {
         const res = op.responses?.[status];
         if (!takesBody) expect(res, `${key} ${status}`).to.equal(undefined);
-        else expect(res?.content?.['application/json']?.schema?.$ref, `${key} ${status}`).to.equal('#/components/schemas/Error');
+        else
+          expect(res?.content?.['application/json']?.schema?.$ref, `${key} ${status}`).to.equal(
+            '#/components/schemas/Error',
+          );
       }
     }
   });
@@ -176,9 +198,17 @@ describe('OpenAPI document (GET /api/openapi.json)', function () {
     const key = { 'X-Service-Api-Key': KEY };
     const big = 'x'.repeat(api.config.MAX_JSON_MB * 1024 * 1024 + 1);
     const cases: [string, RequestInit, number][] = [
-      ['/api/transformer/html-to-markdown', { body: JSON.stringify({ html: big }), headers: { ...key, 'Content-Type': 'application/json' } }, 413],
+      [
+        '/api/transformer/html-to-markdown',
+        { body: JSON.stringify({ html: big }), headers: { ...key, 'Content-Type': 'application/json' } },
+        413,
+      ],
       ['/api/transformer/html-to-markdown', { body: 'html=x', headers: { ...key, 'Content-Type': 'text/plain' } }, 415],
-      ['/api/transformer/html-to-markdown', { body: '{}', headers: { ...key, 'Content-Type': 'application/json', 'Content-Encoding': 'zstd' } }, 415],
+      [
+        '/api/transformer/html-to-markdown',
+        { body: '{}', headers: { ...key, 'Content-Type': 'application/json', 'Content-Encoding': 'zstd' } },
+        415,
+      ],
       ['/api/pdf/process', { body: '{}', headers: { ...key, 'Content-Type': 'application/json' } }, 415],
     ];
     const fields = new FormData();
@@ -204,7 +234,8 @@ describe('OpenAPI document (GET /api/openapi.json)', function () {
             // JSON, or an event stream whose schema describes each event (OpenAPI 3.1 has no itemSchema).
             const why = vacuous(doc, media.schema, `${key} ${status} ${type}`);
             if (why) problems.push(why);
-          } else if (media.schema?.type !== 'string') problems.push(`${key} ${status} ${type}: not a string (binary or text) schema`);
+          } else if (media.schema?.type !== 'string')
+            problems.push(`${key} ${status} ${type}: not a string (binary or text) schema`);
         }
       }
     }
@@ -212,7 +243,8 @@ describe('OpenAPI document (GET /api/openapi.json)', function () {
   });
 
   it('documents that the path of GET /api/event-job/files/{path} may contain slashes', () => {
-    const param = doc.paths['/api/event-job/files/{path}']?.get?.parameters?.find((p) => p.name === 'path') as { in: string; description?: string } | undefined;
+    const param = doc.paths['/api/event-job/files/{path}']?.get?.parameters?.find((p) => p.name === 'path') as
+      { in: string; description?: string } | undefined;
     expect(param?.in).to.equal('path');
     expect(param?.description).to.match(/may contain slashes/);
   });

@@ -19,13 +19,37 @@ describe('PDF endpoints refusing bad input and reading server files', function (
 
   describe('POST /api/pdf/process with bad input', () => {
     const cases: [string, () => Promise<Buffer | undefined>, Record<string, string>, number, string][] = [
-      ['a PNG instead of a PDF', () => readFile(new URL('../../samples/image.png', import.meta.url)), {}, 400, 'INVALID_FORMAT'],
+      [
+        'a PNG instead of a PDF',
+        () => readFile(new URL('../../samples/image.png', import.meta.url)),
+        {},
+        400,
+        'INVALID_FORMAT',
+      ],
       ['a corrupt PDF', async () => corruptPdf(), {}, 422, 'UNPROCESSABLE_INPUT'],
-      ['an encrypted PDF', async () => buildPdf({ userPassword: 'geheim', pages: [{ kind: 'lines', lines: ['Vertraulich'] }] }), {}, 422, 'UNPROCESSABLE_INPUT'],
+      [
+        'an encrypted PDF',
+        async () => buildPdf({ userPassword: 'geheim', pages: [{ kind: 'lines', lines: ['Vertraulich'] }] }),
+        {},
+        422,
+        'UNPROCESSABLE_INPUT',
+      ],
       ['a PDF without pages', async () => zeroPagePdf(), {}, 422, 'UNPROCESSABLE_INPUT'],
       ['an empty file', async () => Buffer.alloc(0), {}, 422, 'UNPROCESSABLE_INPUT'],
-      ['a form without the file field', async () => undefined, { extraction_method: 'native' }, 400, 'VALIDATION_ERROR'],
-      ['the unknown extraction method magic', async () => TEXT_PDF, { extraction_method: 'magic' }, 400, 'VALIDATION_ERROR'],
+      [
+        'a form without the file field',
+        async () => undefined,
+        { extraction_method: 'native' },
+        400,
+        'VALIDATION_ERROR',
+      ],
+      [
+        'the unknown extraction method magic',
+        async () => TEXT_PDF,
+        { extraction_method: 'magic' },
+        400,
+        'VALIDATION_ERROR',
+      ],
     ];
     for (const [name, file, fields, status, code] of cases) {
       it(`answers ${status} ${code} within a few seconds for ${name}`, async () => {
@@ -93,7 +117,12 @@ describe('PDF endpoints refusing bad input and reading server files', function (
       const link = path.join(s.api.config.dataDir, 'inbox', 'passwd-link.pdf');
       await symlink('/etc/passwd', link);
       const since = new Date();
-      for (const filename of ['/etc/passwd', link, path.join(s.api.config.dataDir, ...Array(20).fill('..'), 'nowhere.pdf'), 'relative/to/cwd.pdf']) {
+      for (const filename of [
+        '/etc/passwd',
+        link,
+        path.join(s.api.config.dataDir, ...Array(20).fill('..'), 'nowhere.pdf'),
+        'relative/to/cwd.pdf',
+      ]) {
         const r = await s.call('POST', '/api/pdf/job', { filename });
         expect(r.status, `${filename}: ${JSON.stringify(r.body)}`).to.equal(403);
         expect(r.body.error.code).to.equal('FORBIDDEN');
@@ -102,10 +131,15 @@ describe('PDF endpoints refusing bad input and reading server files', function (
       }
       // A file inside the roots still gives a job: once Temporal lists it, it is the only job started since.
       const allowed = await startJob({ filename: inside });
-      const started = await until(async () => {
-        const ids = await jobsStartedSince(since);
-        return ids.includes(allowed) ? ids : undefined;
-      }, 'the allowed job in the workflow list', 30_000, 200);
+      const started = await until(
+        async () => {
+          const ids = await jobsStartedSince(since);
+          return ids.includes(allowed) ? ids : undefined;
+        },
+        'the allowed job in the workflow list',
+        30_000,
+        200,
+      );
       expect(started).to.deep.equal([allowed]);
       expect((await s.waitJob(allowed, 60_000)).status).to.equal('completed');
     });
@@ -119,7 +153,10 @@ describe('PDF endpoints refusing bad input and reading server files', function (
     });
 
     it('fails the job with FILE_NOT_FOUND for a missing file inside the data directory', async () => {
-      const job = await s.waitJob(await startJob({ filename: path.join(s.api.config.dataDir, 'nowhere', 'missing.pdf') }), 30_000);
+      const job = await s.waitJob(
+        await startJob({ filename: path.join(s.api.config.dataDir, 'nowhere', 'missing.pdf') }),
+        30_000,
+      );
       expect(job.status).to.equal('failed');
       expect(job.error.code).to.equal('FILE_NOT_FOUND');
     });
@@ -134,25 +171,45 @@ describe('PDF endpoints refusing bad input and reading server files', function (
   describe('page reuse across jobs', () => {
     it('reuses the OCR pages of an earlier local_ocr job on the same file and says so in the logs', async () => {
       const file = path.join(s.api.config.dataDir, 'scan-4.pdf');
-      await writeFile(file, await scannedPdf(['Erste gescannte Seite.', 'Zweite gescannte Seite.', 'Dritte gescannte Seite.', 'Vierte gescannte Seite.']));
+      await writeFile(
+        file,
+        await scannedPdf([
+          'Erste gescannte Seite.',
+          'Zweite gescannte Seite.',
+          'Dritte gescannte Seite.',
+          'Vierte gescannte Seite.',
+        ]),
+      );
       const run = async () => {
-        const r = await s.call('POST', '/api/jobs/', { job_type: 'pdf', parameters: { filename: file, extraction_method: 'local_ocr' } });
+        const r = await s.call('POST', '/api/jobs/', {
+          job_type: 'pdf',
+          parameters: { filename: file, extraction_method: 'local_ocr' },
+        });
         expect(r.status, JSON.stringify(r.body)).to.equal(200);
         const job = await s.waitJob(r.body.data.job_id, 60_000);
         expect(job.status, JSON.stringify(job.error)).to.equal('completed');
         return (job.logs as { message: string }[]).map((l) => l.message);
       };
       const first = await run();
-      expect(first.some((m) => m.includes('reused from earlier work')), 'the first job reuses nothing').to.equal(false);
+      expect(
+        first.some((m) => m.includes('reused from earlier work')),
+        'the first job reuses nothing',
+      ).to.equal(false);
       const second = await run();
-      expect(second.some((m) => m.includes('4 page(s) reused from earlier work')), second.join('\n')).to.equal(true);
+      expect(
+        second.some((m) => m.includes('4 page(s) reused from earlier work')),
+        second.join('\n'),
+      ).to.equal(true);
     });
 
     it('reads no cached page when the job says use_cache: false', async () => {
       const file = path.join(s.api.config.dataDir, 'scan-2-nocache.pdf');
       await writeFile(file, await scannedPdf(['Erste Seite ohne Cache.', 'Zweite Seite ohne Cache.']));
       const run = async (extra: Record<string, unknown>) => {
-        const r = await s.call('POST', '/api/jobs/', { job_type: 'pdf', parameters: { filename: file, extraction_method: 'local_ocr', ...extra } });
+        const r = await s.call('POST', '/api/jobs/', {
+          job_type: 'pdf',
+          parameters: { filename: file, extraction_method: 'local_ocr', ...extra },
+        });
         expect(r.status, JSON.stringify(r.body)).to.equal(200);
         const job = await s.waitJob(r.body.data.job_id, 60_000);
         expect(job.status, JSON.stringify(job.error)).to.equal('completed');
@@ -160,7 +217,10 @@ describe('PDF endpoints refusing bad input and reading server files', function (
       };
       await run({});
       const bypass = await run({ use_cache: false });
-      expect(bypass.some((m) => m.includes('reused from earlier work')), bypass.join('\n')).to.equal(false);
+      expect(
+        bypass.some((m) => m.includes('reused from earlier work')),
+        bypass.join('\n'),
+      ).to.equal(false);
     });
   });
 });
@@ -171,7 +231,11 @@ describe('POST /api/pdf/process past the synchronous limit', function () {
   useStack((stack) => (s = stack), { SYNC_WAIT_MS: '1000' });
 
   it('answers 504 with the job id, the job goes on with its upload, and removes the upload when it finishes', async () => {
-    const pages = ['Erste Seite, die länger dauert.', 'Zweite Seite, die länger dauert.', 'Dritte Seite, die länger dauert.'];
+    const pages = [
+      'Erste Seite, die länger dauert.',
+      'Zweite Seite, die länger dauert.',
+      'Dritte Seite, die länger dauert.',
+    ];
     const r = await postPdf(s, { extraction_method: 'local_ocr', useCache: 'false' }, await scannedPdf(pages));
     expect(r.status, JSON.stringify(r.body)).to.equal(504);
     expect(r.body.error.code).to.equal('TIMEOUT');
@@ -180,7 +244,11 @@ describe('POST /api/pdf/process past the synchronous limit', function () {
     expect(await s.worker.store.list('uploads/'), 'the running job still has its input').to.have.length(1);
     const job = await s.waitJob(jobId, 90_000);
     expect(job.status, JSON.stringify(job.error)).to.equal('completed');
-    expect(job.results.structured_data.metadata.text_contents.map((c: { method: string }) => c.method)).to.deep.equal(['local_ocr', 'local_ocr', 'local_ocr']);
+    expect(job.results.structured_data.metadata.text_contents.map((c: { method: string }) => c.method)).to.deep.equal([
+      'local_ocr',
+      'local_ocr',
+      'local_ocr',
+    ]);
     expect(await s.worker.store.list('uploads/'), 'the finished job removed its upload').to.deep.equal([]);
   });
 });

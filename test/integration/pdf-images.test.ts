@@ -12,12 +12,26 @@ import { pdfLiteral, PdfWriter } from '../support/pdf-writer';
 
 const PAGES: { name: string; content: string; resources?: (img: number, form: number) => string; image: boolean }[] = [
   { name: 'text', content: `BT /F1 12 Tf 72 700 Td ${pdfLiteral('Native text page')} Tj ET`, image: false },
-  { name: 'image XObject', content: 'q 200 0 0 200 0 0 cm /Im1 Do Q', resources: (img) => `/XObject << /Im1 ${img} 0 R >>`, image: true },
+  {
+    name: 'image XObject',
+    content: 'q 200 0 0 200 0 0 cm /Im1 Do Q',
+    resources: (img) => `/XObject << /Im1 ${img} 0 R >>`,
+    image: true,
+  },
   { name: 'vector lines', content: '10 10 m 190 190 l S 0 0 100 100 re f', image: false },
-  { name: 'inline image', content: 'q 100 0 0 100 0 0 cm BI /W 2 /H 2 /CS /G /BPC 8 ID \x00\xff\xff\x00 EI Q', image: true },
+  {
+    name: 'inline image',
+    content: 'q 100 0 0 100 0 0 cm BI /W 2 /H 2 /CS /G /BPC 8 ID \x00\xff\xff\x00 EI Q',
+    image: true,
+  },
   { name: 'empty', content: '', image: false },
   { name: 'image mask', content: 'q 100 0 0 100 0 0 cm BI /W 8 /H 1 /IM true ID \xaa EI Q', image: true },
-  { name: 'image in a form XObject', content: '/Fm1 Do', resources: (_img, form) => `/XObject << /Fm1 ${form} 0 R >>`, image: true },
+  {
+    name: 'image in a form XObject',
+    content: '/Fm1 Do',
+    resources: (_img, form) => `/XObject << /Fm1 ${form} 0 R >>`,
+    image: true,
+  },
 ];
 
 function imagesPdf(): Buffer {
@@ -25,7 +39,10 @@ function imagesPdf(): Buffer {
   const catalog = w.reserve();
   const pagesNum = w.reserve();
   const font = w.add(() => '/Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding');
-  const img = w.add(() => '/Type /XObject /Subtype /Image /Width 2 /Height 2 /ColorSpace /DeviceGray /BitsPerComponent 8', Buffer.from([0, 255, 255, 0]));
+  const img = w.add(
+    () => '/Type /XObject /Subtype /Image /Width 2 /Height 2 /ColorSpace /DeviceGray /BitsPerComponent 8',
+    Buffer.from([0, 255, 255, 0]),
+  );
   const form = w.add(
     () => `/Type /XObject /Subtype /Form /BBox [0 0 200 200] /Resources << /XObject << /Im1 ${img} 0 R >> >>`,
     Buffer.from('q 200 0 0 200 0 0 cm /Im1 Do Q', 'latin1'),
@@ -33,7 +50,10 @@ function imagesPdf(): Buffer {
   const kids = PAGES.map((p) => {
     const stream = w.add(() => '', Buffer.from(p.content, 'latin1'));
     const resources = `/Font << /F1 ${font} 0 R >> ${p.resources?.(img, form) ?? ''}`;
-    return w.add(() => `/Type /Page /Parent ${pagesNum} 0 R /MediaBox [0 0 200 200] /Contents ${stream} 0 R /Resources << ${resources} >>`);
+    return w.add(
+      () =>
+        `/Type /Page /Parent ${pagesNum} 0 R /MediaBox [0 0 200 200] /Contents ${stream} 0 R /Resources << ${resources} >>`,
+    );
   });
   w.set(pagesNum, () => `/Type /Pages /Kids [${kids.map((k) => `${k} 0 R`).join(' ')}] /Count ${kids.length}`);
   w.set(catalog, () => `/Type /Catalog /Pages ${pagesNum} 0 R`);

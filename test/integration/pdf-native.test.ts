@@ -65,14 +65,30 @@ describe('PDF text through pdf.js', function () {
 
   for (const interleave of [false, true]) {
     it(`reads a two-column page left column first, the title before and the footer after (drawn ${interleave ? 'row by row' : 'column by column'})`, async () => {
-      const pdf = buildPdf({ pages: [{ kind: 'columns', heading: 'Zweispaltiger Bericht über Spalten', left: LEFT, right: RIGHT, footer: 'Seite 1 von 1', interleave }] });
+      const pdf = buildPdf({
+        pages: [
+          {
+            kind: 'columns',
+            heading: 'Zweispaltiger Bericht über Spalten',
+            left: LEFT,
+            right: RIGHT,
+            footer: 'Seite 1 von 1',
+            interleave,
+          },
+        ],
+      });
       const { text } = await withDoc(pdf, (doc) => doc.pageText(1));
       expect(text).to.equal(['Zweispaltiger Bericht über Spalten', ...LEFT, ...RIGHT, 'Seite 1 von 1'].join('\n'));
     });
   }
 
   it('keeps label and value rows of a form on one line instead of reading them as columns', async () => {
-    const rows = [['Name:', 'Jörg Müller'], ['Straße:', 'Hauptstraße 5'], ['Ort:', 'Köln'], ['Telefon:', '0221 123456']];
+    const rows = [
+      ['Name:', 'Jörg Müller'],
+      ['Straße:', 'Hauptstraße 5'],
+      ['Ort:', 'Köln'],
+      ['Telefon:', '0221 123456'],
+    ];
     const runs = rows.flatMap(([label, value], i) => [
       { text: value, x: 300, y: PAGE_HEIGHT - 100 - i * 20 },
       { text: label, x: 72, y: PAGE_HEIGHT - 100 - i * 20 },
@@ -94,9 +110,21 @@ describe('PDF text through pdf.js', function () {
   });
 
   it('reports page count, title and author, non-ASCII ones included', async () => {
-    const pdf = buildPdf({ title: 'Jahresbericht Größe & Maß', author: 'Jörg Müller', pages: [{ kind: 'lines', lines: ['a'] }, { kind: 'lines', lines: ['b'] }] });
+    const pdf = buildPdf({
+      title: 'Jahresbericht Größe & Maß',
+      author: 'Jörg Müller',
+      pages: [
+        { kind: 'lines', lines: ['a'] },
+        { kind: 'lines', lines: ['b'] },
+      ],
+    });
     const meta = await withDoc(pdf, (doc) => doc.metadata());
-    expect(meta).to.include({ title: 'Jahresbericht Größe & Maß', author: 'Jörg Müller', page_count: 2, pdf_version: '1.4' });
+    expect(meta).to.include({
+      title: 'Jahresbericht Größe & Maß',
+      author: 'Jörg Müller',
+      page_count: 2,
+      pdf_version: '1.4',
+    });
     expect(meta.producer).to.equal('docproc test pdf-factory');
   });
 
@@ -134,7 +162,10 @@ describe('PDF text through pdf.js', function () {
   it('opens a 200-page PDF and extracts every page', async () => {
     const pages = Array.from({ length: 200 }, (_, i) => ({
       kind: 'lines' as const,
-      lines: [`Seite ${i + 1} von 200`, ...Array.from({ length: 40 }, (_, j) => `Zeile ${j + 1} mit etwas Text über Größen und Maße.`)],
+      lines: [
+        `Seite ${i + 1} von 200`,
+        ...Array.from({ length: 40 }, (_, j) => `Zeile ${j + 1} mit etwas Text über Größen und Maße.`),
+      ],
     }));
     const texts = await withDoc(buildPdf({ pages }), async (doc) => {
       expect(doc.pageCount).to.equal(200);
@@ -168,7 +199,13 @@ describe('PDF pages through poppler', function () {
   });
 
   it('reads page count, encryption, title and author with pdfinfo', async () => {
-    expect(await pdfInfo(pdfPath)).to.deep.equal({ pages: 5, encrypted: false, title: 'Fünf Seiten', author: 'Test', pageSize: { width: 595, height: 842 } });
+    expect(await pdfInfo(pdfPath)).to.deep.equal({
+      pages: 5,
+      encrypted: false,
+      title: 'Fünf Seiten',
+      author: 'Test',
+      pageSize: { width: 595, height: 842 },
+    });
   });
 
   it('renders the asked pages as 300 dpi grayscale PGM files in page order', async () => {

@@ -15,8 +15,18 @@ import { buildPdf, corruptPdf, PAGE_HEIGHT, scannedPdf, zeroPagePdf } from '../s
 // with PDFs generated here. Where the engines agree, one case runs on both; where their reading order differs,
 // each engine's own answer is pinned.
 
-const LEFT = ['Die linke Spalte beginnt hier mit', 'einem Absatz, der über mehrere', 'Zeilen läuft und vollständig', 'gelesen werden muss.'];
-const RIGHT = ['The right column follows after the', 'left one, with its own paragraph', 'of several lines that must not be', 'mixed with the lines on the left.'];
+const LEFT = [
+  'Die linke Spalte beginnt hier mit',
+  'einem Absatz, der über mehrere',
+  'Zeilen läuft und vollständig',
+  'gelesen werden muss.',
+];
+const RIGHT = [
+  'The right column follows after the',
+  'left one, with its own paragraph',
+  'of several lines that must not be',
+  'mixed with the lines on the left.',
+];
 
 describe('PDF text engines (poppler and pdf.js)', function () {
   this.timeout(60_000);
@@ -43,30 +53,59 @@ describe('PDF text engines (poppler and pdf.js)', function () {
           ['Page two, line one', 'Page two, line two', 'Page two, line three'],
           ['Seite drei', 'Ende des Dokuments'],
         ];
-        const pdf = await file(buildPdf({ pages: pages.map((lines, i) => ({ kind: 'lines' as const, lines, reversed: i === 1 })) }));
+        const pdf = await file(
+          buildPdf({ pages: pages.map((lines, i) => ({ kind: 'lines' as const, lines, reversed: i === 1 })) }),
+        );
         const texts = await readPageTexts(pdf, [1, 2, 3], engine);
         expect([...texts.keys()]).to.deep.equal([1, 2, 3]);
         expect([...texts.values()]).to.deep.equal(pages.map((l) => l.join('\n')));
       });
 
       it('reports page count, title and author, non-ASCII ones included', async () => {
-        const pdf = await file(buildPdf({ title: 'Jahresbericht Größe & Maß', author: 'Jörg Müller', pages: [{ kind: 'lines', lines: ['a'] }, { kind: 'lines', lines: ['b'] }] }));
-        expect(await describePdf(pdf, engine)).to.deep.equal({ pageCount: 2, title: 'Jahresbericht Größe & Maß', author: 'Jörg Müller' });
+        const pdf = await file(
+          buildPdf({
+            title: 'Jahresbericht Größe & Maß',
+            author: 'Jörg Müller',
+            pages: [
+              { kind: 'lines', lines: ['a'] },
+              { kind: 'lines', lines: ['b'] },
+            ],
+          }),
+        );
+        expect(await describePdf(pdf, engine)).to.deep.equal({
+          pageCount: 2,
+          title: 'Jahresbericht Größe & Maß',
+          author: 'Jörg Müller',
+        });
       });
 
       it('reads the left column before the right one, drawn column by column or row by row', async () => {
         for (const interleave of [false, true]) {
-          const pdf = await file(buildPdf({ pages: [{ kind: 'columns', heading: 'Zweispaltiger Bericht', left: LEFT, right: RIGHT, interleave }] }));
+          const pdf = await file(
+            buildPdf({
+              pages: [{ kind: 'columns', heading: 'Zweispaltiger Bericht', left: LEFT, right: RIGHT, interleave }],
+            }),
+          );
           const text = (await readPageTexts(pdf, [1], engine)).get(1)!;
           // pdf.js with our layout joins the blocks line by line; poppler keeps a blank line between them.
           const sep = engine === 'poppler' ? [''] : [];
-          expect(text, `interleave ${interleave}`).to.equal(['Zweispaltiger Bericht', ...LEFT, ...sep, ...RIGHT].join('\n'));
+          expect(text, `interleave ${interleave}`).to.equal(
+            ['Zweispaltiger Bericht', ...LEFT, ...sep, ...RIGHT].join('\n'),
+          );
         }
       });
 
       it('reads a page range and gives an image-only page an empty text', async () => {
         const scan = await scannedPdf('Nur Pixel.');
-        const pdf = await file(buildPdf({ pages: [{ kind: 'lines', lines: ['eins'] }, { kind: 'lines', lines: ['zwei'] }, { kind: 'lines', lines: ['drei'] }] }));
+        const pdf = await file(
+          buildPdf({
+            pages: [
+              { kind: 'lines', lines: ['eins'] },
+              { kind: 'lines', lines: ['zwei'] },
+              { kind: 'lines', lines: ['drei'] },
+            ],
+          }),
+        );
         expect([...(await readPageTexts(pdf, [2, 3], engine)).entries()]).to.deep.equal([
           [2, 'zwei'],
           [3, 'drei'],
@@ -75,7 +114,13 @@ describe('PDF text engines (poppler and pdf.js)', function () {
       });
 
       it('reads a document that anyone may open but that forbids copying its text', async () => {
-        const pdf = await file(buildPdf({ userPassword: '', allowCopy: false, pages: [{ kind: 'lines', lines: ['Nicht kopieren', 'Zweite Zeile'] }] }));
+        const pdf = await file(
+          buildPdf({
+            userPassword: '',
+            allowCopy: false,
+            pages: [{ kind: 'lines', lines: ['Nicht kopieren', 'Zweite Zeile'] }],
+          }),
+        );
         expect((await readPageTexts(pdf, [1], engine)).get(1)).to.equal('Nicht kopieren\nZweite Zeile');
       });
 
@@ -98,19 +143,37 @@ describe('PDF text engines (poppler and pdf.js)', function () {
     ];
     const form = () =>
       buildPdf({
-        pages: [{ kind: 'runs', runs: rows.flatMap(([label, value], i) => [{ text: value, x: 300, y: PAGE_HEIGHT - 100 - i * 20 }, { text: label, x: 72, y: PAGE_HEIGHT - 100 - i * 20 }]) }],
+        pages: [
+          {
+            kind: 'runs',
+            runs: rows.flatMap(([label, value], i) => [
+              { text: value, x: 300, y: PAGE_HEIGHT - 100 - i * 20 },
+              { text: label, x: 72, y: PAGE_HEIGHT - 100 - i * 20 },
+            ]),
+          },
+        ],
       });
 
     it('pdf.js keeps the label and value of a form row on one line; poppler reads labels and values as blocks', async () => {
       const pdf = await file(form());
       expect((await readPageTexts(pdf, [1], 'pdfjs')).get(1)).to.equal('Name: Jörg Müller\nStraße: Hauptstraße 5');
-      expect((await readPageTexts(pdf, [1], 'poppler')).get(1)).to.equal('Name:\n\nJörg Müller\n\nStraße:\n\nHauptstraße 5');
+      expect((await readPageTexts(pdf, [1], 'poppler')).get(1)).to.equal(
+        'Name:\n\nJörg Müller\n\nStraße:\n\nHauptstraße 5',
+      );
     });
 
     it('pdf.js puts a footer that spans both columns after them; poppler after the left column', async () => {
-      const pdf = await file(buildPdf({ pages: [{ kind: 'columns', heading: 'Bericht', left: LEFT, right: RIGHT, footer: 'Seite 1 von 1' }] }));
-      expect((await readPageTexts(pdf, [1], 'pdfjs')).get(1)).to.equal(['Bericht', ...LEFT, ...RIGHT, 'Seite 1 von 1'].join('\n'));
-      expect((await readPageTexts(pdf, [1], 'poppler')).get(1)).to.equal(['Bericht', ...LEFT, '', 'Seite 1 von 1', '', ...RIGHT].join('\n'));
+      const pdf = await file(
+        buildPdf({
+          pages: [{ kind: 'columns', heading: 'Bericht', left: LEFT, right: RIGHT, footer: 'Seite 1 von 1' }],
+        }),
+      );
+      expect((await readPageTexts(pdf, [1], 'pdfjs')).get(1)).to.equal(
+        ['Bericht', ...LEFT, ...RIGHT, 'Seite 1 von 1'].join('\n'),
+      );
+      expect((await readPageTexts(pdf, [1], 'poppler')).get(1)).to.equal(
+        ['Bericht', ...LEFT, '', 'Seite 1 von 1', '', ...RIGHT].join('\n'),
+      );
     });
   });
 
@@ -121,10 +184,19 @@ describe('PDF text engines (poppler and pdf.js)', function () {
     /** 360 lines a page: reading all pages takes pdf.js seconds, so an abort answers in time only by terminating the thread. */
     let heavy: string;
     before(async () => {
-      const pages = all.map((n) => ({ kind: 'lines' as const, lines: [`Seite ${n} von ${PAGES}`, ...Array.from({ length: 30 }, (_, j) => `Zeile ${j + 1} über Größen und Maße.`)] }));
+      const pages = all.map((n) => ({
+        kind: 'lines' as const,
+        lines: [
+          `Seite ${n} von ${PAGES}`,
+          ...Array.from({ length: 30 }, (_, j) => `Zeile ${j + 1} über Größen und Maße.`),
+        ],
+      }));
       big = await file(buildPdf({ pages }));
-      const lines = (n: number) => Array.from({ length: 360 }, (_, j) => `Seite ${n}, Zeile ${j + 1} über Größen und Maße, mit etwas mehr Text.`);
-      heavy = await file(buildPdf({ pages: all.map((n) => ({ kind: 'lines' as const, size: 2, leading: 2, lines: lines(n) })) }));
+      const lines = (n: number) =>
+        Array.from({ length: 360 }, (_, j) => `Seite ${n}, Zeile ${j + 1} über Größen und Maße, mit etwas mehr Text.`);
+      heavy = await file(
+        buildPdf({ pages: all.map((n) => ({ kind: 'lines' as const, size: 2, leading: 2, lines: lines(n) })) }),
+      );
     });
 
     /** The call's rejection, after checking that it settles within `ms` and leaves no thread behind. */
@@ -160,7 +232,9 @@ describe('PDF text engines (poppler and pdf.js)', function () {
     it('rejects with the abort reason, without a thread when aborted before, terminating it when aborted during', async () => {
       const before = new AbortController();
       before.abort(new Error('cancelled before'));
-      expect(((await rejection(describePdf(big, 'pdfjs', { signal: before.signal }), 2000)) as Error).message).to.equal('cancelled before');
+      expect(((await rejection(describePdf(big, 'pdfjs', { signal: before.signal }), 2000)) as Error).message).to.equal(
+        'cancelled before',
+      );
 
       const during = new AbortController();
       const reading = readPageTexts(heavy, all, 'pdfjs', { signal: during.signal });
@@ -188,7 +262,14 @@ describe('PDF text engines (poppler and pdf.js)', function () {
       );
       const pdf = await file(buildPdf({ pages: [{ kind: 'lines', lines: ['Kleines Dokument'] }] }));
       const url = (rel: string) => new URL(rel, import.meta.url).href;
-      const args = ['--import', 'tsx', script, url('../../providers/pdf/text-engine.ts'), url('../../providers/pdf/pdfjs.ts'), pdf];
+      const args = [
+        '--import',
+        'tsx',
+        script,
+        url('../../providers/pdf/text-engine.ts'),
+        url('../../providers/pdf/pdfjs.ts'),
+        pdf,
+      ];
       const { stdout } = await promisify(execFile)(process.execPath, args, { timeout: 20_000 });
       expect(JSON.parse(stdout)).to.deep.equal({ text: 'Kleines Dokument', afterThread: true, afterInThread: false });
     });
@@ -199,7 +280,10 @@ describe('PDF text engines (poppler and pdf.js)', function () {
     before(async () => {
       const pages = Array.from({ length: 120 }, (_, i) => ({
         kind: 'lines' as const,
-        lines: [`Seite ${i + 1} von 120`, ...Array.from({ length: 30 }, (_, j) => `Zeile ${j + 1} über Größen und Maße.`)],
+        lines: [
+          `Seite ${i + 1} von 120`,
+          ...Array.from({ length: 30 }, (_, j) => `Zeile ${j + 1} über Größen und Maße.`),
+        ],
       }));
       big = await file(buildPdf({ pages }));
     });

@@ -10,14 +10,24 @@ import type { LlmReply, LlmServer } from '../support/llm-server';
 // job at once; an outage longer than PROVIDER_OUTAGE_MAX_MS fails it with UPSTREAM_ERROR saying so. The real API and
 // worker, the shared Temporal dev server and the OpenAI-compatible test server over loopback HTTP.
 
-const OUT: LlmReply = { status: 503, body: { error: { message: 'The server is overloaded.', type: 'server_error' } }, headers: { 'Retry-After': '1' } };
+const OUT: LlmReply = {
+  status: 503,
+  body: { error: { message: 'The server is overloaded.', type: 'server_error' } },
+  headers: { 'Retry-After': '1' },
+};
 const paragraph = (tag: string) => `${tag} ${'Der Rat hat lange über den Haushalt beraten. '.repeat(20)}`;
 /** Three chunks of about 9,000 characters each (the chunk size is 12,000): three map calls and one reduce call. */
-const THREE_CHUNKS = [0, 1, 2].map((c) => Array.from({ length: 10 }, (_, i) => paragraph(`[chunk ${c} part ${i}]`)).join('\n\n')).join('\n\n');
-const userText = (r: { json: any }) => String(r.json.messages.find((m: { role: string }) => m.role === 'user')?.content ?? '');
+const THREE_CHUNKS = [0, 1, 2]
+  .map((c) => Array.from({ length: 10 }, (_, i) => paragraph(`[chunk ${c} part ${i}]`)).join('\n\n'))
+  .join('\n\n');
+const userText = (r: { json: any }) =>
+  String(r.json.messages.find((m: { role: string }) => m.role === 'user')?.content ?? '');
 
 async function createJob(s: Stack, parameters: Record<string, unknown>): Promise<string> {
-  const r = await s.call('POST', '/api/jobs/', { job_type: 'transformer', parameters: { use_cache: false, ...parameters } });
+  const r = await s.call('POST', '/api/jobs/', {
+    job_type: 'transformer',
+    parameters: { use_cache: false, ...parameters },
+  });
   expect(r.status, JSON.stringify(r.body)).to.be.oneOf([200, 201, 202]);
   return r.body.data.job_id;
 }
@@ -53,12 +63,17 @@ describe('a provider outage', function () {
       expect(users, 'three chunk calls, five refused reduce calls, one answered').to.have.length(9);
       const asked = new Map<string, number>();
       for (const u of users) asked.set(u, (asked.get(u) ?? 0) + 1);
-      expect([...asked.values()].sort(), 'each chunk asked once, the reduce call six times').to.deep.equal([1, 1, 1, 6]);
+      expect([...asked.values()].sort(), 'each chunk asked once, the reduce call six times').to.deep.equal([
+        1, 1, 1, 6,
+      ]);
     });
 
     it('holds a synchronous caller only up to its wait: 504 with the job id, and the job completes afterwards', async () => {
       llm.enqueue(OUT, OUT, OUT, OUT, OUT);
-      const r = await s.call('POST', '/api/transformer/summarize', { text: 'Ein kurzer Text über den Haushalt.', use_cache: false });
+      const r = await s.call('POST', '/api/transformer/summarize', {
+        text: 'Ein kurzer Text über den Haushalt.',
+        use_cache: false,
+      });
       expect(r.status, JSON.stringify(r.body)).to.equal(504);
       expect(r.body.error.code).to.equal('TIMEOUT');
       const jobId: string = r.body.error.details.job_id;
@@ -70,8 +85,16 @@ describe('a provider outage', function () {
     });
 
     it('a model that refuses the request (400) fails the job at once with UPSTREAM_ERROR after one call', async () => {
-      llm.respond(() => ({ status: 400, body: { error: { message: 'max_tokens is too large', type: 'invalid_request_error' } } }));
-      const jobId = await createJob(s, { operation: 'text', text: 'Guten Morgen', source_language: 'de', target_language: 'en' });
+      llm.respond(() => ({
+        status: 400,
+        body: { error: { message: 'max_tokens is too large', type: 'invalid_request_error' } },
+      }));
+      const jobId = await createJob(s, {
+        operation: 'text',
+        text: 'Guten Morgen',
+        source_language: 'de',
+        target_language: 'en',
+      });
       const job = await s.waitJob(jobId, 60_000);
       expect(job.status).to.equal('failed');
       expect(job.error.code).to.equal('UPSTREAM_ERROR');
@@ -81,8 +104,15 @@ describe('a provider outage', function () {
     });
 
     it('a model that refuses the key (401) fails a template job at once with UPSTREAM_ERROR after one call', async () => {
-      llm.respond(() => ({ status: 401, body: { error: { message: 'Incorrect API key provided', type: 'invalid_request_error' } } }));
-      const jobId = await createJob(s, { operation: 'template', text: 'Ada Lovelace schreibt.', template_content: 'Person: {{person|the person named}}' });
+      llm.respond(() => ({
+        status: 401,
+        body: { error: { message: 'Incorrect API key provided', type: 'invalid_request_error' } },
+      }));
+      const jobId = await createJob(s, {
+        operation: 'template',
+        text: 'Ada Lovelace schreibt.',
+        template_content: 'Person: {{person|the person named}}',
+      });
       const job = await s.waitJob(jobId, 60_000);
       expect([job.status, job.error.code, job.error.details.status]).to.deep.equal(['failed', 'UPSTREAM_ERROR', 401]);
       expect(llm.chatRequests()).to.have.length(1);
@@ -110,7 +140,9 @@ describe('a provider outage', function () {
       const outage = job.error.details.outage;
       expect(outage).to.include({ gave_up: 'window', window_ms: 3000 });
       expect(job.error.details).to.include({ provider: 'llm', status: 503 });
-      expect(llm.chatRequests(), 'two requests (LLM_MAX_RETRIES=1) in each step attempt').to.have.length(2 * outage.attempts);
+      expect(llm.chatRequests(), 'two requests (LLM_MAX_RETRIES=1) in each step attempt').to.have.length(
+        2 * outage.attempts,
+      );
     });
   });
 });

@@ -51,7 +51,15 @@ describe('retry policies of remote media steps on a local Temporal dev server', 
   });
 
   const harness = (extra: Record<string, string>) =>
-    startHarness({ address: env.address, client: new Client({ connection: calls.connection }), connection: calls.connection, nativeConnection: env.nativeConnection }, { env: extra });
+    startHarness(
+      {
+        address: env.address,
+        client: new Client({ connection: calls.connection }),
+        connection: calls.connection,
+        nativeConnection: env.nativeConnection,
+      },
+      { env: extra },
+    );
 
   /** The retry policy each scheduled activity of the job's run carried, by activity type. */
   async function maximumAttempts(jobId: string): Promise<Map<string, number>> {
@@ -73,7 +81,16 @@ describe('retry policies of remote media steps on a local Temporal dev server', 
     const wav = path.join(dir, 'tone.wav');
     await ffmpeg('-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=16000:duration=3', '-ac', '1', wav);
     const ref = await h.store.put('uploads/remote-tone.wav', await fs.readFile(wav), { mime: 'audio/wav' });
-    const job = await h.jobs.create({ jobType: 'audio', parameters: { file_key: ref.key, original_name: 'tone.wav', source_language: 'en', target_language: 'en', use_cache: false } });
+    const job = await h.jobs.create({
+      jobType: 'audio',
+      parameters: {
+        file_key: ref.key,
+        original_name: 'tone.wav',
+        source_language: 'en',
+        target_language: 'en',
+        use_cache: false,
+      },
+    });
     await completed(job.state.job_id);
     const attempts = await maximumAttempts(job.state.job_id);
     expect(attempts.get('transcribeChunk'), 'transcribeChunk (0: no limit)').to.equal(0);
@@ -82,13 +99,24 @@ describe('retry policies of remote media steps on a local Temporal dev server', 
 
   it('schedules vision page groups without an attempt limit and local OCR page groups with five', async () => {
     h = await harness(llmEnv(llm));
-    const pdf = buildPdf({ pages: [{ kind: 'lines' as const, size: 16, lines: wrapText('Remote media retry page.', 50) }] });
+    const pdf = buildPdf({
+      pages: [{ kind: 'lines' as const, size: 16, lines: wrapText('Remote media retry page.', 50) }],
+    });
     const ref = await h.store.put('uploads/remote-media.pdf', pdf, { mime: 'application/pdf' });
-    const vision = await h.jobs.create({ jobType: 'pdf', parameters: { file_key: ref.key, extraction_method: 'vision_llm', use_cache: false } });
-    const ocr = await h.jobs.create({ jobType: 'pdf', parameters: { file_key: ref.key, extraction_method: 'local_ocr', ocr_language: 'en', use_cache: false } });
+    const vision = await h.jobs.create({
+      jobType: 'pdf',
+      parameters: { file_key: ref.key, extraction_method: 'vision_llm', use_cache: false },
+    });
+    const ocr = await h.jobs.create({
+      jobType: 'pdf',
+      parameters: { file_key: ref.key, extraction_method: 'local_ocr', ocr_language: 'en', use_cache: false },
+    });
     await completed(vision.state.job_id);
     await completed(ocr.state.job_id);
-    expect((await maximumAttempts(vision.state.job_id)).get('extractPdfPages'), 'vision page groups (0: no limit)').to.equal(0);
+    expect(
+      (await maximumAttempts(vision.state.job_id)).get('extractPdfPages'),
+      'vision page groups (0: no limit)',
+    ).to.equal(0);
     expect((await maximumAttempts(ocr.state.job_id)).get('extractPdfPages'), 'local OCR page groups').to.equal(5);
   });
 });

@@ -5,7 +5,15 @@ import { expect } from 'chai';
 import { bundleWorkflowCode, DefaultLogger, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import type { HistoryEntry } from '../fixtures/record-histories';
-import { acceptedUpdates, childWorkflowIds, closeOf, failureType, patchMarkers, scheduledActivities, startInput } from '../support/history-facts';
+import {
+  acceptedUpdates,
+  childWorkflowIds,
+  closeOf,
+  failureType,
+  patchMarkers,
+  scheduledActivities,
+  startInput,
+} from '../support/history-facts';
 import { historyFromJson } from '../support/history-json';
 import { quietRuntime, sharedBundle } from '../support/worker';
 import { exportedWorkflows, patchSites, pipelineJobTypes } from '../support/workflow-source';
@@ -20,11 +28,13 @@ const HERE = path.dirname(fileURLToPath(import.meta.url));
 const DIR = path.join(HERE, '../fixtures/histories');
 const WORKFLOWS = path.join(HERE, '../../workflows');
 const index = JSON.parse(fs.readFileSync(path.join(DIR, 'index.json'), 'utf8')) as HistoryEntry[];
-const historyOf = (entry: HistoryEntry) => historyFromJson(JSON.parse(fs.readFileSync(path.join(DIR, entry.file), 'utf8')));
+const historyOf = (entry: HistoryEntry) =>
+  historyFromJson(JSON.parse(fs.readFileSync(path.join(DIR, entry.file), 'utf8')));
 /** The recorded history of a scenario of one run. */
 function entryOf(scenario: string): HistoryEntry {
   const entry = index.find((e) => e.scenario === scenario);
-  if (!entry) throw new Error(`no recorded history of ${scenario} (npx tsx test/fixtures/record-histories.ts ${scenario})`);
+  if (!entry)
+    throw new Error(`no recorded history of ${scenario} (npx tsx test/fixtures/record-histories.ts ${scenario})`);
   return entry;
 }
 
@@ -70,30 +80,70 @@ const hasMarker = (h: History, id: string) => patchMarkers(h).some((m) => m.id =
  * the old branch (no marker). `why`: a patch without one says why (after `deprecatePatch` the old side no longer
  * replays and is deleted). The lifecycle and the state of each patch: README, "Changing workflow code".
  */
-const OLD_SIDES: Record<string, { scenario: string; file?: string; took: (h: History) => boolean } | { why: string }> = {
-  // A pdf job failed NOT_IMPLEMENTED: recorded before the pdf pipeline existed.
-  'pdf-pipeline': { scenario: 'job-pdf-failed', took: (h) => startInput(h)?.jobType === 'pdf' && failureType(h) === 'NOT_IMPLEMENTED' && !hasMarker(h, 'pdf-pipeline') },
-  // fail-all answered at once with the number signalled: recorded before fail-all waited for the outcomes.
-  'fail-all-counts-outcomes': { scenario: 'batch-toggle-failall', took: (h) => acceptedUpdates(h) === 1 && !hasMarker(h, 'fail-all-counts-outcomes') },
-  // Recorded at the commits before these patches (test/fixtures/record-old-side.ts).
-  'pdf-native-one-step': {
-    scenario: 'job-pdf-native-before-one-step',
-    took: (h) => hasMarker(h, 'pdf-pipeline') && !hasMarker(h, 'pdf-native-one-step') && scheduledActivities(h, 'extractPdfPages') === 1 && closeOf(h) === 'completed',
-  },
-  'session-pipeline': { scenario: 'job-session-before-pipeline', took: (h) => startInput(h)?.jobType === 'session' && failureType(h) === 'NOT_IMPLEMENTED' && !hasMarker(h, 'session-pipeline') },
-  // Recorded before webhook delivery moved to the notifier: the job run delivered its webhooks itself.
-  'webhook-notifier': { scenario: 'job-transformer-webhook', took: (h) => scheduledActivities(h, 'deliverWebhook') >= 1 && !hasMarker(h, 'webhook-notifier') },
-  // Recorded before a restarted run owned its record: run 2 of a restarted job, which wrote none at its start.
-  'run-owns-record': { scenario: 'job-restarted', file: 'job-restarted.run2.json', took: (h) => startInput(h)?.run === 2 && !hasMarker(h, 'run-owns-record') },
-  // Recorded before bounded fan-out: every page group scheduled at once, no fairness keys.
-  'bounded-fanout': { scenario: 'job-pdf-ocr-groups', took: (h) => scheduledActivities(h, 'extractPdfPages') === 3 && !hasMarker(h, 'bounded-fanout') },
-  // Recorded before the llm queue: the template job's model step on the io queue.
-  'llm-queue': { scenario: 'job-transformer-template', took: (h) => !hasMarker(h, 'llm-queue') && closeOf(h) === 'completed' },
-  // Recorded under bounded fan-out before OCR read a page per step: five pages in three groups of two.
-  'ocr-fine-groups': { scenario: 'job-pdf-ocr-bounded', took: (h) => hasMarker(h, 'bounded-fanout') && scheduledActivities(h, 'extractPdfPages') === 3 && !hasMarker(h, 'ocr-fine-groups') },
-  // fail-all with the outcome wait but before it closed the gaps (a slice being loaded, records in the update).
-  'fail-all-closes-gaps': { scenario: 'batch-failall-outcomes', took: (h) => hasMarker(h, 'fail-all-counts-outcomes') && !hasMarker(h, 'fail-all-closes-gaps') },
-};
+const OLD_SIDES: Record<string, { scenario: string; file?: string; took: (h: History) => boolean } | { why: string }> =
+  {
+    // A pdf job failed NOT_IMPLEMENTED: recorded before the pdf pipeline existed.
+    'pdf-pipeline': {
+      scenario: 'job-pdf-failed',
+      took: (h) =>
+        startInput(h)?.jobType === 'pdf' && failureType(h) === 'NOT_IMPLEMENTED' && !hasMarker(h, 'pdf-pipeline'),
+    },
+    // fail-all answered at once with the number signalled: recorded before fail-all waited for the outcomes.
+    'fail-all-counts-outcomes': {
+      scenario: 'batch-toggle-failall',
+      took: (h) => acceptedUpdates(h) === 1 && !hasMarker(h, 'fail-all-counts-outcomes'),
+    },
+    // Recorded at the commits before these patches (test/fixtures/record-old-side.ts).
+    'pdf-native-one-step': {
+      scenario: 'job-pdf-native-before-one-step',
+      took: (h) =>
+        hasMarker(h, 'pdf-pipeline') &&
+        !hasMarker(h, 'pdf-native-one-step') &&
+        scheduledActivities(h, 'extractPdfPages') === 1 &&
+        closeOf(h) === 'completed',
+    },
+    'session-pipeline': {
+      scenario: 'job-session-before-pipeline',
+      took: (h) =>
+        startInput(h)?.jobType === 'session' &&
+        failureType(h) === 'NOT_IMPLEMENTED' &&
+        !hasMarker(h, 'session-pipeline'),
+    },
+    // Recorded before webhook delivery moved to the notifier: the job run delivered its webhooks itself.
+    'webhook-notifier': {
+      scenario: 'job-transformer-webhook',
+      took: (h) => scheduledActivities(h, 'deliverWebhook') >= 1 && !hasMarker(h, 'webhook-notifier'),
+    },
+    // Recorded before a restarted run owned its record: run 2 of a restarted job, which wrote none at its start.
+    'run-owns-record': {
+      scenario: 'job-restarted',
+      file: 'job-restarted.run2.json',
+      took: (h) => startInput(h)?.run === 2 && !hasMarker(h, 'run-owns-record'),
+    },
+    // Recorded before bounded fan-out: every page group scheduled at once, no fairness keys.
+    'bounded-fanout': {
+      scenario: 'job-pdf-ocr-groups',
+      took: (h) => scheduledActivities(h, 'extractPdfPages') === 3 && !hasMarker(h, 'bounded-fanout'),
+    },
+    // Recorded before the llm queue: the template job's model step on the io queue.
+    'llm-queue': {
+      scenario: 'job-transformer-template',
+      took: (h) => !hasMarker(h, 'llm-queue') && closeOf(h) === 'completed',
+    },
+    // Recorded under bounded fan-out before OCR read a page per step: five pages in three groups of two.
+    'ocr-fine-groups': {
+      scenario: 'job-pdf-ocr-bounded',
+      took: (h) =>
+        hasMarker(h, 'bounded-fanout') &&
+        scheduledActivities(h, 'extractPdfPages') === 3 &&
+        !hasMarker(h, 'ocr-fine-groups'),
+    },
+    // fail-all with the outcome wait but before it closed the gaps (a slice being loaded, records in the update).
+    'fail-all-closes-gaps': {
+      scenario: 'batch-failall-outcomes',
+      took: (h) => hasMarker(h, 'fail-all-counts-outcomes') && !hasMarker(h, 'fail-all-closes-gaps'),
+    },
+  };
 
 describe('recorded workflow histories replay on the current workflow code', function () {
   this.timeout(60_000);
@@ -119,27 +169,49 @@ describe('recorded workflow histories replay on the current workflow code', func
     const jobTypes = pipelineJobTypes(path.join(WORKFLOWS, 'pipelines/index.ts'));
     expect(jobTypes).to.include.members(['pdf', 'session', 'transformer', 'track_summary', 'event_summary', 'story']);
     const covered = new Set(
-      index.filter((e) => e.workflowType === 'jobWorkflow').flatMap((e) => {
-        const h = historyOf(e);
-        return closeOf(h) === 'completed' ? [String(startInput(h)?.jobType)] : [];
-      }),
+      index
+        .filter((e) => e.workflowType === 'jobWorkflow')
+        .flatMap((e) => {
+          const h = historyOf(e);
+          return closeOf(h) === 'completed' ? [String(startInput(h)?.jobType)] : [];
+        }),
     );
-    expect(jobTypes.filter((t) => !covered.has(t)), 'job types without a completed recorded run').to.deep.equal([]);
+    expect(
+      jobTypes.filter((t) => !covered.has(t)),
+      'job types without a completed recorded run',
+    ).to.deep.equal([]);
   });
 
   it('holds the new side of every patch in workflows/, and the old side where one was recorded', () => {
     const sites = patchSites(WORKFLOWS);
     const ids = [...new Set(sites.map((s) => s.id))];
-    expect(ids).to.include.members(['pdf-pipeline', 'session-pipeline', 'pdf-native-one-step', 'fail-all-counts-outcomes']);
+    expect(ids).to.include.members([
+      'pdf-pipeline',
+      'session-pipeline',
+      'pdf-native-one-step',
+      'fail-all-counts-outcomes',
+    ]);
     const histories = index.map(historyOf);
-    expect(ids.filter((id) => !histories.some((h) => hasMarker(h, id))), 'patches without a history of their new branch').to.deep.equal([]);
+    expect(
+      ids.filter((id) => !histories.some((h) => hasMarker(h, id))),
+      'patches without a history of their new branch',
+    ).to.deep.equal([]);
     // A deprecated patch keeps a history recorded under deprecatePatch (its marker says so): the one that still
     // replays once the call is removed (README, "Changing workflow code").
     const deprecated = [...new Set(sites.filter((s) => s.call === 'deprecatePatch').map((s) => s.id))];
-    expect(deprecated.filter((id) => !histories.some((h) => patchMarkers(h).some((m) => m.id === id && m.deprecated))), 'deprecated patches without a deprecated marker').to.deep.equal([]);
+    expect(
+      deprecated.filter((id) => !histories.some((h) => patchMarkers(h).some((m) => m.id === id && m.deprecated))),
+      'deprecated patches without a deprecated marker',
+    ).to.deep.equal([]);
     // Each patch says where its old side is, or why it has none; a new patch must be added to OLD_SIDES, a removed one taken out.
-    expect(ids.filter((id) => !OLD_SIDES[id]), 'patches missing from OLD_SIDES').to.deep.equal([]);
-    expect(Object.keys(OLD_SIDES).filter((id) => !ids.includes(id)), 'OLD_SIDES entries of patches no longer in the code').to.deep.equal([]);
+    expect(
+      ids.filter((id) => !OLD_SIDES[id]),
+      'patches missing from OLD_SIDES',
+    ).to.deep.equal([]);
+    expect(
+      Object.keys(OLD_SIDES).filter((id) => !ids.includes(id)),
+      'OLD_SIDES entries of patches no longer in the code',
+    ).to.deep.equal([]);
     for (const id of ids) {
       const old = OLD_SIDES[id]!;
       if (!('scenario' in old)) continue;
@@ -175,7 +247,9 @@ describe('recorded workflow histories replay on the current workflow code', func
     const after = cancel.slice(cancel.findIndex((e) => e.workflowExecutionCancelRequestedEventAttributes));
     expect(after.length).to.be.greaterThan(1);
     expect(after.some((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity')).to.equal(true);
-    expect(after.some((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'deliverWebhook')).to.equal(true);
+    expect(after.some((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'deliverWebhook')).to.equal(
+      true,
+    );
     expect(cancel.at(-1)!.workflowExecutionCanceledEventAttributes).to.not.equal(undefined);
   });
 
@@ -183,13 +257,26 @@ describe('recorded workflow histories replay on the current workflow code', func
     const h = (scenario: string) => historyOf(entryOf(scenario));
     const activities = (scenario: string, type: string) => scheduledActivities(h(scenario), type);
     expect(activities('job-transformer-template', 'runTransformerStep')).to.equal(1);
-    for (const type of ['planSession', 'fetchSessionPage', 'collectSessionTranscript', 'fetchSessionAttachments', 'renderSessionPages', 'fillSessionTemplate', 'writeSessionOutput', 'recordSession']) {
+    for (const type of [
+      'planSession',
+      'fetchSessionPage',
+      'collectSessionTranscript',
+      'fetchSessionAttachments',
+      'renderSessionPages',
+      'fillSessionTemplate',
+      'writeSessionOutput',
+      'recordSession',
+    ]) {
       expect(activities('job-session', type), type).to.equal(1);
     }
     expect(childWorkflowIds(h('job-session'))).to.have.length(2);
     expect(startInput(h('job-session.child-video'))?.jobType).to.equal('video');
     expect(startInput(h('job-session.child-pdf'))?.jobType).to.equal('pdf');
-    for (const [scenario, calls] of [['job-track-summary', 6], ['job-event-summary', 9], ['job-story', 7]] as const) {
+    for (const [scenario, calls] of [
+      ['job-track-summary', 6],
+      ['job-event-summary', 9],
+      ['job-story', 7],
+    ] as const) {
       expect(activities(scenario, 'planSessionSummary'), scenario).to.equal(1);
       expect(activities(scenario, 'summaryCall'), scenario).to.be.at.least(calls);
       expect(activities(scenario, 'finishSessionSummary'), scenario).to.equal(1);
@@ -217,7 +304,10 @@ describe('recorded workflow histories replay on the current workflow code', func
 
     before(async function () {
       this.timeout(120_000);
-      changed = await bundleWorkflowCode({ workflowsPath: path.join(HERE, '../fixtures/changed-workflow.ts'), logger: new DefaultLogger('WARN') });
+      changed = await bundleWorkflowCode({
+        workflowsPath: path.join(HERE, '../fixtures/changed-workflow.ts'),
+        logger: new DefaultLogger('WARN'),
+      });
     });
 
     it('fails the replay of every recorded job history with a DeterminismViolationError', async () => {
@@ -232,7 +322,10 @@ describe('recorded workflow histories replay on the current workflow code', func
 
     it('throws the DeterminismViolationError from Worker.runReplayHistory, as the tests above would', async () => {
       const entry = entryOf('job-pdf-ocr-groups');
-      const err = await Worker.runReplayHistory({ workflowBundle: changed }, historyOf(entry), entry.workflowId).then(() => null, (e: unknown) => e);
+      const err = await Worker.runReplayHistory({ workflowBundle: changed }, historyOf(entry), entry.workflowId).then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect(err).to.be.instanceOf(DeterminismViolationError);
     });
   });

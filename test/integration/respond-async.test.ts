@@ -8,7 +8,13 @@ import { postMultipart } from '../support/pdf-http';
 // `wait_ms=N` it waits up to N ms and then hands the job over with 202 instead of 504. The real API and worker.
 
 const pdfOf = (pages: number) =>
-  buildPdf({ pages: Array.from({ length: pages }, (_, i) => ({ kind: 'lines' as const, size: 16, lines: wrapText(`Async page ${i + 1}. The quick brown fox jumps over the lazy dog.`, 50) })) });
+  buildPdf({
+    pages: Array.from({ length: pages }, (_, i) => ({
+      kind: 'lines' as const,
+      size: 16,
+      lines: wrapText(`Async page ${i + 1}. The quick brown fox jumps over the lazy dog.`, 50),
+    })),
+  });
 
 describe('asynchronous answers of the synchronous endpoints', function () {
   this.timeout(120_000);
@@ -32,7 +38,11 @@ describe('asynchronous answers of the synchronous endpoints', function () {
   });
 
   it('wait_ms=0 hands an uploaded PDF over at once, and the job still reads the upload', async () => {
-    const r = await postMultipart(`${s.url}/api/pdf/process?wait_ms=0`, { extraction_method: 'native' }, { bytes: pdfOf(2), name: 'async.pdf', type: 'application/pdf' });
+    const r = await postMultipart(
+      `${s.url}/api/pdf/process?wait_ms=0`,
+      { extraction_method: 'native' },
+      { bytes: pdfOf(2), name: 'async.pdf', type: 'application/pdf' },
+    );
     expect(r.status, JSON.stringify(r.body)).to.equal(202);
     expect(r.headers.get('preference-applied')).to.equal(null);
     const job = await s.waitJob(r.body.data.job_id);
@@ -41,7 +51,11 @@ describe('asynchronous answers of the synchronous endpoints', function () {
   });
 
   it('wait_ms=N waits up to N ms, then hands a job that is still running over with 202, not 504', async () => {
-    const r = await postMultipart(`${s.url}/api/pdf/process?wait_ms=1`, { extraction_method: 'local_ocr' }, { bytes: pdfOf(3), name: 'ocr.pdf', type: 'application/pdf' });
+    const r = await postMultipart(
+      `${s.url}/api/pdf/process?wait_ms=1`,
+      { extraction_method: 'local_ocr' },
+      { bytes: pdfOf(3), name: 'ocr.pdf', type: 'application/pdf' },
+    );
     expect(r.status, JSON.stringify(r.body)).to.equal(202);
     expect(r.body.data.status).to.equal('processing');
     const job = await s.waitJob(r.body.data.job_id, 120_000);

@@ -7,7 +7,13 @@ import { readBlobJson } from '../../core/blob-store';
 import { idFromKey, JobService } from '../../api/services/jobs';
 import { jobRecordKey } from '../../core/records';
 import { notifierWorkflowId } from '../../core/webhooks';
-import { batchStateQuery, jobFinishedSignal, jobRestartedSignal, toggleActiveSignal, type JobState } from '../../workflows/definitions';
+import {
+  batchStateQuery,
+  jobFinishedSignal,
+  jobRestartedSignal,
+  toggleActiveSignal,
+  type JobState,
+} from '../../workflows/definitions';
 import { holdJobOutput } from '../support/jobs';
 import { llmEnv } from '../support/llm-env';
 import { startLlmServer } from '../support/llm-server';
@@ -22,7 +28,12 @@ import { createLocalEnv, startHarness, type Harness } from '../support/workflow-
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function until<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 30_000, everyMs = 50): Promise<T> {
+async function until<T>(
+  what: string,
+  fn: () => Promise<T | undefined | false>,
+  timeoutMs = 30_000,
+  everyMs = 50,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();
@@ -39,7 +50,10 @@ const failed = (p: Promise<unknown>) =>
   );
 
 /** A pdf job whose file does not exist: its run fails at once with FILE_NOT_FOUND. */
-const failing = (dataDir: string, i: number) => ({ jobType: 'pdf' as const, parameters: { filename: `${dataDir}/missing-${i}.pdf` } });
+const failing = (dataDir: string, i: number) => ({
+  jobType: 'pdf' as const,
+  parameters: { filename: `${dataDir}/missing-${i}.pdf` },
+});
 
 describe('restart races on a local Temporal dev server', function () {
   this.timeout(90_000);
@@ -59,7 +73,12 @@ describe('restart races on a local Temporal dev server', function () {
     await env?.teardown();
   });
   beforeEach(async () => {
-    h = await startHarness({ address: env.address, client: new Client({ connection: calls_.connection }), connection: calls_.connection, nativeConnection: env.nativeConnection });
+    h = await startHarness({
+      address: env.address,
+      client: new Client({ connection: calls_.connection }),
+      connection: calls_.connection,
+      nativeConnection: env.nativeConnection,
+    });
   });
   afterEach(async () => {
     await receiver?.close();
@@ -73,7 +92,10 @@ describe('restart races on a local Temporal dev server', function () {
     receiver = await startWebhookReceiver({ respond: () => 500 });
     // Real retry delays (10 s, 30 s, ...): the notifier sits in its backoff for the whole test.
     const jobs = new JobService(h.gateway, h.store, 1);
-    const { state } = await jobs.create({ ...failing(h.config.dataDir, 0), webhook: { url: receiver.url, token: 'tok-r' } });
+    const { state } = await jobs.create({
+      ...failing(h.config.dataDir, 0),
+      webhook: { url: receiver.url, token: 'tok-r' },
+    });
     await failed(h.client.workflow.getHandle(state.job_id).result());
     const lastOfRun1 = (await jobRecord(state.job_id)).events.at(-1)!.id;
     const notifier = h.client.workflow.getHandle(notifierWorkflowId(state.job_id));
@@ -91,10 +113,15 @@ describe('restart races on a local Temporal dev server', function () {
     expect((await notifier.describe()).status.name).to.equal('RUNNING');
     // Every delivery so far is of the first run's events; the later runs' wait their turn, in order.
     const delivered = receiver.requests.map((r) => Number(/_(\d+)$/.exec(String(r.headers['x-webhook-id']))![1]));
-    expect(delivered.every((id) => id <= lastOfRun1), `event ids ${delivered} of run 1 (up to ${lastOfRun1})`).to.equal(true);
+    expect(
+      delivered.every((id) => id <= lastOfRun1),
+      `event ids ${delivered} of run 1 (up to ${lastOfRun1})`,
+    ).to.equal(true);
     const merged = (await jobs.state(state.job_id))!;
     const hookLines = merged.logs.filter((l) => /^Webhook \w+ failed: HTTP 500 \(attempt 1\)/.test(l.message));
-    expect(hookLines.length, 'delivery lines in the job’s logs, each once').to.equal(new Set(hookLines.map((l) => l.message)).size).and.be.at.least(1);
+    expect(hookLines.length, 'delivery lines in the job’s logs, each once')
+      .to.equal(new Set(hookLines.map((l) => l.message)).size)
+      .and.be.at.least(1);
     await notifier.terminate('test over');
   });
 
@@ -104,10 +131,19 @@ describe('restart races on a local Temporal dev server', function () {
     // the batch is paused while it holds the only slot and job 2 stays pending: the batch stays open.
     const key = `races-${Date.now()}`;
     await holdJobOutput(h.store, idFromKey('job', `${key}\u00001`));
-    const held = { jobType: 'transformer' as const, parameters: { operation: 'html-to-markdown', html: '<p>held</p>' } };
-    const { state } = await batches.create({ batchName: 'races', idempotencyKey: key, jobs: [failing(h.config.dataDir, 0), held, failing(h.config.dataDir, 2)] });
+    const held = {
+      jobType: 'transformer' as const,
+      parameters: { operation: 'html-to-markdown', html: '<p>held</p>' },
+    };
+    const { state } = await batches.create({
+      batchName: 'races',
+      idempotencyKey: key,
+      jobs: [failing(h.config.dataDir, 0), held, failing(h.config.dataDir, 2)],
+    });
     const batch = h.client.workflow.getHandle(state.batch_id);
-    await until('job 0 failed and job 1 held', async () => (await batch.query(batchStateQuery)).statuses.startsWith('fr'));
+    await until('job 0 failed and job 1 held', async () =>
+      (await batch.query(batchStateQuery)).statuses.startsWith('fr'),
+    );
     await batch.signal(toggleActiveSignal, { active: false });
     const paused = await until('job 1 to end while the paused batch keeps job 2 pending', async () => {
       const s = await batch.query(batchStateQuery);
@@ -122,7 +158,10 @@ describe('restart races on a local Temporal dev server', function () {
       const r = await jobRecord(jobId);
       return r.run === 2 && r.status === 'failed';
     });
-    await until('the batch to count run 2 as failed', async () => (await batch.query(batchStateQuery)).statuses[index] === 'f');
+    await until(
+      'the batch to count run 2 as failed',
+      async () => (await batch.query(batchStateQuery)).statuses[index] === 'f',
+    );
     await sleep(500);
     expect(await jobRecord(jobId), 'never overwritten back to pending').to.include({ status: 'failed', run: 2 });
 
@@ -139,7 +178,15 @@ describe('restart races on a local Temporal dev server', function () {
     await batch.signal(toggleActiveSignal, { active: true });
     await batch.signal(toggleActiveSignal, { active: true });
     const done = await batch.result();
-    expect(done).to.include({ status: 'completed', active: true, job_count: 3, failed_count: 3, completed_count: 0, processing_count: 0, pending_count: 0 });
+    expect(done).to.include({
+      status: 'completed',
+      active: true,
+      job_count: 3,
+      failed_count: 3,
+      completed_count: 0,
+      processing_count: 0,
+      pending_count: 0,
+    });
   });
 
   it('fail-all reaches a restarted job that runs in a reopened batch, answers with it counted, and completes the batch', async () => {
@@ -147,16 +194,36 @@ describe('restart races on a local Temporal dev server', function () {
     // Its own workers, with a model: the first call is refused (a permanent 400: run 1 fails at once), every later one
     // is held open, so run 2 is running for as long as the test needs.
     let calls = 0;
-    llm.respond(() => (++calls === 1 ? { status: 400, body: { error: { message: 'bad request', type: 'invalid_request_error' } } } : { hang: true }));
+    llm.respond(() =>
+      ++calls === 1
+        ? { status: 400, body: { error: { message: 'bad request', type: 'invalid_request_error' } } }
+        : { hang: true },
+    );
     await h.stop();
     h = await startHarness(
-      { address: env.address, client: new Client({ connection: calls_.connection }), connection: calls_.connection, nativeConnection: env.nativeConnection },
+      {
+        address: env.address,
+        client: new Client({ connection: calls_.connection }),
+        connection: calls_.connection,
+        nativeConnection: env.nativeConnection,
+      },
       { env: llmEnv(llm, { LLM_TIMEOUT_MS: '120000' }) },
     );
     try {
       const batches = h.batches(2);
-      const template = { jobType: 'transformer' as const, parameters: { operation: 'template', text: 'Three bridges were mapped.', template_content: '# {{title|a short title}}', use_cache: false } };
-      const { state } = await batches.create({ batchName: 'fail-all restarted', jobs: [template, failing(h.config.dataDir, 1)] });
+      const template = {
+        jobType: 'transformer' as const,
+        parameters: {
+          operation: 'template',
+          text: 'Three bridges were mapped.',
+          template_content: '# {{title|a short title}}',
+          use_cache: false,
+        },
+      };
+      const { state } = await batches.create({
+        batchName: 'fail-all restarted',
+        jobs: [template, failing(h.config.dataDir, 1)],
+      });
       const batch = h.client.workflow.getHandle(state.batch_id);
       expect(await batch.result()).to.include({ status: 'completed', failed_count: 2 });
       const jobId = (await batches.manifest(state.batch_id)).jobs[0].job_id;
@@ -178,7 +245,13 @@ describe('restart races on a local Temporal dev server', function () {
       });
       expect(rec.error).to.include({ code: 'CANCELLED', message: 'Stopped by the test' });
       const reopened = h.client.workflow.getHandle(state.batch_id);
-      expect(await reopened.result()).to.include({ status: 'completed', job_count: 2, failed_count: 2, completed_count: 0, processing_count: 0 });
+      expect(await reopened.result()).to.include({
+        status: 'completed',
+        job_count: 2,
+        failed_count: 2,
+        completed_count: 0,
+        processing_count: 0,
+      });
     } finally {
       await llm.close();
     }

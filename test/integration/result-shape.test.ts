@@ -10,7 +10,16 @@ import { llmEnv } from '../support/llm-env';
 import { startLlmServer, type LlmServer } from '../support/llm-server';
 import { startOcrServer, type OcrServer } from '../support/ocr-server';
 import { postMultipart, postPdf } from '../support/pdf-http';
-import { completedWebhookData, expectResultsCarry, holdModel, pageImage, startFileServer, syncCall, textPdf, unique } from '../support/results';
+import {
+  completedWebhookData,
+  expectResultsCarry,
+  holdModel,
+  pageImage,
+  startFileServer,
+  syncCall,
+  textPdf,
+  unique,
+} from '../support/results';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 
 // Issue 11: one result shape. For transformer, pdf, image OCR and external OCR the synchronous answer's `data`, the
@@ -21,7 +30,15 @@ import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-r
 const SUMMARY_FIELDS = ['original_text', 'summary'];
 const PDF_FIELDS = ['extracted_text', 'metadata', 'images_archive_filename', 'images_archive_data'];
 const IMAGE_FIELDS = ['extracted_text', 'metadata'];
-const EXTERNAL_FIELDS = ['extracted_text', 'metadata', 'external_ocr_raw', 'pages_archive_filename', 'pages_archive_data', 'images_archive_data', 'images_archive_filename'];
+const EXTERNAL_FIELDS = [
+  'extracted_text',
+  'metadata',
+  'external_ocr_raw',
+  'pages_archive_filename',
+  'pages_archive_data',
+  'images_archive_data',
+  'images_archive_filename',
+];
 
 /** `data` without the pages archive, whose name carries the job id and whose ZIP carries the render times. */
 const withoutPagesArchive = ({ pages_archive_filename: _f, pages_archive_data: _d, ...rest }: any) => rest;
@@ -48,7 +65,16 @@ describe('One result shape for synchronous answers, job results and webhooks', f
     s = await startStack(env);
     // A second API on the same worker and data that waits at most 1 s for a synchronous job (504 past it).
     const c = s.api.config;
-    slow = await startTestApi({ ...env, DATA_DIR: c.dataDir, TASK_QUEUE_PREFIX: c.TASK_QUEUE_PREFIX, TEMPORAL_ADDRESS: c.temporalAddress, SYNC_WAIT_MS: '1000' }, { store: s.worker.store });
+    slow = await startTestApi(
+      {
+        ...env,
+        DATA_DIR: c.dataDir,
+        TASK_QUEUE_PREFIX: c.TASK_QUEUE_PREFIX,
+        TEMPORAL_ADDRESS: c.temporalAddress,
+        SYNC_WAIT_MS: '1000',
+      },
+      { store: s.worker.store },
+    );
     jobs = new JobService(s.api.temporal, s.worker.store);
   });
   after(async () => {
@@ -82,21 +108,34 @@ describe('One result shape for synchronous answers, job results and webhooks', f
   describe('transformer', () => {
     it('answers the data its job results hold, and its completed webhook sends the same data', async () => {
       const text = unique('Der Fluss fließt ruhig durch die alte Stadt am Berg.');
-      const sync = await syncCall(s.worker.store, () => s.call('POST', '/api/transformer/summarize', { text, max_length: 200 }));
+      const sync = await syncCall(s.worker.store, () =>
+        s.call('POST', '/api/transformer/summarize', { text, max_length: 200 }),
+      );
       expectResultsCarry(await results(sync.jobId), sync.data, SUMMARY_FIELDS);
       expect(sync.data.original_text).to.equal(text);
 
-      const jobId = await createJob({ job_type: 'transformer', parameters: { operation: 'summarize', text, max_length: 200, use_cache: false, webhook: { url: hook.url } } });
+      const jobId = await createJob({
+        job_type: 'transformer',
+        parameters: { operation: 'summarize', text, max_length: 200, use_cache: false, webhook: { url: hook.url } },
+      });
       expect(await completedWebhookData(hook, jobId)).to.deep.equal(sync.data);
     });
 
     it('after a 504, GET /api/jobs/{id} holds the data the call would have answered', async () => {
       const text = unique('Ein langer Bericht über das Wetter im Herbst.');
       const release = holdModel(llm);
-      const jobId = timedOut(await fetch(`${slow.url}/api/transformer/summarize`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text, max_length: 200 }) }).then(async (r) => ({ status: r.status, body: await r.json() })));
+      const jobId = timedOut(
+        await fetch(`${slow.url}/api/transformer/summarize`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ text, max_length: 200 }),
+        }).then(async (r) => ({ status: r.status, body: await r.json() })),
+      );
       release();
       const late = await results(jobId);
-      const sync = await syncCall(s.worker.store, () => s.call('POST', '/api/transformer/summarize', { text, max_length: 200, use_cache: false }));
+      const sync = await syncCall(s.worker.store, () =>
+        s.call('POST', '/api/transformer/summarize', { text, max_length: 200, use_cache: false }),
+      );
       expectResultsCarry(late, sync.data, SUMMARY_FIELDS);
     });
   });
@@ -110,19 +149,30 @@ describe('One result shape for synchronous answers, job results and webhooks', f
 
       const file = path.join(dir, 'bericht.pdf');
       writeFileSync(file, pdf);
-      const jobId = await createJob({ job_type: 'pdf', parameters: { filename: file, use_cache: false, webhook: { url: hook.url } } });
+      const jobId = await createJob({
+        job_type: 'pdf',
+        parameters: { filename: file, use_cache: false, webhook: { url: hook.url } },
+      });
       expect(await completedWebhookData(hook, jobId)).to.deep.equal(sync.data);
 
       const withImages = await syncCall(s.worker.store, () => postPdf(s, { includeImages: 'true' }, pdf));
       expectResultsCarry(await results(withImages.jobId), withImages.data, PDF_FIELDS);
       expect(withImages.data.images_archive_filename).to.equal(`${withImages.jobId}-images.zip`);
-      expect(Buffer.from(withImages.data.images_archive_data, 'base64').subarray(0, 2).toString('latin1')).to.equal('PK');
+      expect(Buffer.from(withImages.data.images_archive_data, 'base64').subarray(0, 2).toString('latin1')).to.equal(
+        'PK',
+      );
     });
 
     it('after a 504 (template, model held), GET /api/jobs/{id} holds the data the call would have answered', async () => {
       const pdf = textPdf([unique('Protokoll der Sitzung vom Montag.')]);
       const release = holdModel(llm);
-      const jobId = timedOut(await postMultipart(`${slow.url}/api/pdf/process`, { template: 'Besprechung' }, { bytes: pdf, name: 'p.pdf', type: 'application/pdf' }));
+      const jobId = timedOut(
+        await postMultipart(
+          `${slow.url}/api/pdf/process`,
+          { template: 'Besprechung' },
+          { bytes: pdf, name: 'p.pdf', type: 'application/pdf' },
+        ),
+      );
       release();
       const late = await results(jobId);
       const sync = await syncCall(s.worker.store, () => postPdf(s, { template: 'Besprechung' }, pdf));
@@ -134,16 +184,24 @@ describe('One result shape for synchronous answers, job results and webhooks', f
   describe('image OCR', () => {
     it('answers the data its job results hold, for a file and a URL, and a job webhook sends the same data', async () => {
       const png = pageImage([unique('Ein Schild am Bahnhof zeigt den Weg.')]);
-      const sync = await syncCall(s.worker.store, () => postMultipart(`${s.url}/api/imageocr/process`, {}, { bytes: png, name: 'p.png', type: 'image/png' }));
+      const sync = await syncCall(s.worker.store, () =>
+        postMultipart(`${s.url}/api/imageocr/process`, {}, { bytes: png, name: 'p.png', type: 'image/png' }),
+      );
       expectResultsCarry(await results(sync.jobId), sync.data, IMAGE_FIELDS);
       expect(sync.data.extracted_text).to.include('Bahnhof');
 
       const url = files.put(`shape-${Date.now()}.png`, png);
-      const byUrl = await syncCall(s.worker.store, () => s.call('POST', '/api/imageocr/process-url', { url, use_cache: false }));
+      const byUrl = await syncCall(s.worker.store, () =>
+        s.call('POST', '/api/imageocr/process-url', { url, use_cache: false }),
+      );
       expectResultsCarry(await results(byUrl.jobId), byUrl.data, IMAGE_FIELDS);
       expect(byUrl.data).to.deep.equal(sync.data);
 
-      const { state } = await jobs.create({ jobType: 'imageocr', parameters: { url, use_cache: false }, webhook: { url: hook.url } });
+      const { state } = await jobs.create({
+        jobType: 'imageocr',
+        parameters: { url, use_cache: false },
+        webhook: { url: hook.url },
+      });
       expect(await completedWebhookData(hook, state.job_id)).to.deep.equal(sync.data);
     });
 
@@ -151,18 +209,26 @@ describe('One result shape for synchronous answers, job results and webhooks', f
       const png = pageImage([unique('Notizen aus der Besprechung.')]);
       const image = { bytes: png, name: 'n.png', type: 'image/png' };
       const release = holdModel(llm);
-      const jobId = timedOut(await postMultipart(`${slow.url}/api/imageocr/process`, { template: 'Besprechung' }, image));
+      const jobId = timedOut(
+        await postMultipart(`${slow.url}/api/imageocr/process`, { template: 'Besprechung' }, image),
+      );
       release();
       const late = await results(jobId);
-      const sync = await syncCall(s.worker.store, () => postMultipart(`${s.url}/api/imageocr/process`, { template: 'Besprechung', use_cache: 'false' }, image));
+      const sync = await syncCall(s.worker.store, () =>
+        postMultipart(`${s.url}/api/imageocr/process`, { template: 'Besprechung', use_cache: 'false' }, image),
+      );
       expectResultsCarry(late, sync.data, IMAGE_FIELDS);
       expect(sync.data.extracted_text).to.include('title value');
     });
   });
 
   describe('external OCR', () => {
-    it('answers the data its job results hold; a callback job sends its results\' data, the same as the answer but for the pages archive', async () => {
-      const pdf = { bytes: textPdf([unique('Externe Erkennung einer Seite.')]), name: 'extern.pdf', type: 'application/pdf' };
+    it("answers the data its job results hold; a callback job sends its results' data, the same as the answer but for the pages archive", async () => {
+      const pdf = {
+        bytes: textPdf([unique('Externe Erkennung einer Seite.')]),
+        name: 'extern.pdf',
+        type: 'application/pdf',
+      };
       const route = `${s.url}/api/pdf/process-external-ocr`;
       const sync = await syncCall(s.worker.store, () => postMultipart(route, { wait_ms: '30000' }, pdf));
       expectResultsCarry(await results(sync.jobId), sync.data, EXTERNAL_FIELDS);
@@ -178,13 +244,27 @@ describe('One result shape for synchronous answers, job results and webhooks', f
     });
 
     it('answers 202 without wait_ms, and GET /api/jobs/{id} then holds the data a waiting call answers', async () => {
-      const pdf = { bytes: textPdf([unique('Späte Abholung des Ergebnisses.')]), name: 'spaet.pdf', type: 'application/pdf' };
+      const pdf = {
+        bytes: textPdf([unique('Späte Abholung des Ergebnisses.')]),
+        name: 'spaet.pdf',
+        type: 'application/pdf',
+      };
       const route = `${s.url}/api/pdf/process-external-ocr`;
       const accepted = await postMultipart(route, {}, pdf);
       expect(accepted.status, JSON.stringify(accepted.body)).to.equal(202);
       const late = await results(accepted.body.data.job_id);
-      const sync = await syncCall(s.worker.store, () => postMultipart(route, { wait_ms: '30000', useCache: 'false' }, pdf));
-      expectResultsCarry(late, { ...sync.data, pages_archive_filename: late.pages_archive_filename, pages_archive_data: late.pages_archive_data }, EXTERNAL_FIELDS);
+      const sync = await syncCall(s.worker.store, () =>
+        postMultipart(route, { wait_ms: '30000', useCache: 'false' }, pdf),
+      );
+      expectResultsCarry(
+        late,
+        {
+          ...sync.data,
+          pages_archive_filename: late.pages_archive_filename,
+          pages_archive_data: late.pages_archive_data,
+        },
+        EXTERNAL_FIELDS,
+      );
     });
   });
 });

@@ -51,10 +51,17 @@ describe('session processing (POST /api/session/*, legacy event jobs) on the rea
     ...extra,
   });
   const documented = (method: string, route: string, r: { status: number; body: any }) =>
-    expect(responseChecker(s.api.app.openapi())(method, route, r.status, r.body), JSON.stringify(r.body).slice(0, 400)).to.deep.equal([]);
+    expect(
+      responseChecker(s.api.app.openapi())(method, route, r.status, r.body),
+      JSON.stringify(r.body).slice(0, 400),
+    ).to.deep.equal([]);
   const download = async (p: string) => {
     const res = await fetch(`${s.url}/api/event-job/files/${p}`);
-    return { status: res.status, type: res.headers.get('content-type') ?? '', bytes: Buffer.from(await res.arrayBuffer()) };
+    return {
+      status: res.status,
+      type: res.headers.get('content-type') ?? '',
+      bytes: Buffer.from(await res.arrayBuffer()),
+    };
   };
 
   before(async function () {
@@ -73,7 +80,15 @@ describe('session processing (POST /api/session/*, legacy event jobs) on the rea
   });
 
   it('a full run writes the Markdown, page images, archive, session record and cached entry, every path downloadable', async () => {
-    const r = await s.call('POST', '/api/session/process', body('open-maps', { video_url: `${site.base}/talk.mp4`, attachments_url: `${site.base}/attachments`, create_archive: true }));
+    const r = await s.call(
+      'POST',
+      '/api/session/process',
+      body('open-maps', {
+        video_url: `${site.base}/talk.mp4`,
+        attachments_url: `${site.base}/attachments`,
+        create_archive: true,
+      }),
+    );
     expect(r.status, JSON.stringify(r.body).slice(0, 800)).to.equal(200);
     documented('post', '/api/session/process', r);
     const out = r.body.data.output;
@@ -86,14 +101,25 @@ describe('session processing (POST /api/session/*, legacy event jobs) on the rea
     expect(out.video_transcript.toLowerCase()).to.match(/park|children|bridge/);
     expect(out.attachments_text).to.include(site.slides[0]).and.include(site.slides[1]);
     const prompt = message(templateCalls(llm)[0], 'user');
-    expect(prompt).to.include('Abstract of open-maps').and.include(site.slides[1]).and.not.include('Navigation menu').and.not.include('Footer imprint');
+    expect(prompt)
+      .to.include('Abstract of open-maps')
+      .and.include(site.slides[1])
+      .and.not.include('Navigation menu')
+      .and.not.include('Footer imprint');
     expect(prompt.toLowerCase()).to.match(/park|children|bridge/);
     expect(templateCalls(llm)).to.have.length(1);
     // The filled template: the model's title, the request's context in the frontmatter, the page images linked.
-    expect(out.markdown_content).to.include('# Open maps for everyone').and.include('Ada Lovelace').and.include('open-maps-assets/slides-page-002.png');
+    expect(out.markdown_content)
+      .to.include('# Open maps for everyone')
+      .and.include('Ada Lovelace')
+      .and.include('open-maps-assets/slides-page-002.png');
     expect(out.topic).to.equal('Open data');
     expect(out.tags).to.deep.equal(['maps', 'volunteering']);
-    expect(out.attachments).to.deep.equal([1, 2].map((n) => `jobs/${jobId}/out/sessions/FOSDEM_202026/en/Geo_20spatial/open-maps-assets/slides-page-00${n}.png`));
+    expect(out.attachments).to.deep.equal(
+      [1, 2].map(
+        (n) => `jobs/${jobId}/out/sessions/FOSDEM_202026/en/Geo_20spatial/open-maps-assets/slides-page-00${n}.png`,
+      ),
+    );
     expect(r.body.data.attachments).to.deep.equal(out.attachments);
     // The slides PDF was linked twice (once with a fragment): downloaded once.
     expect(site.count('/files/slides.pdf')).to.equal(1);
@@ -112,21 +138,41 @@ describe('session processing (POST /api/session/*, legacy event jobs) on the rea
     expect(zip.bytes.includes(Buffer.from('open-maps.md'))).to.equal(true);
     expect(zip.bytes.includes(Buffer.from('open-maps-assets/slides-page-001.png'))).to.equal(true);
     const listing = await s.call('GET', `/api/event-job/files/${out.target_dir}`);
-    expect(listing.body.data.files.map((f: { path: string }) => f.path)).to.include.members([out.markdown_file, ...out.attachments, out.archive_file]);
+    expect(listing.body.data.files.map((f: { path: string }) => f.path)).to.include.members([
+      out.markdown_file,
+      ...out.attachments,
+      out.archive_file,
+    ]);
 
     // The session store and the cached entry.
     const [rec, ...more] = await listSessionRecords(s.worker.store, { event: 'FOSDEM 2026' });
     expect(more).to.have.length(0);
-    expect(rec).to.include({ event: 'FOSDEM 2026', track: 'Geo spatial', session: 'Session open-maps', language: 'en', filename: 'open-maps', topic: 'Open data', job_id: jobId });
+    expect(rec).to.include({
+      event: 'FOSDEM 2026',
+      track: 'Geo spatial',
+      session: 'Session open-maps',
+      language: 'en',
+      filename: 'open-maps',
+      topic: 'Open data',
+      job_id: jobId,
+    });
     // The store keeps its own copy of the Markdown, outside the job (which retention may sweep).
     expect(rec!.markdown_key).to.match(/^sessions\/.+\/open-maps\.md$/);
     expect(out.markdown_file.endsWith(rec!.markdown_key)).to.equal(true);
     expect(await readSessionMarkdown(s.worker.store, rec!)).to.equal(out.markdown_content);
     expect(rec!.metadata).to.include({ day: '2026-02-01', starttime: '10:00' });
-    expect(rec!.source).to.deep.equal({ url: `${site.base}/s/open-maps`, video_url: `${site.base}/talk.mp4`, attachments_url: `${site.base}/attachments` });
+    expect(rec!.source).to.deep.equal({
+      url: `${site.base}/s/open-maps`,
+      video_url: `${site.base}/talk.mp4`,
+      attachments_url: `${site.base}/attachments`,
+    });
     const cached = await s.call('GET', '/api/session/cached');
     documented('get', '/api/session/cached', cached);
-    expect(cached.body.data.sessions.map((e: any) => [e.event, e.session, e.url])).to.deep.include(['FOSDEM 2026', 'Session open-maps', `${site.base}/s/open-maps`]);
+    expect(cached.body.data.sessions.map((e: any) => [e.event, e.session, e.url])).to.deep.include([
+      'FOSDEM 2026',
+      'Session open-maps',
+      `${site.base}/s/open-maps`,
+    ]);
     // The job's results hold the same data; its archive route packs the files.
     const job = await s.waitJob(jobId!);
     expect(job.results.output).to.deep.equal(out);
@@ -135,12 +181,22 @@ describe('session processing (POST /api/session/*, legacy event jobs) on the rea
 
   it('process-async: the job answers at once, the webhook gets markdown_file and attachments; the same video is not transcribed again', async () => {
     const videoHits = site.count('/talk.mp4');
-    const r = await s.call('POST', '/api/session/process-async', body('tiles', { video_url: `${site.base}/talk.mp4`, webhook: { url: hook.url, token: 'tok-session', jobId: 'client-1' } }));
+    const r = await s.call(
+      'POST',
+      '/api/session/process-async',
+      body('tiles', {
+        video_url: `${site.base}/talk.mp4`,
+        webhook: { url: hook.url, token: 'tok-session', jobId: 'client-1' },
+      }),
+    );
     expect(r.status, JSON.stringify(r.body)).to.equal(200);
     documented('post', '/api/session/process-async', r);
     expect(r.body.data).to.include({ status: 'pending' });
     const jobId = r.body.data.job_id;
-    await hook.waitFor((reqs) => reqs.some((q) => q.json?.phase === 'completed' && q.json?.process?.id === jobId), 120_000);
+    await hook.waitFor(
+      (reqs) => reqs.some((q) => q.json?.phase === 'completed' && q.json?.process?.id === jobId),
+      120_000,
+    );
     const done = hook.requests.find((q) => q.json?.phase === 'completed' && q.json?.process?.id === jobId)!;
     expect(done.headers['x-callback-token']).to.equal('tok-session');
     expect(done.json.job).to.deep.equal({ id: 'client-1' });
@@ -166,7 +222,10 @@ describe('session processing (POST /api/session/*, legacy event jobs) on the rea
 
   it('a legacy batch of three where one fails; restart completes it; fail-all fails a running batch', async () => {
     site.breakPath('/s/broken');
-    const b = await s.call('POST', '/api/event-job/batches', { batch_name: 'day one', jobs: [body('b-one'), body('broken'), body('b-three')] });
+    const b = await s.call('POST', '/api/event-job/batches', {
+      batch_name: 'day one',
+      jobs: [body('b-one'), body('broken'), body('b-three')],
+    });
     expect(b.status, JSON.stringify(b.body)).to.equal(200);
     const batchId = b.body.data.batch_id;
     const settled = async (want: (d: any) => boolean) => {
@@ -192,9 +251,16 @@ describe('session processing (POST /api/session/*, legacy event jobs) on the rea
 
     // fail-all on real work: two sessions whose pages are held by the server.
     site.hold('/slow/*');
-    const running = await s.call('POST', '/api/event-job/batches', { batch_name: 'held', jobs: [{ ...body('h-one'), url: `${site.base}/slow/h-one` }, { ...body('h-two'), url: `${site.base}/slow/h-two` }] });
+    const running = await s.call('POST', '/api/event-job/batches', {
+      batch_name: 'held',
+      jobs: [
+        { ...body('h-one'), url: `${site.base}/slow/h-one` },
+        { ...body('h-two'), url: `${site.base}/slow/h-two` },
+      ],
+    });
     const heldId = running.body.data.batch_id;
-    for (let i = 0; i < 120 && site.count('/slow/h-one') + site.count('/slow/h-two') < 1; i++) await new Promise((res) => setTimeout(res, 250));
+    for (let i = 0; i < 120 && site.count('/slow/h-one') + site.count('/slow/h-two') < 1; i++)
+      await new Promise((res) => setTimeout(res, 250));
     const all = await s.call('POST', '/api/event-job/batches/fail-all', { batch_id: heldId, reason: 'stop the day' });
     expect(all.status, JSON.stringify(all.body)).to.equal(200);
     expect(all.body.data.failed_count).to.equal(2);
@@ -214,27 +280,76 @@ describe('session processing (POST /api/session/*, legacy event jobs) on the rea
       return r.body.error;
     };
     const paths = (e: any) => e.details.issues.map((i: { path: string }) => i.path);
-    const none = expectError(await s.call('POST', '/api/session/process', { day: '2026-02-01' }), 400, 'VALIDATION_ERROR');
+    const none = expectError(
+      await s.call('POST', '/api/session/process', { day: '2026-02-01' }),
+      400,
+      'VALIDATION_ERROR',
+    );
     expect(paths(none)).to.include.members(['event', 'session', 'url', 'filename', 'track']);
     // The message itself names them (contract §8), not only details.issues.
     expect(none.message).to.equal('Event, session, url, filename and track are required.');
-    const some = expectError(await s.call('POST', '/api/session/process-async', { event: 'E', session: 'S', url: `${site.base}/s/x` }), 400, 'VALIDATION_ERROR');
+    const some = expectError(
+      await s.call('POST', '/api/session/process-async', { event: 'E', session: 'S', url: `${site.base}/s/x` }),
+      400,
+      'VALIDATION_ERROR',
+    );
     expect(paths(some)).to.deep.equal(['filename', 'track']);
     expect(some.message).to.equal('Filename and track are required.');
-    for (const [field, value] of [['url', '/s/relative'], ['url', 'ftp://example.org/x'], ['video_url', 'not a url'], ['attachments_url', 'file:///etc/passwd'], ['source_language', 'xx'], ['target_language', 'english']] as const) {
-      const e = expectError(await s.call('POST', '/api/session/process', body('v', { [field]: value })), 400, 'VALIDATION_ERROR');
+    for (const [field, value] of [
+      ['url', '/s/relative'],
+      ['url', 'ftp://example.org/x'],
+      ['video_url', 'not a url'],
+      ['attachments_url', 'file:///etc/passwd'],
+      ['source_language', 'xx'],
+      ['target_language', 'english'],
+    ] as const) {
+      const e = expectError(
+        await s.call('POST', '/api/session/process', body('v', { [field]: value })),
+        400,
+        'VALIDATION_ERROR',
+      );
       expect(paths(e), `${field}=${value}`).to.deep.equal([field]);
     }
-    expectError(await s.call('POST', '/api/session/process', body('v', { template: 'NoSuchTemplate' })), 404, 'TEMPLATE_NOT_FOUND');
-    expectError(await s.call('POST', '/api/session/process', body('v', { template: '../Session' })), 404, 'TEMPLATE_NOT_FOUND');
-    const viaJobs = expectError(await s.call('POST', '/api/jobs/', { job_type: 'session', parameters: { event: 'E', url: 'x' } }), 400, 'VALIDATION_ERROR');
-    expect(paths(viaJobs)).to.include.members(['parameters.session', 'parameters.url', 'parameters.filename', 'parameters.track']);
-    expect(viaJobs.message).to.match(/^Parameters\.session, parameters\.filename and parameters\.track are required; parameters\.url: /);
-    expectError(await s.call('POST', '/api/jobs/', { job_type: 'session', parameters: body('v', { template: 'Nope' }) }), 404, 'TEMPLATE_NOT_FOUND');
+    expectError(
+      await s.call('POST', '/api/session/process', body('v', { template: 'NoSuchTemplate' })),
+      404,
+      'TEMPLATE_NOT_FOUND',
+    );
+    expectError(
+      await s.call('POST', '/api/session/process', body('v', { template: '../Session' })),
+      404,
+      'TEMPLATE_NOT_FOUND',
+    );
+    const viaJobs = expectError(
+      await s.call('POST', '/api/jobs/', { job_type: 'session', parameters: { event: 'E', url: 'x' } }),
+      400,
+      'VALIDATION_ERROR',
+    );
+    expect(paths(viaJobs)).to.include.members([
+      'parameters.session',
+      'parameters.url',
+      'parameters.filename',
+      'parameters.track',
+    ]);
+    expect(viaJobs.message).to.match(
+      /^Parameters\.session, parameters\.filename and parameters\.track are required; parameters\.url: /,
+    );
+    expectError(
+      await s.call('POST', '/api/jobs/', { job_type: 'session', parameters: body('v', { template: 'Nope' }) }),
+      404,
+      'TEMPLATE_NOT_FOUND',
+    );
     const legacy = expectError(await s.call('POST', '/api/event-job/jobs', { event: 'E' }), 400, 'VALIDATION_ERROR');
     expect(paths(legacy)).to.include.members(['session', 'url', 'filename', 'track']);
     // A legacy batch job may leave out filename and track (contract §8), not session.
-    const batch = expectError(await s.call('POST', '/api/event-job/batches', { batch_name: 'b', jobs: [body('ok'), { event: 'E', url: `${site.base}/s/x` }] }), 400, 'VALIDATION_ERROR');
+    const batch = expectError(
+      await s.call('POST', '/api/event-job/batches', {
+        batch_name: 'b',
+        jobs: [body('ok'), { event: 'E', url: `${site.base}/s/x` }],
+      }),
+      400,
+      'VALIDATION_ERROR',
+    );
     expect(paths(batch)).to.deep.equal(['jobs.1.session']);
     expect(batch.message).to.equal('Jobs.1.session is required.');
     expectError(await s.call('POST', '/api/event-job/batches', { batch_name: 'b', jobs: [] }), 400, 'VALIDATION_ERROR');
@@ -256,7 +371,9 @@ describe('session processing (POST /api/session/*, legacy event jobs) on the rea
     const jobId = /^jobs\/(job-[0-9a-f-]+)\/out\/sessions\//.exec(out.markdown_file)?.[1];
     expect(jobId, out.markdown_file).to.be.a('string');
     const segments = out.markdown_file.split('/');
-    expect(segments.every((seg: string) => seg !== '..' && seg !== '.' && seg !== '' && !seg.includes('\\'))).to.equal(true);
+    expect(segments.every((seg: string) => seg !== '..' && seg !== '.' && seg !== '' && !seg.includes('\\'))).to.equal(
+      true,
+    );
     expect(segments).to.have.length(8);
     expect((await download(out.markdown_file)).status).to.equal(200);
     const [rec] = await listSessionRecords(s.worker.store, { event: '../../../etc' });

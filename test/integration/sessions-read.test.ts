@@ -65,11 +65,36 @@ describe('tracks, events, topics and stories over the session store', function (
 
   before(async () => {
     await seed(s.worker.store, [
-      { rec: sessionRecord({ event: 'FOSDEM 2025', track: 'Open Hardware', session: 'RISC-V boards', topic: 'Hardware' }) },
-      { rec: sessionRecord({ event: 'FOSDEM 2025', track: 'Open Hardware', session: 'FPGA tooling', topic: 'Hardware' }), chars: 2600 },
-      { rec: sessionRecord({ event: 'FOSDEM 2025', track: 'Open Hardware', session: 'FPGA tooling', language: 'en', topic: 'Hardware' }) },
+      {
+        rec: sessionRecord({
+          event: 'FOSDEM 2025',
+          track: 'Open Hardware',
+          session: 'RISC-V boards',
+          topic: 'Hardware',
+        }),
+      },
+      {
+        rec: sessionRecord({
+          event: 'FOSDEM 2025',
+          track: 'Open Hardware',
+          session: 'FPGA tooling',
+          topic: 'Hardware',
+        }),
+        chars: 2600,
+      },
+      {
+        rec: sessionRecord({
+          event: 'FOSDEM 2025',
+          track: 'Open Hardware',
+          session: 'FPGA tooling',
+          language: 'en',
+          topic: 'Hardware',
+        }),
+      },
       { rec: sessionRecord({ event: 'FOSDEM 2025', track: 'Rust', session: 'Async Rust', topic: 'Languages' }) },
-      { rec: sessionRecord({ event: 'Konferenz Zürich', track: 'Rust', session: 'Embedded Rust', topic: 'Languages' }) },
+      {
+        rec: sessionRecord({ event: 'Konferenz Zürich', track: 'Rust', session: 'Embedded Rust', topic: 'Languages' }),
+      },
       { rec: sessionRecord({ event: 'Konferenz Zürich', track: 'Keynotes', session: 'Opening', topic: '' }) },
     ]);
   });
@@ -115,13 +140,20 @@ describe('tracks, events, topics and stories over the session store', function (
     expect(user(template[0]!)).to.include('## FPGA tooling').and.include('## RISC-V boards');
     expect(d.summary).to.include('title value');
     expect(reqs).to.have.length(fpgaMaps.length + 1 + 1 + 1);
-    for (const q of reqs.filter((x) => !x.json?.response_format)) expect(user(q).length, system(q)).to.be.at.most(BUDGET);
+    for (const q of reqs.filter((x) => !x.json?.response_format))
+      expect(user(q).length, system(q)).to.be.at.most(BUDGET);
   });
 
   it('map-reduce over many sessions: one call per session, merges level by level, each within a small context', async () => {
-    const many = Array.from({ length: 40 }, (_, i) => ({ rec: sessionRecord({ event: 'Big Event', track: 'Big Track', session: `Talk ${String(i).padStart(2, '0')}` }), chars: 700 }));
+    const many = Array.from({ length: 40 }, (_, i) => ({
+      rec: sessionRecord({ event: 'Big Event', track: 'Big Track', session: `Talk ${String(i).padStart(2, '0')}` }),
+      chars: 700,
+    }));
     await seed(s.worker.store, many);
-    const r = await s.call('POST', '/api/tracks/Big%20Track/summary', { template: 'TrackSummary', target_language: 'en' });
+    const r = await s.call('POST', '/api/tracks/Big%20Track/summary', {
+      template: 'TrackSummary',
+      target_language: 'en',
+    });
     expect(r.status, JSON.stringify(r.body)).to.equal(200);
     expect(r.body.data.session_count).to.equal(40);
     expect(r.body.data.sessions).to.have.length(40);
@@ -173,7 +205,11 @@ describe('tracks, events, topics and stories over the session store', function (
   });
 
   it('writes a story on a topic for a target group from what each session contributes', async () => {
-    const r = await s.call('POST', '/api/story/generate', { topic: 'Languages', target_group: 'STUDENTS', target_language: 'en' });
+    const r = await s.call('POST', '/api/story/generate', {
+      topic: 'Languages',
+      target_group: 'STUDENTS',
+      target_language: 'en',
+    });
     expect(r.status, JSON.stringify(r.body)).to.equal(200);
     const d = r.body.data;
     expect(d.topic).to.equal('Languages');
@@ -192,16 +228,31 @@ describe('tracks, events, topics and stories over the session store', function (
     expectError(await s.call('POST', '/api/tracks/..%2F..%2Fetc/summary'), 404, 'TRACK_NOT_FOUND');
     expectError(await s.call('POST', '/api/events/Nope/summary'), 404, 'EVENT_NOT_FOUND');
     expectError(await s.call('POST', '/api/events/..%2F..%2F/summary'), 404, 'EVENT_NOT_FOUND');
-    expectError(await s.call('POST', '/api/story/generate', { topic: 'Nope', target_group: 'students' }), 404, 'TOPIC_NOT_FOUND');
+    expectError(
+      await s.call('POST', '/api/story/generate', { topic: 'Nope', target_group: 'students' }),
+      404,
+      'TOPIC_NOT_FOUND',
+    );
     const group = await s.call('POST', '/api/story/generate', { topic: 'Hardware', target_group: 'aliens' });
     expectError(group, 404, 'NOT_FOUND');
     expect(group.body.error.details.target_groups).to.deep.equal(['students', 'Fachpublikum']);
-    expectError(await s.call('POST', '/api/tracks/Rust/summary', { template: 'NoSuchTemplate' }), 404, 'TEMPLATE_NOT_FOUND');
-    expectError(await s.call('POST', '/api/tracks/Rust/summary', { target_language: 'english' }), 400, 'VALIDATION_ERROR');
+    expectError(
+      await s.call('POST', '/api/tracks/Rust/summary', { template: 'NoSuchTemplate' }),
+      404,
+      'TEMPLATE_NOT_FOUND',
+    );
+    expectError(
+      await s.call('POST', '/api/tracks/Rust/summary', { target_language: 'english' }),
+      400,
+      'VALIDATION_ERROR',
+    );
     expectError(await s.call('POST', '/api/events/FOSDEM%202025/summary', { template: 42 }), 400, 'VALIDATION_ERROR');
     const missing = await s.call('POST', '/api/story/generate', {});
     expectError(missing, 400, 'VALIDATION_ERROR');
-    expect(missing.body.error.details.issues.map((i: { path: string }) => i.path)).to.include.members(['topic', 'target_group']);
+    expect(missing.body.error.details.issues.map((i: { path: string }) => i.path)).to.include.members([
+      'topic',
+      'target_group',
+    ]);
     expect(llm.chatRequests()).to.have.length(0);
   });
 });

@@ -20,29 +20,46 @@ describe('npm run setup -- --temporal-namespace', function () {
   after(async () => connection?.close());
 
   const setup = async (...args: string[]) => {
-    const p = spawnProc(process.execPath, ['scripts/setup.mjs', ...args], { TEMPORAL_ADDRESS: address, LOG_LEVEL: 'silent' });
+    const p = spawnProc(process.execPath, ['scripts/setup.mjs', ...args], {
+      TEMPORAL_ADDRESS: address,
+      LOG_LEVEL: 'silent',
+    });
     return { code: await p.exited, out: p.output() };
   };
 
   it('registers JobType, JobStatus, BatchId and UserId once, a second run changes nothing, and jobs can start with them', async () => {
     const namespace = `setup-${randomUUID().slice(0, 8)}`;
-    await connection.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: msToTs('1 day') });
+    await connection.workflowService.registerNamespace({
+      namespace,
+      workflowExecutionRetentionPeriod: msToTs('1 day'),
+    });
     // The frontend knows a new namespace once its namespace cache refreshed.
-    await waitFor(async () => ((await connection.operatorService.listSearchAttributes({ namespace })) ? true : undefined), 'the new namespace', 60_000, 500);
+    await waitFor(
+      async () => ((await connection.operatorService.listSearchAttributes({ namespace })) ? true : undefined),
+      'the new namespace',
+      60_000,
+      500,
+    );
     const before = await connection.operatorService.listSearchAttributes({ namespace });
     expect(Object.keys(before.customAttributes ?? {})).not.to.include('JobType');
 
     const first = await setup('--temporal-namespace', namespace);
     expect(first.code, first.out).to.equal(0);
-    expect(first.out).to.include(`namespace ${namespace}: added JobType, JobStatus, BatchId, UserId; already there none`);
+    expect(first.out).to.include(
+      `namespace ${namespace}: added JobType, JobStatus, BatchId, UserId; already there none`,
+    );
     const listed = await connection.operatorService.listSearchAttributes({ namespace });
     for (const name of ['JobType', 'JobStatus', 'BatchId', 'UserId']) {
-      expect(listed.customAttributes?.[name], name).to.equal(temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD);
+      expect(listed.customAttributes?.[name], name).to.equal(
+        temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
+      );
     }
 
     const second = await setup(`--temporal-namespace=${namespace}`);
     expect(second.code, second.out).to.equal(0);
-    expect(second.out).to.include(`namespace ${namespace}: added none; already there JobType, JobStatus, BatchId, UserId`);
+    expect(second.out).to.include(
+      `namespace ${namespace}: added none; already there JobType, JobStatus, BatchId, UserId`,
+    );
 
     // A job start with the typed attributes is accepted in the namespace (it is refused while they are unknown).
     const client = new Client({ connection, namespace });

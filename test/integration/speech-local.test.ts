@@ -154,10 +154,16 @@ describe('local speech provider (faster-whisper, real Whisper base model)', func
 
   it('a process that stops answering mid-request (SIGSTOP) is killed by the watchdog: a retryable EngineStallError; the next call works', async () => {
     // ENGINE_STALL_TIMEOUT_MS well above the model's load (about a second here), far below the request's 2 h bound.
-    const watched = new LocalSpeechProvider({ ...localSpeechOptions(loadConfig({ ...process.env, ENGINE_STALL_TIMEOUT_MS: '8000' })), processes: 1 });
+    const watched = new LocalSpeechProvider({
+      ...localSpeechOptions(loadConfig({ ...process.env, ENGINE_STALL_TIMEOUT_MS: '8000' })),
+      processes: 1,
+    });
     const logged: string[] = [];
     const before = engineStallTimeoutMs();
-    configureEngineWatchdog({ stallTimeoutMs: before, logger: createLogger('test', 'info', { write: (l: string) => void logged.push(l) }) });
+    configureEngineWatchdog({
+      stallTimeoutMs: before,
+      logger: createLogger('test', 'info', { write: (l: string) => void logged.push(l) }),
+    });
     try {
       await watched.transcribe(short, { language: 'en' });
       const [pid] = watched.pids();
@@ -170,7 +176,12 @@ describe('local speech provider (faster-whisper, real Whisper base model)', func
       expect((err as Error).message).to.match(/^speech engine \(faster-whisper\) made no progress for 8000 ms/);
       expect(isAlive(pid)).to.equal(false);
       expect(logged).to.have.length(1);
-      expect(JSON.parse(logged[0]!)).to.include({ level: 'warn', engine: 'speech engine (faster-whisper)', pid, stallTimeoutMs: 8000 });
+      expect(JSON.parse(logged[0]!)).to.include({
+        level: 'warn',
+        engine: 'speech engine (faster-whisper)',
+        pid,
+        stallTimeoutMs: 8000,
+      });
       const t = await watched.transcribe(short, { language: 'en' });
       expect(wordErrorRate('Good morning, everyone.', t.text)).to.be.at.most(0.5);
       expect(watched.pids()).to.have.length(1).and.not.include(pid);

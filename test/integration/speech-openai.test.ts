@@ -6,7 +6,12 @@ import path from 'node:path';
 import { ConfigError, loadConfig } from '../../core/config';
 import type { RetryWait } from '../../providers/llm/retry';
 import { UpstreamError } from '../../providers/llm/retry';
-import { createOpenAiSpeechProvider, fromVerboseJson, isoLanguage, type OpenAiSpeechOptions } from '../../providers/speech/openai';
+import {
+  createOpenAiSpeechProvider,
+  fromVerboseJson,
+  isoLanguage,
+  type OpenAiSpeechOptions,
+} from '../../providers/speech/openai';
 import type { SpeechProvider } from '../../providers/speech/types';
 import { speechError, startSpeechServer, type SpeechServer } from '../support/speech-server';
 import { ffmpeg } from '../support/media-factory';
@@ -47,14 +52,29 @@ describe('speech: OpenAI-compatible /audio/transcriptions against a test server'
       SPEECH_TIMEOUT_MS: '5000',
       ...env,
     });
-    return createOpenAiSpeechProvider(config, { maxRetries: 2, backoff: { baseMs: 20 }, onRetry: (w) => waits.push(w), ...opts })!;
+    return createOpenAiSpeechProvider(config, {
+      maxRetries: 2,
+      backoff: { baseMs: 20 },
+      onRetry: (w) => waits.push(w),
+      ...opts,
+    })!;
   };
 
   before(async () => {
     server = await startSpeechServer({ apiKey: KEY, detectedLanguage: 'French', segmentSeconds: 2 });
     dir = await mkdtemp(path.join(os.tmpdir(), 'speech-openai-'));
     wav = path.join(dir, 'chunk-0001.wav');
-    await ffmpeg('-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=16000:duration=5', '-ac', '1', '-fflags', '+bitexact', wav);
+    await ffmpeg(
+      '-f',
+      'lavfi',
+      '-i',
+      'sine=frequency=440:sample_rate=16000:duration=5',
+      '-ac',
+      '1',
+      '-fflags',
+      '+bitexact',
+      wav,
+    );
   });
   beforeEach(() => {
     server.reset();
@@ -108,7 +128,15 @@ describe('speech: OpenAI-compatible /audio/transcriptions against a test server'
   });
 
   it('reads language names, codes and locales, and tolerates answers without segments', () => {
-    expect(['german', 'English', 'es', 'pt-BR', 'castilian', 'cantonese', 'jw'].map(isoLanguage)).to.deep.equal(['de', 'en', 'es', 'pt', 'es', 'yue', 'jv']);
+    expect(['german', 'English', 'es', 'pt-BR', 'castilian', 'cantonese', 'jw'].map(isoLanguage)).to.deep.equal([
+      'de',
+      'en',
+      'es',
+      'pt',
+      'es',
+      'yue',
+      'jv',
+    ]);
     expect(isoLanguage('klingon')).to.equal(undefined);
     expect(fromVerboseJson({ text: ' Hallo. ', language: 'klingon', duration: 1.5 }, 'de')).to.deep.equal({
       language: 'de',
@@ -181,9 +209,12 @@ describe('speech: OpenAI-compatible /audio/transcriptions against a test server'
     server.reset();
     server.script(speechError(429, 'Rate limit reached.', { 'Retry-After': '30' }));
     const waiting = new AbortController();
-    const backoff = provider({}, { onRetry: () => waiting.abort(new Error('cancelled while waiting')) }).transcribe(wav, {
-      signal: waiting.signal,
-    });
+    const backoff = provider({}, { onRetry: () => waiting.abort(new Error('cancelled while waiting')) }).transcribe(
+      wav,
+      {
+        signal: waiting.signal,
+      },
+    );
     expect((await rejection(backoff)).message).to.equal('cancelled while waiting');
     expect(server.requests).to.have.length(1);
   });
@@ -194,7 +225,12 @@ describe('speech: OpenAI-compatible /audio/transcriptions against a test server'
       .with.property('message')
       .that.does.not.include(KEY);
     const config = loadConfig({ SPEECH_PROVIDER: 'openai', SPEECH_BASE_URL: 'http://gpu:8000/v1/' });
-    expect(config.speechApi).to.deep.equal({ baseUrl: 'http://gpu:8000/v1', apiKey: undefined, model: 'whisper-1', timeoutMs: 300_000 });
+    expect(config.speechApi).to.deep.equal({
+      baseUrl: 'http://gpu:8000/v1',
+      apiKey: undefined,
+      model: 'whisper-1',
+      timeoutMs: 300_000,
+    });
     expect(loadConfig({ SPEECH_BASE_URL: 'http://gpu:8000/v1' }).speechApi).to.equal(null);
     expect(createOpenAiSpeechProvider(loadConfig({}))).to.equal(null);
   });

@@ -23,7 +23,14 @@ const DAY_MS = 24 * 3600_000;
 /** A PDF of `pages` pages of distinct text, with characters JSON escapes (quotes, backslashes, umlauts). */
 function textPdf(pages: number): Buffer {
   const line = (p: number, i: number) => `Seite ${p} Zeile ${i}: "Zitat" C:\\Pfad Grüße ${unique('x')}`;
-  return buildPdf({ title: 'Gespeichert', pages: Array.from({ length: pages }, (_, p) => ({ kind: 'lines' as const, lines: Array.from({ length: 30 }, (_, i) => line(p + 1, i)), size: 10 })) });
+  return buildPdf({
+    title: 'Gespeichert',
+    pages: Array.from({ length: pages }, (_, p) => ({
+      kind: 'lines' as const,
+      lines: Array.from({ length: 30 }, (_, i) => line(p + 1, i)),
+      size: 10,
+    })),
+  });
 }
 
 /** POST /api/pdf/process answered as raw bytes (the envelope is compared byte for byte). */
@@ -31,12 +38,18 @@ async function rawPdfCall(s: Stack, pdf: Buffer): Promise<{ status: number; text
   const form = new FormData();
   form.append('file', new Blob([new Uint8Array(pdf)], { type: 'application/pdf' }), 'doc.pdf');
   form.append('extraction_method', 'native');
-  const res = await fetch(`${s.url}/api/pdf/process`, { method: 'POST', body: form, signal: AbortSignal.timeout(60_000) });
+  const res = await fetch(`${s.url}/api/pdf/process`, {
+    method: 'POST',
+    body: form,
+    signal: AbortSignal.timeout(60_000),
+  });
   return { status: res.status, text: await res.text(), headers: res.headers };
 }
 
 const jobIdOf = async (s: Stack, since: Set<string>): Promise<string> => {
-  const now = (await s.worker.store.list('records/jobs/')).map((b) => b.key.slice('records/jobs/'.length, -'.json'.length));
+  const now = (await s.worker.store.list('records/jobs/')).map((b) =>
+    b.key.slice('records/jobs/'.length, -'.json'.length),
+  );
   const added = now.filter((id) => !since.has(id));
   expect(added, 'one job ran').to.have.length(1);
   return added[0];
@@ -77,7 +90,10 @@ describe('Stored results: streamed answers, the text stored once, the heavy-requ
     const job = await s.call('GET', `/api/jobs/${hitJob}`);
     expect(job.body.data.results.from_cache).to.equal(true);
     expect(resultData(job.body.data.results)).to.deep.equal(body.data);
-    expect(job.body.data.results.structured_data).to.deep.equal({ extracted_text: body.data.extracted_text, metadata: body.data.metadata });
+    expect(job.body.data.results.structured_data).to.deep.equal({
+      extracted_text: body.data.extracted_text,
+      metadata: body.data.metadata,
+    });
     expect(job.body.data.results.assets).to.deep.equal([`jobs/${hitJob}/out/result.md`]);
     const first = await s.call('GET', `/api/jobs/${missJob}`);
     expect(first.body.data.results.from_cache).to.equal(false);
@@ -100,7 +116,10 @@ describe('Stored results: streamed answers, the text stored once, the heavy-requ
   it('answers 429 RATE_LIMITED with Retry-After while MAX_HEAVY_REQUESTS (1) is taken, and serves again once it is free', async () => {
     const release = holdModel(llm);
     try {
-      const held = s.call('POST', '/api/transformer/template', { text: unique('Ada Lovelace schreibt.'), template_content: 'Person: {{person|the person}}' });
+      const held = s.call('POST', '/api/transformer/template', {
+        text: unique('Ada Lovelace schreibt.'),
+        template_content: 'Person: {{person|the person}}',
+      });
       // The held request is inside its job (the model was asked): its slot is taken.
       while (llm.chatRequests().length === 0) await new Promise((r) => setTimeout(r, 20));
       const refused = await postPdf(s, { extraction_method: 'native' }, textPdf(1));
@@ -134,11 +153,19 @@ describe('Stored results: streamed answers, the text stored once, the heavy-requ
       const asked = llm.chatRequests().length;
       // Parameters over 32 KiB: the job keeps them in its folder (jobs/<id>/internal/parameters.json).
       const text = unique(`Grace Hopper. ${'Sie schreibt Programme. '.repeat(2000)}`);
-      const created = await s.call('POST', '/api/jobs/', { job_type: 'transformer', parameters: { operation: 'template', text, template_content: 'Person: {{person|the person}}' } });
+      const created = await s.call('POST', '/api/jobs/', {
+        job_type: 'transformer',
+        parameters: { operation: 'template', text, template_content: 'Person: {{person|the person}}' },
+      });
       const runningJob = created.body.data.job_id as string;
       while (llm.chatRequests().length === asked) await new Promise((r) => setTimeout(r, 20));
       const restarting = { job_id: runningJob, status: 'failed', updated_at: new Date().toISOString() };
-      const sweeper = createRetentionSweeper({ store, retentionDays: 1, client: s.api.temporal.client, logger: createLogger('test', 'silent') });
+      const sweeper = createRetentionSweeper({
+        store,
+        retentionDays: 1,
+        client: s.api.temporal.client,
+        logger: createLogger('test', 'silent'),
+      });
       // Two days on: the pdf job finished two days ago; its record, files, results and cache entry are expired.
       await store.put(jobRecordKey(runningJob), JSON.stringify(restarting), { mime: 'application/json' });
       // Temporal still knows the finished workflow (within the namespace's retention): its record must outlive it.
@@ -158,9 +185,31 @@ describe('Stored results: streamed answers, the text stored once, the heavy-requ
     }
     // Temporal's retention passes for the finished job (what the namespace's retention does, done now): it goes.
     const temporal = s.api.temporal.client;
-    await temporal.workflowService.deleteWorkflowExecution({ namespace: 'default', workflowExecution: { workflowId: expiredJob } });
-    await until(async () => ((await temporal.workflow.getHandle(expiredJob).describe().then(() => false, () => true)) ? true : undefined), 'the workflow deleted', 60_000, 200);
-    const gone = createRetentionSweeper({ store, retentionDays: 1, client: temporal, logger: createLogger('test', 'silent') });
+    await temporal.workflowService.deleteWorkflowExecution({
+      namespace: 'default',
+      workflowExecution: { workflowId: expiredJob },
+    });
+    await until(
+      async () =>
+        (await temporal.workflow
+          .getHandle(expiredJob)
+          .describe()
+          .then(
+            () => false,
+            () => true,
+          ))
+          ? true
+          : undefined,
+      'the workflow deleted',
+      60_000,
+      200,
+    );
+    const gone = createRetentionSweeper({
+      store,
+      retentionDays: 1,
+      client: temporal,
+      logger: createLogger('test', 'silent'),
+    });
     expect((await gone.sweep(Date.now() + 2 * DAY_MS)).jobs).to.equal(1);
     expect(await store.stat(jobRecordKey(expiredJob))).to.equal(null);
     expect(await store.list(`jobs/${expiredJob}/`)).to.deep.equal([]);
@@ -169,7 +218,12 @@ describe('Stored results: streamed answers, the text stored once, the heavy-requ
     const again = await rawPdfCall(s, pdf);
     expect(again.headers.get('x-cache')).to.equal('miss');
     // Half a day on, nothing of the fresh jobs is expired.
-    const sweeper = createRetentionSweeper({ store, retentionDays: 1, client: s.api.temporal.client, logger: createLogger('test', 'silent') });
+    const sweeper = createRetentionSweeper({
+      store,
+      retentionDays: 1,
+      client: s.api.temporal.client,
+      logger: createLogger('test', 'silent'),
+    });
     expect(await sweeper.sweep(Date.now() + DAY_MS / 2)).to.deep.equal({ jobs: 0, batches: 0, blobs: 0 });
   });
 });

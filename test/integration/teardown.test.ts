@@ -22,8 +22,17 @@ describe('test teardown with calls still in flight', function () {
     try {
       // Workflows nobody runs: waiting for their results is a long poll that only ends with the server.
       const clients = [api.temporal.client, worker.client];
-      const handles = await Promise.all(clients.map((c, i) => c.workflow.start('neverRuns', { taskQueue: `${prefix}-nobody`, workflowId: `${prefix}-${i}` })));
-      const ended = handles.map((h) => h.result().then(() => 'resolved', (e: Error) => `rejected: ${e.message}`));
+      const handles = await Promise.all(
+        clients.map((c, i) =>
+          c.workflow.start('neverRuns', { taskQueue: `${prefix}-nobody`, workflowId: `${prefix}-${i}` }),
+        ),
+      );
+      const ended = handles.map((h) =>
+        h.result().then(
+          () => 'resolved',
+          (e: Error) => `rejected: ${e.message}`,
+        ),
+      );
       await api.close();
       await worker.stop();
       await server.stop();

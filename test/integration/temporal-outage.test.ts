@@ -47,7 +47,10 @@ describe('Temporal stopped or gone: 503 UNAVAILABLE at once, and service again w
     server = await startDevServer({ dbFile });
     port = server.port;
     s = await startStack({}, { temporal: server });
-    const r = await s.call('POST', '/api/jobs/', { job_type: 'transformer', parameters: { operation: 'html-to-markdown', html: '<h1>Kept</h1>' } });
+    const r = await s.call('POST', '/api/jobs/', {
+      job_type: 'transformer',
+      parameters: { operation: 'html-to-markdown', html: '<h1>Kept</h1>' },
+    });
     finished = r.body.data.job_id;
     expect((await s.waitJob(finished)).status).to.equal('completed');
   });
@@ -59,12 +62,32 @@ describe('Temporal stopped or gone: 503 UNAVAILABLE at once, and service again w
 
   /** Every request that needs Temporal answers 503 UNAVAILABLE within 5 s; a bad request is still a 400; a finished job is read. */
   async function expectUnavailable(): Promise<void> {
-    await until('the API to see Temporal unreachable', async () => (await s.call('POST', '/api/jobs/', { job_type: 'transformer', parameters: { operation: 'html-to-markdown', html: '<p>x</p>' } })).status === 503);
+    await until(
+      'the API to see Temporal unreachable',
+      async () =>
+        (
+          await s.call('POST', '/api/jobs/', {
+            job_type: 'transformer',
+            parameters: { operation: 'html-to-markdown', html: '<p>x</p>' },
+          })
+        ).status === 503,
+    );
     const requests: [string, string, unknown?][] = [
       ['POST', '/api/transformer/html-to-markdown', { html: '<h1>Now</h1>' }],
-      ['POST', '/api/jobs/', { job_type: 'transformer', parameters: { operation: 'html-to-markdown', html: '<p>y</p>' } }],
+      [
+        'POST',
+        '/api/jobs/',
+        { job_type: 'transformer', parameters: { operation: 'html-to-markdown', html: '<p>y</p>' } },
+      ],
       ['GET', `/api/jobs/${UNKNOWN_JOB}`],
-      ['POST', '/api/jobs/batch', { batch_name: 'b', jobs: [{ job_type: 'transformer', parameters: { operation: 'html-to-markdown', html: '<p>z</p>' } }] }],
+      [
+        'POST',
+        '/api/jobs/batch',
+        {
+          batch_name: 'b',
+          jobs: [{ job_type: 'transformer', parameters: { operation: 'html-to-markdown', html: '<p>z</p>' } }],
+        },
+      ],
     ];
     for (const [method, p, body] of requests) {
       const t0 = Date.now();
@@ -74,7 +97,10 @@ describe('Temporal stopped or gone: 503 UNAVAILABLE at once, and service again w
       expect(r.body.error).to.deep.include({ code: 'UNAVAILABLE' });
       expect(ms, `${method} ${p} answered in ${ms} ms`).to.be.below(5000);
     }
-    expect((await s.call('POST', '/api/jobs/', { job_type: 'transformer', parameters: {} })).status, 'validation first').to.equal(400);
+    expect(
+      (await s.call('POST', '/api/jobs/', { job_type: 'transformer', parameters: {} })).status,
+      'validation first',
+    ).to.equal(400);
     const kept = await s.call('GET', `/api/jobs/${finished}`);
     expect(kept.status).to.equal(200);
     expect(kept.body.data.status).to.equal('completed');
@@ -82,7 +108,11 @@ describe('Temporal stopped or gone: 503 UNAVAILABLE at once, and service again w
 
   async function expectServing(): Promise<number> {
     const t0 = Date.now();
-    await until('the API to serve again', async () => (await s.call('POST', '/api/transformer/html-to-markdown', { html: '<h1>Back</h1>' })).status === 200, 120_000);
+    await until(
+      'the API to serve again',
+      async () => (await s.call('POST', '/api/transformer/html-to-markdown', { html: '<h1>Back</h1>' })).status === 200,
+      120_000,
+    );
     return Date.now() - t0;
   }
 
@@ -94,7 +124,9 @@ describe('Temporal stopped or gone: 503 UNAVAILABLE at once, and service again w
       signal(server, 'SIGCONT');
     }
     const ms = await expectServing();
-    process.stdout.write(`      outage figures: stopped Temporal continued, served again after ${(ms / 1000).toFixed(1)} s\n`);
+    process.stdout.write(
+      `      outage figures: stopped Temporal continued, served again after ${(ms / 1000).toFixed(1)} s\n`,
+    );
   });
 
   it('answers 503 at once while Temporal is dead, and serves again once it is started again', async () => {
@@ -102,6 +134,8 @@ describe('Temporal stopped or gone: 503 UNAVAILABLE at once, and service again w
     await expectUnavailable();
     server = await startDevServer({ dbFile, port });
     const ms = await expectServing();
-    process.stdout.write(`      outage figures: dead Temporal restarted, served again after ${(ms / 1000).toFixed(1)} s\n`);
+    process.stdout.write(
+      `      outage figures: dead Temporal restarted, served again after ${(ms / 1000).toFixed(1)} s\n`,
+    );
   });
 });

@@ -24,7 +24,10 @@ describe('thread pool', function () {
   });
 
   it('ends a thread that outgrows its heap limit, rejects with ERR_WORKER_OUT_OF_MEMORY and carries on with a fresh thread', async () => {
-    const pool = new ThreadPool(ENTRY, { maxThreads: 1, resourceLimits: { maxOldGenerationSizeMb: 32, maxYoungGenerationSizeMb: 8 } });
+    const pool = new ThreadPool(ENTRY, {
+      maxThreads: 1,
+      resourceLimits: { maxOldGenerationSizeMb: 32, maxYoungGenerationSizeMb: 8 },
+    });
     const t0 = Date.now();
     const err = await pool.run({ op: 'hog' }).then(
       () => expect.fail('should have run out of memory'),

@@ -138,7 +138,10 @@ describe('transformer endpoints when the model fails', function () {
   });
 
   it('answers 502 UPSTREAM_ERROR with the job id and a clear, key-free message after a 500 on every attempt', async () => {
-    llm.respond(() => ({ status: 500, body: { error: { message: `internal failure for key ${LLM_KEY}`, type: 'server_error' } } }));
+    llm.respond(() => ({
+      status: 500,
+      body: { error: { message: `internal failure for key ${LLM_KEY}`, type: 'server_error' } },
+    }));
     const r = await post('text', { text: fresh('Hallo'), source_language: 'de', target_language: 'en' });
     expectUpstream(r);
     expect(r.body.error.message).to.match(/LLM endpoint .* failed after 2 attempts \(last: HTTP 500\)/);

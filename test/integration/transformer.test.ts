@@ -9,7 +9,18 @@ import type { LlmServer } from '../support/llm-server';
 // OpenAI-compatible test server, all over HTTP on loopback. Every request the service sends to the model is checked.
 
 const MEETING = 'Ada und Alan haben sich am 3. Mai in Köln getroffen und beschlossen, das Projekt fortzusetzen.';
-const BESPRECHUNG_FIELDS = ['date', 'location', 'participants', 'tags', 'title', 'summary', 'topics', 'decisions', 'action_items', 'next_steps'];
+const BESPRECHUNG_FIELDS = [
+  'date',
+  'location',
+  'participants',
+  'tags',
+  'title',
+  'summary',
+  'topics',
+  'decisions',
+  'action_items',
+  'next_steps',
+];
 
 function expectError(r: { status: number; body: any }, status: number, code: string): void {
   expect(r.status, JSON.stringify(r.body)).to.equal(status);
@@ -68,7 +79,8 @@ describe('transformer endpoints with a language model', function () {
     it('sends each field description, the context JSON and both language names, in JSON mode', async () => {
       const r = await post('template', {
         text: 'Ada Lovelace lebt in London.',
-        template_content: 'Name: {{name|the full name of the person}}\nCity: {{city|the city of the person}}\nEvent: {{event}}\n\n{{text}}',
+        template_content:
+          'Name: {{name|the full name of the person}}\nCity: {{city|the city of the person}}\nEvent: {{event}}\n\n{{text}}',
         additional_field_descriptions: { city: 'the town where the person lives, as written in the text' },
         context: { event: 'Konferenz 2024', speaker_count: 3 },
         source_language: 'de',
@@ -76,7 +88,9 @@ describe('transformer endpoints with a language model', function () {
       });
       expect(r.status, JSON.stringify(r.body)).to.equal(200);
       expect(r.body.data.template_fields).to.deep.equal({ name: 'name value', city: 'city value' });
-      expect(r.body.data.transformed_text).to.equal('Name: name value\nCity: city value\nEvent: Konferenz 2024\n\nAda Lovelace lebt in London.');
+      expect(r.body.data.transformed_text).to.equal(
+        'Name: name value\nCity: city value\nEvent: Konferenz 2024\n\nAda Lovelace lebt in London.',
+      );
       expect(r.body.data.original_text).to.equal('Ada Lovelace lebt in London.');
 
       const [req, ...more] = llm.chatRequests();
@@ -97,10 +111,18 @@ describe('transformer endpoints with a language model', function () {
     });
 
     it('fills a named template in its language variant from the model fields', async () => {
-      const en = await post('template', { text: MEETING, template: 'Besprechung', source_language: 'de', target_language: 'en' });
+      const en = await post('template', {
+        text: MEETING,
+        template: 'Besprechung',
+        source_language: 'de',
+        target_language: 'en',
+      });
       expect(en.status, JSON.stringify(en.body)).to.equal(200);
       expect(Object.keys(en.body.data.template_fields)).to.have.members(BESPRECHUNG_FIELDS);
-      expect(en.body.data.transformed_text).to.include('# title value').and.include('## Summary\n\nsummary value').and.include(MEETING);
+      expect(en.body.data.transformed_text)
+        .to.include('# title value')
+        .and.include('## Summary\n\nsummary value')
+        .and.include(MEETING);
       const enUser = message(llm.chatRequests()[0], 'user');
       expect(enUser).to.include('- date: Date of the meeting as YYYY-MM-DD');
       expect(enUser).to.include('- location: Where the meeting took place');
@@ -109,7 +131,9 @@ describe('transformer endpoints with a language model', function () {
       const de = await post('template', { text: MEETING, template: 'Besprechung' });
       expect(de.status).to.equal(200);
       expect(de.body.data.transformed_text).to.include('## Zusammenfassung');
-      expect(message(llm.chatRequests()[1], 'user')).to.include('- date: Datum der Besprechung').and.include('Target language: German (de)');
+      expect(message(llm.chatRequests()[1], 'user'))
+        .to.include('- date: Datum der Besprechung')
+        .and.include('Target language: German (de)');
     });
 
     it('answers 404 TEMPLATE_NOT_FOUND for an unknown or path-like template name without calling the model', async () => {
@@ -121,13 +145,20 @@ describe('transformer endpoints with a language model', function () {
     });
 
     it('rejects both template and template_content, and neither, with 400 VALIDATION_ERROR', async () => {
-      expectError(await post('template', { text: 'x', template: 'Besprechung', template_content: '{{a}}' }), 400, 'VALIDATION_ERROR');
+      expectError(
+        await post('template', { text: 'x', template: 'Besprechung', template_content: '{{a}}' }),
+        400,
+        'VALIDATION_ERROR',
+      );
       expectError(await post('template', { text: 'x' }), 400, 'VALIDATION_ERROR');
       expect(llm.chatRequests()).to.have.length(0);
     });
 
     it('fills the README example’s single-brace fields with descriptions: title and summary asked of the model', async () => {
-      const r = await post('template', { text: MEETING, template_content: '# {title|a short title}\n\n{summary|three sentences}' });
+      const r = await post('template', {
+        text: MEETING,
+        template_content: '# {title|a short title}\n\n{summary|three sentences}',
+      });
       expect(r.status, JSON.stringify(r.body)).to.equal(200);
       expect(r.body.data.template_fields).to.deep.equal({ title: 'title value', summary: 'summary value' });
       expect(r.body.data.transformed_text).to.equal('# title value\n\nsummary value');
@@ -136,16 +167,25 @@ describe('transformer endpoints with a language model', function () {
     });
 
     it('returns the text unchanged for a template without fields and calls no model', async () => {
-      const r = await post('template', { text: 'Unverändert {bleibt} das.', template_content: '# Nur eine Überschrift\n\nOhne Felder.' });
+      const r = await post('template', {
+        text: 'Unverändert {bleibt} das.',
+        template_content: '# Nur eine Überschrift\n\nOhne Felder.',
+      });
       expect(r.status, JSON.stringify(r.body)).to.equal(200);
-      expect(r.body.data).to.deep.equal({ original_text: 'Unverändert {bleibt} das.', transformed_text: 'Unverändert {bleibt} das.', template_fields: {} });
+      expect(r.body.data).to.deep.equal({
+        original_text: 'Unverändert {bleibt} das.',
+        transformed_text: 'Unverändert {bleibt} das.',
+        template_fields: {},
+      });
       expect(llm.chatRequests()).to.have.length(0);
     });
   });
 
   describe('POST /api/transformer/summarize', () => {
     it('clips the summary to max_length at a sentence boundary when the model answers longer', async () => {
-      const long = Array.from({ length: 40 }, (_, i) => `Sentence number ${i} of a summary that is far too long.`).join(' ');
+      const long = Array.from({ length: 40 }, (_, i) => `Sentence number ${i} of a summary that is far too long.`).join(
+        ' ',
+      );
       llm.respond(() => ({ content: long }));
       const r = await post('summarize', { text: 'Ein Text über Köln. '.repeat(20), max_length: 200 });
       expect(r.status, JSON.stringify(r.body)).to.equal(200);
@@ -158,10 +198,14 @@ describe('transformer endpoints with a language model', function () {
 
     it('summarises a 60,000-character text map-reduce in chunks of at most about 13,000 characters', async () => {
       const para = (i: number) => `Absatz ${i}: ${'Köln liegt am Rhein und hat einen Dom. '.repeat(25)}`;
-      const text = Array.from({ length: 62 }, (_, i) => para(i)).join('\n\n').slice(0, 60_000);
+      const text = Array.from({ length: 62 }, (_, i) => para(i))
+        .join('\n\n')
+        .slice(0, 60_000);
       expect(text.length).to.equal(60_000);
       let n = 0;
-      llm.respond((req) => ({ content: /at most 300 characters/.test(message(req, 'system')) ? 'Final summary.' : `Part summary ${++n}.` }));
+      llm.respond((req) => ({
+        content: /at most 300 characters/.test(message(req, 'system')) ? 'Final summary.' : `Part summary ${++n}.`,
+      }));
       const r = await post('summarize', { text, max_length: 300, use_cache: false });
       expect(r.status, JSON.stringify(r.body)).to.equal(200);
       expect(r.body.data.summary).to.equal('Final summary.');
@@ -173,8 +217,13 @@ describe('transformer endpoints with a language model', function () {
 
       // The same operation as a job shows each model call's purpose in the job's usage.
       llm.reset();
-      llm.respond((req) => ({ content: /at most 300 characters/.test(message(req, 'system')) ? 'Final summary.' : 'Part.' }));
-      const job = await s.call('POST', '/api/jobs/', { job_type: 'transformer', parameters: { operation: 'summarize', text, max_length: 300, use_cache: false } });
+      llm.respond((req) => ({
+        content: /at most 300 characters/.test(message(req, 'system')) ? 'Final summary.' : 'Part.',
+      }));
+      const job = await s.call('POST', '/api/jobs/', {
+        job_type: 'transformer',
+        parameters: { operation: 'summarize', text, max_length: 300, use_cache: false },
+      });
       expect(job.status, JSON.stringify(job.body)).to.equal(200);
       const done = await s.waitJob(job.body.data.job_id);
       expect(done.status, JSON.stringify(done.error)).to.equal('completed');
@@ -201,8 +250,15 @@ describe('transformer endpoints with a language model', function () {
       expect(r.status, JSON.stringify(r.body)).to.equal(200);
       const md: string = r.body.data.markdown;
       expect(r.body.data.html).to.equal(HTML);
-      expect(md).to.include('# Bericht').and.include('**fett**').and.include('[Link](https://example.com/a)').and.include('- eins\n- zwei');
-      expect(md).to.match(/\| Stadt \| Land \|/).and.match(/\| Köln, DE \| Köln, DE \|/).and.match(/\| Bern \| BE\s*\|/);
+      expect(md)
+        .to.include('# Bericht')
+        .and.include('**fett**')
+        .and.include('[Link](https://example.com/a)')
+        .and.include('- eins\n- zwei');
+      expect(md)
+        .to.match(/\| Stadt \| Land \|/)
+        .and.match(/\| Köln, DE \| Köln, DE \|/)
+        .and.match(/\| Bern \| BE\s*\|/);
       expect(llm.chatRequests()).to.have.length(0);
     });
 
@@ -210,7 +266,14 @@ describe('transformer endpoints with a language model', function () {
       const r = await post('extract-tables', { html: `${HTML}<table><tr><td>a</td><td>b</td></tr></table>` });
       expect(r.status, JSON.stringify(r.body)).to.equal(200);
       expect(r.body.data.tables).to.deep.equal([
-        { headers: ['Stadt', 'Land'], rows: [['Köln, DE', 'Köln, DE'], ['Bern', 'CH'], ['Bern', 'BE']] },
+        {
+          headers: ['Stadt', 'Land'],
+          rows: [
+            ['Köln, DE', 'Köln, DE'],
+            ['Bern', 'CH'],
+            ['Bern', 'BE'],
+          ],
+        },
         { headers: [], rows: [['a', 'b']] },
       ]);
     });
@@ -241,23 +304,34 @@ describe('transformer endpoints with a language model', function () {
       expect(de.body.data).to.include({ name: 'Besprechung', language: null, has_system_prompt: true });
       expect(de.body.data.content).to.include('title: Besprechungsprotokoll');
       expect(de.body.data.fields.map((f: { name: string }) => f.name)).to.have.members(BESPRECHUNG_FIELDS);
-      expect(de.body.data.fields.find((f: { name: string }) => f.name === 'location').description).to.match(/^Ort der Besprechung/);
+      expect(de.body.data.fields.find((f: { name: string }) => f.name === 'location').description).to.match(
+        /^Ort der Besprechung/,
+      );
       const en = await s.call('GET', '/api/transformer/templates/Besprechung?language=en');
       expect(en.status).to.equal(200);
       expect(en.body.data.language).to.equal('en');
       expect(en.body.data.content).to.include('title: Meeting minutes');
-      expect(en.body.data.fields.find((f: { name: string }) => f.name === 'date').description).to.match(/^Date of the meeting/);
+      expect(en.body.data.fields.find((f: { name: string }) => f.name === 'date').description).to.match(
+        /^Date of the meeting/,
+      );
     });
 
     it('answers 404 TEMPLATE_NOT_FOUND for an unknown template and 400 for a malformed language', async () => {
       expectError(await s.call('GET', '/api/transformer/templates/NoSuchTemplate'), 404, 'TEMPLATE_NOT_FOUND');
       expectError(await s.call('GET', '/api/transformer/templates/Besprechung%2E%2E'), 404, 'TEMPLATE_NOT_FOUND');
-      expectError(await s.call('GET', '/api/transformer/templates/Besprechung?language=english'), 400, 'VALIDATION_ERROR');
+      expectError(
+        await s.call('GET', '/api/transformer/templates/Besprechung?language=english'),
+        400,
+        'VALIDATION_ERROR',
+      );
     });
   });
 
   it('runs a template operation as a transformer job whose results hold the endpoint data and the LLM usage and cost', async () => {
-    const r = await s.call('POST', '/api/jobs/', { job_type: 'transformer', parameters: { operation: 'template', text: `${MEETING} (job)`, template: 'Besprechung' } });
+    const r = await s.call('POST', '/api/jobs/', {
+      job_type: 'transformer',
+      parameters: { operation: 'template', text: `${MEETING} (job)`, template: 'Besprechung' },
+    });
     expect(r.status, JSON.stringify(r.body)).to.equal(200);
     const job = await s.waitJob(r.body.data.job_id);
     expect(job.status, JSON.stringify(job.error)).to.equal('completed');

@@ -19,7 +19,8 @@ const KB = 1024;
 const MB = 1024 * KB;
 const sha256 = (b: Buffer | string): string => createHash('sha256').update(b).digest('hex');
 /** uploads/<date>/<uuid><.ext>: generated, never the client's name. */
-const UPLOAD_KEY = /^uploads\/\d{4}-\d{2}-\d{2}\/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(\.[a-z0-9]{1,8})?$/;
+const UPLOAD_KEY =
+  /^uploads\/\d{4}-\d{2}-\d{2}\/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(\.[a-z0-9]{1,8})?$/;
 
 interface UploadApp {
   url: string;
@@ -39,7 +40,10 @@ async function startUploadApp(opts: { uploadBytes: number; store?: BlobStore }):
 
   const koa = new Koa({ proxy: false });
   koa.silent = true;
-  const api = new ApiRouter(createRegistry(), bodyParsers({ jsonBytes: 64 * KB, uploadBytes: opts.uploadBytes, uploadRoot }));
+  const api = new ApiRouter(
+    createRegistry(),
+    bodyParsers({ jsonBytes: 64 * KB, uploadBytes: opts.uploadBytes, uploadRoot }),
+  );
   api.add({
     method: 'post',
     path: '/upload',
@@ -107,7 +111,11 @@ interface Envelope {
 }
 
 /** A raw request whose body is written as given; resolves with the status and parsed JSON body. */
-function rawPost(port: number, headers: Record<string, string | number>, body: Buffer): Promise<{ status: number; body: Envelope }> {
+function rawPost(
+  port: number,
+  headers: Record<string, string | number>,
+  body: Buffer,
+): Promise<{ status: number; body: Envelope }> {
   return new Promise((resolve, reject) => {
     const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: '/upload', headers }, (res) => {
       readAll(res).then((b) => {
@@ -141,12 +149,17 @@ describe('uploads: multipart route with the real middleware and blob store', fun
         ['/abs/path/evil.sh', '.sh'],
       ] as const) {
         const data = randomBytes(200 * KB + 17);
-        const res = await fetch(`${app.url}/upload`, { method: 'POST', body: form({ file: { data, name, type: 'application/pdf' } }) });
+        const res = await fetch(`${app.url}/upload`, {
+          method: 'POST',
+          body: form({ file: { data, name, type: 'application/pdf' } }),
+        });
         const body = (await res.json()) as Envelope;
         expect(res.status, JSON.stringify(body)).to.equal(200);
         const ref = body.data!;
         expect(ref.key, name).to.match(UPLOAD_KEY);
-        expect(ref.key.endsWith(ext) && (ext !== '' || !/\.[^/]*$/.test(ref.key.split('/').pop()!)), ref.key).to.equal(true);
+        expect(ref.key.endsWith(ext) && (ext !== '' || !/\.[^/]*$/.test(ref.key.split('/').pop()!)), ref.key).to.equal(
+          true,
+        );
         for (const fragment of ['..', 'etc', 'passwd', 'ümlaut', 'name', 'windows', 'system', 'abs', 'evil', ' ']) {
           expect(ref.key, `${name} -> ${ref.key}`).to.not.include(fragment);
         }
@@ -167,15 +180,23 @@ describe('uploads: multipart route with the real middleware and blob store', fun
 
     it('keeps the UTF-8 client file name as data only', async () => {
       const data = Buffer.from('%PDF-1.4 tiny');
-      const res = await fetch(`${app.url}/upload`, { method: 'POST', body: form({ file: { data, name: 'ümlaut name.pdf' } }) });
+      const res = await fetch(`${app.url}/upload`, {
+        method: 'POST',
+        body: form({ file: { data, name: 'ümlaut name.pdf' } }),
+      });
       const body = (await res.json()) as Envelope;
       expect(res.status).to.equal(200);
       expect(body.data!.originalName).to.equal('ümlaut name.pdf');
-      expect(body.data!.key).to.match(/\.pdf$/).and.match(UPLOAD_KEY);
+      expect(body.data!.key)
+        .to.match(/\.pdf$/)
+        .and.match(UPLOAD_KEY);
     });
 
     it('stores an empty file', async () => {
-      const res = await fetch(`${app.url}/upload`, { method: 'POST', body: form({ file: { data: Buffer.alloc(0), name: 'empty.txt' } }) });
+      const res = await fetch(`${app.url}/upload`, {
+        method: 'POST',
+        body: form({ file: { data: Buffer.alloc(0), name: 'empty.txt' } }),
+      });
       const body = (await res.json()) as Envelope;
       expect(res.status, JSON.stringify(body)).to.equal(200);
       expect(body.data).to.include({ size: 0, sha256: sha256('') });
@@ -183,7 +204,10 @@ describe('uploads: multipart route with the real middleware and blob store', fun
     });
 
     it('a multipart body without the file field is a 400 VALIDATION_ERROR and leaves nothing behind', async () => {
-      const res = await fetch(`${app.url}/upload`, { method: 'POST', body: form({ note: 'no file here', other: 'x' }) });
+      const res = await fetch(`${app.url}/upload`, {
+        method: 'POST',
+        body: form({ note: 'no file here', other: 'x' }),
+      });
       const body = (await res.json()) as Envelope;
       expect(res.status).to.equal(400);
       expect(body.status).to.equal('error');
@@ -193,7 +217,10 @@ describe('uploads: multipart route with the real middleware and blob store', fun
       expect(contents(app.uploadRoot)).to.deep.equal([]);
 
       // The file under another field name is not the file either, and its temp file is removed too.
-      const res2 = await fetch(`${app.url}/upload`, { method: 'POST', body: form({ document: { data: randomBytes(50 * KB), name: 'a.pdf' } }) });
+      const res2 = await fetch(`${app.url}/upload`, {
+        method: 'POST',
+        body: form({ document: { data: randomBytes(50 * KB), name: 'a.pdf' } }),
+      });
       expect(res2.status).to.equal(400);
       expect(((await res2.json()) as Envelope).error!.code).to.equal('VALIDATION_ERROR');
       expect(contents(app.uploadRoot)).to.deep.equal([]);
@@ -222,7 +249,11 @@ describe('uploads: multipart route with the real middleware and blob store', fun
           'hello\r\n--realboundary--\r\n',
       );
       const cases: { label: string; type: string; body: Buffer }[] = [
-        { label: 'boundary in header differs from body', type: 'multipart/form-data; boundary=otherboundary', body: part },
+        {
+          label: 'boundary in header differs from body',
+          type: 'multipart/form-data; boundary=otherboundary',
+          body: part,
+        },
         { label: 'no boundary parameter', type: 'multipart/form-data', body: part },
         {
           label: 'truncated body (no closing boundary)',
@@ -270,7 +301,10 @@ describe('uploads: multipart route with the real middleware and blob store', fun
       const files = Array.from({ length: 12 }, (_, i) => randomBytes(30 * KB + i));
       const refs = await Promise.all(
         files.map(async (data, i) => {
-          const res = await fetch(`${app.url}/upload`, { method: 'POST', body: form({ file: { data, name: `f${i}.bin` } }) });
+          const res = await fetch(`${app.url}/upload`, {
+            method: 'POST',
+            body: form({ file: { data, name: `f${i}.bin` } }),
+          });
           expect(res.status).to.equal(200);
           return ((await res.json()) as Envelope).data!;
         }),
@@ -290,7 +324,10 @@ describe('uploads: multipart route with the real middleware and blob store', fun
 
     it('an oversized upload is a 413 PAYLOAD_TOO_LARGE with limit_bytes, and leaves nothing behind', async () => {
       const before = (await app.store.list('uploads/')).length;
-      const res = await fetch(`${app.url}/upload`, { method: 'POST', body: form({ file: { data: randomBytes(1 * MB), name: 'big.pdf' } }) });
+      const res = await fetch(`${app.url}/upload`, {
+        method: 'POST',
+        body: form({ file: { data: randomBytes(1 * MB), name: 'big.pdf' } }),
+      });
       const body = (await res.json()) as Envelope;
       expect(res.status, JSON.stringify(body)).to.equal(413);
       expect(body.status).to.equal('error');
@@ -326,12 +363,19 @@ describe('uploads: multipart route with the real middleware and blob store', fun
 
     it('streams the upload from its temp file into the bucket', async () => {
       const data = randomBytes(9 * MB + 3);
-      const res = await fetch(`${app.url}/upload`, { method: 'POST', body: form({ file: { data, name: '../../etc/passwd', type: 'video/mp4' } }) });
+      const res = await fetch(`${app.url}/upload`, {
+        method: 'POST',
+        body: form({ file: { data, name: '../../etc/passwd', type: 'video/mp4' } }),
+      });
       const body = (await res.json()) as Envelope;
       expect(res.status, JSON.stringify(body)).to.equal(200);
       expect(body.data!.key).to.match(UPLOAD_KEY);
       expect(body.data).to.include({ sha256: sha256(data), size: data.length, mime: 'video/mp4' });
-      expect(await app.store.stat(body.data!.key)).to.include({ sha256: sha256(data), size: data.length, mime: 'video/mp4' });
+      expect(await app.store.stat(body.data!.key)).to.include({
+        sha256: sha256(data),
+        size: data.length,
+        mime: 'video/mp4',
+      });
       expect(contents(app.uploadRoot)).to.deep.equal([]);
     });
   });

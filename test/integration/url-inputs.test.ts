@@ -26,13 +26,20 @@ describe('PDF and audio by URL', function () {
 
   before(async function () {
     this.timeout(60_000);
-    fs.writeFileSync(path.join(dir, 'doc.pdf'), buildPdf({ pages: [{ kind: 'lines', size: 14, lines: wrapText('A document fetched by URL, page one of one.', 60) }] }));
+    fs.writeFileSync(
+      path.join(dir, 'doc.pdf'),
+      buildPdf({
+        pages: [{ kind: 'lines', size: 14, lines: wrapText('A document fetched by URL, page one of one.', 60) }],
+      }),
+    );
     fs.copyFileSync(await speak(SENTENCES.en, 'en', dir, 'speech'), path.join(dir, 'speech.wav'));
     server = http.createServer((req, res) => {
       served.push(req.url ?? '');
       const file = path.join(dir, path.basename(req.url ?? ''));
       if (!fs.existsSync(file)) return void res.writeHead(404).end();
-      res.writeHead(200, { 'Content-Type': file.endsWith('.pdf') ? 'application/pdf' : 'audio/wav' }).end(fs.readFileSync(file));
+      res
+        .writeHead(200, { 'Content-Type': file.endsWith('.pdf') ? 'application/pdf' : 'audio/wav' })
+        .end(fs.readFileSync(file));
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -43,10 +50,17 @@ describe('PDF and audio by URL', function () {
   });
 
   it('reads a PDF at a URL through /api/pdf/process and as a pdf job', async () => {
-    const r = await postMultipart(`${s.url}/api/pdf/process`, { url: `${base}/doc.pdf`, extraction_method: 'native', useCache: 'false' });
+    const r = await postMultipart(`${s.url}/api/pdf/process`, {
+      url: `${base}/doc.pdf`,
+      extraction_method: 'native',
+      useCache: 'false',
+    });
     expect(r.status, JSON.stringify(r.body)).to.equal(200);
     expect(r.body.data.extracted_text).to.include('fetched by URL');
-    const job = await s.call('POST', '/api/jobs/', { job_type: 'pdf', parameters: { url: `${base}/doc.pdf`, extraction_method: 'native' } });
+    const job = await s.call('POST', '/api/jobs/', {
+      job_type: 'pdf',
+      parameters: { url: `${base}/doc.pdf`, extraction_method: 'native' },
+    });
     expect(job.status, JSON.stringify(job.body)).to.equal(200);
     const done = await s.waitJob(job.body.data.job_id);
     expect(done.status, JSON.stringify(done.error)).to.equal('completed');
@@ -55,13 +69,24 @@ describe('PDF and audio by URL', function () {
   });
 
   it('transcribes a recording at a URL through /api/audio/process', async () => {
-    const r = await postMultipart(`${s.url}/api/audio/process`, { url: `${base}/speech.wav`, source_language: 'en', target_language: 'en', useCache: 'false' });
+    const r = await postMultipart(`${s.url}/api/audio/process`, {
+      url: `${base}/speech.wav`,
+      source_language: 'en',
+      target_language: 'en',
+      useCache: 'false',
+    });
     expect(r.status, JSON.stringify(r.body)).to.equal(200);
-    expect(String(r.body.data.transcription?.text ?? JSON.stringify(r.body.data)).toLowerCase()).to.match(/ticket|coffee|train|station|weather|morning/);
+    expect(String(r.body.data.transcription?.text ?? JSON.stringify(r.body.data)).toLowerCase()).to.match(
+      /ticket|coffee|train|station|weather|morning/,
+    );
   });
 
   it('asks for exactly one of file and url, and a URL that does not answer fails the job with its error', async () => {
-    const both = await postMultipart(`${s.url}/api/pdf/process`, { url: `${base}/doc.pdf` }, { bytes: fs.readFileSync(path.join(dir, 'doc.pdf')), name: 'doc.pdf', type: 'application/pdf' });
+    const both = await postMultipart(
+      `${s.url}/api/pdf/process`,
+      { url: `${base}/doc.pdf` },
+      { bytes: fs.readFileSync(path.join(dir, 'doc.pdf')), name: 'doc.pdf', type: 'application/pdf' },
+    );
     expect(both.status).to.equal(400);
     expect(both.body.error.message).to.match(/exactly one of file and url/);
     const neither = await postMultipart(`${s.url}/api/audio/process`, { source_language: 'en' });

@@ -16,7 +16,8 @@ const FPS = 25;
 const SECONDS = 2.6;
 
 /** Posts to /api/video/frames (the PDF tests' multipart helper). */
-const postFrames = (base: string, fields: Record<string, string>, file: FormFile) => postMultipart(`${base}/api/video/frames`, fields, file);
+const postFrames = (base: string, fields: Record<string, string>, file: FormFile) =>
+  postMultipart(`${base}/api/video/frames`, fields, file);
 
 describe('POST /api/video/frames', function () {
   this.timeout(90_000);
@@ -25,12 +26,27 @@ describe('POST /api/video/frames', function () {
   let clip: Buffer;
   const video = () => ({ bytes: clip, name: 'clip.mp4', type: 'video/mp4' });
   /** Jobs and uploads in the store: a refused request adds neither. */
-  const stored = async () => ({ jobs: (await s.worker.store.list('records/jobs/')).length, uploads: (await s.worker.store.list('uploads/')).length });
+  const stored = async () => ({
+    jobs: (await s.worker.store.list('records/jobs/')).length,
+    uploads: (await s.worker.store.list('uploads/')).length,
+  });
 
   before(async function () {
     this.timeout(120_000);
     dir = mkdtempSync(path.join(os.tmpdir(), 'video-frames-test-'));
-    await ffmpeg('-f', 'lavfi', '-i', `testsrc=size=320x240:rate=${FPS}:duration=${SECONDS}`, '-c:v', 'libx264', '-pix_fmt', 'yuv420p', '-g', '25', path.join(dir, 'clip.mp4'));
+    await ffmpeg(
+      '-f',
+      'lavfi',
+      '-i',
+      `testsrc=size=320x240:rate=${FPS}:duration=${SECONDS}`,
+      '-c:v',
+      'libx264',
+      '-pix_fmt',
+      'yuv420p',
+      '-g',
+      '25',
+      path.join(dir, 'clip.mp4'),
+    );
     clip = readFileSync(path.join(dir, 'clip.mp4'));
     s = await startStack();
   });
@@ -92,7 +108,11 @@ describe('POST /api/video/frames', function () {
 
   it('a text file: 400 INVALID_FORMAT before any job', async () => {
     const before = await stored();
-    const r = await postFrames(s.url, { timestamps: '1' }, { bytes: Buffer.from('just some text, not a video\n'.repeat(50)), name: 'clip.mp4', type: 'video/mp4' });
+    const r = await postFrames(
+      s.url,
+      { timestamps: '1' },
+      { bytes: Buffer.from('just some text, not a video\n'.repeat(50)), name: 'clip.mp4', type: 'video/mp4' },
+    );
     expect(r.status, JSON.stringify(r.body)).to.equal(400);
     expect(r.body.error.code).to.equal('INVALID_FORMAT');
     expect(await stored()).to.deep.equal(before);
@@ -101,7 +121,11 @@ describe('POST /api/video/frames', function () {
   it('a sound file without a picture: 400 INVALID_FORMAT (no_video_stream)', async () => {
     const wav = path.join(dir, 'tone.wav');
     await ffmpeg('-f', 'lavfi', '-i', 'sine=frequency=440:duration=1', wav);
-    const r = await postFrames(s.url, { timestamps: '0.5' }, { bytes: readFileSync(wav), name: 'tone.wav', type: 'audio/wav' });
+    const r = await postFrames(
+      s.url,
+      { timestamps: '0.5' },
+      { bytes: readFileSync(wav), name: 'tone.wav', type: 'audio/wav' },
+    );
     expect(r.status, JSON.stringify(r.body)).to.equal(400);
     expect(r.body.error).to.deep.include({ code: 'INVALID_FORMAT' });
     expect(r.body.error.details.error_type).to.equal('no_video_stream');

@@ -37,20 +37,42 @@ describe('Video transcription (POST /api/video/process and /hosted, job type vid
   let first: any;
   const languages = { source_language: 'en', target_language: 'en' };
   const documented = (route: string, r: Reply) =>
-    expect(responseChecker(s.api.app.openapi())('post', route, r.status, r.body), JSON.stringify(r.body).slice(0, 400)).to.deep.equal([]);
+    expect(
+      responseChecker(s.api.app.openapi())('post', route, r.status, r.body),
+      JSON.stringify(r.body).slice(0, 400),
+    ).to.deep.equal([]);
   const ok = (route: string, r: Reply) => {
     expect(r.status, JSON.stringify(r.body).slice(0, 600)).to.equal(200);
     documented(route, r);
     return r.body.data;
   };
-  const upload = async () => (first ??= ok('/api/video/process', await post(`${s.url}/api/video/process`, languages, { bytes: video, name: 'talk.mp4' })));
+  const upload = async () =>
+    (first ??= ok(
+      '/api/video/process',
+      await post(`${s.url}/api/video/process`, languages, { bytes: video, name: 'talk.mp4' }),
+    ));
 
   before(async function () {
     this.timeout(180_000);
     dir = mkdtempSync(path.join(os.tmpdir(), 'video-test-'));
     const wav = await speak(SENTENCES.en, 'en', dir, 'en');
     const mp4 = path.join(dir, 'talk.mp4');
-    await ffmpeg('-f', 'lavfi', '-i', 'testsrc=size=320x240:rate=25', '-i', wav, '-c:v', 'libx264', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', mp4);
+    await ffmpeg(
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc=size=320x240:rate=25',
+      '-i',
+      wav,
+      '-c:v',
+      'libx264',
+      '-pix_fmt',
+      'yuv420p',
+      '-c:a',
+      'aac',
+      '-shortest',
+      mp4,
+    );
     video = readFileSync(mp4);
     videoSeconds = (await probeMedia(mp4)).duration ?? 0;
     const quiet = path.join(dir, 'silent.mp4');
@@ -63,12 +85,24 @@ describe('Video transcription (POST /api/video/process and /hosted, job type vid
         res.end(files[req.url!]);
       } else if (req.url === '/watch') {
         const ld = {
-          '@context': 'https://schema.org', '@type': 'VideoObject', name: 'A walk in the park', description: 'Spoken by espeak-ng over a test pattern',
-          author: { '@type': 'Person', name: 'Docproc Tests' }, uploadDate: '2026-01-01', duration: `PT${Math.round(videoSeconds)}S`, contentUrl: `${base}/talk.mp4`,
-          interactionStatistic: { '@type': 'InteractionCounter', interactionType: { '@type': 'WatchAction' }, userInteractionCount: 4321 },
+          '@context': 'https://schema.org',
+          '@type': 'VideoObject',
+          name: 'A walk in the park',
+          description: 'Spoken by espeak-ng over a test pattern',
+          author: { '@type': 'Person', name: 'Docproc Tests' },
+          uploadDate: '2026-01-01',
+          duration: `PT${Math.round(videoSeconds)}S`,
+          contentUrl: `${base}/talk.mp4`,
+          interactionStatistic: {
+            '@type': 'InteractionCounter',
+            interactionType: { '@type': 'WatchAction' },
+            userInteractionCount: 4321,
+          },
         };
         res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-        res.end(`<!DOCTYPE html><html><head><title>A walk in the park</title><script type="application/ld+json">${JSON.stringify(ld)}</script></head><body><p>clip</p></body></html>`);
+        res.end(
+          `<!DOCTYPE html><html><head><title>A walk in the park</title><script type="application/ld+json">${JSON.stringify(ld)}</script></head><body><p>clip</p></body></html>`,
+        );
       } else {
         res.writeHead(404, { 'content-type': 'text/plain' });
         res.end('not found');
@@ -108,23 +142,37 @@ describe('Video transcription (POST /api/video/process and /hosted, job type vid
     expect(r.headers.get('x-cache')).to.equal('hit');
   });
 
-  it('downloads a hosted page with yt-dlp: the platform\'s id, title, uploader, views and description with the transcription', async () => {
+  it("downloads a hosted page with yt-dlp: the platform's id, title, uploader, views and description with the transcription", async () => {
     const d = await upload();
     const r = await post(`${s.url}/api/video/hosted`, { ...languages, url: `${base}/watch` });
     const h = ok('/api/video/hosted', r);
-    expect(h).to.deep.include({ title: 'A walk in the park', duration: Math.round(videoSeconds), transcription: d.transcription });
+    expect(h).to.deep.include({
+      title: 'A walk in the park',
+      duration: Math.round(videoSeconds),
+      transcription: d.transcription,
+    });
     expect(h.video_id).to.be.a('string').and.not.equal('');
-    expect(h.metadata).to.deep.equal({ uploader: 'Docproc Tests', views: 4321, description: 'Spoken by espeak-ng over a test pattern' });
+    expect(h.metadata).to.deep.equal({
+      uploader: 'Docproc Tests',
+      views: 4321,
+      description: 'Spoken by espeak-ng over a test pattern',
+    });
   });
 
   it('refuses a video without sound with 400 INVALID_FORMAT before any job or upload exists; at a URL, the job fails with it', async () => {
-    const before = { jobs: (await s.worker.store.list('jobs/')).length, uploads: (await s.worker.store.list('uploads/')).length };
+    const before = {
+      jobs: (await s.worker.store.list('jobs/')).length,
+      uploads: (await s.worker.store.list('uploads/')).length,
+    };
     const r = await post(`${s.url}/api/video/process`, languages, { bytes: silent, name: 'silent.mp4' });
     expect(r.status, JSON.stringify(r.body)).to.equal(400);
     documented('/api/video/process', r);
     expect(r.body.error.code).to.equal('INVALID_FORMAT');
     expect(r.body.error.details.error_type).to.equal('no_audio_stream');
-    expect({ jobs: (await s.worker.store.list('jobs/')).length, uploads: (await s.worker.store.list('uploads/')).length }).to.deep.equal(before);
+    expect({
+      jobs: (await s.worker.store.list('jobs/')).length,
+      uploads: (await s.worker.store.list('uploads/')).length,
+    }).to.deep.equal(before);
     const byUrl = await post(`${s.url}/api/video/process`, { ...languages, url: `${base}/silent.mp4` });
     expect(byUrl.status, JSON.stringify(byUrl.body)).to.equal(400);
     expect(byUrl.body.error.code).to.equal('INVALID_FORMAT');
@@ -132,7 +180,11 @@ describe('Video transcription (POST /api/video/process and /hosted, job type vid
 
   it('asks for exactly one of file and url (400 VALIDATION_ERROR)', async () => {
     const neither = await post(`${s.url}/api/video/process`, languages);
-    const both = await post(`${s.url}/api/video/process`, { ...languages, url: `${base}/talk.mp4` }, { bytes: video, name: 'talk.mp4' });
+    const both = await post(
+      `${s.url}/api/video/process`,
+      { ...languages, url: `${base}/talk.mp4` },
+      { bytes: video, name: 'talk.mp4' },
+    );
     for (const r of [neither, both]) {
       expect(r.status, JSON.stringify(r.body)).to.equal(400);
       expect(r.body.error.code).to.equal('VALIDATION_ERROR');
@@ -142,7 +194,10 @@ describe('Video transcription (POST /api/video/process and /hosted, job type vid
   it('runs as job type video through /api/jobs/ with the same data in results', async () => {
     const d = await upload();
     const file = path.join(dir, 'talk.mp4');
-    const created = await s.call('POST', '/api/jobs/', { job_type: 'video', parameters: { filename: file, ...languages, use_cache: false } });
+    const created = await s.call('POST', '/api/jobs/', {
+      job_type: 'video',
+      parameters: { filename: file, ...languages, use_cache: false },
+    });
     expect(created.status, JSON.stringify(created.body)).to.equal(200);
     const job = await s.waitJob(created.body.data.job_id, 90_000);
     expect(job.status, JSON.stringify(job.error)).to.equal('completed');

@@ -33,12 +33,24 @@ describe('deliverWebhook activity', () => {
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
-  const event: JobEvent = { id: 2, phase: 'processing', progress: 40, message: 'OCR page 4 of 10', timestamp: '2025-01-01T00:00:00.000Z' };
+  const event: JobEvent = {
+    id: 2,
+    phase: 'processing',
+    progress: 40,
+    message: 'OCR page 4 of 10',
+    timestamp: '2025-01-01T00:00:00.000Z',
+  };
 
   it('ignores a timestamp in the input (workflows from before the change) and signs one taken at the attempt', async () => {
     const stale = 1_000_000_000;
     const before = Math.floor(Date.now() / 1000);
-    const r = await deliver({ jobId: 'job-1', webhook: { url: receiver.url }, event, webhookId: 'evt_job-1_2', timestamp: stale });
+    const r = await deliver({
+      jobId: 'job-1',
+      webhook: { url: receiver.url },
+      event,
+      webhookId: 'evt_job-1_2',
+      timestamp: stale,
+    });
     const after = Math.floor(Date.now() / 1000);
     expect(r).to.include({ outcome: 'delivered', status: 200 });
     const req = receiver.requests[0];
@@ -46,8 +58,15 @@ describe('deliverWebhook activity', () => {
     expect(ts).to.not.equal(stale);
     expect(ts).to.be.within(before, after);
     const sig = req.headers['x-webhook-signature'] as string;
-    expect(verifyWebhookSignature(SECRET, 'evt_job-1_2', ts, req.body, sig), 'keyed by the signing secret').to.equal(true);
+    expect(verifyWebhookSignature(SECRET, 'evt_job-1_2', ts, req.body, sig), 'keyed by the signing secret').to.equal(
+      true,
+    );
     expect(verifyWebhookSignature(SECRET, 'evt_job-1_2', stale, req.body, sig)).to.equal(false);
-    expect(req.json).to.deep.include({ phase: 'processing', progress: 40, process: { id: 'job-1' }, job: { id: null } });
+    expect(req.json).to.deep.include({
+      phase: 'processing',
+      progress: 40,
+      process: { id: 'job-1' },
+      job: { id: null },
+    });
   });
 });

@@ -23,12 +23,19 @@ interface LocalServer {
 }
 
 /** A plain local HTTP server whose handler decides the answer; counts connections and requests. */
-async function startServer(handler: (req: http.IncomingMessage, res: http.ServerResponse) => void): Promise<LocalServer> {
+async function startServer(
+  handler: (req: http.IncomingMessage, res: http.ServerResponse) => void,
+): Promise<LocalServer> {
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      s.requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString() });
+      s.requests.push({
+        method: req.method ?? '',
+        path: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString(),
+      });
       handler(req, res);
     });
   });
@@ -55,8 +62,10 @@ async function closedPort(): Promise<number> {
   return s.port;
 }
 
-const redirectTo = (location: string, status = 302) => (_q: http.IncomingMessage, res: http.ServerResponse) =>
-  res.writeHead(status, { Location: location }).end();
+const redirectTo =
+  (location: string, status = 302) =>
+  (_q: http.IncomingMessage, res: http.ServerResponse) =>
+    res.writeHead(status, { Location: location }).end();
 
 async function rejection(p: Promise<unknown>): Promise<Error> {
   const err = await p.then(
@@ -97,19 +106,29 @@ describe('webhook delivery over loopback', () => {
     });
     const ts = Number(req.headers['x-webhook-timestamp']);
     expect(ts, 'timestamp taken at the attempt').to.be.within(before, after);
-    expect(verifyWebhookSignature(TOKEN, 'evt_job-1_1', ts, req.body, req.headers['x-webhook-signature'] as string)).to.equal(true);
+    expect(
+      verifyWebhookSignature(TOKEN, 'evt_job-1_1', ts, req.body, req.headers['x-webhook-signature'] as string),
+    ).to.equal(true);
     expect(req.body).to.equal(JSON.stringify(body));
     expect(req.json).to.deep.equal(body);
   });
 
   it('signs with the signing secret when there is no token, and sends no token headers', async () => {
-    const r = await deliverWebhook({ url: receiver.url, body, id: 'evt_2', signingSecret: 'whsec-local', policy: open });
+    const r = await deliverWebhook({
+      url: receiver.url,
+      body,
+      id: 'evt_2',
+      signingSecret: 'whsec-local',
+      policy: open,
+    });
     expect(r.outcome).to.equal('delivered');
     const req = receiver.requests[0];
     expect(req.headers).to.not.have.any.keys('authorization', 'x-callback-token');
     const ts = Number(req.headers['x-webhook-timestamp']);
     expect(Math.abs(ts - Date.now() / 1000)).to.be.lessThan(60);
-    expect(verifyWebhookSignature('whsec-local', 'evt_2', ts, req.body, req.headers['x-webhook-signature'] as string)).to.equal(true);
+    expect(
+      verifyWebhookSignature('whsec-local', 'evt_2', ts, req.body, req.headers['x-webhook-signature'] as string),
+    ).to.equal(true);
   });
 
   it('asks for a retry on 500 and keeps the event id stable across attempts', async () => {
@@ -149,7 +168,13 @@ describe('webhook delivery over loopback', () => {
   });
 
   it('asks for a retry when the connection is refused', async () => {
-    const r = await deliverWebhook({ url: `http://127.0.0.1:${await closedPort()}/hook`, body, id: 'evt_5', token: TOKEN, policy: open });
+    const r = await deliverWebhook({
+      url: `http://127.0.0.1:${await closedPort()}/hook`,
+      body,
+      id: 'evt_5',
+      token: TOKEN,
+      policy: open,
+    });
     expect(r.outcome).to.equal('retry');
     expect(r.error).to.match(/ECONNREFUSED/);
     expect(r.error).to.not.include(TOKEN);
@@ -158,7 +183,14 @@ describe('webhook delivery over loopback', () => {
   it('asks for a retry when the receiver answers after the timeout', async () => {
     await receiver.close();
     receiver = await startWebhookReceiver({ delayMs: 3000 });
-    const r = await deliverWebhook({ url: receiver.url, body, id: 'evt_6', token: TOKEN, timeoutMs: 300, policy: open });
+    const r = await deliverWebhook({
+      url: receiver.url,
+      body,
+      id: 'evt_6',
+      token: TOKEN,
+      timeoutMs: 300,
+      policy: open,
+    });
     expect(r.outcome).to.equal('retry');
     expect(r.error).to.match(/timeout/);
     expect(r.durationMs).to.be.within(250, 2500);
@@ -166,7 +198,14 @@ describe('webhook delivery over loopback', () => {
 
   it('refuses loopback targets in every spelling when private targets are not allowed, sending nothing', async () => {
     const p = receiver.port;
-    for (const url of [receiver.url, `http://[::1]:${p}/hook`, `http://localhost:${p}/hook`, `http://2130706433:${p}/hook`, `http://0x7f.1:${p}/hook`, `http://[::ffff:127.0.0.1]:${p}/hook`]) {
+    for (const url of [
+      receiver.url,
+      `http://[::1]:${p}/hook`,
+      `http://localhost:${p}/hook`,
+      `http://2130706433:${p}/hook`,
+      `http://0x7f.1:${p}/hook`,
+      `http://[::ffff:127.0.0.1]:${p}/hook`,
+    ]) {
       const r = await deliverWebhook({ url, body, id: 'evt_7', token: TOKEN, policy: strict });
       expect(r.outcome, url).to.equal('give-up');
       expect(r.error, url).to.match(/^forbidden target: /);
@@ -186,7 +225,8 @@ describe('guardedFetch over loopback', () => {
   afterEach(async () => {
     await Promise.all(servers.splice(0).map((s) => s.close()));
   });
-  const ok = (_q: http.IncomingMessage, res: http.ServerResponse) => res.writeHead(200, { 'Content-Type': 'text/plain' }).end('target');
+  const ok = (_q: http.IncomingMessage, res: http.ServerResponse) =>
+    res.writeHead(200, { 'Content-Type': 'text/plain' }).end('target');
 
   it('follows a redirect to another allowed server and reports the final URL', async () => {
     const b = await serve(ok);
@@ -213,7 +253,11 @@ describe('guardedFetch over loopback', () => {
   it('drops credentials when a redirect leaves the origin', async () => {
     const b = await serve(ok);
     const a = await serve(redirectTo(`${b.url}/elsewhere`, 307));
-    await guardedFetch(a.url, { headers: { Authorization: `Bearer ${TOKEN}`, 'X-Callback-Token': TOKEN, 'X-Other': 'kept' } }, open);
+    await guardedFetch(
+      a.url,
+      { headers: { Authorization: `Bearer ${TOKEN}`, 'X-Callback-Token': TOKEN, 'X-Other': 'kept' } },
+      open,
+    );
     expect(a.requests[0].headers.authorization).to.equal(`Bearer ${TOKEN}`);
     expect(b.requests[0].headers).to.not.have.any.keys('authorization', 'x-callback-token');
     expect(b.requests[0].headers['x-other']).to.equal('kept');
@@ -221,10 +265,17 @@ describe('guardedFetch over loopback', () => {
 
   it('re-checks every hop: a redirect to a target outside the policy is refused before connecting', async () => {
     const b = await serve(ok);
-    for (const location of [`${b.url}/internal`, `http://localhost:${b.port}/internal`, `http://[::ffff:127.0.0.1]:${b.port}/`, `http://2130706433:${b.port}/`]) {
+    for (const location of [
+      `${b.url}/internal`,
+      `http://localhost:${b.port}/internal`,
+      `http://[::ffff:127.0.0.1]:${b.port}/`,
+      `http://2130706433:${b.port}/`,
+    ]) {
       const a = await serve(redirectTo(location));
       const policy: OutboundPolicy = { allowPrivate: false, allowedHosts: [`127.0.0.1:${a.port}`] };
-      const err = await rejection(guardedFetch(`${a.url}/start`, { headers: { Authorization: `Bearer ${TOKEN}` } }, policy));
+      const err = await rejection(
+        guardedFetch(`${a.url}/start`, { headers: { Authorization: `Bearer ${TOKEN}` } }, policy),
+      );
       expect(err, location).to.be.instanceOf(ForbiddenTargetError);
       expect(err.message).to.not.include(TOKEN);
       expect(a.requests, location).to.have.length(1);
@@ -243,7 +294,10 @@ describe('guardedFetch over loopback', () => {
     const err = await rejection(guardedFetch(a.url, { maxRedirects: 3 }, open));
     expect(err).to.be.instanceOf(OutboundError).with.property('code', 'too_many_redirects');
     expect(a.requests).to.have.length(4);
-    expect(await rejection(guardedFetch(a.url, { maxRedirects: 0 }, open))).to.have.property('code', 'too_many_redirects');
+    expect(await rejection(guardedFetch(a.url, { maxRedirects: 0 }, open))).to.have.property(
+      'code',
+      'too_many_redirects',
+    );
   });
 
   it('returns a redirect as it is with redirect: manual', async () => {
@@ -278,7 +332,9 @@ describe('guardedFetch over loopback', () => {
     // The server answers far later than the bound below, so the bound tells a whole-request timeout from none.
     const slow = await serve((_q, res) => void setTimeout(() => res.destroyed || res.end('late'), 30_000).unref());
     const started = Date.now();
-    const err = await rejection(guardedFetch(slow.url, { timeoutMs: 200, headers: { Authorization: `Bearer ${TOKEN}` } }, open));
+    const err = await rejection(
+      guardedFetch(slow.url, { timeoutMs: 200, headers: { Authorization: `Bearer ${TOKEN}` } }, open),
+    );
     expect(err).to.be.instanceOf(OutboundError).with.property('code', 'timeout');
     expect(err.message).to.match(/timeout/);
     expect(Date.now() - started).to.be.lessThan(10_000);
@@ -324,7 +380,9 @@ describe('guardedFetch over loopback', () => {
       [`http://user:${TOKEN}@127.0.0.1:1/hook`, open],
     ];
     for (const [url, policy, timeoutMs] of attempts) {
-      const err = await rejection(guardedFetch(url, { method: 'POST', headers, body: TOKEN, timeoutMs, maxBytes: 100 }, policy));
+      const err = await rejection(
+        guardedFetch(url, { method: 'POST', headers, body: TOKEN, timeoutMs, maxBytes: 100 }, policy),
+      );
       expect(err.message, url).to.not.include(TOKEN);
       expect(String((err as ForbiddenTargetError).host ?? ''), url).to.not.include(TOKEN);
     }

@@ -22,7 +22,13 @@ const header = (r: ReceivedRequest, name: string): string => {
 
 /** True when the request carries a valid signature keyed by `key`. */
 function signedWith(r: ReceivedRequest, key: string): boolean {
-  return verifyWebhookSignature(key, header(r, 'x-webhook-id'), Number(header(r, 'x-webhook-timestamp')), r.body, header(r, 'x-webhook-signature'));
+  return verifyWebhookSignature(
+    key,
+    header(r, 'x-webhook-id'),
+    Number(header(r, 'x-webhook-timestamp')),
+    r.body,
+    header(r, 'x-webhook-signature'),
+  );
 }
 
 /** Every string and every payload's bytes (decoded as UTF-8) of a workflow history, as one text. */
@@ -58,15 +64,22 @@ describe('job webhooks and event stream on the real engine', function () {
 
   /** The job once its log holds a line matching `re` (webhook lines are added after the job is finished). */
   async function jobWithLog(jobId: string, re: RegExp): Promise<any> {
-    return until(async () => {
-      const j = (await s.call('GET', `/api/jobs/${jobId}`)).body.data;
-      return j.logs.some((l: { message: string }) => re.test(l.message)) ? j : undefined;
-    }, `a log line ${re} of ${jobId}`, 20_000, 100);
+    return until(
+      async () => {
+        const j = (await s.call('GET', `/api/jobs/${jobId}`)).body.data;
+        return j.logs.some((l: { message: string }) => re.test(l.message)) ? j : undefined;
+      },
+      `a log line ${re} of ${jobId}`,
+      20_000,
+      100,
+    );
   }
 
   it('delivers progress and exactly one signed completion with the token and the client’s job id', async () => {
     const hook = await receiver();
-    const jobId = await create(transformerJob(SMALL_HTML, { webhook: { url: hook.url, token: TOKEN, jobId: 'client-7' } }));
+    const jobId = await create(
+      transformerJob(SMALL_HTML, { webhook: { url: hook.url, token: TOKEN, jobId: 'client-7' } }),
+    );
     expect((await s.waitJob(jobId)).status).to.equal('completed');
     await hook.waitFor((rs) => rs.some((r) => phase(r) === 'completed'), 10_000);
     const job = await jobWithLog(jobId, /^Webhook completed delivered/);
@@ -117,7 +130,15 @@ describe('job webhooks and event stream on the real engine', function () {
       expect(p.json.job).to.deep.equal({ id: 'client-7' });
     }
     // A tampered body does not verify.
-    expect(verifyWebhookSignature(TOKEN, header(done, 'x-webhook-id'), Number(header(done, 'x-webhook-timestamp')), done.body + ' ', header(done, 'x-webhook-signature'))).to.equal(false);
+    expect(
+      verifyWebhookSignature(
+        TOKEN,
+        header(done, 'x-webhook-id'),
+        Number(header(done, 'x-webhook-timestamp')),
+        done.body + ' ',
+        header(done, 'x-webhook-signature'),
+      ),
+    ).to.equal(false);
     // Progress never follows the completion.
     for (const r of hook.requests) if (phase(r) === 'processing') expect(r.receivedAt).to.be.at.most(done.receivedAt);
     expect(hook.requests.at(-1)!.json.phase).to.equal('completed');
@@ -143,12 +164,16 @@ describe('job webhooks and event stream on the real engine', function () {
     }
     expect(hook.uniqueById().size).to.equal(new Set(hook.requests.map((r) => r.headers['x-webhook-id'])).size);
     expect(job.status).to.equal('completed');
-    const lines: string[] = job.logs.map((l: { message: string }) => l.message).filter((m: string) => m.startsWith('Webhook completed'));
+    const lines: string[] = job.logs
+      .map((l: { message: string }) => l.message)
+      .filter((m: string) => m.startsWith('Webhook completed'));
     expect(lines, JSON.stringify(lines)).to.have.length(3);
     expect(lines[0]).to.match(/HTTP 500.*attempt 1/);
     expect(lines[1]).to.match(/HTTP 500.*attempt 2/);
     expect(lines[2]).to.match(/delivered.*attempt 3.*HTTP 200/);
-    const levels = job.logs.filter((l: { message: string }) => l.message.startsWith('Webhook completed')).map((l: { level: string }) => l.level);
+    const levels = job.logs
+      .filter((l: { message: string }) => l.message.startsWith('Webhook completed'))
+      .map((l: { level: string }) => l.level);
     expect(levels).to.deep.equal(['warning', 'warning', 'info']);
   });
 
@@ -202,7 +227,9 @@ describe('job webhooks and event stream on the real engine', function () {
 
     it('streams the same events as the webhooks with increasing ids, ends after the final one and resumes after Last-Event-ID', async () => {
       const hook = await receiver();
-      const jobId = await create(transformerJob(SMALL_HTML, { webhook: { url: hook.url, token: TOKEN, jobId: 'client-sse' } }));
+      const jobId = await create(
+        transformerJob(SMALL_HTML, { webhook: { url: hook.url, token: TOKEN, jobId: 'client-sse' } }),
+      );
       const stream = await readSse(`${s.url}/api/jobs/${jobId}/events`);
       expect(stream.status).to.equal(200);
       expect(stream.contentType).to.match(/^text\/event-stream/);
@@ -227,7 +254,9 @@ describe('job webhooks and event stream on the real engine', function () {
       let at = 0;
       for (const h of hooks) {
         while (at < events.length && JSON.stringify(events[at].data) !== JSON.stringify(h)) at++;
-        expect(at, `webhook ${JSON.stringify(h)} is not in the stream ${JSON.stringify(bodies(events))}`).to.be.below(events.length);
+        expect(at, `webhook ${JSON.stringify(h)} is not in the stream ${JSON.stringify(bodies(events))}`).to.be.below(
+          events.length,
+        );
         at++;
       }
       expect(hooks.at(-1)).to.deep.equal(events.at(-1)!.data);

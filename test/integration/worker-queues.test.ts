@@ -31,7 +31,10 @@ describe('worker queues and memory budget', function () {
     const res = await w.client.workflowService.describeTaskQueue({
       namespace: w.config.TEMPORAL_NAMESPACE,
       taskQueue: { name: queue, kind: temporal.api.enums.v1.TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
-      taskQueueType: kind === 'workflow' ? temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW : temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
+      taskQueueType:
+        kind === 'workflow'
+          ? temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW
+          : temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
     });
     return res.pollers?.length ?? 0;
   };
@@ -44,7 +47,10 @@ describe('worker queues and memory budget', function () {
     started.push(media);
     expect(media.workers.io).to.equal(undefined);
     expect(media.workers.media).not.to.equal(undefined);
-    await waitFor(async () => ((await pollers(media, queues.media, 'activity')) > 0 ? true : undefined), 'media pollers');
+    await waitFor(
+      async () => ((await pollers(media, queues.media, 'activity')) > 0 ? true : undefined),
+      'media pollers',
+    );
     expect(await pollers(media, queues.io, 'workflow')).to.equal(0);
     expect(await pollers(media, queues.io, 'activity')).to.equal(0);
 
@@ -89,12 +95,18 @@ describe('worker queues and memory budget', function () {
     expect(llm.chatRequests().length).to.be.at.least(1);
 
     const { events } = await handle.fetchHistory();
-    const step = events!.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'runTransformerStep');
+    const step = events!.filter(
+      (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'runTransformerStep',
+    );
     expect(step).to.have.length(1);
     expect(step[0].activityTaskScheduledEventAttributes!.taskQueue?.name).to.equal(queues.llm);
     expect(step[0].activityTaskScheduledEventAttributes!.priority?.fairnessKey).to.equal(jobId);
     // Bookkeeping stays on io: the webhook-free job's remote activities, if any, are on the io queue.
-    const others = events!.filter((e) => e.activityTaskScheduledEventAttributes && e.activityTaskScheduledEventAttributes.activityType?.name !== 'runTransformerStep');
+    const others = events!.filter(
+      (e) =>
+        e.activityTaskScheduledEventAttributes &&
+        e.activityTaskScheduledEventAttributes.activityType?.name !== 'runTransformerStep',
+    );
     for (const e of others) expect(e.activityTaskScheduledEventAttributes!.taskQueue?.name).to.equal(queues.io);
   });
 });

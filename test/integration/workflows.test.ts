@@ -9,7 +9,13 @@ import { htmlToMarkdown } from '../../core/html';
 import { withResults, type StoredRecord } from '../../core/job-results';
 import { batchRecordKey, jobOutputKey, jobRecordKey } from '../../core/records';
 import { notifierWorkflowId } from '../../core/webhooks';
-import { batchStateQuery, failJobSignal, jobStateQuery, type BatchState, type JobState } from '../../workflows/definitions';
+import {
+  batchStateQuery,
+  failJobSignal,
+  jobStateQuery,
+  type BatchState,
+  type JobState,
+} from '../../workflows/definitions';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 import { connectTracked, type TrackedConnection } from '../support/temporal-calls';
 import { sharedBundle } from '../support/worker';
@@ -19,7 +25,12 @@ const { EventType } = proto.temporal.api.enums.v1;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function until<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 30_000, everyMs = 50): Promise<T> {
+async function until<T>(
+  what: string,
+  fn: () => Promise<T | undefined | false>,
+  timeoutMs = 30_000,
+  everyMs = 50,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();
@@ -38,7 +49,10 @@ async function failureOf(p: Promise<unknown>): Promise<WorkflowFailedError> {
   return err as WorkflowFailedError;
 }
 
-const transformer = (html: string) => ({ jobType: 'transformer' as const, parameters: { operation: 'html-to-markdown', html } });
+const transformer = (html: string) => ({
+  jobType: 'transformer' as const,
+  parameters: { operation: 'html-to-markdown', html },
+});
 
 describe('job and batch workflows on a local Temporal dev server', function () {
   this.timeout(60_000);
@@ -60,14 +74,20 @@ describe('job and batch workflows on a local Temporal dev server', function () {
   });
   beforeEach(async () => {
     const client = new Client({ connection: calls.connection });
-    h = await startHarness({ address: env.address, client, connection: calls.connection, nativeConnection: env.nativeConnection });
+    h = await startHarness({
+      address: env.address,
+      client,
+      connection: calls.connection,
+      nativeConnection: env.nativeConnection,
+    });
   });
   afterEach(async () => {
     await h?.stop();
   });
 
   // The record as the API reads it: results stored beside it (results_ref) are read back in.
-  const jobRecord = async (id: string) => withResults(h.store, await readBlobJson<JobState & StoredRecord>(h.store, jobRecordKey(id)));
+  const jobRecord = async (id: string) =>
+    withResults(h.store, await readBlobJson<JobState & StoredRecord>(h.store, jobRecordKey(id)));
   const batchRecord = (id: string) => readBlobJson<BatchState & { input: unknown }>(h.store, batchRecordKey(id));
 
   it('completes a transformer job, answers completed by query, and records its full results and search attributes', async () => {
@@ -84,13 +104,20 @@ describe('job and batch workflows on a local Temporal dev server', function () {
     expect(live.error).to.equal(undefined);
     const preview = (live.results!.structured_data as { extracted_text: string }).extracted_text;
     expect(preview).to.equal(`${expected.slice(0, 2000)}…`);
-    expect(live.logs.map((l) => l.message)).to.deep.equal(['Processing transformer job', 'Step html-to-markdown done', 'Job completed']);
+    expect(live.logs.map((l) => l.message)).to.deep.equal([
+      'Processing transformer job',
+      'Step html-to-markdown done',
+      'Job completed',
+    ]);
 
     const rec = await jobRecord(state.job_id);
     expect(rec.status).to.equal('completed');
     expect(rec.progress.percent).to.equal(100);
     expect(rec.results).to.deep.include({
-      structured_data: { extracted_text: expected, metadata: { operation: 'html-to-markdown', characters: expected.length } },
+      structured_data: {
+        extracted_text: expected,
+        metadata: { operation: 'html-to-markdown', characters: expected.length },
+      },
       assets: [jobOutputKey(state.job_id, 'result.md')],
       target_dir: `jobs/${state.job_id}/out`,
       from_cache: false,
@@ -146,7 +173,9 @@ describe('job and batch workflows on a local Temporal dev server', function () {
     const failed = events.indexOf(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED);
     expect(signalled, 'the signal is in the history').to.be.at.least(0);
     expect(failed, 'the run failed after the signal').to.be.greaterThan(signalled);
-    expect(events.slice(signalled, failed), 'the conversion completed before the run failed').to.not.include(EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED);
+    expect(events.slice(signalled, failed), 'the conversion completed before the run failed').to.not.include(
+      EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED,
+    );
 
     const rec = await jobRecord(state.job_id);
     expect(rec.status).to.equal('failed');
@@ -157,7 +186,10 @@ describe('job and batch workflows on a local Temporal dev server', function () {
 
   it('runs a batch of six jobs never more than two at a time and counts them exactly', async () => {
     const batches = h.batches(2);
-    const { state } = await batches.create({ batchName: 'window', jobs: Array.from({ length: 6 }, (_, i) => transformer(htmlOfSize(150_000, `j${i}`))) });
+    const { state } = await batches.create({
+      batchName: 'window',
+      jobs: Array.from({ length: 6 }, (_, i) => transformer(htmlOfSize(150_000, `j${i}`))),
+    });
     const handle = h.client.workflow.getHandle(state.batch_id);
     let maxProcessing = 0;
     let samples = 0;
@@ -176,9 +208,21 @@ describe('job and batch workflows on a local Temporal dev server', function () {
     );
     expect(samples).to.be.greaterThan(5);
     expect(maxProcessing, 'the window was used').to.equal(2);
-    expect(final).to.include({ job_count: 6, completed_count: 6, failed_count: 0, processing_count: 0, pending_count: 0, statuses: 'cccccc' });
+    expect(final).to.include({
+      job_count: 6,
+      completed_count: 6,
+      failed_count: 0,
+      processing_count: 0,
+      pending_count: 0,
+      statuses: 'cccccc',
+    });
     expect(await handle.result()).to.deep.include({ completed_count: 6, failed_count: 0, status: 'completed' });
-    expect(await batchRecord(state.batch_id)).to.include({ job_count: 6, completed_count: 6, failed_count: 0, status: 'completed' });
+    expect(await batchRecord(state.batch_id)).to.include({
+      job_count: 6,
+      completed_count: 6,
+      failed_count: 0,
+      status: 'completed',
+    });
 
     // The jobs' own records tell the same: from each start to each end, never three at once.
     const records = await batches.jobRecords(state.batch_id);
@@ -193,7 +237,10 @@ describe('job and batch workflows on a local Temporal dev server', function () {
 
   it('pauses starting jobs while toggled inactive and finishes them once resumed', async () => {
     const batches = h.batches(2);
-    const { state } = await batches.create({ batchName: 'pause', jobs: Array.from({ length: 6 }, (_, i) => transformer(htmlOfSize(150_000, `p${i}`))) });
+    const { state } = await batches.create({
+      batchName: 'pause',
+      jobs: Array.from({ length: 6 }, (_, i) => transformer(htmlOfSize(150_000, `p${i}`))),
+    });
     const id = state.batch_id;
     expect(await batches.toggleActive(id)).to.equal(false);
     const paused = await h.client.workflow.getHandle(id).query(batchStateQuery);
@@ -212,12 +259,23 @@ describe('job and batch workflows on a local Temporal dev server', function () {
 
     expect(await batches.toggleActive(id)).to.equal(true);
     const done = (await h.client.workflow.getHandle(id).result()) as BatchState;
-    expect(done).to.include({ status: 'completed', active: true, completed_count: 6, failed_count: 0, pending_count: 0, processing_count: 0 });
+    expect(done).to.include({
+      status: 'completed',
+      active: true,
+      completed_count: 6,
+      failed_count: 0,
+      pending_count: 0,
+      processing_count: 0,
+    });
   });
 
   it('fails every unfinished job with failAll, answers how many, and completes the batch', async () => {
     const batches = h.batches(2);
-    const jobs = [transformer(htmlOfSize(3_000_000, 'big0')), transformer(htmlOfSize(3_000_000, 'big1')), ...Array.from({ length: 3 }, (_, i) => transformer(sectionsHtml(3, `s${i}`)))];
+    const jobs = [
+      transformer(htmlOfSize(3_000_000, 'big0')),
+      transformer(htmlOfSize(3_000_000, 'big1')),
+      ...Array.from({ length: 3 }, (_, i) => transformer(sectionsHtml(3, `s${i}`))),
+    ];
     const { state } = await batches.create({ batchName: 'fail-all', jobs });
     const id = state.batch_id;
     const manifest = await batches.manifest(id);
@@ -229,7 +287,15 @@ describe('job and batch workflows on a local Temporal dev server', function () {
     expect(await batches.failAll(id, 'Batch cancelled')).to.equal(5);
 
     const done = (await h.client.workflow.getHandle(id).result()) as BatchState;
-    expect(done).to.include({ status: 'completed', job_count: 5, completed_count: 0, failed_count: 5, pending_count: 0, processing_count: 0, statuses: 'fffff' });
+    expect(done).to.include({
+      status: 'completed',
+      job_count: 5,
+      completed_count: 0,
+      failed_count: 5,
+      pending_count: 0,
+      processing_count: 0,
+      statuses: 'fffff',
+    });
     expect(await batchRecord(id)).to.include({ status: 'completed', failed_count: 5, completed_count: 0 });
     for (const jobId of jobIds) {
       const rec = await jobRecord(jobId);
@@ -238,7 +304,10 @@ describe('job and batch workflows on a local Temporal dev server', function () {
     }
     // The jobs that never started stay unstarted.
     for (const jobId of jobIds.slice(2)) {
-      const err = await h.client.workflow.getHandle(jobId).describe().catch((e: unknown) => e);
+      const err = await h.client.workflow
+        .getHandle(jobId)
+        .describe()
+        .catch((e: unknown) => e);
       expect(err, jobId).to.be.instanceOf(WorkflowNotFoundError);
     }
     // And failAll on a finished batch fails nothing more.
@@ -248,10 +317,20 @@ describe('job and batch workflows on a local Temporal dev server', function () {
   it('continues a large batch as new and still counts every job exactly once', async function () {
     this.timeout(90_000);
     const jobs = Array.from({ length: 40 }, (_, i) => transformer(sectionsHtml(2, `c${i}`)));
-    const { batchId, jobIds, firstRunId } = await h.startBatch({ batchName: 'continued', jobs }, { window: 4, historyLimit: 60 });
+    const { batchId, jobIds, firstRunId } = await h.startBatch(
+      { batchName: 'continued', jobs },
+      { window: 4, historyLimit: 60 },
+    );
     const handle = h.client.workflow.getHandle(batchId);
     const final = (await handle.result()) as BatchState;
-    expect(final).to.include({ status: 'completed', job_count: 40, completed_count: 40, failed_count: 0, pending_count: 0, processing_count: 0 });
+    expect(final).to.include({
+      status: 'completed',
+      job_count: 40,
+      completed_count: 40,
+      failed_count: 0,
+      pending_count: 0,
+      processing_count: 0,
+    });
     expect(final.statuses).to.equal('c'.repeat(40));
 
     const desc = await handle.describe();
@@ -262,7 +341,9 @@ describe('job and batch workflows on a local Temporal dev server', function () {
     let lastEvent: string | undefined;
     while (runId) {
       runs++;
-      const history: proto.temporal.api.history.v1.IHistory = await h.client.workflow.getHandle(batchId, runId).fetchHistory();
+      const history: proto.temporal.api.history.v1.IHistory = await h.client.workflow
+        .getHandle(batchId, runId)
+        .fetchHistory();
       const last: proto.temporal.api.history.v1.IHistoryEvent = history.events!.at(-1)!;
       lastEvent = EventType[last.eventType!];
       runId = last.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
@@ -272,18 +353,26 @@ describe('job and batch workflows on a local Temporal dev server', function () {
     expect(lastEvent).to.equal('EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED');
     expect(await batchRecord(batchId)).to.include({ job_count: 40, completed_count: 40, failed_count: 0 });
     const records = await Promise.all(jobIds.map(jobRecord));
-    expect(records.map((r) => `${r.status}/${r.run}/${r.logs.filter((l) => l.message === 'Job completed').length}`)).to.deep.equal(
-      Array(40).fill('completed/1/1'),
-    );
+    expect(
+      records.map((r) => `${r.status}/${r.run}/${r.logs.filter((l) => l.message === 'Job completed').length}`),
+    ).to.deep.equal(Array(40).fill('completed/1/1'));
   });
 
   it('reopens a finished batch when one of its jobs is restarted, and keeps its counts exact', async () => {
     const batches = h.batches(1);
-    const { state } = await batches.create({ batchName: 'reopen', jobs: [{ jobType: 'pdf', parameters: { filename: `${h.config.dataDir}/a.pdf` } }] });
+    const { state } = await batches.create({
+      batchName: 'reopen',
+      jobs: [{ jobType: 'pdf', parameters: { filename: `${h.config.dataDir}/a.pdf` } }],
+    });
     const id = state.batch_id;
     const handle = h.client.workflow.getHandle(id);
     const firstRun = (await handle.describe()).runId;
-    expect(await handle.result()).to.include({ status: 'completed', job_count: 1, failed_count: 1, completed_count: 0 });
+    expect(await handle.result()).to.include({
+      status: 'completed',
+      job_count: 1,
+      failed_count: 1,
+      completed_count: 0,
+    });
     const [jobId] = (await batches.manifest(id)).jobs.map((j) => j.job_id);
     expect((await jobRecord(jobId)).status).to.equal('failed');
 
@@ -297,8 +386,20 @@ describe('job and batch workflows on a local Temporal dev server', function () {
     });
     expect(reopened.runId).to.not.equal(firstRun);
     const again = (await h.client.workflow.getHandle(id, reopened.runId).result()) as BatchState;
-    expect(again).to.include({ status: 'completed', job_count: 1, failed_count: 1, completed_count: 0, processing_count: 0, pending_count: 0 });
-    expect(await batches.require(id)).to.include({ job_count: 1, failed_count: 1, completed_count: 0, status: 'completed' });
+    expect(again).to.include({
+      status: 'completed',
+      job_count: 1,
+      failed_count: 1,
+      completed_count: 0,
+      processing_count: 0,
+      pending_count: 0,
+    });
+    expect(await batches.require(id)).to.include({
+      job_count: 1,
+      failed_count: 1,
+      completed_count: 0,
+      status: 'completed',
+    });
     expect(await batchRecord(id)).to.include({ job_count: 1, failed_count: 1, completed_count: 0 });
 
     const rec = await jobRecord(jobId);
@@ -318,7 +419,11 @@ describe('job and batch workflows on a local Temporal dev server', function () {
       // A session job created without the API's validation fails at once in its first step (no track), before any
       // progress, so its only event is the failure.
       const session = { event: 'E', session: 'S', url: 'https://example.org/s', filename: 's.md' };
-      const { state } = await jobs.create({ jobType: 'session', parameters: session, webhook: { url: receiver.url, token: 'tok-1', jobId: 'client-7' } });
+      const { state } = await jobs.create({
+        jobType: 'session',
+        parameters: session,
+        webhook: { url: receiver.url, token: 'tok-1', jobId: 'client-7' },
+      });
       await failureOf(h.client.workflow.getHandle(state.job_id).result());
       // The job's run hands its events to the job's notifier and ends; the notifier delivers them.
       await h.client.workflow.getHandle(notifierWorkflowId(state.job_id)).result();
@@ -333,7 +438,9 @@ describe('job and batch workflows on a local Temporal dev server', function () {
       const hookLines = rec.logs.map((l) => l.message).filter((m) => m.startsWith('Webhook'));
       expect(hookLines).to.have.length(4);
       hookLines.slice(0, 3).forEach((line, i) => {
-        expect(line).to.match(new RegExp(`^Webhook failed failed: HTTP 500 \\(attempt ${i + 1}\\); retrying in \\d+ s$`));
+        expect(line).to.match(
+          new RegExp(`^Webhook failed failed: HTTP 500 \\(attempt ${i + 1}\\); retrying in \\d+ s$`),
+        );
       });
       expect(hookLines[3]).to.match(/^Webhook failed delivered \(attempt 4, HTTP 200, \d+ ms\)$/);
       // Scaled down a thousandfold, the gaps still grow (10 ms, 30 ms, 90 ms at least).

@@ -58,12 +58,16 @@ describe('Chunked and one-pass transcription of a three-minute talk', function (
     expect(job.status, JSON.stringify(job.error)).to.equal('completed');
     const d = job.results;
     const calls = d.llm_info.requests.filter((q: { purpose: string }) => q.purpose === 'transcription').length;
-    const chunks = await Promise.all(Array.from({ length: calls }, (_, i) => readBlobJson<ChunkTranscript>(s.worker.store, chunkKey(job.job_id, i))));
+    const chunks = await Promise.all(
+      Array.from({ length: calls }, (_, i) => readBlobJson<ChunkTranscript>(s.worker.store, chunkKey(job.job_id, i))),
+    );
     expect(chunks.length, 'chunks of a three-minute talk').to.be.within(3, 4);
     const cuts = chunks.slice(1).map((c) => c.start);
 
     // Every cut lies in a pause between two sentences, never inside one.
-    const sentenceAt = cuts.map((cut) => talk.spans.findIndex(([, end], i) => end <= cut && cut <= (talk.spans[i + 1]?.[0] ?? -1)));
+    const sentenceAt = cuts.map((cut) =>
+      talk.spans.findIndex(([, end], i) => end <= cut && cut <= (talk.spans[i + 1]?.[0] ?? -1)),
+    );
     expect(sentenceAt, `cuts ${cuts} against sentences ${JSON.stringify(talk.spans)}`).to.not.include(-1);
 
     // Segment times increase; the last ends near the end of the talk.
@@ -79,7 +83,10 @@ describe('Chunked and one-pass transcription of a three-minute talk', function (
         const [from, to] = talk.spans[i];
         const heard = textDuring(d.segments, from - 0.5, to + 0.5);
         const kept = 1 - droppedWords(talk.script[i], heard).share;
-        expect(kept, `sentence ${i} (${from.toFixed(1)}–${to.toFixed(1)} s) "${talk.script[i]}" heard as "${heard}"`).to.be.at.least(0.8);
+        expect(
+          kept,
+          `sentence ${i} (${from.toFixed(1)}–${to.toFixed(1)} s) "${talk.script[i]}" heard as "${heard}"`,
+        ).to.be.at.least(0.8);
       }
     }
 

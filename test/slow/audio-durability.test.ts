@@ -75,11 +75,19 @@ describe('Audio durability', function () {
     const created = (await fetch(`${url}/api/jobs/`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ job_type: 'audio', parameters: { filename: file, source_language: 'en', target_language: 'en', use_cache: false } }),
+      body: JSON.stringify({
+        job_type: 'audio',
+        parameters: { filename: file, source_language: 'en', target_language: 'en', use_cache: false },
+      }),
     }).then((r) => r.json())) as any;
     const jobId = created.data.job_id as string;
 
-    await waitFor(async () => (keptChunks(dataDir, jobId).size >= 2 ? true : undefined), 'two chunks kept', 150_000, 100);
+    await waitFor(
+      async () => (keptChunks(dataDir, jobId).size >= 2 ? true : undefined),
+      'two chunks kept',
+      150_000,
+      100,
+    );
     engines.push(...enginePids(worker.child.pid));
     worker.child.kill('SIGKILL');
     await worker.ended;
@@ -103,9 +111,17 @@ describe('Audio durability', function () {
     // One engine call per chunk; the chunk in flight at the kill (at most one: one media slot) may have gone twice.
     const calls = countBy(counter.calls());
     const summary = JSON.stringify([...calls]);
-    for (let i = 0; i < chunks; i++) expect(calls.get(`chunk-${i}.wav`) ?? 0, `engine calls for chunk ${i}: ${summary}`).to.be.at.least(1);
-    for (const f of before.keys()) expect(calls.get(`chunk-${f.replace(/\.json$/, '')}.wav`), `kept chunk ${f} went to the engine again: ${summary}`).to.equal(1);
-    expect([...calls.keys()].every((k) => /^chunk-\d+\.wav$/.test(k)), summary).to.equal(true);
+    for (let i = 0; i < chunks; i++)
+      expect(calls.get(`chunk-${i}.wav`) ?? 0, `engine calls for chunk ${i}: ${summary}`).to.be.at.least(1);
+    for (const f of before.keys())
+      expect(
+        calls.get(`chunk-${f.replace(/\.json$/, '')}.wav`),
+        `kept chunk ${f} went to the engine again: ${summary}`,
+      ).to.equal(1);
+    expect(
+      [...calls.keys()].every((k) => /^chunk-\d+\.wav$/.test(k)),
+      summary,
+    ).to.equal(true);
     expect(counter.calls().length, summary).to.be.at.most(chunks + 1);
     expect(callsBefore, 'calls before the kill').to.be.at.least(before.size);
   });

@@ -1,7 +1,14 @@
 import path from 'node:path';
 import { expect } from 'chai';
 import { S3BlobStore } from '../../providers/storage';
-import { completedWebhooks, retriedActivities, runRoundRobin, startCluster, writeLightPdfs, type Cluster } from '../support/cluster';
+import {
+  completedWebhooks,
+  retriedActivities,
+  runRoundRobin,
+  startCluster,
+  writeLightPdfs,
+  type Cluster,
+} from '../support/cluster';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 
 // Issue #16: the service scaled out as `npm run cluster` runs it — 2 API processes, 1 io worker, 2 media workers,
@@ -53,8 +60,13 @@ describe('a multi-process cluster under SIGKILL (slow)', function () {
       expect(data.status, job.jobId).to.equal('completed');
       expect(data.results.structured_data.extracted_text, job.jobId).to.include(job.marker);
       const messages: string[] = data.logs.map((l: { message: string }) => l.message);
-      expect(messages.filter((m) => m === 'Job completed'), `${job.jobId} completed once`).to.have.length(1);
-      const webhookData = [...hook.requests].find((r) => r.json?.phase === 'completed' && r.json.process?.id === job.jobId)!.json.data;
+      expect(
+        messages.filter((m) => m === 'Job completed'),
+        `${job.jobId} completed once`,
+      ).to.have.length(1);
+      const webhookData = [...hook.requests].find(
+        (r) => r.json?.phase === 'completed' && r.json.process?.id === job.jobId,
+      )!.json.data;
       expect(webhookData.extracted_text, `webhook of ${job.jobId}`).to.include(job.marker);
     }
 
@@ -75,7 +87,14 @@ describe('a multi-process cluster under SIGKILL (slow)', function () {
       const [, id, ...rest] = k.split('/');
       outNames.set(id, [...(outNames.get(id) ?? []), rest.join('/')]);
     }
-    const shapes = new Set([...outNames.values()].map((names) => names.filter((n) => !n.includes('steps/')).sort().join(',')));
+    const shapes = new Set(
+      [...outNames.values()].map((names) =>
+        names
+          .filter((n) => !n.includes('steps/'))
+          .sort()
+          .join(','),
+      ),
+    );
     expect(shapes.size, `every job has the same output files: ${[...shapes].join(' | ')}`).to.equal(1);
 
     // Steps the kill cut short were retried (how many depends on what the media worker held at that moment).

@@ -48,7 +48,12 @@ async function finished(url: string, jobId: string, timeoutMs: number): Promise<
 }
 
 function workerReady(p: Proc): Promise<true> {
-  return waitFor(async () => (p.output().includes('"msg":"worker ready"') ? true : undefined), 'the worker to be ready', 90_000, 100);
+  return waitFor(
+    async () => (p.output().includes('"msg":"worker ready"') ? true : undefined),
+    'the worker to be ready',
+    90_000,
+    100,
+  );
 }
 
 async function stop(p: Proc | undefined, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | string | undefined> {
@@ -79,7 +84,8 @@ describe('durability of jobs across crashes and restarts (slow)', function () {
 
   afterEach(async function () {
     if (this.currentTest?.state === 'failed') {
-      for (const p of procs) console.log(`--- ${p.child.spawnargs.at(-1)} (pid ${p.child.pid}) ---\n${p.output().slice(-3000)}`);
+      for (const p of procs)
+        console.log(`--- ${p.child.spawnargs.at(-1)} (pid ${p.child.pid}) ---\n${p.output().slice(-3000)}`);
     }
     await Promise.all(procs.splice(0).map((p) => stop(p, 'SIGKILL')));
     await Promise.all(servers.splice(0).map((s) => s.stop()));
@@ -93,7 +99,10 @@ describe('durability of jobs across crashes and restarts (slow)', function () {
     const [worker1] = d.procs;
 
     const html = htmlOfSize(7_000_000, 'killed');
-    const created = await call(d.url, 'POST', '/api/jobs/', { job_type: 'transformer', parameters: { operation: 'html-to-markdown', html } });
+    const created = await call(d.url, 'POST', '/api/jobs/', {
+      job_type: 'transformer',
+      parameters: { operation: 'html-to-markdown', html },
+    });
     expect(created.status).to.equal(200);
     const jobId: string = created.body.data.job_id;
     const outDir = path.join(dataDir, 'blobs', 'objects', 'jobs', jobId, 'out');
@@ -120,9 +129,15 @@ describe('durability of jobs across crashes and restarts (slow)', function () {
     expect(job.status).to.equal('completed');
     expect(fs.readdirSync(outDir)).to.deep.equal(['result.md']);
     const expected = htmlToMarkdown(html);
-    expect(fs.readFileSync(path.join(outDir, 'result.md'), 'utf8') === expected, 'result.md is the conversion of the page').to.equal(true);
+    expect(
+      fs.readFileSync(path.join(outDir, 'result.md'), 'utf8') === expected,
+      'result.md is the conversion of the page',
+    ).to.equal(true);
     expect(job.results.structured_data.extracted_text === expected, 'the results hold the full text').to.equal(true);
-    expect(job.results.structured_data.metadata).to.deep.equal({ operation: 'html-to-markdown', characters: expected.length });
+    expect(job.results.structured_data.metadata).to.deep.equal({
+      operation: 'html-to-markdown',
+      characters: expected.length,
+    });
     expect(job.results.assets).to.deep.equal([`jobs/${jobId}/out/result.md`]);
     const messages: string[] = job.logs.map((l: { message: string }) => l.message);
     expect(messages.filter((m) => m === 'Job completed')).to.have.length(1);
@@ -139,13 +154,19 @@ describe('durability of jobs across crashes and restarts (slow)', function () {
     servers.push(temporal);
     let d = await deploy(temporal, dataDir, apiPort);
 
-    const jobs = Array.from({ length: 50 }, (_, i) => ({ job_type: 'transformer', parameters: { operation: 'html-to-markdown', html: sectionsHtml(2, `b${i}`) } }));
+    const jobs = Array.from({ length: 50 }, (_, i) => ({
+      job_type: 'transformer',
+      parameters: { operation: 'html-to-markdown', html: sectionsHtml(2, `b${i}`) },
+    }));
     const batch = await call(d.url, 'POST', '/api/jobs/batch', { batch_name: 'fifty', jobs });
     expect(batch.status).to.equal(200);
     const batchId: string = batch.body.data.batch_id;
     const jobIds: string[] = batch.body.data.batch.jobs.map((j: { job_id: string }) => j.job_id);
     expect(jobIds).to.have.length(50);
-    const single = await call(d.url, 'POST', '/api/jobs/', { job_type: 'transformer', parameters: { operation: 'html-to-markdown', html: '<h1>Single</h1><p>One <em>job</em>.</p>' } });
+    const single = await call(d.url, 'POST', '/api/jobs/', {
+      job_type: 'transformer',
+      parameters: { operation: 'html-to-markdown', html: '<h1>Single</h1><p>One <em>job</em>.</p>' },
+    });
     const singleId: string = single.body.data.job_id;
 
     await finished(d.url, singleId, 60_000);
@@ -183,7 +204,10 @@ describe('durability of jobs across crashes and restarts (slow)', function () {
 
     // Retention passed: a new server on the same port with an empty database. The records still answer.
     await temporal.stop();
-    temporal = await startDevServer({ dbFile: path.join(tempDir('docproc-temporal-'), 'fresh.db'), port: temporalPort });
+    temporal = await startDevServer({
+      dbFile: path.join(tempDir('docproc-temporal-'), 'fresh.db'),
+      port: temporalPort,
+    });
     servers.push(temporal);
     const forgotten = await waitFor(
       async () => {
@@ -193,7 +217,13 @@ describe('durability of jobs across crashes and restarts (slow)', function () {
       'the batch from its record',
       30_000,
     );
-    expect(forgotten).to.include({ batch_id: batchId, status: 'completed', job_count: 50, completed_count: 50, failed_count: 0 });
+    expect(forgotten).to.include({
+      batch_id: batchId,
+      status: 'completed',
+      job_count: 50,
+      completed_count: 50,
+      failed_count: 0,
+    });
     expect(forgotten.jobs).to.deep.equal(before.jobs);
     for (const id of allIds) {
       const job = await getOk(d.url, `/api/jobs/${id}`);

@@ -20,7 +20,12 @@ const SEED = '20260113';
 /** Test cases per operation and phase: about 40 operations; bounded so the run takes a few minutes on 2 cores. */
 const MAX_EXAMPLES = process.env.FUZZ_MAX_EXAMPLES ?? '25';
 const RUN_LIMIT_MS = 12 * 60_000;
-const CHECKS = ['not_a_server_error', 'response_schema_conformance', 'status_code_conformance', 'content_type_conformance'];
+const CHECKS = [
+  'not_a_server_error',
+  'response_schema_conformance',
+  'status_code_conformance',
+  'content_type_conformance',
+];
 const HOOKS_DIR = path.dirname(fileURLToPath(import.meta.url));
 
 describe('schemathesis over every operation of the started service', function () {
@@ -33,7 +38,12 @@ describe('schemathesis over every operation of the started service', function ()
     this.timeout(600_000);
     python = await ensureFuzz();
   });
-  useLlmStack((stack) => (s = stack), { HOST: '0.0.0.0', SERVICE_API_KEY: KEY, SYNC_WAIT_MS: '2000', MEDIA_SYNC_WAIT_MS: '2000' });
+  useLlmStack((stack) => (s = stack), {
+    HOST: '0.0.0.0',
+    SERVICE_API_KEY: KEY,
+    SYNC_WAIT_MS: '2000',
+    MEDIA_SYNC_WAIT_MS: '2000',
+  });
   after(() => {
     if (child && child.exitCode === null) child.kill('SIGKILL');
   });
@@ -48,15 +58,28 @@ describe('schemathesis over every operation of the started service', function ()
   it(`finds no server error and no answer outside the document (seed ${SEED}, ${MAX_EXAMPLES} cases per operation)`, async () => {
     const closed = await freePort();
     const args = [
-      '-m', 'schemathesis.cli', '--config-file', path.join(HOOKS_DIR, 'fuzz-schemathesis.toml'), 'run', `${s.url}/api/openapi.json`,
-      '--url', s.url,
-      '-H', `X-Service-Api-Key: ${KEY}`,
-      '--checks', CHECKS.join(','),
-      '--seed', SEED,
-      '--max-examples', MAX_EXAMPLES,
-      '--request-timeout', '60',
-      '--generation-database', 'none',
-      '--workers', '1',
+      '-m',
+      'schemathesis.cli',
+      '--config-file',
+      path.join(HOOKS_DIR, 'fuzz-schemathesis.toml'),
+      'run',
+      `${s.url}/api/openapi.json`,
+      '--url',
+      s.url,
+      '-H',
+      `X-Service-Api-Key: ${KEY}`,
+      '--checks',
+      CHECKS.join(','),
+      '--seed',
+      SEED,
+      '--max-examples',
+      MAX_EXAMPLES,
+      '--request-timeout',
+      '60',
+      '--generation-database',
+      'none',
+      '--workers',
+      '1',
       '--no-color',
     ];
     const env = {
@@ -85,7 +108,9 @@ describe('schemathesis over every operation of the started service', function ()
     // Only our own one-line figure: the fuzzer's summary block (its "N passed" and "=== N warnings in S ===" lines)
     // would read as a second test runner's summary in the CI log, which counts tests from `tests: …` alone.
     const operations = /Tested:\s+(\d+)/.exec(summary)?.[1] ?? '?';
-    process.stdout.write(`      fuzz figures: ${generated} generated cases over ${operations} operations in ${((Date.now() - t0) / 1000).toFixed(0)} s, exit ${code}\n`);
+    process.stdout.write(
+      `      fuzz figures: ${generated} generated cases over ${operations} operations in ${((Date.now() - t0) / 1000).toFixed(0)} s, exit ${code}\n`,
+    );
     // On a finding the report goes to the log (each failure with its curl reproducer and `st replay` id), with the
     // fuzzer's own summary lines left out for the same reason.
     if (code !== 0) process.stdout.write(withoutRunnerSummaries(output.replace(new RegExp(KEY, 'g'), '[key]')) + '\n');

@@ -14,7 +14,10 @@ import { startStack, type Stack } from '../support/stack';
 // wording varies, so the tests assert facts (a date, names, nouns, a length), never sentences.
 
 /** The file `npm test` provisioned (LLM_LOCAL_MODEL_PATH), else the engine cache's. */
-const MODEL_PATH = loadConfig({ LLM_LOCAL_MODEL_PATH: process.env.LLM_LOCAL_MODEL_PATH, DOCPROC_CACHE_DIR: process.env.DOCPROC_CACHE_DIR }).localLlm.modelPath;
+const MODEL_PATH = loadConfig({
+  LLM_LOCAL_MODEL_PATH: process.env.LLM_LOCAL_MODEL_PATH,
+  DOCPROC_CACHE_DIR: process.env.DOCPROC_CACHE_DIR,
+}).localLlm.modelPath;
 
 const MEETING_DE = [
   'Protokoll der Projektbesprechung vom 14. März 2025 in Hamburg.',
@@ -52,11 +55,19 @@ describe('The local language model through the service (real model server, API a
   let port: number;
   let s: Stack;
   let dir: string;
-  const llmEnv = () => ({ ...process.env, LLM_LOCAL_MODEL_PATH: MODEL_PATH, LLM_LOCAL_QUEUE: '1', LLM_LOCAL_SLOTS: '1', LOG_LEVEL: 'warn' }) as Record<string, string>;
+  const llmEnv = () =>
+    ({
+      ...process.env,
+      LLM_LOCAL_MODEL_PATH: MODEL_PATH,
+      LLM_LOCAL_QUEUE: '1',
+      LLM_LOCAL_SLOTS: '1',
+      LOG_LEVEL: 'warn',
+    }) as Record<string, string>;
   const startModel = async () => {
     llm = (await startLocalLlm({ root: ROOT, port, env: llmEnv(), stdio: 'ignore', timeoutMs: 300_000 })) as typeof llm;
   };
-  const health = async () => (await (await fetch(`http://127.0.0.1:${port}/health`)).json()) as { active: number; queued: number };
+  const health = async () =>
+    (await (await fetch(`http://127.0.0.1:${port}/health`)).json()) as { active: number; queued: number };
   /** Polls the model server until `pred` holds (its own state, no sleeps standing in for it). */
   const until = async (pred: (h: { active: number; queued: number }) => boolean, what: string) => {
     const deadline = Date.now() + 300_000;
@@ -68,12 +79,18 @@ describe('The local language model through the service (real model server, API a
 
   before(async function () {
     this.timeout(600_000);
-    if (!existsSync(MODEL_PATH)) throw new Error(`no local model at ${MODEL_PATH}: run node scripts/engines-llm.mjs (npm test does)`);
+    if (!existsSync(MODEL_PATH))
+      throw new Error(`no local model at ${MODEL_PATH}: run node scripts/engines-llm.mjs (npm test does)`);
     dir = mkdtempSync(path.join(os.tmpdir(), 'local-llm-test-'));
     port = await freePort();
     await startModel();
     // Retries enough to outlast a restart of the model server (backoff doubles to 20 s).
-    s = await startStack({ LLM_PROVIDER: 'local', LLM_LOCAL_PORT: String(port), LLM_LOCAL_MODEL_PATH: MODEL_PATH, LLM_MAX_RETRIES: '10' });
+    s = await startStack({
+      LLM_PROVIDER: 'local',
+      LLM_LOCAL_PORT: String(port),
+      LLM_LOCAL_MODEL_PATH: MODEL_PATH,
+      LLM_MAX_RETRIES: '10',
+    });
   });
   after(async () => {
     await s?.stop();
@@ -82,7 +99,12 @@ describe('The local language model through the service (real model server, API a
   });
 
   it('fills an inline template from a German meeting note: the ISO date and all three speakers', async () => {
-    const r = await s.call('POST', '/api/transformer/template', { text: MEETING_DE, template_content: TEMPLATE, source_language: 'de', target_language: 'de' });
+    const r = await s.call('POST', '/api/transformer/template', {
+      text: MEETING_DE,
+      template_content: TEMPLATE,
+      source_language: 'de',
+      target_language: 'de',
+    });
     expect(r.status, JSON.stringify(r.body).slice(0, 500)).to.equal(200);
     const fields = r.body.data.template_fields;
     expect(Object.keys(fields).sort()).to.deep.equal(['date', 'speakers', 'title']);
@@ -95,7 +117,12 @@ describe('The local language model through the service (real model server, API a
   it('translates a German sentence to English keeping its key nouns, and the job names the local model', async () => {
     const r = await s.call('POST', '/api/jobs/', {
       job_type: 'transformer',
-      parameters: { operation: 'text', text: 'Der Vorstand hat den Vertrag mit der Stadt Hamburg gestern unterschrieben.', source_language: 'de', target_language: 'en' },
+      parameters: {
+        operation: 'text',
+        text: 'Der Vorstand hat den Vertrag mit der Stadt Hamburg gestern unterschrieben.',
+        source_language: 'de',
+        target_language: 'en',
+      },
     });
     expect(r.status, JSON.stringify(r.body)).to.be.oneOf([200, 201, 202]);
     const job = await s.waitJob(r.body.data.job_id, 600_000);
@@ -123,7 +150,11 @@ describe('The local language model through the service (real model server, API a
       fetch(`http://127.0.0.1:${port}/v1/chat/completions`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ model: 'qwen2.5-coder-1.5b-instruct-q4_k_m', max_tokens: 400, messages: [{ role: 'user', content: 'Count slowly from 1 to 300.' }] }),
+        body: JSON.stringify({
+          model: 'qwen2.5-coder-1.5b-instruct-q4_k_m',
+          max_tokens: 400,
+          messages: [{ role: 'user', content: 'Count slowly from 1 to 300.' }],
+        }),
         signal,
       });
     const stop = new AbortController();
@@ -145,14 +176,23 @@ describe('The local language model through the service (real model server, API a
   it('waits out a full queue: a job whose calls meet 503 until the provider gives up is retried by Temporal and completes', async () => {
     // A stack whose provider does not retry at all: every 503 of the full queue ends an attempt of the step, so only
     // the error boundary's outage retries (PROVIDER_OUTAGE_MAX_MS, honouring Retry-After) can carry the job through.
-    const impatient = await startStack({ LLM_PROVIDER: 'local', LLM_LOCAL_PORT: String(port), LLM_LOCAL_MODEL_PATH: MODEL_PATH, LLM_MAX_RETRIES: '0' });
+    const impatient = await startStack({
+      LLM_PROVIDER: 'local',
+      LLM_LOCAL_PORT: String(port),
+      LLM_LOCAL_MODEL_PATH: MODEL_PATH,
+      LLM_MAX_RETRIES: '0',
+    });
     const stop = new AbortController();
     try {
       const ask = () =>
         fetch(`http://127.0.0.1:${port}/v1/chat/completions`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ model: 'qwen2.5-coder-1.5b-instruct-q4_k_m', max_tokens: 2000, messages: [{ role: 'user', content: 'Count slowly from 1 to 3000.' }] }),
+          body: JSON.stringify({
+            model: 'qwen2.5-coder-1.5b-instruct-q4_k_m',
+            max_tokens: 2000,
+            messages: [{ role: 'user', content: 'Count slowly from 1 to 3000.' }],
+          }),
           signal: stop.signal,
         }).catch(() => undefined);
       const running = ask();
@@ -161,7 +201,13 @@ describe('The local language model through the service (real model server, API a
       await until((h) => h.queued === 1, 'one request queued: the queue is full');
       const r = await impatient.call('POST', '/api/jobs/', {
         job_type: 'transformer',
-        parameters: { operation: 'text', text: 'Die Stadt Hamburg hat den Vertrag gestern unterschrieben.', source_language: 'de', target_language: 'en', use_cache: false },
+        parameters: {
+          operation: 'text',
+          text: 'Die Stadt Hamburg hat den Vertrag gestern unterschrieben.',
+          source_language: 'de',
+          target_language: 'en',
+          use_cache: false,
+        },
       });
       expect(r.status, JSON.stringify(r.body)).to.be.oneOf([200, 201, 202]);
       const jobId = r.body.data.job_id;
@@ -171,11 +217,15 @@ describe('The local language model through the service (real model server, API a
       for (;;) {
         const d = await handle.describe();
         if (d.raw.pendingActivities?.some((a) => (a.attempt ?? 0) >= 2)) break;
-        if (d.status.name !== 'RUNNING') throw new Error(`the job's run ended (${d.status.name}) before its step was retried`);
+        if (d.status.name !== 'RUNNING')
+          throw new Error(`the job's run ended (${d.status.name}) before its step was retried`);
         if (Date.now() > deadline) throw new Error('the step was never retried');
         await new Promise((res) => setTimeout(res, 200));
       }
-      expect((await impatient.call('GET', `/api/jobs/${jobId}`)).body.data.status, 'still processing, not failed').to.equal('processing');
+      expect(
+        (await impatient.call('GET', `/api/jobs/${jobId}`)).body.data.status,
+        'still processing, not failed',
+      ).to.equal('processing');
       stop.abort();
       await Promise.all([running, waiting]);
       const job = await impatient.waitJob(jobId, 600_000);
@@ -190,7 +240,13 @@ describe('The local language model through the service (real model server, API a
   it('finishes a job whose model server was killed mid-request: the call is retried against the restarted server', async () => {
     const r = await s.call('POST', '/api/jobs/', {
       job_type: 'transformer',
-      parameters: { operation: 'template', text: MEETING_DE, template_content: TEMPLATE, source_language: 'de', target_language: 'de' },
+      parameters: {
+        operation: 'template',
+        text: MEETING_DE,
+        template_content: TEMPLATE,
+        source_language: 'de',
+        target_language: 'de',
+      },
     });
     expect(r.status, JSON.stringify(r.body)).to.be.oneOf([200, 201, 202]);
     const jobId = r.body.data.job_id;
@@ -209,7 +265,11 @@ describe('The local language model through the service (real model server, API a
     form.append('file', new Blob([new Uint8Array(readFileSync(file))], { type: 'audio/wav' }), 'speech.wav');
     form.append('source_language', 'auto');
     form.append('target_language', 'de');
-    const res = await fetch(`${s.url}/api/audio/process`, { method: 'POST', body: form, signal: AbortSignal.timeout(600_000) });
+    const res = await fetch(`${s.url}/api/audio/process`, {
+      method: 'POST',
+      body: form,
+      signal: AbortSignal.timeout(600_000),
+    });
     const body = (await res.json()) as any;
     expect(res.status, JSON.stringify(body).slice(0, 500)).to.equal(200);
     expect(body.data.detected_language).to.equal('en');

@@ -23,7 +23,10 @@ describe('a model that answers after 90 s', function () {
   it('completes a summary and a translation with exactly one call each', async () => {
     for (const [path, body] of [
       ['/api/transformer/summarize', { text: 'Ein Bericht, über den das Modell lange nachdenkt.', use_cache: false }],
-      ['/api/transformer/text', { text: 'Guten Morgen', source_language: 'de', target_language: 'en', use_cache: false }],
+      [
+        '/api/transformer/text',
+        { text: 'Guten Morgen', source_language: 'de', target_language: 'en', use_cache: false },
+      ],
     ] as const) {
       llm.reset();
       llm.latency(90_000);
@@ -33,7 +36,9 @@ describe('a model that answers after 90 s', function () {
       expect(r.status, JSON.stringify(r.body)).to.equal(200);
       expect(llm.chatRequests(), `${path}: one model call`).to.have.length(1);
       expect(wall).to.be.at.least(90_000);
-      process.stdout.write(`      ${path}: ${llm.chatRequests().length} model call, ${(wall / 1000).toFixed(1)} s wall\n`);
+      process.stdout.write(
+        `      ${path}: ${llm.chatRequests().length} model call, ${(wall / 1000).toFixed(1)} s wall\n`,
+      );
     }
   });
 });

@@ -36,7 +36,13 @@ describe('OCR durability', function () {
     temporal = await startDevServer();
     const dataDir = tempDir('docproc-ocr-kill-');
     const port = await freePort();
-    const env = { TEMPORAL_ADDRESS: temporal.address, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', TASK_QUEUE_PREFIX: `ocrkill${port}` };
+    const env = {
+      TEMPORAL_ADDRESS: temporal.address,
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      TASK_QUEUE_PREFIX: `ocrkill${port}`,
+    };
     const url = `http://127.0.0.1:${port}`;
     const pages: string[] = [];
     for (let i = 1; i <= PAGES; i++) pages.push(text(i));
@@ -52,12 +58,20 @@ describe('OCR durability', function () {
     const created = await fetch(`${url}/api/jobs/`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ job_type: 'pdf', parameters: { filename: file, extraction_method: 'local_ocr', ocr_language: 'de' } }),
+      body: JSON.stringify({
+        job_type: 'pdf',
+        parameters: { filename: file, extraction_method: 'local_ocr', ocr_language: 'de' },
+      }),
     }).then((r) => r.json() as Promise<any>);
     const jobId = created.data.job_id as string;
 
     // Kill the worker once about a third of the pages are recognised.
-    await waitFor(async () => (cacheEntries(dataDir).size >= PAGES / 3 ? true : undefined), 'a third of the pages', 180_000, 100);
+    await waitFor(
+      async () => (cacheEntries(dataDir).size >= PAGES / 3 ? true : undefined),
+      'a third of the pages',
+      180_000,
+      100,
+    );
     worker.child.kill('SIGKILL');
     await worker.ended;
     const before = cacheEntries(dataDir);
@@ -67,7 +81,11 @@ describe('OCR durability', function () {
     procs.push(worker);
     const job = await waitForJobEnd(url, jobId, 240_000);
     expect(job.status, JSON.stringify(job.error)).to.equal('completed');
-    const contents = job.results.structured_data.metadata.text_contents as { page: number; text: string; method: string }[];
+    const contents = job.results.structured_data.metadata.text_contents as {
+      page: number;
+      text: string;
+      method: string;
+    }[];
     expect(contents.map((c) => c.page)).to.deep.equal(pages.map((_, i) => i + 1));
     for (const c of contents) {
       expect(c.method).to.equal('local_ocr');

@@ -71,7 +71,16 @@ describe('Session durability', function () {
     const created = (await fetch(`${url}/api/session/process-async`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ event: 'Conf', session: 'Durable', url: `${site.base}/s/durable`, filename: 'durable', track: 'Main', attachments_url: `${site.base}/attachments`, source_language: 'en', target_language: 'en' }),
+      body: JSON.stringify({
+        event: 'Conf',
+        session: 'Durable',
+        url: `${site.base}/s/durable`,
+        filename: 'durable',
+        track: 'Main',
+        attachments_url: `${site.base}/attachments`,
+        source_language: 'en',
+        target_language: 'en',
+      }),
     }).then((r) => r.json())) as any;
     const jobId = created.data.job_id as string;
 
@@ -79,9 +88,13 @@ describe('Session durability', function () {
     worker.child.kill('SIGKILL');
     await worker.ended;
     const before = keptSteps(dataDir, jobId);
-    expect([...before.keys()].sort()).to.deep.equal(
-      ['session-attachments-text.json', 'session-attachments.json', 'session-page-images.json', 'session-page.json', 'session-plan.json'],
-    );
+    expect([...before.keys()].sort()).to.deep.equal([
+      'session-attachments-text.json',
+      'session-attachments.json',
+      'session-page-images.json',
+      'session-page.json',
+      'session-plan.json',
+    ]);
     release();
 
     worker = spawnService('worker', env);
@@ -96,13 +109,17 @@ describe('Session durability', function () {
     const after = keptSteps(dataDir, jobId);
     for (const [f, mtime] of before) expect(after.get(f), `step ${f} ran again`).to.equal(mtime);
     expect(after.has('session-template.json')).to.equal(true);
-    expect([site.count('/s/durable'), site.count('/attachments'), site.count('/files/slides.pdf')]).to.deep.equal([1, 1, 1]);
+    expect([site.count('/s/durable'), site.count('/attachments'), site.count('/files/slides.pdf')]).to.deep.equal([
+      1, 1, 1,
+    ]);
     expect(templateCalls).to.equal(2);
     // The PDF child job ran once (a single run, a single start).
     const steps = path.join(dataDir, 'blobs', 'objects', 'jobs', jobId, 'internal', 'steps');
     const { files } = JSON.parse(fs.readFileSync(path.join(steps, 'session-attachments.json'), 'utf8'));
     const pdfJob = ((await fetch(`${url}/api/jobs/${files[0].pdfJobId}`).then((r) => r.json())) as any).data;
     expect(pdfJob.status).to.equal('completed');
-    expect(pdfJob.logs.filter((l: { message: string }) => l.message.startsWith('Processing pdf job'))).to.have.length(1);
+    expect(pdfJob.logs.filter((l: { message: string }) => l.message.startsWith('Processing pdf job'))).to.have.length(
+      1,
+    );
   });
 });

@@ -25,9 +25,14 @@ export interface TestApi {
  * The real app on a real socket (127.0.0.1, random port), with a local blob store in a temp directory.
  * `env` overrides configuration variables; without TEMPORAL_ADDRESS it points at a closed port.
  */
-export async function startTestApi(env: Record<string, string> = {}, opts: { host?: string; store?: BlobStore } = {}): Promise<TestApi> {
+export async function startTestApi(
+  env: Record<string, string> = {},
+  opts: { host?: string; store?: BlobStore } = {},
+): Promise<TestApi> {
   const dataDir = env.DATA_DIR ?? tempDir('docproc-api-');
-  const config = loadConfig(noLlmUnlessAsked({ TEMPORAL_ADDRESS: '127.0.0.1:1', LOG_LEVEL: 'silent', ...env, DATA_DIR: dataDir }));
+  const config = loadConfig(
+    noLlmUnlessAsked({ TEMPORAL_ADDRESS: '127.0.0.1:1', LOG_LEVEL: 'silent', ...env, DATA_DIR: dataDir }),
+  );
   const store = opts.store ?? (await new LocalBlobStore(path.join(config.dataDir, 'blobs')).init());
   const temporal = createTemporalGateway(config);
   const calls = trackCalls(temporal.connection);

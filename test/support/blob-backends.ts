@@ -34,7 +34,12 @@ export async function localBackend(): Promise<Backend> {
 export async function s3Backend(): Promise<Backend> {
   const minio = await sharedMinioServer();
   const bucket = `docproc-test-${randomBytes(6).toString('hex')}`;
-  const store = await new S3BlobStore({ endpoint: minio.endpoint, accessKey: minio.accessKey, secretKey: minio.secretKey, bucket }).init();
+  const store = await new S3BlobStore({
+    endpoint: minio.endpoint,
+    accessKey: minio.accessKey,
+    secretKey: minio.secretKey,
+    bucket,
+  }).init();
   expect(await store.client.bucketExists(bucket)).to.equal(true);
   return {
     store,
@@ -50,7 +55,8 @@ export async function s3Backend(): Promise<Backend> {
       const uploads = store.client.listIncompleteUploads(bucket, '', true) as AsyncIterable<{ key: string }>;
       for await (const u of uploads) await store.client.removeIncompleteUpload(bucket, u.key);
       const names: string[] = [];
-      for await (const o of store.client.listObjectsV2(bucket, '', true) as AsyncIterable<{ name?: string }>) if (o.name) names.push(o.name);
+      for await (const o of store.client.listObjectsV2(bucket, '', true) as AsyncIterable<{ name?: string }>)
+        if (o.name) names.push(o.name);
       if (names.length) await store.client.removeObjects(bucket, names);
       await store.client.removeBucket(bucket);
     },

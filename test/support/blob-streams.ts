@@ -12,7 +12,10 @@ export const sha256 = (b: Buffer | string): string => createHash('sha256').updat
  * Reads a stream through a hash, never holding it whole. `onChunk` sees each chunk as it arrives (while it is still
  * held), with the count of the bytes before it.
  */
-export async function digestStream(s: Readable, onChunk?: (bytesBefore: number) => void): Promise<{ sha256: string; size: number }> {
+export async function digestStream(
+  s: Readable,
+  onChunk?: (bytesBefore: number) => void,
+): Promise<{ sha256: string; size: number }> {
   const h = createHash('sha256');
   let size = 0;
   for await (const c of s) {

@@ -31,7 +31,12 @@ export interface Cluster {
 }
 
 export function workerReady(p: Proc): Promise<true> {
-  return waitFor(async () => (p.output().includes('"msg":"worker ready"') ? true : undefined), 'the worker to be ready', 120_000, 100);
+  return waitFor(
+    async () => (p.output().includes('"msg":"worker ready"') ? true : undefined),
+    'the worker to be ready',
+    120_000,
+    100,
+  );
 }
 
 export async function killHard(p: Proc): Promise<void> {
@@ -39,7 +44,12 @@ export async function killHard(p: Proc): Promise<void> {
   await p.ended;
 }
 
-export async function startCluster(opts: { apis: number; ioWorkers: number; mediaWorkers: number; env?: Record<string, string> }): Promise<Cluster> {
+export async function startCluster(opts: {
+  apis: number;
+  ioWorkers: number;
+  mediaWorkers: number;
+  env?: Record<string, string>;
+}): Promise<Cluster> {
   const all: Proc[] = [];
   let temporal: DevServer | undefined;
   let minio: Cluster['minio'] | undefined;
@@ -88,7 +98,9 @@ export async function startCluster(opts: { apis: number; ioWorkers: number; medi
       const { port } = await choosePort(await freePort(), new Set(ports));
       ports.push(port);
     }
-    const apis = await Promise.all(ports.map(async (port) => ({ url: `http://127.0.0.1:${port}`, port, proc: await startApi(port) })));
+    const apis = await Promise.all(
+      ports.map(async (port) => ({ url: `http://127.0.0.1:${port}`, port, proc: await startApi(port) })),
+    );
     return {
       temporal,
       minio,
@@ -100,7 +112,10 @@ export async function startCluster(opts: { apis: number; ioWorkers: number; medi
       all,
       startApi,
       startWorker,
-      dump: () => all.map((p) => `--- ${p.child.spawnargs.at(-1)} (pid ${p.child.pid}) ---\n${p.output().slice(-3000)}`).join('\n'),
+      dump: () =>
+        all
+          .map((p) => `--- ${p.child.spawnargs.at(-1)} (pid ${p.child.pid}) ---\n${p.output().slice(-3000)}`)
+          .join('\n'),
       stop,
     };
   } catch (err) {
@@ -130,18 +145,26 @@ export function refused(err: unknown): boolean {
  * POST /api/jobs/ for a PDF job with a webhook to `url`, on `urls[0]`; on a refused connection (that API is down:
  * the request reached nothing) on the next one, as a load balancer would. Answers the job id and the API used.
  */
-export async function submitPdfJob(urls: string[], file: string, hook: WebhookReceiver): Promise<{ jobId: string; via: string }> {
+export async function submitPdfJob(
+  urls: string[],
+  file: string,
+  hook: WebhookReceiver,
+): Promise<{ jobId: string; via: string }> {
   let lastErr: unknown;
   for (const url of urls) {
     try {
       const res = await fetch(`${url}/api/jobs/`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ job_type: 'pdf', parameters: { filename: file, use_cache: false, webhook: { url: hook.url } } }),
+        body: JSON.stringify({
+          job_type: 'pdf',
+          parameters: { filename: file, use_cache: false, webhook: { url: hook.url } },
+        }),
         signal: AbortSignal.timeout(60_000),
       });
       const body = (await res.json()) as { data?: { job_id?: string } };
-      if (res.status !== 200 || !body.data?.job_id) throw new Error(`POST /api/jobs/ on ${url}: ${res.status} ${JSON.stringify(body)}`);
+      if (res.status !== 200 || !body.data?.job_id)
+        throw new Error(`POST /api/jobs/ on ${url}: ${res.status} ${JSON.stringify(body)}`);
       return { jobId: body.data.job_id, via: url };
     } catch (err) {
       if (!refused(err)) throw err;
@@ -280,7 +303,9 @@ async function mediaWorkerBusy(c: Cluster, worker: Proc, jobIds: string[]): Prom
     const busy = async () => {
       for (const id of jobIds) {
         const d = await client.workflow.getHandle(id).describe();
-        const started = d.raw.pendingActivities?.some((a) => a.state === STARTED && (a.lastWorkerIdentity ?? '').startsWith(identity));
+        const started = d.raw.pendingActivities?.some(
+          (a) => a.state === STARTED && (a.lastWorkerIdentity ?? '').startsWith(identity),
+        );
         if (started) return true;
       }
       return undefined;

@@ -6,7 +6,11 @@ type Payload = proto.temporal.api.common.v1.IPayload;
 /** What a recorded history shows of its run: read from its events, the way replay.test.ts and the recorder check them. */
 
 const text = (data: Uint8Array | string | null | undefined): string =>
-  data == null ? '' : typeof data === 'string' ? Buffer.from(data, 'base64').toString('utf8') : Buffer.from(data).toString('utf8');
+  data == null
+    ? ''
+    : typeof data === 'string'
+      ? Buffer.from(data, 'base64').toString('utf8')
+      : Buffer.from(data).toString('utf8');
 
 const json = (p: Payload | undefined): unknown => {
   const s = text(p?.data);
@@ -51,7 +55,8 @@ export function failureType(history: History): string | undefined {
 
 /** How many activities of this type the run scheduled (local activities not counted). */
 export function scheduledActivities(history: History, type: string): number {
-  return (history.events ?? []).filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === type).length;
+  return (history.events ?? []).filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === type)
+    .length;
 }
 
 /** The workflow ids of the children the run started. */

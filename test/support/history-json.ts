@@ -16,7 +16,9 @@ const { toJson, fromJson } = requireFromProto('protobufjs/ext/protojson') as {
   toJson(type: unknown, message: unknown): unknown;
   fromJson(type: unknown, json: unknown, options?: { ignoreUnknownFields?: boolean }): unknown;
 };
-const historyType = (patchProtobufRoot(proto) as unknown as { lookupType(name: string): unknown }).lookupType('temporal.api.history.v1.History');
+const historyType = (patchProtobufRoot(proto) as unknown as { lookupType(name: string): unknown }).lookupType(
+  'temporal.api.history.v1.History',
+);
 
 export function historyToJson(history: History): string {
   return JSON.stringify(toJson(historyType, proto.temporal.api.history.v1.History.fromObject(history)), null, 2);

@@ -11,7 +11,12 @@ import { tempDir } from './servers';
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** Polls `fn` until it answers something other than undefined; fails after `timeoutMs` naming `what`. */
-export async function until<T>(fn: () => Promise<T | undefined>, what: string, timeoutMs = 30_000, everyMs = 100): Promise<T> {
+export async function until<T>(
+  fn: () => Promise<T | undefined>,
+  what: string,
+  timeoutMs = 30_000,
+  everyMs = 100,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();
@@ -42,7 +47,10 @@ export const transformerJob = (html = SMALL_HTML, extra: Record<string, unknown>
   parameters: { operation: 'html-to-markdown', html, ...extra },
 });
 
-export const pdfJob = (extra: Record<string, unknown> = {}) => ({ job_type: 'pdf', parameters: { filename: '/tmp/none.pdf', ...extra } });
+export const pdfJob = (extra: Record<string, unknown> = {}) => ({
+  job_type: 'pdf',
+  parameters: { filename: '/tmp/none.pdf', ...extra },
+});
 
 /**
  * Keeps a transformer job in `processing` for a few seconds, at a known point, without using CPU: a blob under the
@@ -64,19 +72,33 @@ export interface RawReply {
 }
 
 /** A request with the path sent byte for byte (fetch would normalise `..` and `//`). */
-export function rawRequest(baseUrl: string, rawPath: string, opts: { method?: string; headers?: Record<string, string> } = {}): Promise<RawReply> {
+export function rawRequest(
+  baseUrl: string,
+  rawPath: string,
+  opts: { method?: string; headers?: Record<string, string> } = {},
+): Promise<RawReply> {
   const u = new URL(baseUrl);
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: u.hostname, port: Number(u.port), path: rawPath, method: opts.method ?? 'GET', headers: opts.headers, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const body = Buffer.concat(chunks);
-        const text = body.toString('utf8');
-        resolve({ status: res.statusCode!, headers: res.headers, body, text, json: () => JSON.parse(text) });
-      });
-      res.on('error', reject);
-    });
+    const req = http.request(
+      {
+        host: u.hostname,
+        port: Number(u.port),
+        path: rawPath,
+        method: opts.method ?? 'GET',
+        headers: opts.headers,
+        agent: false,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const body = Buffer.concat(chunks);
+          const text = body.toString('utf8');
+          resolve({ status: res.statusCode!, headers: res.headers, body, text, json: () => JSON.parse(text) });
+        });
+        res.on('error', reject);
+      },
+    );
     req.setTimeout(30_000, () => req.destroy(new Error(`request timed out: ${rawPath}`)));
     req.on('error', reject);
     req.end();
@@ -110,7 +132,10 @@ export function unzip(zip: Buffer): { names: string[]; read(name: string): strin
     read: (name) =>
       hasUnzip
         ? execFileSync('unzip', ['-p', file, name]).toString('utf8')
-        : py('import sys;import zipfile;sys.stdout.write(zipfile.ZipFile(sys.argv[1]).read(sys.argv[2]).decode())', name),
+        : py(
+            'import sys;import zipfile;sys.stdout.write(zipfile.ZipFile(sys.argv[1]).read(sys.argv[2]).decode())',
+            name,
+          ),
   };
 }
 
@@ -131,13 +156,21 @@ export async function readSse(
   headers: Record<string, string> = {},
   timeoutMs = 30_000,
   partial = false,
-): Promise<{ status: number; contentType: string | null; events: SseEvent[]; comments: string[]; retry?: number; json?: any }> {
+): Promise<{
+  status: number;
+  contentType: string | null;
+  events: SseEvent[];
+  comments: string[];
+  retry?: number;
+  json?: any;
+}> {
   const ctrl = new AbortController();
   const timer = setTimeout(() => ctrl.abort(), timeoutMs);
   try {
     const res = await fetch(url, { headers, signal: ctrl.signal });
     const contentType = res.headers.get('content-type');
-    if (!contentType?.startsWith('text/event-stream')) return { status: res.status, contentType, events: [], comments: [], json: await res.json() };
+    if (!contentType?.startsWith('text/event-stream'))
+      return { status: res.status, contentType, events: [], comments: [], json: await res.json() };
     const reader = res.body!.getReader();
     const decoder = new TextDecoder();
     let buf = '';
@@ -159,9 +192,9 @@ export async function readSse(
       for (const line of block.split('\n')) {
         if (line.startsWith(':')) comments.push(line.slice(1).trim());
         else if (line.startsWith('retry:')) retry = Number(line.slice(6).trim());
-        else if (line.startsWith('id:')) (ev.id = Number(line.slice(3).trim())), (isEvent = true);
-        else if (line.startsWith('event:')) (ev.event = line.slice(6).trim()), (isEvent = true);
-        else if (line.startsWith('data:')) (ev.data = JSON.parse(line.slice(5).trim())), (isEvent = true);
+        else if (line.startsWith('id:')) ((ev.id = Number(line.slice(3).trim())), (isEvent = true));
+        else if (line.startsWith('event:')) ((ev.event = line.slice(6).trim()), (isEvent = true));
+        else if (line.startsWith('data:')) ((ev.data = JSON.parse(line.slice(5).trim())), (isEvent = true));
       }
       if (isEvent) events.push(ev);
     }

@@ -33,7 +33,10 @@ export function useLlmStack(assign: (stack: Stack, llm: LlmServer) => void, extr
   before(async () => {
     llm = await startLlmServer({ apiKey: LLM_KEY });
   });
-  useStack((stack) => assign(stack, llm!), () => llmEnv(llm!, extra));
+  useStack(
+    (stack) => assign(stack, llm!),
+    () => llmEnv(llm!, extra),
+  );
   after(async () => {
     await llm?.close();
   });

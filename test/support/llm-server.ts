@@ -167,13 +167,18 @@ export async function startLlmServer(opts: LlmServerOptions = {}): Promise<LlmSe
     if (opts.apiKey !== undefined) {
       const auth = req.headers.authorization ?? '';
       if (auth !== `Bearer ${opts.apiKey}`) {
-        return openAiError(401, `Incorrect API key provided: ${auth.replace(/^Bearer\s+/i, '')}.`, 'invalid_request_error');
+        return openAiError(
+          401,
+          `Incorrect API key provided: ${auth.replace(/^Bearer\s+/i, '')}.`,
+          'invalid_request_error',
+        );
       }
     }
     if (!req.json || !Array.isArray(req.json.messages) || typeof req.json.model !== 'string') {
       return openAiError(400, 'model and messages are required', 'invalid_request_error');
     }
-    if (req.json.stream) return openAiError(400, 'stream is not supported by this test server', 'invalid_request_error');
+    if (req.json.stream)
+      return openAiError(400, 'stream is not supported by this test server', 'invalid_request_error');
     if (typeof req.json.model === 'string') seenModels.add(req.json.model);
     const scripted = queue.shift();
     if (scripted) return scripted;
@@ -184,7 +189,14 @@ export async function startLlmServer(opts: LlmServerOptions = {}): Promise<LlmSe
   const server = http.createServer((req, res) => {
     onBody(req, (body, json) => {
       const path = (req.url ?? '').split('?')[0];
-      const record: LlmRequest = { method: req.method ?? '', path, headers: req.headers, body, json, receivedAt: Date.now() };
+      const record: LlmRequest = {
+        method: req.method ?? '',
+        path,
+        headers: req.headers,
+        body,
+        json,
+        receivedAt: Date.now(),
+      };
       requests.push(record);
       if (req.method === 'POST' && /^(\/v1)?\/chat\/completions$/.test(path)) {
         chat(record).then(
@@ -218,11 +230,16 @@ export async function startLlmServer(opts: LlmServerOptions = {}): Promise<LlmSe
       queue.push(...replies);
     },
     fail429(retryAfterSeconds = 1, n = 1) {
-      const reply = openAiError(429, 'Rate limit reached, please retry later.', 'rate_limit_exceeded') as { status: number; body: unknown };
+      const reply = openAiError(429, 'Rate limit reached, please retry later.', 'rate_limit_exceeded') as {
+        status: number;
+        body: unknown;
+      };
       queue.push(...times(n, { ...reply, headers: { 'Retry-After': String(retryAfterSeconds) } }));
     },
     fail500(n = 1) {
-      queue.push(...times(n, openAiError(500, 'The server had an error while processing your request.', 'server_error')));
+      queue.push(
+        ...times(n, openAiError(500, 'The server had an error while processing your request.', 'server_error')),
+      );
     },
     invalidJson(n = 1, content = 'Sure! The name is Ada and the city is Paris.') {
       queue.push(...times(n, { content }));

@@ -11,7 +11,9 @@ export const RATE = 16_000;
 
 /** Runs ffmpeg quietly (overwriting outputs) and returns its stdout. */
 export async function ffmpeg(...args: string[]): Promise<Buffer> {
-  const { stdout } = await runTool('ffmpeg', ['-nostdin', '-hide_banner', '-v', 'error', '-y', ...args], { timeoutMs: 120_000 });
+  const { stdout } = await runTool('ffmpeg', ['-nostdin', '-hide_banner', '-v', 'error', '-y', ...args], {
+    timeoutMs: 120_000,
+  });
   return stdout;
 }
 
@@ -19,7 +21,21 @@ export async function ffmpeg(...args: string[]): Promise<Buffer> {
 export async function writeWav(file: string, samples: Int16Array, rate = RATE): Promise<void> {
   const raw = `${file}.pcm`;
   await writeFile(raw, Buffer.from(samples.buffer, samples.byteOffset, samples.byteLength));
-  await ffmpeg('-f', 's16le', '-ar', String(rate), '-ac', '1', '-i', raw, '-map_metadata', '-1', '-fflags', '+bitexact', file);
+  await ffmpeg(
+    '-f',
+    's16le',
+    '-ar',
+    String(rate),
+    '-ac',
+    '1',
+    '-i',
+    raw,
+    '-map_metadata',
+    '-1',
+    '-fflags',
+    '+bitexact',
+    file,
+  );
   await rm(raw);
 }
 
@@ -38,7 +54,10 @@ export async function spoken(text: string, dir: string): Promise<Int16Array> {
 }
 
 /** Joins sample runs with stretches of digital silence between them; returns the samples and where each run lies. */
-export function joinWithPauses(runs: Int16Array[], pauseSeconds: (i: number) => number): { samples: Int16Array; spans: [number, number][] } {
+export function joinWithPauses(
+  runs: Int16Array[],
+  pauseSeconds: (i: number) => number,
+): { samples: Int16Array; spans: [number, number][] } {
   const pauses = runs.map((_, i) => (i + 1 < runs.length ? Math.round(pauseSeconds(i) * RATE) : 0));
   const samples = new Int16Array(runs.reduce((n, r, i) => n + r.length + pauses[i], 0));
   const spans: [number, number][] = [];
@@ -61,7 +80,8 @@ export function levelDbAround(samples: Int16Array, seconds: number, halfSeconds 
 }
 
 /** A picture's pixels as 8-bit grey, decoded by ffmpeg. */
-export const greyPixels = (image: string): Promise<Buffer> => ffmpeg('-i', image, '-f', 'rawvideo', '-pix_fmt', 'gray', '-');
+export const greyPixels = (image: string): Promise<Buffer> =>
+  ffmpeg('-i', image, '-f', 'rawvideo', '-pix_fmt', 'gray', '-');
 
 /** Mean absolute difference of two equally sized pixel buffers (0 = identical, 255 = inverted). */
 export function meanAbsDiff(a: Buffer, b: Buffer): number {

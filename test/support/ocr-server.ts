@@ -133,19 +133,43 @@ export async function startOcrServer(opts: OcrServerOptions = {}): Promise<OcrSe
     const url = doc?.type === 'document_url' ? doc.document_url : doc?.type === 'image_url' ? doc.image_url : undefined;
     const m = typeof url === 'string' ? DATA_URL.exec(url) : null;
     if (typeof j?.model !== 'string' || !m) {
-      return { status: 422, body: { detail: [{ loc: ['body', 'document'], msg: 'model and a base64 data URL are required' }] } };
+      return {
+        status: 422,
+        body: { detail: [{ loc: ['body', 'document'], msg: 'model and a base64 data URL are required' }] },
+      };
     }
     const bytes = Buffer.from(m[2], 'base64');
     const images = (n: number) =>
       rec.includeImages
-        ? [{ id: `img-${n}.png`, top_left_x: 10, top_left_y: 20, bottom_right_x: 110, bottom_right_y: 220, image_base64: TINY_PNG_DATA_URL }]
-        : [{ id: `img-${n}.png`, top_left_x: 10, top_left_y: 20, bottom_right_x: 110, bottom_right_y: 220, image_base64: null }];
+        ? [
+            {
+              id: `img-${n}.png`,
+              top_left_x: 10,
+              top_left_y: 20,
+              bottom_right_x: 110,
+              bottom_right_y: 220,
+              image_base64: TINY_PNG_DATA_URL,
+            },
+          ]
+        : [
+            {
+              id: `img-${n}.png`,
+              top_left_x: 10,
+              top_left_y: 20,
+              bottom_right_x: 110,
+              bottom_right_y: 220,
+              image_base64: null,
+            },
+          ];
     const dimensions = { dpi: 200, height: 2200, width: 1700 };
     if (doc.type === 'image_url') {
-      const pages = [{ index: 0, markdown: `# Image\n\n${m[1]}, ${bytes.length} bytes`, images: images(0), dimensions }];
+      const pages = [
+        { index: 0, markdown: `# Image\n\n${m[1]}, ${bytes.length} bytes`, images: images(0), dimensions },
+      ];
       return { status: 200, body: { pages, model, usage_info: { pages_processed: 1, doc_size_bytes: bytes.length } } };
     }
-    if (m[1] !== 'application/pdf') return { status: 422, body: { detail: [{ loc: ['body', 'document'], msg: `unsupported ${m[1]}` }] } };
+    if (m[1] !== 'application/pdf')
+      return { status: 422, body: { detail: [{ loc: ['body', 'document'], msg: `unsupported ${m[1]}` }] } };
     let pdf: Pdf;
     try {
       pdf = await pdfOf(bytes);
@@ -154,14 +178,18 @@ export async function startOcrServer(opts: OcrServerOptions = {}): Promise<OcrSe
     }
     const wanted = rec.pages ?? Array.from({ length: pdf.pageCount }, (_, i) => i);
     const bad = wanted.find((p) => !Number.isInteger(p) || p < 0 || p >= pdf.pageCount);
-    if (bad !== undefined) return { status: 400, body: { message: `Page ${bad} out of range (document has ${pdf.pageCount})` } };
+    if (bad !== undefined)
+      return { status: 400, body: { message: `Page ${bad} out of range (document has ${pdf.pageCount})` } };
     const pages = wanted.map((i, n) => ({
       index: opts.relativeIndexes ? n : i,
       markdown: `# Page ${i + 1}\n\n${pdf.texts[i] ?? `Text of page ${i + 1}.`}`,
       images: images(i),
       dimensions,
     }));
-    return { status: 200, body: { pages, model, usage_info: { pages_processed: pages.length, doc_size_bytes: bytes.length } } };
+    return {
+      status: 200,
+      body: { pages, model, usage_info: { pages_processed: pages.length, doc_size_bytes: bytes.length } },
+    };
   };
 
   const reply = (res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
@@ -176,7 +204,10 @@ export async function startOcrServer(opts: OcrServerOptions = {}): Promise<OcrSe
     if (fault && 'delayMs' in fault) await new Promise((r) => setTimeout(r, fault.delayMs));
     if (fault && 'status' in fault) return reply(res, fault.status, fault.body ?? {}, fault.headers);
     if (fault && 'malformed' in fault) {
-      const body = fault.malformed === 'not-json' ? '<html>Bad gateway</html>' : { pages: [{ index: 'first', text: 'no markdown' }] };
+      const body =
+        fault.malformed === 'not-json'
+          ? '<html>Bad gateway</html>'
+          : { pages: [{ index: 'first', text: 'no markdown' }] };
       return reply(res, 200, body);
     }
     const a = await answer(rec);

@@ -13,7 +13,12 @@ export function responseChecker(doc: Record<string, unknown>) {
   const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false });
   ajv.addSchema({ ...structuredClone(doc), $id: 'openapi:doc' });
   return (method: string, path: string, status: number, body: unknown, mediaType = 'application/json'): string[] => {
-    const ops = (doc.paths as Record<string, Record<string, { responses?: Record<string, { content?: Record<string, { schema?: unknown }> }> }>>)[path];
+    const ops = (
+      doc.paths as Record<
+        string,
+        Record<string, { responses?: Record<string, { content?: Record<string, { schema?: unknown }> }> }>
+      >
+    )[path];
     const schema = ops?.[method.toLowerCase()]?.responses?.[String(status)]?.content?.[mediaType]?.schema;
     if (!schema) throw new Error(`no documented ${mediaType} schema for ${method} ${path} ${status}`);
     const ref = `openapi:doc#/paths/${token(path)}/${method.toLowerCase()}/responses/${status}/content/${token(mediaType)}/schema`;

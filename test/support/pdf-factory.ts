@@ -35,7 +35,15 @@ export type PageSpec =
   /** Lines top to bottom in one BT block (Td, TL, T*: pdf.js marks line ends); `reversed` draws the bottom line first. */
   | { kind: 'lines'; lines: string[]; size?: number; leading?: number; x?: number; top?: number; reversed?: boolean }
   /** Two columns of text; `interleave` draws them row by row (left 1, right 1, left 2, ...), else left column first. */
-  | { kind: 'columns'; left: string[]; right: string[]; heading?: string; footer?: string; size?: number; interleave?: boolean }
+  | {
+      kind: 'columns';
+      left: string[];
+      right: string[];
+      heading?: string;
+      footer?: string;
+      size?: number;
+      interleave?: boolean;
+    }
   /** Free text runs, drawn in the given order, on an A4 page or one of `box` points (width, height). */
   | { kind: 'runs'; runs: TextRun[]; box?: [number, number] }
   /** A full-page image and no text layer, as a scanner makes it. */
@@ -59,7 +67,9 @@ function linesContent(spec: Extract<PageSpec, { kind: 'lines' }>): string {
   const x = spec.x ?? 72;
   const top = spec.top ?? PAGE_HEIGHT - 72;
   if (spec.reversed) {
-    const ops = spec.lines.map((line, i) => `BT /F1 ${size} Tf 1 0 0 1 ${x} ${top - i * leading} Tm ${pdfLiteral(line)} Tj ET`);
+    const ops = spec.lines.map(
+      (line, i) => `BT /F1 ${size} Tf 1 0 0 1 ${x} ${top - i * leading} Tm ${pdfLiteral(line)} Tj ET`,
+    );
     return ops.reverse().join('\n');
   }
   return `BT /F1 ${size} Tf ${x} ${top} Td ${leading} TL\n${spec.lines.map((l) => `${pdfLiteral(l)} Tj T*`).join('\n')}\nET`;
@@ -69,7 +79,8 @@ function columnsContent(spec: Extract<PageSpec, { kind: 'columns' }>): string {
   const size = spec.size ?? 10;
   const leading = size * 1.3;
   const top = PAGE_HEIGHT - 72;
-  const at = (text: string, x: number, y: number, s = size) => `BT /F1 ${s} Tf 1 0 0 1 ${x} ${y} Tm ${pdfLiteral(text)} Tj ET`;
+  const at = (text: string, x: number, y: number, s = size) =>
+    `BT /F1 ${s} Tf 1 0 0 1 ${x} ${y} Tm ${pdfLiteral(text)} Tj ET`;
   const ops: string[] = [];
   let y = top;
   if (spec.heading) {
@@ -105,7 +116,8 @@ export function buildPdf(spec: PdfSpec): Buffer {
       const { width, height, pixels } = page.image;
       box = [(width * 72) / page.dpi, (height * 72) / page.dpi].map((v) => Math.round(v * 100) / 100);
       const img = w.add(
-        () => `/Type /XObject /Subtype /Image /Width ${width} /Height ${height} /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /FlateDecode`,
+        () =>
+          `/Type /XObject /Subtype /Image /Width ${width} /Height ${height} /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /FlateDecode`,
         deflateSync(pixels),
       );
       resources = `/XObject << /Im1 ${img} 0 R >>`;
@@ -117,7 +129,12 @@ export function buildPdf(spec: PdfSpec): Buffer {
       if (page.box) box = page.box;
     }
     const stream = w.add(() => '', Buffer.from(content, 'latin1'));
-    kids.push(w.add(() => `/Type /Page /Parent ${pagesNum} 0 R /MediaBox [0 0 ${box.join(' ')}] /Contents ${stream} 0 R /Resources << ${resources} >>`));
+    kids.push(
+      w.add(
+        () =>
+          `/Type /Page /Parent ${pagesNum} 0 R /MediaBox [0 0 ${box.join(' ')}] /Contents ${stream} 0 R /Resources << ${resources} >>`,
+      ),
+    );
   }
   w.set(pagesNum, () => `/Type /Pages /Kids [${kids.map((k) => `${k} 0 R`).join(' ')}] /Count ${kids.length}`);
   w.set(catalog, () => `/Type /Catalog /Pages ${pagesNum} 0 R`);
@@ -131,7 +148,10 @@ export function buildPdf(spec: PdfSpec): Buffer {
           ].join(' '),
         )
       : undefined;
-  const enc = spec.userPassword !== undefined ? makeEncryption(spec.userPassword, `${spec.userPassword}-owner`, spec.allowCopy ?? true) : undefined;
+  const enc =
+    spec.userPassword !== undefined
+      ? makeEncryption(spec.userPassword, `${spec.userPassword}-owner`, spec.allowCopy ?? true)
+      : undefined;
   return w.finish(catalog, info, enc);
 }
 
@@ -146,7 +166,11 @@ export function corruptPdf(): Buffer {
   const good = buildPdf({ pages: [{ kind: 'lines', lines: ['This file will be damaged.'] }] });
   const garbage = Buffer.alloc(600);
   for (let i = 0; i < garbage.length; i++) garbage[i] = (i * 7919 + 13) % 251;
-  return Buffer.concat([good.subarray(0, 40), garbage, Buffer.from('\nxref\n0 9\nnot an xref table\ntrailer\n<< /Size 9 /Root 77 0 R >>\nstartxref\n99999\n%%EOF\n')]);
+  return Buffer.concat([
+    good.subarray(0, 40),
+    garbage,
+    Buffer.from('\nxref\n0 9\nnot an xref table\ntrailer\n<< /Size 9 /Root 77 0 R >>\nstartxref\n99999\n%%EOF\n'),
+  ]);
 }
 
 // ---- scanned pages -------------------------------------------------------------------------------------------
@@ -191,9 +215,24 @@ export async function rasterize(pdf: Buffer, dpi: number): Promise<GrayImage> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'pdf-factory-'));
   try {
     await writeFile(path.join(dir, 'in.pdf'), pdf);
-    await runTool('pdftoppm', ['-r', String(dpi), '-gray', '-singlefile', '-f', '1', '-l', '1', path.join(dir, 'in.pdf'), path.join(dir, 'out')], {
-      timeoutMs: 30_000,
-    });
+    await runTool(
+      'pdftoppm',
+      [
+        '-r',
+        String(dpi),
+        '-gray',
+        '-singlefile',
+        '-f',
+        '1',
+        '-l',
+        '1',
+        path.join(dir, 'in.pdf'),
+        path.join(dir, 'out'),
+      ],
+      {
+        timeoutMs: 30_000,
+      },
+    );
     return parsePgm(await readFile(path.join(dir, 'out.pgm')));
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -217,7 +256,10 @@ export async function scannedPdf(paragraphs: string | string[], dpi = 300): Prom
 export async function upsideDownScanPdf(paragraphs: string | string[], dpi = 300): Promise<Buffer> {
   const pages: PageSpec[] = [];
   for (const paragraph of Array.isArray(paragraphs) ? paragraphs : [paragraphs]) {
-    const image = await rasterize(buildPdf({ pages: [{ kind: 'lines', lines: wrapText(paragraph, 70), size: 12, leading: 16 }] }), dpi);
+    const image = await rasterize(
+      buildPdf({ pages: [{ kind: 'lines', lines: wrapText(paragraph, 70), size: 12, leading: 16 }] }),
+      dpi,
+    );
     // 180 degrees: the pixels in reverse order.
     pages.push({ kind: 'image', image: { ...image, pixels: Buffer.from(image.pixels).reverse() }, dpi });
   }
@@ -228,5 +270,7 @@ export async function upsideDownScanPdf(paragraphs: string | string[], dpi = 300
 export function blankScanPdf(dpi = 300): Buffer {
   const width = Math.round((PAGE_WIDTH * dpi) / 72);
   const height = Math.round((PAGE_HEIGHT * dpi) / 72);
-  return buildPdf({ pages: [{ kind: 'image', image: { width, height, pixels: Buffer.alloc(width * height, 255) }, dpi }] });
+  return buildPdf({
+    pages: [{ kind: 'image', image: { width, height, pixels: Buffer.alloc(width * height, 255) }, dpi }],
+  });
 }

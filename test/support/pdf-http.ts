@@ -11,7 +11,11 @@ export interface FormFile {
 }
 
 /** Posts a multipart form to `url` (global FormData and Blob); answers status, parsed body, headers and elapsed ms. */
-export async function postMultipart(url: string, fields: Record<string, string>, file?: FormFile): Promise<{ status: number; body: any; ms: number; headers: Headers }> {
+export async function postMultipart(
+  url: string,
+  fields: Record<string, string>,
+  file?: FormFile,
+): Promise<{ status: number; body: any; ms: number; headers: Headers }> {
   const form = new FormData();
   if (file) form.append('file', new Blob([new Uint8Array(file.bytes)], { type: file.type }), file.name);
   for (const [k, v] of Object.entries(fields)) form.append(k, v);
@@ -28,7 +32,12 @@ export async function postMultipart(url: string, fields: Record<string, string>,
 }
 
 /** Posts a multipart form to /api/pdf/process; answers status, parsed body, elapsed ms and headers. */
-export function postPdf(s: Stack, fields: Record<string, string>, file?: Buffer, name = 'doc.pdf'): Promise<{ status: number; body: any; ms: number; headers: Headers }> {
+export function postPdf(
+  s: Stack,
+  fields: Record<string, string>,
+  file?: Buffer,
+  name = 'doc.pdf',
+): Promise<{ status: number; body: any; ms: number; headers: Headers }> {
   return postMultipart(`${s.url}/api/pdf/process`, fields, file && { bytes: file, name, type: 'application/pdf' });
 }
 

@@ -7,9 +7,33 @@ import { createHash } from 'node:crypto';
 // ---- strings -------------------------------------------------------------------------------------------------
 
 const WIN_ANSI_HIGH: Record<string, number> = {
-  '€': 0x80, '‚': 0x82, 'ƒ': 0x83, '„': 0x84, '…': 0x85, '†': 0x86, '‡': 0x87, 'ˆ': 0x88, '‰': 0x89, 'Š': 0x8a,
-  '‹': 0x8b, 'Œ': 0x8c, 'Ž': 0x8e, '‘': 0x91, '’': 0x92, '“': 0x93, '”': 0x94, '•': 0x95, '–': 0x96, '—': 0x97,
-  '˜': 0x98, '™': 0x99, 'š': 0x9a, '›': 0x9b, 'œ': 0x9c, 'ž': 0x9e, 'Ÿ': 0x9f,
+  '€': 0x80,
+  '‚': 0x82,
+  ƒ: 0x83,
+  '„': 0x84,
+  '…': 0x85,
+  '†': 0x86,
+  '‡': 0x87,
+  ˆ: 0x88,
+  '‰': 0x89,
+  Š: 0x8a,
+  '‹': 0x8b,
+  Œ: 0x8c,
+  Ž: 0x8e,
+  '‘': 0x91,
+  '’': 0x92,
+  '“': 0x93,
+  '”': 0x94,
+  '•': 0x95,
+  '–': 0x96,
+  '—': 0x97,
+  '˜': 0x98,
+  '™': 0x99,
+  š: 0x9a,
+  '›': 0x9b,
+  œ: 0x9c,
+  ž: 0x9e,
+  Ÿ: 0x9f,
 };
 
 /** Text as WinAnsi bytes; characters WinAnsi lacks become '?'. */
@@ -36,7 +60,9 @@ export function pdfLiteral(text: string): string {
 
 /** Bytes of a document-information string: ASCII as is, anything else UTF-16BE with a byte order mark. */
 export const infoStringBytes = (text: string): Buffer =>
-  /^[\x20-\x7e]*$/.test(text) ? Buffer.from(text, 'latin1') : Buffer.concat([Buffer.from([0xfe, 0xff]), Buffer.from(text, 'utf16le').swap16()]);
+  /^[\x20-\x7e]*$/.test(text)
+    ? Buffer.from(text, 'latin1')
+    : Buffer.concat([Buffer.from([0xfe, 0xff]), Buffer.from(text, 'utf16le').swap16()]);
 
 // ---- encryption (PDF 1.7 §7.6.3, algorithms 2, 3, 4; revision 2) ---------------------------------------------
 
@@ -142,7 +168,12 @@ export class PdfWriter {
       infoNum ? `/Info ${infoNum} 0 R` : '',
       enc ? `/Encrypt ${encryptNum} 0 R /ID [<${enc.id.toString('hex')}> <${enc.id.toString('hex')}>]` : '',
     ].join(' ');
-    push(Buffer.from(`xref\n0 ${offsets.length + 1}\n0000000000 65535 f \n${rows}trailer\n<< ${trailer} >>\nstartxref\n${xrefAt}\n%%EOF\n`, 'latin1'));
+    push(
+      Buffer.from(
+        `xref\n0 ${offsets.length + 1}\n0000000000 65535 f \n${rows}trailer\n<< ${trailer} >>\nstartxref\n${xrefAt}\n%%EOF\n`,
+        'latin1',
+      ),
+    );
     return Buffer.concat(chunks);
   }
 }

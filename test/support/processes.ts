@@ -19,17 +19,28 @@ export function spawnProc(cmd: string, args: string[], env: Record<string, strin
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
-  const ended = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));
+  const ended = new Promise<number | string>((resolve) =>
+    child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)),
+  );
   const exited = ended.then((v) => (typeof v === 'number' ? v : null));
   return { child, output: () => out, exited, ended };
 }
 
 /** The worker or API process exactly as `npm start` runs it. */
 export function spawnService(name: 'api' | 'worker', env: Record<string, string | undefined>): Proc {
-  return spawnProc(process.execPath, ['--import', 'tsx', path.join(ROOT, name, 'main.ts')], noLlmUnlessAsked({ ...process.env, LOG_LEVEL: 'info', ...env }));
+  return spawnProc(
+    process.execPath,
+    ['--import', 'tsx', path.join(ROOT, name, 'main.ts')],
+    noLlmUnlessAsked({ ...process.env, LOG_LEVEL: 'info', ...env }),
+  );
 }
 
-export async function waitFor<T>(fn: () => Promise<T | undefined>, what: string, timeoutMs = 60_000, everyMs = 250): Promise<T> {
+export async function waitFor<T>(
+  fn: () => Promise<T | undefined>,
+  what: string,
+  timeoutMs = 60_000,
+  everyMs = 250,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let lastErr: unknown;
   for (;;) {

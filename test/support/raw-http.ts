@@ -28,7 +28,15 @@ export function rawRequest(baseUrl: string, path: string, opts: RawRequestOption
   if (opts.body !== undefined && !opts.chunked) headers['Content-Length'] = String(Buffer.byteLength(opts.body));
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: u.hostname.replace(/^\[|\]$/g, ''), port: Number(u.port), path, method: opts.method ?? 'GET', headers, localAddress: opts.localAddress, agent: false },
+      {
+        host: u.hostname.replace(/^\[|\]$/g, ''),
+        port: Number(u.port),
+        path,
+        method: opts.method ?? 'GET',
+        headers,
+        localAddress: opts.localAddress,
+        agent: false,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -39,7 +47,9 @@ export function rawRequest(baseUrl: string, path: string, opts: RawRequestOption
         res.on('error', reject);
       },
     );
-    req.on('error', (err: NodeJS.ErrnoException) => (opts.body !== undefined && (err.code === 'EPIPE' || err.code === 'ECONNRESET') ? undefined : reject(err)));
+    req.on('error', (err: NodeJS.ErrnoException) =>
+      opts.body !== undefined && (err.code === 'EPIPE' || err.code === 'ECONNRESET') ? undefined : reject(err),
+    );
     if (opts.body !== undefined) {
       if (opts.chunked) {
         const buf = Buffer.from(opts.body);

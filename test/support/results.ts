@@ -20,14 +20,17 @@ let counter = 0;
 export const unique = (text: string): string => `${text} Nummer ${++counter} von ${process.pid}.`;
 
 /** A one-page PDF of `lines` (14 pt). */
-export const textPdf = (lines: string[], title = 'Ergebnis'): Buffer => buildPdf({ title, pages: [{ kind: 'lines', lines, size: 14 }] });
+export const textPdf = (lines: string[], title = 'Ergebnis'): Buffer =>
+  buildPdf({ title, pages: [{ kind: 'lines', lines, size: 14 }] });
 
 /** A PNG (150 dpi render by poppler) of a page showing `lines`. */
 export function pageImage(lines: string[]): Buffer {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'result-shape-img-'));
   try {
     writeFileSync(path.join(dir, 'page.pdf'), textPdf(lines));
-    execFileSync('pdftoppm', ['-r', '150', '-png', '-singlefile', path.join(dir, 'page.pdf'), path.join(dir, 'page')], { timeout: 30_000 });
+    execFileSync('pdftoppm', ['-r', '150', '-png', '-singlefile', path.join(dir, 'page.pdf'), path.join(dir, 'page')], {
+      timeout: 30_000,
+    });
     return readFileSync(path.join(dir, 'page.png'));
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -73,9 +76,16 @@ export async function syncCall(store: BlobStore, call: () => Promise<{ status: n
 }
 
 /** The endpoint's `data` is the job's results restricted to the data fields; the results carry the job fields too. */
-export function expectResultsCarry(results: Record<string, any>, data: Record<string, unknown>, fields: string[]): void {
+export function expectResultsCarry(
+  results: Record<string, any>,
+  data: Record<string, unknown>,
+  fields: string[],
+): void {
   expect(Object.keys(data).sort(), 'the spec data fields').to.deep.equal([...fields].sort());
-  expect(Object.keys(data).filter((k) => JOB_FIELDS.includes(k)), 'no job field in data').to.deep.equal([]);
+  expect(
+    Object.keys(data).filter((k) => JOB_FIELDS.includes(k)),
+    'no job field in data',
+  ).to.deep.equal([]);
   expect(Object.fromEntries(fields.map((k) => [k, results[k]]))).to.deep.equal(data);
   expect(results.structured_data.extracted_text).to.be.a('string');
   expect(results.structured_data.metadata).to.be.an('object');

@@ -43,10 +43,28 @@ export async function startSessionSite(opts: { video?: boolean } = {}): Promise<
   if (opts.video !== false) {
     const wav = await speak(SENTENCES.en, 'en', dir, 'talk');
     const mp4 = path.join(dir, 'talk.mp4');
-    await ffmpeg('-f', 'lavfi', '-i', 'testsrc=size=160x120:rate=10', '-i', wav, '-c:v', 'libx264', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', mp4);
+    await ffmpeg(
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc=size=160x120:rate=10',
+      '-i',
+      wav,
+      '-c:v',
+      'libx264',
+      '-pix_fmt',
+      'yuv420p',
+      '-c:a',
+      'aac',
+      '-shortest',
+      mp4,
+    );
     video = readFileSync(mp4);
   }
-  const pdf = buildPdf({ pages: SLIDES.map((line) => ({ kind: 'lines' as const, lines: [line], size: 24 })), title: 'Slides' });
+  const pdf = buildPdf({
+    pages: SLIDES.map((line) => ({ kind: 'lines' as const, lines: [line], size: 24 })),
+    title: 'Slides',
+  });
   const hits = new Map<string, number>();
   const held = new Map<string, (() => void)[]>();
   const holding = new Set<string>();
@@ -55,15 +73,22 @@ export async function startSessionSite(opts: { video?: boolean } = {}): Promise<
 
   const serve = (p: string, res: http.ServerResponse) => {
     if (broken.has(p)) return res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
-    if (p === '/talk.mp4' && video) return res.writeHead(200, { 'content-type': 'video/mp4', 'content-length': video.length }).end(video);
-    if (p === '/files/slides.pdf') return res.writeHead(200, { 'content-type': 'application/pdf', 'content-length': pdf.length }).end(pdf);
+    if (p === '/talk.mp4' && video)
+      return res.writeHead(200, { 'content-type': 'video/mp4', 'content-length': video.length }).end(video);
+    if (p === '/files/slides.pdf')
+      return res.writeHead(200, { 'content-type': 'application/pdf', 'content-length': pdf.length }).end(pdf);
     if (p === '/attachments') {
       return res
         .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
-        .end(`<html><body><a href="/files/slides.pdf">Slides (PDF)</a> <a href="/about">About</a> <a href="${base}/files/slides.pdf#page=2">again</a></body></html>`);
+        .end(
+          `<html><body><a href="/files/slides.pdf">Slides (PDF)</a> <a href="/about">About</a> <a href="${base}/files/slides.pdf#page=2">again</a></body></html>`,
+        );
     }
     const m = /^\/(?:s|slow)\/([a-z0-9-]+)$/.exec(p);
-    if (m) return res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(sessionPage(`Session ${m[1]}`, `Abstract of ${m[1]}: how volunteers map the city.`));
+    if (m)
+      return res
+        .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+        .end(sessionPage(`Session ${m[1]}`, `Abstract of ${m[1]}: how volunteers map the city.`));
     res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
   };
   const server = http.createServer((req, res) => {

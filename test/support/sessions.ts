@@ -1,7 +1,9 @@
 import { sessionPath, type SessionRecord } from '../../core/session-store';
 
 /** A record with its Markdown written where the session pipeline writes it. */
-export function sessionRecord(over: Partial<SessionRecord> & Pick<SessionRecord, 'event' | 'track' | 'session'>): SessionRecord {
+export function sessionRecord(
+  over: Partial<SessionRecord> & Pick<SessionRecord, 'event' | 'track' | 'session'>,
+): SessionRecord {
   const language = over.language ?? 'de';
   const filename = over.filename ?? over.session;
   return {

@@ -60,7 +60,10 @@ export const TALK_SENTENCES = [
  * `<dir>/talk.wav`: the talk's sentences in order until at least `seconds` of sound (about three minutes with all of
  * them); answers the file, its length in seconds, the script (the sentences spoken) and each sentence's time span.
  */
-export async function talkRecording(dir: string, seconds = 180): Promise<{ file: string; seconds: number; script: string[]; spans: [number, number][] }> {
+export async function talkRecording(
+  dir: string,
+  seconds = 180,
+): Promise<{ file: string; seconds: number; script: string[]; spans: [number, number][] }> {
   const runs: Int16Array[] = [];
   const script: string[] = [];
   let total = 0;

@@ -36,7 +36,23 @@ export async function speechRecording(dir: string, seconds: number): Promise<str
     await writeWav(`${base}.tmp.wav`, samples);
     fs.renameSync(`${base}.tmp.wav`, base);
   }
-  await ffmpeg('-stream_loop', '-1', '-i', base, '-t', String(seconds), '-ac', '1', '-ar', String(RATE), '-c:a', 'pcm_s16le', '-map_metadata', '-1', `${file}.tmp.wav`);
+  await ffmpeg(
+    '-stream_loop',
+    '-1',
+    '-i',
+    base,
+    '-t',
+    String(seconds),
+    '-ac',
+    '1',
+    '-ar',
+    String(RATE),
+    '-c:a',
+    'pcm_s16le',
+    '-map_metadata',
+    '-1',
+    `${file}.tmp.wav`,
+  );
   fs.renameSync(`${file}.tmp.wav`, file);
   return file;
 }

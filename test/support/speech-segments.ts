@@ -20,7 +20,11 @@ export function expectOrderedSegments(segments: TimedSegment[], duration: number
 }
 
 /** The text of the segments that overlap `[from, to]` seconds, in order. */
-export const textDuring = (segments: Pick<TimedSegment, 'start' | 'end' | 'text'>[], from: number, to: number): string =>
+export const textDuring = (
+  segments: Pick<TimedSegment, 'start' | 'end' | 'text'>[],
+  from: number,
+  to: number,
+): string =>
   segments
     .filter((s) => s.end > from && s.start < to)
     .map((s) => s.text)

@@ -65,9 +65,16 @@ export const speechError = (status: number, message: string, headers?: Record<st
   headers,
 });
 
-async function readMultipart(req: http.IncomingMessage, body: Buffer): Promise<{ fields: Record<string, string[]>; file?: File }> {
+async function readMultipart(
+  req: http.IncomingMessage,
+  body: Buffer,
+): Promise<{ fields: Record<string, string[]>; file?: File }> {
   const headers = { 'content-type': req.headers['content-type'] ?? '' };
-  const form = await new Request('http://127.0.0.1/', { method: 'POST', headers, body: new Uint8Array(body) }).formData();
+  const form = await new Request('http://127.0.0.1/', {
+    method: 'POST',
+    headers,
+    body: new Uint8Array(body),
+  }).formData();
   const fields: Record<string, string[]> = {};
   let file: File | undefined;
   form.forEach((value, name) => {
@@ -98,7 +105,15 @@ export async function startSpeechServer(opts: SpeechServerOptions = {}): Promise
     const segments = [];
     for (let start = 0, id = 0; start < duration; start += step, id++) {
       const end = Math.min(duration, start + step);
-      segments.push({ id, seek: 0, start, end, text: ` Segment ${id + 1} of ${file.name}.`, tokens: [], temperature: 0 });
+      segments.push({
+        id,
+        seek: 0,
+        start,
+        end,
+        text: ` Segment ${id + 1} of ${file.name}.`,
+        tokens: [],
+        temperature: 0,
+      });
     }
     const text = segments.map((s) => s.text).join('');
     const format = fields.response_format?.[0] ?? 'json';
@@ -114,11 +129,18 @@ export async function startSpeechServer(opts: SpeechServerOptions = {}): Promise
       const sent = (req.headers.authorization ?? '').replace(/^Bearer\s+/i, '');
       return speechError(401, `Incorrect API key provided: ${sent}.`);
     }
-    if (!/^multipart\/form-data/i.test(req.headers['content-type'] ?? '')) return speechError(400, 'Expected multipart/form-data.');
+    if (!/^multipart\/form-data/i.test(req.headers['content-type'] ?? ''))
+      return speechError(400, 'Expected multipart/form-data.');
     const { fields, file } = await readMultipart(req, body);
     const bytes = file ? Buffer.from(await file.arrayBuffer()) : undefined;
     record.fields = fields;
-    if (file && bytes) record.file = { name: file.name, type: file.type, size: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') };
+    if (file && bytes)
+      record.file = {
+        name: file.name,
+        type: file.type,
+        size: bytes.length,
+        sha256: createHash('sha256').update(bytes).digest('hex'),
+      };
     const scripted = queue.shift();
     if (scripted && !('delayMs' in scripted && !scripted.then)) return scripted;
     let reply: SpeechReply;
@@ -144,7 +166,13 @@ export async function startSpeechServer(opts: SpeechServerOptions = {}): Promise
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const url = (req.url ?? '').split('?')[0];
-      const record: SpeechRequest = { method: req.method ?? '', path: url, headers: req.headers, fields: {}, receivedAt: Date.now() };
+      const record: SpeechRequest = {
+        method: req.method ?? '',
+        path: url,
+        headers: req.headers,
+        fields: {},
+        receivedAt: Date.now(),
+      };
       requests.push(record);
       if (req.method !== 'POST' || !/^(\/v1)?\/audio\/transcriptions$/.test(url)) {
         send(res, speechError(404, `Unknown route ${req.method} ${url}`));

@@ -7,14 +7,22 @@ export interface Stack {
   worker: TestWorker;
   url: string;
   /** JSON request helper: answers status and parsed body. */
-  call(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; headers: Headers }>;
+  call(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<{ status: number; body: any; headers: Headers }>;
   /** Polls a job until it is completed or failed. */
   waitJob(jobId: string, timeoutMs?: number): Promise<any>;
   stop(): Promise<void>;
 }
 
 /** The real API and worker in this process, sharing one data directory, against the shared dev server (or `temporal`). */
-export async function startStack(env: Record<string, string> = {}, opts: { temporal?: { address: string } } = {}): Promise<Stack> {
+export async function startStack(
+  env: Record<string, string> = {},
+  opts: { temporal?: { address: string } } = {},
+): Promise<Stack> {
   const temporal = opts.temporal ?? (await sharedDevServer());
   const dataDir = tempDir('docproc-stack-');
   const prefix = `t${Math.random().toString(36).slice(2, 8)}`;
@@ -61,7 +69,10 @@ export async function startStack(env: Record<string, string> = {}, opts: { tempo
  * Mocha hooks for a suite that runs against a stack of its own: started before the suite, stopped after it.
  * `env` may be a function, called when the suite starts (to name servers an earlier hook started).
  */
-export function useStack(assign: (stack: Stack) => void, env: Record<string, string> | (() => Record<string, string>) = {}): void {
+export function useStack(
+  assign: (stack: Stack) => void,
+  env: Record<string, string> | (() => Record<string, string>) = {},
+): void {
   let stack: Stack | undefined;
   before(async function () {
     this.timeout(120_000);

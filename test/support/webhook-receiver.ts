@@ -46,7 +46,14 @@ export async function startWebhookReceiver(opts: WebhookReceiverOptions = {}): P
 
   const server = http.createServer((req, res) => {
     onBody(req, (body, json) => {
-      const received: ReceivedRequest = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body, json, receivedAt: Date.now() };
+      const received: ReceivedRequest = {
+        method: req.method ?? '',
+        path: req.url ?? '',
+        headers: req.headers,
+        body,
+        json,
+        receivedAt: Date.now(),
+      };
       const status = opts.respond?.(received) ?? (responses.length ? responses.shift()! : 200);
       requests.push(received);
       for (const w of waiters) w();

@@ -39,11 +39,12 @@ export function droppedWords(expected: string, actual: string): { count: number;
     for (let j = hyp.length; j >= 0; j--) {
       if (i === ref.length) cost[i][j] = hyp.length - j;
       else if (j === hyp.length) cost[i][j] = ref.length - i;
-      else cost[i][j] = Math.min(cost[i + 1][j + 1] + (ref[i] === hyp[j] ? 0 : 1), cost[i + 1][j] + 1, cost[i][j + 1] + 1);
+      else
+        cost[i][j] = Math.min(cost[i + 1][j + 1] + (ref[i] === hyp[j] ? 0 : 1), cost[i + 1][j] + 1, cost[i][j + 1] + 1);
     }
   }
   let count = 0;
-  for (let i = 0, j = 0; i < ref.length; ) {
+  for (let i = 0, j = 0; i < ref.length;) {
     if (j < hyp.length && cost[i][j] === cost[i + 1][j + 1] + (ref[i] === hyp[j] ? 0 : 1)) (i++, j++);
     else if (cost[i][j] === cost[i + 1][j] + 1) (count++, i++);
     else j++;

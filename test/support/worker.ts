@@ -1,6 +1,12 @@
 import path from 'node:path';
 import { Client } from '@temporalio/client';
-import { DefaultLogger, makeTelemetryFilterString, NativeConnection, Runtime, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import {
+  DefaultLogger,
+  makeTelemetryFilterString,
+  NativeConnection,
+  Runtime,
+  type WorkflowBundleWithSourceMap,
+} from '@temporalio/worker';
 import pino from 'pino';
 import { loadConfig, type Config } from '../../core/config';
 import type { BlobStore } from '../../core/blob-store';
@@ -49,7 +55,11 @@ export interface TestWorker {
 }
 
 /** The real workers, in this process, against a running Temporal at `address`. */
-export async function startTestWorker(address: string, env: Record<string, string> = {}, store?: BlobStore): Promise<TestWorker> {
+export async function startTestWorker(
+  address: string,
+  env: Record<string, string> = {},
+  store?: BlobStore,
+): Promise<TestWorker> {
   quietRuntime();
   const config = loadConfig(noLlmUnlessAsked({ LOG_LEVEL: 'silent', ...env, TEMPORAL_ADDRESS: address }));
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
@@ -57,7 +67,14 @@ export async function startTestWorker(address: string, env: Record<string, strin
   const connection = await NativeConnection.connect({ address });
   const clientConnection = await connectTracked(address);
   const temporalClient = new Client({ connection: clientConnection.connection, namespace: config.TEMPORAL_NAMESPACE });
-  const workers = await createWorkers({ config, logger, store: blobStore, connection, temporalClient, workflowBundle: await sharedBundle() });
+  const workers = await createWorkers({
+    config,
+    logger,
+    store: blobStore,
+    connection,
+    temporalClient,
+    workflowBundle: await sharedBundle(),
+  });
   const running = workers.run();
   return {
     workers,

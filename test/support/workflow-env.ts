@@ -37,7 +37,9 @@ export async function createLocalEnv(): Promise<TestWorkflowEnvironment> {
   return TestWorkflowEnvironment.createLocal({
     server: {
       executable: { type: 'existing-path', path: enginePaths().temporal },
-      searchAttributes: Object.keys(SEARCH_ATTRIBUTES).map((n) => defineSearchAttributeKey(n, SearchAttributeType.KEYWORD)),
+      searchAttributes: Object.keys(SEARCH_ATTRIBUTES).map((n) =>
+        defineSearchAttributeKey(n, SearchAttributeType.KEYWORD),
+      ),
     },
   });
 }
@@ -60,15 +62,30 @@ export interface Harness {
   client: Client;
   batches(window: number, webhookRetryScale?: number): BatchService;
   /** Starts a batch as BatchService.create does, with input fields the API does not set (historyLimit). */
-  startBatch(req: CreateBatch, opts: { window: number; historyLimit?: number; webhookRetryScale?: number }): Promise<{ batchId: string; jobIds: string[]; firstRunId: string }>;
+  startBatch(
+    req: CreateBatch,
+    opts: { window: number; historyLimit?: number; webhookRetryScale?: number },
+  ): Promise<{ batchId: string; jobIds: string[]; firstRunId: string }>;
   stop(): Promise<void>;
 }
 
 /** `env`: further configuration of the workers (e.g. `EXTERNAL_OCR_URL`). */
-export async function startHarness(t: TemporalLinks, opts: { webhookRetryScale?: number; env?: Record<string, string> } = {}): Promise<Harness> {
+export async function startHarness(
+  t: TemporalLinks,
+  opts: { webhookRetryScale?: number; env?: Record<string, string> } = {},
+): Promise<Harness> {
   const prefix = `wf${Math.random().toString(36).slice(2, 8)}`;
   const dataDir = tempDir('docproc-wf-');
-  const config = loadConfig(noLlmUnlessAsked({ ...opts.env, TASK_QUEUE_PREFIX: prefix, DATA_DIR: dataDir, LOG_LEVEL: 'silent', TEMPORAL_ADDRESS: t.address, MEDIA_CONCURRENCY: '1' }));
+  const config = loadConfig(
+    noLlmUnlessAsked({
+      ...opts.env,
+      TASK_QUEUE_PREFIX: prefix,
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'silent',
+      TEMPORAL_ADDRESS: t.address,
+      MEDIA_CONCURRENCY: '1',
+    }),
+  );
   const store = await new LocalBlobStore(path.join(config.dataDir, 'blobs')).init();
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const workers = await createWorkers({
@@ -106,7 +123,12 @@ export async function startHarness(t: TemporalLinks, opts: { webhookRetryScale?:
         batch_id: batchId,
         batch_name: req.batchName,
         created_at: createdAt,
-        jobs: req.jobs.map((j) => ({ job_id: newJobId(), job_type: j.jobType, parameters: j.parameters, ...(j.webhook ? { webhook: j.webhook } : {}) })),
+        jobs: req.jobs.map((j) => ({
+          job_id: newJobId(),
+          job_type: j.jobType,
+          parameters: j.parameters,
+          ...(j.webhook ? { webhook: j.webhook } : {}),
+        })),
       };
       const manifestKey = batchManifestKey(batchId);
       await writeBlobJson(store, manifestKey, manifest);
@@ -115,7 +137,18 @@ export async function startHarness(t: TemporalLinks, opts: { webhookRetryScale?:
           writeBlobJson(
             store,
             jobRecordKey(j.job_id),
-            initialState({ jobId: j.job_id, jobType: j.job_type, parameters: j.parameters, batchId, batchIndex, createdAt, run: 1 }, createdAt),
+            initialState(
+              {
+                jobId: j.job_id,
+                jobType: j.job_type,
+                parameters: j.parameters,
+                batchId,
+                batchIndex,
+                createdAt,
+                run: 1,
+              },
+              createdAt,
+            ),
           ),
         ),
       );
@@ -147,7 +180,10 @@ export async function startHarness(t: TemporalLinks, opts: { webhookRetryScale?:
 /** A page of `count` numbered sections; about 110 characters of HTML per section. */
 export function sectionsHtml(count: number, tag = 'doc'): string {
   const parts: string[] = [];
-  for (let i = 0; i < count; i++) parts.push(`<h2>${tag} section ${i}</h2><p>Paragraph ${i} with <b>bold</b> text and <a href="https://example.com/${i}">a link</a>.</p>`);
+  for (let i = 0; i < count; i++)
+    parts.push(
+      `<h2>${tag} section ${i}</h2><p>Paragraph ${i} with <b>bold</b> text and <a href="https://example.com/${i}">a link</a>.</p>`,
+    );
   return `<html><body>${parts.join('\n')}</body></html>`;
 }
 

@@ -14,7 +14,8 @@ function walk(node: ts.Node, visit: (n: ts.Node) => void): void {
   node.forEachChild((c) => walk(c, visit));
 }
 
-const where = (sf: ts.SourceFile, n: ts.Node) => `${sf.fileName}:${sf.getLineAndCharacterOfPosition(n.getStart()).line + 1}`;
+const where = (sf: ts.SourceFile, n: ts.Node) =>
+  `${sf.fileName}:${sf.getLineAndCharacterOfPosition(n.getStart()).line + 1}`;
 
 function stringValue(n: ts.Node | undefined): string | undefined {
   return n && (ts.isStringLiteral(n) || ts.isNoSubstitutionTemplateLiteral(n)) ? n.text : undefined;
@@ -47,7 +48,8 @@ export function patchSites(dir: string): PatchSite[] {
     walk(parse(file), (n) => {
       if (!ts.isVariableStatement(n) || !n.modifiers?.some((m) => m.kind === ts.SyntaxKind.ExportKeyword)) return;
       for (const d of n.declarationList.declarations) {
-        if (ts.isIdentifier(d.name) && stringValue(d.initializer) !== undefined) exported.set(d.name.text, stringValue(d.initializer)!);
+        if (ts.isIdentifier(d.name) && stringValue(d.initializer) !== undefined)
+          exported.set(d.name.text, stringValue(d.initializer)!);
       }
     });
   }
@@ -56,7 +58,8 @@ export function patchSites(dir: string): PatchSite[] {
     const consts = new Map<string, string>(exported);
     const props = new Map<string, string[]>();
     walk(sf, (n) => {
-      if (ts.isVariableDeclaration(n) && ts.isIdentifier(n.name) && stringValue(n.initializer) !== undefined) consts.set(n.name.text, stringValue(n.initializer)!);
+      if (ts.isVariableDeclaration(n) && ts.isIdentifier(n.name) && stringValue(n.initializer) !== undefined)
+        consts.set(n.name.text, stringValue(n.initializer)!);
       if (ts.isPropertyAssignment(n) && ts.isIdentifier(n.name) && stringValue(n.initializer) !== undefined) {
         props.set(n.name.text, [...(props.get(n.name.text) ?? []), stringValue(n.initializer)!]);
       }
@@ -67,10 +70,13 @@ export function patchSites(dir: string): PatchSite[] {
       if (call !== 'patched' && call !== 'deprecatePatch') return;
       const arg = n.arguments[0];
       const ids =
-        stringValue(arg) !== undefined ? [stringValue(arg)!]
-        : arg && ts.isIdentifier(arg) && consts.has(arg.text) ? [consts.get(arg.text)!]
-        : arg && ts.isPropertyAccessExpression(arg) && props.has(arg.name.text) ? props.get(arg.name.text)!
-        : undefined;
+        stringValue(arg) !== undefined
+          ? [stringValue(arg)!]
+          : arg && ts.isIdentifier(arg) && consts.has(arg.text)
+            ? [consts.get(arg.text)!]
+            : arg && ts.isPropertyAccessExpression(arg) && props.has(arg.name.text)
+              ? props.get(arg.name.text)!
+              : undefined;
       if (!ids) throw new Error(`cannot tell the patch id of ${call}(${arg?.getText(sf) ?? ''}) at ${where(sf, n)}`);
       for (const id of ids) sites.push({ id, call, at: where(sf, n) });
     });
@@ -87,9 +93,11 @@ export function pipelineJobTypes(file: string): string[] {
   const types: string[] = [];
   walk(sf, (n) => {
     if (!ts.isVariableDeclaration(n) || !n.type || !/\bPipeline\b/.test(n.type.getText(sf))) return;
-    if (!n.initializer || !ts.isObjectLiteralExpression(n.initializer)) throw new Error(`the pipeline table ${n.name.getText(sf)} at ${where(sf, n)} is not an object literal`);
+    if (!n.initializer || !ts.isObjectLiteralExpression(n.initializer))
+      throw new Error(`the pipeline table ${n.name.getText(sf)} at ${where(sf, n)} is not an object literal`);
     for (const p of n.initializer.properties) {
-      if (!p.name || !(ts.isIdentifier(p.name) || ts.isStringLiteral(p.name))) throw new Error(`a pipeline key at ${where(sf, p)} is not a plain name`);
+      if (!p.name || !(ts.isIdentifier(p.name) || ts.isStringLiteral(p.name)))
+        throw new Error(`a pipeline key at ${where(sf, p)} is not a plain name`);
       types.push(p.name.text);
     }
   });
@@ -103,7 +111,8 @@ export function exportedWorkflows(indexFile: string): string[] {
   const names: string[] = [];
   walk(sf, (n) => {
     if (ts.isExportSpecifier(n)) names.push(n.name.text);
-    if (ts.isFunctionDeclaration(n) && n.name && n.modifiers?.some((m) => m.kind === ts.SyntaxKind.ExportKeyword)) names.push(n.name.text);
+    if (ts.isFunctionDeclaration(n) && n.name && n.modifiers?.some((m) => m.kind === ts.SyntaxKind.ExportKeyword))
+      names.push(n.name.text);
   });
   return names;
 }

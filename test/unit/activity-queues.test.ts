@@ -8,13 +8,21 @@ import { activitiesFor, MEDIA_ACTIVITIES, type Activities } from '../../activiti
 
 const WORKFLOWS = path.resolve('workflows');
 const sources = (dir: string): string[] =>
-  fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sources(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : []));
-const code = sources(WORKFLOWS).map((f) => fs.readFileSync(f, 'utf8')).join('\n');
+  fs
+    .readdirSync(dir, { withFileTypes: true })
+    .flatMap((e) =>
+      e.isDirectory() ? sources(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : [],
+    );
+const code = sources(WORKFLOWS)
+  .map((f) => fs.readFileSync(f, 'utf8'))
+  .join('\n');
 const calls = (proxy: RegExp) => new Set([...code.matchAll(proxy)].map((m) => m[1]));
 
 // A stand-in with the real activity names (values are never called here).
 const names = [...calls(/\b(?:media|io|net|remote|local|hooks|quick|withModel|finisher|step)\.(\w+)\(/g)];
-const fake = Object.fromEntries([...names, ...MEDIA_ACTIVITIES].map((n) => [n, () => undefined])) as unknown as Activities;
+const fake = Object.fromEntries(
+  [...names, ...MEDIA_ACTIVITIES].map((n) => [n, () => undefined]),
+) as unknown as Activities;
 
 describe('activities are registered on the queue their workflows send them to', () => {
   it('every activity the workflows call on the media queue is a media activity', () => {
@@ -26,7 +34,8 @@ describe('activities are registered on the queue their workflows send them to', 
 
   it('every other activity the workflows call is on the io queue, and no CPU-bound one is', () => {
     const io = Object.keys(activitiesFor('io', fake));
-    for (const name of calls(/\b(?:io|net|remote|local|hooks|quick|withModel|step)\.(\w+)\(/g)) expect(io, name).to.include(name);
+    for (const name of calls(/\b(?:io|net|remote|local|hooks|quick|withModel|step)\.(\w+)\(/g))
+      expect(io, name).to.include(name);
     for (const name of MEDIA_ACTIVITIES) if (name !== 'pingActivity') expect(io).to.not.include(name);
   });
 });

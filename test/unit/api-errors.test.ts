@@ -9,7 +9,11 @@ describe('toApiError', () => {
     it('keeps its status, code, message and details', () => {
       const r = toApiError(new AppError('TEMPLATE_NOT_FOUND', 'No template named x.', { name: 'x' }));
       expect(r.status).to.equal(404);
-      expect(r.body).to.deep.equal({ code: 'TEMPLATE_NOT_FOUND', message: 'No template named x.', details: { name: 'x' } });
+      expect(r.body).to.deep.equal({
+        code: 'TEMPLATE_NOT_FOUND',
+        message: 'No template named x.',
+        details: { name: 'x' },
+      });
       expect(r.unexpected).to.equal(false);
     });
 
@@ -59,12 +63,21 @@ describe('toApiError', () => {
     });
 
     it('names what is wrong in the message itself: the missing fields, then each other problem with its field', () => {
-      const session = z.object({ event: z.string(), session: z.string(), url: z.string(), filename: z.string(), track: z.string(), page: z.number().min(1).optional() });
+      const session = z.object({
+        event: z.string(),
+        session: z.string(),
+        url: z.string(),
+        filename: z.string(),
+        track: z.string(),
+        page: z.number().min(1).optional(),
+      });
       const none = toApiError(session.safeParse({}).error);
       expect(none.body.message).to.equal('Event, session, url, filename and track are required.');
       const one = toApiError(session.safeParse({ event: 'E', session: 'S', url: 'u', filename: 'f', page: 0 }).error);
       expect(one.body.message).to.match(/^Track is required; page: .*>=\s*1/);
-      const many = toApiError(z.object({ a: z.array(z.number()) }).safeParse({ a: ['x', 'y', 'z', 'v', 'w', 'q', 'r', 's'] }).error);
+      const many = toApiError(
+        z.object({ a: z.array(z.number()) }).safeParse({ a: ['x', 'y', 'z', 'v', 'w', 'q', 'r', 's'] }).error,
+      );
       expect(many.body.message).to.match(/^A\.0: .*; a\.5: .*; and 2 more problem\(s\) in details\.issues\.$/);
     });
 
@@ -78,7 +91,11 @@ describe('toApiError', () => {
 
   describe('a body parser error', () => {
     it('maps a 413 entity.too.large to PAYLOAD_TOO_LARGE with the limit in details', () => {
-      const err = Object.assign(new Error('request entity too large'), { status: 413, type: 'entity.too.large', limit: 1048576 });
+      const err = Object.assign(new Error('request entity too large'), {
+        status: 413,
+        type: 'entity.too.large',
+        limit: 1048576,
+      });
       const r = toApiError(err);
       expect(r.status).to.equal(413);
       expect(r.body.code).to.equal('PAYLOAD_TOO_LARGE');
@@ -101,7 +118,10 @@ describe('toApiError', () => {
     });
 
     it('maps entity.parse.failed to a 400 VALIDATION_ERROR about malformed JSON', () => {
-      const err = Object.assign(new Error('Unexpected token } in JSON at position 9'), { status: 400, type: 'entity.parse.failed' });
+      const err = Object.assign(new Error('Unexpected token } in JSON at position 9'), {
+        status: 400,
+        type: 'entity.parse.failed',
+      });
       const r = toApiError(err);
       expect(r.status).to.equal(400);
       expect(r.body.code).to.equal('VALIDATION_ERROR');
@@ -124,7 +144,11 @@ describe('toApiError', () => {
     });
 
     it('maps a 415 and unsupported encodings to UNSUPPORTED_MEDIA_TYPE', () => {
-      for (const err of [{ status: 415 }, { status: 415, type: 'encoding.unsupported' }, { type: 'charset.unsupported' }]) {
+      for (const err of [
+        { status: 415 },
+        { status: 415, type: 'encoding.unsupported' },
+        { type: 'charset.unsupported' },
+      ]) {
         const r = toApiError(err);
         expect(r.status, JSON.stringify(err)).to.equal(415);
         expect(r.body.code).to.equal('UNSUPPORTED_MEDIA_TYPE');
@@ -134,7 +158,9 @@ describe('toApiError', () => {
 
   describe('router errors', () => {
     it('maps a 405 to METHOD_NOT_ALLOWED', () => {
-      const r = toApiError(Object.assign(new Error('Method Not Allowed'), { status: 405, headers: { Allow: 'GET, HEAD' } }));
+      const r = toApiError(
+        Object.assign(new Error('Method Not Allowed'), { status: 405, headers: { Allow: 'GET, HEAD' } }),
+      );
       expect(r.status).to.equal(405);
       expect(r.body.code).to.equal('METHOD_NOT_ALLOWED');
       expect(r.unexpected).to.equal(false);
@@ -163,7 +189,9 @@ describe('toApiError', () => {
 
   describe('other client errors from libraries', () => {
     it('hide the message unless it is marked as exposable', () => {
-      const hidden = toApiError(Object.assign(new Error('secret internals /etc/passwd'), { status: 400, expose: false }));
+      const hidden = toApiError(
+        Object.assign(new Error('secret internals /etc/passwd'), { status: 400, expose: false }),
+      );
       expect(hidden.status).to.equal(400);
       expect(hidden.body.code).to.equal('VALIDATION_ERROR');
       expect(hidden.body.message).to.not.contain('secret');

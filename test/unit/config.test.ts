@@ -30,7 +30,9 @@ describe('configuration', () => {
       loadConfig({ PORT: 'secret-looking-value' });
       expect.fail('should throw');
     } catch (e) {
-      expect((e as Error).message).to.include('PORT').and.not.include('secret-looking-value');
+      expect((e as Error).message)
+        .to.include('PORT')
+        .and.not.include('secret-looking-value');
     }
   });
 
@@ -49,13 +51,19 @@ describe('configuration', () => {
 
   it("refuses a BATCH_WINDOW past Temporal's 2,000 pending children per run, naming the variable", () => {
     expect(loadConfig({ BATCH_WINDOW: '2000' }).BATCH_WINDOW).to.equal(2000);
-    expect(() => loadConfig({ BATCH_WINDOW: '2001' })).to.throw(ConfigError, /^BATCH_WINDOW: at most 2000 .*pending child workflows/);
+    expect(() => loadConfig({ BATCH_WINDOW: '2001' })).to.throw(
+      ConfigError,
+      /^BATCH_WINDOW: at most 2000 .*pending child workflows/,
+    );
   });
 
   it("refuses a MAX_PDF_PAGES whose 2-page groups would reach Temporal's 2,000 pending activities per run, naming the variable", () => {
     expect(loadConfig({}).MAX_PDF_PAGES).to.equal(2000);
     expect(loadConfig({ MAX_PDF_PAGES: '3998' }).MAX_PDF_PAGES).to.equal(3998);
-    expect(() => loadConfig({ MAX_PDF_PAGES: '3999' })).to.throw(ConfigError, /^MAX_PDF_PAGES: at most 3998: .*2000 page groups of 2.*2000 pending activities/);
+    expect(() => loadConfig({ MAX_PDF_PAGES: '3999' })).to.throw(
+      ConfigError,
+      /^MAX_PDF_PAGES: at most 3998: .*2000 page groups of 2.*2000 pending activities/,
+    );
     expect(() => loadConfig({ MAX_PDF_PAGES: '5000' })).to.throw(ConfigError, /MAX_PDF_PAGES/);
   });
 
@@ -69,7 +77,12 @@ describe('configuration', () => {
 
   it('requires the S3 settings when STORAGE=s3', () => {
     expect(() => loadConfig({ STORAGE: 's3' })).to.throw(ConfigError, /S3_ENDPOINT, S3_ACCESS_KEY, S3_SECRET_KEY/);
-    const c = loadConfig({ STORAGE: 's3', S3_ENDPOINT: 'http://127.0.0.1:9000', S3_ACCESS_KEY: 'a', S3_SECRET_KEY: 'b' });
+    const c = loadConfig({
+      STORAGE: 's3',
+      S3_ENDPOINT: 'http://127.0.0.1:9000',
+      S3_ACCESS_KEY: 'a',
+      S3_SECRET_KEY: 'b',
+    });
     expect(c.S3_BUCKET).to.equal('docproc');
   });
 
@@ -78,7 +91,8 @@ describe('configuration', () => {
   });
 
   it('knows loopback hosts', () => {
-    for (const h of ['127.0.0.1', '127.1.2.3', 'localhost', '::1', '[::1]']) expect(isLoopbackHost(h), h).to.equal(true);
+    for (const h of ['127.0.0.1', '127.1.2.3', 'localhost', '::1', '[::1]'])
+      expect(isLoopbackHost(h), h).to.equal(true);
     for (const h of ['0.0.0.0', '::', '10.0.0.1', 'example.org']) expect(isLoopbackHost(h), h).to.equal(false);
     expect(loadConfig({ HOST: '0.0.0.0' }).loopbackOnly).to.equal(false);
   });
@@ -100,7 +114,9 @@ describe('configuration of the LLM endpoint', () => {
       expect.fail('should throw');
     } catch (e) {
       expect(e).to.be.instanceOf(ConfigError);
-      expect((e as Error).message).to.include('LLM_PRICES').and.not.include('secret-looking-model');
+      expect((e as Error).message)
+        .to.include('LLM_PRICES')
+        .and.not.include('secret-looking-model');
     }
   });
 });
@@ -130,7 +146,12 @@ describe('configuration of the external OCR endpoint', () => {
       EXTERNAL_OCR_MODEL: 'my-ocr',
       EXTERNAL_OCR_TIMEOUT_MS: '5000',
     });
-    expect(c.externalOcr).to.deep.equal({ url: 'http://127.0.0.1:9999/v1', apiKey: 'key-123', model: 'my-ocr', timeoutMs: 5000 });
+    expect(c.externalOcr).to.deep.equal({
+      url: 'http://127.0.0.1:9999/v1',
+      apiKey: 'key-123',
+      model: 'my-ocr',
+      timeoutMs: 5000,
+    });
   });
 
   it('stays unconfigured when only an API key is given', () => {
@@ -143,7 +164,9 @@ describe('configuration of the external OCR endpoint', () => {
       expect.fail('should throw');
     } catch (e) {
       expect(e).to.be.instanceOf(ConfigError);
-      expect((e as Error).message).to.include('EXTERNAL_OCR_URL').and.not.include('secret-looking-host');
+      expect((e as Error).message)
+        .to.include('EXTERNAL_OCR_URL')
+        .and.not.include('secret-looking-host');
     }
     expect(() => loadConfig({ EXTERNAL_OCR_TIMEOUT_MS: '10' })).to.throw(ConfigError, /EXTERNAL_OCR_TIMEOUT_MS/);
     expect(() => loadConfig({ EXTERNAL_OCR_TIMEOUT_MS: 'soon' })).to.throw(ConfigError, /EXTERNAL_OCR_TIMEOUT_MS/);

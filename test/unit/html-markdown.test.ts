@@ -9,7 +9,12 @@ function tableRows(markdown: string): string[][] {
   const rows: string[][] = [];
   for (const line of lines.slice(start)) {
     if (!line.startsWith('|')) break;
-    rows.push(line.slice(1, -1).split(/(?<!\\)\|/).map((cell) => cell.trim()));
+    rows.push(
+      line
+        .slice(1, -1)
+        .split(/(?<!\\)\|/)
+        .map((cell) => cell.trim()),
+    );
   }
   return rows;
 }
@@ -18,10 +23,20 @@ function bigPage(minBytes: number): string {
   const parts = ['<!doctype html><html><head><title>Big</title><style>p { color: red }</style></head><body>'];
   let size = 0;
   for (let i = 0; size < minBytes; i++) {
-    let chunk = `<h2>Section ${i}</h2><p>Paragraph ${i} with <b>bold</b>, <a href="https://example.com/${i}">link ${i}</a>`
-      + ' and Grüße.</p><ul><li>item ' + i + '.1</li><li>item ' + i + '.2<ol><li>deep ' + i + '</li></ol></li></ul>';
+    let chunk =
+      `<h2>Section ${i}</h2><p>Paragraph ${i} with <b>bold</b>, <a href="https://example.com/${i}">link ${i}</a>` +
+      ' and Grüße.</p><ul><li>item ' +
+      i +
+      '.1</li><li>item ' +
+      i +
+      '.2<ol><li>deep ' +
+      i +
+      '</li></ol></li></ul>';
     if (i % 500 === 0) {
-      const rows = Array.from({ length: 300 }, (_, r) => `<tr><td>r${r}</td><td colspan="2">span ${r}</td><td>${r}</td></tr>`);
+      const rows = Array.from(
+        { length: 300 },
+        (_, r) => `<tr><td>r${r}</td><td colspan="2">span ${r}</td><td>${r}</td></tr>`,
+      );
       chunk += `<table><thead><tr><th>A</th><th>B</th><th>C</th><th>D</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
     }
     parts.push(chunk);
@@ -38,8 +53,9 @@ describe('HTML to Markdown', () => {
   });
 
   it('writes bold with asterisks and italic with underscores', () => {
-    expect(htmlToMarkdown('<p><strong>bold</strong> and <em>italic</em> and <b>b</b> <i>i</i></p>'))
-      .to.equal('**bold** and _italic_ and **b** _i_');
+    expect(htmlToMarkdown('<p><strong>bold</strong> and <em>italic</em> and <b>b</b> <i>i</i></p>')).to.equal(
+      '**bold** and _italic_ and **b** _i_',
+    );
   });
 
   it('keeps links and images with their targets', () => {
@@ -48,23 +64,30 @@ describe('HTML to Markdown', () => {
   });
 
   it('writes unordered, ordered and nested lists with compact markers', () => {
-    const md = htmlToMarkdown('<ul><li>Apple</li><li>Pear<ul><li>Small</li></ul></li></ul><ol start="3"><li>Three</li><li>Four</li></ol>');
+    const md = htmlToMarkdown(
+      '<ul><li>Apple</li><li>Pear<ul><li>Small</li></ul></li></ul><ol start="3"><li>Three</li><li>Four</li></ol>',
+    );
     expect(md).to.equal('- Apple\n- Pear\n  - Small\n\n3. Three\n4. Four');
   });
 
   it('writes task list items as checkboxes', () => {
-    const md = htmlToMarkdown('<ul><li><input type="checkbox" checked> done</li><li><input type="checkbox"> open</li></ul>');
+    const md = htmlToMarkdown(
+      '<ul><li><input type="checkbox" checked> done</li><li><input type="checkbox"> open</li></ul>',
+    );
     expect(md).to.equal('- [x] done\n- [ ] open');
   });
 
   it('fences code blocks with the language from the class and keeps their blank lines', () => {
-    const md = htmlToMarkdown('<pre><code class="language-ts">const a = 1;\n\n\n\nconst b = 2;</code></pre><pre class="lang-py">x = 1</pre>');
+    const md = htmlToMarkdown(
+      '<pre><code class="language-ts">const a = 1;\n\n\n\nconst b = 2;</code></pre><pre class="lang-py">x = 1</pre>',
+    );
     expect(md).to.equal('```ts\nconst a = 1;\n\n\n\nconst b = 2;\n```\n\n```py\nx = 1\n```');
   });
 
   it('writes blockquotes and strikethrough', () => {
-    expect(htmlToMarkdown('<blockquote><p>Quoted</p></blockquote><p><del>gone</del> <s>old</s></p>'))
-      .to.equal('> Quoted\n\n~~gone~~ ~~old~~');
+    expect(htmlToMarkdown('<blockquote><p>Quoted</p></blockquote><p><del>gone</del> <s>old</s></p>')).to.equal(
+      '> Quoted\n\n~~gone~~ ~~old~~',
+    );
   });
 
   it('turns a table with colspan and rowspan into a rectangular GFM table', () => {
@@ -104,7 +127,9 @@ describe('HTML to Markdown', () => {
   });
 
   it('flattens a layout table around the table nested in it', () => {
-    const md = htmlToMarkdown('<table><tr><td>menu</td><td><table><tr><th>A</th><th>B</th></tr><tr><td>1</td><td>2</td></tr></table></td></tr></table>');
+    const md = htmlToMarkdown(
+      '<table><tr><td>menu</td><td><table><tr><th>A</th><th>B</th></tr><tr><td>1</td><td>2</td></tr></table></td></tr></table>',
+    );
     expect(md).to.equal('menu\n\n| A   | B   |\n| --- | --- |\n| 1   | 2   |');
   });
 
@@ -135,7 +160,9 @@ describe('HTML to Markdown', () => {
     const html = bigPage(1024 * 1024);
     expect(html.length).to.be.at.least(1024 * 1024);
     const md = htmlToMarkdown(html);
-    expect(md).to.match(/^## Section 0\n\nParagraph 0 with \*\*bold\*\*, \[link 0\]\(https:\/\/example\.com\/0\) and Grüße\./);
+    expect(md).to.match(
+      /^## Section 0\n\nParagraph 0 with \*\*bold\*\*, \[link 0\]\(https:\/\/example\.com\/0\) and Grüße\./,
+    );
     expect(md).to.include('- item 1.2\n  1. deep 1');
     expect(md).to.include('| A   | B   | C   | D   |');
     expect(md).to.include('| r299 | span 299 | span 299 | 299 |');

@@ -9,11 +9,21 @@ describe('table extraction from HTML', () => {
         <thead><tr><th>Name</th><th>Age</th></tr></thead>
         <tbody><tr><td>Ada</td><td>36</td></tr><tr><td>Alan</td><td>41</td></tr></tbody>
       </table>`);
-    expect(tables).to.deep.equal([{ headers: ['Name', 'Age'], rows: [['Ada', '36'], ['Alan', '41']] }]);
+    expect(tables).to.deep.equal([
+      {
+        headers: ['Name', 'Age'],
+        rows: [
+          ['Ada', '36'],
+          ['Alan', '41'],
+        ],
+      },
+    ]);
   });
 
   it('takes a leading row of th cells as headers when there is no thead', () => {
-    const [table] = extractTables('<table><tr><th>City</th><th>Country</th></tr><tr><td>Bern</td><td>CH</td></tr></table>');
+    const [table] = extractTables(
+      '<table><tr><th>City</th><th>Country</th></tr><tr><td>Bern</td><td>CH</td></tr></table>',
+    );
     expect(table!.headers).to.deep.equal(['City', 'Country']);
     expect(table!.rows).to.deep.equal([['Bern', 'CH']]);
   });
@@ -21,7 +31,10 @@ describe('table extraction from HTML', () => {
   it('treats every row as data when the table has only td cells', () => {
     const [table] = extractTables('<table><tr><td>a</td><td>b</td></tr><tr><td>c</td><td>d</td></tr></table>');
     expect(table!.headers).to.deep.equal([]);
-    expect(table!.rows).to.deep.equal([['a', 'b'], ['c', 'd']]);
+    expect(table!.rows).to.deep.equal([
+      ['a', 'b'],
+      ['c', 'd'],
+    ]);
   });
 
   it('uses the last thead row as headers when the thead has several rows', () => {
@@ -47,7 +60,12 @@ describe('table extraction from HTML', () => {
         <tr><td>b</td></tr>
         <tr><td>c</td></tr>
         <tr><td>d</td><td>e</td></tr></table>`);
-    expect(table!.rows).to.deep.equal([['tall', 'a'], ['tall', 'b'], ['tall', 'c'], ['d', 'e']]);
+    expect(table!.rows).to.deep.equal([
+      ['tall', 'a'],
+      ['tall', 'b'],
+      ['tall', 'c'],
+      ['d', 'e'],
+    ]);
   });
 
   it('fills a 2×2 block for a cell with both colspan and rowspan', () => {
@@ -78,7 +96,10 @@ describe('table extraction from HTML', () => {
 
   it('stops a rowspan at the end of the table', () => {
     const [table] = extractTables('<table><tr><td rowspan="50">r</td><td>1</td></tr><tr><td>2</td></tr></table>');
-    expect(table!.rows).to.deep.equal([['r', '1'], ['r', '2']]);
+    expect(table!.rows).to.deep.equal([
+      ['r', '1'],
+      ['r', '2'],
+    ]);
   });
 
   it('pads rows shorter than the widest row with empty strings', () => {
@@ -107,7 +128,9 @@ describe('table extraction from HTML', () => {
   });
 
   it('collapses whitespace and turns <br> into a space', () => {
-    const [table] = extractTables('<table><tr><td>\n  line one<br>line\t\ttwo  \n</td><td><p>para</p><p>next</p></td></tr></table>');
+    const [table] = extractTables(
+      '<table><tr><td>\n  line one<br>line\t\ttwo  \n</td><td><p>para</p><p>next</p></td></tr></table>',
+    );
     expect(table!.rows).to.deep.equal([['line one line two', 'para next']]);
   });
 
@@ -140,7 +163,11 @@ describe('span expansion in place', () => {
     const width = expandTableSpans($, $('table'));
     expect(width).to.equal(3);
     expect($('[colspan], [rowspan]').length).to.equal(0);
-    expect($('tr').map((_, tr) => $(tr).children('td').length).get()).to.deep.equal([3, 3]);
+    expect(
+      $('tr')
+        .map((_, tr) => $(tr).children('td').length)
+        .get(),
+    ).to.deep.equal([3, 3]);
   });
 
   it('pads rows to the table width when asked, using th in all-th rows', () => {
@@ -153,6 +180,10 @@ describe('span expansion in place', () => {
   it('stops expanding once the added-cell budget is spent', () => {
     const $ = load('<table><tr><td colspan="10">a</td></tr><tr><td colspan="10">b</td></tr></table>');
     expandTableSpans($, $('table'), { maxAddedCells: 12 });
-    expect($('tr').map((_, tr) => $(tr).children('td').length).get()).to.deep.equal([10, 1]);
+    expect(
+      $('tr')
+        .map((_, tr) => $(tr).children('td').length)
+        .get(),
+    ).to.deep.equal([10, 1]);
   });
 });

@@ -11,11 +11,10 @@ import { DEFAULT_DPI, imageMetadata, SUPPORTED_IMAGE_FORMATS } from '../../provi
 
 const run = promisify(execFile);
 
-
 /** The PNG's chunks as [type, whole chunk bytes]. */
 function pngChunks(png: Buffer): [string, Buffer][] {
   const out: [string, Buffer][] = [];
-  for (let off = 8; off < png.length; ) {
+  for (let off = 8; off < png.length;) {
     const len = png.readUInt32BE(off);
     out.push([png.toString('latin1', off + 4, off + 8), png.subarray(off, off + 12 + len)]);
     off += 12 + len;
@@ -93,7 +92,12 @@ function webpWithExif(webp: Buffer, width: number, height: number, tiff: Buffer)
   vp8x[0] = 0x08; // EXIF present
   vp8x.writeUIntLE(width - 1, 4, 3);
   vp8x.writeUIntLE(height - 1, 7, 3);
-  const body = Buffer.concat([Buffer.from('WEBP', 'latin1'), riffChunk('VP8X', vp8x), webp.subarray(12), riffChunk('EXIF', tiff)]);
+  const body = Buffer.concat([
+    Buffer.from('WEBP', 'latin1'),
+    riffChunk('VP8X', vp8x),
+    webp.subarray(12),
+    riffChunk('EXIF', tiff),
+  ]);
   const head = Buffer.alloc(8);
   head.write('RIFF', 0, 'latin1');
   head.writeUInt32LE(body.length, 4);
@@ -161,9 +165,15 @@ describe('image metadata', function () {
   it('falls back to the EXIF XResolution of a JPEG when JFIF gives no unit, and prefers JFIF when it does', async () => {
     const exif240 = withExif(withJfif(files['plain.jpg'], 0, 1), tiffResolution(480, 2, 2));
     expect(await imageMetadata(exif240)).to.deep.equal({ width: 64, height: 48, format: 'jpeg', dpi: 240 });
-    expect((await imageMetadata(withExif(withJfif(files['plain.jpg'], 0, 1), tiffResolution(100, 1, 3)))).dpi).to.equal(254);
-    expect((await imageMetadata(withExif(withJfif(files['plain.jpg'], 0, 1), tiffResolution(300, 1, 1)))).dpi).to.equal(null);
-    expect((await imageMetadata(withExif(withJfif(files['plain.jpg'], 1, 150), tiffResolution(72, 1, 2)))).dpi).to.equal(150);
+    expect((await imageMetadata(withExif(withJfif(files['plain.jpg'], 0, 1), tiffResolution(100, 1, 3)))).dpi).to.equal(
+      254,
+    );
+    expect((await imageMetadata(withExif(withJfif(files['plain.jpg'], 0, 1), tiffResolution(300, 1, 1)))).dpi).to.equal(
+      null,
+    );
+    expect(
+      (await imageMetadata(withExif(withJfif(files['plain.jpg'], 1, 150), tiffResolution(72, 1, 2)))).dpi,
+    ).to.equal(150);
   });
 
   it('reads a GIF, which has no resolution', async () => {
@@ -192,7 +202,12 @@ describe('image metadata', function () {
   });
 
   it('reads a file given by its path, and answers FILE_NOT_FOUND for a missing one', async () => {
-    expect(await imageMetadata(path.join(dir, 'dpi150.tiff'))).to.deep.equal({ width: 64, height: 48, format: 'tiff', dpi: 150 });
+    expect(await imageMetadata(path.join(dir, 'dpi150.tiff'))).to.deep.equal({
+      width: 64,
+      height: 48,
+      format: 'tiff',
+      dpi: 150,
+    });
     expect((await rejection(imageMetadata(path.join(dir, 'missing.png')))).code).to.equal('FILE_NOT_FOUND');
   });
 
@@ -201,7 +216,10 @@ describe('image metadata', function () {
     ['an empty file', () => Buffer.alloc(0)],
     ['a PNG cut off inside its header', () => files['plain.png'].subarray(0, 20)],
     ['a PDF', () => fs.readFileSync(path.resolve('samples/sample.pdf'))],
-    ['an SVG (a format image-size knows but image OCR does not take)', () => Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"/>')],
+    [
+      'an SVG (a format image-size knows but image OCR does not take)',
+      () => Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"/>'),
+    ],
   ];
   for (const [what, bytes] of bad) {
     it(`refuses ${what} with INVALID_FORMAT listing the supported formats`, async () => {

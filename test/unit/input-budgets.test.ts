@@ -29,7 +29,8 @@ describe('input budgets', () => {
   });
 
   it('reads page sizes from pdfinfo and cuts runs where the resolution changes', () => {
-    const out = 'Pages:           3\nPage    1 size:  612 x 792 pts (letter)\nPage    1 rot:   0\nPage    2 size:  5000 x 5000 pts\nPage    3 size:  595.28 x 841.89 pts (A4)\n';
+    const out =
+      'Pages:           3\nPage    1 size:  612 x 792 pts (letter)\nPage    1 rot:   0\nPage    2 size:  5000 x 5000 pts\nPage    3 size:  595.28 x 841.89 pts (A4)\n';
     const sizes = parsePageSizes(out);
     expect(sizes.get(2)).to.deep.equal({ width: 5000, height: 5000 });
     expect(sizes.get(3)).to.deep.equal({ width: 595.28, height: 841.89 });
@@ -44,14 +45,33 @@ describe('input budgets', () => {
     expect(() => checkPixelBudget({ width: 10_000, height: 10_000 }, 100_000_000)).not.to.throw();
     const e = thrown(() => checkPixelBudget({ width: 20_000, height: 20_000 }, 100_000_000));
     expect(e.code).to.equal('UNPROCESSABLE_INPUT');
-    expect(e.details).to.deep.equal({ reason: 'image_too_large', width: 20_000, height: 20_000, pixels: 400_000_000, max_pixels: 100_000_000 });
+    expect(e.details).to.deep.equal({
+      reason: 'image_too_large',
+      width: 20_000,
+      height: 20_000,
+      pixels: 400_000_000,
+      max_pixels: 100_000_000,
+    });
   });
 
   it('refuses recordings whose header states more than MAX_MEDIA_SECONDS', () => {
-    const probe = (duration: number | null, video: number | null = null) => ({ formatNames: ['wav'], brand: null, duration, audio: null, video: video === null ? null : { index: 0, codec: 'h264', width: 1, height: 1, fps: 25, duration: video } }) as MediaProbe;
+    const probe = (duration: number | null, video: number | null = null) =>
+      ({
+        formatNames: ['wav'],
+        brand: null,
+        duration,
+        audio: null,
+        video: video === null ? null : { index: 0, codec: 'h264', width: 1, height: 1, fps: 25, duration: video },
+      }) as MediaProbe;
     expect(() => checkDuration(probe(43_200), 43_200)).not.to.throw();
     expect(() => checkDuration(probe(null), 43_200), 'unknown duration: decoding is capped instead').not.to.throw();
-    expect(thrown(() => checkDuration(probe(43_201), 43_200)).details).to.include({ reason: 'too_long', max_seconds: 43_200 });
-    expect(thrown(() => checkDuration(probe(10, 50_000), 43_200)).code, 'a stream longer than the container says').to.equal('UNPROCESSABLE_INPUT');
+    expect(thrown(() => checkDuration(probe(43_201), 43_200)).details).to.include({
+      reason: 'too_long',
+      max_seconds: 43_200,
+    });
+    expect(
+      thrown(() => checkDuration(probe(10, 50_000), 43_200)).code,
+      'a stream longer than the container says',
+    ).to.equal('UNPROCESSABLE_INPUT');
   });
 });

@@ -16,10 +16,17 @@ function refusal(raw: string): string {
 
 describe('resolveJobFilePath (GET /api/event-job/files/{path})', () => {
   it('maps a handed-out asset path, verbatim or percent-encoded, to the job and the file in its output folder', () => {
-    for (const raw of [`jobs/${JOB}/out/result.md`, `jobs/${JOB}/out/result%2Emd`, encodeURIComponent(`jobs/${JOB}/out/result.md`)]) {
+    for (const raw of [
+      `jobs/${JOB}/out/result.md`,
+      `jobs/${JOB}/out/result%2Emd`,
+      encodeURIComponent(`jobs/${JOB}/out/result.md`),
+    ]) {
       expect(resolveJobFilePath(raw), raw).to.deep.equal({ jobId: JOB, rel: 'result.md' });
     }
-    expect(resolveJobFilePath(`jobs/${JOB}/out/embedded/img-000.png`)).to.deep.equal({ jobId: JOB, rel: 'embedded/img-000.png' });
+    expect(resolveJobFilePath(`jobs/${JOB}/out/embedded/img-000.png`)).to.deep.equal({
+      jobId: JOB,
+      rel: 'embedded/img-000.png',
+    });
   });
 
   it('maps target_dir and the legacy job-id forms to the output folder itself', () => {

@@ -1,5 +1,13 @@
 import { expect } from 'chai';
-import { fromCache, jobResults, packJobFields, resultData, resultPreview, unpackJobResults, type JobFields } from '../../core/job-results';
+import {
+  fromCache,
+  jobResults,
+  packJobFields,
+  resultData,
+  resultPreview,
+  unpackJobResults,
+  type JobFields,
+} from '../../core/job-results';
 import { externalOcrData, pdfData, transformerData } from '../../core/result-shapes';
 
 const job = (text: string, metadata: Record<string, unknown> = {}): JobFields => ({
@@ -16,7 +24,12 @@ describe('One result shape (core/job-results.ts, core/result-shapes.ts)', () => 
     const results = jobResults(data, job('Text'));
     expect(results).to.include.keys('structured_data', 'assets', 'target_dir', 'llm_info', 'from_cache');
     expect(resultData(results)).to.deep.equal(data);
-    expect(Object.keys(resultData(results))).to.deep.equal(['extracted_text', 'metadata', 'images_archive_filename', 'images_archive_data']);
+    expect(Object.keys(resultData(results))).to.deep.equal([
+      'extracted_text',
+      'metadata',
+      'images_archive_filename',
+      'images_archive_data',
+    ]);
     expect(fromCache(results)).to.equal(true);
     expect(resultData(null)).to.deep.equal({});
   });
@@ -26,17 +39,38 @@ describe('One result shape (core/job-results.ts, core/result-shapes.ts)', () => 
   });
 
   it('shapes each transformer operation as its endpoint answers it (spec §4.3)', () => {
-    const r = { text: 'out', metadata: { tables: [{ headers: ['a'], rows: [] }] }, output: { translated_text: 'out', source_language: 'de', target_language: 'en' } };
-    expect(transformerData('text', { text: 'ein', source_language: 'de', target_language: 'en' }, r)).to.deep.equal({ original_text: 'ein', translated_text: 'out', source_language: 'de', target_language: 'en' });
-    expect(transformerData('html-to-markdown', { html: '<p>x</p>' }, r)).to.deep.equal({ html: '<p>x</p>', markdown: 'out' });
-    expect(transformerData('extract-tables', { html: '' }, r)).to.deep.equal({ tables: [{ headers: ['a'], rows: [] }] });
-    expect(transformerData('summarize', { text: 'lang' }, { text: 'kurz', metadata: {}, output: { summary: 'kurz' } })).to.deep.equal({ original_text: 'lang', summary: 'kurz' });
+    const r = {
+      text: 'out',
+      metadata: { tables: [{ headers: ['a'], rows: [] }] },
+      output: { translated_text: 'out', source_language: 'de', target_language: 'en' },
+    };
+    expect(transformerData('text', { text: 'ein', source_language: 'de', target_language: 'en' }, r)).to.deep.equal({
+      original_text: 'ein',
+      translated_text: 'out',
+      source_language: 'de',
+      target_language: 'en',
+    });
+    expect(transformerData('html-to-markdown', { html: '<p>x</p>' }, r)).to.deep.equal({
+      html: '<p>x</p>',
+      markdown: 'out',
+    });
+    expect(transformerData('extract-tables', { html: '' }, r)).to.deep.equal({
+      tables: [{ headers: ['a'], rows: [] }],
+    });
+    expect(
+      transformerData('summarize', { text: 'lang' }, { text: 'kurz', metadata: {}, output: { summary: 'kurz' } }),
+    ).to.deep.equal({ original_text: 'lang', summary: 'kurz' });
     expect(() => transformerData('nope', {}, r)).to.throw(/unknown/);
   });
 
   it('gives external OCR null image archives and the pages archive when there is one (spec §4.2)', () => {
     const d = externalOcrData('md', { page_count: 1 }, { pages: [] }, { filename: 'job-1-pages.zip', data: 'UEs=' });
-    expect(d).to.deep.include({ pages_archive_filename: 'job-1-pages.zip', pages_archive_data: 'UEs=', images_archive_data: null, images_archive_filename: null });
+    expect(d).to.deep.include({
+      pages_archive_filename: 'job-1-pages.zip',
+      pages_archive_data: 'UEs=',
+      images_archive_data: null,
+      images_archive_filename: null,
+    });
   });
 
   it('keeps a small preview for workflow history: the text cut to 2000 characters, scalar metadata only', () => {
@@ -66,7 +100,10 @@ describe('One result shape (core/job-results.ts, core/result-shapes.ts)', () => 
     const fields = job('short', { operation: 'extract-tables', table_count: 1, tables });
     const packed = JSON.parse(JSON.stringify(packJobFields(tableData, fields)));
     expect(packed.refs).to.deep.equal({ 'metadata.tables': 'tables' });
-    expect(packed.job.structured_data).to.deep.equal({ extracted_text: 'short', metadata: { operation: 'extract-tables', table_count: 1, tables: null } });
+    expect(packed.job.structured_data).to.deep.equal({
+      extracted_text: 'short',
+      metadata: { operation: 'extract-tables', table_count: 1, tables: null },
+    });
     expect(unpackJobResults(tableData, packed)).to.deep.equal(jobResults(tableData, fields));
   });
 });

@@ -91,7 +91,13 @@ describe('job state transitions (pure, no Temporal)', () => {
       expect(s.progress).to.deep.equal({ step: 'ocr', percent: 40, message: 'OCR page 4 of 10' });
       expect(s.version).to.equal(v + 1);
       expect(s.updated_at).to.equal(T1);
-      expect(ev).to.deep.equal({ id: 1, phase: 'processing', progress: 40, message: 'OCR page 4 of 10', timestamp: T1 });
+      expect(ev).to.deep.equal({
+        id: 1,
+        phase: 'processing',
+        progress: 40,
+        message: 'OCR page 4 of 10',
+        timestamp: T1,
+      });
       expect(s.events).to.deep.equal([ev]);
     });
 
@@ -178,7 +184,9 @@ describe('job state transitions (pure, no Temporal)', () => {
       const s = processing();
       for (let i = 0; i < MAX_LOGS + 50; i++) addLog(s, 'info', `line ${i}`, T1);
       expect(s.logs).to.have.length(MAX_LOGS);
-      expect(s.logs.slice(0, 10).map((l) => l.message)).to.deep.equal(Array.from({ length: 10 }, (_, i) => `line ${i}`));
+      expect(s.logs.slice(0, 10).map((l) => l.message)).to.deep.equal(
+        Array.from({ length: 10 }, (_, i) => `line ${i}`),
+      );
       expect(s.logs[10].message).to.equal('line 60');
       expect(s.logs[MAX_LOGS - 1].message).to.equal(`line ${MAX_LOGS + 49}`);
     });
@@ -209,7 +217,12 @@ describe('job state transitions (pure, no Temporal)', () => {
 
   describe('isTerminal', () => {
     it('is true for completed and failed only', () => {
-      expect(['pending', 'processing', 'completed', 'failed'].map((status) => isTerminal({ status }))).to.deep.equal([false, false, true, true]);
+      expect(['pending', 'processing', 'completed', 'failed'].map((status) => isTerminal({ status }))).to.deep.equal([
+        false,
+        false,
+        true,
+        true,
+      ]);
     });
   });
 });

@@ -51,12 +51,20 @@ describe('LLM configuration', () => {
   it('lets a configured endpoint win over the implied local model, and LLM_PROVIDER over both', () => {
     expect(loadConfig({ LLM_BASE_URL: 'http://127.0.0.1:1/v1', LLM_MODEL: 'm' }).llm?.provider).to.equal('openai');
     expect(loadConfig({ OPENAI_API_KEY: 'sk-x', LLM_MODEL: 'm' }).llm?.provider).to.equal('openai');
-    expect(loadConfig({ LLM_PROVIDER: 'local', LLM_BASE_URL: 'http://127.0.0.1:1/v1', LLM_MODEL: 'm' }).llm?.provider).to.equal('local');
-    expect(loadConfig({ LLM_PROVIDER: 'none', LLM_BASE_URL: 'http://127.0.0.1:1/v1', LLM_MODEL: 'm' }).llm).to.equal(null);
+    expect(
+      loadConfig({ LLM_PROVIDER: 'local', LLM_BASE_URL: 'http://127.0.0.1:1/v1', LLM_MODEL: 'm' }).llm?.provider,
+    ).to.equal('local');
+    expect(loadConfig({ LLM_PROVIDER: 'none', LLM_BASE_URL: 'http://127.0.0.1:1/v1', LLM_MODEL: 'm' }).llm).to.equal(
+      null,
+    );
   });
 
   it('takes OPENAI_API_KEY and OPENAI_BASE_URL as fallbacks, LLM_* first', () => {
-    const fallback = loadConfig({ OPENAI_API_KEY: 'sk-o', OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', LLM_MODEL: 'm' }).llm;
+    const fallback = loadConfig({
+      OPENAI_API_KEY: 'sk-o',
+      OPENAI_BASE_URL: 'http://127.0.0.1:9/v1',
+      LLM_MODEL: 'm',
+    }).llm;
     expect(fallback?.apiKey).to.equal('sk-o');
     expect(fallback?.baseUrl).to.equal('http://127.0.0.1:9/v1');
     const both = loadConfig({
@@ -77,7 +85,12 @@ describe('LLM configuration', () => {
   });
 
   it('reads the timeout and the retry count', () => {
-    const c = loadConfig({ LLM_BASE_URL: 'http://127.0.0.1:1/v1', LLM_MODEL: 'm', LLM_TIMEOUT_MS: '500', LLM_MAX_RETRIES: '0' });
+    const c = loadConfig({
+      LLM_BASE_URL: 'http://127.0.0.1:1/v1',
+      LLM_MODEL: 'm',
+      LLM_TIMEOUT_MS: '500',
+      LLM_MAX_RETRIES: '0',
+    });
     expect(c.llm?.timeoutMs).to.equal(500);
     expect(c.llm?.maxRetries).to.equal(0);
     expect(() => loadConfig({ LLM_TIMEOUT_MS: 'soon' })).to.throw(ConfigError, /LLM_TIMEOUT_MS/);
@@ -85,18 +98,28 @@ describe('LLM configuration', () => {
   });
 
   it('parses LLM_PRICES as model → price per 1k input and output tokens', () => {
-    const c = loadConfig({ LLM_PRICES: '{"gpt-4o": {"input": 0.0025, "output": 0.01}, "local": {"input": 0, "output": 0}}' });
+    const c = loadConfig({
+      LLM_PRICES: '{"gpt-4o": {"input": 0.0025, "output": 0.01}, "local": {"input": 0, "output": 0}}',
+    });
     expect(c.LLM_PRICES).to.deep.equal({ 'gpt-4o': { input: 0.0025, output: 0.01 }, local: { input: 0, output: 0 } });
   });
 
   it('rejects LLM_PRICES of the wrong shape, naming the variable only', () => {
-    for (const bad of ['[1,2]', '"x"', '{"m": {"input": 1}}', '{"m": {"input": -1, "output": 1}}', '{"m": {"input": "1", "output": 1}}']) {
+    for (const bad of [
+      '[1,2]',
+      '"x"',
+      '{"m": {"input": 1}}',
+      '{"m": {"input": -1, "output": 1}}',
+      '{"m": {"input": "1", "output": 1}}',
+    ]) {
       try {
         loadConfig({ LLM_PRICES: bad });
         expect.fail(`should reject ${bad}`);
       } catch (e) {
         expect(e, bad).to.be.instanceOf(ConfigError);
-        expect((e as Error).message).to.include('LLM_PRICES').and.not.include(bad);
+        expect((e as Error).message)
+          .to.include('LLM_PRICES')
+          .and.not.include(bad);
       }
     }
   });
@@ -111,7 +134,9 @@ describe('LLM configuration', () => {
         expect.fail('should throw');
       } catch (e) {
         expect(e).to.be.instanceOf(ConfigError);
-        expect((e as Error).message).to.include(name).and.not.include('hunter2');
+        expect((e as Error).message)
+          .to.include(name)
+          .and.not.include('hunter2');
       }
     }
   });

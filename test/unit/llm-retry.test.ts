@@ -25,7 +25,10 @@ describe('LLM retry and usage helpers', () => {
   });
 
   it('redacts the API key and key-shaped tokens', () => {
-    const out = redact('Incorrect API key provided: my-long-secret. Also sk-abc123def and Bearer xyz', 'my-long-secret');
+    const out = redact(
+      'Incorrect API key provided: my-long-secret. Also sk-abc123def and Bearer xyz',
+      'my-long-secret',
+    );
     expect(out).to.not.include('my-long-secret').and.not.include('sk-abc123def').and.not.include('xyz');
   });
 
@@ -48,8 +51,24 @@ describe('LLM retry and usage helpers', () => {
   it('sums recorded usages into the spec usage record', () => {
     const r = new UsageRecorder();
     expect(r.summary()).to.deep.equal({ total_tokens: 0, total_cost: 0, requests: [] });
-    r.record({ model: 'm', purpose: 'translate', prompt_tokens: 10, completion_tokens: 5, tokens: 15, cost: 0.1, duration_ms: 12 });
-    r.record({ model: 'v', purpose: 'vision_ocr', prompt_tokens: 100, completion_tokens: 20, tokens: 120, cost: 0.2, duration_ms: 30 });
+    r.record({
+      model: 'm',
+      purpose: 'translate',
+      prompt_tokens: 10,
+      completion_tokens: 5,
+      tokens: 15,
+      cost: 0.1,
+      duration_ms: 12,
+    });
+    r.record({
+      model: 'v',
+      purpose: 'vision_ocr',
+      prompt_tokens: 100,
+      completion_tokens: 20,
+      tokens: 120,
+      cost: 0.2,
+      duration_ms: 30,
+    });
     expect(r.summary()).to.deep.equal({
       total_tokens: 135,
       total_cost: 0.3,

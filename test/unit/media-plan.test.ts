@@ -49,7 +49,14 @@ describe('media: chunk plan', () => {
   });
 
   it('ignores silence at the start and the end of the audio', () => {
-    const plan = planChunks(1300, [{ start: 0, end: 5 }, { start: 1290, end: 1300 }], 600);
+    const plan = planChunks(
+      1300,
+      [
+        { start: 0, end: 5 },
+        { start: 1290, end: 1300 },
+      ],
+      600,
+    );
     expectCovers(plan, 1300);
     expect(plan).to.have.length(3);
     expect(plan.map((c) => c.end)).to.deep.equal([433.333, 866.667, 1300]);
@@ -60,7 +67,9 @@ describe('media: chunk plan', () => {
     const silences = Array.from({ length: 4000 }, (_, i) => silenceAt(5 + i * 10.8, 0.25));
     const plan = planChunks(duration, silences, 300);
     expectCovers(plan, duration);
-    expect(plan).to.have.length(Math.ceil(duration / 300)).and.to.have.length.above(100);
+    expect(plan)
+      .to.have.length(Math.ceil(duration / 300))
+      .and.to.have.length.above(100);
     expect(plan.every((c) => c.atSilence)).to.equal(true);
     for (const c of plan.slice(0, -1)) {
       expect(silences.some((s) => s.start <= c.end && c.end <= s.end)).to.equal(true);
@@ -140,9 +149,19 @@ describe('media: frame times', () => {
 
   it('caps the number of frames, before ffmpeg runs and before building a huge grid', () => {
     const few = parseFrameRequest(undefined, 0.001, 10);
-    expect(appError(() => frameTimes(few, 43_200, 10)).details).to.include({ field: 'interval', limit: 10, requested: 43_200_000 });
-    expect(appError(() => parseFrameRequest([1, 2, 3], undefined, 2)).details).to.include({ field: 'timestamps', limit: 2 });
-    expect(appError(() => frameTimes(parseFrameRequest([1.5, 2.5], 1, 3), 3, 3)).details).to.include({ field: 'frames', requested: 5 });
+    expect(appError(() => frameTimes(few, 43_200, 10)).details).to.include({
+      field: 'interval',
+      limit: 10,
+      requested: 43_200_000,
+    });
+    expect(appError(() => parseFrameRequest([1, 2, 3], undefined, 2)).details).to.include({
+      field: 'timestamps',
+      limit: 2,
+    });
+    expect(appError(() => frameTimes(parseFrameRequest([1.5, 2.5], 1, 3), 3, 3)).details).to.include({
+      field: 'frames',
+      requested: 5,
+    });
   });
 });
 
@@ -184,16 +203,29 @@ describe('media: formats by content', () => {
   it('refuses other formats and files without sound with INVALID_FORMAT and the supported list', () => {
     const unsupported = appError(() => audioFormatOf(probe('png_pipe', null)));
     expect(unsupported.code).to.equal('INVALID_FORMAT');
-    expect(unsupported.details).to.deep.include({ error_type: 'unsupported_format', supported_formats: [...SUPPORTED_FORMATS] });
+    expect(unsupported.details).to.deep.include({
+      error_type: 'unsupported_format',
+      supported_formats: [...SUPPORTED_FORMATS],
+    });
     const silent = appError(() => audioFormatOf(probe('mov,mp4,m4a', null, { video: h264 })));
-    expect(silent.details).to.deep.include({ error_type: 'no_audio_stream', supported_formats: [...SUPPORTED_FORMATS] });
+    expect(silent.details).to.deep.include({
+      error_type: 'no_audio_stream',
+      supported_formats: [...SUPPORTED_FORMATS],
+    });
     expect(audioFormatOf(probe('wav', 'pcm_s16le'))).to.equal('wav');
   });
 
   it('reads ffprobe JSON, skipping cover art as video', () => {
     const p = parseProbe({
       streams: [
-        { index: 0, codec_type: 'video', codec_name: 'mjpeg', width: 500, height: 500, disposition: { attached_pic: 1 } },
+        {
+          index: 0,
+          codec_type: 'video',
+          codec_name: 'mjpeg',
+          width: 500,
+          height: 500,
+          disposition: { attached_pic: 1 },
+        },
         { index: 1, codec_type: 'audio', codec_name: 'mp3', sample_rate: '44100', channels: 2, avg_frame_rate: '0/0' },
       ],
       format: { format_name: 'mp3', duration: '12.5' },
@@ -207,11 +239,21 @@ describe('media: formats by content', () => {
     });
     expect(parseProbe({ streams: [{ codec_type: 'audio', duration: '3.5' }], format: {} }).duration).to.equal(3.5);
     expect(parseProbe({}).duration).to.equal(null);
-    expect([parseRate('30000/1001'), parseRate('25/1'), parseRate('0/0'), parseRate(undefined)]).to.deep.equal([29.97, 25, null, null]);
+    expect([parseRate('30000/1001'), parseRate('25/1'), parseRate('0/0'), parseRate(undefined)]).to.deep.equal([
+      29.97,
+      25,
+      null,
+      null,
+    ]);
   });
 
   it('gives the video metadata of §4.7', () => {
-    expect(videoMetadata(probe('mov,mp4', 'aac', { video: h264 }))).to.deep.equal({ resolution: '1280x720', codec: 'h264', fps: 29.97, duration: 9.5 });
+    expect(videoMetadata(probe('mov,mp4', 'aac', { video: h264 }))).to.deep.equal({
+      resolution: '1280x720',
+      codec: 'h264',
+      fps: 29.97,
+      duration: 9.5,
+    });
     expect(videoMetadata(probe('mov,mp4', 'aac', { video: { ...h264, duration: null } }))!.duration).to.equal(10);
     expect(videoMetadata(probe('wav', 'pcm_s16le'))).to.equal(null);
   });

@@ -23,7 +23,18 @@ describe('net helpers', () => {
     });
 
     it('is false for other addresses, hostnames and nothing', () => {
-      for (const ip of ['128.0.0.1', '10.0.0.1', '0.0.0.0', '::', '::2', '::ffff:10.0.0.1', '2001:db8::1', 'localhost', '', undefined]) {
+      for (const ip of [
+        '128.0.0.1',
+        '10.0.0.1',
+        '0.0.0.0',
+        '::',
+        '::2',
+        '::ffff:10.0.0.1',
+        '2001:db8::1',
+        'localhost',
+        '',
+        undefined,
+      ]) {
         expect(isLoopbackIp(ip), String(ip)).to.equal(false);
       }
     });

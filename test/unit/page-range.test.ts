@@ -20,8 +20,14 @@ describe('page range rule', () => {
   });
 
   it('refuses page_start beyond the page count, naming the count', () => {
-    expect(pageRange({ page_start: 5 }, 4)).to.deep.equal({ ok: false, issue: { path: 'page_start', message: 'the document has 4 pages' } });
-    expect(pageRange({ page_start: 5, page_end: 9 }, 4)).to.deep.equal({ ok: false, issue: { path: 'page_start', message: 'the document has 4 pages' } });
+    expect(pageRange({ page_start: 5 }, 4)).to.deep.equal({
+      ok: false,
+      issue: { path: 'page_start', message: 'the document has 4 pages' },
+    });
+    expect(pageRange({ page_start: 5, page_end: 9 }, 4)).to.deep.equal({
+      ok: false,
+      issue: { path: 'page_start', message: 'the document has 4 pages' },
+    });
   });
 
   it('refuses page_end before page_start, with or without a page count', () => {
@@ -42,7 +48,13 @@ describe('page range rule', () => {
       expect(pageRange({ page_start: bad }, 4), `page_start ${String(bad)}`).to.deep.include({ ok: false });
       expect(pageRange({ page_end: bad }, 4), `page_end ${String(bad)}`).to.deep.include({ ok: false });
     }
-    expect(pageRange({ page_start: 0 })).to.deep.equal({ ok: false, issue: { path: 'page_start', message: 'page_start must be a whole number from 1' } });
-    expect(pageRange({ page_end: 0 })).to.deep.equal({ ok: false, issue: { path: 'page_end', message: 'page_end must be a whole number from 1' } });
+    expect(pageRange({ page_start: 0 })).to.deep.equal({
+      ok: false,
+      issue: { path: 'page_start', message: 'page_start must be a whole number from 1' },
+    });
+    expect(pageRange({ page_end: 0 })).to.deep.equal({
+      ok: false,
+      issue: { path: 'page_end', message: 'page_end must be a whole number from 1' },
+    });
   });
 });

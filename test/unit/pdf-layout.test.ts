@@ -4,7 +4,14 @@ import { parsePdfInfo } from '../../providers/pdf/poppler';
 import { contiguousRanges } from '../../providers/pdf/render';
 
 /** A run of 10 pt text whose width is 5 pt per character (close to Helvetica's average). */
-const run = (str: string, x: number, y: number, extra: Partial<TextRun> = {}): TextRun => ({ str, x, y, width: str.length * 5, size: 10, ...extra });
+const run = (str: string, x: number, y: number, extra: Partial<TextRun> = {}): TextRun => ({
+  str,
+  x,
+  y,
+  width: str.length * 5,
+  size: 10,
+  ...extra,
+});
 
 /** A column of lines at x, 13 pt apart, from top y downwards. */
 const column = (lines: string[], x: number, top: number) => lines.map((l, i) => run(l, x, top - i * 13));
@@ -54,7 +61,9 @@ describe('PDF page layout', () => {
       ...column(left, 50, 720).flatMap((r, i) => [column(right, 260, 720)[i], r]),
       run('page 1', 50, 60),
     ];
-    expect(layoutText(runs)).to.equal(['A title that runs across both of the columns', ...left, ...right, 'page 1'].join('\n'));
+    expect(layoutText(runs)).to.equal(
+      ['A title that runs across both of the columns', ...left, ...right, 'page 1'].join('\n'),
+    );
   });
 
   it('reads three columns left to right', () => {
@@ -77,14 +86,28 @@ describe('PDF page layout', () => {
   });
 
   it('does not read short labels and values as columns', () => {
-    const labels = ['Name:', 'Billing address of customer:', 'Street:', 'Delivery address if different:', 'City:', 'Invoice contact person name:', 'Phone:'];
-    const runs = labels.flatMap((label, i) => [run(label, 50, 700 - i * 13), run(`value number ${i}`, 250, 700 - i * 13)]);
+    const labels = [
+      'Name:',
+      'Billing address of customer:',
+      'Street:',
+      'Delivery address if different:',
+      'City:',
+      'Invoice contact person name:',
+      'Phone:',
+    ];
+    const runs = labels.flatMap((label, i) => [
+      run(label, 50, 700 - i * 13),
+      run(`value number ${i}`, 250, 700 - i * 13),
+    ]);
     expect(layoutText(runs).split('\n')).to.deep.equal(labels.map((l, i) => `${l} value number ${i}`));
   });
 
   it('does not split single-column prose with aligned word gaps into columns', () => {
     // Every line has a word gap of 5 pt (0.5 em) at the same x, in the middle of the text block.
-    const lines = Array.from({ length: 10 }, (_, i) => [run(`first half of line ${i}!`, 50, 700 - i * 13), run(`second half of line ${i}`, 160, 700 - i * 13)]);
+    const lines = Array.from({ length: 10 }, (_, i) => [
+      run(`first half of line ${i}!`, 50, 700 - i * 13),
+      run(`second half of line ${i}`, 160, 700 - i * 13),
+    ]);
     const text = layoutText(lines.flat()).split('\n');
     expect(text).to.have.length(10);
     expect(text[0]).to.equal('first half of line 0! second half of line 0');
@@ -102,8 +125,20 @@ describe('poppler helpers', () => {
   });
 
   it('parses pdfinfo output, titles with colons included', () => {
-    const out = 'Title:           Bericht: Größe & Maß\nAuthor:         Jörg\nPages:          12\nEncrypted:      yes (print:yes copy:no change:no addNotes:no algorithm:RC4)\nPage size:      612 x 792 pts (letter)\n';
-    expect(parsePdfInfo(out)).to.deep.equal({ title: 'Bericht: Größe & Maß', author: 'Jörg', pages: 12, encrypted: true, pageSize: { width: 612, height: 792 } });
-    expect(parsePdfInfo('Pages: 1\nEncrypted: no\n')).to.deep.equal({ title: '', author: '', pages: 1, encrypted: false });
+    const out =
+      'Title:           Bericht: Größe & Maß\nAuthor:         Jörg\nPages:          12\nEncrypted:      yes (print:yes copy:no change:no addNotes:no algorithm:RC4)\nPage size:      612 x 792 pts (letter)\n';
+    expect(parsePdfInfo(out)).to.deep.equal({
+      title: 'Bericht: Größe & Maß',
+      author: 'Jörg',
+      pages: 12,
+      encrypted: true,
+      pageSize: { width: 612, height: 792 },
+    });
+    expect(parsePdfInfo('Pages: 1\nEncrypted: no\n')).to.deep.equal({
+      title: '',
+      author: '',
+      pages: 1,
+      encrypted: false,
+    });
   });
 });

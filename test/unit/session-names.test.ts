@@ -1,10 +1,24 @@
 import { expect } from 'chai';
 import { assertValidKey } from '../../core/blob-store';
-import { fromKeySegment, keySegment, MAX_NAME_BYTES, sanitizeName, sessionDir, sessionPath } from '../../core/session-store';
+import {
+  fromKeySegment,
+  keySegment,
+  MAX_NAME_BYTES,
+  sanitizeName,
+  sessionDir,
+  sessionPath,
+} from '../../core/session-store';
 
 describe('session names and paths', () => {
   it('sanitizing keeps ordinary names and unicode as they are', () => {
-    for (const n of ['Open Source Hardware', 'KI & Gesellschaft', 'Überblick – Straßenbahn', '会议 2025', 'talk-01_v2.final', 'emoji 🚀 track']) {
+    for (const n of [
+      'Open Source Hardware',
+      'KI & Gesellschaft',
+      'Überblick – Straßenbahn',
+      '会议 2025',
+      'talk-01_v2.final',
+      'emoji 🚀 track',
+    ]) {
       expect(sanitizeName(n)).to.equal(n);
     }
   });
@@ -26,7 +40,18 @@ describe('session names and paths', () => {
   });
 
   it('key segments round-trip and use only key characters, never a dot', () => {
-    for (const n of ['Open Source Hardware', 'a_b', '_z', 'x.y', '会议中心的主题演讲', 'ÄÖÜ äöü ß', '', '-', '🚀🚀', 'A/B']) {
+    for (const n of [
+      'Open Source Hardware',
+      'a_b',
+      '_z',
+      'x.y',
+      '会议中心的主题演讲',
+      'ÄÖÜ äöü ß',
+      '',
+      '-',
+      '🚀🚀',
+      'A/B',
+    ]) {
       const s = keySegment(n);
       expect(s).to.match(/^[A-Za-z0-9_-]*$/);
       expect(fromKeySegment(s)).to.equal(n);
@@ -39,7 +64,17 @@ describe('session names and paths', () => {
   it('session paths stay under sessions/ with one segment per name, for hostile names too', () => {
     const p = sessionPath('FOSDEM 2025', 'de', 'Open Source', 'talk.md');
     expect(p).to.equal('sessions/FOSDEM_202025/de/Open_20Source/talk.md');
-    const names = ['../..', '../../../etc', '/abs/path', 'a/../../b', '..\\..\\win', 'x\u0000y', '.', '%2e%2e%2f', '会议/../../x'];
+    const names = [
+      '../..',
+      '../../../etc',
+      '/abs/path',
+      'a/../../b',
+      '..\\..\\win',
+      'x\u0000y',
+      '.',
+      '%2e%2e%2f',
+      '会议/../../x',
+    ];
     for (const n of names) {
       let key: string;
       try {

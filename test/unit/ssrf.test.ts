@@ -1,5 +1,11 @@
 import { expect } from 'chai';
-import { checkTarget, ForbiddenTargetError, isForbiddenAddress, OutboundError, type OutboundPolicy } from '../../providers/http/ssrf';
+import {
+  checkTarget,
+  ForbiddenTargetError,
+  isForbiddenAddress,
+  OutboundError,
+  type OutboundPolicy,
+} from '../../providers/http/ssrf';
 
 // No traffic: isForbiddenAddress is a pure function, and checkTarget only resolves literal IPs and `localhost`.
 
@@ -73,13 +79,20 @@ const allowed: [string, string][] = [
 ];
 
 describe('isForbiddenAddress', () => {
-  for (const [ip, why] of forbidden) it(`refuses ${ip || '(empty)'} (${why})`, () => expect(isForbiddenAddress(ip)).to.equal(true));
+  for (const [ip, why] of forbidden)
+    it(`refuses ${ip || '(empty)'} (${why})`, () => expect(isForbiddenAddress(ip)).to.equal(true));
   for (const [ip, why] of allowed) it(`allows ${ip} (${why})`, () => expect(isForbiddenAddress(ip)).to.equal(false));
 });
 
 describe('WHATWG URL parsing', () => {
   it('normalises decimal, octal, hex and short IPv4 forms to dotted quads', () => {
-    for (const u of ['http://2130706433/', 'http://0x7f.1/', 'http://017700000001/', 'http://127.1/', 'http://0x7f000001/']) {
+    for (const u of [
+      'http://2130706433/',
+      'http://0x7f.1/',
+      'http://017700000001/',
+      'http://127.1/',
+      'http://0x7f000001/',
+    ]) {
       expect(new URL(u).hostname, u).to.equal('127.0.0.1');
     }
   });
@@ -128,7 +141,13 @@ describe('checkTarget', () => {
   });
 
   it('refuses other schemes', async () => {
-    for (const u of ['file:///etc/passwd', 'ftp://example.com/', 'gopher://127.0.0.1:25/', 'data:text/plain,hi', 'javascript:alert(1)']) {
+    for (const u of [
+      'file:///etc/passwd',
+      'ftp://example.com/',
+      'gopher://127.0.0.1:25/',
+      'data:text/plain,hi',
+      'javascript:alert(1)',
+    ]) {
       await refuses(u, { allowPrivate: true });
     }
   });

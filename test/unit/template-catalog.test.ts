@@ -3,7 +3,14 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import os from 'node:os';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { fieldDescriptions, fillTemplate, listTemplates, loadTemplate, parseTemplate, TEMPLATES_DIR } from '../../core/templates';
+import {
+  fieldDescriptions,
+  fillTemplate,
+  listTemplates,
+  loadTemplate,
+  parseTemplate,
+  TEMPLATES_DIR,
+} from '../../core/templates';
 
 /** The parsed YAML frontmatter of a filled template, or null when it has none. */
 function outputFrontmatter(out: string): unknown {
@@ -20,7 +27,10 @@ describe('the template catalog', () => {
     dir = path.join(outside, 'templates');
     await mkdir(dir);
     await writeFile(path.join(outside, 'x.md'), 'outside the catalog {x}');
-    await writeFile(path.join(dir, 'Minutes.md'), '---\ntitle: Minutes\ndescription: Meeting minutes\nlanguage: en\n---\nEN {x}');
+    await writeFile(
+      path.join(dir, 'Minutes.md'),
+      '---\ntitle: Minutes\ndescription: Meeting minutes\nlanguage: en\n---\nEN {x}',
+    );
     await writeFile(path.join(dir, 'Minutes_de.md'), '---\ntitle: Protokoll\n---\nDE {x}');
     await writeFile(path.join(dir, 'Minutes_fr.md'), 'FR {x}');
     await writeFile(path.join(dir, 'OnlyGerman_de.md'), '---\ndescription: Nur Deutsch\n---\nDE {x}');
@@ -45,7 +55,9 @@ describe('the template catalog', () => {
 
   it('falls back to <Name>.md without a variant, without a language, or with an invalid language', async () => {
     for (const lang of ['it', undefined, '', '../x', 'de/../../x']) {
-      expect((await loadTemplate(dir, 'Minutes', lang))?.resolvedFile, String(lang)).to.equal(path.join(dir, 'Minutes.md'));
+      expect((await loadTemplate(dir, 'Minutes', lang))?.resolvedFile, String(lang)).to.equal(
+        path.join(dir, 'Minutes.md'),
+      );
     }
     expect(await loadTemplate(dir, 'OnlyGerman', 'en')).to.equal(null);
     expect((await loadTemplate(dir, 'OnlyGerman', 'de'))?.source).to.contain('DE');
@@ -63,7 +75,13 @@ describe('the template catalog', () => {
   it('lists templates grouped by base name with their languages and descriptions', async () => {
     const list = await listTemplates(dir);
     expect(list).to.deep.equal([
-      { name: 'Minutes', languages: ['de', 'en', 'fr'], hasBase: true, title: 'Minutes', description: 'Meeting minutes' },
+      {
+        name: 'Minutes',
+        languages: ['de', 'en', 'fr'],
+        hasBase: true,
+        title: 'Minutes',
+        description: 'Meeting minutes',
+      },
       { name: 'OnlyGerman', languages: ['de'], hasBase: false, description: 'Nur Deutsch' },
       { name: 'Story_default', languages: [], hasBase: true },
     ]);
@@ -79,7 +97,16 @@ describe('the template catalog', () => {
 });
 
 describe('the shipped templates', () => {
-  const expected = ['Besprechung', 'BlogPost', 'EventSummary', 'PdfMetadata', 'Session', 'Story', 'TrackSummary', 'VideoSummary'];
+  const expected = [
+    'Besprechung',
+    'BlogPost',
+    'EventSummary',
+    'PdfMetadata',
+    'Session',
+    'Story',
+    'TrackSummary',
+    'VideoSummary',
+  ];
 
   it('include every template the service offers, in German and English', async () => {
     const list = await listTemplates(TEMPLATES_DIR);
@@ -89,7 +116,9 @@ describe('the shipped templates', () => {
       expect(t?.languages, name).to.include.members(['de', 'en']);
       expect(t?.description, name).to.be.a('string');
     }
-    expect(parseTemplate((await readFile(path.join(TEMPLATES_DIR, 'Besprechung.md'), 'utf8'))).metadata.language).to.equal('de');
+    expect(
+      parseTemplate(await readFile(path.join(TEMPLATES_DIR, 'Besprechung.md'), 'utf8')).metadata.language,
+    ).to.equal('de');
   });
 
   it('each parse, have fields with descriptions, a system prompt, and the same fields in every language', async () => {
@@ -104,7 +133,10 @@ describe('the shipped templates', () => {
       const d = fieldDescriptions(p);
       for (const f of p.fields) expect(d[f.name], `${file}: ${f.name}`).to.not.equal(f.name);
       const base = file.replace(/(_[a-z]{2})?\.md$/, '');
-      const signature = p.fields.map((f) => f.name).sort().join(',');
+      const signature = p.fields
+        .map((f) => f.name)
+        .sort()
+        .join(',');
       if (fieldsByBase.has(base)) expect(signature, file).to.equal(fieldsByBase.get(base));
       else fieldsByBase.set(base, signature);
     }
@@ -114,7 +146,9 @@ describe('the shipped templates', () => {
     const files = (await readdir(TEMPLATES_DIR)).filter((f) => f.endsWith('.md'));
     for (const file of files) {
       const p = parseTemplate(await readFile(path.join(TEMPLATES_DIR, file), 'utf8'));
-      const values = Object.fromEntries(p.fields.map((f) => [f.name, f.name === 'tags' ? ['a', 'b'] : `value of ${f.name}: "x"`]));
+      const values = Object.fromEntries(
+        p.fields.map((f) => [f.name, f.name === 'tags' ? ['a', 'b'] : `value of ${f.name}: "x"`]),
+      );
       const out = fillTemplate(p, values, 'INPUT TEXT', {});
       expect(outputFrontmatter(out), file).to.be.an('object');
       expect(out, file).not.to.match(/\{\{|\{[A-Za-z][A-Za-z0-9_]*\}/);

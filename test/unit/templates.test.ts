@@ -109,7 +109,11 @@ describe('template grammar', () => {
   });
 
   it('splits only on a line that is exactly "--- systemprompt"', () => {
-    for (const src of ['a {x}\n--- systemprompt please\nb', 'a {x} --- systemprompt\nb', 'a {x}\n ---  systemprompt\nb']) {
+    for (const src of [
+      'a {x}\n--- systemprompt please\nb',
+      'a {x} --- systemprompt\nb',
+      'a {x}\n ---  systemprompt\nb',
+    ]) {
       const p = parseTemplate(src);
       expect(p.systemPrompt, src).to.equal(null);
       expect(p.body, src).to.equal(src);
@@ -119,7 +123,9 @@ describe('template grammar', () => {
   });
 
   it('parses YAML frontmatter as metadata, showing placeholders as {{name}}', () => {
-    const p = parseTemplate('---\ntitle: Minutes\ndescription: From a transcript\ntags: {{tags|Keywords, comma separated}}\nnested:\n  list: [a, {b}]\n---\n# {{title|T}}');
+    const p = parseTemplate(
+      '---\ntitle: Minutes\ndescription: From a transcript\ntags: {{tags|Keywords, comma separated}}\nnested:\n  list: [a, {b}]\n---\n# {{title|T}}',
+    );
     expect(p.frontmatter).to.deep.equal({
       title: 'Minutes',
       description: 'From a transcript',
@@ -142,7 +148,9 @@ describe('template grammar', () => {
   });
 
   it('keeps a frontmatter key that matches no placeholder as metadata, not a field', () => {
-    const p = parseTemplate('---\ntitle: Minutes\ndescription: About\nlanguage: de\ntype: meeting\ncount: 3\n---\nBody {x}');
+    const p = parseTemplate(
+      '---\ntitle: Minutes\ndescription: About\nlanguage: de\ntype: meeting\ncount: 3\n---\nBody {x}',
+    );
     expect(names(p)).to.deep.equal(['x']);
     const out = splitOutput(fillTemplate(p, { x: 'X' }, '', {}));
     expect(out.fm).to.deep.equal({ type: 'meeting', count: 3 });
@@ -150,9 +158,19 @@ describe('template grammar', () => {
   });
 
   it('takes field descriptions from a frontmatter string named like a field, or from a fields: mapping, and does not emit them', () => {
-    const p = parseTemplate('---\nsummary: Five sentences\nfields:\n  event: Name of the event\n  unused: ignored\ntitle: Template title\n---\n{{summary}} {{event}} {{title}}');
-    expect(p.frontmatterDescriptions).to.deep.equal({ summary: 'Five sentences', event: 'Name of the event', unused: 'ignored' });
-    expect(fieldDescriptions(p)).to.deep.equal({ summary: 'Five sentences', event: 'Name of the event', title: 'title' });
+    const p = parseTemplate(
+      '---\nsummary: Five sentences\nfields:\n  event: Name of the event\n  unused: ignored\ntitle: Template title\n---\n{{summary}} {{event}} {{title}}',
+    );
+    expect(p.frontmatterDescriptions).to.deep.equal({
+      summary: 'Five sentences',
+      event: 'Name of the event',
+      unused: 'ignored',
+    });
+    expect(fieldDescriptions(p)).to.deep.equal({
+      summary: 'Five sentences',
+      event: 'Name of the event',
+      title: 'title',
+    });
     expect(fillTemplate(p, { summary: 'S', event: 'E', title: 'T' }, '', {})).to.equal('S E T');
   });
 
@@ -188,7 +206,9 @@ describe('template grammar', () => {
 });
 
 describe('field descriptions', () => {
-  const p = parseTemplate('---\nfields:\n  a: from frontmatter\n  b: from frontmatter\n  c: from frontmatter\n---\n{{a|inline}} {{b|inline}} {c} {d}');
+  const p = parseTemplate(
+    '---\nfields:\n  a: from frontmatter\n  b: from frontmatter\n  c: from frontmatter\n---\n{{a|inline}} {{b|inline}} {c} {d}',
+  );
 
   it('ranks additional_field_descriptions over inline over frontmatter over the name itself', () => {
     expect(fieldDescriptions(p, { a: 'additional' })).to.deep.equal({
@@ -227,7 +247,12 @@ describe('filling a template', () => {
 
   it('writes an array as a bullet list when its placeholder stands alone on a line, else comma-joined', () => {
     const p = parseTemplate('Speakers: {speakers}\n\n{points}\n  {{nested}}\n');
-    const out = fillTemplate(p, { speakers: ['Ada', 'Bob'], points: ['one', 'two\nlines'], nested: ['x', 'y'] }, '', {});
+    const out = fillTemplate(
+      p,
+      { speakers: ['Ada', 'Bob'], points: ['one', 'two\nlines'], nested: ['x', 'y'] },
+      '',
+      {},
+    );
     expect(out).to.equal('Speakers: Ada, Bob\n\n- one\n- two\n  lines\n  - x\n  - y\n');
     expect(fillTemplate(parseTemplate('{a}'), { a: [] }, '', {})).to.equal('');
   });
@@ -239,7 +264,9 @@ describe('filling a template', () => {
   });
 
   it('keeps value types in a YAML frontmatter and always emits valid YAML', () => {
-    const p = parseTemplate('---\ntags: {{tags|list}}\ntitle: "{{title}}"\nline: Session {{n}} of {{total}}\ncount: {{count}}\nmissing: {{missing}}\n---\nbody\n');
+    const p = parseTemplate(
+      '---\ntags: {{tags|list}}\ntitle: "{{title}}"\nline: Session {{n}} of {{total}}\ncount: {{count}}\nmissing: {{missing}}\n---\nbody\n',
+    );
     const tricky = 'Colons: "quotes" # and\nnewlines';
     const out = fillTemplate(p, { tags: ['a', 'b: c'], title: tricky, n: 2, total: [1, 2], count: 7 }, '', {});
     const { fm, body } = splitOutput(out);
@@ -248,7 +275,9 @@ describe('filling a template', () => {
   });
 
   it('drops a frontmatter that holds only template metadata and descriptions', () => {
-    const p = parseTemplate('---\ntitle: Minutes\ndescription: About\nsummary: describes the field\n---\n\n# {{summary}}');
+    const p = parseTemplate(
+      '---\ntitle: Minutes\ndescription: About\nsummary: describes the field\n---\n\n# {{summary}}',
+    );
     expect(fillTemplate(p, { summary: 'S' }, '', {})).to.equal('# S');
   });
 
@@ -280,7 +309,9 @@ describe('model calls and the system prompt', () => {
   });
 
   it('substitutes context values into the system prompt and leaves unknown placeholders as written', () => {
-    const p = parseTemplate('{a}\n--- systemprompt\nWrite for {{target_group}} about {topic}; {{unknown}} and {"k": 1} stay.');
+    const p = parseTemplate(
+      '{a}\n--- systemprompt\nWrite for {{target_group}} about {topic}; {{unknown}} and {"k": 1} stay.',
+    );
     expect(renderSystemPrompt(p, { target_group: 'teachers', topic: ['soil', 'water'] })).to.equal(
       'Write for teachers about soil, water; {{unknown}} and {"k": 1} stay.',
     );

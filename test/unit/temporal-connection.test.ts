@@ -21,8 +21,13 @@ describe('Temporal connection options', () => {
   });
 
   it('turns TLS on with TEMPORAL_TLS or an API key (Temporal Cloud), without customisation', () => {
-    expect(temporalConnectionOptions(loadConfig({ TEMPORAL_ADDRESS: 'x:7233', TEMPORAL_TLS: 'true' }))).to.deep.equal({ address: 'x:7233', tls: {} });
-    const cloud = temporalConnectionOptions(loadConfig({ TEMPORAL_ADDRESS: 'ns.acct.tmprl.cloud:7233', TEMPORAL_API_KEY: 'k' }));
+    expect(temporalConnectionOptions(loadConfig({ TEMPORAL_ADDRESS: 'x:7233', TEMPORAL_TLS: 'true' }))).to.deep.equal({
+      address: 'x:7233',
+      tls: {},
+    });
+    const cloud = temporalConnectionOptions(
+      loadConfig({ TEMPORAL_ADDRESS: 'ns.acct.tmprl.cloud:7233', TEMPORAL_API_KEY: 'k' }),
+    );
     expect(cloud).to.deep.equal({ address: 'ns.acct.tmprl.cloud:7233', tls: {}, apiKey: 'k' });
   });
 
@@ -50,10 +55,19 @@ describe('Temporal connection options', () => {
   });
 
   it('refuses a certificate without its key, and names an unreadable file by variable and path only', () => {
-    expect(() => loadConfig({ TEMPORAL_TLS_CERT: file('client.pem') })).to.throw(ConfigError, /TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY/);
-    expect(() => loadConfig({ TEMPORAL_TLS_KEY: file('client.key') })).to.throw(ConfigError, /TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY/);
+    expect(() => loadConfig({ TEMPORAL_TLS_CERT: file('client.pem') })).to.throw(
+      ConfigError,
+      /TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY/,
+    );
+    expect(() => loadConfig({ TEMPORAL_TLS_KEY: file('client.key') })).to.throw(
+      ConfigError,
+      /TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY/,
+    );
     const missing = file('nope.pem');
     const config = loadConfig({ TEMPORAL_TLS_CERT: file('client.pem'), TEMPORAL_TLS_KEY: missing });
-    expect(() => temporalConnectionOptions(config)).to.throw(ConfigError, `TEMPORAL_TLS_KEY: cannot read ${missing} (ENOENT)`);
+    expect(() => temporalConnectionOptions(config)).to.throw(
+      ConfigError,
+      `TEMPORAL_TLS_KEY: cannot read ${missing} (ENOENT)`,
+    );
   });
 });

@@ -42,16 +42,19 @@ describe('text layer score', () => {
   });
 
   it('refuses text made of replacement characters from a font without a Unicode map', () => {
-    const text = '\uFFFD\uFFFD\uFFFD\uFFFD \uFFFD\uFFFD\uFFFD \uFFFD\uFFFD\uFFFD\uFFFD\uFFFD \uFFFD\uFFFD\uFFFD\uFFFD\uFFFD\uFFFD';
+    const text =
+      '\uFFFD\uFFFD\uFFFD\uFFFD \uFFFD\uFFFD\uFFFD \uFFFD\uFFFD\uFFFD\uFFFD\uFFFD \uFFFD\uFFFD\uFFFD\uFFFD\uFFFD\uFFFD';
     const s = scoreTextLayer(text.repeat(3));
     expect(s.usable).to.equal(false);
     expect(s.score).to.equal(0);
   });
 
   it('refuses private-use glyphs and control characters even when mixed with some letters', () => {
-    const pua = 'Rechnung \uE001\uE002\uE003\uE004 \uE010\uE011\uE012 \uF001\uF002\uF003\uF004\uF005 Betrag \uE020\uE021\uE022';
+    const pua =
+      'Rechnung \uE001\uE002\uE003\uE004 \uE010\uE011\uE012 \uF001\uF002\uF003\uF004\uF005 Betrag \uE020\uE021\uE022';
     expect(scoreTextLayer(pua).usable).to.equal(false);
-    const control = 'Ab\u0001\u0002\u0003 cd\u0004\u0005\u0006 ef\u0007\u0008\u000E gh\u0010\u0011\u0012 ij\u0013\u0014\u0015';
+    const control =
+      'Ab\u0001\u0002\u0003 cd\u0004\u0005\u0006 ef\u0007\u0008\u000E gh\u0010\u0011\u0012 ij\u0013\u0014\u0015';
     expect(scoreTextLayer(control).usable).to.equal(false);
   });
 
@@ -69,7 +72,8 @@ describe('text layer score', () => {
   });
 
   it('accepts a table of numbers with a few labels', () => {
-    const table = 'Umsatz 2023 2024\nQ1 12.500,00 13.750,50\nQ2 11.020,10 14.001,99\nQ3 9.870,00 15.200,00\nSumme 33.390,10 42.952,49';
+    const table =
+      'Umsatz 2023 2024\nQ1 12.500,00 13.750,50\nQ2 11.020,10 14.001,99\nQ3 9.870,00 15.200,00\nSumme 33.390,10 42.952,49';
     expect(scoreTextLayer(table).usable).to.equal(true);
   });
 
@@ -85,7 +89,9 @@ describe('text layer score', () => {
 
   it('accepts Chinese and Japanese text, which has no spaces between words', () => {
     expect(scoreTextLayer('文档处理服务按页面提取文本内容并在需要时进行光学字符识别。').usable).to.equal(true);
-    expect(scoreTextLayer('各 ページ の テキスト を 抽出 し 必要 に 応じ て 文字 認識 を 行い ます 。').usable).to.equal(true);
+    expect(
+      scoreTextLayer('各 ページ の テキスト を 抽出 し 必要 に 応じ て 文字 認識 を 行い ます 。').usable,
+    ).to.equal(true);
   });
 
   it('keeps the score within 0 and 1 for any input', () => {

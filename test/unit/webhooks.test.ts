@@ -54,7 +54,18 @@ describe('webhook signatures', () => {
 
   it('reject malformed headers, and a signature whose base64 differs only in ignored characters, without throwing', () => {
     const sig = VECTORS.completed;
-    for (const h of ['', 'v1', 'v1,', 'v1,!!!', 'garbage', ' , ', sig.slice(3), `${sig}=`, `${sig.slice(0, -1)}!`, `${sig}\n`]) {
+    for (const h of [
+      '',
+      'v1',
+      'v1,',
+      'v1,!!!',
+      'garbage',
+      ' , ',
+      sig.slice(3),
+      `${sig}=`,
+      `${sig.slice(0, -1)}!`,
+      `${sig}\n`,
+    ]) {
       expect(verifyWebhookSignature('tok-123', id, ts, body, h), h).to.equal(false);
     }
     expect(verifyWebhookSignature('tok-123', id, Number.NaN, body, sig)).to.equal(false);
@@ -95,10 +106,28 @@ describe('webhookHeaders', () => {
 
 describe('classifyResponse', () => {
   const table: [number, string][] = [
-    [200, 'delivered'], [201, 'delivered'], [202, 'delivered'], [204, 'delivered'], [299, 'delivered'],
-    [500, 'retry'], [502, 'retry'], [503, 'retry'], [504, 'retry'], [408, 'retry'], [429, 'retry'],
-    [400, 'give-up'], [401, 'give-up'], [403, 'give-up'], [404, 'give-up'], [410, 'give-up'], [413, 'give-up'],
-    [422, 'give-up'], [301, 'give-up'], [302, 'give-up'], [307, 'give-up'], [100, 'give-up'],
+    [200, 'delivered'],
+    [201, 'delivered'],
+    [202, 'delivered'],
+    [204, 'delivered'],
+    [299, 'delivered'],
+    [500, 'retry'],
+    [502, 'retry'],
+    [503, 'retry'],
+    [504, 'retry'],
+    [408, 'retry'],
+    [429, 'retry'],
+    [400, 'give-up'],
+    [401, 'give-up'],
+    [403, 'give-up'],
+    [404, 'give-up'],
+    [410, 'give-up'],
+    [413, 'give-up'],
+    [422, 'give-up'],
+    [301, 'give-up'],
+    [302, 'give-up'],
+    [307, 'give-up'],
+    [100, 'give-up'],
   ];
   for (const [status, outcome] of table) {
     it(`treats ${status} as ${outcome}`, () => expect(classifyResponse(status)).to.equal(outcome));
@@ -169,14 +198,26 @@ describe('webhook bodies', () => {
 
   it('completion carries the data', () => {
     const body = completedBody('job-1', 'client-7', 'Completed', { text: 'x' });
-    expect(body).to.deep.equal({ phase: 'completed', message: 'Completed', process: { id: 'job-1' }, job: { id: 'client-7' }, data: { text: 'x' } });
+    expect(body).to.deep.equal({
+      phase: 'completed',
+      message: 'Completed',
+      process: { id: 'job-1' },
+      job: { id: 'client-7' },
+      data: { text: 'x' },
+    });
     expect(Object.keys(body)).to.deep.equal(['phase', 'message', 'process', 'job', 'data']);
   });
 
   it('failure carries the error', () => {
     const error = { code: 'UNPROCESSABLE_INPUT', message: 'corrupt PDF', details: {} };
     const body = failedBody('job-1', undefined, 'Failed', error);
-    expect(body).to.deep.equal({ phase: 'failed', message: 'Failed', process: { id: 'job-1' }, job: { id: null }, error });
+    expect(body).to.deep.equal({
+      phase: 'failed',
+      message: 'Failed',
+      process: { id: 'job-1' },
+      job: { id: null },
+      error,
+    });
     expect(Object.keys(body)).to.deep.equal(['phase', 'message', 'process', 'job', 'error']);
   });
 

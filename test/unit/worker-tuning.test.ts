@@ -8,9 +8,15 @@ const GB = 1024 ** 3;
 describe('worker tuning and queues', () => {
   it('without a memory budget keeps fixed slots: IO_CONCURRENCY, MEDIA_CONCURRENCY, 40 workflow tasks, 1,000 cached workflows', () => {
     const c = loadConfig({ IO_CONCURRENCY: '20', MEDIA_CONCURRENCY: '3' });
-    expect(queueTuning(c, 'io', 8 * GB)).to.deep.equal({ maxConcurrentActivityTaskExecutions: 20, maxConcurrentWorkflowTaskExecutions: 40, maxCachedWorkflows: 1000 });
+    expect(queueTuning(c, 'io', 8 * GB)).to.deep.equal({
+      maxConcurrentActivityTaskExecutions: 20,
+      maxConcurrentWorkflowTaskExecutions: 40,
+      maxCachedWorkflows: 1000,
+    });
     expect(queueTuning(c, 'media', 8 * GB)).to.deep.equal({ maxConcurrentActivityTaskExecutions: 3 });
-    expect(queueTuning(loadConfig({}), 'media', 8 * GB).maxConcurrentActivityTaskExecutions).to.equal(Math.max(1, os.availableParallelism()));
+    expect(queueTuning(loadConfig({}), 'media', 8 * GB).maxConcurrentActivityTaskExecutions).to.equal(
+      Math.max(1, os.availableParallelism()),
+    );
   });
 
   it('WORKER_MAX_MEMORY_MB hands activity slots out through the resource-based tuner at the budget share of the limit', () => {
@@ -28,7 +34,9 @@ describe('worker tuning and queues', () => {
 
   it('caps the target at 95 % of the limit and keeps the workflow cache between 10 and 1,000', () => {
     const big = loadConfig({ WORKER_MAX_MEMORY_MB: '65536' });
-    expect((queueTuning(big, 'io', 4 * GB).tuner as any).activityTaskSlotSupplier.tunerOptions.targetMemoryUsage).to.equal(0.95);
+    expect(
+      (queueTuning(big, 'io', 4 * GB).tuner as any).activityTaskSlotSupplier.tunerOptions.targetMemoryUsage,
+    ).to.equal(0.95);
     expect(queueTuning(big, 'io', 4 * GB).maxCachedWorkflows).to.equal(1000);
     expect(queueTuning(loadConfig({ WORKER_MAX_MEMORY_MB: '20' }), 'io', 4 * GB).maxCachedWorkflows).to.equal(10);
   });
@@ -41,8 +49,12 @@ describe('worker tuning and queues', () => {
     const half = Math.floor(os.totalmem() / 2);
     expect(memoryLimitBytes(files({ '/sys/fs/cgroup/memory.max': `${half}\n` }))).to.equal(half);
     expect(memoryLimitBytes(files({ '/sys/fs/cgroup/memory.max': 'max\n' }))).to.equal(os.totalmem());
-    expect(memoryLimitBytes(files({ '/sys/fs/cgroup/memory/memory.limit_in_bytes': String(512 * 1024 * 1024) }))).to.equal(512 * 1024 * 1024);
-    expect(memoryLimitBytes(files({ '/sys/fs/cgroup/memory/memory.limit_in_bytes': '9223372036854771712' }))).to.equal(os.totalmem());
+    expect(
+      memoryLimitBytes(files({ '/sys/fs/cgroup/memory/memory.limit_in_bytes': String(512 * 1024 * 1024) })),
+    ).to.equal(512 * 1024 * 1024);
+    expect(memoryLimitBytes(files({ '/sys/fs/cgroup/memory/memory.limit_in_bytes': '9223372036854771712' }))).to.equal(
+      os.totalmem(),
+    );
     expect(memoryLimitBytes(files({}))).to.equal(os.totalmem());
   });
 
@@ -57,11 +69,13 @@ describe('worker tuning and queues', () => {
     expect(() => loadConfig({ WORKER_QUEUES: ',' })).to.throw(ConfigError, /WORKER_QUEUES/);
   });
 
-  it('the llm queue has WORKER_LLM_SLOTS slots, by default twice the local model server\'s slots or 16 for a remote endpoint', () => {
+  it("the llm queue has WORKER_LLM_SLOTS slots, by default twice the local model server's slots or 16 for a remote endpoint", () => {
     expect(llmSlots(loadConfig({}))).to.equal(2);
     expect(llmSlots(loadConfig({ LLM_LOCAL_SLOTS: '3' }))).to.equal(6);
     expect(llmSlots(loadConfig({ LLM_BASE_URL: 'http://127.0.0.1:9/v1', LLM_MODEL: 'm' }))).to.equal(16);
-    expect(queueTuning(loadConfig({ WORKER_LLM_SLOTS: '5' }), 'llm', 8 * GB)).to.deep.equal({ maxConcurrentActivityTaskExecutions: 5 });
+    expect(queueTuning(loadConfig({ WORKER_LLM_SLOTS: '5' }), 'llm', 8 * GB)).to.deep.equal({
+      maxConcurrentActivityTaskExecutions: 5,
+    });
     expect(() => loadConfig({ WORKER_LLM_SLOTS: '-1' })).to.throw(ConfigError, /WORKER_LLM_SLOTS/);
   });
 });

@@ -25,7 +25,10 @@ export function transcriptionFinisher(ctx: PipelineContext) {
  * translation and results). Transcripts stay in the blob store; the history carries chunk spans only. `input`: the
  * blob a first step put into the job (else the job's file).
  */
-export async function transcribeMedia(ctx: PipelineContext, input?: { key: string; sha256: string }): Promise<TranscriptionDone> {
+export async function transcribeMedia(
+  ctx: PipelineContext,
+  input?: { key: string; sha256: string },
+): Promise<TranscriptionDone> {
   const { jobId, parameters } = ctx.input;
   // Runs recorded before the bound scheduled every chunk at once, without a fairness key.
   const bounded = patched('bounded-fanout');
@@ -42,20 +45,41 @@ export async function transcribeMedia(ctx: PipelineContext, input?: { key: strin
     // A recording that fits in one wave goes ahead of big jobs' backlogs (routing.ts PRIORITY).
     // A hosted speech endpoint's outage is waited out (remoteMediaCall); the local engine keeps cpuBound's 5 attempts.
     const chunkOptions = prep.remoteSpeech ? remoteMediaCall : cpuBound;
-    const chunkSteps = proxyActivities<Activities>(onMediaQueue(chunkOptions, jobId, bounded, prep.chunks.length <= fanout ? PRIORITY.small : PRIORITY.big));
+    const chunkSteps = proxyActivities<Activities>(
+      onMediaQueue(chunkOptions, jobId, bounded, prep.chunks.length <= fanout ? PRIORITY.small : PRIORITY.big),
+    );
     const transcribe = async (c: (typeof prep.chunks)[number], index: number) => {
-      const r = await chunkSteps.transcribeChunk({ jobId, wavKey: prep.wavKey, wavSha256: prep.wavSha256, index, start: c.start, end: c.end, language });
+      const r = await chunkSteps.transcribeChunk({
+        jobId,
+        wavKey: prep.wavKey,
+        wavSha256: prep.wavSha256,
+        index,
+        start: c.start,
+        end: c.end,
+        language,
+      });
       if (r.reused) reused += 1;
       seconds += c.end - c.start;
       const share = prep.duration > 0 ? Math.min(1, seconds / prep.duration) : 1;
-      ctx.progress('transcribe', 5 + Math.floor(85 * share), `${Math.round(100 * share)} % of the audio transcribed (${seconds.toFixed(1)} of ${prep.duration.toFixed(1)} s)`);
+      ctx.progress(
+        'transcribe',
+        5 + Math.floor(85 * share),
+        `${Math.round(100 * share)} % of the audio transcribed (${seconds.toFixed(1)} of ${prep.duration.toFixed(1)} s)`,
+      );
     };
     if (bounded) await boundedMap(prep.chunks, fanout, transcribe);
     else await Promise.all(prep.chunks.map(transcribe));
     if (reused) ctx.log('info', `${reused} chunk(s) reused from earlier work`);
   }
   ctx.progress('finish', 92, 'Writing the results');
-  return { jobId, parameters, chunks: prep.chunks, duration: prep.duration, fromCache: prep.fromCache, cacheKey: prep.cacheKey };
+  return {
+    jobId,
+    parameters,
+    chunks: prep.chunks,
+    duration: prep.duration,
+    fromCache: prep.fromCache,
+    cacheKey: prep.cacheKey,
+  };
 }
 
 /** The audio job type (spec §4.11): the transcription, then `finishAudio` writes the results. */

@@ -4,7 +4,6 @@ import { cpuBound, longProviderCall, storeHeavy } from '../activity-options';
 import { siblingQueue } from '../routing';
 import type { PipelineContext } from './context';
 
-
 /**
  * External OCR (spec §4.2 process-external-ocr): prepare → the external service's Markdown and, in parallel, page
  * renders for the pages archive → results.
@@ -18,13 +17,34 @@ export async function externalOcrPipeline(ctx: PipelineContext): Promise<Record<
   const prep = await media.preparePdf({ jobId, parameters });
   ctx.progress('ocr', 10, `Sending ${prep.pages.length} page(s) to the OCR service`);
   const [ocr, pages] = await Promise.all([
-    net.externalOcrPdf({ jobId, inputKey: prep.inputKey, sha256: prep.sha256, pages: prep.pages, pageCount: prep.pageCount, includeImages: parameters.includeImages !== false, useCache: parameters.use_cache !== false }),
+    net.externalOcrPdf({
+      jobId,
+      inputKey: prep.inputKey,
+      sha256: prep.sha256,
+      pages: prep.pages,
+      pageCount: prep.pageCount,
+      includeImages: parameters.includeImages !== false,
+      useCache: parameters.use_cache !== false,
+    }),
     parameters.includePageImages !== false
-      ? media.renderPdfImages({ jobId, inputKey: prep.inputKey, sha256: prep.sha256, pages: prep.pages, archive: 'pages.zip' })
+      ? media.renderPdfImages({
+          jobId,
+          inputKey: prep.inputKey,
+          sha256: prep.sha256,
+          pages: prep.pages,
+          archive: 'pages.zip',
+        })
       : Promise.resolve(undefined),
   ]);
   ctx.log('info', `${ocr.pages} page(s) recognised by ${ocr.model}${ocr.fromCache ? ' (from the result cache)' : ''}`);
   ctx.progress('finish', 95, 'Writing the results');
-  const fin = await io.finishExternalOcr({ jobId, parameters, pageCount: prep.pageCount, fileSize: Number(parameters.file_size ?? 0), pagesArchive: pages?.archive, fromCache: ocr.fromCache });
+  const fin = await io.finishExternalOcr({
+    jobId,
+    parameters,
+    pageCount: prep.pageCount,
+    fileSize: Number(parameters.file_size ?? 0),
+    pagesArchive: pages?.archive,
+    fromCache: ocr.fromCache,
+  });
   return fin.results;
 }

@@ -4,7 +4,6 @@ import type { Activities } from '../../activities';
 import { cpuBound, longProviderCall, modelCall, storeHeavy } from '../activity-options';
 import type { PipelineContext } from './context';
 
-
 /** Image OCR: (download the URL) → tesseract on the media queue → template and results. */
 export async function imageOcrPipeline(ctx: PipelineContext): Promise<Record<string, unknown>> {
   const media = proxyActivities<Activities>({ ...cpuBound, taskQueue: siblingQueue('media') });
@@ -18,8 +17,19 @@ export async function imageOcrPipeline(ctx: PipelineContext): Promise<Record<str
     blob = await net.fetchImage({ jobId, url: parameters.url });
   }
   ctx.progress('ocr', 20, 'Recognising text');
-  const r = await media.ocrImageBlob({ jobId, key: blob.key, sha256: blob.sha256, languages: (parameters.ocr_language ?? parameters.source_language) as string | undefined, parameters });
-  ctx.log('info', r.fromCache ? `${r.chars} characters from the result cache` : `${r.chars} characters recognised (confidence ${r.metadata.confidence})`);
+  const r = await media.ocrImageBlob({
+    jobId,
+    key: blob.key,
+    sha256: blob.sha256,
+    languages: (parameters.ocr_language ?? parameters.source_language) as string | undefined,
+    parameters,
+  });
+  ctx.log(
+    'info',
+    r.fromCache
+      ? `${r.chars} characters from the result cache`
+      : `${r.chars} characters recognised (confidence ${r.metadata.confidence})`,
+  );
   ctx.progress('finish', 90, 'Writing the results');
   return (await io.finishImageOcr({ jobId, parameters })).results;
 }

@@ -36,17 +36,32 @@ export async function pdfPipeline(ctx: PipelineContext): Promise<Record<string, 
   // A job that fits in one wave goes ahead of big jobs' backlogs (routing.ts PRIORITY).
   // A vision model's outage is waited out (remoteMediaCall); local OCR keeps cpuBound's 5 attempts.
   const pageOptions = method === 'vision_llm' ? remoteMediaCall : cpuBound;
-  const pageSteps = proxyActivities<Activities>(onMediaQueue(pageOptions, jobId, bounded, groups.length <= fanout ? PRIORITY.small : PRIORITY.big));
+  const pageSteps = proxyActivities<Activities>(
+    onMediaQueue(pageOptions, jobId, bounded, groups.length <= fanout ? PRIORITY.small : PRIORITY.big),
+  );
   const readGroup = async (pages: number[]) => {
-    const r = await pageSteps.extractPdfPages({ jobId, inputKey: prep.inputKey, sha256: prep.sha256, pages, method, languages });
+    const r = await pageSteps.extractPdfPages({
+      jobId,
+      inputKey: prep.inputKey,
+      sha256: prep.sha256,
+      pages,
+      method,
+      languages,
+    });
     done += pages.length;
-    ctx.progress('pages', 5 + Math.floor((85 * done) / prep.pages.length), `${done} of ${prep.pages.length} page(s) read`);
+    ctx.progress(
+      'pages',
+      5 + Math.floor((85 * done) / prep.pages.length),
+      `${done} of ${prep.pages.length} page(s) read`,
+    );
     return r;
   };
   const outcomes = bounded ? await boundedMap(groups, fanout, readGroup) : await Promise.all(groups.map(readGroup));
   const reused = outcomes.reduce((a, o) => a + o.pages.filter((p) => p.reused).length, 0);
   if (reused) ctx.log('info', `${reused} page(s) reused from earlier work`);
-  const images = parameters.includeImages ? await pageSteps.renderPdfImages({ jobId, inputKey: prep.inputKey, sha256: prep.sha256, pages: prep.pages }) : undefined;
+  const images = parameters.includeImages
+    ? await pageSteps.renderPdfImages({ jobId, inputKey: prep.inputKey, sha256: prep.sha256, pages: prep.pages })
+    : undefined;
   ctx.progress('assemble', 95, 'Assembling the text');
   const fin = await io.finishPdf({
     jobId,
@@ -63,7 +78,11 @@ export async function pdfPipeline(ctx: PipelineContext): Promise<Record<string, 
  * `native` in one media step: reading a text layer is quick (pdftotext about 0.5 ms a page), so preparing,
  * reading and writing the results happen in one activity. A template or page images add the assembly step.
  */
-async function nativePipeline(ctx: PipelineContext, media: ActivityProxy, io: ActivityProxy): Promise<Record<string, unknown>> {
+async function nativePipeline(
+  ctx: PipelineContext,
+  media: ActivityProxy,
+  io: ActivityProxy,
+): Promise<Record<string, unknown>> {
   const { jobId, parameters } = ctx.input;
   const finish = !parameters.template && !parameters.includeImages;
   ctx.progress('pages', 5, 'Reading the text layer');
@@ -71,7 +90,9 @@ async function nativePipeline(ctx: PipelineContext, media: ActivityProxy, io: Ac
   ctx.log('info', `${read.meta.pageCount} page(s); read ${read.meta.pages.length} with native`);
   if (read.results) return read.results;
   const { meta, inputKey, sha256, contentsKey } = read;
-  const images = parameters.includeImages ? await media.renderPdfImages({ jobId, inputKey, sha256, pages: meta.pages }) : undefined;
+  const images = parameters.includeImages
+    ? await media.renderPdfImages({ jobId, inputKey, sha256, pages: meta.pages })
+    : undefined;
   ctx.progress('assemble', 95, 'Assembling the text');
   const fin = await io.finishPdf({ jobId, parameters, meta, images, llm: [], contentsKey, sha256 });
   return fin.results;

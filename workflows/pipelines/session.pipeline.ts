@@ -7,7 +7,6 @@ import { boundedMap } from '../fanout';
 import { onLlmQueue, siblingQueue } from '../routing';
 import type { PipelineContext } from './context';
 
-
 /**
  * The session job type (spec §4.6, issue #15): plan → the page (SSRF-guarded download, main content to Markdown) →
  * the video's transcript (a `video` child job, or the transcript cache) → the attachments (downloaded, each read by
@@ -30,12 +29,21 @@ export async function sessionPipeline(ctx: PipelineContext): Promise<Record<stri
 
   ctx.progress('page', 5, 'Reading the session page');
   const page = await net.fetchSessionPage({ jobId, parameters });
-  ctx.log('info', `Session page: ${page.chars} characters of Markdown${page.reused ? ' (kept from earlier work)' : ''}`);
+  ctx.log(
+    'info',
+    `Session page: ${page.chars} characters of Markdown${page.reused ? ' (kept from earlier work)' : ''}`,
+  );
 
   if (parameters.video_url) {
     if (!plan.transcriptDone) {
       ctx.progress('video', 10, 'Transcribing the video');
-      const video = { url: parameters.video_url, ...(plan.hosted ? { hosted: true } : {}), source_language: parameters.source_language, target_language: parameters.source_language, use_cache: parameters.use_cache };
+      const video = {
+        url: parameters.video_url,
+        ...(plan.hosted ? { hosted: true } : {}),
+        source_language: parameters.source_language,
+        target_language: parameters.source_language,
+        use_cache: parameters.use_cache,
+      };
       ctx.log('info', `Video transcribed by job ${plan.videoJobId}`);
       await childJob(plan.videoJobId, 'video', video);
     }
@@ -49,7 +57,13 @@ export async function sessionPipeline(ctx: PipelineContext): Promise<Record<stri
     ctx.log('info', `${pdfs.length} attachment(s)`);
     if (!plan.attachmentsDone) {
       ctx.progress('attachments', 50, 'Reading the attachments');
-      const read = (f: (typeof pdfs)[number]) => childJob(f.pdfJobId, 'pdf', { file_key: f.key, original_name: `${f.name}.pdf`, extraction_method: 'combined', use_cache: parameters.use_cache });
+      const read = (f: (typeof pdfs)[number]) =>
+        childJob(f.pdfJobId, 'pdf', {
+          file_key: f.key,
+          original_name: `${f.name}.pdf`,
+          extraction_method: 'combined',
+          use_cache: parameters.use_cache,
+        });
       // A few attachments at once (each child bounds its own pages); runs recorded before the bound started all.
       if (patched('bounded-fanout')) await boundedMap(pdfs, CHILD_JOBS_PER_SESSION, read);
       else await Promise.all(pdfs.map(read));
@@ -79,7 +93,13 @@ export async function sessionPipeline(ctx: PipelineContext): Promise<Record<stri
  * the child's error code.
  */
 async function childJob(jobId: string, jobType: JobType, parameters: Record<string, unknown>): Promise<void> {
-  const input: JobInput = { jobId, jobType, parameters: stripUndefined(parameters), createdAt: new Date().toISOString(), run: 1 };
+  const input: JobInput = {
+    jobId,
+    jobType,
+    parameters: stripUndefined(parameters),
+    createdAt: new Date().toISOString(),
+    run: 1,
+  };
   await executeChild('jobWorkflow', {
     workflowId: jobId,
     args: [input],
@@ -88,4 +108,5 @@ async function childJob(jobId: string, jobType: JobType, parameters: Record<stri
   });
 }
 
-const stripUndefined = (o: Record<string, unknown>): Record<string, unknown> => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+const stripUndefined = (o: Record<string, unknown>): Record<string, unknown> =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));

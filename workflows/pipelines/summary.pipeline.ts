@@ -73,7 +73,10 @@ export async function summaryPipeline(ctx: PipelineContext): Promise<Record<stri
     gate ? Promise.all(items.map((t, i) => fn(t, i))) : legacyPool(items, fn);
   ctx.progress('plan', 5, 'Reading the session store');
   const plan = await storeWork.planSessionSummary({ jobId, jobType: ctx.input.jobType, parameters });
-  ctx.log('info', `${plan.sessions.length} sessions in ${plan.tracks.length} tracks; ${plan.sessions.reduce((n, s) => n + s.pieces, 0)} pieces of at most ${budget} characters`);
+  ctx.log(
+    'info',
+    `${plan.sessions.length} sessions in ${plan.tracks.length} tracks; ${plan.sessions.reduce((n, s) => n + s.pieces, 0)} pieces of at most ${budget} characters`,
+  );
   const total = plan.sessions.reduce((n, s) => n + s.pieces, 0) + plan.tracks.length + 1;
   let done = 0;
   const call = async (output: string, inputs: string[], kind: string): Promise<SummaryText> => {
@@ -88,8 +91,19 @@ export async function summaryPipeline(ctx: PipelineContext): Promise<Record<stri
     let cur = items;
     for (let level = 0; ; level++) {
       const groups = packWithin(cur, budget);
-      if (groups.length === 1) return call(output, groups[0]!.map((t) => t.name), finalKind);
-      cur = await pool(groups, (g, n) => call(`${output}-r${level}-${n}`, g.map((t) => t.name), 'merge'));
+      if (groups.length === 1)
+        return call(
+          output,
+          groups[0]!.map((t) => t.name),
+          finalKind,
+        );
+      cur = await pool(groups, (g, n) =>
+        call(
+          `${output}-r${level}-${n}`,
+          g.map((t) => t.name),
+          'merge',
+        ),
+      );
     }
   };
   const mapKind = ctx.input.jobType === 'story' ? 'contribution' : 'session';

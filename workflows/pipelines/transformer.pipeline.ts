@@ -16,7 +16,9 @@ const LOCAL_OPERATIONS = new Set(['html-to-markdown', 'extract-tables']);
 export async function transformerPipeline(ctx: PipelineContext): Promise<Record<string, unknown>> {
   const operation = String(ctx.input.parameters.operation ?? '');
   ctx.progress('transform', 10, `Running ${operation}`);
-  const step = LOCAL_OPERATIONS.has(operation) ? quick : proxyActivities<Activities>(onLlmQueue(modelCall, ctx.input.jobId));
+  const step = LOCAL_OPERATIONS.has(operation)
+    ? quick
+    : proxyActivities<Activities>(onLlmQueue(modelCall, ctx.input.jobId));
   const summary = await step.runTransformerStep({ jobId: ctx.input.jobId, parameters: ctx.input.parameters });
   ctx.log('info', summary.reused ? `Step ${operation} reused from an earlier run` : `Step ${operation} done`);
   ctx.progress('transform', 90, `${operation} done`);

@@ -1,5 +1,14 @@
 import path from 'node:path';
-import { getLlama, LlamaChat, LlamaLogLevel, type ChatHistoryItem, type Llama, type LlamaContext, type LlamaGrammar, type LlamaModel } from 'node-llama-cpp';
+import {
+  getLlama,
+  LlamaChat,
+  LlamaLogLevel,
+  type ChatHistoryItem,
+  type Llama,
+  type LlamaContext,
+  type LlamaGrammar,
+  type LlamaModel,
+} from 'node-llama-cpp';
 import { RequestQueue } from './queue';
 
 /** What one completion asks for (already validated by the server). */
@@ -85,7 +94,11 @@ export class LocalLlmEngine {
   static async load(options: LocalEngineOptions): Promise<LocalLlmEngine> {
     const llama = await getLlama({ gpu: false, build: 'never', logLevel: LlamaLogLevel.error, progressLogs: false });
     const model = await llama.loadModel({ modelPath: options.modelPath });
-    const context = await model.createContext({ contextSize: options.contextSize, sequences: options.slots, threads: options.threads });
+    const context = await model.createContext({
+      contextSize: options.contextSize,
+      sequences: options.slots,
+      threads: options.threads,
+    });
     return new LocalLlmEngine(llama, model, context, options);
   }
 
@@ -114,9 +127,15 @@ export class LocalLlmEngine {
     });
   }
 
-  private async generate(chat: LlamaChat, req: LocalCompletionRequest, grammar: LlamaGrammar | undefined): Promise<LocalCompletion> {
+  private async generate(
+    chat: LlamaChat,
+    req: LocalCompletionRequest,
+    grammar: LlamaGrammar | undefined,
+  ): Promise<LocalCompletion> {
     const history = toHistory(req.messages);
-    const promptTokens = chat.chatWrapper.generateContextState({ chatHistory: history }).contextText.tokenize(this.model.tokenizer).length;
+    const promptTokens = chat.chatWrapper
+      .generateContextState({ chatHistory: history })
+      .contextText.tokenize(this.model.tokenizer).length;
     const room = this.contextSize - promptTokens;
     if (room < (req.maxTokens ?? 1)) throw new ContextOverflowError(promptTokens, this.contextSize, req.maxTokens ?? 1);
     const maxTokens = Math.min(req.maxTokens ?? room, room);
@@ -144,7 +163,9 @@ export class LocalLlmEngine {
         format.type === 'json_schema'
           ? this.llama.createGrammarForJsonSchema(format.schema as never).catch((err: unknown) => {
               this.grammars.delete(key);
-              throw new SchemaError(`response_format.json_schema.schema is not usable: ${err instanceof Error ? err.message : String(err)}`);
+              throw new SchemaError(
+                `response_format.json_schema.schema is not usable: ${err instanceof Error ? err.message : String(err)}`,
+              );
             })
           : this.llama.getGrammarFor('json');
       // A small cache: templates repeat their schema, but a client could send endless distinct ones.
@@ -164,7 +185,11 @@ export class LocalLlmEngine {
 /** OpenAI messages as node-llama-cpp chat history, ending with the model's (empty) turn to generate. */
 function toHistory(messages: LocalCompletionRequest['messages']): ChatHistoryItem[] {
   const out: ChatHistoryItem[] = messages.map((m) =>
-    m.role === 'system' ? { type: 'system', text: m.content } : m.role === 'user' ? { type: 'user', text: m.content } : { type: 'model', response: [m.content] },
+    m.role === 'system'
+      ? { type: 'system', text: m.content }
+      : m.role === 'user'
+        ? { type: 'user', text: m.content }
+        : { type: 'model', response: [m.content] },
   );
   out.push({ type: 'model', response: [] });
   return out;

@@ -27,17 +27,27 @@ class HttpError extends Error {
 }
 
 const MAX_BODY_BYTES = 8 * 1024 * 1024;
-const invalid = (message: string, param: string | null = null, code: string | null = null) => new HttpError(400, message, 'invalid_request_error', code, param);
+const invalid = (message: string, param: string | null = null, code: string | null = null) =>
+  new HttpError(400, message, 'invalid_request_error', code, param);
 
 /** The request body of `POST /v1/chat/completions`, checked; anything this server cannot honour is a 400. */
 export function parseChatRequest(body: unknown, modelId: string): Omit<LocalCompletionRequest, 'signal'> {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw invalid('The body must be a JSON object.');
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw invalid('The body must be a JSON object.');
   const b = body as Record<string, unknown>;
   if (typeof b.model !== 'string') throw invalid('model is required.', 'model');
-  if (b.model !== modelId) throw new HttpError(404, `The model '${b.model}' does not exist; this server has '${modelId}'.`, 'invalid_request_error', 'model_not_found', 'model');
+  if (b.model !== modelId)
+    throw new HttpError(
+      404,
+      `The model '${b.model}' does not exist; this server has '${modelId}'.`,
+      'invalid_request_error',
+      'model_not_found',
+      'model',
+    );
   if (b.stream === true) throw invalid('stream is not supported by this server.', 'stream');
   if (typeof b.n === 'number' && b.n !== 1) throw invalid('Only n=1 is supported.', 'n');
-  if (!Array.isArray(b.messages) || b.messages.length === 0) throw invalid('messages must be a non-empty array.', 'messages');
+  if (!Array.isArray(b.messages) || b.messages.length === 0)
+    throw invalid('messages must be a non-empty array.', 'messages');
   const messages = b.messages.map((m: unknown, i: number): LocalCompletionRequest['messages'][number] => {
     const msg = (m ?? {}) as { role?: unknown; content?: unknown };
     if (msg.role !== 'system' && msg.role !== 'user' && msg.role !== 'assistant' && msg.role !== 'developer') {
@@ -45,10 +55,14 @@ export function parseChatRequest(body: unknown, modelId: string): Omit<LocalComp
     }
     const role = msg.role === 'developer' ? 'system' : msg.role;
     if (typeof msg.content === 'string') return { role, content: msg.content };
-    if (!Array.isArray(msg.content)) throw invalid(`messages[${i}].content must be a string or an array of text parts.`, `messages[${i}].content`);
+    if (!Array.isArray(msg.content))
+      throw invalid(`messages[${i}].content must be a string or an array of text parts.`, `messages[${i}].content`);
     const texts = msg.content.map((p: { type?: unknown; text?: unknown }) => {
       if (p?.type === 'text' && typeof p.text === 'string') return p.text;
-      throw invalid(`messages[${i}].content: only text parts are supported (this model reads no images).`, `messages[${i}].content`);
+      throw invalid(
+        `messages[${i}].content: only text parts are supported (this model reads no images).`,
+        `messages[${i}].content`,
+      );
     });
     return { role, content: texts.join('\n') };
   });
@@ -57,8 +71,14 @@ export function parseChatRequest(body: unknown, modelId: string): Omit<LocalComp
     throw invalid('max_tokens must be a positive integer.', 'max_tokens');
   }
   const t = b.temperature;
-  if (t !== undefined && t !== null && !(typeof t === 'number' && t >= 0 && t <= 2)) throw invalid('temperature must be a number from 0 to 2.', 'temperature');
-  return { messages, maxTokens: (maxTokens as number | null) ?? undefined, temperature: (t as number | null) ?? undefined, format: parseFormat(b.response_format) };
+  if (t !== undefined && t !== null && !(typeof t === 'number' && t >= 0 && t <= 2))
+    throw invalid('temperature must be a number from 0 to 2.', 'temperature');
+  return {
+    messages,
+    maxTokens: (maxTokens as number | null) ?? undefined,
+    temperature: (t as number | null) ?? undefined,
+    format: parseFormat(b.response_format),
+  };
 }
 
 function parseFormat(rf: unknown): LocalCompletionRequest['format'] {
@@ -100,13 +120,17 @@ function readBody(req: http.IncomingMessage): Promise<unknown> {
 
 function send(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   if (res.writableEnded || res.destroyed) return;
-  res.writeHead(status, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', ...headers }).end(JSON.stringify(body));
+  res
+    .writeHead(status, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', ...headers })
+    .end(JSON.stringify(body));
 }
 
 function toHttpError(err: unknown): HttpError {
   if (err instanceof HttpError) return err;
   if (err instanceof QueueFullError) {
-    return new HttpError(503, err.message, 'server_busy', 'queue_full', null, { 'Retry-After': String(err.retryAfterSeconds) });
+    return new HttpError(503, err.message, 'server_busy', 'queue_full', null, {
+      'Retry-After': String(err.retryAfterSeconds),
+    });
   }
   if (err instanceof ContextOverflowError) return invalid(err.message, 'messages', 'context_length_exceeded');
   if (err instanceof SchemaError) return invalid(err.message, 'response_format');
@@ -123,7 +147,12 @@ export interface LocalLlmServer {
  * The OpenAI chat-completions protocol over the local engine: `POST /v1/chat/completions`, `GET /v1/models`,
  * `GET /health`. A client that goes away leaves the queue or stops its generation.
  */
-export async function startLocalLlmServer(opts: { engine: CompletionEngine; host: string; port: number; logger: Logger }): Promise<LocalLlmServer> {
+export async function startLocalLlmServer(opts: {
+  engine: CompletionEngine;
+  host: string;
+  port: number;
+  logger: Logger;
+}): Promise<LocalLlmServer> {
   const { engine, logger } = opts;
   const server = http.createServer((req, res) => {
     const route = `${req.method} ${(req.url ?? '').split('?')[0].replace(/\/+$/, '')}`;
@@ -134,9 +163,20 @@ export async function startLocalLlmServer(opts: { engine: CompletionEngine; host
     };
     if (route === 'GET /health') {
       const q = engine.queue;
-      send(res, 200, { status: 'ok', model: engine.id, context_size: engine.contextSize, slots: q.slots, active: q.active, queued: q.queued, queue_size: q.size });
+      send(res, 200, {
+        status: 'ok',
+        model: engine.id,
+        context_size: engine.contextSize,
+        slots: q.slots,
+        active: q.active,
+        queued: q.queued,
+        queue_size: q.size,
+      });
     } else if (route === 'GET /v1/models' || route === 'GET /models') {
-      send(res, 200, { object: 'list', data: [{ id: engine.id, object: 'model', created: 0, owned_by: 'docproc-local' }] });
+      send(res, 200, {
+        object: 'list',
+        data: [{ id: engine.id, object: 'model', created: 0, owned_by: 'docproc-local' }],
+      });
     } else if (route === 'POST /v1/chat/completions' || route === 'POST /chat/completions') {
       const gone = new AbortController();
       res.on('close', () => {
@@ -147,14 +187,21 @@ export async function startLocalLlmServer(opts: { engine: CompletionEngine; host
           const parsed = parseChatRequest(body, engine.id);
           const t0 = Date.now();
           const r = await engine.complete({ ...parsed, signal: gone.signal });
-          logger.debug({ prompt_tokens: r.promptTokens, completion_tokens: r.completionTokens, ms: Date.now() - t0 }, 'completion');
+          logger.debug(
+            { prompt_tokens: r.promptTokens, completion_tokens: r.completionTokens, ms: Date.now() - t0 },
+            'completion',
+          );
           send(res, 200, {
             id: `chatcmpl-${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`,
             object: 'chat.completion',
             created: Math.floor(Date.now() / 1000),
             model: engine.id,
             choices: [{ index: 0, message: { role: 'assistant', content: r.content }, finish_reason: r.finishReason }],
-            usage: { prompt_tokens: r.promptTokens, completion_tokens: r.completionTokens, total_tokens: r.promptTokens + r.completionTokens },
+            usage: {
+              prompt_tokens: r.promptTokens,
+              completion_tokens: r.completionTokens,
+              total_tokens: r.promptTokens + r.completionTokens,
+            },
           });
         })
         .catch((err) => (gone.signal.aborted ? undefined : fail(err)));

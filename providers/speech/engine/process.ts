@@ -91,7 +91,11 @@ export class EngineProcess {
         if (this.dead) return;
         this.dead = true;
         this.watchdog.stop();
-        const err = this.stalled ?? new SpeechEngineError(`the speech engine process ${why}${this.stderr ? `: ${this.stderr.trim().slice(-1000)}` : ''}`);
+        const err =
+          this.stalled ??
+          new SpeechEngineError(
+            `the speech engine process ${why}${this.stderr ? `: ${this.stderr.trim().slice(-1000)}` : ''}`,
+          );
         onStartFailure(err);
         this.pending?.reject(err);
         this.pending = null;
