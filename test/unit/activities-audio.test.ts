@@ -4,14 +4,8 @@ import { chunkKey } from '../../activities/audio-results';
 import type { AudioPrepared, ChunkTranscript } from '../../activities/audio-types';
 import { readBlobJson } from '../../core/blob-store';
 import { AppError } from '../../core/errors';
-import {
-  activityHarness,
-  failureOf,
-  fakeRecording,
-  retryable,
-  type FakeRecording,
-  type InMemorySpeechEngine,
-} from '../support/in-memory-engines';
+import { activityHarness, failureOf, retryable } from '../support/activity-harness';
+import { fakeRecording, type FakeRecording, type InMemorySpeechEngine } from '../support/in-memory-engines';
 
 // prepareAudio and transcribeChunk in MockActivityEnvironment, with in-memory media and speech engines over a real
 // local blob store: what reaches the engines (the kept plan and chunks, the result cache), which failures are final,
