@@ -8,7 +8,6 @@ import { hostedVideoData, videoData, type HostedVideoInfo, type VideoPicture } f
 import { downloadToFile } from '../providers/http/download';
 import { checkDuration, transcribableVideo } from '../providers/media/formats';
 import { downloadHosted } from '../providers/media/hosted';
-import { probeMedia } from '../providers/media/probe';
 import type { createAudioResults, TranscriptionDone } from './audio-results';
 import type { ActivityDeps } from './deps';
 import { jobInputBlob } from './input-blob';
@@ -88,7 +87,7 @@ export function createVideoSourceActivities(deps: ActivityDeps, finish: ReturnTy
               });
               file = await copyBlob(store, input.key, path.join(dir, 'input.media'));
             }
-            const probe = await probeMedia(file, { signal });
+            const probe = await deps.media.probe(file, { signal });
             const picture = transcribableVideo(probe);
             checkDuration(probe, config.MAX_MEDIA_SECONDS);
             return { input, picture, hosted };

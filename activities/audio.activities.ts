@@ -8,10 +8,7 @@ import { countAudioSeconds } from '../core/metrics';
 import { jobInternalKey } from '../core/records';
 import { copyBlob, scratchAt } from '../core/scratch';
 import { audioData, type AudioOutcome } from '../core/result-shapes';
-import { cutChunk, decodeToWav } from '../providers/media/audio';
 import { audioFormatOf, checkDuration } from '../providers/media/formats';
-import { probeMedia } from '../providers/media/probe';
-import { planChunksAtSilence } from '../providers/media/silence';
 import {
   AUDIO_CACHE_OPERATION,
   audioCacheKey,
@@ -34,7 +31,7 @@ export type { AudioPrepared, AudioSpan, ChunkTranscript } from './audio-types';
  * `finishAudio` (audio-results.ts) stitches, applies the template and the translation.
  */
 export function createAudioActivities(deps: ActivityDeps) {
-  const { store, config } = deps;
+  const { store, config, media } = deps;
   // A `url` is downloaded into the job as any URL is (SSRF-guarded, at most MAX_UPLOAD_MB); its format is probed after.
   const mediaDownload = urlDownload(config, ['audio/', 'video/']);
   const speechModel = () => deps.speech?.describe().model ?? '';
@@ -78,12 +75,12 @@ export function createAudioActivities(deps: ActivityDeps) {
         heartbeating((signal) =>
           scratch.withDir('audio-', async (dir) => {
             const file = await copyBlob(store, input.key, path.join(dir, 'input.media'));
-            const probe = await probeMedia(file, { signal });
+            const probe = await media.probe(file, { signal });
             audioFormatOf(probe);
             checkDuration(probe, config.MAX_MEDIA_SECONDS);
             const wav = path.join(dir, 'audio.wav');
-            const info = await decodeToWav(file, wav, { signal, maxSeconds: config.MAX_MEDIA_SECONDS });
-            const plan = await planChunksAtSilence(wav, info.duration, config.AUDIO_CHUNK_SECONDS, { signal });
+            const info = await media.decodeToWav(file, wav, { signal, maxSeconds: config.MAX_MEDIA_SECONDS });
+            const plan = await media.planChunks(wav, info.duration, config.AUDIO_CHUNK_SECONDS, { signal });
             const ref = await store.put(jobInternalKey(jobId, 'audio.wav'), createReadStream(wav), {
               mime: 'audio/wav',
             });
@@ -132,7 +129,7 @@ export function createAudioActivities(deps: ActivityDeps) {
         scratch.withBlobFile(store, a.wavKey, a.wavSha256, '.wav', (wav) =>
           scratch.withDir('chunk-', async (dir) => {
             const out = path.join(dir, `chunk-${a.index}.wav`);
-            await cutChunk(wav, a.start, a.end, out, { signal });
+            await media.cutChunk(wav, a.start, a.end, out, { signal });
             return speech.transcribe(out, { language, signal });
           }),
         ),

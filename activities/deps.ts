@@ -4,6 +4,9 @@ import type { Config } from '../core/config';
 import type { TaskQueues } from '../core/ids';
 import type { Logger } from '../core/logger';
 import type { LlmProvider } from '../providers/llm';
+import type { MediaEngine } from '../providers/media/engine';
+import type { OcrEngine } from '../providers/ocr/engine';
+import type { PdfEngine } from '../providers/pdf/engine';
 import type { SpeechProvider } from '../providers/speech/types';
 import type { BatchInput, JobStatus } from '../workflows/definitions';
 
@@ -19,6 +22,12 @@ export interface ActivityDeps {
   llm?: LlmProvider | null;
   /** Speech to text (`SPEECH_PROVIDER`), or null when none is available (transcription fails with 503). */
   speech?: SpeechProvider | null;
+  /** The PDF engine (text layer, page images): activities reach pdf.js and poppler only through it. */
+  pdf: PdfEngine;
+  /** The OCR engine (tesseract): activities reach it only through this. */
+  ocr: OcrEngine;
+  /** The media engine (ffprobe, ffmpeg): activities reach it only through this. */
+  media: MediaEngine;
   /**
    * Starts a closed batch's workflow again with a job's `jobFinished` signal (a job restarted after its batch
    * finished). Built by the worker, which knows the workflow definitions; activities do not import workflows.

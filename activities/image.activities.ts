@@ -9,7 +9,6 @@ import { scratchAt } from '../core/scratch';
 import { imageOcrData } from '../core/result-shapes';
 import { downloadToFile } from '../providers/http/download';
 import { checkPixelBudget, DEFAULT_DPI, imageMetadata } from '../providers/image/metadata';
-import { ocrLanguagesFor, ocrOriented } from '../providers/ocr/tesseract';
 import type { ActivityDeps } from './deps';
 import { applyTemplate, templateSource } from './llm-ops';
 import { jobModel } from './model-calls';
@@ -26,7 +25,7 @@ interface OcrStep {
 const ocrKey = (jobId: string) => jobInternalKey(jobId, 'ocr.json');
 
 export function createImageActivities(deps: ActivityDeps) {
-  const { store, config } = deps;
+  const { store, config, ocr } = deps;
   const policy = { allowPrivate: config.loopbackOnly || config.ALLOW_PRIVATE_URLS };
   const scratch = scratchAt(config.scratchDir);
 
@@ -95,8 +94,8 @@ export function createImageActivities(deps: ActivityDeps) {
           const meta = await imageMetadata(file);
           // Checked from the header, before tesseract decodes a single pixel.
           checkPixelBudget(meta, config.MAX_IMAGE_PIXELS);
-          const langs = await ocrLanguagesFor(languages);
-          return { meta, r: await ocrOriented(file, { languages: langs, dpi: meta.dpi ?? 300, signal }) };
+          const langs = await ocr.languagesFor(languages);
+          return { meta, r: await ocr.recognize(file, { languages: langs, dpi: meta.dpi ?? 300, signal }) };
         }),
       );
       const metadata = {

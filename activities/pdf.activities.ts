@@ -13,10 +13,7 @@ import type { LlmInfo } from '../core/job-results';
 import { pageRange } from '../core/page-range';
 import { scratchAt } from '../core/scratch';
 import { jobInternalKey, jobOutputKey } from '../core/records';
-import { mapPool, ocrLanguagesFor, ocrOriented, toTesseractLanguages } from '../providers/ocr/tesseract';
-import { pagesWithImages } from '../providers/pdf/poppler';
-import { describePdf, readPageTexts } from '../providers/pdf/text-engine';
-import { extractEmbeddedImages, renderPagePng, renderPages } from '../providers/pdf/render';
+import { mapPool, toTesseractLanguages } from '../providers/ocr/tesseract';
 import { scoreTextLayer } from '../providers/pdf/text-layer';
 import { imagePart, UsageRecorder, type LlmUsage } from '../providers/llm';
 import type { ActivityDeps } from './deps';
@@ -52,7 +49,7 @@ async function readOptionalJson<T>(store: ActivityDeps['store'], key: string): P
 }
 
 export function createPdfActivities(deps: ActivityDeps) {
-  const { store, config } = deps;
+  const { store, config, pdf, ocr } = deps;
   // Vision OCR needs a model that reads images: not the local one (then vision_llm answers 503, combined keeps OCR).
   const llm = deps.llm?.describe().vision ? deps.llm : null;
   const engine = config.PDF_TEXT_ENGINE;
@@ -68,8 +65,8 @@ export function createPdfActivities(deps: ActivityDeps) {
   /** One page rendered and recognised (tens of seconds on a busy machine: `extractPdfPages` heartbeats throughout). */
   async function ocrPage(pdfPath: string, page: number, languages: string[], signal: AbortSignal): Promise<PageResult> {
     return scratch.withDir('ocr-', async (dir) => {
-      const [rendered] = await renderPages(pdfPath, [page], dir, { signal, maxPixels: config.MAX_IMAGE_PIXELS });
-      const r = await ocrOriented(rendered.path, { languages, signal });
+      const [rendered] = await pdf.renderPages(pdfPath, [page], dir, { signal, maxPixels: config.MAX_IMAGE_PIXELS });
+      const r = await ocr.recognize(rendered.path, { languages, signal });
       return {
         page,
         text: r.text,
@@ -95,7 +92,7 @@ export function createPdfActivities(deps: ActivityDeps) {
         {},
       );
     return scratch.withDir('vision-', async (dir) => {
-      const png = await renderPagePng(pdfPath, page, path.join(dir, `p${page}.png`), 150, {
+      const png = await pdf.renderPagePng(pdfPath, page, path.join(dir, `p${page}.png`), 150, {
         signal,
         maxPixels: config.MAX_IMAGE_PIXELS,
       });
@@ -138,7 +135,7 @@ export function createPdfActivities(deps: ActivityDeps) {
 
   /** The checked document with the pages to read. */
   async function describeInput(pdfPath: string, p: Record<string, unknown>, signal: AbortSignal): Promise<PdfMeta> {
-    const desc = await describePdf(pdfPath, engine, { signal });
+    const desc = await pdf.describe(pdfPath, { signal });
     const n = desc.pageCount;
     if (n > config.MAX_PDF_PAGES)
       throw ApplicationFailure.nonRetryable(
@@ -199,7 +196,7 @@ export function createPdfActivities(deps: ActivityDeps) {
       return withInput(jobId, parameters, async (d) => {
         // Thousands of pages take seconds: the step heartbeats meanwhile (withInput).
         const read = async (): Promise<PageResult[]> => {
-          const texts = await readPageTexts(d.pdfPath, d.meta.pages, engine, {
+          const texts = await pdf.readPageTexts(d.pdfPath, d.meta.pages, {
             signal: d.signal,
             parallel: os.availableParallelism(),
           });
@@ -242,7 +239,7 @@ export function createPdfActivities(deps: ActivityDeps) {
       // Only OCR needs the languages installed (422 language_not_installed, never a quiet fallback).
       const languages =
         method === 'local_ocr' || method === 'combined'
-          ? await ocrLanguagesFor(input.languages)
+          ? await ocr.languagesFor(input.languages)
           : toTesseractLanguages(input.languages ? input.languages.split(/[,+ ]+/) : undefined);
       const usages: LlmUsage[] = [];
       const summary: { page: number; method: string; chars: number; reused: boolean }[] = [];
@@ -280,13 +277,13 @@ export function createPdfActivities(deps: ActivityDeps) {
               const reused = r !== null;
               if (!r) {
                 if (method === 'native' || method === 'combined') {
-                  texts ??= await readPageTexts(pdfPath, pages, engine, { signal });
+                  texts ??= await pdf.readPageTexts(pdfPath, pages, { signal });
                   const text = texts.get(page) ?? '';
                   r = { page, text, method: 'native' };
                   if (method === 'combined' && !scoreTextLayer(text).usable) {
                     // A page that paints no image has nothing to OCR: its text layer is the answer, however short.
                     // One pdfimages call tells it for the whole group.
-                    imagePages ??= await pagesWithImages(pdfPath, pages, { signal });
+                    imagePages ??= await pdf.pagesWithImages(pdfPath, pages, { signal });
                     if (imagePages.has(page)) {
                       r = await ocrPage(pdfPath, page, languages, signal);
                       if ((r.confidence ?? 0) < LOW_CONFIDENCE && llm)
@@ -337,7 +334,7 @@ export function createPdfActivities(deps: ActivityDeps) {
             const zip = new yazl.ZipFile();
             const names: string[] = [];
             for (const page of pages) {
-              const png = await renderPagePng(
+              const png = await pdf.renderPagePng(
                 pdfPath,
                 page,
                 path.join(dir, `page-${String(page).padStart(4, '0')}.png`),
@@ -350,7 +347,7 @@ export function createPdfActivities(deps: ActivityDeps) {
             }
             if (archive === 'images.zip' && pages.length) {
               // The pictures embedded in those pages, next to the page renders.
-              const embedded = await extractEmbeddedImages(
+              const embedded = await pdf.extractEmbeddedImages(
                 pdfPath,
                 pages[0],
                 pages[pages.length - 1],

@@ -8,8 +8,6 @@ import { scratchAt } from '../core/scratch';
 import { putCachedSession, putSessionRecord, sanitizeName, sessionDir, sessionPath } from '../core/session-store';
 import { zipStream, type ArchiveEntry } from '../core/zip';
 import { UsageRecorder } from '../providers/llm';
-import { renderPagePng } from '../providers/pdf/render';
-import { describePdf } from '../providers/pdf/text-engine';
 import type { ActivityDeps } from './deps';
 import { applyTemplate, clip } from './llm-ops';
 import { jobModel } from './model-calls';
@@ -120,10 +118,10 @@ export function createSessionOutputActivities(deps: ActivityDeps) {
           for (const f of files) {
             await scratch.withBlobFile(store, f.key, f.sha256, '.pdf', (pdf) =>
               scratch.withDir('session-pages-', async (dir) => {
-                const { pageCount } = await describePdf(pdf, config.PDF_TEXT_ENGINE, { signal });
+                const { pageCount } = await deps.pdf.describe(pdf, { signal });
                 for (let page = 1; page <= Math.min(pageCount, MAX_SESSION_PAGE_IMAGES); page++) {
                   const name = `${f.name}-page-${String(page).padStart(3, '0')}.png`;
-                  const png = await renderPagePng(pdf, page, path.join(dir, name), 100, {
+                  const png = await deps.pdf.renderPagePng(pdf, page, path.join(dir, name), 100, {
                     signal,
                     maxPixels: config.MAX_IMAGE_PIXELS,
                   });

@@ -9,13 +9,12 @@ import { scratchAt } from '../core/scratch';
 import { checkPixelBudget } from '../providers/image/metadata';
 import { videoFramesData, type VideoFrame } from '../core/result-shapes';
 import { videoMetadata } from '../providers/media/formats';
-import { extractFrames, frameTimes } from '../providers/media/frames';
-import { probeMedia } from '../providers/media/probe';
+import { frameTimes } from '../providers/media/frames';
 import type { ActivityDeps } from './deps';
 import { heartbeating } from './steps';
 
 export function createVideoActivities(deps: ActivityDeps) {
-  const { store, config } = deps;
+  const { store, config, media } = deps;
   return {
     /**
      * The `video_frames` job in one step on the media queue: probes the upload, extracts a JPEG per frame time (the
@@ -28,7 +27,7 @@ export function createVideoActivities(deps: ActivityDeps) {
         const job = await heartbeating(async (signal) => {
           const input = path.join(dir, 'input');
           await pipeline(await store.get(p.file_key), createWriteStream(input), { signal });
-          const probe = await probeMedia(input, { signal });
+          const probe = await media.probe(input, { signal });
           const meta = videoMetadata(probe);
           if (!meta)
             throw new AppError('INVALID_FORMAT', 'The file has no video stream', { error_type: 'no_video_stream' });
@@ -39,7 +38,7 @@ export function createVideoActivities(deps: ActivityDeps) {
             config.MAX_FRAMES,
           );
           const frames: VideoFrame[] = [];
-          for (const f of await extractFrames(input, times, dir, { signal, streamIndex: probe.video?.index })) {
+          for (const f of await media.extractFrames(input, times, dir, { signal, streamIndex: probe.video?.index })) {
             const key = jobOutputKey(jobId, `frames/${path.basename(f.path)}`);
             await store.put(key, createReadStream(f.path), { mime: 'image/jpeg' });
             frames.push({ timestamp: f.time, path: key });

@@ -18,7 +18,7 @@ import type { ActivityDeps } from './deps';
 /** The longest webhook log kept per job (oldest lines dropped first). */
 const MAX_WEBHOOK_LOG = 500;
 
-export function createWebhookActivities(deps: ActivityDeps) {
+export function createWebhookActivities(deps: Pick<ActivityDeps, 'store' | 'config' | 'queues' | 'temporalClient'>) {
   const { store, config } = deps;
   const policy = { allowPrivate: config.loopbackOnly || config.ALLOW_PRIVATE_URLS };
   return {

@@ -15,6 +15,7 @@ import type { Config, WorkerQueueKind } from '../core/config';
 import { taskQueues } from '../core/ids';
 import type { Logger } from '../core/logger';
 import { startCloseoutSweeper, type CloseoutSweeper } from './closeout-sweeper';
+import { createEngines } from './engines';
 import { temporalLogger } from './temporal-logger';
 import { llmSlots, mediaSlots, memoryLimitBytes, queueTuning } from './worker-tuning';
 import { batchWorkflow } from '../workflows/batch.workflow';
@@ -98,6 +99,7 @@ export async function createWorkers(deps: WorkerDeps): Promise<Workers> {
     temporalClient: client,
     llm,
     speech,
+    ...createEngines(config),
     reopenBatch,
   });
   const limitBytes = memoryLimitBytes();

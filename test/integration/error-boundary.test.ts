@@ -16,6 +16,7 @@ import { taskQueues } from '../../core/ids';
 import { createLlmProvider, UpstreamError } from '../../providers/llm';
 import { PdfError } from '../../providers/pdf/errors';
 import { LocalBlobStore } from '../../providers/storage';
+import { createEngines } from '../../worker/engines';
 import { LLM_KEY, llmEnv } from '../support/llm-env';
 import { startLlmServer, type LlmServer } from '../support/llm-server';
 import { tempDir } from '../support/servers';
@@ -223,6 +224,7 @@ describe('the activity error boundary', function () {
         store,
         queues: taskQueues('eb'),
         llm: createLlmProvider(config),
+        ...createEngines(config),
       });
       llm.respond(() => ({ status: 401, body: { error: { message: 'Incorrect API key' } } }));
       const f = (await failureOf(() =>

@@ -9,6 +9,7 @@ import type { BlobStore } from '../../core/blob-store';
 import { loadConfig } from '../../core/config';
 import { taskQueues } from '../../core/ids';
 import { LocalBlobStore } from '../../providers/storage';
+import { createEngines } from '../../worker/engines';
 import { tempDir } from './servers';
 import { grayPng } from './png';
 import { noLlmUnlessAsked } from './llm-default';
@@ -19,7 +20,7 @@ export async function realActivities(env: Record<string, string> = {}) {
   const config = loadConfig(noLlmUnlessAsked({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...env }));
   const store: BlobStore = await new LocalBlobStore(path.join(config.dataDir, 'blobs')).init();
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
-  const activities = createActivities({ config, logger, store, queues: taskQueues('act') });
+  const activities = createActivities({ config, logger, store, queues: taskQueues('act'), ...createEngines(config) });
   return { activities, store, remove: () => rm(dataDir, { recursive: true, force: true }) };
 }
 
