@@ -5,16 +5,12 @@ import {
   getExternalWorkflowHandle,
   ParentClosePolicy,
   patched,
-  proxyActivities,
-  proxyLocalActivities,
   setHandler,
   startChild,
   upsertSearchAttributes,
   workflowInfo,
   WorkflowIdReusePolicy,
 } from '@temporalio/workflow';
-import type { Activities } from '../activities';
-import { bookkeeping, bookkeepingRemote } from './activity-options';
 import {
   batchStateQuery,
   failAllUpdate,
@@ -30,9 +26,11 @@ import {
   type JobInput,
 } from './definitions';
 import { jobWorkflow } from './job.workflow';
+import { activitiesFor } from './routing';
 
-const local = proxyLocalActivities<Activities>(bookkeeping);
-const remote = proxyActivities<Activities>(bookkeepingRemote);
+const steps = activitiesFor();
+/** Runs recorded before fail-all left the records to the main loop wrote them in-process from the update. */
+const inProcess = activitiesFor({ local: true });
 
 const SLICE = 50;
 /** Patch id: fail-all answers after the cancelled jobs report, with the number that really failed. */
@@ -129,7 +127,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchState> {
         recordsToFail.push(...neverStarted);
         failReason = reason;
       } else if (neverStarted.length)
-        await local.failPendingJobs({ manifestKey: input.manifestKey, indexes: neverStarted, reason });
+        await inProcess.failPendingJobs({ manifestKey: input.manifestKey, indexes: neverStarted, reason });
       await Promise.all(
         toCancel.map(([, jobId]) =>
           getExternalWorkflowHandle(jobId)
@@ -170,7 +168,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchState> {
     if (recordsToFail.length) {
       // The records of jobs fail-all failed before they started: written here, in chunks with heartbeats, not in
       // the update (whose caller is answered meanwhile).
-      await remote.failPendingJobs({
+      await steps.failPendingJobs({
         manifestKey: input.manifestKey,
         indexes: recordsToFail.splice(0),
         reason: failReason,
@@ -195,7 +193,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchState> {
     const take = Math.min(input.window - running.size, n - next, SLICE);
     const offset = next;
     next += take;
-    const specs = await local.loadManifestSlice({ manifestKey: input.manifestKey, offset, limit: take });
+    const specs = await steps.loadManifestSlice({ manifestKey: input.manifestKey, offset, limit: take });
     const wasPending = statuses[0] !== undefined && offset === 0;
     await Promise.all(
       specs.map(async (spec, k) => {
@@ -242,7 +240,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchState> {
   const final = state();
   const { carry: _carry, ...recordInput } = input;
   void _carry;
-  await remote.writeBatchRecord({
+  await steps.writeBatchRecord({
     state: final,
     input: recordInput,
     ...(runs.size ? { runs: Object.fromEntries(runs) } : {}),

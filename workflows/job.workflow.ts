@@ -3,16 +3,12 @@ import {
   CancellationScope,
   condition,
   isCancellation,
-  proxyActivities,
-  proxyLocalActivities,
   setHandler,
   upsertSearchAttributes,
   allHandlersFinished,
   getExternalWorkflowHandle,
   patched,
 } from '@temporalio/workflow';
-import type { Activities } from '../activities';
-import { bookkeeping, bookkeepingRemote } from './activity-options';
 import {
   failJobSignal,
   jobFinishedSignal,
@@ -29,11 +25,11 @@ import {
 import * as js from './job-state';
 import { RUN_OWNS_RECORD, WEBHOOK_NOTIFIER } from './patches';
 import { runPipeline, type PipelineContext } from './pipelines';
+import { activitiesFor } from './routing';
 import { WebhookForwarder } from './webhook-forwarder';
 import { WebhookSender } from './webhook-sender';
 
-const local = proxyLocalActivities<Activities>(bookkeeping);
-const remote = proxyActivities<Activities>(bookkeepingRemote);
+const steps = activitiesFor();
 
 const now = () => new Date().toISOString();
 
@@ -74,7 +70,7 @@ export async function jobWorkflow(input: JobInput): Promise<{ status: string; er
   log('info', `Processing ${input.jobType} job`);
   if (input.run > 1 && patched(RUN_OWNS_RECORD)) {
     // The failed run's record is replaced by this run's, by this run: nothing else writes it after the start.
-    await local.writeJobRecord({ state });
+    await steps.writeJobRecord({ state });
     if (inBatch)
       await reportToBatch(input, {
         index: input.batchIndex!,
@@ -116,7 +112,7 @@ export async function jobWorkflow(input: JobInput): Promise<{ status: string; er
       event = js.complete(finalState, results ?? {}, now(), baseEventId);
       js.addLog(finalState, 'info', 'Job completed', now());
     }
-    await local.writeJobRecord({ state: finalState, finished: true });
+    await steps.writeJobRecord({ state: finalState, finished: true });
     Object.assign(state, finalState);
     setStatusAttribute();
     webhooks.push(event);
@@ -125,7 +121,7 @@ export async function jobWorkflow(input: JobInput): Promise<{ status: string; er
     finished = true;
     const logsBefore = state.logs.length;
     await webhooks.finish();
-    if (state.logs.length !== logsBefore) await local.writeJobRecord({ state });
+    if (state.logs.length !== logsBefore) await steps.writeJobRecord({ state });
     await condition(allHandlersFinished);
   });
   if (cancelled) throw cancelled;
@@ -147,7 +143,7 @@ async function reportToBatch(
       await batch.signal(jobRestartedSignal, { index: report.index, run: report.run, jobId: report.jobId });
     else await batch.signal(jobFinishedSignal, { index: report.index, status: report.status, run: report.run });
   } catch {
-    await remote.notifyBatch({ batchId: input.batchId!, ...report });
+    await steps.notifyBatch({ batchId: input.batchId!, ...report });
   }
 }
 
