@@ -15,7 +15,6 @@ import {
   jobRestartedSignal,
   jobStateQuery,
   jobStatusAttribute,
-  waitForChangeUpdate,
   type JobError,
   type JobEvent,
   type JobInput,
@@ -34,7 +33,7 @@ const steps = activitiesFor();
 const now = () => new Date().toISOString();
 
 /**
- * One job, workflow id = job id. Holds status, progress, logs and error; answers `jobState` and `waitForChange`;
+ * One job, workflow id = job id. Holds status, progress, logs and error; answers `jobState`;
  * runs the job type's pipeline; writes the final record to the blob store before it reports a terminal status;
  * hands its webhook events to the job's notifier in order (progress throttled to one per second, never after the
  * final event) and ends without waiting for their delivery. A failed job fails the workflow run, so operators see it
@@ -45,13 +44,8 @@ export async function jobWorkflow(input: JobInput): Promise<{ status: string; er
   const state = js.initialState(input, now());
   const baseEventId = input.priorEventId ?? 0;
   let failReason: string | undefined;
-  let finished = false;
 
   setHandler(jobStateQuery, () => state);
-  setHandler(waitForChangeUpdate, async ({ version }) => {
-    await condition(() => state.version > version || finished);
-    return state;
-  });
   const scope = new CancellationScope();
   setHandler(failJobSignal, ({ reason }) => {
     if (js.isTerminal(state) || failReason) return;
@@ -118,7 +112,6 @@ export async function jobWorkflow(input: JobInput): Promise<{ status: string; er
     webhooks.push(event);
 
     if (inBatch) await reportToBatch(input, { index: input.batchIndex!, status: state.status, run: input.run });
-    finished = true;
     const logsBefore = state.logs.length;
     await webhooks.finish();
     if (state.logs.length !== logsBefore) await steps.writeJobRecord({ state });
