@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import type { Client } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { activitiesFor, createActivities } from '../activities';
+import { createActivities } from '../activities';
 import type { BatchReport } from '../activities/deps';
 import { errorBoundary } from '../activities/error-boundary';
 import { activityTimer } from '../activities/timing';
@@ -19,6 +19,7 @@ import { createEngines } from './engines';
 import { temporalLogger } from './temporal-logger';
 import { llmSlots, mediaSlots, memoryLimitBytes, queueTuning } from './worker-tuning';
 import { batchWorkflow } from '../workflows/batch.workflow';
+import { registeredOn } from '../workflows/activity-table';
 import { jobFinishedSignal, jobRestartedSignal, type BatchInput } from '../workflows/definitions';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
@@ -59,7 +60,8 @@ export function bundleWorkflows(logger: Logger): Promise<WorkflowBundleWithSourc
 /**
  * Providers → activities → three Workers (those `WORKER_QUEUES` lists). Workflow tasks and I/O activities run on the
  * `io` queue with high concurrency; CPU-bound activities on the `media` queue with about one slot per core; model
- * calls on the `llm` queue with slots sized to the model (`llmSlots`), so they never hold io slots.
+ * calls on the `llm` queue with slots sized to the model (`llmSlots`), so they never hold io slots. Each Worker
+ * registers the activities workflows/activity-table.ts puts on its queue.
  */
 export async function createWorkers(deps: WorkerDeps): Promise<Workers> {
   const { config, logger, store, connection } = deps;
@@ -119,7 +121,7 @@ export async function createWorkers(deps: WorkerDeps): Promise<Workers> {
         ...common,
         taskQueue: queues.io,
         workflowBundle: deps.workflowBundle ?? (await bundleWorkflows(logger)),
-        activities: activitiesFor('io', activities),
+        activities: registeredOn('io', activities),
         ...queueTuning(config, 'io', limitBytes),
       })
     : undefined;
@@ -127,7 +129,7 @@ export async function createWorkers(deps: WorkerDeps): Promise<Workers> {
     ? await Worker.create({
         ...common,
         taskQueue: queues.media,
-        activities: activitiesFor('media', activities),
+        activities: registeredOn('media', activities),
         ...queueTuning(config, 'media', limitBytes),
       })
     : undefined;
@@ -135,7 +137,7 @@ export async function createWorkers(deps: WorkerDeps): Promise<Workers> {
     ? await Worker.create({
         ...common,
         taskQueue: queues.llm,
-        activities: activitiesFor('llm', activities),
+        activities: registeredOn('llm', activities),
         ...queueTuning(config, 'llm', limitBytes),
       })
     : undefined;

@@ -106,3 +106,10 @@ export const webhookDelivery: ActivityOptions = {
   startToCloseTimeout: '45s',
   retry: { maximumAttempts: 1 },
 };
+
+/** The health probe's round trip (`pingWorkflow`): it must answer within seconds or report the queue dead. */
+export const probe: ActivityOptions = {
+  startToCloseTimeout: '10s',
+  scheduleToCloseTimeout: '20s',
+  retry: { maximumAttempts: 2 },
+};

@@ -5,16 +5,12 @@ import {
   getExternalWorkflowHandle,
   ParentClosePolicy,
   patched,
-  proxyActivities,
-  proxyLocalActivities,
   setHandler,
   startChild,
   upsertSearchAttributes,
   workflowInfo,
   WorkflowIdReusePolicy,
 } from '@temporalio/workflow';
-import type { Activities } from '../activities';
-import { bookkeeping, bookkeepingRemote } from './activity-options';
 import {
   batchStateQuery,
   failAllUpdate,
@@ -23,16 +19,17 @@ import {
   jobRestartedSignal,
   jobSearchAttributes,
   jobStatusAttribute,
-  STATUS_CODE,
   toggleActiveSignal,
   type BatchInput,
   type BatchState,
-  type JobInput,
 } from './definitions';
+import { BatchLedger, checkFailAllReason, childJobInput, recordInput } from './batch-state';
 import { jobWorkflow } from './job.workflow';
+import { activitiesFor } from './routing';
 
-const local = proxyLocalActivities<Activities>(bookkeeping);
-const remote = proxyActivities<Activities>(bookkeepingRemote);
+const steps = activitiesFor();
+/** Runs recorded before fail-all left the records to the main loop wrote them in-process from the update. */
+const inProcess = activitiesFor({ local: true });
 
 const SLICE = 50;
 /** Patch id: fail-all answers after the cancelled jobs report, with the number that really failed. */
@@ -44,92 +41,33 @@ const FAIL_ALL_COUNTS_OUTCOMES = 'fail-all-counts-outcomes';
  */
 const FAIL_ALL_CLOSES_GAPS = 'fail-all-closes-gaps';
 const FAIL_ALL_ANSWER_WITHIN = '10 seconds';
-const MAX_REASON = 1000;
 const HISTORY_LIMIT = 8000;
+
+const now = () => new Date().toISOString();
 
 /**
  * A batch: starts its jobs as children, at most `window` at a time, in manifest order. Children are abandoned on
  * close and report their end with `jobFinished`, so counts stay exact across continue-as-new and for jobs
  * restarted after the batch finished (which reopen it). `toggleActive` pauses and resumes starting; `failAll`
- * fails every unfinished job and returns how many.
+ * fails every unfinished job and returns how many. The counting is `BatchLedger`'s (batch-state.ts); this function
+ * wires it to the handlers, the activities and the children.
  */
 export async function batchWorkflow(input: BatchInput): Promise<BatchState> {
-  const n = input.jobCount;
-  const statuses = (input.carry?.statuses ?? STATUS_CODE.pending.repeat(n)).split('');
-  const running = new Map<number, string>(Object.entries(input.carry?.running ?? {}).map(([k, v]) => [Number(k), v]));
-  const runs = new Map<number, number>(Object.entries(input.carry?.runs ?? {}).map(([k, v]) => [Number(k), v]));
-  /** A report of run `run` of job `index` is stale when the batch already knows a newer run of that job. */
-  const stale = (index: number, run: number | undefined) => run !== undefined && run < (runs.get(index) ?? 1);
-  /** Never-started jobs failed by fail-all whose records still say pending. */
-  const recordsToFail: number[] = [];
-  let failReason = '';
-  let next = input.carry?.next ?? 0;
-  let active = input.carry?.active ?? true;
-  let updatedAt = new Date().toISOString();
-  const touch = () => {
-    updatedAt = new Date().toISOString();
-  };
-  const count = (c: string) => statuses.reduce((a, s) => a + (s === c ? 1 : 0), 0);
-  const allDone = () => count(STATUS_CODE.pending) === 0 && count(STATUS_CODE.processing) === 0;
-  const state = (): BatchState => {
-    const completed = count(STATUS_CODE.completed);
-    const failed = count(STATUS_CODE.failed);
-    const processing = count(STATUS_CODE.processing);
-    const pending = count(STATUS_CODE.pending);
-    return {
-      batch_id: input.batchId,
-      batch_name: input.batchName,
-      status: completed + failed === n ? 'completed' : pending === n ? 'pending' : 'processing',
-      active,
-      created_at: input.createdAt,
-      updated_at: updatedAt,
-      job_count: n,
-      completed_count: completed,
-      failed_count: failed,
-      processing_count: processing,
-      pending_count: pending,
-      statuses: statuses.join(''),
-      ...(input.legacy ? { legacy: true } : {}),
-    };
-  };
+  const batch = new BatchLedger(input, now);
+  const setAttributes = () => upsertSearchAttributes([{ key: jobStatusAttribute, value: batch.state().status }]);
+  const tooLong = () => workflowInfo().historyLength > (input.historyLimit ?? HISTORY_LIMIT);
 
-  setHandler(batchStateQuery, state);
-  setHandler(toggleActiveSignal, (arg) => {
-    active = typeof arg?.active === 'boolean' ? arg.active : !active;
-    touch();
-  });
-  setHandler(jobFinishedSignal, ({ index, status, run }) => {
-    if (index < 0 || index >= n || stale(index, run)) return;
-    statuses[index] = status === 'completed' ? STATUS_CODE.completed : STATUS_CODE.failed;
-    running.delete(index);
-    touch();
-  });
-  setHandler(jobRestartedSignal, ({ index, run, jobId }) => {
-    if (index < 0 || index >= n || stale(index, run)) return;
-    if (run !== undefined) {
-      // The same run reported twice (a retried hand-over) changes nothing once it has finished.
-      if (run === (runs.get(index) ?? 1) && statuses[index] !== STATUS_CODE.processing) return;
-      runs.set(index, run);
-    }
-    statuses[index] = STATUS_CODE.processing;
-    if (jobId) running.set(index, jobId);
-    touch();
-  });
+  setHandler(batchStateQuery, () => batch.state());
+  setHandler(toggleActiveSignal, (arg) => batch.toggle(arg?.active));
+  setHandler(jobFinishedSignal, (report) => batch.jobFinished(report));
+  setHandler(jobRestartedSignal, (report) => batch.jobRestarted(report));
   setHandler(
     failAllUpdate,
     async ({ reason }) => {
       const closesGaps = patched(FAIL_ALL_CLOSES_GAPS);
-      const neverStarted: number[] = [];
-      for (let i = closesGaps ? 0 : next; i < n; i++) if (statuses[i] === STATUS_CODE.pending) neverStarted.push(i);
-      for (const i of neverStarted) statuses[i] = STATUS_CODE.failed;
-      next = n;
-      const toCancel = [...running.entries()];
-      touch();
-      if (closesGaps) {
-        recordsToFail.push(...neverStarted);
-        failReason = reason;
-      } else if (neverStarted.length)
-        await local.failPendingJobs({ manifestKey: input.manifestKey, indexes: neverStarted, reason });
+      const { neverStarted, toCancel } = batch.failAll(reason, closesGaps);
+      if (!closesGaps && neverStarted.length)
+        await inProcess.failPendingJobs({ manifestKey: input.manifestKey, indexes: neverStarted, reason });
       await Promise.all(
         toCancel.map(([, jobId]) =>
           getExternalWorkflowHandle(jobId)
@@ -140,86 +78,37 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchState> {
       if (!patched(FAIL_ALL_COUNTS_OUTCOMES)) return { failed_count: neverStarted.length + toCancel.length };
       // A running job may finish on its own before the signal reaches it: count only the jobs that really failed
       // (past the wait, one still running counts as failing: it has its failJob signal).
-      await condition(
-        () => toCancel.every(([i]) => statuses[i] !== STATUS_CODE.processing),
-        closesGaps ? FAIL_ALL_ANSWER_WITHIN : '5 minutes',
-      );
-      const cancelledFailed = toCancel.filter(([i]) => statuses[i] !== STATUS_CODE.completed).length;
-      return { failed_count: neverStarted.length + cancelledFailed };
+      await condition(() => batch.ended(toCancel), closesGaps ? FAIL_ALL_ANSWER_WITHIN : '5 minutes');
+      return { failed_count: neverStarted.length + batch.notCompleted(toCancel) };
     },
-    {
-      validator: ({ reason }) => {
-        if (typeof reason !== 'string' || reason.length === 0 || reason.length > MAX_REASON) {
-          throw new Error(`fail-all needs a reason of 1 to ${MAX_REASON} characters`);
-        }
-      },
-    },
+    { validator: ({ reason }) => checkFailAllReason(reason) },
   );
 
-  const setAttributes = () => upsertSearchAttributes([{ key: jobStatusAttribute, value: state().status }]);
   setAttributes();
-
   for (;;) {
-    await condition(
-      () =>
-        allDone() ||
-        recordsToFail.length > 0 ||
-        (active && next < n && running.size < input.window) ||
-        workflowInfo().historyLength > (input.historyLimit ?? HISTORY_LIMIT),
-    );
-    if (recordsToFail.length) {
+    await condition(() => batch.allDone() || batch.hasRecordsToFail() || batch.canStart() || tooLong());
+    if (batch.hasRecordsToFail()) {
       // The records of jobs fail-all failed before they started: written here, in chunks with heartbeats, not in
       // the update (whose caller is answered meanwhile).
-      await remote.failPendingJobs({
-        manifestKey: input.manifestKey,
-        indexes: recordsToFail.splice(0),
-        reason: failReason,
-      });
+      await steps.failPendingJobs({ manifestKey: input.manifestKey, ...batch.takeRecordsToFail() });
       continue;
     }
-    if (allDone()) break;
-    if (workflowInfo().historyLength > (input.historyLimit ?? HISTORY_LIMIT) || workflowInfo().continueAsNewSuggested) {
+    if (batch.allDone()) break;
+    if (tooLong() || workflowInfo().continueAsNewSuggested) {
       await condition(allHandlersFinished);
-      await continueAsNew<typeof batchWorkflow>({
-        ...input,
-        carry: {
-          statuses: statuses.join(''),
-          next,
-          active,
-          running: Object.fromEntries(running),
-          ...(runs.size ? { runs: Object.fromEntries(runs) } : {}),
-        },
-      });
+      await continueAsNew<typeof batchWorkflow>({ ...input, carry: batch.carry() });
     }
-    if (!(active && next < n && running.size < input.window)) continue;
-    const take = Math.min(input.window - running.size, n - next, SLICE);
-    const offset = next;
-    next += take;
-    const specs = await local.loadManifestSlice({ manifestKey: input.manifestKey, offset, limit: take });
-    const wasPending = statuses[0] !== undefined && offset === 0;
+    if (!batch.canStart()) continue;
+    const { offset, take } = batch.nextSlice(SLICE);
+    const specs = await steps.loadManifestSlice({ manifestKey: input.manifestKey, offset, limit: take });
     await Promise.all(
       specs.map(async (spec, k) => {
         const index = offset + k;
-        if (statuses[index] !== STATUS_CODE.pending) return; // failed by fail-all meanwhile
-        statuses[index] = STATUS_CODE.processing;
-        running.set(index, spec.job_id);
-        const jobInput: JobInput = {
-          jobId: spec.job_id,
-          jobType: spec.job_type,
-          parameters: spec.parameters,
-          batchId: input.batchId,
-          batchIndex: index,
-          createdAt: input.createdAt,
-          run: 1,
-          ...(input.userId ? { userId: input.userId } : {}),
-          ...(spec.webhook ? { webhook: spec.webhook } : {}),
-          ...(input.legacy ? { legacy: true } : {}),
-          ...(input.webhookRetryScale !== undefined ? { webhookRetryScale: input.webhookRetryScale } : {}),
-        };
+        if (!batch.markStarted(index, spec.job_id)) return; // failed by fail-all meanwhile
         try {
           await startChild(jobWorkflow, {
             workflowId: spec.job_id,
-            args: [jobInput],
+            args: [childJobInput(input, spec, index)],
             parentClosePolicy: ParentClosePolicy.ABANDON,
             workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
             typedSearchAttributes: jobSearchAttributes({
@@ -227,7 +116,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchState> {
               batchId: input.batchId,
               userId: input.userId,
             }),
-            memo: { summary: `${spec.job_type} job ${index + 1}/${n} of batch ${input.batchName}` },
+            memo: { summary: `${spec.job_type} job ${index + 1}/${batch.size} of batch ${input.batchName}` },
           });
         } catch (err) {
           // Already started (a replay after continue-as-new raced a start): it will report as usual.
@@ -235,18 +124,13 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchState> {
         }
       }),
     );
-    touch();
-    if (wasPending) setAttributes();
+    batch.touch();
+    // The first slice started: the batch is no longer pending.
+    if (offset === 0 && batch.size > 0) setAttributes();
   }
-  touch();
-  const final = state();
-  const { carry: _carry, ...recordInput } = input;
-  void _carry;
-  await remote.writeBatchRecord({
-    state: final,
-    input: recordInput,
-    ...(runs.size ? { runs: Object.fromEntries(runs) } : {}),
-  });
+  batch.touch();
+  const final = batch.state();
+  await steps.writeBatchRecord({ state: final, input: recordInput(input), ...batch.restartedRuns() });
   setAttributes();
   await condition(allHandlersFinished);
   return final;

@@ -1,14 +1,12 @@
-import { patched, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
-import type { Activities } from '../activities';
-import { bookkeeping, bookkeepingRemote } from './activity-options';
+import { patched } from '@temporalio/workflow';
 import type { JobError, JobState, LogLevel } from './definitions';
 import * as js from './job-state';
 import { WEBHOOK_NOTIFIER } from './patches';
+import { activitiesFor } from './routing';
 import { WebhookForwarder } from './webhook-forwarder';
 import { WebhookSender } from './webhook-sender';
 
-const local = proxyLocalActivities<Activities>(bookkeeping);
-const remote = proxyActivities<Activities>(bookkeepingRemote);
+const steps = activitiesFor();
 
 /** How a job's run ended without running its own wrap-up. */
 export type ClosedRunStatus = 'TERMINATED' | 'TIMED_OUT' | 'CANCELLED';
@@ -34,7 +32,7 @@ const now = () => new Date().toISOString();
  * webhook, so the job reads as failed and can be restarted.
  */
 export async function jobCloseoutWorkflow(input: JobCloseoutInput): Promise<{ closed: boolean }> {
-  const last = await remote.readJobRun({ jobId: input.jobId, runId: input.runId });
+  const last = await steps.readJobRun({ jobId: input.jobId, runId: input.runId });
   if (!last) return { closed: false };
   // A run that closed before its first workflow task has no state to read: the job as it was accepted.
   const state: JobState = 'job_id' in last ? last : js.initialState(last.input, now());
@@ -42,10 +40,10 @@ export async function jobCloseoutWorkflow(input: JobCloseoutInput): Promise<{ cl
   const error: JobError = { code: input.status, message: MESSAGES[input.status], details: { run_id: input.runId } };
   const event = js.fail(state, error, now(), state.input?.priorEventId ?? 0);
   log('error', `Job failed: ${error.code}: ${error.message}`);
-  await local.writeJobRecord({ state, finished: true });
+  await steps.writeJobRecord({ state, finished: true });
   const batch = state.input;
   if (batch?.batchId !== undefined && batch.batchIndex !== undefined) {
-    await remote.notifyBatch({ batchId: batch.batchId, index: batch.batchIndex, status: 'failed', run: state.run });
+    await steps.notifyBatch({ batchId: batch.batchId, index: batch.batchIndex, status: 'failed', run: state.run });
   }
   const hookInput = {
     jobId: input.jobId,
@@ -57,6 +55,6 @@ export async function jobCloseoutWorkflow(input: JobCloseoutInput): Promise<{ cl
   webhooks.push(event);
   const logsBefore = state.logs.length;
   await webhooks.finish();
-  if (state.logs.length !== logsBefore) await local.writeJobRecord({ state });
+  if (state.logs.length !== logsBefore) await steps.writeJobRecord({ state });
   return { closed: true };
 }

@@ -120,8 +120,6 @@ export interface JobState {
 }
 
 export const jobStateQuery = defineQuery<JobState>('jobState');
-/** Resolves with the state once its version exceeds the one given (or the job is finished). */
-export const waitForChangeUpdate = defineUpdate<JobState, [{ version: number }]>('waitForChange');
 /** Fails the job: cancels running work and records `reason`. */
 export const failJobSignal = defineSignal<[{ reason: string }]>('failJob');
 

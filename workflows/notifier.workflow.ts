@@ -1,17 +1,9 @@
-import {
-  allHandlersFinished,
-  condition,
-  continueAsNew,
-  proxyLocalActivities,
-  setHandler,
-  workflowInfo,
-} from '@temporalio/workflow';
-import type { Activities } from '../activities';
-import { bookkeeping } from './activity-options';
+import { allHandlersFinished, condition, continueAsNew, setHandler, workflowInfo } from '@temporalio/workflow';
 import { notifyEventsSignal, type JobLog, type LogLevel, type NotifierInput } from './definitions';
+import { activitiesFor } from './routing';
 import { WebhookSender } from './webhook-sender';
 
-const local = proxyLocalActivities<Activities>(bookkeeping);
+const steps = activitiesFor();
 
 /** A notifier whose job neither ends nor sends anything for this long stops (a new event starts it again). */
 const IDLE_LIMIT = '24 hours';
@@ -43,7 +35,7 @@ export async function jobNotifierWorkflow(input: NotifierInput): Promise<void> {
   const tooLong = () => sender.idle && workflowInfo().historyLength > HISTORY_LIMIT;
   for (;;) {
     const woke = await condition(() => lines.length > 0 || finalSent() || tooLong(), IDLE_LIMIT);
-    if (lines.length) await local.appendWebhookLog({ jobId: input.jobId, lines: lines.splice(0) });
+    if (lines.length) await steps.appendWebhookLog({ jobId: input.jobId, lines: lines.splice(0) });
     // An event that arrived meanwhile (a restarted run's) keeps it going.
     if ((!woke && sender.idle) || finalSent()) {
       await condition(allHandlersFinished);

@@ -1,23 +1,42 @@
-import { patched, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
+import {
+  patched,
+  proxyActivities,
+  proxyLocalActivities,
+  workflowInfo,
+  type ActivityInterfaceFor,
+} from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import { ACTIVITY_TABLE, scheduledWith, type ActivityName, type Route } from './activity-table';
+
+/** Typed activity functions, each on its queue with its options (workflows/activity-table.ts). */
+export type Steps = ActivityInterfaceFor<Activities>;
 
 /**
- * Where a job's activities run, and how they share a queue with other jobs' work. The queue names follow
- * core/ids.ts `taskQueues(prefix)`: the workflow runs on `<prefix>-io`, and its siblings are `<prefix>-media` and
- * `<prefix>-llm` (core/ids.ts imports node:crypto, which a workflow bundle may not, so the suffixes are derived here).
+ * The activities as workflow code calls them: each one scheduled on the queue the table gives it, with the options
+ * the table gives it, for `route` (the job's fairness key and priority, a remote engine, where its model steps ask).
+ * The only place workflow code builds activity proxies. Options are resolved when a step is called, inside the
+ * workflow, so a module may hold the result.
  */
-export type QueueKind = 'media' | 'llm';
-
-export const siblingQueue = (kind: QueueKind): string => workflowInfo().taskQueue.replace(/-io$/, `-${kind}`);
+export function activitiesFor(route: Route = {}): Steps {
+  return new Proxy({} as Steps, {
+    get(_target, key) {
+      if (typeof key !== 'string' || !(key in ACTIVITY_TABLE)) return undefined;
+      const name = key as ActivityName;
+      const { local, options } = scheduledWith(name, route, workflowInfo().taskQueue);
+      return local ? proxyLocalActivities<Activities>(options)[name] : proxyActivities<Activities>(options)[name];
+    },
+  });
+}
 
 /**
- * Fairness on the shared queues: every page, chunk and model activity of a job carries the job id as its fairness
- * key, so the server hands out a queue's backlog round-robin across jobs (a one-page job's step goes next instead of
- * behind a big job's backlog). The server needs `matching.enableFairness` (scripts/services.mjs sets it for the dev
- * server); without it the key is carried and ignored (first in, first out).
+ * Where a job's model step asks (`Route.model`), decided where the step is: when it asks the model (a template, a
+ * translation), on the `llm` queue; runs recorded before the llm queue existed asked on the io queue and keep doing
+ * so on replay (`patched('llm-queue')`, called only for a step that asks, as it always was).
  */
-export const fairFor = (jobId: string, priorityKey?: number): Pick<ActivityOptions, 'priority'> => ({
-  priority: { fairnessKey: jobId.slice(0, 64), ...(priorityKey ? { priorityKey } : {}) },
-});
+export function modelRoute(asks: boolean): Route['model'] {
+  if (!asks) return undefined;
+  return patched('llm-queue') ? 'llm' : 'io';
+}
 
 /**
  * Priority keys (1 first; the server's default is 3). A job's first media step (prepare: one per job, short) and
@@ -26,25 +45,3 @@ export const fairFor = (jobId: string, priorityKey?: number): Pick<ActivityOptio
  * it. A big job's own steps keep the default, fair among big jobs by their fairness keys.
  */
 export const PRIORITY = { first: 2, small: 2, big: 3 } as const;
-
-/**
- * Options of a job's model-calling steps: on the `llm` queue (sized to model capacity, so model calls never hold
- * the io slots of bookkeeping and webhooks), keyed by job for fairness. Runs recorded before the llm queue existed
- * scheduled these on the io queue: they keep doing so on replay (`patched('llm-queue')`).
- */
-export function onLlmQueue(options: ActivityOptions, jobId: string): ActivityOptions {
-  return patched('llm-queue') ? { ...options, taskQueue: siblingQueue('llm'), ...fairFor(jobId) } : options;
-}
-
-/**
- * Options of a job's media steps: on the `media` queue, keyed by job for fairness, at `priorityKey` when given
- * (`fair`: `patched('bounded-fanout')`; runs recorded before it scheduled these without a priority).
- */
-export function onMediaQueue(
-  options: ActivityOptions,
-  jobId: string,
-  fair: boolean,
-  priorityKey?: number,
-): ActivityOptions {
-  return { ...options, taskQueue: siblingQueue('media'), ...(fair ? fairFor(jobId, priorityKey) : {}) };
-}

@@ -1,10 +1,9 @@
-import { CancellationScope, condition, getExternalWorkflowHandle, proxyActivities } from '@temporalio/workflow';
-import type { Activities } from '../activities';
+import { CancellationScope, condition, getExternalWorkflowHandle } from '@temporalio/workflow';
 import { notifierWorkflowId } from '../core/webhooks';
-import { bookkeepingRemote } from './activity-options';
 import { notifyEventsSignal, type JobEvent, type JobInput } from './definitions';
+import { activitiesFor } from './routing';
 
-const remote = proxyActivities<Activities>(bookkeepingRemote);
+const remote = activitiesFor();
 
 /** Progress is handed to the notifier at most this often; a final event goes at once. */
 const PROGRESS_INTERVAL_MS = 1000;

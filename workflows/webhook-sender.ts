@@ -1,10 +1,9 @@
-import { CancellationScope, condition, proxyActivities, sleep } from '@temporalio/workflow';
-import type { Activities } from '../activities';
+import { CancellationScope, condition, sleep } from '@temporalio/workflow';
 import { DEFAULT_WEBHOOK_ATTEMPTS, retryDelayMs } from '../core/webhooks';
-import { webhookDelivery } from './activity-options';
 import type { JobEvent, JobInput, LogLevel } from './definitions';
+import { activitiesFor } from './routing';
 
-const hooks = proxyActivities<Activities>(webhookDelivery);
+const hooks = activitiesFor();
 
 /**
  * Delivers a job's events to its webhook one at a time, in order: progress is coalesced (newer supersedes older)

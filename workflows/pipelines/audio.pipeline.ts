@@ -1,10 +1,8 @@
-import { patched, proxyActivities } from '@temporalio/workflow';
-import type { Activities } from '../../activities';
+import { patched } from '@temporalio/workflow';
 import type { TranscriptionDone } from '../../activities/audio-results';
 import { mediaFanout } from '../../core/fanout';
-import { cpuBound, modelCall, remoteMediaCall, storeHeavy } from '../activity-options';
 import { boundedMap } from '../fanout';
-import { onLlmQueue, onMediaQueue, PRIORITY } from '../routing';
+import { activitiesFor, modelRoute, PRIORITY } from '../routing';
 import type { PipelineContext } from './context';
 
 /**
@@ -14,7 +12,7 @@ import type { PipelineContext } from './context';
 export function transcriptionFinisher(ctx: PipelineContext) {
   const { parameters, jobId } = ctx.input;
   const mayAsk = Boolean(parameters.template) || parameters.target_language !== parameters.source_language;
-  return proxyActivities<Activities>(mayAsk ? onLlmQueue(modelCall, jobId) : storeHeavy);
+  return activitiesFor({ jobId, model: modelRoute(mayAsk) });
 }
 
 /**
@@ -32,7 +30,7 @@ export async function transcribeMedia(
   const { jobId, parameters } = ctx.input;
   // Runs recorded before the bound scheduled every chunk at once, without a fairness key.
   const bounded = patched('bounded-fanout');
-  const media = proxyActivities<Activities>(onMediaQueue(cpuBound, jobId, bounded, PRIORITY.first));
+  const media = activitiesFor({ jobId, fair: bounded, priority: PRIORITY.first });
   ctx.progress('prepare', 2, 'Decoding the audio');
   const prep = await media.prepareAudio(input ? { jobId, parameters, input } : { jobId, parameters });
   if (prep.fromCache) ctx.log('info', 'Transcript from the result cache');
@@ -44,10 +42,12 @@ export async function transcribeMedia(
     const fanout = mediaFanout(prep.mediaSlots);
     // A recording that fits in one wave goes ahead of big jobs' backlogs (routing.ts PRIORITY).
     // A hosted speech endpoint's outage is waited out (remoteMediaCall); the local engine keeps cpuBound's 5 attempts.
-    const chunkOptions = prep.remoteSpeech ? remoteMediaCall : cpuBound;
-    const chunkSteps = proxyActivities<Activities>(
-      onMediaQueue(chunkOptions, jobId, bounded, prep.chunks.length <= fanout ? PRIORITY.small : PRIORITY.big),
-    );
+    const chunkSteps = activitiesFor({
+      jobId,
+      fair: bounded,
+      priority: prep.chunks.length <= fanout ? PRIORITY.small : PRIORITY.big,
+      remoteEngine: prep.remoteSpeech,
+    });
     const transcribe = async (c: (typeof prep.chunks)[number], index: number) => {
       const r = await chunkSteps.transcribeChunk({
         jobId,

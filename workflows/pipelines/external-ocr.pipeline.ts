@@ -1,7 +1,4 @@
-import { proxyActivities } from '@temporalio/workflow';
-import type { Activities } from '../../activities';
-import { cpuBound, longProviderCall, storeHeavy } from '../activity-options';
-import { siblingQueue } from '../routing';
+import { activitiesFor } from '../routing';
 import type { PipelineContext } from './context';
 
 /**
@@ -9,9 +6,9 @@ import type { PipelineContext } from './context';
  * renders for the pages archive → results.
  */
 export async function externalOcrPipeline(ctx: PipelineContext): Promise<Record<string, unknown>> {
-  const media = proxyActivities<Activities>({ ...cpuBound, taskQueue: siblingQueue('media') });
-  const net = proxyActivities<Activities>(longProviderCall);
-  const io = proxyActivities<Activities>(storeHeavy);
+  const media = activitiesFor();
+  const net = activitiesFor();
+  const io = activitiesFor();
   const { jobId, parameters } = ctx.input;
   ctx.progress('prepare', 2, 'Reading the document');
   const prep = await media.preparePdf({ jobId, parameters });

@@ -1,16 +1,13 @@
-import { proxyActivities } from '@temporalio/workflow';
-import { onLlmQueue, siblingQueue } from '../routing';
-import type { Activities } from '../../activities';
-import { cpuBound, longProviderCall, modelCall, storeHeavy } from '../activity-options';
+import { activitiesFor, modelRoute } from '../routing';
 import type { PipelineContext } from './context';
 
 /** Image OCR: (download the URL) → tesseract on the media queue → template and results. */
 export async function imageOcrPipeline(ctx: PipelineContext): Promise<Record<string, unknown>> {
-  const media = proxyActivities<Activities>({ ...cpuBound, taskQueue: siblingQueue('media') });
-  const net = proxyActivities<Activities>(longProviderCall);
+  const media = activitiesFor();
+  const net = activitiesFor();
   const { jobId, parameters } = ctx.input;
   // The results step asks the model when a template is given.
-  const io = proxyActivities<Activities>(parameters.template ? onLlmQueue(modelCall, jobId) : storeHeavy);
+  const io = activitiesFor({ jobId, model: modelRoute(Boolean(parameters.template)) });
   let blob = { key: String(parameters.file_key ?? ''), sha256: String(parameters.file_sha256 ?? '') };
   if (typeof parameters.url === 'string') {
     ctx.progress('download', 5, 'Downloading the image');

@@ -1,13 +1,10 @@
-import { patched, proxyActivities } from '@temporalio/workflow';
-import type { Activities } from '../../activities';
+import { patched } from '@temporalio/workflow';
 import { mediaFanout, PDF_PAGE_GROUP, PDF_PAGE_GROUP_FINE } from '../../core/fanout';
-import { cpuBound, modelCall, remoteMediaCall, storeHeavy } from '../activity-options';
 import { boundedMap } from '../fanout';
-import { onLlmQueue, onMediaQueue, PRIORITY } from '../routing';
+import { activitiesFor, modelRoute, PRIORITY, type Steps } from '../routing';
 import { OCR_FINE_GROUPS } from '../patches';
 import type { PipelineContext } from './context';
 
-type ActivityProxy = ReturnType<typeof proxyActivities<Activities>>;
 type Method = keyof typeof PDF_PAGE_GROUP;
 
 /**
@@ -19,9 +16,9 @@ export async function pdfPipeline(ctx: PipelineContext): Promise<Record<string, 
   const { jobId, parameters } = ctx.input;
   // Runs recorded before the bound scheduled every page group at once, without a fairness key.
   const bounded = patched('bounded-fanout');
-  const media = proxyActivities<Activities>(onMediaQueue(cpuBound, jobId, bounded, PRIORITY.first));
+  const media = activitiesFor({ jobId, fair: bounded, priority: PRIORITY.first });
   // Assembly asks the model when a template is given.
-  const io = proxyActivities<Activities>(parameters.template ? onLlmQueue(modelCall, jobId) : storeHeavy);
+  const io = activitiesFor({ jobId, model: modelRoute(Boolean(parameters.template)) });
   const method = (parameters.extraction_method ?? 'native') as Method;
   if (method === 'native' && patched('pdf-native-one-step')) return nativePipeline(ctx, media, io);
   ctx.progress('prepare', 2, 'Reading the document');
@@ -35,10 +32,12 @@ export async function pdfPipeline(ctx: PipelineContext): Promise<Record<string, 
   const fanout = mediaFanout(prep.mediaSlots);
   // A job that fits in one wave goes ahead of big jobs' backlogs (routing.ts PRIORITY).
   // A vision model's outage is waited out (remoteMediaCall); local OCR keeps cpuBound's 5 attempts.
-  const pageOptions = method === 'vision_llm' ? remoteMediaCall : cpuBound;
-  const pageSteps = proxyActivities<Activities>(
-    onMediaQueue(pageOptions, jobId, bounded, groups.length <= fanout ? PRIORITY.small : PRIORITY.big),
-  );
+  const pageSteps = activitiesFor({
+    jobId,
+    fair: bounded,
+    priority: groups.length <= fanout ? PRIORITY.small : PRIORITY.big,
+    remoteEngine: method === 'vision_llm',
+  });
   const readGroup = async (pages: number[]) => {
     const r = await pageSteps.extractPdfPages({
       jobId,
@@ -78,11 +77,7 @@ export async function pdfPipeline(ctx: PipelineContext): Promise<Record<string, 
  * `native` in one media step: reading a text layer is quick (pdftotext about 0.5 ms a page), so preparing,
  * reading and writing the results happen in one activity. A template or page images add the assembly step.
  */
-async function nativePipeline(
-  ctx: PipelineContext,
-  media: ActivityProxy,
-  io: ActivityProxy,
-): Promise<Record<string, unknown>> {
+async function nativePipeline(ctx: PipelineContext, media: Steps, io: Steps): Promise<Record<string, unknown>> {
   const { jobId, parameters } = ctx.input;
   const finish = !parameters.template && !parameters.includeImages;
   ctx.progress('pages', 5, 'Reading the text layer');

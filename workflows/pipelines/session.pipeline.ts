@@ -1,10 +1,8 @@
-import { executeChild, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { executeChild, patched, workflowInfo } from '@temporalio/workflow';
 import { CHILD_JOBS_PER_SESSION } from '../../core/fanout';
-import type { Activities } from '../../activities';
-import { bookkeepingRemote, cpuBound, longProviderCall, modelCall, storeHeavy } from '../activity-options';
 import { jobSearchAttributes, type JobInput, type JobType } from '../definitions';
 import { boundedMap } from '../fanout';
-import { onLlmQueue, siblingQueue } from '../routing';
+import { activitiesFor, modelRoute } from '../routing';
 import type { PipelineContext } from './context';
 
 /**
@@ -16,12 +14,12 @@ import type { PipelineContext } from './context';
  */
 export async function sessionPipeline(ctx: PipelineContext): Promise<Record<string, unknown>> {
   const { jobId, parameters } = ctx.input;
-  const io = proxyActivities<Activities>(bookkeepingRemote);
+  const io = activitiesFor();
   // Downloads (page, attachments) heartbeat; a dead worker's attempt is retried within 30 s.
-  const net = proxyActivities<Activities>(longProviderCall);
+  const net = activitiesFor();
   // Writing the files (with `create_archive` a ZIP of the page images) heartbeats throughout.
-  const files = proxyActivities<Activities>(storeHeavy);
-  const media = proxyActivities<Activities>({ ...cpuBound, taskQueue: siblingQueue('media') });
+  const files = activitiesFor();
+  const media = activitiesFor();
 
   // The plan checks the parameters first: a job created past the API's validation fails before any progress.
   const plan = await io.planSession({ jobId, parameters });
@@ -76,7 +74,7 @@ export async function sessionPipeline(ctx: PipelineContext): Promise<Record<stri
   }
 
   ctx.progress('template', 70, 'Filling the session template');
-  const model = proxyActivities<Activities>(onLlmQueue(modelCall, jobId));
+  const model = activitiesFor({ jobId, model: modelRoute(true) });
   const filled = await model.fillSessionTemplate({ jobId, parameters });
   ctx.log('info', `Template filled; topic ${JSON.stringify(filled.topic)}, ${filled.tags.length} tag(s)`);
 

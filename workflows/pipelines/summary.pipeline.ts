@@ -1,13 +1,11 @@
-import { patched, proxyActivities } from '@temporalio/workflow';
-import type { Activities } from '../../activities';
+import { patched } from '@temporalio/workflow';
 import { MODEL_CALLS_PER_JOB } from '../../core/fanout';
-import { modelCall, storeHeavy } from '../activity-options';
 import { limiter, type Limiter } from '../fanout';
-import { onLlmQueue } from '../routing';
+import { activitiesFor, modelRoute } from '../routing';
 import type { PipelineContext } from './context';
 
 /** The plan and the results read and write the session store and the job's texts: heartbeating store work. */
-const storeWork = proxyActivities<Activities>(storeHeavy);
+const storeWork = activitiesFor();
 
 /** Per nesting level of the runs recorded before one limiter bounded the whole job (8 × 8 = 64 calls at once). */
 const LEGACY_PARALLEL_CALLS = 8;
@@ -67,7 +65,7 @@ export async function summaryPipeline(ctx: PipelineContext): Promise<Record<stri
   const budget = Number(parameters.chunk_chars);
   // Runs recorded before the job-wide bound: a pool per nesting level, on the io queue.
   const gate: Limiter | null = patched('bounded-fanout') ? limiter(MODEL_CALLS_PER_JOB) : null;
-  const withModel = proxyActivities<Activities>(gate ? onLlmQueue(modelCall, jobId) : modelCall);
+  const withModel = activitiesFor({ jobId, model: gate ? modelRoute(true) : 'io' });
   // Only the calls take a slot of the gate: the levels above them just wait for their calls (no slot held, no deadlock).
   const pool = <T, R>(items: T[], fn: (t: T, i: number) => Promise<R>): Promise<R[]> =>
     gate ? Promise.all(items.map((t, i) => fn(t, i))) : legacyPool(items, fn);

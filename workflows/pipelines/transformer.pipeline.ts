@@ -1,10 +1,6 @@
-import { proxyActivities } from '@temporalio/workflow';
-import type { Activities } from '../../activities';
-import { modelCall, quickTransform } from '../activity-options';
-import { onLlmQueue } from '../routing';
+import { activitiesFor, modelRoute } from '../routing';
 import type { PipelineContext } from './context';
 
-const quick = proxyActivities<Activities>(quickTransform);
 /** The operations that convert HTML in a thread; every other one asks the language model. */
 const LOCAL_OPERATIONS = new Set(['html-to-markdown', 'extract-tables']);
 
@@ -16,9 +12,7 @@ const LOCAL_OPERATIONS = new Set(['html-to-markdown', 'extract-tables']);
 export async function transformerPipeline(ctx: PipelineContext): Promise<Record<string, unknown>> {
   const operation = String(ctx.input.parameters.operation ?? '');
   ctx.progress('transform', 10, `Running ${operation}`);
-  const step = LOCAL_OPERATIONS.has(operation)
-    ? quick
-    : proxyActivities<Activities>(onLlmQueue(modelCall, ctx.input.jobId));
+  const step = activitiesFor({ jobId: ctx.input.jobId, model: modelRoute(!LOCAL_OPERATIONS.has(operation)) });
   const summary = await step.runTransformerStep({ jobId: ctx.input.jobId, parameters: ctx.input.parameters });
   ctx.log('info', summary.reused ? `Step ${operation} reused from an earlier run` : `Step ${operation} done`);
   ctx.progress('transform', 90, `${operation} done`);

@@ -1,6 +1,4 @@
-import { proxyActivities } from '@temporalio/workflow';
-import type { Activities } from '../../activities';
-import { longProviderCall } from '../activity-options';
+import { activitiesFor } from '../routing';
 import { transcribeMedia, transcriptionFinisher } from './audio.pipeline';
 import type { PipelineContext } from './context';
 
@@ -11,7 +9,7 @@ import type { PipelineContext } from './context';
  */
 export async function videoPipeline(ctx: PipelineContext): Promise<Record<string, unknown>> {
   // A download of a long video takes a while; the activity heartbeats, so a dead worker is noticed within 30 s.
-  const net = proxyActivities<Activities>(longProviderCall);
+  const net = activitiesFor();
   const { jobId, parameters } = ctx.input;
   ctx.progress('download', 1, typeof parameters.url === 'string' ? 'Downloading the video' : 'Reading the video');
   const input = await net.fetchVideoInput({ jobId, parameters });
