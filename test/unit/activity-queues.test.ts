@@ -35,6 +35,9 @@ const all = createActivities({
   logger: {} as never,
   store: {} as never,
   queues,
+  pdf: {} as never,
+  ocr: {} as never,
+  media: {} as never,
 });
 const names = Object.keys(all) as ActivityName[];
 
