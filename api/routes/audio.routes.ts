@@ -1,8 +1,9 @@
 import { AppError } from '../../core/errors';
 import { fromCache, resultData, type LlmInfo } from '../../core/job-results';
 import type { Config } from '../../core/config';
-import { SUPPORTED_FORMATS, audioFormatOf, checkDuration } from '../../providers/media/formats';
-import { probeMedia } from '../../providers/media/probe';
+import { checkDuration } from '../../core/input-budgets';
+import { SUPPORTED_FORMATS, audioFormatOf } from '../../core/media-formats';
+import type { ApiEngines } from '../engines';
 import { errorResponse } from '../openapi';
 import type { ApiRouter } from '../route';
 import { audioProcessBody, audioProcessResult } from '../schemas/audio.schemas';
@@ -15,7 +16,12 @@ import { validateParameters } from '../services/job-parameters';
  * `INVALID_FORMAT` otherwise), then runs as an `audio` job; the request waits up to `MEDIA_SYNC_WAIT_MS` with its
  * connection kept open, and past it answers 504 naming the job, whose results hold the same `data`.
  */
-export function audioRoutes(api: ApiRouter, jobs: JobService, config: Config): void {
+export function audioRoutes(
+  api: ApiRouter,
+  jobs: JobService,
+  config: Config,
+  engines: Pick<ApiEngines, 'probeMedia'>,
+): void {
   api.add({
     method: 'post',
     path: '/api/audio/process',
@@ -65,7 +71,7 @@ export function audioRoutes(api: ApiRouter, jobs: JobService, config: Config): v
             error_type: 'empty',
             supported_formats: [...SUPPORTED_FORMATS],
           });
-        const probe = await probeMedia(body.file.filepath);
+        const probe = await engines.probeMedia(body.file.filepath);
         audioFormatOf(probe);
         checkDuration(probe, config.MAX_MEDIA_SECONDS);
         const upload = await storeUpload(jobs.store, body.file);
