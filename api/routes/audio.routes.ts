@@ -10,6 +10,7 @@ import { audioProcessBody, audioProcessResult } from '../schemas/audio.schemas';
 import type { JobService } from '../services/jobs';
 import { storeUpload, uploadInput, withUpload } from '../uploads';
 import { validateParameters } from '../services/job-parameters';
+import { runSyncJob } from '../services/sync-answer';
 
 /**
  * POST /api/audio/process (spec §4.11, contract §7): the upload is probed by content before any job exists (400
@@ -59,7 +60,7 @@ export function audioRoutes(
         use_cache: body.useCache,
       };
       const run = (parameters: Record<string, unknown>) =>
-        jobs.runSync({ jobType: 'audio', parameters }, config.MEDIA_SYNC_WAIT_MS, { prefer: ctx.state.prefer });
+        runSyncJob(ctx, jobs, { jobType: 'audio', parameters }, config.MEDIA_SYNC_WAIT_MS);
       let done;
       if (!body.file) {
         // A URL is downloaded by the job (SSRF-guarded, at most MAX_UPLOAD_MB) and probed there: a file that is not
