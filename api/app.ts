@@ -1,3 +1,4 @@
+import type http from 'node:http';
 import path from 'node:path';
 import Koa from 'koa';
 import type { BlobStore } from '../core/blob-store';
@@ -8,6 +9,7 @@ import { DOC_PATHS, docsRoutes, isDocPath } from './docs';
 import { authMiddleware } from './middleware/auth';
 import { bodyParsers } from './middleware/body';
 import type { Drain } from './drain';
+import type { ApiEngines } from './engines';
 import { edgeMiddleware } from './middleware/edge';
 import { httpMetrics, METRICS_PATH, metricsEndpoint } from './middleware/metrics';
 import { createRegistry, generateDocument } from './openapi';
@@ -39,12 +41,16 @@ export interface AppDeps {
   logger: Logger;
   store: BlobStore;
   temporal: TemporalGateway;
+  /** The engines the API runs on uploads and for health (ffprobe, image headers, tesseract, yt-dlp): api/engines.ts. */
+  engines: ApiEngines;
   /** Graceful shutdown (api/main.ts): refuses new requests while in-flight ones finish; readiness answers 503. */
   drain?: Drain;
 }
 
 export interface App {
   koa: Koa;
+  /** The app as a Node request listener: `http.createServer(app.listener)`. */
+  listener: http.RequestListener;
   /** The OpenAPI document, generated once from the routes' zod schemas. */
   openapi: () => Record<string, unknown>;
   routes: { method: string; path: string }[];
@@ -68,7 +74,7 @@ export function createApp(deps: AppDeps): App {
   const openapi = () => (doc ??= generateDocument(api.registry, SERVICE_VERSION));
 
   const modelHealth = llmHealth(config);
-  const providerHealth = async () => ({ ...(await modelHealth()), ...(await ocrHealth()) });
+  const providerHealth = async () => ({ ...(await modelHealth()), ...(await ocrHealth(deps.engines.ocrLanguages)) });
   healthRoutes(
     api,
     new HealthService(deps.temporal, deps.store, providerHealth),
@@ -86,9 +92,9 @@ export function createApp(deps: AppDeps): App {
   transformerRoutes(api, transformerDeps);
   templateRoutes(api);
   pdfRoutes(api, jobs, config);
-  imageOcrRoutes(api, jobs, config);
-  videoRoutes(api, jobs, config);
-  audioRoutes(api, jobs, config);
+  imageOcrRoutes(api, jobs, config, deps.engines);
+  videoRoutes(api, jobs, config, deps.engines);
+  audioRoutes(api, jobs, config, deps.engines);
   sessionRoutes(api, jobs, config);
   trackRoutes(api, { jobs, config });
   eventRoutes(api, { jobs, config });
@@ -115,5 +121,8 @@ export function createApp(deps: AppDeps): App {
   const routes = api.router.stack.flatMap((l) =>
     l.methods.filter((m) => m !== 'HEAD').map((method) => ({ method, path: String(l.path) })),
   );
-  return { koa, openapi, routes };
+  const handle = koa.callback();
+  // Koa settles each request itself (the edge middleware answers errors, `ctx.onerror` the rest): nothing to await.
+  const listener: http.RequestListener = (req, res) => void handle(req, res);
+  return { koa, listener, openapi, routes };
 }

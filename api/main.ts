@@ -1,9 +1,14 @@
 import http from 'node:http';
 import { createApp } from './app';
 import { Drain } from './drain';
-import { ConfigError, loadConfig } from '../core/config';
+import type { ApiEngines } from './engines';
+import { ConfigError, loadConfig, ytDlpPath } from '../core/config';
 import { createLogger } from '../core/logger';
 import { watchParent } from '../core/parent-watch';
+import { imageHeaderMetadata } from '../providers/image/metadata';
+import { checkYtDlp } from '../providers/media/hosted';
+import { probeMedia } from '../providers/media/probe';
+import { installedLanguages } from '../providers/ocr/tesseract';
 import { configureEngineWatchdog } from '../providers/process/run-tool';
 import { createBlobStore } from '../providers/storage';
 import { openUploadRoot } from './middleware/body';
@@ -32,8 +37,14 @@ async function main(): Promise<void> {
   const store = await createBlobStore(config);
   const temporal = createTemporalGateway(config);
   const drain = new Drain();
-  const app = createApp({ config, logger, store, temporal, drain });
-  const server = http.createServer(app.koa.callback());
+  const engines: ApiEngines = {
+    probeMedia,
+    imageSize: imageHeaderMetadata,
+    ocrLanguages: installedLanguages,
+    checkHostedVideo: () => checkYtDlp(ytDlpPath(config)),
+  };
+  const app = createApp({ config, logger, store, temporal, drain, engines });
+  const server = http.createServer(app.listener);
   server.requestTimeout = 0;
   server.headersTimeout = 60_000;
   server.keepAliveTimeout = 65_000;

@@ -112,7 +112,8 @@ async function main() {
     DOCPROC_TEST_RUN: runTag,
     ...(fuzzPython ? { FUZZ_PYTHON: fuzzPython } : {}),
   };
-  // Guard rails before any suite: types, then the formatter's check (`npm run format` fixes what it finds).
+  // Guard rails before any suite: types, the formatter's check (`npm run format` fixes what it finds), then the lint
+  // (eslint.config.mjs: promises handled, the architecture's import arrows).
   await guard(env, 'typecheck', 'tsc --noEmit', [
     path.join(ROOT, 'node_modules/typescript/bin/tsc'),
     '--noEmit',
@@ -126,6 +127,7 @@ async function main() {
     'warn',
     '**/*.{ts,mjs,cjs,js}',
   ]);
+  await guard(env, 'lint', 'eslint', [path.join(ROOT, 'node_modules/eslint/bin/eslint.js'), ROOT]);
   const specs = passthrough.length
     ? passthrough
     : [

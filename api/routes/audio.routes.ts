@@ -1,21 +1,28 @@
 import { AppError } from '../../core/errors';
 import { fromCache, resultData, type LlmInfo } from '../../core/job-results';
 import type { Config } from '../../core/config';
-import { SUPPORTED_FORMATS, audioFormatOf, checkDuration } from '../../providers/media/formats';
-import { probeMedia } from '../../providers/media/probe';
+import { checkDuration } from '../../core/input-budgets';
+import { SUPPORTED_FORMATS, audioFormatOf } from '../../core/media-formats';
+import type { ApiEngines } from '../engines';
 import { errorResponse } from '../openapi';
 import type { ApiRouter } from '../route';
 import { audioProcessBody, audioProcessResult } from '../schemas/audio.schemas';
 import type { JobService } from '../services/jobs';
 import { storeUpload, uploadInput, withUpload } from '../uploads';
 import { validateParameters } from '../services/job-parameters';
+import { runSyncJob } from '../services/sync-answer';
 
 /**
  * POST /api/audio/process (spec §4.11, contract §7): the upload is probed by content before any job exists (400
  * `INVALID_FORMAT` otherwise), then runs as an `audio` job; the request waits up to `MEDIA_SYNC_WAIT_MS` with its
  * connection kept open, and past it answers 504 naming the job, whose results hold the same `data`.
  */
-export function audioRoutes(api: ApiRouter, jobs: JobService, config: Config): void {
+export function audioRoutes(
+  api: ApiRouter,
+  jobs: JobService,
+  config: Config,
+  engines: Pick<ApiEngines, 'probeMedia'>,
+): void {
   api.add({
     method: 'post',
     path: '/api/audio/process',
@@ -53,7 +60,7 @@ export function audioRoutes(api: ApiRouter, jobs: JobService, config: Config): v
         use_cache: body.useCache,
       };
       const run = (parameters: Record<string, unknown>) =>
-        jobs.runSync({ jobType: 'audio', parameters }, config.MEDIA_SYNC_WAIT_MS, { prefer: ctx.state.prefer });
+        runSyncJob(ctx, jobs, { jobType: 'audio', parameters }, config.MEDIA_SYNC_WAIT_MS);
       let done;
       if (!body.file) {
         // A URL is downloaded by the job (SSRF-guarded, at most MAX_UPLOAD_MB) and probed there: a file that is not
@@ -65,7 +72,7 @@ export function audioRoutes(api: ApiRouter, jobs: JobService, config: Config): v
             error_type: 'empty',
             supported_formats: [...SUPPORTED_FORMATS],
           });
-        const probe = await probeMedia(body.file.filepath);
+        const probe = await engines.probeMedia(body.file.filepath);
         audioFormatOf(probe);
         checkDuration(probe, config.MAX_MEDIA_SECONDS);
         const upload = await storeUpload(jobs.store, body.file);

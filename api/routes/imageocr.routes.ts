@@ -1,9 +1,10 @@
 import type { Context } from 'koa';
 import type { Config } from '../../core/config';
 import { AppError } from '../../core/errors';
-import { checkPixelBudget, imageHeaderMetadata } from '../../providers/image/metadata';
+import { checkPixelBudget } from '../../core/input-budgets';
 import { DISCARD_UPLOAD } from '../../core/job-params';
 import { envelope, errorResponse, z } from '../openapi';
+import type { ApiEngines } from '../engines';
 import type { ApiRouter } from '../route';
 import { formBool } from '../schemas/form';
 import type { JobService } from '../services/jobs';
@@ -25,7 +26,12 @@ const result = envelope(
 );
 
 /** Image OCR (spec §4.10): an upload or a URL (SSRF-guarded), recognised by tesseract on the media queue. */
-export function imageOcrRoutes(api: ApiRouter, jobs: JobService, config: Config): void {
+export function imageOcrRoutes(
+  api: ApiRouter,
+  jobs: JobService,
+  config: Config,
+  engines: Pick<ApiEngines, 'imageSize'>,
+): void {
   const tags = ['Image OCR'];
   const answer = async (ctx: Context, parameters: Record<string, unknown>) =>
     answerSync(ctx, jobs, { jobType: 'imageocr', parameters }, config.SYNC_WAIT_MS);
@@ -53,7 +59,7 @@ export function imageOcrRoutes(api: ApiRouter, jobs: JobService, config: Config)
     handler: async (ctx, { body }) => {
       if (body.file.size === 0) throw new AppError('INVALID_FORMAT', 'The file is empty.', { error_type: 'empty' });
       // A decompression bomb is refused from its header, before a job exists (the worker checks again).
-      const head = await imageHeaderMetadata(body.file.filepath);
+      const head = await engines.imageSize(body.file.filepath);
       if (head) checkPixelBudget(head, config.MAX_IMAGE_PIXELS);
       const upload = await storeUpload(jobs.store, body.file);
       const parameters = { file_key: upload.key, file_sha256: upload.sha256, [DISCARD_UPLOAD]: true, ...options(body) };

@@ -146,6 +146,10 @@ export function pdfRoutes(api: ApiRouter, jobs: JobService, config: Config): voi
         );
       }
       if (b.file.size === 0) throw new AppError('UNPROCESSABLE_INPUT', 'The file is empty.', { reason: 'empty' });
+      // A request that waits for its job holds a slot of the heavy-request bound, taken before the job exists (429
+      // when the bound is full), as every synchronous route does (`runSyncJob`); one answered 202 at once takes none.
+      const waitMs = b.callback_url ? 0 : (b.wait_ms ?? 0);
+      if (waitMs > 0) jobs.heavy.enter(ctx);
       const upload = await storeUpload(jobs.store, b.file);
       const parameters = {
         file_key: upload.key,
@@ -178,8 +182,8 @@ export function pdfRoutes(api: ApiRouter, jobs: JobService, config: Config): voi
           },
         };
       };
-      if (webhook || !b.wait_ms) return accepted(state);
-      const deadline = Date.now() + b.wait_ms;
+      if (waitMs === 0) return accepted(state);
+      const deadline = Date.now() + waitMs;
       while (!isTerminal(state) && Date.now() < deadline)
         state = await jobs.waitForChange(state, (deadline - Date.now()) / 1000);
       if (!isTerminal(state)) return accepted(state);

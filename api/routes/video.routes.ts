@@ -1,13 +1,11 @@
-import { access, constants } from 'node:fs/promises';
 import type { Context } from 'koa';
-import { ytDlpPath, type Config } from '../../core/config';
+import type { Config } from '../../core/config';
 import { AppError } from '../../core/errors';
 import { DISCARD_UPLOAD } from '../../core/job-params';
-import { checkDuration, transcribableVideo, videoMetadata } from '../../providers/media/formats';
-import { checkPixelBudget } from '../../providers/image/metadata';
-import { frameTimes, parseFrameRequest } from '../../providers/media/frames';
-import { hostedNotConfigured } from '../../providers/media/hosted';
-import { probeMedia } from '../../providers/media/probe';
+import { frameTimes, parseFrameRequest } from '../../core/frame-request';
+import { checkDuration, checkPixelBudget } from '../../core/input-budgets';
+import { transcribableVideo, videoMetadata } from '../../core/media-formats';
+import type { ApiEngines } from '../engines';
 import { errorResponse } from '../openapi';
 import type { ApiRouter } from '../route';
 import {
@@ -28,8 +26,8 @@ import { validateParameters } from '../services/job-parameters';
  * `timestamps` or `interval` (or too many frames) is a 400 before ffmpeg runs, a file without a video stream a 400
  * `INVALID_FORMAT`. The frames are extracted by a `video_frames` job on the media queue.
  */
-export function videoRoutes(api: ApiRouter, jobs: JobService, config: Config): void {
-  videoTranscriptionRoutes(api, jobs, config);
+export function videoRoutes(api: ApiRouter, jobs: JobService, config: Config, engines: ApiEngines): void {
+  videoTranscriptionRoutes(api, jobs, config, engines);
   api.add({
     method: 'post',
     path: '/api/video/frames',
@@ -48,7 +46,7 @@ export function videoRoutes(api: ApiRouter, jobs: JobService, config: Config): v
     handler: async (ctx, { body }) => {
       const request = parseFrameRequest(body.timestamps, body.interval, config.MAX_FRAMES);
       if (body.file.size === 0) throw new AppError('INVALID_FORMAT', 'The file is empty.', { error_type: 'empty' });
-      const probe = await probeMedia(body.file.filepath, { timeoutMs: 60_000 });
+      const probe = await engines.probeMedia(body.file.filepath, { timeoutMs: 60_000 });
       const meta = videoMetadata(probe);
       if (!meta)
         throw new AppError('INVALID_FORMAT', 'The file has no video stream', { error_type: 'no_video_stream' });
@@ -83,7 +81,7 @@ const transcriptionErrors = {
  * downloaded by the job, which fails the same way. The request waits up to `MEDIA_SYNC_WAIT_MS`, then 504 naming the
  * job, whose results hold the same `data`.
  */
-function videoTranscriptionRoutes(api: ApiRouter, jobs: JobService, config: Config): void {
+function videoTranscriptionRoutes(api: ApiRouter, jobs: JobService, config: Config, engines: ApiEngines): void {
   const run = async (ctx: Context, parameters: Record<string, unknown>) => {
     await answerSync(
       ctx,
@@ -132,7 +130,7 @@ function videoTranscriptionRoutes(api: ApiRouter, jobs: JobService, config: Conf
       const params = { ...options(body), use_cache: body.useCache };
       if (!body.file) return run(ctx, { url: body.url, ...params });
       if (body.file.size === 0) throw new AppError('INVALID_FORMAT', 'The file is empty.', { error_type: 'empty' });
-      const probe = await probeMedia(body.file.filepath, { timeoutMs: 60_000 });
+      const probe = await engines.probeMedia(body.file.filepath, { timeoutMs: 60_000 });
       transcribableVideo(probe);
       checkDuration(probe, config.MAX_MEDIA_SECONDS);
       const upload = await storeUpload(jobs.store, body.file);
@@ -161,10 +159,7 @@ function videoTranscriptionRoutes(api: ApiRouter, jobs: JobService, config: Conf
     },
     handler: async (ctx, { body }) => {
       holdOpen(ctx);
-      const ytDlp = ytDlpPath(config);
-      await access(ytDlp, constants.X_OK).catch((err: unknown) => {
-        throw hostedNotConfigured(ytDlp, err);
-      });
+      await engines.checkHostedVideo();
       await run(ctx, { url: body.url, hosted: true, ...options(body) });
     },
   });

@@ -21,7 +21,7 @@ import {
   type JobType,
   type WebhookConfig,
 } from '../../workflows/definitions';
-import { batchWorkflow } from '../../workflows/batch.workflow';
+import type { batchWorkflow } from '../../workflows/batch.workflow';
 import { initialState } from '../../workflows/job-state';
 import type { TemporalGateway } from '../temporal';
 import { idFromKey } from './jobs';
@@ -132,7 +132,7 @@ export class BatchService {
       ...(req.legacy ? { legacy: true } : {}),
     };
     try {
-      await this.temporal.client.workflow.start(batchWorkflow, {
+      await this.temporal.client.workflow.start<typeof batchWorkflow>('batchWorkflow', {
         workflowId: batchId,
         taskQueue: this.temporal.queues.io,
         args: [input],

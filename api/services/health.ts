@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { BlobStore } from '../../core/blob-store';
 import { SERVICE_NAME, SERVICE_VERSION } from '../../core/version';
-import { pingWorkflow } from '../../workflows/ping.workflow';
+import type { pingWorkflow } from '../../workflows/ping.workflow';
 import { describePollers, type TemporalGateway } from '../temporal';
 
 export type CheckStatus = 'ok' | 'degraded' | 'unavailable';
@@ -125,7 +125,7 @@ export class HealthService {
   private async runProbe(): Promise<Check> {
     const q = this.temporal.queues;
     const r = await timed(() =>
-      this.temporal.client.workflow.execute(pingWorkflow, {
+      this.temporal.client.workflow.execute<typeof pingWorkflow>('pingWorkflow', {
         taskQueue: q.io,
         workflowId: `health-probe-${randomUUID()}`,
         args: [{ ioQueue: q.io, mediaQueue: q.media }],

@@ -13,6 +13,8 @@ export interface JobFileTarget {
 
 /** A segment of a blob key (core/blob-store.ts): anything else cannot name a stored file. */
 const SEGMENT = /^[A-Za-z0-9._\-]+$/;
+/** A backslash, an ASCII control character (U+0000 to U+001F) or DEL: none belongs in a blob path. */
+const unsafeChar = (c: string) => c === '\\' || c < ' ' || c === '\u007f';
 const forbidden = (path: string, reason: string) =>
   new AppError('FORBIDDEN', `The path ${reason}; only the files jobs produced can be downloaded.`, { path });
 
@@ -36,8 +38,7 @@ export function resolveJobFilePath(rawPath: string): JobFileTarget {
     throw new AppError('VALIDATION_ERROR', 'A file path is required.', {
       issues: [{ path: 'path', message: 'required' }],
     });
-  // eslint-disable-next-line no-control-regex
-  if (/[\\\u0000-\u001f\u007f]/.test(decoded)) throw forbidden(decoded, 'holds a backslash or a control character');
+  if ([...decoded].some(unsafeChar)) throw forbidden(decoded, 'holds a backslash or a control character');
   // One trailing slash names the folder it ends (`target_dir/`).
   const segments = (decoded.endsWith('/') ? decoded.slice(0, -1) : decoded).split('/');
   if (segments.some((s) => s === '' || s === '.' || s === '..'))

@@ -7,7 +7,8 @@ import { INLINE_PARAMS_BYTES, redactParameters, summariseParameters } from '../.
 import { withResults, type ResultsRef } from '../../core/job-results';
 import { sealWebhook } from '../../core/webhook-secret';
 import { jobParametersKey, jobRecordKey } from '../../core/records';
-import { jobWorkflow } from '../../workflows/job.workflow';
+// Workflows are started by name (the worker registers each under its function's name): the API loads no workflow code.
+import type { jobWorkflow } from '../../workflows/job.workflow';
 import {
   jobSearchAttributes,
   jobStateQuery,
@@ -204,7 +205,7 @@ export class JobService {
     try {
       // A start that hangs (Temporal stopped, not dead) is given up after START_DEADLINE_MS: 503, retry with the key.
       await this.temporal.connection.withDeadline(Date.now() + START_DEADLINE_MS, () =>
-        this.temporal.client.workflow.start(jobWorkflow, {
+        this.temporal.client.workflow.start<typeof jobWorkflow>('jobWorkflow', {
           workflowId: jobId,
           taskQueue: this.temporal.queues.io,
           args: [input],
@@ -330,7 +331,7 @@ export class JobService {
     this.temporal.ensureReachable();
     await awaitRunClosed(this.temporal, jobId, s.run ?? 1, closedOutRun);
     try {
-      await this.temporal.client.workflow.start(jobWorkflow, {
+      await this.temporal.client.workflow.start<typeof jobWorkflow>('jobWorkflow', {
         workflowId: jobId,
         taskQueue: this.temporal.queues.io,
         args: [input],

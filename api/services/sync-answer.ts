@@ -38,12 +38,25 @@ export async function answerWithResults(ctx: Context, store: BlobStore, done: Jo
 }
 
 /**
- * A synchronous endpoint's job: within the heavy-request bound (429 when it is full), run and waited for
- * (`JobService.runSync`: 504 past `timeoutMs`), then answered with its results, streamed.
+ * The one way a synchronous endpoint runs its job: within the heavy-request bound, then run and waited for
+ * (`JobService.runSync`: 504 past `timeoutMs`, 202 to a client that asked not to wait). A client that waits takes a
+ * slot before the job exists (429 `RATE_LIMITED` when the bound is full) and holds it until its response is closed;
+ * one that asked for 202 at once (`Prefer: respond-async`, `wait_ms=0`) takes none. `results: false` leaves the
+ * stored results unread (`answerWithResults` streams them).
  */
-export async function answerSync(ctx: Context, jobs: JobService, req: CreateJob, timeoutMs: number): Promise<void> {
+export async function runSyncJob(
+  ctx: Context,
+  jobs: JobService,
+  req: CreateJob,
+  timeoutMs: number,
+  opts: { results?: boolean } = {},
+): Promise<JobRecord> {
   const prefer = ctx.state.prefer as AsyncPreference | undefined;
-  // A client that does not wait holds no heavy-request slot.
   if (!prefer?.respondAsync && prefer?.waitMs !== 0) jobs.heavy.enter(ctx);
-  await answerWithResults(ctx, jobs.store, await jobs.runSync(req, timeoutMs, { results: false, prefer }));
+  return jobs.runSync(req, timeoutMs, { ...opts, prefer });
+}
+
+/** A synchronous endpoint's job (`runSyncJob`), answered with its results, streamed. */
+export async function answerSync(ctx: Context, jobs: JobService, req: CreateJob, timeoutMs: number): Promise<void> {
+  await answerWithResults(ctx, jobs.store, await runSyncJob(ctx, jobs, req, timeoutMs, { results: false }));
 }

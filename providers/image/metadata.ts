@@ -2,6 +2,9 @@ import fs from 'node:fs/promises';
 import { imageSize } from 'image-size';
 import { AppError } from '../../core/errors';
 
+// Shared with the API (a pure check from the header); re-exported for the activities.
+export { checkPixelBudget } from '../../core/input-budgets';
+
 /**
  * Image metadata for `/api/imageocr` (spec §4.10): size and format from the headers via image-size, resolution
  * from the format's own resolution fields. No pixel is decoded, so this is cheap on any image size.
@@ -39,27 +42,6 @@ function invalid(errorType: 'unsupported_format' | 'corrupt_image', message: str
     supported_formats: [...SUPPORTED_IMAGE_FORMATS],
     ...(detected ? { detected_format: detected } : {}),
   });
-}
-
-/**
- * Refuses an image with more than `maxPixels` pixels (from its header, before anything decodes it): decoders and
- * tesseract need about 10 bytes a pixel, so a 1 MB PNG of 20000×20000 would take gigabytes. 422
- * `UNPROCESSABLE_INPUT` with `details.reason` `image_too_large`.
- */
-export function checkPixelBudget(size: { width: number; height: number }, maxPixels: number, what = 'The image'): void {
-  const pixels = size.width * size.height;
-  if (pixels <= maxPixels) return;
-  throw new AppError(
-    'UNPROCESSABLE_INPUT',
-    `${what} has ${size.width}×${size.height} pixels; at most ${maxPixels} pixels are processed (MAX_IMAGE_PIXELS).`,
-    {
-      reason: 'image_too_large',
-      width: size.width,
-      height: size.height,
-      pixels,
-      max_pixels: maxPixels,
-    },
-  );
 }
 
 /** The metadata from the first `maxBytes` of a file, or null when they do not tell (the header lies further in). */

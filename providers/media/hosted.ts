@@ -52,13 +52,22 @@ export function hostedMetadata(info: Record<string, unknown>): HostedMetadata {
   };
 }
 
-export const hostedNotConfigured = (ytDlp: string, cause?: unknown) =>
+const hostedNotConfigured = (ytDlp: string, cause?: unknown) =>
   new AppError(
     'PROVIDER_NOT_CONFIGURED',
     'Hosted video downloads need yt-dlp, which is not installed (npm start installs it into the engine cache; or set YTDLP_PATH).',
     { provider: 'hosted_video', path: ytDlp },
     { cause },
   );
+
+/** Resolves when yt-dlp can be run at `ytDlp`; else `PROVIDER_NOT_CONFIGURED` (503). */
+export async function checkYtDlp(ytDlp: string): Promise<void> {
+  try {
+    await access(ytDlp, constants.X_OK);
+  } catch (err) {
+    throw hostedNotConfigured(ytDlp, err);
+  }
+}
 
 /** `retryable`: the platform is out for now (a timeout, an HTTP 408, 429 or 5xx), which the error boundary waits out. */
 const upstream = (url: string, reason: string, message: string, cause?: unknown, retryable = false) =>
@@ -97,11 +106,7 @@ export async function downloadHosted(url: string, outDir: string, opts: HostedOp
   } catch (err) {
     throw downloadError(err, url, maxBytes);
   }
-  try {
-    await access(opts.ytDlp, constants.X_OK);
-  } catch (err) {
-    throw hostedNotConfigured(opts.ytDlp, err);
-  }
+  await checkYtDlp(opts.ytDlp);
   const infoPath = path.join(outDir, INFO_FILE);
   const args = [
     ...[

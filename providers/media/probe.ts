@@ -1,45 +1,16 @@
 /**
  * What a media file holds, read from its content with `ffprobe` (spawned directly, bounded by a timeout, killed on
  * abort). The extension is never consulted: formats are decided by the container ffprobe recognises and the codecs
- * inside it (see `formats.ts`).
+ * inside it (see `core/media-formats.ts`).
  */
 import { mkdtemp, rm, symlink } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { AppError } from '../../core/errors';
 import { ToolExitError, ToolTimeoutError, runTool } from '../process/run-tool';
-import { SUPPORTED_FORMATS } from './supported-formats';
+import { SUPPORTED_FORMATS, type MediaProbe } from '../../core/media-formats';
 
-export interface AudioStreamInfo {
-  index: number;
-  codec: string;
-  sampleRate: number;
-  channels: number;
-}
-
-export interface VideoStreamInfo {
-  index: number;
-  codec: string;
-  width: number;
-  height: number;
-  /** Frames per second (average rate, else the base rate); 0 when ffprobe knows neither. */
-  fps: number;
-  /** Seconds, when the stream states it. */
-  duration: number | null;
-}
-
-export interface MediaProbe {
-  /** ffprobe's `format_name` split at commas, e.g. `['mov', 'mp4', 'm4a', '3gp', '3g2', 'mj2']`. */
-  formatNames: string[];
-  /** The ISO BMFF `major_brand` tag (`M4A `, `isom`, `qt  `…) trimmed, when there is one. */
-  brand: string | null;
-  /** Seconds; null when neither the container nor a stream states it (a recording streamed without an index). */
-  duration: number | null;
-  /** The first audio stream, or null. */
-  audio: AudioStreamInfo | null;
-  /** The first real video stream (cover art, `attached_pic`, does not count), or null. */
-  video: VideoStreamInfo | null;
-}
+export type { AudioStreamInfo, MediaProbe, VideoStreamInfo } from '../../core/media-formats';
 
 export interface MediaToolOptions {
   signal?: AbortSignal;

@@ -8,6 +8,7 @@ import { Drain } from '../../api/drain';
 import { createTemporalGateway } from '../../api/temporal';
 import { loadConfig } from '../../core/config';
 import { LocalBlobStore } from '../../providers/storage';
+import { apiEngines } from '../support/api';
 import { noLlmUnlessAsked } from '../support/llm-default';
 import { healthOk, spawnService, waitFor, type Proc } from '../support/processes';
 import { sharedDevServer, tempDir } from '../support/servers';
@@ -101,8 +102,15 @@ describe('API graceful shutdown', function () {
     const store = await new LocalBlobStore(path.join(config.dataDir, 'blobs')).init();
     const temporal = createTemporalGateway(config);
     const drain = new Drain();
-    const app = createApp({ config, logger: pino({ level: 'silent' }), store, temporal, drain });
-    const server = http.createServer(app.koa.callback());
+    const app = createApp({
+      config,
+      logger: pino({ level: 'silent' }),
+      store,
+      temporal,
+      drain,
+      engines: apiEngines(config),
+    });
+    const server = http.createServer(app.listener);
     // The app under test serves from its own socket; `draining` is the drain of another server (its connections are not ours).
     const other = http.createServer();
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));

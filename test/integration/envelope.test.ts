@@ -120,7 +120,8 @@ async function startBodyApp(env: Record<string, string>): Promise<{ url: string;
   koa.use(edgeMiddleware(pino({ level: 'silent' }), VERSION));
   koa.use(api.router.routes());
   koa.use(api.router.allowedMethods());
-  const server = http.createServer(koa.callback());
+  const handle = koa.callback();
+  const server = http.createServer((req, res) => void handle(req, res));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address() as AddressInfo;
   return {

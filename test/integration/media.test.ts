@@ -4,8 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { AppError } from '../../core/errors';
 import { cutChunk, decodeToWav, wavInfo } from '../../providers/media/audio';
-import { SUPPORTED_FORMATS, audioFormatOf, videoMetadata } from '../../providers/media/formats';
-import { extractFrames, frameTimes, parseFrameRequest } from '../../providers/media/frames';
+import { frameTimes, parseFrameRequest } from '../../core/frame-request';
+import { SUPPORTED_FORMATS, audioFormatOf, videoMetadata } from '../../core/media-formats';
+import { extractFrames } from '../../providers/media/frames';
 import { probeMedia } from '../../providers/media/probe';
 import { findSilences, planChunks, planChunksAtSilence } from '../../providers/media/silence';
 import {

@@ -1,3 +1,5 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
 import type { Stack } from '../support/stack';
@@ -8,10 +10,12 @@ import { createLogger } from '../../core/logger';
 import { createRetentionSweeper } from '../../worker/retention-sweeper';
 import { useLlmStack } from '../support/llm-env';
 import type { LlmServer } from '../support/llm-server';
+import { ffmpeg } from '../support/media-factory';
 import { buildPdf } from '../support/pdf-factory';
-import { postPdf } from '../support/pdf-http';
+import { postMultipart, postPdf } from '../support/pdf-http';
 import { holdModel, recordedJobs, unique } from '../support/results';
 import { until } from '../support/jobs';
+import { tempDir } from '../support/servers';
 
 // Issue #13, defects 3 and 8, on the real API and worker, the shared Temporal dev server, pdftotext and the local
 // blob store: cached answers are streamed from the stored results (the same bytes as the first answer), the text is
@@ -64,7 +68,9 @@ describe('Stored results: streamed answers, the text stored once, the heavy-requ
       s = stack;
       llm = server;
     },
-    { MAX_HEAVY_REQUESTS: '1' },
+    // External OCR is configured (its route answers 503 otherwise) at an address where nothing listens: the requests
+    // here that reach it are refused before any job exists.
+    { MAX_HEAVY_REQUESTS: '1', EXTERNAL_OCR_URL: 'http://127.0.0.1:9' },
   );
 
   it('answers a repeated request from the cache with the very bytes of the first answer, streamed from the stored data', async () => {
@@ -136,6 +142,49 @@ describe('Stored results: streamed answers, the text stored once, the heavy-requ
     const again = await postPdf(s, { extraction_method: 'native' }, textPdf(1));
     expect(again.status, JSON.stringify(again.body)).to.equal(200);
     // The refused request left no upload behind.
+    expect(await s.worker.store.list('uploads/')).to.deep.equal([]);
+  });
+
+  it('audio and external OCR requests that wait for their job are held to the same bound: 429 while it is taken', async () => {
+    const wav = path.join(tempDir('docproc-bound-'), 'tone.wav');
+    await ffmpeg('-f', 'lavfi', '-i', 'sine=frequency=440:duration=2', '-ac', '1', '-ar', '16000', wav);
+    const release = holdModel(llm);
+    try {
+      const held = s.call('POST', '/api/transformer/template', {
+        text: unique('Grace Hopper schreibt.'),
+        template_content: 'Person: {{person|the person}}',
+      });
+      while (llm.chatRequests().length === 0) await new Promise((r) => setTimeout(r, 20));
+      const audio = await postMultipart(
+        `${s.url}/api/audio/process`,
+        {},
+        {
+          bytes: await readFile(wav),
+          name: 'tone.wav',
+          type: 'audio/wav',
+        },
+      );
+      const ocr = await postMultipart(
+        `${s.url}/api/pdf/process-external-ocr`,
+        { wait_ms: '5000' },
+        {
+          bytes: textPdf(1),
+          name: 'doc.pdf',
+          type: 'application/pdf',
+        },
+      );
+      for (const refused of [audio, ocr]) {
+        expect(refused.status, JSON.stringify(refused.body)).to.equal(429);
+        expect(refused.body.error.code).to.equal('RATE_LIMITED');
+        expect(refused.headers.get('retry-after')).to.equal('2');
+        expect(refused.body.error.details.limit).to.equal(1);
+      }
+      release();
+      expect((await held).status).to.equal(200);
+    } finally {
+      release();
+    }
+    // Refused before any job: no upload left behind.
     expect(await s.worker.store.list('uploads/')).to.deep.equal([]);
   });
 

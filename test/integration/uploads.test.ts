@@ -60,7 +60,8 @@ async function startUploadApp(opts: { uploadBytes: number; store?: BlobStore }):
   koa.use(edgeMiddleware(logger, 'test'));
   koa.use(api.router.routes());
 
-  const server = http.createServer(koa.callback());
+  const handle = koa.callback();
+  const server = http.createServer((req, res) => void handle(req, res));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {

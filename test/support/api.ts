@@ -3,9 +3,14 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import pino from 'pino';
 import { createApp, type App } from '../../api/app';
+import type { ApiEngines } from '../../api/engines';
 import { createTemporalGateway, type TemporalGateway } from '../../api/temporal';
-import { loadConfig, type Config } from '../../core/config';
+import { loadConfig, ytDlpPath, type Config } from '../../core/config';
 import type { BlobStore } from '../../core/blob-store';
+import { imageHeaderMetadata } from '../../providers/image/metadata';
+import { checkYtDlp } from '../../providers/media/hosted';
+import { probeMedia } from '../../providers/media/probe';
+import { installedLanguages } from '../../providers/ocr/tesseract';
 import { LocalBlobStore } from '../../providers/storage';
 import { tempDir } from './servers';
 import { trackCalls } from './temporal-calls';
@@ -20,6 +25,14 @@ export interface TestApi {
   server: http.Server;
   close(): Promise<void>;
 }
+
+/** The real engines, as api/main.ts builds them. */
+export const apiEngines = (config: Config): ApiEngines => ({
+  probeMedia,
+  imageSize: imageHeaderMetadata,
+  ocrLanguages: installedLanguages,
+  checkHostedVideo: () => checkYtDlp(ytDlpPath(config)),
+});
 
 /**
  * The real app on a real socket (127.0.0.1, random port), with a local blob store in a temp directory.
@@ -37,8 +50,8 @@ export async function startTestApi(
   const temporal = createTemporalGateway(config);
   const calls = trackCalls(temporal.connection);
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
-  const app = createApp({ config, logger, store, temporal });
-  const server = http.createServer(app.koa.callback());
+  const app = createApp({ config, logger, store, temporal, engines: apiEngines(config) });
+  const server = http.createServer(app.listener);
   const host = opts.host ?? '127.0.0.1';
   await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const { port } = server.address() as AddressInfo;

@@ -1,8 +1,7 @@
 import { expect } from 'chai';
 import { AppError } from '../../core/errors';
-import { checkPixelBudget } from '../../providers/image/metadata';
-import { checkDuration } from '../../providers/media/formats';
-import type { MediaProbe } from '../../providers/media/probe';
+import { checkDuration, checkPixelBudget } from '../../core/input-budgets';
+import type { MediaProbe } from '../../core/media-formats';
 import { dpiWithin, parsePageSizes } from '../../providers/pdf/poppler';
 import { splitByDpi } from '../../providers/pdf/render';
 

@@ -1,8 +1,14 @@
 import { expect } from 'chai';
 import { AppError } from '../../core/errors';
-import { SUPPORTED_FORMATS, audioFormatOf, containerFormatOf, videoMetadata } from '../../providers/media/formats';
-import { frameTimes, parseFrameRequest } from '../../providers/media/frames';
-import { type MediaProbe, parseProbe, parseRate } from '../../providers/media/probe';
+import { frameTimes, parseFrameRequest } from '../../core/frame-request';
+import {
+  SUPPORTED_FORMATS,
+  audioFormatOf,
+  containerFormatOf,
+  videoMetadata,
+  type MediaProbe,
+} from '../../core/media-formats';
+import { parseProbe, parseRate } from '../../providers/media/probe';
 import { type ChunkSpan, type Silence, parseSilences, planChunks } from '../../providers/media/silence';
 
 /** Every plan covers [0, duration] exactly: consecutive, non-empty, no gap, no overlap. */

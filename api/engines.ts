@@ -1,0 +1,18 @@
+import type { MediaProbe } from '../core/media-formats';
+
+/**
+ * The engines the API runs itself: on an upload, to refuse it before any job exists (a file that is not audio, a
+ * decompression bomb), and for `/api/health`. The API imports no provider: the composition root (api/main.ts) builds
+ * these from them and hands them to `createApp`, as worker/main.ts builds the activities' engines. Everything else
+ * runs in the worker.
+ */
+export interface ApiEngines {
+  /** ffprobe: the container, duration and first streams of a media file, from its content (`INVALID_FORMAT` else). */
+  probeMedia(file: string, opts?: { timeoutMs?: number }): Promise<MediaProbe>;
+  /** An image's width and height from its first megabyte (no pixel decoded); null when the header lies further in. */
+  imageSize(file: string): Promise<{ width: number; height: number } | null>;
+  /** The languages tesseract has installed; rejects when tesseract cannot be run. */
+  ocrLanguages(): Promise<ReadonlySet<string>>;
+  /** Resolves when hosted video downloads can run (yt-dlp is installed); else 503 `PROVIDER_NOT_CONFIGURED`. */
+  checkHostedVideo(): Promise<void>;
+}
