@@ -3,6 +3,7 @@ import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/activity';
 import { writeBlobJson } from '../core/blob-store';
 import { readCache } from '../core/cache';
+import { AUDIO_CACHE_OPERATION } from '../core/cache-keys';
 import { mediaSlots } from '../core/config';
 import { countAudioSeconds } from '../core/metrics';
 import { jobInternalKey } from '../core/records';
@@ -12,14 +13,7 @@ import { cutChunk, decodeToWav } from '../providers/media/audio';
 import { audioFormatOf, checkDuration } from '../providers/media/formats';
 import { probeMedia } from '../providers/media/probe';
 import { planChunksAtSilence } from '../providers/media/silence';
-import {
-  AUDIO_CACHE_OPERATION,
-  audioCacheKey,
-  cachedAudioKey,
-  chunkKey,
-  createAudioResults,
-  type TranscriptionDone,
-} from './audio-results';
+import { audioCacheKey, cachedAudioKey, chunkKey, createAudioResults, type TranscriptionDone } from './audio-results';
 import { createVideoSourceActivities } from './audio-video-source';
 import type { AudioPrepared, ChunkTranscript } from './audio-types';
 import type { ActivityDeps } from './deps';

@@ -8,7 +8,7 @@ import {
   type LlmInfo,
   type StoredJobFields,
 } from '../core/job-results';
-import { PDF_CACHE_OPERATION, pdfCacheKey, type PdfCachedResult } from '../core/pdf-cache';
+import { PDF_CACHE_OPERATION, pdfCacheKey } from '../core/cache-keys';
 import { jobFieldsKey, jobOutputKey, jobOutputPrefix, jobResultsKey } from '../core/records';
 import { pdfData } from '../core/result-shapes';
 import type { ActivityDeps } from './deps';
@@ -33,6 +33,12 @@ export interface PdfFinish {
   llm: LlmInfo[];
   /** Reads the pages; not called when the result comes from the cache. */
   contents: () => Promise<PageResult[]>;
+}
+
+/** What an entry that holds its value has: the `structured_data` of the job's results. */
+interface PdfCachedResult {
+  extracted_text: string;
+  metadata: Record<string, unknown>;
 }
 
 const NO_LLM: LlmInfo = { total_tokens: 0, total_cost: 0, requests: [] };

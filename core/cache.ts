@@ -1,39 +1,10 @@
-import { createHash } from 'node:crypto';
 import { BlobNotFoundError, readBlobJson, writeBlobJson, type BlobStore } from './blob-store';
 import { countCacheLookup } from './metrics';
 
 /**
- * The result cache (architecture.md "State"): key = sha256 of operation + input content hash + normalised
- * parameters + model identity. `use_cache=false` skips the read, never the write of a fresh success; errors are
- * never written.
+ * The result cache (architecture.md "State"): entries at `cache/<operation>/<key>.json`, keys built by
+ * core/cache-keys.ts. `use_cache=false` skips the read, never the write of a fresh success; errors are never written.
  */
-
-export const contentHash = (s: string | Buffer): string => createHash('sha256').update(s).digest('hex');
-
-/** JSON with object keys sorted at every level, so equal parameters give equal keys whatever their order. */
-export function canonicalJson(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
-  if (v && typeof v === 'object') {
-    const entries = Object.entries(v as Record<string, unknown>)
-      .filter(([, x]) => x !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, x]) => `${JSON.stringify(k)}:${canonicalJson(x)}`).join(',')}}`;
-  }
-  return JSON.stringify(v ?? null);
-}
-
-export interface CacheKeyParts {
-  operation: string;
-  /** sha256 of the input content (text, HTML, file bytes). */
-  inputHash: string;
-  params?: Record<string, unknown>;
-  /** The model (and base URL host) whose answer is cached; '' for model-free operations. */
-  model?: string;
-}
-
-export function cacheKey(p: CacheKeyParts): string {
-  return contentHash(canonicalJson([p.operation, p.inputHash, p.params ?? {}, p.model ?? '']));
-}
 
 const OP = /^[a-z0-9][a-z0-9-]{0,63}$/;
 export function cacheBlobKey(operation: string, key: string): string {
