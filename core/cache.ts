@@ -44,25 +44,11 @@ async function readEntry<T>(store: BlobStore, operation: string, key: string): P
   }
 }
 
-/**
- * The cached value; for an entry that points at a job's results, that job's `data` (null once it is gone). Counted
- * as a hit or a miss of `operation` in `docproc_cache_lookups_total`.
- */
+/** The cached value of an entry that holds one. Counted as a hit or a miss of `operation` in `docproc_cache_lookups_total`. */
 export async function readCache<T>(store: BlobStore, operation: string, key: string): Promise<T | null> {
-  const value = await readValue<T>(store, operation, key);
+  const value = (await readEntry<T>(store, operation, key))?.value ?? null;
   countCacheLookup(operation, value !== null);
   return value;
-}
-
-async function readValue<T>(store: BlobStore, operation: string, key: string): Promise<T | null> {
-  const entry = await readEntry<T>(store, operation, key);
-  if (!entry?.ref) return entry?.value ?? null;
-  try {
-    return await readBlobJson<T>(store, entry.ref.data);
-  } catch (e) {
-    if (e instanceof BlobNotFoundError) return null;
-    throw e;
-  }
 }
 
 /** The entry's reference, or null when there is none (a miss, or an entry that holds its value). Not counted: the caller counts. */

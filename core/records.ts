@@ -10,7 +10,7 @@ export const jobOutputPrefix = (jobId: string): string => `jobs/${jobId}/out/`;
 export const jobOutputKey = (jobId: string, name: string): string => `${jobOutputPrefix(jobId)}${name}`;
 /** Internal state of a job: full results, large parameters, finished steps. Never in the archive. */
 export const jobInternalKey = (jobId: string, name: string): string => `jobs/${jobId}/internal/${name}`;
-/** The job's results: the synchronous endpoint's `data` (older jobs: the full results; see job-results.ts). */
+/** The job's results: the synchronous endpoint's `data` (see job-results.ts). */
 export const jobResultsKey = (jobId: string): string => jobInternalKey(jobId, 'results.json');
 /** The job fields of the results (`structured_data`, `assets`, ...), with references into the `data`. */
 export const jobFieldsKey = (jobId: string): string => jobInternalKey(jobId, 'job-fields.json');
