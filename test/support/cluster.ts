@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
+import { mapPool } from '../../core/pool';
 import { choosePort, freePort, startMinio } from '../../scripts/services.mjs';
 import { healthOk, spawnService, waitFor, type Proc } from './processes';
 import { textPdf } from './results';
@@ -204,19 +205,6 @@ export interface RunResult {
   failedOver: number;
 }
 
-/** Runs `work` over `items` with at most `limit` at a time, in order of start. */
-async function pool<T>(items: T[], limit: number, work: (item: T, i: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        await work(items[i], i);
-      }
-    }),
-  );
-}
-
 /**
  * Submits one PDF job per document, alternating between the cluster's APIs (job i to API i mod N), a webhook each,
  * and waits for every job's completion webhook. With `kill`, the first half is submitted, then once `kill.after`
@@ -235,7 +223,7 @@ export async function runRoundRobin(
   let failedOver = 0;
   const t0 = Date.now();
   const submit = (from: number, to: number) =>
-    pool(docs.slice(from, to), 4, async (doc, k) => {
+    mapPool(docs.slice(from, to), 4, async (doc, k) => {
       const i = from + k;
       const order = c.apis.map((_, j) => c.apis[(i + j) % c.apis.length].url);
       const r = await submitPdfJob(order, doc.file, hook);
