@@ -14,6 +14,7 @@ import {
   WorkflowIdReusePolicy,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { jobSearchAttributes, jobStatusAttribute } from '../core/search-attributes';
 import { bookkeeping, bookkeepingRemote } from './activity-options';
 import {
   batchStateQuery,
@@ -21,8 +22,6 @@ import {
   failJobSignal,
   jobFinishedSignal,
   jobRestartedSignal,
-  jobSearchAttributes,
-  jobStatusAttribute,
   STATUS_CODE,
   toggleActiveSignal,
   type BatchInput,

@@ -12,13 +12,13 @@ import {
   patched,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { jobStatusAttribute } from '../core/search-attributes';
 import { bookkeeping, bookkeepingRemote } from './activity-options';
 import {
   failJobSignal,
   jobFinishedSignal,
   jobRestartedSignal,
   jobStateQuery,
-  jobStatusAttribute,
   waitForChangeUpdate,
   type JobError,
   type JobEvent,

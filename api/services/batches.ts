@@ -12,11 +12,9 @@ import { isBatchId, newBatchId, newJobId } from '../../core/ids';
 import { withResults } from '../../core/job-results';
 import { sealWebhook } from '../../core/webhook-secret';
 import { mapPool } from '../../core/pool';
+import { batchSearchAttributes } from '../../core/search-attributes';
 import { batchManifestKey, batchRecordKey, jobRecordKey } from '../../core/records';
 import {
-  batchIdAttribute,
-  jobStatusAttribute,
-  userIdAttribute,
   batchStateQuery,
   CODE_STATUS,
   failAllUpdate,
@@ -129,11 +127,7 @@ export class BatchService {
         taskQueue: this.temporal.queues.io,
         args: [input],
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
-        typedSearchAttributes: [
-          { key: batchIdAttribute, value: batchId },
-          { key: jobStatusAttribute, value: 'pending' },
-          ...(req.userId ? [{ key: userIdAttribute, value: req.userId }] : []),
-        ],
+        typedSearchAttributes: batchSearchAttributes({ batchId, userId: req.userId }),
         memo: { summary: `batch ${req.batchName} (${manifest.jobs.length} jobs)` },
       });
     } catch (e) {

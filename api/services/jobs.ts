@@ -7,9 +7,9 @@ import { redactParameters } from '../../core/job-params';
 import { withResults, type ResultsRef } from '../../core/job-results';
 import { sealWebhook } from '../../core/webhook-secret';
 import { jobRecordKey } from '../../core/records';
+import { jobSearchAttributes } from '../../core/search-attributes';
 import { jobWorkflow } from '../../workflows/job.workflow';
 import {
-  jobSearchAttributes,
   jobStateQuery,
   type JobInput,
   type JobState,

@@ -2,7 +2,8 @@ import { executeChild, patched, proxyActivities, workflowInfo } from '@temporali
 import { CHILD_JOBS_PER_SESSION } from '../../core/fanout';
 import type { Activities } from '../../activities';
 import { bookkeepingRemote, cpuBound, longProviderCall, modelCall, storeHeavy } from '../activity-options';
-import { jobSearchAttributes, type JobInput, type JobType } from '../definitions';
+import { jobSearchAttributes } from '../../core/search-attributes';
+import type { JobInput, JobType } from '../definitions';
 import { boundedMap } from '../fanout';
 import { onLlmQueue, siblingQueue } from '../routing';
 import type { PipelineContext } from './context';
