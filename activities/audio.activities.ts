@@ -20,8 +20,6 @@ import type { ActivityDeps } from './deps';
 import { jobInputBlob, urlDownload } from './input-blob';
 import { fullParameters, heartbeating, runStep } from './steps';
 
-export type { AudioPrepared, AudioSpan, ChunkTranscript } from './audio-types';
-
 /**
  * The audio job type (spec §4.11): prepare (probe, decode to 16 kHz mono, plan chunks at silence) and one
  * transcription per chunk on the media queue, each kept under the job so no finished chunk is transcribed twice;

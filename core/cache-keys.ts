@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 export const contentHash = (s: string | Buffer): string => createHash('sha256').update(s).digest('hex');
 
 /** JSON with object keys sorted at every level, so equal parameters give equal keys whatever their order. */
-export function canonicalJson(v: unknown): string {
+function canonicalJson(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
   if (v && typeof v === 'object') {
     const entries = Object.entries(v as Record<string, unknown>)
@@ -47,10 +47,10 @@ export const SESSION_TRANSCRIPT_CACHE_OPERATION = 'session-transcript';
  * The rule `combined` reads a page by, part of its cache keys (result and page cache), so results read under
  * another rule are not reused: `image-pages` OCRs only pages that paint an image and have no usable text layer.
  */
-export const COMBINED_RULE = 'image-pages';
+const COMBINED_RULE = 'image-pages';
 
 /** The parts of a deployment that change a PDF's text: the text engine and the vision model, when there is one. */
-export interface PdfCacheContext {
+interface PdfCacheContext {
   textEngine: string;
   visionModel?: string;
 }

@@ -7,7 +7,7 @@ import { countCacheLookup } from './metrics';
  */
 
 const OP = /^[a-z0-9][a-z0-9-]{0,63}$/;
-export function cacheBlobKey(operation: string, key: string): string {
+function cacheBlobKey(operation: string, key: string): string {
   if (!OP.test(operation) || !/^[0-9a-f]{64}$/.test(key)) throw new Error('invalid cache key');
   return `cache/${operation}/${key}.json`;
 }

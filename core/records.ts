@@ -16,7 +16,6 @@ export const jobResultsKey = (jobId: string): string => jobInternalKey(jobId, 'r
 export const jobFieldsKey = (jobId: string): string => jobInternalKey(jobId, 'job-fields.json');
 export const jobParametersKey = (jobId: string): string => jobInternalKey(jobId, 'parameters.json');
 export const jobStepKey = (jobId: string, step: string): string => jobInternalKey(jobId, `steps/${step}.json`);
-export const idempotencyKey = (hash: string): string => `records/idempotency/${hash}.json`;
 /** One answered model call of a job, by the hash of its request (so a retried step never pays for it again). */
 export const jobModelCallKey = (jobId: string, requestHash: string): string =>
   jobInternalKey(jobId, `model-calls/${requestHash}.json`);

@@ -11,8 +11,8 @@ const keyword = (name: Name) => defineSearchAttributeKey(name, SearchAttributeTy
 
 export const jobTypeAttribute = keyword('JobType');
 export const jobStatusAttribute = keyword('JobStatus');
-export const batchIdAttribute = keyword('BatchId');
-export const userIdAttribute = keyword('UserId');
+const batchIdAttribute = keyword('BatchId');
+const userIdAttribute = keyword('UserId');
 
 /** Every attribute, as registered on a namespace (worker/search-attributes.ts) and on the dev server. */
 export const SEARCH_ATTRIBUTE_KEYS = [jobTypeAttribute, jobStatusAttribute, batchIdAttribute, userIdAttribute];

@@ -39,7 +39,7 @@ export interface SessionRecord {
   processed_at: string;
 }
 
-export interface CachedSessionEntry {
+interface CachedSessionEntry {
   event: string;
   session: string;
   url: string;
@@ -48,7 +48,7 @@ export interface CachedSessionEntry {
 }
 
 /** What a listing knows from key names alone (sanitised names). */
-export interface SessionEntry {
+interface SessionEntry {
   event: string;
   language: string;
   track: string;

@@ -31,7 +31,7 @@ export interface Cluster {
   stop(): Promise<void>;
 }
 
-export function workerReady(p: Proc): Promise<true> {
+function workerReady(p: Proc): Promise<true> {
   return waitFor(
     async () => (p.output().includes('"msg":"worker ready"') ? true : undefined),
     'the worker to be ready',
@@ -40,7 +40,7 @@ export function workerReady(p: Proc): Promise<true> {
   );
 }
 
-export async function killHard(p: Proc): Promise<void> {
+async function killHard(p: Proc): Promise<void> {
   if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
   await p.ended;
 }
@@ -137,7 +137,7 @@ export function writeLightPdfs(dir: string, n: number): { file: string; marker: 
 }
 
 /** True when a fetch failed because nothing listens there (the request never reached a server). */
-export function refused(err: unknown): boolean {
+function refused(err: unknown): boolean {
   const cause = (err as { cause?: { code?: string } })?.cause;
   return cause?.code === 'ECONNREFUSED';
 }
@@ -146,7 +146,7 @@ export function refused(err: unknown): boolean {
  * POST /api/jobs/ for a PDF job with a webhook to `url`, on `urls[0]`; on a refused connection (that API is down:
  * the request reached nothing) on the next one, as a load balancer would. Answers the job id and the API used.
  */
-export async function submitPdfJob(
+async function submitPdfJob(
   urls: string[],
   file: string,
   hook: WebhookReceiver,
@@ -188,7 +188,7 @@ export function completedWebhooks(hook: WebhookReceiver): Map<string, Set<string
   return byJob;
 }
 
-export interface Submitted {
+interface Submitted {
   jobId: string;
   via: string;
   marker: string;

@@ -29,10 +29,10 @@ export interface SessionSite {
   close(): Promise<void>;
 }
 
-export const SLIDES = ['Open maps for everyone', 'Vector tiles served from a single laptop'];
+const SLIDES = ['Open maps for everyone', 'Vector tiles served from a single laptop'];
 
 /** A session page: chrome that must not reach the Markdown, and the session's abstract in `<main>`. */
-export const sessionPage = (title: string, abstract: string): string =>
+const sessionPage = (title: string, abstract: string): string =>
   `<!DOCTYPE html><html><head><title>${title}</title><style>p{color:red}</style></head><body>` +
   '<nav><a href="/">Navigation menu home</a></nav><header>Site banner text</header>' +
   `<main><h1>${title}</h1><p>${abstract}</p></main><footer>Footer imprint text</footer></body></html>`;

@@ -33,7 +33,7 @@ export async function createLocalEnv(): Promise<TestWorkflowEnvironment> {
   });
 }
 
-export interface TemporalLinks {
+interface TemporalLinks {
   address: string;
   client: Client;
   connection: Connection;
