@@ -55,7 +55,7 @@ export const configSchema = z.object({
   WORKER_LLM_SLOTS: int(0, 0, 1000),
   /**
    * Which task queues this worker process polls: a comma-separated list of `io` (workflows, I/O), `media` (CPU work)
-   * and `llm` (model calls), or `all`; `both` (the value from before the llm queue) means all three.
+   * and `llm` (model calls), or `all` (also spelled `both`) for all three.
    */
   WORKER_QUEUES: z
     .string()

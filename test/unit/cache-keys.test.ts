@@ -10,8 +10,8 @@ import {
   transformCacheKey,
 } from '../../core/cache-keys';
 
-// Every key below was computed by the code that built it before the keys moved into core/cache-keys.ts; the stored
-// cache entries are found under these values, so a key that changes here misses all of them.
+// Each expected value is a key the cache holds entries under (0.1.0 computes them so): a key that changes here misses
+// every entry stored under it.
 const SHA = contentHash('fixed input bytes');
 
 describe('cache keys', () => {
