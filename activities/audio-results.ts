@@ -1,5 +1,6 @@
 import { readBlobJson } from '../core/blob-store';
-import { cacheKey, writeCache } from '../core/cache';
+import { writeCache } from '../core/cache';
+import { AUDIO_CACHE_OPERATION, audioCacheKey as buildAudioCacheKey } from '../core/cache-keys';
 import { resultPreview, writeJobResults, type JobFields, type LlmInfo } from '../core/job-results';
 import { jobInternalKey, jobOutputKey, jobOutputPrefix } from '../core/records';
 import type { AudioOutcome, AudioSegment } from '../core/result-shapes';
@@ -10,7 +11,6 @@ import { applyTemplate, templateSource, translate } from './llm-ops';
 import { jobModel } from './model-calls';
 import { fullParameters, heartbeating } from './steps';
 
-export const AUDIO_CACHE_OPERATION = 'audio';
 /** One chunk's transcript under the job. */
 export const chunkKey = (jobId: string, index: number): string => jobInternalKey(jobId, `chunks/${index}.json`);
 /** The cached outcome a job answered with (written by `prepareAudio` on a hit). */
@@ -18,10 +18,7 @@ export const cachedAudioKey = (jobId: string): string => jobInternalKey(jobId, '
 
 const str = (v: unknown, fallback: string): string => (typeof v === 'string' && v ? v : fallback);
 
-/**
- * The result-cache key (contract §7): the file's sha256, source and target language, the template (its name and
- * source) and the models (speech, and the language model that fills templates and translates).
- */
+/** The result-cache key of an audio job (core/cache-keys.ts), with the template's source read when there is one. */
 export async function audioCacheKey(
   sha256: string,
   p: Record<string, unknown>,
@@ -30,17 +27,7 @@ export async function audioCacheKey(
 ): Promise<string> {
   const template = typeof p.template === 'string' && p.template ? p.template : undefined;
   const source = template ? await templateSource({ text: '', template }) : undefined;
-  return cacheKey({
-    operation: AUDIO_CACHE_OPERATION,
-    inputHash: sha256,
-    params: {
-      source_language: str(p.source_language, 'de'),
-      target_language: str(p.target_language, 'de'),
-      template,
-      template_source: source,
-    },
-    model: `${speechModel}|${llmModel ?? ''}`,
-  });
+  return buildAudioCacheKey(sha256, p, { templateSource: source, speechModel, llmModel });
 }
 
 /**

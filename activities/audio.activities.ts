@@ -3,27 +3,19 @@ import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/activity';
 import { writeBlobJson } from '../core/blob-store';
 import { readCache } from '../core/cache';
+import { AUDIO_CACHE_OPERATION } from '../core/cache-keys';
 import { mediaSlots } from '../core/config';
 import { countAudioSeconds } from '../core/metrics';
 import { jobInternalKey } from '../core/records';
 import { copyBlob, scratchAt } from '../core/scratch';
 import { audioData, type AudioOutcome } from '../core/result-shapes';
 import { audioFormatOf, checkDuration } from '../providers/media/formats';
-import {
-  AUDIO_CACHE_OPERATION,
-  audioCacheKey,
-  cachedAudioKey,
-  chunkKey,
-  createAudioResults,
-  type TranscriptionDone,
-} from './audio-results';
+import { audioCacheKey, cachedAudioKey, chunkKey, createAudioResults, type TranscriptionDone } from './audio-results';
 import { createVideoSourceActivities } from './audio-video-source';
 import type { AudioPrepared, ChunkTranscript } from './audio-types';
 import type { ActivityDeps } from './deps';
 import { jobInputBlob, urlDownload } from './input-blob';
 import { fullParameters, heartbeating, runStep } from './steps';
-
-export type { AudioPrepared, AudioSpan, ChunkTranscript } from './audio-types';
 
 /**
  * The audio job type (spec §4.11): prepare (probe, decode to 16 kHz mono, plan chunks at silence) and one

@@ -1,28 +1,18 @@
 import { Context } from '@temporalio/activity';
-import { readBlobJson, writeBlobJson } from '../core/blob-store';
+import { cachedJsonReader, readBlobJson, writeBlobJson } from '../core/blob-store';
+import { mapPool } from '../core/pool';
 import { batchRecordKey, jobRecordKey } from '../core/records';
 import type { BatchInput, BatchManifest, BatchState, JobState } from '../workflows/definitions';
 import type { ActivityDeps } from './deps';
 
-/** Manifests are read in slices; a small cache spares re-reading one for every slice. */
-const manifestCache = new Map<string, BatchManifest>();
-
-async function manifest(deps: ActivityDeps, key: string): Promise<BatchManifest> {
-  let m = manifestCache.get(key);
-  if (!m) {
-    m = await readBlobJson<BatchManifest>(deps.store, key);
-    manifestCache.set(key, m);
-    if (manifestCache.size > 20) manifestCache.delete(manifestCache.keys().next().value!);
-  }
-  return m;
-}
-
 export function createBatchActivities(deps: ActivityDeps) {
   const { store } = deps;
+  /** Manifests are read in slices; a small cache spares re-reading one for every slice. */
+  const manifests = cachedJsonReader<BatchManifest>(store, 20);
   return {
     /** The specs of jobs `offset` to `offset + limit - 1` of a batch. */
     async loadManifestSlice({ manifestKey, offset, limit }: { manifestKey: string; offset: number; limit: number }) {
-      const m = await manifest(deps, manifestKey);
+      const m = await manifests.read(manifestKey);
       return m.jobs.slice(offset, offset + limit);
     },
 
@@ -53,28 +43,23 @@ export function createBatchActivities(deps: ActivityDeps) {
       indexes: number[];
       reason: string;
     }): Promise<void> {
-      const m = await manifest(deps, manifestKey);
+      const m = await manifests.read(manifestKey);
       const jobIds = indexes.map((i) => m.jobs[i].job_id);
       const now = new Date().toISOString();
-      let i = 0;
-      const worker = async () => {
-        while (i < jobIds.length) {
-          const id = jobIds[i++];
-          if (i % 50 === 0 && !Context.current().info.isLocal) Context.current().heartbeat({ done: i });
-          const rec = await readBlobJson<JobState>(store, jobRecordKey(id)).catch(() => null);
-          if (!rec || rec.status === 'completed' || rec.status === 'failed') continue;
-          const error = { code: 'CANCELLED', message: reason, details: {} };
-          await writeBlobJson(store, jobRecordKey(id), {
-            ...rec,
-            status: 'failed',
-            error,
-            updated_at: now,
-            progress: { ...rec.progress, step: 'failed', message: reason },
-            logs: [...rec.logs, { timestamp: now, level: 'error', message: `Job failed: CANCELLED: ${reason}` }],
-          } satisfies JobState);
-        }
-      };
-      await Promise.all(Array.from({ length: 8 }, worker));
+      await mapPool(jobIds, 8, async (id, i) => {
+        if ((i + 1) % 50 === 0 && !Context.current().info.isLocal) Context.current().heartbeat({ done: i + 1 });
+        const rec = await readBlobJson<JobState>(store, jobRecordKey(id)).catch(() => null);
+        if (!rec || rec.status === 'completed' || rec.status === 'failed') return;
+        const error = { code: 'CANCELLED', message: reason, details: {} };
+        await writeBlobJson(store, jobRecordKey(id), {
+          ...rec,
+          status: 'failed',
+          error,
+          updated_at: now,
+          progress: { ...rec.progress, step: 'failed', message: reason },
+          logs: [...rec.logs, { timestamp: now, level: 'error', message: `Job failed: CANCELLED: ${reason}` }],
+        } satisfies JobState);
+      });
     },
   };
 }

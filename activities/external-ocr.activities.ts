@@ -2,7 +2,7 @@ import { ApplicationFailure, heartbeat } from '@temporalio/activity';
 import { readBlobBuffer, readBlobJson, writeBlobJson } from '../core/blob-store';
 import { readCache, writeCache } from '../core/cache';
 import { type JobFields, resultPreview, writeJobResults } from '../core/job-results';
-import { EXTERNAL_OCR_CACHE_OPERATION, externalOcrCacheKey } from '../core/ocr-cache';
+import { EXTERNAL_OCR_CACHE_OPERATION, externalOcrCacheKey } from '../core/cache-keys';
 import { jobInternalKey, jobOutputKey, jobOutputPrefix } from '../core/records';
 import { externalOcrData } from '../core/result-shapes';
 import { createExternalOcr } from '../providers/external-ocr/mistral';

@@ -3,7 +3,7 @@ import { createReadStream } from 'node:fs';
 import { readBlobJson, writeBlobJson } from '../core/blob-store';
 import { readCache, writeCache } from '../core/cache';
 import { type JobFields, resultPreview, writeJobResults } from '../core/job-results';
-import { IMAGE_OCR_CACHE_OPERATION, imageOcrCacheKey } from '../core/ocr-cache';
+import { IMAGE_OCR_CACHE_OPERATION, imageOcrCacheKey } from '../core/cache-keys';
 import { jobInternalKey, jobOutputKey, jobOutputPrefix } from '../core/records';
 import { scratchAt } from '../core/scratch';
 import { imageOcrData } from '../core/result-shapes';

@@ -1,5 +1,5 @@
-import { BlobNotFoundError, readBlobBuffer, readBlobJson, writeBlobJson } from '../core/blob-store';
-import { batchRecordKey, jobRecordKey, jobResultsKey } from '../core/records';
+import { BlobNotFoundError, readBlobJson, writeBlobJson } from '../core/blob-store';
+import { batchRecordKey, jobRecordKey } from '../core/records';
 import { uploadToDiscard } from '../core/job-params';
 import { storedResultsRef } from '../core/job-results';
 import { countJobFinished } from '../core/metrics';
@@ -25,7 +25,7 @@ export function createJobActivities(deps: ActivityDeps) {
   return {
     /**
      * Writes the job's record: the source of truth once a job is finished. It points at the results the pipeline
-     * stored (`results_ref`) instead of embedding them; results stored before that layout are embedded as before.
+     * stored (`results_ref`) instead of embedding them.
      * `finished` marks the write that ends a run (not the later rewrite with webhook log lines): it counts the job
      * in `docproc_jobs_finished_total`. A write of an older run than the record's is dropped.
      */
@@ -40,22 +40,11 @@ export function createJobActivities(deps: ActivityDeps) {
         state.status === 'completed' || state.status === 'failed' ? uploadToDiscard(state.parameters) : null;
       if (upload) await store.delete(upload);
       const ref = state.status === 'completed' ? await storedResultsRef(store, state.job_id) : null;
-      if (ref) {
-        await writeBlobJson(store, jobRecordKey(state.job_id), { ...state, results: null, results_ref: ref });
-        return;
-      }
-      const results =
-        state.status === 'completed'
-          ? await readBlobBuffer(store, jobResultsKey(state.job_id)).catch(notFoundAsNull)
-          : null;
-      if (!results) {
-        await writeBlobJson(store, jobRecordKey(state.job_id), state);
-        return;
-      }
-      // The results (up to many MB of text) go in as the bytes the activity wrote, not parsed and serialised again.
-      const head = JSON.stringify({ ...state, results: undefined });
-      const record = Buffer.concat([Buffer.from(`${head.slice(0, -1)},"results":`), results, Buffer.from('}')]);
-      await store.put(jobRecordKey(state.job_id), record, { mime: 'application/json' });
+      await writeBlobJson(
+        store,
+        jobRecordKey(state.job_id),
+        ref ? { ...state, results: null, results_ref: ref } : state,
+      );
     },
 
     /**

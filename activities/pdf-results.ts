@@ -1,5 +1,5 @@
 import { BlobNotFoundError, readBlobBuffer, readBlobJson, writeBlobJson } from '../core/blob-store';
-import { readCache, readCacheRef, writeCacheRef, type CacheRef } from '../core/cache';
+import { readCacheRef, writeCacheRef, type CacheRef } from '../core/cache';
 import { countCacheLookup } from '../core/metrics';
 import {
   resultPreview,
@@ -8,7 +8,7 @@ import {
   type LlmInfo,
   type StoredJobFields,
 } from '../core/job-results';
-import { PDF_CACHE_OPERATION, pdfCacheKey, type PdfCachedResult } from '../core/pdf-cache';
+import { PDF_CACHE_OPERATION, pdfCacheKey } from '../core/cache-keys';
 import { jobFieldsKey, jobOutputKey, jobOutputPrefix, jobResultsKey } from '../core/records';
 import { pdfData } from '../core/result-shapes';
 import type { ActivityDeps } from './deps';
@@ -116,15 +116,10 @@ export function createPdfResults(deps: ActivityDeps) {
     const useCache = key !== null && p.use_cache !== false;
     const ref = useCache ? await readCacheRef(store, PDF_CACHE_OPERATION, key) : null;
     const copied = ref ? await copyHit(jobId, ref) : null;
-    // A lookup that finds no reference is counted by readCache below; one that finds a reference, here.
-    if (ref) countCacheLookup(PDF_CACHE_OPERATION, copied !== null);
+    if (useCache) countCacheLookup(PDF_CACHE_OPERATION, copied !== null);
     if (copied) return copied;
-    // An entry written before entries pointed at results holds the text itself.
-    const hit = useCache && !ref ? await readCache<PdfCachedResult>(store, PDF_CACHE_OPERATION, key) : null;
-    const r = hit
-      ? { text: hit.extracted_text, metadata: hit.metadata, llmInfo: NO_LLM }
-      : await assemble(f, await f.contents());
-    const images = f.images; // absent on a hit: a request with page images is not cached
+    const r = await assemble(f, await f.contents());
+    const images = f.images;
     const archive = images
       ? {
           filename: `${jobId}-images.zip`,
@@ -136,7 +131,7 @@ export function createPdfResults(deps: ActivityDeps) {
       assets: [jobOutputKey(jobId, 'result.md'), ...(images ? [jobOutputKey(jobId, images.archive)] : [])],
       target_dir: jobOutputPrefix(jobId).slice(0, -1),
       llm_info: r.llmInfo,
-      from_cache: hit !== null,
+      from_cache: false,
     };
     await Promise.all([
       store.put(jobOutputKey(jobId, 'result.md'), r.text, { mime: 'text/markdown; charset=utf-8' }),
@@ -145,7 +140,7 @@ export function createPdfResults(deps: ActivityDeps) {
     const preview = resultPreview(job);
     // Every fresh success goes to the result cache (use_cache=false skips reading it, not writing it), as a
     // reference to this job's results: the text is stored once.
-    if (key && !hit) {
+    if (key) {
       await writeCacheRef(store, PDF_CACHE_OPERATION, key, {
         job_id: jobId,
         data: jobResultsKey(jobId),

@@ -4,16 +4,17 @@ import os from 'node:os';
 import path from 'node:path';
 import { activityInfo, ApplicationFailure, cancellationSignal, heartbeat } from '@temporalio/activity';
 import yazl from 'yazl';
-import { cacheKey, readCache, writeCache } from '../core/cache';
+import { readCache, writeCache } from '../core/cache';
 import { mediaSlots } from '../core/config';
-import { COMBINED_RULE } from '../core/pdf-cache';
+import { PDF_PAGE_CACHE_OPERATION, pdfPageCacheKey } from '../core/cache-keys';
 import { countPdfPage } from '../core/metrics';
+import { mapPool } from '../core/pool';
 import { BlobNotFoundError, readBlobJson, writeBlobJson } from '../core/blob-store';
 import type { LlmInfo } from '../core/job-results';
 import { pageRange } from '../core/page-range';
 import { scratchAt } from '../core/scratch';
 import { jobInternalKey, jobOutputKey } from '../core/records';
-import { mapPool, toTesseractLanguages } from '../providers/ocr/tesseract';
+import { toTesseractLanguages } from '../providers/ocr/tesseract';
 import { scoreTextLayer } from '../providers/pdf/text-layer';
 import { imagePart, UsageRecorder, type LlmUsage } from '../providers/llm';
 import type { ActivityDeps } from './deps';
@@ -259,20 +260,9 @@ export function createPdfActivities(deps: ActivityDeps) {
           const write = (w: Promise<unknown>) => writes.push(w.catch((e: unknown) => (writeError ??= e)));
           try {
             for (const page of pages) {
-              const ck = cacheKey({
-                operation: 'pdf-page',
-                inputHash: input.sha256,
-                params: {
-                  page,
-                  method,
-                  languages,
-                  ...(method === 'native' || method === 'combined' ? { engine } : {}),
-                  ...(method === 'combined' ? { rule: COMBINED_RULE } : {}),
-                },
-                model: method === 'native' || method === 'local_ocr' ? '' : (llm?.describe().model ?? ''),
-              });
+              const ck = pdfPageCacheKey(input.sha256, { page, method, languages, engine }, llm?.describe().model);
               let r = useCache
-                ? await readCache<PageResult>(store, 'pdf-page', ck)
+                ? await readCache<PageResult>(store, PDF_PAGE_CACHE_OPERATION, ck)
                 : await readOptionalJson<PageResult>(store, pageKey(jobId, page));
               const reused = r !== null;
               if (!r) {
@@ -292,7 +282,7 @@ export function createPdfActivities(deps: ActivityDeps) {
                   }
                 } else if (method === 'local_ocr') r = await ocrPage(pdfPath, page, languages, signal);
                 else r = await visionPage(jobId, pdfPath, page, signal, usages);
-                write(writeCache(store, 'pdf-page', ck, r));
+                write(writeCache(store, PDF_PAGE_CACHE_OPERATION, ck, r));
               }
               write(writeBlobJson(store, pageKey(jobId, page), r));
               summary.push({ page, method: r.method, chars: r.text.length, reused });

@@ -3,7 +3,8 @@ import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { load } from 'cheerio';
-import { cacheKey, contentHash, readCache, writeCache } from '../core/cache';
+import { readCache, writeCache } from '../core/cache';
+import { SESSION_TRANSCRIPT_CACHE_OPERATION, sessionTranscriptCacheKey } from '../core/cache-keys';
 import { AppError } from '../core/errors';
 import { sessionParams } from '../core/job-params';
 import { readBlobJson } from '../core/blob-store';
@@ -16,8 +17,6 @@ import type { ActivityDeps } from './deps';
 import { SESSION_STEP, sessionTextKey, type SessionAttachment, type SessionPlan } from './session-types';
 import { fullParameters, heartbeating, runStep } from './steps';
 
-/** Transcripts of session videos by URL and language: a second session with the same recording is not transcribed again. */
-export const SESSION_TRANSCRIPT_CACHE = 'session-transcript';
 /** At most this many PDFs are taken from an attachments page. */
 export const MAX_SESSION_ATTACHMENTS = 10;
 /** Video platforms whose pages go through the hosted path (yt-dlp) rather than a plain download. */
@@ -85,12 +84,7 @@ export function createSessionSourceActivities(deps: ActivityDeps) {
   const scratch = scratchAt(config.scratchDir);
 
   const transcriptCacheKey = (p: Record<string, unknown>) =>
-    cacheKey({
-      operation: SESSION_TRANSCRIPT_CACHE,
-      inputHash: contentHash(str(p.video_url)),
-      params: { source_language: str(p.source_language) },
-      model: deps.speech?.describe().model ?? '',
-    });
+    sessionTranscriptCacheKey(str(p.video_url), str(p.source_language), deps.speech?.describe().model ?? '');
 
   /** Downloads `url` into a scratch directory and hands the file to `work`. */
   const fetched = <T>(
@@ -131,7 +125,8 @@ export function createSessionSourceActivities(deps: ActivityDeps) {
       let transcriptCached = false;
       if (p.video_url && p.use_cache !== false && !(await done(SESSION_STEP.transcript))) {
         transcriptCached =
-          (await readCache<{ text: string }>(store, SESSION_TRANSCRIPT_CACHE, transcriptCacheKey(p))) !== null;
+          (await readCache<{ text: string }>(store, SESSION_TRANSCRIPT_CACHE_OPERATION, transcriptCacheKey(p))) !==
+          null;
       }
       const hosted = (() => {
         try {
@@ -192,14 +187,14 @@ export function createSessionSourceActivities(deps: ActivityDeps) {
         let text: string | undefined;
         let fromCache = false;
         if (p.use_cache !== false) {
-          const hit = await readCache<{ text: string }>(store, SESSION_TRANSCRIPT_CACHE, key);
+          const hit = await readCache<{ text: string }>(store, SESSION_TRANSCRIPT_CACHE_OPERATION, key);
           if (hit) [text, fromCache] = [hit.text, true];
         }
         if (text === undefined) {
           if (!(await store.stat(jobResultsKey(videoJobId))))
             throw new AppError('INTERNAL_ERROR', 'The video job left no results.', { video_job_id: videoJobId });
           text = str(resultData(await readBlobJson(store, jobResultsKey(videoJobId))).transcription);
-          await writeCache(store, SESSION_TRANSCRIPT_CACHE, key, { text, video_job_id: videoJobId });
+          await writeCache(store, SESSION_TRANSCRIPT_CACHE_OPERATION, key, { text, video_job_id: videoJobId });
         }
         await store.put(sessionTextKey(jobId, SESSION_STEP.transcript), text, { mime: 'text/plain; charset=utf-8' });
         return { chars: text.length, from_cache: fromCache };

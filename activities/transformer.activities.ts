@@ -6,7 +6,7 @@ import { readCache, writeCache } from '../core/cache';
 import { type JobFields, resultPreview, writeJobResults } from '../core/job-results';
 import { jobOutputKey, jobOutputPrefix } from '../core/records';
 import { transformerData } from '../core/result-shapes';
-import { TRANSFORM_CACHE_OPERATION, transformCacheKey } from '../core/transform-cache';
+import { TRANSFORM_CACHE_OPERATION, transformCacheKey } from '../core/cache-keys';
 import { UsageRecorder, type LlmUsage } from '../providers/llm';
 import { jobModel } from './model-calls';
 import {

@@ -17,6 +17,7 @@ import { Client, Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { freePort, startTemporalDev, stopChild } from '../scripts/services.mjs';
+import { mapPool } from '../core/pool';
 import type { Proc } from '../test/support/processes';
 import {
   CpuMeter,
@@ -77,20 +78,6 @@ function summarize(xs: number[]): Summary {
 
 const line = (label: string, s: Summary) =>
   `${label.padEnd(44)} p50 ${ms(s.p50).padStart(9)}  p95 ${ms(s.p95).padStart(9)}  min ${ms(s.min).padStart(9)}  max ${ms(s.max).padStart(9)}  (n=${s.n})`;
-
-async function mapLimit<T, R>(items: T[], limit: number, fn: (t: T) => Promise<R>): Promise<R[]> {
-  const res: R[] = new Array(items.length);
-  let i = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (i < items.length) {
-        const k = i++;
-        res[k] = await fn(items[k]);
-      }
-    }),
-  );
-  return res;
-}
 
 // ---------------------------------------------------------------------------------------------------------------
 // Engines and processes
@@ -367,7 +354,7 @@ async function rawBaseline(address: string, client: Client, temporalPid: number 
     out(cpu.report(`raw ${RAW_PARALLEL} in parallel`));
 
     const sample = seq.slice(-20);
-    const profiles = await mapLimit(sample, 8, async (r) =>
+    const profiles = await mapPool(sample, 8, async (r) =>
       profileHistory(await client.workflow.getHandle(r.workflowId).fetchHistory()),
     );
     const serverSide = summarize(profiles.map((p) => p.closed - p.started));
@@ -473,7 +460,7 @@ async function serviceLatency(svc: Service, client: Client, raw: RawResult, cpu:
   // Where the time goes: each measured job's history, against the client's clock (same machine).
   out('');
   out('-- profile of the measured async jobs (from their workflow histories) --');
-  const profiled = await mapLimit(runs, 8, async (r) => ({
+  const profiled = await mapPool(runs, 8, async (r) => ({
     r,
     p: profileHistory(await client.workflow.getHandle(r.jobId).fetchHistory()),
   }));
@@ -580,7 +567,7 @@ async function profileBatch(client: Client, batchId: string, jobIds: string[], l
   } catch (e) {
     out(`batch ${label}: could not list the batch's runs: ${String(e)}`);
   }
-  const batchProfiles = await mapLimit(runs.length ? runs : [undefined], 4, async (runId) =>
+  const batchProfiles = await mapPool(runs.length ? runs : [undefined], 4, async (runId) =>
     profileHistory(await client.workflow.getHandle(batchId, runId).fetchHistory()),
   );
   const events = batchProfiles.reduce((a, p) => a + p.events, 0);
@@ -614,9 +601,7 @@ async function profileBatch(client: Client, batchId: string, jobIds: string[], l
   );
   const step = Math.max(1, Math.floor(jobIds.length / 50));
   const sample = jobIds.filter((_, i) => i % step === 0);
-  const jp = await mapLimit(sample, 8, async (id) =>
-    profileHistory(await client.workflow.getHandle(id).fetchHistory()),
-  );
+  const jp = await mapPool(sample, 8, async (id) => profileHistory(await client.workflow.getHandle(id).fetchHistory()));
   out(line(`batch ${label}: job started → closed (sample)`, summarize(jp.map((p) => p.closed - p.started))));
   out(
     line(`batch ${label}: job 1st task scheduled → started`, summarize(jp.map((p) => p.firstTaskStarted - p.started))),

@@ -20,6 +20,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort, startTemporalDev } from '../scripts/services.mjs';
+import { mapPool } from '../core/pool';
 import { buildPdf } from '../test/support/pdf-factory';
 import { startService, stopService } from './service';
 import { RssSampler, cleanupRegistry, envInt, out, secs, sleep, temporalBinary } from './support';
@@ -68,21 +69,6 @@ async function post(url: string, file: string): Promise<{ status: number; cache:
   });
   const bytes = (await res.arrayBuffer()).byteLength;
   return { status: res.status, cache: res.headers.get('x-cache'), bytes };
-}
-
-/** Runs `tasks` with at most `n` at once. */
-async function pool<T>(n: number, tasks: (() => Promise<T>)[]): Promise<T[]> {
-  const results: T[] = new Array(tasks.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(n, tasks.length) }, async () => {
-      while (next < tasks.length) {
-        const i = next++;
-        results[i] = await tasks[i]();
-      }
-    }),
-  );
-  return results;
 }
 
 function bytesUnder(dir: string): Map<string, number> {
@@ -159,10 +145,7 @@ async function main(): Promise<void> {
     // ---- 1. concurrent distinct uploads
     rss.resetPhase();
     t = performance.now();
-    const uploads = await pool(
-      CONCURRENCY,
-      files.map((f) => () => post(svc.url, f)),
-    );
+    const uploads = await mapPool(files, CONCURRENCY, (f) => post(svc.url, f));
     out('');
     out(`== ${DOCS} uploads, ${CONCURRENCY} at once: ${statuses(uploads)} in ${secs(performance.now() - t)}`);
     const upApi = rss.report('api', '  ');

@@ -13,6 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startMinio, freePort } from '../scripts/services.mjs';
 import type { BlobStore } from '../core/blob-store';
+import { mapPool } from '../core/pool';
 import {
   countSessions,
   listSessionEntries,
@@ -57,15 +58,6 @@ function records(): SessionRecord[] {
   return out;
 }
 
-async function mapLimit<T>(items: T[], limit: number, fn: (t: T) => Promise<unknown>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: limit }, async () => {
-      while (next < items.length) await fn(items[next++]!);
-    }),
-  );
-}
-
 async function median(fn: () => Promise<unknown>, repeat = REPEAT): Promise<{ ms: number; result: unknown }> {
   let result: unknown = await fn(); // warm-up
   const times: number[] = [];
@@ -82,7 +74,7 @@ async function bench(name: string, store: BlobStore): Promise<void> {
   out(`\n== ${name}: ${N} session records`);
   const recs = records();
   const t0 = performance.now();
-  await mapLimit(recs, 32, (r) => putSessionRecord(store, r));
+  await mapPool(recs, 32, (r) => putSessionRecord(store, r));
   const writeMs = performance.now() - t0;
   out(
     `${'write'.padEnd(24)} ${ms(writeMs).padStart(12)}  ${(recs.length / (writeMs / 1000)).toFixed(0)} records/s (32 writers)`,

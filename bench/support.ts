@@ -61,7 +61,7 @@ export function resetPeak(pid: number | undefined): boolean {
 }
 
 /** CPU seconds (user + system) a process has used so far, from /proc/<pid>/stat; NaN when unreadable. */
-export function procCpuSeconds(pid: number | undefined): number {
+function procCpuSeconds(pid: number | undefined): number {
   if (!pid) return NaN;
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -188,7 +188,7 @@ export function tsMs(t: proto.google.protobuf.ITimestamp | null | undefined): nu
 export const eventName = (t: number | null | undefined) => (EventType[t ?? 0] ?? String(t)).replace(/^EVENT_TYPE_/, '');
 
 /** The real worker and api processes, as `npm start` runs them. */
-export interface ServicePair {
+interface ServicePair {
   url: string;
   worker: Proc;
   api: Proc;

@@ -74,3 +74,30 @@ export async function readBlobJson<T>(store: BlobStore, key: string): Promise<T>
 export function writeBlobJson(store: BlobStore, key: string, value: unknown): Promise<BlobRef> {
   return store.put(key, JSON.stringify(value), { mime: 'application/json' });
 }
+
+/** JSON blobs read through {@link cachedJsonReader}. */
+export interface CachedJsonReader<T> {
+  read(key: string): Promise<T>;
+  /** Keeps a value just written, so its first read costs nothing. */
+  remember(key: string, value: T): void;
+}
+
+/**
+ * Reads of JSON blobs that are written once and never replaced (batch manifests), kept in memory: the last
+ * `capacity` keys read or remembered, the oldest dropped first. A failed read is not kept.
+ */
+export function cachedJsonReader<T>(store: BlobStore, capacity: number): CachedJsonReader<T> {
+  const kept = new Map<string, T>();
+  const remember = (key: string, value: T) => {
+    kept.set(key, value);
+    if (kept.size > capacity) kept.delete(kept.keys().next().value!);
+  };
+  return {
+    async read(key) {
+      let value = kept.get(key);
+      if (value === undefined) remember(key, (value = await readBlobJson<T>(store, key)));
+      return value;
+    },
+    remember,
+  };
+}

@@ -1,42 +1,13 @@
-import { createHash } from 'node:crypto';
 import { BlobNotFoundError, readBlobJson, writeBlobJson, type BlobStore } from './blob-store';
 import { countCacheLookup } from './metrics';
 
 /**
- * The result cache (architecture.md "State"): key = sha256 of operation + input content hash + normalised
- * parameters + model identity. `use_cache=false` skips the read, never the write of a fresh success; errors are
- * never written.
+ * The result cache (architecture.md "State"): entries at `cache/<operation>/<key>.json`, keys built by
+ * core/cache-keys.ts. `use_cache=false` skips the read, never the write of a fresh success; errors are never written.
  */
 
-export const contentHash = (s: string | Buffer): string => createHash('sha256').update(s).digest('hex');
-
-/** JSON with object keys sorted at every level, so equal parameters give equal keys whatever their order. */
-export function canonicalJson(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
-  if (v && typeof v === 'object') {
-    const entries = Object.entries(v as Record<string, unknown>)
-      .filter(([, x]) => x !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, x]) => `${JSON.stringify(k)}:${canonicalJson(x)}`).join(',')}}`;
-  }
-  return JSON.stringify(v ?? null);
-}
-
-export interface CacheKeyParts {
-  operation: string;
-  /** sha256 of the input content (text, HTML, file bytes). */
-  inputHash: string;
-  params?: Record<string, unknown>;
-  /** The model (and base URL host) whose answer is cached; '' for model-free operations. */
-  model?: string;
-}
-
-export function cacheKey(p: CacheKeyParts): string {
-  return contentHash(canonicalJson([p.operation, p.inputHash, p.params ?? {}, p.model ?? '']));
-}
-
 const OP = /^[a-z0-9][a-z0-9-]{0,63}$/;
-export function cacheBlobKey(operation: string, key: string): string {
+function cacheBlobKey(operation: string, key: string): string {
   if (!OP.test(operation) || !/^[0-9a-f]{64}$/.test(key)) throw new Error('invalid cache key');
   return `cache/${operation}/${key}.json`;
 }
@@ -73,25 +44,11 @@ async function readEntry<T>(store: BlobStore, operation: string, key: string): P
   }
 }
 
-/**
- * The cached value; for an entry that points at a job's results, that job's `data` (null once it is gone). Counted
- * as a hit or a miss of `operation` in `docproc_cache_lookups_total`.
- */
+/** The cached value of an entry that holds one. Counted as a hit or a miss of `operation` in `docproc_cache_lookups_total`. */
 export async function readCache<T>(store: BlobStore, operation: string, key: string): Promise<T | null> {
-  const value = await readValue<T>(store, operation, key);
+  const value = (await readEntry<T>(store, operation, key))?.value ?? null;
   countCacheLookup(operation, value !== null);
   return value;
-}
-
-async function readValue<T>(store: BlobStore, operation: string, key: string): Promise<T | null> {
-  const entry = await readEntry<T>(store, operation, key);
-  if (!entry?.ref) return entry?.value ?? null;
-  try {
-    return await readBlobJson<T>(store, entry.ref.data);
-  } catch (e) {
-    if (e instanceof BlobNotFoundError) return null;
-    throw e;
-  }
 }
 
 /** The entry's reference, or null when there is none (a miss, or an entry that holds its value). Not counted: the caller counts. */

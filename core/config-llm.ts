@@ -6,7 +6,7 @@ import type { LlmPrices } from './config-fields';
 export const DEFAULT_LLM_BASE_URL = 'https://api.openai.com/v1';
 
 /** The local model `npm start` provisions (scripts/engines-llm.mjs) and its server loads by default. */
-export const LOCAL_LLM_FILE = 'qwen2.5-coder-1.5b-instruct-q4_k_m.gguf';
+const LOCAL_LLM_FILE = 'qwen2.5-coder-1.5b-instruct-q4_k_m.gguf';
 
 /** Which model answers: the local model server, an OpenAI-compatible endpoint, or none (503). */
 export type LlmProviderName = 'local' | 'openai' | 'none';
@@ -49,7 +49,7 @@ export interface LocalLlmConfig {
 }
 
 /** The variables this module reads (a subset of the raw configuration). */
-export interface LlmVariables {
+interface LlmVariables {
   LLM_PROVIDER?: LlmProviderName;
   LLM_BASE_URL?: string;
   LLM_API_KEY?: string;

@@ -12,8 +12,8 @@ import {
   type LocalLlmConfig,
 } from './config-llm';
 
-export type { LlmPrice, LlmPrices } from './config-fields';
-export { DEFAULT_LLM_BASE_URL, type LlmConfig, type LlmProviderName, type LocalLlmConfig } from './config-llm';
+export type { LlmPrices } from './config-fields';
+export { DEFAULT_LLM_BASE_URL, type LlmConfig } from './config-llm';
 
 /** `ENGINE_STALL_TIMEOUT_MS` when not set: 10 minutes, far beyond any page, chunk or decode step's silences. */
 export const DEFAULT_ENGINE_STALL_TIMEOUT_MS = 600_000;
@@ -23,7 +23,7 @@ export const DEFAULT_ENGINE_STALL_TIMEOUT_MS = 600_000;
  * `Config`. Errors name the variable, never its value, so a bad secret never reaches a log.
  */
 /** The task queues a worker can poll (core/ids.ts `taskQueues`). */
-export const WORKER_QUEUE_KINDS = ['io', 'media', 'llm'] as const;
+const WORKER_QUEUE_KINDS = ['io', 'media', 'llm'] as const;
 export type WorkerQueueKind = (typeof WORKER_QUEUE_KINDS)[number];
 
 export const configSchema = z.object({
@@ -55,7 +55,7 @@ export const configSchema = z.object({
   WORKER_LLM_SLOTS: int(0, 0, 1000),
   /**
    * Which task queues this worker process polls: a comma-separated list of `io` (workflows, I/O), `media` (CPU work)
-   * and `llm` (model calls), or `all`; `both` (the value from before the llm queue) means all three.
+   * and `llm` (model calls), or `all` (also spelled `both`) for all three.
    */
   WORKER_QUEUES: z
     .string()
@@ -210,10 +210,10 @@ export const configSchema = z.object({
   DOCPROC_PARENT_PID: int(0, 0, 2 ** 31),
 });
 
-export type RawConfig = z.infer<typeof configSchema>;
+type RawConfig = z.infer<typeof configSchema>;
 
 /** The external OCR endpoint as resolved from `EXTERNAL_OCR_*`. */
-export interface ExternalOcrConfig {
+interface ExternalOcrConfig {
   /** `EXTERNAL_OCR_URL` without a trailing slash: the base (`https://api.mistral.ai`), `…/v1` or the full `…/v1/ocr`. */
   url: string;
   /** `EXTERNAL_OCR_API_KEY`, sent as `Authorization: Bearer`; undefined for endpoints that need none. */
@@ -237,16 +237,10 @@ export interface SpeechApiConfig {
 }
 
 /** The model asked of the external OCR endpoint when `EXTERNAL_OCR_MODEL` is not set. */
-export const DEFAULT_EXTERNAL_OCR_MODEL = 'mistral-ocr-latest';
+const DEFAULT_EXTERNAL_OCR_MODEL = 'mistral-ocr-latest';
 
 /** The target groups of `/api/story` when `STORY_TARGET_GROUPS` is not set. */
-export const DEFAULT_STORY_TARGET_GROUPS = [
-  'general public',
-  'students',
-  'professionals',
-  'decision makers',
-  'journalists',
-];
+const DEFAULT_STORY_TARGET_GROUPS = ['general public', 'students', 'professionals', 'decision makers', 'journalists'];
 
 export interface Config extends RawConfig {
   /** Parsed `STORY_TARGET_GROUPS`, or the default list. */
@@ -282,7 +276,7 @@ export interface Config extends RawConfig {
 export class ConfigError extends Error {}
 
 /** The engine cache of scripts/engines.mjs: `DOCPROC_CACHE_DIR` or `~/.cache/docproc`. */
-export const engineCacheDir = (config: Pick<RawConfig, 'DOCPROC_CACHE_DIR'>): string =>
+const engineCacheDir = (config: Pick<RawConfig, 'DOCPROC_CACHE_DIR'>): string =>
   path.resolve(config.DOCPROC_CACHE_DIR ?? path.join(os.homedir(), '.cache', 'docproc'));
 
 /** The yt-dlp binary: `YTDLP_PATH`, or the one scripts/engines-speech.mjs installs into the speech venv. */

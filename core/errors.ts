@@ -37,7 +37,7 @@ export const isErrorCode = (s: unknown): s is ErrorCode => typeof s === 'string'
  * `Retry-After`. The activity error boundary (activities/error-boundary.ts) is the one place that acts on them: it
  * retries the step within `PROVIDER_OUTAGE_MAX_MS`, every other `AppError` fails the job at once.
  */
-export interface AppErrorOptions extends ErrorOptions {
+interface AppErrorOptions extends ErrorOptions {
   retryable?: boolean;
   retryAfterMs?: number;
 }
@@ -70,7 +70,7 @@ export interface ErrorBody {
 }
 
 /** One problem of a request: where (`a.b.0.c`, empty for the whole body) and what. */
-export interface ValidationIssue {
+interface ValidationIssue {
   path: string;
   message: string;
 }

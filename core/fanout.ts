@@ -7,7 +7,7 @@
 export const TEMPORAL_PENDING_LIMIT = 2000;
 
 /** Page groups (OCR, vision) or audio chunks one job keeps in flight per media slot of the worker that planned it. */
-export const FANOUT_PER_MEDIA_SLOT = 2;
+const FANOUT_PER_MEDIA_SLOT = 2;
 
 /** The bound when the planning step did not report its slots (an activity of an older worker): 2 × 4 slots. */
 export const DEFAULT_MEDIA_FANOUT = FANOUT_PER_MEDIA_SLOT * 4;

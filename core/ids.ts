@@ -7,7 +7,7 @@ export const newRequestId = (): string => randomUUID();
 
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
 export const JOB_ID_PATTERN = new RegExp(`^job-${UUID}$`);
-export const BATCH_ID_PATTERN = new RegExp(`^batch-${UUID}$`);
+const BATCH_ID_PATTERN = new RegExp(`^batch-${UUID}$`);
 export const isJobId = (s: string): boolean => JOB_ID_PATTERN.test(s);
 export const isBatchId = (s: string): boolean => BATCH_ID_PATTERN.test(s);
 
@@ -34,5 +34,3 @@ export const newUploadKey = (ext = ''): string => {
 
 /** The workflow that closes out one run of a job that ended without its own wrap-up (terminated, timed out). */
 export const closeoutWorkflowId = (jobId: string, runId: string): string => `closeout-${jobId}-${runId}`;
-/** The webhook notifier of a job, one per job across its runs (built in core/webhooks.ts, which workflows may import). */
-export { notifierWorkflowId } from './webhooks';

@@ -7,7 +7,7 @@ import { AppError } from './errors';
  * resolved against the working directory. Checking this, not the name as given, keeps `..` and symlinks from
  * leading out of the allowed roots.
  */
-export async function resolveInputPath(filename: string): Promise<string> {
+async function resolveInputPath(filename: string): Promise<string> {
   const wanted = path.resolve(filename);
   return fs.realpath(wanted).catch(() => wanted);
 }

@@ -73,12 +73,11 @@ export function resultPreview(job: JobFields): Record<string, unknown> {
 }
 
 /**
- * How a finished job's results are stored (issue #13, defect 8: the text once, referenced elsewhere). The results
- * blob (`jobResultsKey`) holds the endpoint's `data` exactly as the synchronous answer carries it, so the API streams
- * it without parsing; the job fields go to `jobFieldsKey`, with every `structured_data` value that is a field of
- * `data` (the same object, or a long equal string) stored as a reference to that field (`refs`). The record points
- * at both (`results_ref`) instead of embedding them. Jobs finished before this layout have the full results in the
- * results blob and in their record; every reader takes both.
+ * How a finished job's results are stored (the text once, referenced elsewhere). The results blob (`jobResultsKey`)
+ * holds the endpoint's `data` exactly as the synchronous answer carries it, so the API streams it without parsing;
+ * the job fields go to `jobFieldsKey`, with every `structured_data` value that is a field of `data` (the same
+ * object, or a long equal string) stored as a reference to that field (`refs`). The record points at both
+ * (`results_ref`) instead of embedding them.
  */
 export interface StoredJobFields {
   /** `structured_data` without the values `refs` names (null in their place, so the key order holds). */
@@ -154,7 +153,7 @@ export async function writeJobResults(
   await writeBlobJson(store, jobFieldsKey(jobId), packJobFields(data, job));
 }
 
-/** The results reference of a job whose results are stored in this layout, or null (an older job, or none). */
+/** The results reference of a job whose results are stored, or null (none stored). */
 export async function storedResultsRef(store: BlobStore, jobId: string): Promise<ResultsRef | null> {
   return (await store.stat(jobFieldsKey(jobId))) ? { data: jobResultsKey(jobId), fields: jobFieldsKey(jobId) } : null;
 }
@@ -167,8 +166,8 @@ export interface StoredRecord {
 }
 
 /**
- * The record with its full results in `results` (read and unpacked when it points at them; a record that embeds
- * them, from before this layout, is answered as it is). Missing results blobs (swept) leave `results` null.
+ * The record with its full results in `results`, read and unpacked when it points at them (a record without a
+ * reference, of a job not completed, is answered as it is). Missing results blobs (swept) leave `results` null.
  */
 export async function withResults<T extends StoredRecord>(store: BlobStore, rec: T): Promise<T> {
   const ref = rec.results_ref;

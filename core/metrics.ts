@@ -8,7 +8,7 @@ import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client
  * Label values come from bounded sets only (route patterns, activity types, job types, cache operations, outcomes):
  * never a raw path, an id or a file name, so the number of series stays fixed however many requests are served.
  */
-export const metricsRegistry = new Registry();
+const metricsRegistry = new Registry();
 
 const SECONDS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800];
 

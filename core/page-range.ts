@@ -7,13 +7,13 @@
  */
 
 /** Why a range is refused, as a `details.issues` entry of a VALIDATION_ERROR. */
-export interface PageRangeIssue {
+interface PageRangeIssue {
   path: 'page_start' | 'page_end';
   message: string;
 }
 
 /** The pages to read, `first..last` (`last` is absent when neither `page_end` nor a page count is known). */
-export type PageRange = { ok: true; first: number; last?: number } | { ok: false; issue: PageRangeIssue };
+type PageRange = { ok: true; first: number; last?: number } | { ok: false; issue: PageRangeIssue };
 
 const isPage = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 1;
 

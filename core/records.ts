@@ -10,13 +10,12 @@ export const jobOutputPrefix = (jobId: string): string => `jobs/${jobId}/out/`;
 export const jobOutputKey = (jobId: string, name: string): string => `${jobOutputPrefix(jobId)}${name}`;
 /** Internal state of a job: full results, large parameters, finished steps. Never in the archive. */
 export const jobInternalKey = (jobId: string, name: string): string => `jobs/${jobId}/internal/${name}`;
-/** The job's results: the synchronous endpoint's `data` (older jobs: the full results; see job-results.ts). */
+/** The job's results: the synchronous endpoint's `data` (see job-results.ts). */
 export const jobResultsKey = (jobId: string): string => jobInternalKey(jobId, 'results.json');
 /** The job fields of the results (`structured_data`, `assets`, ...), with references into the `data`. */
 export const jobFieldsKey = (jobId: string): string => jobInternalKey(jobId, 'job-fields.json');
 export const jobParametersKey = (jobId: string): string => jobInternalKey(jobId, 'parameters.json');
 export const jobStepKey = (jobId: string, step: string): string => jobInternalKey(jobId, `steps/${step}.json`);
-export const idempotencyKey = (hash: string): string => `records/idempotency/${hash}.json`;
 /** One answered model call of a job, by the hash of its request (so a retried step never pays for it again). */
 export const jobModelCallKey = (jobId: string, requestHash: string): string =>
   jobInternalKey(jobId, `model-calls/${requestHash}.json`);

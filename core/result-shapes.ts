@@ -5,13 +5,13 @@
  */
 
 /** A ZIP in a result, Base64-encoded (spec: `*_archive_filename`, `*_archive_data`). */
-export interface ArchiveData {
+interface ArchiveData {
   filename: string;
   data: string;
 }
 
 /** What a transformer operation computed (also its cache entry's text, metadata and output). */
-export interface TransformerOutcome {
+interface TransformerOutcome {
   text: string;
   metadata: Record<string, unknown>;
   output?: Record<string, unknown>;

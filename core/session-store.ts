@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readBlobBuffer, readBlobJson, writeBlobJson, type BlobStore } from './blob-store';
 import { AppError } from './errors';
+import { mapPool } from './pool';
 
 /**
  * The session store (issue #15): one record per processed session, on the blob store, shared by every API replica
@@ -38,7 +39,7 @@ export interface SessionRecord {
   processed_at: string;
 }
 
-export interface CachedSessionEntry {
+interface CachedSessionEntry {
   event: string;
   session: string;
   url: string;
@@ -47,7 +48,7 @@ export interface CachedSessionEntry {
 }
 
 /** What a listing knows from key names alone (sanitised names). */
-export interface SessionEntry {
+interface SessionEntry {
   event: string;
   language: string;
   track: string;
@@ -236,24 +237,10 @@ export async function listSessionEntries(store: BlobStore, filter: SessionFilter
   return out;
 }
 
-/** Runs `fn` over `items` with at most `limit` at a time, results in order. */
-async function mapLimited<T, R>(items: T[], limit: number, fn: (t: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
-}
-
 /** The full records of the matching sessions, sorted by event, track, session name. */
 export async function listSessionRecords(store: BlobStore, filter: SessionFilter = {}): Promise<SessionRecord[]> {
   const entries = await listSessionEntries(store, filter);
-  const records = await mapLimited(entries, READ_CONCURRENCY, (e) =>
+  const records = await mapPool(entries, READ_CONCURRENCY, (e) =>
     // A record replaced between the listing and this read is simply skipped; its successor is listed next time.
     readBlobJson<SessionRecord>(store, e.key).catch(() => null),
   );
@@ -284,7 +271,7 @@ export async function putCachedSession(store: BlobStore, entry: CachedSessionEnt
 
 export async function listCachedSessions(store: BlobStore): Promise<CachedSessionEntry[]> {
   const keys = await store.listKeys(CACHE);
-  const entries = await mapLimited(keys, READ_CONCURRENCY, (k) =>
+  const entries = await mapPool(keys, READ_CONCURRENCY, (k) =>
     readBlobJson<CachedSessionEntry>(store, k).catch(() => null),
   );
   return entries

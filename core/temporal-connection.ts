@@ -14,7 +14,7 @@ type TemporalSettings = Pick<
 >;
 
 /** Connection options for the Temporal service, shared by the API, the worker and `npm run setup`. */
-export interface TemporalConnectionOptions {
+interface TemporalConnectionOptions {
   address: string;
   tls?: TLSConfig;
   apiKey?: string;

@@ -3,7 +3,7 @@ import { redactParameters } from './job-params';
 import { jobInternalKey } from './records';
 
 /** Where a job's webhook token is kept: in the blob store, never in a workflow's input or history. */
-export const jobWebhookSecretKey = (jobId: string): string => jobInternalKey(jobId, 'webhook-secret.json');
+const jobWebhookSecretKey = (jobId: string): string => jobInternalKey(jobId, 'webhook-secret.json');
 
 interface Webhook {
   url: string;

@@ -8,8 +8,6 @@
 /** The workflow id of a job's webhook notifier: one per job, across its runs. */
 export const notifierWorkflowId = (jobId: string): string => `notify-${jobId}`;
 
-export type WebhookPhase = 'processing' | 'completed' | 'failed';
-
 /** Default number of delivery attempts; with {@link retryDelayMs} they span about an hour. */
 export const DEFAULT_WEBHOOK_ATTEMPTS = 8;
 
@@ -23,16 +21,16 @@ export function classifyResponse(status: number): DeliveryOutcome {
 }
 
 /** First gap of the backoff. */
-export const WEBHOOK_RETRY_BASE_MS = 10_000;
+const WEBHOOK_RETRY_BASE_MS = 10_000;
 /** Growth per attempt. */
-export const WEBHOOK_RETRY_FACTOR = 3;
+const WEBHOOK_RETRY_FACTOR = 3;
 /** Longest computed gap: 10 s, 30 s, 90 s, 270 s, 810 s, 1200 s, 1200 s = 3610 s (about an hour) over 7 gaps. */
-export const WEBHOOK_RETRY_CAP_MS = 20 * 60_000;
+const WEBHOOK_RETRY_CAP_MS = 20 * 60_000;
 /** Longest wait a receiver's `Retry-After` may ask for. */
-export const WEBHOOK_RETRY_AFTER_CAP_MS = 60 * 60_000;
+const WEBHOOK_RETRY_AFTER_CAP_MS = 60 * 60_000;
 
 /** `Retry-After` (delta seconds or HTTP date) as milliseconds from `nowMs`, or null when absent or unusable. */
-export function parseRetryAfter(header: string | null | undefined, nowMs: number = Date.now()): number | null {
+function parseRetryAfter(header: string | null | undefined, nowMs: number = Date.now()): number | null {
   if (header == null) return null;
   const v = header.trim();
   if (!v) return null;
@@ -57,32 +55,30 @@ export function retryDelayMs(attempt: number, retryAfterHeader?: string | null, 
   return Math.max(backoff, Math.min(asked, WEBHOOK_RETRY_AFTER_CAP_MS));
 }
 
-export interface WebhookRefs {
+interface WebhookRefs {
   /** Our job id. */
   process: { id: string };
   /** The client's own job id, null when it gave none. */
   job: { id: string | null };
 }
 
-export interface ProgressWebhookBody extends WebhookRefs {
+interface ProgressWebhookBody extends WebhookRefs {
   phase: 'processing';
   progress: number;
   message: string;
 }
 
-export interface CompletedWebhookBody extends WebhookRefs {
+interface CompletedWebhookBody extends WebhookRefs {
   phase: 'completed';
   message: string;
   data: unknown;
 }
 
-export interface FailedWebhookBody extends WebhookRefs {
+interface FailedWebhookBody extends WebhookRefs {
   phase: 'failed';
   message: string;
   error: unknown;
 }
-
-export type WebhookBody = ProgressWebhookBody | CompletedWebhookBody | FailedWebhookBody;
 
 export function progressBody(
   jobId: string,

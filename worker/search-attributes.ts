@@ -1,15 +1,7 @@
 import type { Connection } from '@temporalio/client';
-import type { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import type { SearchAttributeType } from '@temporalio/common';
 import proto from '@temporalio/proto';
-import { batchIdAttribute, jobStatusAttribute, jobTypeAttribute, userIdAttribute } from '../workflows/definitions';
-
-/** The custom search attributes jobs and batches set (workflows/definitions.ts); the Temporal UI filters by them. */
-export const PROJECT_SEARCH_ATTRIBUTES: ReturnType<typeof defineSearchAttributeKey<SearchAttributeType>>[] = [
-  jobTypeAttribute,
-  jobStatusAttribute,
-  batchIdAttribute,
-  userIdAttribute,
-];
+import { SEARCH_ATTRIBUTE_KEYS } from '../core/search-attributes';
 
 const IndexedValueType = proto.temporal.api.enums.v1.IndexedValueType;
 
@@ -37,7 +29,7 @@ export async function registerSearchAttributes(connection: Connection, namespace
   );
   const missing: Record<string, number> = {};
   const present: string[] = [];
-  for (const key of PROJECT_SEARCH_ATTRIBUTES) {
+  for (const key of SEARCH_ATTRIBUTE_KEYS) {
     const want = indexedType(key.type);
     const have = existing.get(key.name);
     if (have === undefined) missing[key.name] = want;

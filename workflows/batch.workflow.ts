@@ -11,14 +11,13 @@ import {
   workflowInfo,
   WorkflowIdReusePolicy,
 } from '@temporalio/workflow';
+import { jobSearchAttributes, jobStatusAttribute } from '../core/search-attributes';
 import {
   batchStateQuery,
   failAllUpdate,
   failJobSignal,
   jobFinishedSignal,
   jobRestartedSignal,
-  jobSearchAttributes,
-  jobStatusAttribute,
   toggleActiveSignal,
   type BatchInput,
   type BatchState,

@@ -2,24 +2,7 @@
  * Inputs, outputs and messages shared by workflows, the API and the worker. Types and message definitions only:
  * renaming a message or a workflow breaks running jobs.
  */
-import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair } from '@temporalio/common';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-
-/** Search attributes of jobs and batches (registered with the dev server by scripts/services.mjs). */
-export const jobTypeAttribute = defineSearchAttributeKey('JobType', SearchAttributeType.KEYWORD);
-export const jobStatusAttribute = defineSearchAttributeKey('JobStatus', SearchAttributeType.KEYWORD);
-export const batchIdAttribute = defineSearchAttributeKey('BatchId', SearchAttributeType.KEYWORD);
-export const userIdAttribute = defineSearchAttributeKey('UserId', SearchAttributeType.KEYWORD);
-
-/** The search attributes a job starts with (pending), typed. */
-export function jobSearchAttributes(a: { jobType: string; batchId?: string; userId?: string }): SearchAttributePair[] {
-  return [
-    { key: jobTypeAttribute, value: a.jobType },
-    { key: jobStatusAttribute, value: 'pending' },
-    ...(a.batchId ? [{ key: batchIdAttribute, value: a.batchId }] : []),
-    ...(a.userId ? [{ key: userIdAttribute, value: a.userId }] : []),
-  ];
-}
 
 export type JobType =
   | 'pdf'

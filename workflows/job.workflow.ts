@@ -7,12 +7,12 @@ import {
   getExternalWorkflowHandle,
   patched,
 } from '@temporalio/workflow';
+import { jobStatusAttribute } from '../core/search-attributes';
 import {
   failJobSignal,
   jobFinishedSignal,
   jobRestartedSignal,
   jobStateQuery,
-  jobStatusAttribute,
   type JobError,
   type JobInput,
   type JobState,

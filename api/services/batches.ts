@@ -1,15 +1,20 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
-import { BlobNotFoundError, readBlobJson, writeBlobJson, type BlobStore } from '../../core/blob-store';
+import {
+  BlobNotFoundError,
+  cachedJsonReader,
+  readBlobJson,
+  writeBlobJson,
+  type BlobStore,
+  type CachedJsonReader,
+} from '../../core/blob-store';
 import { AppError } from '../../core/errors';
 import { isBatchId, newBatchId, newJobId } from '../../core/ids';
-import { INLINE_PARAMS_BYTES, summariseParameters } from '../../core/job-params';
 import { withResults } from '../../core/job-results';
 import { sealWebhook } from '../../core/webhook-secret';
-import { batchManifestKey, batchRecordKey, jobParametersKey, jobRecordKey } from '../../core/records';
+import { mapPool } from '../../core/pool';
+import { batchSearchAttributes } from '../../core/search-attributes';
+import { batchManifestKey, batchRecordKey, jobRecordKey } from '../../core/records';
 import {
-  batchIdAttribute,
-  jobStatusAttribute,
-  userIdAttribute,
   batchStateQuery,
   CODE_STATUS,
   failAllUpdate,
@@ -24,6 +29,7 @@ import {
 import type { batchWorkflow } from '../../workflows/batch.workflow';
 import { initialState } from '../../workflows/job-state';
 import type { TemporalGateway } from '../temporal';
+import { offloadParameters } from './job-parameters';
 import { idFromKey } from './jobs';
 
 export interface CreateBatch {
@@ -34,38 +40,26 @@ export interface CreateBatch {
   idempotencyKey?: string;
 }
 
-async function parallel<T>(items: T[], limit: number, fn: (t: T) => Promise<void>): Promise<void> {
-  let i = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (i < items.length) await fn(items[i++]);
-    }),
-  );
-}
-
 /**
  * Batches on Temporal: one `batchWorkflow` per batch (workflow id = batch id) whose children are the jobs. The
  * manifest (every job's spec) lives in the blob store; each job gets a pending record at creation so it is
  * readable before the batch starts it.
  */
 export class BatchService {
-  private readonly manifests = new Map<string, BatchManifest>();
+  /** Manifests never change once written: the newest 50 read or written are kept. */
+  private readonly manifests: CachedJsonReader<BatchManifest>;
 
   constructor(
     private readonly temporal: TemporalGateway,
     private readonly store: BlobStore,
     private readonly window: number,
     private readonly webhookRetryScale = 1,
-  ) {}
+  ) {
+    this.manifests = cachedJsonReader(store, 50);
+  }
 
-  async manifest(batchId: string): Promise<BatchManifest> {
-    let m = this.manifests.get(batchId);
-    if (!m) {
-      m = await readBlobJson<BatchManifest>(this.store, batchManifestKey(batchId));
-      this.manifests.set(batchId, m);
-      if (this.manifests.size > 50) this.manifests.delete(this.manifests.keys().next().value!);
-    }
-    return m;
+  manifest(batchId: string): Promise<BatchManifest> {
+    return this.manifests.read(batchManifestKey(batchId));
   }
 
   async create(req: CreateBatch): Promise<{ state: BatchState; jobs: JobState[]; created: boolean }> {
@@ -91,14 +85,10 @@ export class BatchService {
       })),
     };
     // Webhook tokens and large parameters go to the blob store; the manifest and workflow history keep neither.
-    await parallel(manifest.jobs, 16, async (j) => {
+    await mapPool(manifest.jobs, 16, async (j) => {
       const sealed = await sealWebhook(this.store, j.job_id, j.webhook, j.parameters);
-      j.parameters = sealed.parameters;
+      j.parameters = await offloadParameters(this.store, j.job_id, sealed.parameters);
       if (sealed.webhook) j.webhook = sealed.webhook;
-      if (Buffer.byteLength(JSON.stringify(j.parameters)) > INLINE_PARAMS_BYTES) {
-        await writeBlobJson(this.store, jobParametersKey(j.job_id), j.parameters);
-        j.parameters = summariseParameters(j.parameters);
-      }
     });
     const manifestKey = batchManifestKey(batchId);
     await writeBlobJson(this.store, manifestKey, manifest);
@@ -119,7 +109,7 @@ export class BatchService {
         createdAt,
       ),
     );
-    await parallel(jobs, 16, (j) => writeBlobJson(this.store, jobRecordKey(j.job_id), j).then(() => undefined));
+    await mapPool(jobs, 16, (j) => writeBlobJson(this.store, jobRecordKey(j.job_id), j));
     const input: BatchInput = {
       batchId,
       batchName: req.batchName,
@@ -137,17 +127,13 @@ export class BatchService {
         taskQueue: this.temporal.queues.io,
         args: [input],
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
-        typedSearchAttributes: [
-          { key: batchIdAttribute, value: batchId },
-          { key: jobStatusAttribute, value: 'pending' },
-          ...(req.userId ? [{ key: userIdAttribute, value: req.userId }] : []),
-        ],
+        typedSearchAttributes: batchSearchAttributes({ batchId, userId: req.userId }),
         memo: { summary: `batch ${req.batchName} (${manifest.jobs.length} jobs)` },
       });
     } catch (e) {
       if (!(e instanceof WorkflowExecutionAlreadyStartedError && req.idempotencyKey)) throw e;
     }
-    this.manifests.set(batchId, manifest);
+    this.manifests.remember(manifestKey, manifest);
     const state: BatchState = {
       batch_id: batchId,
       batch_name: req.batchName,
@@ -211,15 +197,9 @@ export class BatchService {
 
   async jobRecords(batchId: string): Promise<JobState[]> {
     const m = await this.manifest(batchId);
-    const out: JobState[] = new Array(m.jobs.length);
-    await parallel(
-      m.jobs.map((j, i) => ({ j, i })),
-      16,
-      async ({ j, i }) => {
-        out[i] = await withResults(this.store, await readBlobJson<JobState>(this.store, jobRecordKey(j.job_id)));
-      },
+    return mapPool(m.jobs, 16, async (j) =>
+      withResults(this.store, await readBlobJson<JobState>(this.store, jobRecordKey(j.job_id))),
     );
-    return out;
   }
 
   /** Flips the batch's flag, or sets it to `active` when given (idempotent). Answers the flag after the change. */

@@ -7,7 +7,7 @@ import { isTerminal } from '../../workflows/job-state';
 import type { JobService } from './jobs';
 
 /** The body of an event, the same as its webhook. */
-export function eventBody(s: JobState, ev: JobEvent): unknown {
+function eventBody(s: JobState, ev: JobEvent): unknown {
   const clientJobId = s.input?.webhook?.jobId;
   if (ev.phase === 'processing') return progressBody(s.job_id, clientJobId, ev.progress, ev.message);
   if (ev.phase === 'completed') return completedBody(s.job_id, clientJobId, ev.message, resultData(s.results));

@@ -4,7 +4,7 @@ import { SERVICE_NAME, SERVICE_VERSION } from '../../core/version';
 import type { pingWorkflow } from '../../workflows/ping.workflow';
 import { describePollers, type TemporalGateway } from '../temporal';
 
-export type CheckStatus = 'ok' | 'degraded' | 'unavailable';
+type CheckStatus = 'ok' | 'degraded' | 'unavailable';
 
 export interface Check {
   status: CheckStatus;
@@ -13,7 +13,7 @@ export interface Check {
   [k: string]: unknown;
 }
 
-export interface HealthReport {
+interface HealthReport {
   status: CheckStatus;
   service: string;
   version: string;

@@ -6,7 +6,7 @@ import { jobOutputPrefix } from '../../core/records';
 import { attachment } from './archive';
 
 /** A client path resolved to the job output folder it names: the job and the path inside its output ('' = the folder). */
-export interface JobFileTarget {
+interface JobFileTarget {
   jobId: string;
   rel: string;
 }
@@ -58,7 +58,7 @@ export function resolveJobFilePath(rawPath: string): JobFileTarget {
 }
 
 /** What a folder path answers: the files under it, each with the path that downloads it. */
-export interface FolderListing {
+interface FolderListing {
   path: string;
   files: { path: string; size: number; mime: string }[];
 }

@@ -1,11 +1,14 @@
+import { writeBlobJson, type BlobStore } from '../../core/blob-store';
 import { AppError, validationMessage } from '../../core/errors';
-import { jobParamsByType } from '../../core/job-params';
+import { INLINE_PARAMS_BYTES, jobParamsByType, summariseParameters } from '../../core/job-params';
+import { jobParametersKey } from '../../core/records';
 import { sanitizeName, sessionPath } from '../../core/session-store';
 import { loadTemplate, TEMPLATES_DIR } from '../../core/templates';
 import type { JobType } from '../../workflows/definitions';
 
-// Job parameters as the routes check them before anything is queued: the job type's schema, and what a session
-// request needs beyond it. Shared by the job, session, legacy event-job and media routes.
+// Job parameters as the routes check them before anything is queued (the job type's schema, and what a session
+// request needs beyond it; shared by the job, session, legacy event-job and media routes), and as a job's workflow
+// input carries them.
 
 /** Validates `parameters` against the job type's schema; issues are reported under `parameters.…`. */
 export function validateParameters(
@@ -60,4 +63,19 @@ export async function sessionParameters(
   const parameters = validateParameters('session', body, path);
   await checkSessionRequest(parameters, path);
   return parameters;
+}
+
+/**
+ * The parameters a job's workflow input carries: as they are, or, past `INLINE_PARAMS_BYTES`, a summary, with the
+ * full parameters in the job's folder (`jobParametersKey`, read back by the activities' `fullParameters`), so
+ * workflow history stays small.
+ */
+export async function offloadParameters(
+  store: BlobStore,
+  jobId: string,
+  parameters: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
+  if (Buffer.byteLength(JSON.stringify(parameters)) <= INLINE_PARAMS_BYTES) return parameters;
+  await writeBlobJson(store, jobParametersKey(jobId), parameters);
+  return summariseParameters(parameters);
 }

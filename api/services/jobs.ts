@@ -1,16 +1,16 @@
 import { createHash } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
-import { readBlobJson, writeBlobJson, BlobNotFoundError, type BlobStore } from '../../core/blob-store';
+import { readBlobJson, BlobNotFoundError, type BlobStore } from '../../core/blob-store';
 import { AppError, isErrorCode } from '../../core/errors';
 import { isJobId, newJobId } from '../../core/ids';
-import { INLINE_PARAMS_BYTES, redactParameters, summariseParameters } from '../../core/job-params';
+import { redactParameters } from '../../core/job-params';
 import { withResults, type ResultsRef } from '../../core/job-results';
 import { sealWebhook } from '../../core/webhook-secret';
-import { jobParametersKey, jobRecordKey } from '../../core/records';
+import { jobRecordKey } from '../../core/records';
+import { jobSearchAttributes } from '../../core/search-attributes';
 // Workflows are started by name (the worker registers each under its function's name): the API loads no workflow code.
 import type { jobWorkflow } from '../../workflows/job.workflow';
 import {
-  jobSearchAttributes,
   jobStateQuery,
   type JobInput,
   type JobState,
@@ -20,6 +20,7 @@ import {
 import { isTerminal, logsForRestart } from '../../workflows/job-state';
 import type { TemporalGateway } from '../temporal';
 import { JobAccepted, type AsyncPreference } from './async-preference';
+import { offloadParameters } from './job-parameters';
 import { awaitRunClosed, awaitRunRecord, QUERY_DEADLINE_MS, SharedReads, withWebhookLog } from './job-runs';
 import { RequestBound } from './request-bound';
 
@@ -171,15 +172,6 @@ export class JobService {
     }
   }
 
-  private async prepareParameters(
-    jobId: string,
-    parameters: Record<string, unknown>,
-  ): Promise<Record<string, unknown>> {
-    if (Buffer.byteLength(JSON.stringify(parameters)) <= INLINE_PARAMS_BYTES) return parameters;
-    await writeBlobJson(this.store, jobParametersKey(jobId), parameters);
-    return summariseParameters(parameters);
-  }
-
   /** Starts a job. With an idempotency key, a repeated request answers the job the first one created. */
   async create(req: CreateJob): Promise<{ state: JobState; created: boolean }> {
     // Before anything is written: a job refused for an unreachable Temporal leaves nothing behind.
@@ -194,7 +186,7 @@ export class JobService {
     const input: JobInput = {
       jobId,
       jobType: req.jobType,
-      parameters: await this.prepareParameters(jobId, sealed.parameters),
+      parameters: await offloadParameters(this.store, jobId, sealed.parameters),
       createdAt,
       run: 1,
       ...(req.userId ? { userId: req.userId } : {}),

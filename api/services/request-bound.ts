@@ -2,7 +2,7 @@ import type { Context } from 'koa';
 import { AppError } from '../../core/errors';
 
 /** Seconds a refused client is asked to wait (`Retry-After`): a heavy request usually ends within seconds. */
-export const HEAVY_RETRY_AFTER_SECONDS = 2;
+const HEAVY_RETRY_AFTER_SECONDS = 2;
 
 /**
  * A bound on concurrent heavy requests (uploads processed synchronously and the results they answer): past it a

@@ -13,7 +13,8 @@ const SUFFIX = Buffer.from('}');
  * job fields (the pipeline shaped it), and `X-Cache` says whether the pipeline took it from the result cache.
  * Results stored as `data` (job-results.ts) are streamed from the blob store between the envelope's prefix and
  * suffix, never parsed: the bytes are what `JSON.stringify` of the envelope gives, and memory stays flat however
- * large the text. Older records (results embedded) are answered from the parsed results.
+ * large the text. A state that points at no stored results (read live when the record is not there) is answered
+ * from the results it carries.
  */
 export async function answerWithResults(ctx: Context, store: BlobStore, done: JobRecord): Promise<void> {
   const ref = done.results_ref;

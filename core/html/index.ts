@@ -1,2 +1,2 @@
 export { htmlToMarkdown } from './markdown';
-export { expandTableSpans, extractTables, type ExtractedTable, type SpanLimits } from './tables';
+export { expandTableSpans, extractTables, type ExtractedTable } from './tables';

@@ -69,7 +69,7 @@ interface Slot {
 }
 
 /** One row group as HTML defines it: a thead, tbody or tfoot, or a run of <tr> directly under <table>. */
-export interface RowGroup {
+interface RowGroup {
   section: Element | null;
   rows: Element[];
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { AppError } from '../../core/errors';
+import { mapPool } from '../../core/pool';
 import {
   backoffDelay,
   type BackoffPolicy,
@@ -164,24 +165,15 @@ class MistralOcr implements ExternalOcr {
   ): Promise<R[]> {
     const stop = new AbortController();
     const signal = outer ? AbortSignal.any([outer, stop.signal]) : stop.signal;
-    const results: R[] = new Array(items.length);
-    let next = 0;
-    let failure: { err: unknown } | undefined;
-    const worker = async () => {
-      while (!failure && next < items.length) {
-        const i = next++;
-        try {
-          results[i] = await work(items[i], signal);
-        } catch (err) {
-          failure ??= { err };
-          stop.abort();
-        }
-      }
-    };
-    const n = Math.min(items.length, Math.max(1, this.options.concurrency ?? 2));
-    await Promise.all(Array.from({ length: n }, worker));
+    const results = await mapPool(items, Math.max(1, this.options.concurrency ?? 2), (item) =>
+      work(item, signal).catch((err: unknown) => {
+        stop.abort();
+        throw err;
+      }),
+    ).catch((err: unknown) => {
+      throw outer?.aborted ? outer.reason : err;
+    });
     if (outer?.aborted) throw outer.reason;
-    if (failure) throw failure.err;
     return results;
   }
 

@@ -1,11 +1,4 @@
 export * from './types';
-export { UpstreamError, parseRetryAfter, backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from './retry';
-export { UsageRecorder, computeCost } from './usage';
-export {
-  OpenAiLlmProvider,
-  createLlmProvider,
-  requireLlm,
-  imagePart,
-  parseJsonObject,
-  type OpenAiLlmOptions,
-} from './openai.provider';
+export { UpstreamError } from './retry';
+export { UsageRecorder } from './usage';
+export { createLlmProvider, imagePart } from './openai.provider';

@@ -1,6 +1,6 @@
 /**
  * OCR through the tesseract CLI: one process per image, `OMP_THREAD_LIMIT=1` (OpenMP made a page five times
- * slower on two cores), pages in parallel through `mapPool` with one slot per worker core. One run yields text
+ * slower on two cores), pages in parallel through `mapPool` (core/pool.ts) with one slot per worker core. One run yields text
  * and confidence: the TSV output is parsed and the text rebuilt from its block, paragraph and line numbers.
  */
 import { rm } from 'node:fs/promises';
@@ -307,35 +307,4 @@ export async function ocrOriented(imagePath: string, opts: OcrOptions): Promise<
   } finally {
     await rm(turned, { force: true });
   }
-}
-
-/**
- * Maps items with at most `concurrency` calls of `fn` running at once; results keep the items' order. After the
- * first failure no new item starts; the promise rejects with that failure once the running calls have settled,
- * so no work outlives the call (pass an AbortSignal to `fn` to stop running work early).
- */
-export async function mapPool<T, R>(
-  items: readonly T[],
-  concurrency: number,
-  fn: (item: T, index: number) => Promise<R>,
-): Promise<R[]> {
-  const results = new Array<R>(items.length);
-  let next = 0;
-  let failed = false;
-  let firstError: unknown;
-  const lane = async () => {
-    while (!failed && next < items.length) {
-      const i = next++;
-      try {
-        results[i] = await fn(items[i], i);
-      } catch (err) {
-        if (!failed) firstError = err;
-        failed = true;
-      }
-    }
-  };
-  const lanes = Math.max(1, Math.min(Math.floor(concurrency) || 1, items.length));
-  await Promise.all(Array.from({ length: lanes }, lane));
-  if (failed) throw firstError;
-  return results;
 }

@@ -23,5 +23,3 @@ export class PdfError extends AppError {
     this.name = 'PdfError';
   }
 }
-
-export const isPdfError = (err: unknown): err is PdfError => err instanceof PdfError;

@@ -10,6 +10,7 @@ import {
   type BlobStore,
   type PutOptions,
 } from '../../core/blob-store';
+import { mapPool } from '../../core/pool';
 import { toReadable } from './hashing';
 
 export interface S3Options {
@@ -160,15 +161,7 @@ export class S3BlobStore implements BlobStore {
   async list(prefix: string): Promise<BlobStat[]> {
     const keys = await this.listKeys(prefix);
     // Two requests per key, at most 32 keys at a time: unbounded, 10,000 keys made MinIO answer 429 SlowDown.
-    const stats: (BlobStat | null)[] = new Array(keys.length);
-    let next = 0;
-    const worker = async () => {
-      while (next < keys.length) {
-        const i = next++;
-        stats[i] = await this.stat(keys[i]!);
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(32, keys.length) }, worker));
+    const stats = await mapPool(keys, 32, (key) => this.stat(key));
     return stats.filter((s): s is BlobStat => s !== null);
   }
 

@@ -7,7 +7,8 @@ import type { LlmServer } from '../support/llm-server';
 import { sharedDevServer } from '../support/servers';
 import { until } from '../support/jobs';
 import { newJobId, taskQueues } from '../../core/ids';
-import { jobSearchAttributes, type JobInput } from '../../workflows/definitions';
+import { jobSearchAttributes } from '../../core/search-attributes';
+import type { JobInput } from '../../workflows/definitions';
 import { jobWorkflow } from '../../workflows/job.workflow';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 

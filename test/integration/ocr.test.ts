@@ -5,13 +5,13 @@ import path from 'node:path';
 import {
   DEFAULT_LANGUAGES,
   installedLanguages,
-  mapPool,
   ocrImage,
   parseTesseractTsv,
   toTesseractLanguages,
   ocrLanguagesFor,
 } from '../../providers/ocr/tesseract';
 import { renderPages } from '../../providers/pdf/render';
+import { mapPool } from '../../core/pool';
 import type { AppError } from '../../core/errors';
 import { configureEngineWatchdog, engineStallTimeoutMs, EngineStallError } from '../../providers/process/run-tool';
 import { toActivityFailure } from '../support/boundary';
@@ -240,43 +240,5 @@ describe('tesseract TSV output', () => {
     );
     expect(parseTesseractTsv(tsv)).to.deep.equal({ text: 'ok', confidence: 50, words: 1 });
     expect(parseTesseractTsv(HEADER)).to.deep.equal({ text: '', confidence: 0, words: 0 });
-  });
-});
-
-describe('mapPool', () => {
-  it('keeps the order of the items and never runs more than the concurrency at once', async () => {
-    let running = 0;
-    let peak = 0;
-    const out = await mapPool([50, 10, 30, 5, 20, 1], 2, async (ms, i) => {
-      running++;
-      peak = Math.max(peak, running);
-      await new Promise((r) => setTimeout(r, ms));
-      running--;
-      return i * 10;
-    });
-    expect(out).to.deep.equal([0, 10, 20, 30, 40, 50]);
-    expect(peak).to.equal(2);
-  });
-
-  it('starts no new item after a failure and rejects once the running ones are done', async () => {
-    const started: number[] = [];
-    let finished = 0;
-    const work = mapPool([1, 2, 3, 4, 5], 2, async (n) => {
-      started.push(n);
-      await new Promise((r) => setTimeout(r, n === 1 ? 5 : 30));
-      finished++;
-      if (n === 1) throw new Error('page 1 failed');
-      return n;
-    });
-    await work.then(
-      () => expect.fail('should reject'),
-      (err: Error) => expect(err.message).to.equal('page 1 failed'),
-    );
-    expect(started).to.deep.equal([1, 2]);
-    expect(finished).to.equal(2);
-  });
-
-  it('returns an empty list for no items', async () => {
-    expect(await mapPool([], 4, async () => 1)).to.deep.equal([]);
   });
 });

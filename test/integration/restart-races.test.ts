@@ -24,7 +24,7 @@ import { createLocalEnv, startHarness, type Harness } from '../support/workflow-
 
 // Restart is safe by construction (contract §3): the API only starts the new run; the run writes its own record and
 // reports itself to its batch with its run number, and webhook delivery lives in the job's notifier. These tests
-// force the interleavings that broke the old choreography, on the real dev server.
+// force the interleavings a restart can meet (late, stale and repeated reports), on the real dev server.
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -165,7 +165,7 @@ describe('restart races on a local Temporal dev server', function () {
     await sleep(500);
     expect(await jobRecord(jobId), 'never overwritten back to pending').to.include({ status: 'failed', run: 2 });
 
-    // Late and stale reports: run 2's restart report again (the old race: a finished job counted as running), and
+    // Late and stale reports: run 2's restart report again (counted, it would show a finished job as running), and
     // run 1's report of a different outcome. The batch ignores both.
     await batch.signal(jobRestartedSignal, { index, run: 2, jobId });
     await batch.signal(jobFinishedSignal, { index, status: 'completed', run: 1 });

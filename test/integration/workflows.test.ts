@@ -19,7 +19,8 @@ import {
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 import { connectTracked, type TrackedConnection } from '../support/temporal-calls';
 import { sharedBundle } from '../support/worker';
-import { createLocalEnv, htmlOfSize, SA, sectionsHtml, startHarness, type Harness } from '../support/workflow-env';
+import { jobStatusAttribute, jobTypeAttribute } from '../../core/search-attributes';
+import { createLocalEnv, htmlOfSize, sectionsHtml, startHarness, type Harness } from '../support/workflow-env';
 
 const { EventType } = proto.temporal.api.enums.v1;
 
@@ -128,8 +129,8 @@ describe('job and batch workflows on a local Temporal dev server', function () {
 
     const desc = await handle.describe();
     expect(desc.status.name).to.equal('COMPLETED');
-    expect(desc.typedSearchAttributes.get(SA.JobStatus)).to.equal('completed');
-    expect(desc.typedSearchAttributes.get(SA.JobType)).to.equal('transformer');
+    expect(desc.typedSearchAttributes.get(jobStatusAttribute)).to.equal('completed');
+    expect(desc.typedSearchAttributes.get(jobTypeAttribute)).to.equal('transformer');
   });
 
   it('fails a pdf job for a missing file with FILE_NOT_FOUND and records the failure with that code', async () => {
@@ -150,8 +151,8 @@ describe('job and batch workflows on a local Temporal dev server', function () {
     expect(rec.logs.at(-1)!.message).to.equal(`Job failed: FILE_NOT_FOUND: ${cause.message}`);
     const desc = await handle.describe();
     expect(desc.status.name).to.equal('FAILED');
-    expect(desc.typedSearchAttributes.get(SA.JobStatus)).to.equal('failed');
-    expect(desc.typedSearchAttributes.get(SA.JobType)).to.equal('pdf');
+    expect(desc.typedSearchAttributes.get(jobStatusAttribute)).to.equal('failed');
+    expect(desc.typedSearchAttributes.get(jobTypeAttribute)).to.equal('pdf');
   });
 
   it('fails a job with CANCELLED and the reason when failJob arrives while a large page converts', async () => {

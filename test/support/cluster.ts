@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
+import { mapPool } from '../../core/pool';
 import { choosePort, freePort, startMinio } from '../../scripts/services.mjs';
 import { healthOk, spawnService, waitFor, type Proc } from './processes';
 import { textPdf } from './results';
@@ -30,7 +31,7 @@ export interface Cluster {
   stop(): Promise<void>;
 }
 
-export function workerReady(p: Proc): Promise<true> {
+function workerReady(p: Proc): Promise<true> {
   return waitFor(
     async () => (p.output().includes('"msg":"worker ready"') ? true : undefined),
     'the worker to be ready',
@@ -39,7 +40,7 @@ export function workerReady(p: Proc): Promise<true> {
   );
 }
 
-export async function killHard(p: Proc): Promise<void> {
+async function killHard(p: Proc): Promise<void> {
   if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
   await p.ended;
 }
@@ -136,7 +137,7 @@ export function writeLightPdfs(dir: string, n: number): { file: string; marker: 
 }
 
 /** True when a fetch failed because nothing listens there (the request never reached a server). */
-export function refused(err: unknown): boolean {
+function refused(err: unknown): boolean {
   const cause = (err as { cause?: { code?: string } })?.cause;
   return cause?.code === 'ECONNREFUSED';
 }
@@ -145,7 +146,7 @@ export function refused(err: unknown): boolean {
  * POST /api/jobs/ for a PDF job with a webhook to `url`, on `urls[0]`; on a refused connection (that API is down:
  * the request reached nothing) on the next one, as a load balancer would. Answers the job id and the API used.
  */
-export async function submitPdfJob(
+async function submitPdfJob(
   urls: string[],
   file: string,
   hook: WebhookReceiver,
@@ -187,7 +188,7 @@ export function completedWebhooks(hook: WebhookReceiver): Map<string, Set<string
   return byJob;
 }
 
-export interface Submitted {
+interface Submitted {
   jobId: string;
   via: string;
   marker: string;
@@ -202,19 +203,6 @@ export interface RunResult {
   killedAt?: number;
   /** Jobs posted to the other API because the chosen one refused the connection (it was down). */
   failedOver: number;
-}
-
-/** Runs `work` over `items` with at most `limit` at a time, in order of start. */
-async function pool<T>(items: T[], limit: number, work: (item: T, i: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        await work(items[i], i);
-      }
-    }),
-  );
 }
 
 /**
@@ -235,7 +223,7 @@ export async function runRoundRobin(
   let failedOver = 0;
   const t0 = Date.now();
   const submit = (from: number, to: number) =>
-    pool(docs.slice(from, to), 4, async (doc, k) => {
+    mapPool(docs.slice(from, to), 4, async (doc, k) => {
       const i = from + k;
       const order = c.apis.map((_, j) => c.apis[(i + j) % c.apis.length].url);
       const r = await submitPdfJob(order, doc.file, hook);

@@ -63,7 +63,7 @@ export async function holdJobOutput(store: BlobStore, jobId: string): Promise<vo
   await store.put(`${jobOutputKey(jobId, 'result.md')}/hold`, 'hold');
 }
 
-export interface RawReply {
+interface RawReply {
   status: number;
   headers: http.IncomingHttpHeaders;
   body: Buffer;

@@ -36,7 +36,7 @@ export type LlmReply =
   /** Never answer; the connection stays open until the client gives up. */
   | { hang: true };
 
-export type LlmHandler = (req: LlmRequest) => LlmReply | undefined | Promise<LlmReply | undefined>;
+type LlmHandler = (req: LlmRequest) => LlmReply | undefined | Promise<LlmReply | undefined>;
 
 export interface LlmServer {
   /** Base URL for the client: `http://127.0.0.1:<port>/v1`. */
@@ -61,7 +61,7 @@ export interface LlmServer {
   close(): Promise<void>;
 }
 
-export interface LlmServerOptions {
+interface LlmServerOptions {
   /** When set, requests without `Authorization: Bearer <apiKey>` get 401 (whose message echoes the key sent). */
   apiKey?: string;
   /** Listed by `GET /v1/models`. */

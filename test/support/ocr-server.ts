@@ -24,7 +24,7 @@ const run = promisify(execFile);
  * Each OCR request takes the next scripted fault first (`fail429`, `fail500`, `fail`, `malformed`, `hang`,
  * `latency`), else the normal answer.
  */
-export interface OcrRequest {
+interface OcrRequest {
   path: string;
   /** Lower-case names, `authorization` included. */
   headers: http.IncomingHttpHeaders;
@@ -40,7 +40,7 @@ export interface OcrRequest {
   receivedAt: number;
 }
 
-export type OcrFault =
+type OcrFault =
   | { status: number; body?: unknown; headers?: Record<string, string> }
   | { malformed: 'not-json' | 'wrong-shape' }
   | { hang: true }
@@ -66,7 +66,7 @@ export interface OcrServer {
   close(): Promise<void>;
 }
 
-export interface OcrServerOptions {
+interface OcrServerOptions {
   apiKey?: string;
   /** The `model` of every answer; default `mistral-ocr-2503-completion`. */
   model?: string;
@@ -77,7 +77,7 @@ export interface OcrServerOptions {
 }
 
 /** A real 1×1 PNG. */
-export const TINY_PNG_DATA_URL =
+const TINY_PNG_DATA_URL =
   'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 
 const DATA_URL = /^data:([^;,]+)(?:;[^,]*)?;base64,(.*)$/s;

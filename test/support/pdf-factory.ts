@@ -10,14 +10,12 @@ import { deflateSync } from 'node:zlib';
 import { runTool } from '../../providers/process/run-tool';
 import { infoStringBytes, makeEncryption, pdfLiteral, PdfWriter } from './pdf-writer';
 
-export { pdfLiteral, winAnsiBytes } from './pdf-writer';
-
 /** A4 in points. */
-export const PAGE_WIDTH = 595;
+const PAGE_WIDTH = 595;
 export const PAGE_HEIGHT = 842;
 
 /** A text string drawn at a position (points, origin bottom left). */
-export interface TextRun {
+interface TextRun {
   text: string;
   x: number;
   y: number;
@@ -25,7 +23,7 @@ export interface TextRun {
 }
 
 /** An 8-bit grayscale raster. */
-export interface GrayImage {
+interface GrayImage {
   width: number;
   height: number;
   pixels: Buffer;
@@ -49,7 +47,7 @@ export type PageSpec =
   /** A full-page image and no text layer, as a scanner makes it. */
   | { kind: 'image'; image: GrayImage; dpi: number };
 
-export interface PdfSpec {
+interface PdfSpec {
   pages: PageSpec[];
   title?: string;
   author?: string;

@@ -71,7 +71,7 @@ const md5 = (...parts: Buffer[]) => parts.reduce((h, p) => h.update(p), createHa
 const padPassword = (pw: string) => Buffer.concat([Buffer.from(pw, 'latin1'), PAD]).subarray(0, 32);
 
 /** RC4 in plain code: OpenSSL 3 keeps its own RC4 in the legacy provider, which Node may not load. */
-export function rc4(key: Buffer, data: Buffer): Buffer {
+function rc4(key: Buffer, data: Buffer): Buffer {
   const s = Array.from({ length: 256 }, (_, i) => i);
   for (let i = 0, j = 0; i < 256; i++) {
     j = (j + s[i] + key[i % key.length]) & 255;
@@ -87,7 +87,7 @@ export function rc4(key: Buffer, data: Buffer): Buffer {
   return out;
 }
 
-export interface Encryption {
+interface Encryption {
   key: Buffer;
   o: Buffer;
   u: Buffer;
@@ -114,7 +114,7 @@ function objectKey(enc: Encryption, num: number): Buffer {
 // ---- writer --------------------------------------------------------------------------------------------------
 
 /** Builds a dictionary's entries; `str` writes a (possibly encrypted) hex string. */
-export type DictBuilder = (str: (bytes: Buffer) => string) => string;
+type DictBuilder = (str: (bytes: Buffer) => string) => string;
 
 export class PdfWriter {
   private readonly objects: ({ dict: DictBuilder; stream?: Buffer } | undefined)[] = [];

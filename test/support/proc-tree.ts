@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 
 /** Pids whose parent is `pid` (and whose command line matches `match`, when given); [] where /proc is missing. */
-export function childPids(pid: number | undefined, match?: RegExp): number[] {
+function childPids(pid: number | undefined, match?: RegExp): number[] {
   if (!pid || !fs.existsSync('/proc')) return [];
   const found: number[] = [];
   for (const e of fs.readdirSync('/proc')) {

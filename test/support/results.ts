@@ -13,7 +13,7 @@ import type { WebhookReceiver } from './webhook-receiver';
 /** Helpers of the result-shape and OCR-cache tests: inputs, the job a synchronous call ran, results vs data. */
 
 /** The fields of a job's results that are not the endpoint's `data` (spec §2 Job, plus bookkeeping). */
-export const JOB_FIELDS = ['structured_data', 'assets', 'target_dir', 'llm_info', 'from_cache'];
+const JOB_FIELDS = ['structured_data', 'assets', 'target_dir', 'llm_info', 'from_cache'];
 
 let counter = 0;
 /** A sentence no earlier request of this process sent, so its first request misses the result cache. */

@@ -29,7 +29,7 @@ export interface SessionSite {
   close(): Promise<void>;
 }
 
-export const SLIDES = ['Open maps for everyone', 'Vector tiles served from a single laptop'];
+const SLIDES = ['Open maps for everyone', 'Vector tiles served from a single laptop'];
 
 /** A session page: chrome that must not reach the Markdown, and the session's abstract in `<main>`. */
 export const sessionPage = (title: string, abstract: string): string =>

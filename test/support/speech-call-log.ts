@@ -35,7 +35,7 @@ if _log:
         _Model.transcribe = _transcribe_logged
 `;
 
-export interface SpeechCallLog {
+interface SpeechCallLog {
   /** Environment for the worker (its engine processes inherit it). */
   env: Record<string, string>;
   /** The file names transcribed so far, one entry per engine call. */

@@ -11,7 +11,7 @@ import { joinWithPauses, pcmBytes, RATE, writeWav } from './media-factory';
 import { speak } from './speech-samples';
 
 /** Ordinary prose on everyday subjects; nothing chosen or tuned for the engine. */
-export const TALK_SENTENCES = [
+const TALK_SENTENCES = [
   'Good evening and welcome to our small meeting about the new community garden.',
   'Last spring the city gave us the empty field behind the railway station.',
   'At first the ground was hard and full of stones and broken glass.',

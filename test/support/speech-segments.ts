@@ -1,7 +1,7 @@
 /** Checks on the segments of a transcription answer (speech tests). */
 import { expect } from 'chai';
 
-export interface TimedSegment {
+interface TimedSegment {
   id: number;
   start: number;
   end: number;

@@ -19,7 +19,7 @@ import { languageName } from '../../providers/speech/openai';
  * as OpenAI does, by name (`de` → `german`); without one the `detectedLanguage` option (default `english`).
  * `response_format`: `verbose_json` (language, duration, text, segments), `json` or absent (`{text}`), `text`.
  */
-export interface SpeechRequest {
+interface SpeechRequest {
   method: string;
   path: string;
   /** Lower-case names, `authorization` included. */
@@ -30,7 +30,7 @@ export interface SpeechRequest {
   receivedAt: number;
 }
 
-export type SpeechReply =
+type SpeechReply =
   /** A raw answer: `body` as JSON unless it is a string (sent as is). */
   | { status: number; body?: unknown; headers?: Record<string, string> }
   /** Wait, then answer `then` (or the default). */
@@ -49,7 +49,7 @@ export interface SpeechServer {
   close(): Promise<void>;
 }
 
-export interface SpeechServerOptions {
+interface SpeechServerOptions {
   /** When set, requests without `Authorization: Bearer <apiKey>` get 401 (whose message echoes the key sent). */
   apiKey?: string;
   /** The language name answered when the request gives none; default `english`. */

@@ -14,7 +14,7 @@ export interface ReceivedRequest {
   receivedAt: number;
 }
 
-export interface WebhookReceiverOptions {
+interface WebhookReceiverOptions {
   /** Status per successive request; 200 once they are used up. */
   responses?: number[];
   /** Status for one request, decided from the request itself (its body, its headers); undefined falls back to `responses`. */

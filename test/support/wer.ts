@@ -2,7 +2,7 @@
 import { levenshtein } from './accuracy';
 
 /** Lower-case words without punctuation (Unicode-aware: umlauts and ß stay). */
-export const words = (s: string): string[] =>
+const words = (s: string): string[] =>
   s
     .normalize('NFC')
     .toLowerCase()

@@ -1,6 +1,5 @@
 import path from 'node:path';
 import type { Client, Connection } from '@temporalio/client';
-import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { NativeConnection } from '@temporalio/worker';
 import pino from 'pino';
@@ -11,22 +10,14 @@ import { writeBlobJson, type BlobStore } from '../../core/blob-store';
 import { loadConfig, type Config } from '../../core/config';
 import { newBatchId, newJobId, taskQueues } from '../../core/ids';
 import { batchManifestKey, jobRecordKey } from '../../core/records';
+import { SEARCH_ATTRIBUTE_KEYS } from '../../core/search-attributes';
 import { LocalBlobStore } from '../../providers/storage';
 import { createWorkers, type Workers } from '../../worker/create-workers';
 import type { BatchInput, BatchManifest } from '../../workflows/definitions';
 import { initialState } from '../../workflows/job-state';
-import { SEARCH_ATTRIBUTES } from '../../scripts/services.mjs';
 import { enginePaths, tempDir } from './servers';
 import { quietRuntime, sharedBundle } from './worker';
 import { noLlmUnlessAsked } from './llm-default';
-
-/** Typed keys of the project's search attributes (all Keyword). */
-export const SA = {
-  JobType: defineSearchAttributeKey('JobType', SearchAttributeType.KEYWORD),
-  JobStatus: defineSearchAttributeKey('JobStatus', SearchAttributeType.KEYWORD),
-  BatchId: defineSearchAttributeKey('BatchId', SearchAttributeType.KEYWORD),
-  UserId: defineSearchAttributeKey('UserId', SearchAttributeType.KEYWORD),
-};
 
 /**
  * The local dev server through the SDK's test environment, from the provisioned Temporal CLI binary (the SDK's
@@ -37,14 +28,12 @@ export async function createLocalEnv(): Promise<TestWorkflowEnvironment> {
   return TestWorkflowEnvironment.createLocal({
     server: {
       executable: { type: 'existing-path', path: enginePaths().temporal },
-      searchAttributes: Object.keys(SEARCH_ATTRIBUTES).map((n) =>
-        defineSearchAttributeKey(n, SearchAttributeType.KEYWORD),
-      ),
+      searchAttributes: SEARCH_ATTRIBUTE_KEYS,
     },
   });
 }
 
-export interface TemporalLinks {
+interface TemporalLinks {
   address: string;
   client: Client;
   connection: Connection;

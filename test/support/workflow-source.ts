@@ -28,7 +28,7 @@ function tsFiles(dir: string): string[] {
   });
 }
 
-export interface PatchSite {
+interface PatchSite {
   id: string;
   call: 'patched' | 'deprecatePatch';
   /** `file:line` of the call. */

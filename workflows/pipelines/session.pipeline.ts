@@ -1,6 +1,7 @@
 import { executeChild, patched, workflowInfo } from '@temporalio/workflow';
 import { CHILD_JOBS_PER_SESSION } from '../../core/fanout';
-import { jobSearchAttributes, type JobInput, type JobType } from '../definitions';
+import { jobSearchAttributes } from '../../core/search-attributes';
+import type { JobInput, JobType } from '../definitions';
 import { boundedMap } from '../fanout';
 import { activitiesFor, modelRoute } from '../routing';
 import type { PipelineContext } from './context';
