@@ -20,6 +20,7 @@ import {
   failAllUpdate,
   failJobSignal,
   jobFinishedSignal,
+  jobInput as jobInputOf,
   jobRestartedSignal,
   jobSearchAttributes,
   jobStatusAttribute,
@@ -203,10 +204,8 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchState> {
         if (statuses[index] !== STATUS_CODE.pending) return; // failed by fail-all meanwhile
         statuses[index] = STATUS_CODE.processing;
         running.set(index, spec.job_id);
-        const jobInput: JobInput = {
+        const jobInput: JobInput = jobInputOf(spec.job_type, spec.parameters, {
           jobId: spec.job_id,
-          jobType: spec.job_type,
-          parameters: spec.parameters,
           batchId: input.batchId,
           batchIndex: index,
           createdAt: input.createdAt,
@@ -215,7 +214,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchState> {
           ...(spec.webhook ? { webhook: spec.webhook } : {}),
           ...(input.legacy ? { legacy: true } : {}),
           ...(input.webhookRetryScale !== undefined ? { webhookRetryScale: input.webhookRetryScale } : {}),
-        };
+        });
         try {
           await startChild(jobWorkflow, {
             workflowId: spec.job_id,

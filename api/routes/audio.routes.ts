@@ -1,4 +1,5 @@
 import { AppError } from '../../core/errors';
+import type { AudioParams } from '../../core/job-params';
 import { fromCache, resultData, type LlmInfo } from '../../core/job-results';
 import type { Config } from '../../core/config';
 import { SUPPORTED_FORMATS, audioFormatOf, checkDuration } from '../../providers/media/formats';
@@ -52,7 +53,7 @@ export function audioRoutes(api: ApiRouter, jobs: JobService, config: Config): v
         ...(body.template ? { template: body.template } : {}),
         use_cache: body.useCache,
       };
-      const run = (parameters: Record<string, unknown>) =>
+      const run = (parameters: AudioParams) =>
         jobs.runSync({ jobType: 'audio', parameters }, config.MEDIA_SYNC_WAIT_MS, { prefer: ctx.state.prefer });
       let done;
       if (!body.file) {

@@ -2,7 +2,7 @@ import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@te
 import { BlobNotFoundError, readBlobJson, writeBlobJson, type BlobStore } from '../../core/blob-store';
 import { AppError } from '../../core/errors';
 import { isBatchId, newBatchId, newJobId } from '../../core/ids';
-import { INLINE_PARAMS_BYTES, summariseParameters } from '../../core/job-params';
+import { INLINE_PARAMS_BYTES, summariseParameters, type JobSpec } from '../../core/job-params';
 import { withResults } from '../../core/job-results';
 import { sealWebhook } from '../../core/webhook-secret';
 import { batchManifestKey, batchRecordKey, jobParametersKey, jobRecordKey } from '../../core/records';
@@ -13,12 +13,12 @@ import {
   batchStateQuery,
   CODE_STATUS,
   failAllUpdate,
+  jobInput,
   toggleActiveSignal,
   type BatchInput,
   type BatchManifest,
   type BatchState,
   type JobState,
-  type JobType,
   type WebhookConfig,
 } from '../../workflows/definitions';
 import { batchWorkflow } from '../../workflows/batch.workflow';
@@ -28,7 +28,7 @@ import { idFromKey } from './jobs';
 
 export interface CreateBatch {
   batchName: string;
-  jobs: { jobType: JobType; parameters: Record<string, unknown>; webhook?: WebhookConfig }[];
+  jobs: (JobSpec & { webhook?: WebhookConfig })[];
   userId?: string;
   legacy?: boolean;
   idempotencyKey?: string;
@@ -104,10 +104,8 @@ export class BatchService {
     await writeBlobJson(this.store, manifestKey, manifest);
     const jobs = manifest.jobs.map((j, index) =>
       initialState(
-        {
+        jobInput(j.job_type, j.parameters, {
           jobId: j.job_id,
-          jobType: j.job_type,
-          parameters: j.parameters,
           batchId,
           batchIndex: index,
           createdAt,
@@ -115,7 +113,7 @@ export class BatchService {
           ...(req.userId ? { userId: req.userId } : {}),
           ...(j.webhook ? { webhook: j.webhook } : {}),
           ...(req.legacy ? { legacy: true } : {}),
-        },
+        }),
         createdAt,
       ),
     );

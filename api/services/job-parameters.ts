@@ -1,24 +1,40 @@
 import { AppError, validationMessage } from '../../core/errors';
-import { jobParamsByType } from '../../core/job-params';
+import {
+  jobSpec,
+  parseJobParameters,
+  type JobParams,
+  type JobSpec,
+  type JobType,
+  type SessionParams,
+} from '../../core/job-params';
 import { sanitizeName, sessionPath } from '../../core/session-store';
 import { loadTemplate, TEMPLATES_DIR } from '../../core/templates';
-import type { JobType } from '../../workflows/definitions';
 
 // Job parameters as the routes check them before anything is queued: the job type's schema, and what a session
 // request needs beyond it. Shared by the job, session, legacy event-job and media routes.
 
-/** Validates `parameters` against the job type's schema; issues are reported under `parameters.…`. */
-export function validateParameters(
-  jobType: JobType,
-  parameters: Record<string, unknown>,
+/**
+ * Validates `parameters` against the job type's schema (core/job-params.ts) and applies the defaults they record:
+ * the one validation of a job's parameters. Issues are reported under `parameters.…` (400 VALIDATION_ERROR).
+ */
+export function validateParameters<T extends JobType>(
+  jobType: T,
+  parameters: unknown,
   path: (string | number)[] = ['parameters'],
-): Record<string, unknown> {
-  const schema = jobParamsByType[jobType as keyof typeof jobParamsByType];
-  if (!schema) return parameters;
-  const r = schema.safeParse(parameters);
-  if (r.success) return r.data as Record<string, unknown>;
+): JobParams<T> {
+  const r = parseJobParameters(jobType, parameters);
+  if (r.success) return r.data;
   const issues = r.error.issues.map((i) => ({ path: [...path, ...i.path].map(String).join('.'), message: i.message }));
   throw new AppError('VALIDATION_ERROR', validationMessage(issues), { issues });
+}
+
+/** A job of a type the request names (`job_type`): its type with its validated parameters. */
+export function validateJob<T extends JobType>(
+  jobType: T,
+  parameters: unknown,
+  path: (string | number)[] = ['parameters'],
+): JobSpec<T> {
+  return jobSpec(jobType, validateParameters(jobType, parameters, path));
 }
 
 /**
@@ -26,12 +42,12 @@ export function validateParameters(
  * path segment (400 naming the field: a name of dots and separators only), and the template exists in the target
  * language (404 TEMPLATE_NOT_FOUND). `path` prefixes the issue paths (`jobs.2.` in a batch).
  */
-export async function checkSessionRequest(p: Record<string, unknown>, path: (string | number)[] = []): Promise<void> {
+export async function checkSessionRequest(p: SessionParams, path: (string | number)[] = []): Promise<void> {
   const at = (field: string) => [...path, field].join('.');
   const issues: { path: string; message: string }[] = [];
   for (const field of ['event', 'session', 'track', 'filename']) {
     try {
-      sanitizeName(field === 'filename' ? String(p[field]).replace(/\.md$/i, '') : String(p[field]), at(field));
+      sanitizeName(field === 'filename' ? p.filename.replace(/\.md$/i, '') : String(p[field]), at(field));
     } catch {
       issues.push({
         path: at(field),
@@ -42,9 +58,9 @@ export async function checkSessionRequest(p: Record<string, unknown>, path: (str
   if (issues.length)
     throw new AppError('VALIDATION_ERROR', `Unusable name(s): ${issues.map((i) => i.path).join(', ')}.`, { issues });
   // The layout must be buildable (the store's own check of every segment).
-  sessionPath(String(p.event), String(p.target_language), String(p.track), String(p.filename));
-  const template = String(p.template ?? 'Session');
-  if (!(await loadTemplate(TEMPLATES_DIR, template, String(p.target_language)))) {
+  sessionPath(p.event, p.target_language, p.track, p.filename);
+  const template = p.template;
+  if (!(await loadTemplate(TEMPLATES_DIR, template, p.target_language))) {
     throw new AppError('TEMPLATE_NOT_FOUND', `No template named ${JSON.stringify(template)}.`, {
       template,
       ...(path.length ? { path: at('template') } : {}),
@@ -53,10 +69,7 @@ export async function checkSessionRequest(p: Record<string, unknown>, path: (str
 }
 
 /** The `session` job's parameters of a request: validated (400, every missing field named), then checked. */
-export async function sessionParameters(
-  body: Record<string, unknown>,
-  path: (string | number)[] = [],
-): Promise<Record<string, unknown>> {
+export async function sessionParameters(body: unknown, path: (string | number)[] = []): Promise<SessionParams> {
   const parameters = validateParameters('session', body, path);
   await checkSessionRequest(parameters, path);
   return parameters;

@@ -3,33 +3,38 @@ import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@te
 import { readBlobJson, writeBlobJson, BlobNotFoundError, type BlobStore } from '../../core/blob-store';
 import { AppError, isErrorCode } from '../../core/errors';
 import { isJobId, newJobId } from '../../core/ids';
-import { INLINE_PARAMS_BYTES, redactParameters, summariseParameters } from '../../core/job-params';
+import {
+  INLINE_PARAMS_BYTES,
+  redactParameters,
+  summariseParameters,
+  type JobSpec,
+  type JobType,
+} from '../../core/job-params';
 import { withResults, type ResultsRef } from '../../core/job-results';
 import { sealWebhook } from '../../core/webhook-secret';
 import { jobParametersKey, jobRecordKey } from '../../core/records';
 import { jobWorkflow } from '../../workflows/job.workflow';
 import {
+  jobInput,
   jobSearchAttributes,
   jobStateQuery,
   type JobInput,
   type JobState,
-  type JobType,
   type WebhookConfig,
 } from '../../workflows/definitions';
-import { isTerminal, logsForRestart } from '../../workflows/job-state';
+import { initialState, isTerminal, logsForRestart } from '../../workflows/job-state';
 import type { TemporalGateway } from '../temporal';
 import { JobAccepted, type AsyncPreference } from './async-preference';
 import { awaitRunClosed, awaitRunRecord, QUERY_DEADLINE_MS, SharedReads, withWebhookLog } from './job-runs';
 import { RequestBound } from './request-bound';
 
-export interface CreateJob {
-  jobType: JobType;
-  parameters: Record<string, unknown>;
+/** A job to create: its type and validated parameters (`validateParameters`), and who asks. */
+export type CreateJob<T extends JobType = JobType> = JobSpec<T> & {
   userId?: string;
   webhook?: WebhookConfig;
   legacy?: boolean;
   idempotencyKey?: string;
-}
+};
 
 /** How often the waiters of a job query its workflow, together. */
 const SHARED_QUERY_MS = 500;
@@ -170,10 +175,7 @@ export class JobService {
     }
   }
 
-  private async prepareParameters(
-    jobId: string,
-    parameters: Record<string, unknown>,
-  ): Promise<Record<string, unknown>> {
+  private async prepareParameters<P extends Record<string, unknown>>(jobId: string, parameters: P): Promise<P> {
     if (Buffer.byteLength(JSON.stringify(parameters)) <= INLINE_PARAMS_BYTES) return parameters;
     await writeBlobJson(this.store, jobParametersKey(jobId), parameters);
     return summariseParameters(parameters);
@@ -190,17 +192,15 @@ export class JobService {
     }
     const createdAt = new Date().toISOString();
     const sealed = await sealWebhook(this.store, jobId, req.webhook, req.parameters);
-    const input: JobInput = {
+    const input: JobInput = jobInput(req.jobType, await this.prepareParameters(jobId, sealed.parameters), {
       jobId,
-      jobType: req.jobType,
-      parameters: await this.prepareParameters(jobId, sealed.parameters),
       createdAt,
       run: 1,
       ...(req.userId ? { userId: req.userId } : {}),
       ...(sealed.webhook ? { webhook: sealed.webhook } : {}),
       ...(req.legacy ? { legacy: true } : {}),
       ...(this.webhookRetryScale !== 1 ? { webhookRetryScale: this.webhookRetryScale } : {}),
-    };
+    });
     try {
       // A start that hangs (Temporal stopped, not dead) is given up after START_DEADLINE_MS: 503, retry with the key.
       await this.temporal.connection.withDeadline(Date.now() + START_DEADLINE_MS, () =>
@@ -220,22 +220,7 @@ export class JobService {
       }
       throw e;
     }
-    const state: JobState = {
-      job_id: jobId,
-      job_type: req.jobType,
-      status: 'pending',
-      created_at: createdAt,
-      updated_at: createdAt,
-      parameters: input.parameters,
-      ...(req.userId ? { user_id: req.userId } : {}),
-      progress: { step: 'queued', percent: 0, message: 'Waiting to be processed' },
-      results: null,
-      logs: [],
-      events: [],
-      version: 0,
-      run: 1,
-    };
-    return { state, created: true };
+    return { state: initialState(input, createdAt), created: true };
   }
 
   /**
@@ -346,16 +331,7 @@ export class JobService {
     }
     // The answer is the job as accepted (`pending`); reads after it see the new run's own record.
     await awaitRunRecord((id) => this.readRecord(id, { results: false }), jobId, input.run);
-    const pending: JobState = {
-      ...s,
-      status: 'pending',
-      updated_at: now,
-      progress: { step: 'queued', percent: 0, message: 'Restarted; waiting to be processed' },
-      logs: input.priorLogs!,
-      run: input.run,
-    };
-    delete pending.error;
-    return pending;
+    return initialState(input, now, 'Restarted; waiting to be processed');
   }
 
   /** The job with its webhook delivery lines merged into its logs (job-runs.ts). */

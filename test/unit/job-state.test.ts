@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { JobInput, JobLog, JobState } from '../../workflows/definitions';
+import type { JobInput, JobLog, JobRun, JobState } from '../../workflows/definitions';
 import {
   addLog,
   complete,
@@ -17,7 +17,7 @@ const T0 = '2026-01-01T00:00:00.000Z';
 const T1 = '2026-01-01T00:00:01.000Z';
 const T2 = '2026-01-01T00:00:02.000Z';
 
-function input(over: Partial<JobInput> = {}): JobInput {
+function input(over: Partial<JobRun> = {}): JobInput {
   return {
     jobId: 'job-00000000-0000-4000-8000-000000000001',
     jobType: 'transformer',
@@ -28,7 +28,7 @@ function input(over: Partial<JobInput> = {}): JobInput {
   };
 }
 
-function processing(over: Partial<JobInput> = {}): JobState {
+function processing(over: Partial<JobRun> = {}): JobState {
   const s = initialState(input(over), T0);
   startProcessing(s, T0);
   return s;

@@ -5,7 +5,7 @@ import { cpuBound, longProviderCall, modelCall, storeHeavy } from '../activity-o
 import type { PipelineContext } from './context';
 
 /** Image OCR: (download the URL) → tesseract on the media queue → template and results. */
-export async function imageOcrPipeline(ctx: PipelineContext): Promise<Record<string, unknown>> {
+export async function imageOcrPipeline(ctx: PipelineContext<'imageocr'>): Promise<Record<string, unknown>> {
   const media = proxyActivities<Activities>({ ...cpuBound, taskQueue: siblingQueue('media') });
   const net = proxyActivities<Activities>(longProviderCall);
   const { jobId, parameters } = ctx.input;

@@ -15,7 +15,7 @@ type Method = keyof typeof PDF_PAGE_GROUP;
  * media worker's slots of them in flight (core/fanout.ts), each heartbeating its cursor and reusing pages already
  * read → assemble, template, optional page images.
  */
-export async function pdfPipeline(ctx: PipelineContext): Promise<Record<string, unknown>> {
+export async function pdfPipeline(ctx: PipelineContext<'pdf'>): Promise<Record<string, unknown>> {
   const { jobId, parameters } = ctx.input;
   // Runs recorded before the bound scheduled every page group at once, without a fairness key.
   const bounded = patched('bounded-fanout');
@@ -79,7 +79,7 @@ export async function pdfPipeline(ctx: PipelineContext): Promise<Record<string, 
  * reading and writing the results happen in one activity. A template or page images add the assembly step.
  */
 async function nativePipeline(
-  ctx: PipelineContext,
+  ctx: PipelineContext<'pdf'>,
   media: ActivityProxy,
   io: ActivityProxy,
 ): Promise<Record<string, unknown>> {

@@ -2,7 +2,8 @@ import { executeChild, patched, proxyActivities, workflowInfo } from '@temporali
 import { CHILD_JOBS_PER_SESSION } from '../../core/fanout';
 import type { Activities } from '../../activities';
 import { bookkeepingRemote, cpuBound, longProviderCall, modelCall, storeHeavy } from '../activity-options';
-import { jobSearchAttributes, type JobInput, type JobType } from '../definitions';
+import type { JobParams } from '../../core/job-params';
+import { jobInput, jobSearchAttributes } from '../definitions';
 import { boundedMap } from '../fanout';
 import { onLlmQueue, siblingQueue } from '../routing';
 import type { PipelineContext } from './context';
@@ -14,7 +15,7 @@ import type { PipelineContext } from './context';
  * Each step is an activity with its own retry policy whose output is kept under the job, and the child jobs keep
  * their own steps, so a retry, a dead worker or a `restart` continues after the last finished step.
  */
-export async function sessionPipeline(ctx: PipelineContext): Promise<Record<string, unknown>> {
+export async function sessionPipeline(ctx: PipelineContext<'session'>): Promise<Record<string, unknown>> {
   const { jobId, parameters } = ctx.input;
   const io = proxyActivities<Activities>(bookkeepingRemote);
   // Downloads (page, attachments) heartbeat; a dead worker's attempt is retried within 30 s.
@@ -92,14 +93,8 @@ export async function sessionPipeline(ctx: PipelineContext): Promise<Record<stri
  * plan kept, so its finished steps are reused when this job is retried or restarted. A failure fails this job with
  * the child's error code.
  */
-async function childJob(jobId: string, jobType: JobType, parameters: Record<string, unknown>): Promise<void> {
-  const input: JobInput = {
-    jobId,
-    jobType,
-    parameters: stripUndefined(parameters),
-    createdAt: new Date().toISOString(),
-    run: 1,
-  };
+async function childJob<T extends 'video' | 'pdf'>(jobId: string, jobType: T, parameters: JobParams<T>): Promise<void> {
+  const input = jobInput(jobType, stripUndefined(parameters), { jobId, createdAt: new Date().toISOString(), run: 1 });
   await executeChild('jobWorkflow', {
     workflowId: jobId,
     args: [input],
@@ -108,5 +103,5 @@ async function childJob(jobId: string, jobType: JobType, parameters: Record<stri
   });
 }
 
-const stripUndefined = (o: Record<string, unknown>): Record<string, unknown> =>
-  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+const stripUndefined = <P extends object>(o: P): P =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as P;

@@ -4,6 +4,7 @@ import { MODEL_CALLS_PER_JOB } from '../../core/fanout';
 import { modelCall, storeHeavy } from '../activity-options';
 import { limiter, type Limiter } from '../fanout';
 import { onLlmQueue } from '../routing';
+import type { SummaryJobType } from '../../core/job-params';
 import type { PipelineContext } from './context';
 
 /** The plan and the results read and write the session store and the job's texts: heartbeating store work. */
@@ -62,7 +63,7 @@ async function legacyPool<T, R>(items: T[], fn: (t: T, i: number) => Promise<R>)
  * never in history, and answered calls are journaled, so a restart repeats no call that answered. However the calls
  * nest, one limiter per job keeps at most `MODEL_CALLS_PER_JOB` of them in flight (on the llm queue, keyed by job).
  */
-export async function summaryPipeline(ctx: PipelineContext): Promise<Record<string, unknown>> {
+export async function summaryPipeline(ctx: PipelineContext<SummaryJobType>): Promise<Record<string, unknown>> {
   const { jobId, parameters } = ctx.input;
   const budget = Number(parameters.chunk_chars);
   // Runs recorded before the job-wide bound: a pool per nesting level, on the io queue.
