@@ -4,6 +4,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { writeBlobJson } from '../core/blob-store';
 import { readCache } from '../core/cache';
 import { mediaSlots } from '../core/config';
+import type { TranscriptionParams } from '../core/job-params';
 import { countAudioSeconds } from '../core/metrics';
 import { jobInternalKey } from '../core/records';
 import { copyBlob, scratchAt } from '../core/scratch';
@@ -50,7 +51,7 @@ export function createAudioActivities(deps: ActivityDeps) {
      */
     async prepareAudio(a: {
       jobId: string;
-      parameters: Record<string, unknown>;
+      parameters: TranscriptionParams;
       input?: { key: string; sha256: string };
     }): Promise<AudioPrepared> {
       const { jobId } = a;

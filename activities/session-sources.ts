@@ -5,7 +5,7 @@ import path from 'node:path';
 import { load } from 'cheerio';
 import { cacheKey, contentHash, readCache, writeCache } from '../core/cache';
 import { AppError } from '../core/errors';
-import { sessionParams } from '../core/job-params';
+import type { SessionParams } from '../core/job-params';
 import { readBlobJson } from '../core/blob-store';
 import { resultData } from '../core/job-results';
 import { jobResultsKey, jobStepKey } from '../core/records';
@@ -84,7 +84,7 @@ export function createSessionSourceActivities(deps: ActivityDeps) {
   const maxBytes = config.MAX_UPLOAD_MB * 1024 * 1024;
   const scratch = scratchAt(config.scratchDir);
 
-  const transcriptCacheKey = (p: Record<string, unknown>) =>
+  const transcriptCacheKey = (p: SessionParams) =>
     cacheKey({
       operation: SESSION_TRANSCRIPT_CACHE,
       inputHash: contentHash(str(p.video_url)),
@@ -107,23 +107,8 @@ export function createSessionSourceActivities(deps: ActivityDeps) {
      * The run's plan: the ids of the child jobs (a video job, the PDF jobs come with the attachments), kept so a
      * restart reuses them and their finished steps, and which steps are already done (a restart skips their children).
      */
-    async planSession({
-      jobId,
-      parameters,
-    }: {
-      jobId: string;
-      parameters: Record<string, unknown>;
-    }): Promise<SessionPlan> {
+    async planSession({ jobId, parameters }: { jobId: string; parameters: SessionParams }): Promise<SessionPlan> {
       const p = await fullParameters(store, jobId, parameters);
-      const checked = sessionParams.safeParse(p);
-      if (!checked.success) {
-        const issues = checked.error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message }));
-        throw new AppError(
-          'VALIDATION_ERROR',
-          `The session parameters are invalid: ${issues.map((i) => i.path).join(', ')}.`,
-          { issues },
-        );
-      }
       const { value } = await runStep(store, jobId, SESSION_STEP.plan, async () => ({
         videoJobId: `job-${randomUUID()}`,
       }));
@@ -154,7 +139,7 @@ export function createSessionSourceActivities(deps: ActivityDeps) {
       parameters,
     }: {
       jobId: string;
-      parameters: Record<string, unknown>;
+      parameters: SessionParams;
     }): Promise<{ chars: number; reused: boolean }> {
       const p = await fullParameters(store, jobId, parameters);
       const r = await runStep(store, jobId, SESSION_STEP.page, () =>
@@ -183,7 +168,7 @@ export function createSessionSourceActivities(deps: ActivityDeps) {
       videoJobId,
     }: {
       jobId: string;
-      parameters: Record<string, unknown>;
+      parameters: SessionParams;
       videoJobId: string;
     }) {
       const p = await fullParameters(store, jobId, parameters);
@@ -216,7 +201,7 @@ export function createSessionSourceActivities(deps: ActivityDeps) {
       parameters,
     }: {
       jobId: string;
-      parameters: Record<string, unknown>;
+      parameters: SessionParams;
     }): Promise<{ files: SessionAttachment[]; reused: boolean }> {
       const p = await fullParameters(store, jobId, parameters);
       const r = await runStep(store, jobId, SESSION_STEP.attachments, () =>

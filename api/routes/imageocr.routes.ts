@@ -2,7 +2,7 @@ import type { Context } from 'koa';
 import type { Config } from '../../core/config';
 import { AppError } from '../../core/errors';
 import { checkPixelBudget, imageHeaderMetadata } from '../../providers/image/metadata';
-import { DISCARD_UPLOAD } from '../../core/job-params';
+import { DISCARD_UPLOAD, type ImageOcrParams } from '../../core/job-params';
 import { envelope, errorResponse, z } from '../openapi';
 import type { ApiRouter } from '../route';
 import { formBool } from '../schemas/form';
@@ -27,7 +27,7 @@ const result = envelope(
 /** Image OCR (spec §4.10): an upload or a URL (SSRF-guarded), recognised by tesseract on the media queue. */
 export function imageOcrRoutes(api: ApiRouter, jobs: JobService, config: Config): void {
   const tags = ['Image OCR'];
-  const answer = async (ctx: Context, parameters: Record<string, unknown>) =>
+  const answer = async (ctx: Context, parameters: ImageOcrParams) =>
     answerSync(ctx, jobs, { jobType: 'imageocr', parameters }, config.SYNC_WAIT_MS);
   /** The job parameters the two routes share; the pipeline reads the result cache unless `use_cache` is false. */
   const options = (b: { template?: string; ocr_language?: string; use_cache: boolean }) => ({

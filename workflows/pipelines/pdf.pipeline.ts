@@ -1,6 +1,7 @@
 import { patched, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import { mediaFanout, PDF_PAGE_GROUP, PDF_PAGE_GROUP_FINE } from '../../core/fanout';
+import { withDefaults } from '../../core/job-defaults';
 import { cpuBound, modelCall, remoteMediaCall, storeHeavy } from '../activity-options';
 import { boundedMap } from '../fanout';
 import { onLlmQueue, onMediaQueue, PRIORITY } from '../routing';
@@ -8,7 +9,6 @@ import { OCR_FINE_GROUPS } from '../patches';
 import type { PipelineContext } from './context';
 
 type ActivityProxy = ReturnType<typeof proxyActivities<Activities>>;
-type Method = keyof typeof PDF_PAGE_GROUP;
 
 /**
  * The pdf job type: prepare (resolve, validate, page range) → page groups on the media queue, at most twice the
@@ -22,7 +22,7 @@ export async function pdfPipeline(ctx: PipelineContext<'pdf'>): Promise<Record<s
   const media = proxyActivities<Activities>(onMediaQueue(cpuBound, jobId, bounded, PRIORITY.first));
   // Assembly asks the model when a template is given.
   const io = proxyActivities<Activities>(parameters.template ? onLlmQueue(modelCall, jobId) : storeHeavy);
-  const method = (parameters.extraction_method ?? 'native') as Method;
+  const method = withDefaults('pdf', parameters).extraction_method;
   if (method === 'native' && patched('pdf-native-one-step')) return nativePipeline(ctx, media, io);
   ctx.progress('prepare', 2, 'Reading the document');
   const prep = await media.preparePdf({ jobId, parameters });

@@ -24,7 +24,6 @@ export async function sessionPipeline(ctx: PipelineContext<'session'>): Promise<
   const files = proxyActivities<Activities>(storeHeavy);
   const media = proxyActivities<Activities>({ ...cpuBound, taskQueue: siblingQueue('media') });
 
-  // The plan checks the parameters first: a job created past the API's validation fails before any progress.
   const plan = await io.planSession({ jobId, parameters });
   ctx.progress('prepare', 2, 'Session planned');
 

@@ -65,7 +65,7 @@ async function legacyPool<T, R>(items: T[], fn: (t: T, i: number) => Promise<R>)
  */
 export async function summaryPipeline(ctx: PipelineContext<SummaryJobType>): Promise<Record<string, unknown>> {
   const { jobId, parameters } = ctx.input;
-  const budget = Number(parameters.chunk_chars);
+  const budget = parameters.chunk_chars;
   // Runs recorded before the job-wide bound: a pool per nesting level, on the io queue.
   const gate: Limiter | null = patched('bounded-fanout') ? limiter(MODEL_CALLS_PER_JOB) : null;
   const withModel = proxyActivities<Activities>(gate ? onLlmQueue(modelCall, jobId) : modelCall);

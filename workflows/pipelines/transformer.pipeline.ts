@@ -14,7 +14,7 @@ const LOCAL_OPERATIONS = new Set(['html-to-markdown', 'extract-tables']);
  * `failJob` are answered meanwhile); the step's output is kept for restarts.
  */
 export async function transformerPipeline(ctx: PipelineContext<'transformer'>): Promise<Record<string, unknown>> {
-  const operation = String(ctx.input.parameters.operation ?? '');
+  const { operation } = ctx.input.parameters;
   ctx.progress('transform', 10, `Running ${operation}`);
   const step = LOCAL_OPERATIONS.has(operation)
     ? quick
