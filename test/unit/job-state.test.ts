@@ -70,6 +70,17 @@ describe('job state transitions (pure, no Temporal)', () => {
       expect(s).to.not.have.any.keys('user_id', 'batch_id', 'legacy', 'error');
       expect(s.logs).to.deep.equal([]);
     });
+
+    it('says why a job waits: accepted, or restarted (the API answers a restart with this state)', () => {
+      expect(initialState(input(), T0).progress.message).to.equal('Waiting to be processed');
+      const again = initialState(input({ run: 2 }), T1, 'Restarted; waiting to be processed');
+      expect(again).to.deep.include({
+        status: 'pending',
+        run: 2,
+        updated_at: T1,
+        progress: { step: 'queued', percent: 0, message: 'Restarted; waiting to be processed' },
+      });
+    });
   });
 
   describe('startProcessing', () => {
