@@ -1,6 +1,8 @@
 import { readBlobJson } from '../core/blob-store';
 import { writeCache } from '../core/cache';
 import { AUDIO_CACHE_OPERATION, audioCacheKey as buildAudioCacheKey } from '../core/cache-keys';
+import { withDefaults } from '../core/job-defaults';
+import type { TranscriptionParams } from '../core/job-params';
 import { resultPreview, writeJobResults, type JobFields, type LlmInfo } from '../core/job-results';
 import { jobInternalKey, jobOutputKey, jobOutputPrefix } from '../core/records';
 import type { AudioOutcome, AudioSegment } from '../core/result-shapes';
@@ -16,15 +18,14 @@ export const chunkKey = (jobId: string, index: number): string => jobInternalKey
 /** The cached outcome a job answered with (written by `prepareAudio` on a hit). */
 export const cachedAudioKey = (jobId: string): string => jobInternalKey(jobId, 'audio-cached.json');
 
-const str = (v: unknown, fallback: string): string => (typeof v === 'string' && v ? v : fallback);
-
 /** The result-cache key of an audio job (core/cache-keys.ts), with the template's source read when there is one. */
 export async function audioCacheKey(
   sha256: string,
-  p: Record<string, unknown>,
+  parameters: TranscriptionParams,
   speechModel: string,
   llmModel: string | undefined,
 ): Promise<string> {
+  const p = withDefaults('transcription', parameters);
   const template = typeof p.template === 'string' && p.template ? p.template : undefined;
   const source = template ? await templateSource({ text: '', template }) : undefined;
   return buildAudioCacheKey(sha256, p, { templateSource: source, speechModel, llmModel });
@@ -71,7 +72,7 @@ const request = (u: Pick<LlmUsage, 'model' | 'purpose' | 'tokens' | 'duration_ms
 /** What the end of a transcription gets from the workflow (`transcribeMedia`). */
 export interface TranscriptionDone {
   jobId: string;
-  parameters: Record<string, unknown>;
+  parameters: TranscriptionParams;
   chunks: AudioSpan[];
   duration: number;
   fromCache: boolean;
@@ -95,12 +96,12 @@ export function createAudioResults(deps: ActivityDeps) {
 
   async function compute(
     jobId: string,
-    p: Record<string, unknown>,
+    p: TranscriptionParams,
     spans: AudioSpan[],
     duration: number,
   ): Promise<{ outcome: AudioOutcome; llmInfo: LlmInfo }> {
     const chunks = await Promise.all(spans.map((_, i) => readBlobJson<ChunkTranscript>(store, chunkKey(jobId, i))));
-    const requested = str(p.source_language, 'de');
+    const requested = p.source_language;
     const language = dominantLanguage(chunks, requested === 'auto' ? 'und' : requested);
     const original = chunks
       .map((c) => c.text.trim())
@@ -122,7 +123,7 @@ export function createAudioResults(deps: ActivityDeps) {
       usages.push(...r.usages);
       llmModel = r.usages[0]?.model ?? null;
     }
-    const target = str(p.target_language, 'de');
+    const target = p.target_language;
     let translated: string | null = null;
     let translationModel: string | null = null;
     if (target !== language && text.trim()) {
@@ -159,7 +160,7 @@ export function createAudioResults(deps: ActivityDeps) {
 
   async function finishTranscription(a: TranscriptionDone, shape: TranscriptionShaper) {
     const { jobId } = a;
-    const p = await fullParameters(store, jobId, a.parameters);
+    const p = withDefaults('transcription', await fullParameters(store, jobId, a.parameters));
     const r = a.fromCache
       ? {
           outcome: await readBlobJson<AudioOutcome>(store, cachedAudioKey(jobId)),

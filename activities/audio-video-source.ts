@@ -2,6 +2,7 @@ import { createReadStream } from 'node:fs';
 import path from 'node:path';
 import { ytDlpPath } from '../core/config';
 import { readBlobJson } from '../core/blob-store';
+import type { VideoParams } from '../core/job-params';
 import { jobInternalKey, jobStepKey } from '../core/records';
 import { copyBlob, scratchAt } from '../core/scratch';
 import { hostedVideoData, videoData, type HostedVideoInfo, type VideoPicture } from '../core/result-shapes';
@@ -64,7 +65,7 @@ export function createVideoSourceActivities(deps: ActivityDeps, finish: ReturnTy
       parameters,
     }: {
       jobId: string;
-      parameters: Record<string, unknown>;
+      parameters: VideoParams;
     }): Promise<{ key: string; sha256: string }> {
       const p = await fullParameters(store, jobId, parameters);
       const { value } = await runStep<VideoSource>(store, jobId, VIDEO_SOURCE_STEP, () =>

@@ -5,6 +5,7 @@ import { writeBlobJson } from '../core/blob-store';
 import { readCache } from '../core/cache';
 import { AUDIO_CACHE_OPERATION } from '../core/cache-keys';
 import { mediaSlots } from '../core/config';
+import type { TranscriptionParams } from '../core/job-params';
 import { countAudioSeconds } from '../core/metrics';
 import { jobInternalKey } from '../core/records';
 import { copyBlob, scratchAt } from '../core/scratch';
@@ -39,7 +40,7 @@ export function createAudioActivities(deps: ActivityDeps) {
      */
     async prepareAudio(a: {
       jobId: string;
-      parameters: Record<string, unknown>;
+      parameters: TranscriptionParams;
       input?: { key: string; sha256: string };
     }): Promise<AudioPrepared> {
       const { jobId } = a;

@@ -1,6 +1,7 @@
 import { ApplicationFailure, heartbeat } from '@temporalio/activity';
 import { readBlobBuffer, readBlobJson, writeBlobJson } from '../core/blob-store';
 import { readCache, writeCache } from '../core/cache';
+import type { ExternalOcrParams } from '../core/job-params';
 import { type JobFields, resultPreview, writeJobResults } from '../core/job-results';
 import { EXTERNAL_OCR_CACHE_OPERATION, externalOcrCacheKey } from '../core/cache-keys';
 import { jobInternalKey, jobOutputKey, jobOutputPrefix } from '../core/records';
@@ -62,7 +63,7 @@ export function createExternalOcrActivities(deps: ActivityDeps) {
     /** Assembles the spec's result: page-separated Markdown, metadata, the raw answer and the pages archive. */
     async finishExternalOcr(input: {
       jobId: string;
-      parameters: Record<string, unknown>;
+      parameters: ExternalOcrParams;
       pageCount: number;
       fileSize: number;
       pagesArchive?: string;

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { createReadStream } from 'node:fs';
 import { readBlobJson, writeBlobJson } from '../core/blob-store';
 import { readCache, writeCache } from '../core/cache';
+import type { ImageOcrParams } from '../core/job-params';
 import { type JobFields, resultPreview, writeJobResults } from '../core/job-results';
 import { IMAGE_OCR_CACHE_OPERATION, imageOcrCacheKey } from '../core/cache-keys';
 import { jobInternalKey, jobOutputKey, jobOutputPrefix } from '../core/records';
@@ -68,7 +69,7 @@ export function createImageActivities(deps: ActivityDeps) {
       key: string;
       sha256: string;
       languages?: string;
-      parameters?: Record<string, unknown>;
+      parameters?: ImageOcrParams;
     }) {
       const cacheKey = parameters ? await resultCacheKey(sha256, parameters) : undefined;
       const hit =
@@ -111,7 +112,7 @@ export function createImageActivities(deps: ActivityDeps) {
     },
 
     /** Applies the template (when given and the result is not cached), writes the results and caches a fresh one. */
-    async finishImageOcr({ jobId, parameters }: { jobId: string; parameters: Record<string, unknown> }) {
+    async finishImageOcr({ jobId, parameters }: { jobId: string; parameters: ImageOcrParams }) {
       // The results (and the result cache entry) are written with heartbeats: a large text on a slow store takes a while.
       return heartbeating(async () => {
         const ocr = await readBlobJson<OcrStep>(store, ocrKey(jobId));

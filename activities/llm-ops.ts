@@ -9,6 +9,7 @@ import {
   renderWithoutModel,
   TEMPLATES_DIR,
 } from '../core/templates';
+import { JOB_DEFAULTS } from '../core/job-defaults';
 import type { LlmProvider, LlmUsage } from '../providers/llm';
 
 /** The outputs of the model-backed transformer operations, with every model call's usage. */
@@ -119,7 +120,7 @@ export async function applyTemplate(llm: LlmProvider | null, req: TemplateReques
     parsed,
     text: req.text,
     sourceLanguage: req.source_language,
-    targetLanguage: req.target_language ?? req.source_language ?? 'de',
+    targetLanguage: req.target_language ?? req.source_language ?? JOB_DEFAULTS.transformer.target_language,
     context,
     additional: req.additional_field_descriptions,
   });

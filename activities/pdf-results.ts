@@ -1,5 +1,6 @@
 import { BlobNotFoundError, readBlobBuffer, readBlobJson, writeBlobJson } from '../core/blob-store';
 import { readCacheRef, writeCacheRef, type CacheRef } from '../core/cache';
+import type { PdfParams } from '../core/job-params';
 import { countCacheLookup } from '../core/metrics';
 import {
   resultPreview,
@@ -25,7 +26,7 @@ export interface PdfImages {
 /** What the last step of a pdf job knows: the document, how its pages are read, what the model calls cost. */
 export interface PdfFinish {
   jobId: string;
-  parameters: Record<string, unknown>;
+  parameters: PdfParams;
   meta: PdfMeta;
   /** The document's sha256, for the result cache (absent in jobs scheduled before the cache existed). */
   sha256?: string;

@@ -1,5 +1,4 @@
 /** Types the PDF activities share (their own module, so pdf.activities and pdf-results import no cycle). */
-export type PdfMethod = 'native' | 'local_ocr' | 'vision_llm' | 'combined';
 
 /** One page's text and the method that produced it. */
 export interface PageResult {

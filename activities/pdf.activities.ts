@@ -21,10 +21,15 @@ import type { ActivityDeps } from './deps';
 import { jobModel } from './model-calls';
 import { jobInputBlob, urlDownload } from './input-blob';
 import { createPdfResults } from './pdf-results';
-import type { PageResult, PdfMeta, PdfMethod } from './pdf-types';
+import type { ExtractionMethod } from '../core/job-defaults';
+import type { ExternalOcrParams, PdfParams } from '../core/job-params';
+import type { PageResult, PdfMeta } from './pdf-types';
 import { fullParameters, heartbeating } from './steps';
 
-export type { PageResult, PdfMeta, PdfMethod } from './pdf-types';
+export type { PageResult, PdfMeta } from './pdf-types';
+
+/** The parameters of the jobs that read a PDF: pdf jobs, and external OCR's preparation. */
+type PdfInputParams = PdfParams | ExternalOcrParams;
 
 /** OCR confidence under which `combined` asks the vision model (when one is configured). */
 const LOW_CONFIDENCE = 60;
@@ -114,11 +119,11 @@ export function createPdfActivities(deps: ActivityDeps) {
    * checked document with the pages to read, and the activity's cancellation signal. Heartbeats from the start: a
    * 500 MB input is copied into the job (a file named by path) and into scratch before any engine runs.
    */
-  async function withInput<T>(
+  async function withInput<T, P extends PdfInputParams>(
     jobId: string,
-    parameters: Record<string, unknown>,
+    parameters: P,
     work: (d: {
-      p: Record<string, unknown>;
+      p: P;
       input: { key: string; sha256: string };
       pdfPath: string;
       meta: PdfMeta;
@@ -165,7 +170,7 @@ export function createPdfActivities(deps: ActivityDeps) {
      * Resolves and checks the document; answers its metadata, the pages to read and this worker's media slots (the
      * workflow keeps at most twice as many page groups of the job in flight: core/fanout.ts).
      */
-    async preparePdf({ jobId, parameters }: { jobId: string; parameters: Record<string, unknown> }) {
+    async preparePdf({ jobId, parameters }: { jobId: string; parameters: PdfInputParams }) {
       const d = await withInput(jobId, parameters, async (x) => x);
       if (d.p.use_cache === false) await writeBlobJson(store, optionsKey(jobId), { use_cache: false });
       return {
@@ -185,15 +190,7 @@ export function createPdfActivities(deps: ActivityDeps) {
      * Without `finish` the pages go to one blob that `finishPdf` assembles. Re-reading a text layer costs less
      * than caching it page by page, so a retry simply reads it again.
      */
-    async readPdfText({
-      jobId,
-      parameters,
-      finish,
-    }: {
-      jobId: string;
-      parameters: Record<string, unknown>;
-      finish: boolean;
-    }) {
+    async readPdfText({ jobId, parameters, finish }: { jobId: string; parameters: PdfParams; finish: boolean }) {
       return withInput(jobId, parameters, async (d) => {
         // Thousands of pages take seconds: the step heartbeats meanwhile (withInput).
         const read = async (): Promise<PageResult[]> => {
@@ -232,7 +229,7 @@ export function createPdfActivities(deps: ActivityDeps) {
       inputKey: string;
       sha256: string;
       pages: number[];
-      method: PdfMethod;
+      method: ExtractionMethod;
       languages?: string;
     }) {
       const { jobId, pages, method } = input;
@@ -366,7 +363,7 @@ export function createPdfActivities(deps: ActivityDeps) {
      */
     async finishPdf(input: {
       jobId: string;
-      parameters: Record<string, unknown>;
+      parameters: PdfParams;
       meta: PdfMeta;
       images?: { archive: string; image_paths: string[] };
       /** What each page group's language model calls cost (UsageRecorder.summary()). */

@@ -2,6 +2,8 @@ import { createReadStream } from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { readBlobJson } from '../core/blob-store';
+import { withDefaults } from '../core/job-defaults';
+import type { SessionParams } from '../core/job-params';
 import { resultPreview, writeJobResults, type JobFields } from '../core/job-results';
 import { jobOutputKey, jobStepKey } from '../core/records';
 import { scratchAt } from '../core/scratch';
@@ -106,7 +108,7 @@ export function createSessionOutputActivities(deps: ActivityDeps) {
       files,
     }: {
       jobId: string;
-      parameters: Record<string, unknown>;
+      parameters: SessionParams;
       files: SessionAttachment[];
     }) {
       const p = await fullParameters(store, jobId, parameters);
@@ -148,7 +150,7 @@ export function createSessionOutputActivities(deps: ActivityDeps) {
       parameters,
     }: {
       jobId: string;
-      parameters: Record<string, unknown>;
+      parameters: SessionParams;
     }): Promise<TemplateStep> {
       const p = await fullParameters(store, jobId, parameters);
       const { value } = await runStep<TemplateStep>(store, jobId, SESSION_STEP.template, async () => {
@@ -161,7 +163,7 @@ export function createSessionOutputActivities(deps: ActivityDeps) {
         const model = jobModel(deps.llm ? recorder.wrap(deps.llm) : null, store, jobId);
         const r = await applyTemplate(model, {
           text: sessionInput(page, transcript, attachments),
-          template: str(p.template) || 'Session',
+          template: withDefaults('session', p).template,
           source_language: str(p.source_language),
           target_language: str(p.target_language),
           context: templateContext(p),
@@ -180,7 +182,7 @@ export function createSessionOutputActivities(deps: ActivityDeps) {
      * end), the assets beside it, with `create_archive` a ZIP of both; then the results (spec §4.6 `data.output`,
      * with `markdown_file` and `attachments` also at the top for the webhook and the legacy job).
      */
-    async writeSessionOutput({ jobId, parameters }: { jobId: string; parameters: Record<string, unknown> }) {
+    async writeSessionOutput({ jobId, parameters }: { jobId: string; parameters: SessionParams }) {
       // Reads the texts and writes the files, with `create_archive` a ZIP of every page image: heartbeating throughout.
       return heartbeating(async () => {
         const p = await fullParameters(store, jobId, parameters);
@@ -267,7 +269,7 @@ export function createSessionOutputActivities(deps: ActivityDeps) {
     },
 
     /** Step 7: the session record (tracks, events, topics and stories read it) and the cached session entry. */
-    async recordSession({ jobId, parameters }: { jobId: string; parameters: Record<string, unknown> }) {
+    async recordSession({ jobId, parameters }: { jobId: string; parameters: SessionParams }) {
       const p = await fullParameters(store, jobId, parameters);
       const layout = sessionLayout(p);
       const template = await readBlobJson<TemplateStep>(store, jobStepKey(jobId, SESSION_STEP.template));

@@ -6,7 +6,7 @@ import { load } from 'cheerio';
 import { readCache, writeCache } from '../core/cache';
 import { SESSION_TRANSCRIPT_CACHE_OPERATION, sessionTranscriptCacheKey } from '../core/cache-keys';
 import { AppError } from '../core/errors';
-import { sessionParams } from '../core/job-params';
+import type { SessionParams } from '../core/job-params';
 import { readBlobJson } from '../core/blob-store';
 import { resultData } from '../core/job-results';
 import { jobResultsKey, jobStepKey } from '../core/records';
@@ -83,7 +83,7 @@ export function createSessionSourceActivities(deps: ActivityDeps) {
   const maxBytes = config.MAX_UPLOAD_MB * 1024 * 1024;
   const scratch = scratchAt(config.scratchDir);
 
-  const transcriptCacheKey = (p: Record<string, unknown>) =>
+  const transcriptCacheKey = (p: SessionParams) =>
     sessionTranscriptCacheKey(str(p.video_url), str(p.source_language), deps.speech?.describe().model ?? '');
 
   /** Downloads `url` into a scratch directory and hands the file to `work`. */
@@ -101,23 +101,8 @@ export function createSessionSourceActivities(deps: ActivityDeps) {
      * The run's plan: the ids of the child jobs (a video job, the PDF jobs come with the attachments), kept so a
      * restart reuses them and their finished steps, and which steps are already done (a restart skips their children).
      */
-    async planSession({
-      jobId,
-      parameters,
-    }: {
-      jobId: string;
-      parameters: Record<string, unknown>;
-    }): Promise<SessionPlan> {
+    async planSession({ jobId, parameters }: { jobId: string; parameters: SessionParams }): Promise<SessionPlan> {
       const p = await fullParameters(store, jobId, parameters);
-      const checked = sessionParams.safeParse(p);
-      if (!checked.success) {
-        const issues = checked.error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message }));
-        throw new AppError(
-          'VALIDATION_ERROR',
-          `The session parameters are invalid: ${issues.map((i) => i.path).join(', ')}.`,
-          { issues },
-        );
-      }
       const { value } = await runStep(store, jobId, SESSION_STEP.plan, async () => ({
         videoJobId: `job-${randomUUID()}`,
       }));
@@ -149,7 +134,7 @@ export function createSessionSourceActivities(deps: ActivityDeps) {
       parameters,
     }: {
       jobId: string;
-      parameters: Record<string, unknown>;
+      parameters: SessionParams;
     }): Promise<{ chars: number; reused: boolean }> {
       const p = await fullParameters(store, jobId, parameters);
       const r = await runStep(store, jobId, SESSION_STEP.page, () =>
@@ -178,7 +163,7 @@ export function createSessionSourceActivities(deps: ActivityDeps) {
       videoJobId,
     }: {
       jobId: string;
-      parameters: Record<string, unknown>;
+      parameters: SessionParams;
       videoJobId: string;
     }) {
       const p = await fullParameters(store, jobId, parameters);
@@ -211,7 +196,7 @@ export function createSessionSourceActivities(deps: ActivityDeps) {
       parameters,
     }: {
       jobId: string;
-      parameters: Record<string, unknown>;
+      parameters: SessionParams;
     }): Promise<{ files: SessionAttachment[]; reused: boolean }> {
       const p = await fullParameters(store, jobId, parameters);
       const r = await runStep(store, jobId, SESSION_STEP.attachments, () =>

@@ -1,5 +1,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { BlobNotFoundError, readBlobBuffer, readBlobJson, writeBlobJson } from '../core/blob-store';
+import { JOB_DEFAULTS, withDefaults } from '../core/job-defaults';
+import type { SummaryJobType, SummaryParams } from '../core/job-params';
 import { resultPreview, writeJobResults, type JobFields } from '../core/job-results';
 import { jobInternalKey, jobOutputKey, jobOutputPrefix } from '../core/records';
 import {
@@ -39,7 +41,8 @@ interface SummaryOutput {
   usage: LlmUsage[];
 }
 
-type Params = Record<string, unknown>;
+/** A summary job's parameters, the answer's language in place (`withDefaults`). */
+type Params = SummaryParams & (typeof JOB_DEFAULTS)['summary'];
 
 const PLAN_STEP = 'summary-plan';
 const outputKey = (jobId: string, name: string) => jobInternalKey(jobId, `summary/${name}.json`);
@@ -75,7 +78,7 @@ function filterOf(jobType: string, p: Params): SessionFilter {
 }
 
 function prompt(kind: string, p: Params, final: boolean, budget: number, context: string): string {
-  const lang = languageName(String(p.target_language ?? 'de'));
+  const lang = languageName(p.target_language);
   const limit = final ? FINAL_CHARS : partLimit(budget);
   const only = 'Answer with the text only, no preamble.';
   switch (kind) {
@@ -113,13 +116,21 @@ export function createSessionReadActivities(deps: ActivityDeps) {
      * session's Markdown into pieces that fit one model call with their header. Answers what the workflow needs to
      * schedule the calls: per session its track's index and its number of pieces.
      */
-    async planSessionSummary({ jobId, jobType, parameters }: { jobId: string; jobType: string; parameters: Params }) {
+    async planSessionSummary({
+      jobId,
+      jobType,
+      parameters,
+    }: {
+      jobId: string;
+      jobType: SummaryJobType;
+      parameters: SummaryParams;
+    }) {
       // Lists the session store and writes every piece: minutes for a large event, heartbeating throughout.
       return heartbeating(async () => {
         const { value: plan } = await runStep(store, jobId, PLAN_STEP, async (): Promise<SummaryPlan> => {
-          const p = await fullParameters(store, jobId, parameters);
+          const p = withDefaults('summary', await fullParameters(store, jobId, parameters));
           const budget = Number(p.chunk_chars);
-          const language = String(p.target_language ?? 'de');
+          const language = p.target_language;
           const records = onePerSession(await listSessionRecords(store, filterOf(jobType, p)), language);
           const sessions: PlannedSession[] = [];
           for (const r of records) {
@@ -173,14 +184,14 @@ export function createSessionReadActivities(deps: ActivityDeps) {
       kind,
     }: {
       jobId: string;
-      parameters: Params;
+      parameters: SummaryParams;
       output: string;
       inputs: string[];
       kind: string;
     }) {
       const existing = await readBlobJson<SummaryOutput>(store, outputKey(jobId, output)).catch(() => null);
       if (existing) return { chars: labelled(existing).length };
-      const p = await fullParameters(store, jobId, parameters);
+      const p = withDefaults('summary', await fullParameters(store, jobId, parameters));
       const plan = await readPlan(jobId);
       const budget = Number(p.chunk_chars);
       const texts: string[] = [];
@@ -202,7 +213,7 @@ export function createSessionReadActivities(deps: ActivityDeps) {
         const r = await applyTemplate(llm, {
           text: user,
           template: p.template,
-          target_language: String(p.target_language ?? 'de'),
+          target_language: p.target_language,
           context: {
             event: p.event ?? [...new Set(plan.sessions.map((s) => s.event))].join(', '),
             ...(p.track !== undefined ? { track: p.track } : {}),
@@ -233,10 +244,18 @@ export function createSessionReadActivities(deps: ActivityDeps) {
     },
 
     /** The request's `data` from the outputs, written as the job's results; a Markdown copy as the job's file. */
-    async finishSessionSummary({ jobId, parameters, jobType }: { jobId: string; parameters: Params; jobType: string }) {
+    async finishSessionSummary({
+      jobId,
+      parameters,
+      jobType,
+    }: {
+      jobId: string;
+      parameters: SummaryParams;
+      jobType: SummaryJobType;
+    }) {
       // Reads every summary the calls wrote and writes the results: heartbeating throughout.
       return heartbeating(async () => {
-        const p = await fullParameters(store, jobId, parameters);
+        const p = withDefaults('summary', await fullParameters(store, jobId, parameters));
         const plan = await readPlan(jobId);
         const text = async (name: string) => (await readBlobJson<SummaryOutput>(store, outputKey(jobId, name))).text;
         const perSession = await Promise.all(

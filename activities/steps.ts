@@ -26,13 +26,9 @@ export async function runStep<T>(
 }
 
 /** A job's full parameters: the copy in the blob store when they were too large for workflow history. */
-export async function fullParameters(
-  store: BlobStore,
-  jobId: string,
-  inline: Record<string, unknown>,
-): Promise<Record<string, unknown>> {
+export async function fullParameters<P extends object>(store: BlobStore, jobId: string, inline: P): Promise<P> {
   if (!(await store.stat(jobParametersKey(jobId)))) return inline;
-  return readBlobJson<Record<string, unknown>>(store, jobParametersKey(jobId));
+  return readBlobJson<P>(store, jobParametersKey(jobId));
 }
 
 /**

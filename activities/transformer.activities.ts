@@ -3,6 +3,8 @@ import type { ExtractedTable } from '../core/html';
 import { assertHtmlDepth } from '../core/html/limits';
 import { convertHtmlToMarkdown, extractHtmlTables } from '../providers/html';
 import { readCache, writeCache } from '../core/cache';
+import { withDefaults } from '../core/job-defaults';
+import type { TransformerParams } from '../core/job-params';
 import { type JobFields, resultPreview, writeJobResults } from '../core/job-results';
 import { jobOutputKey, jobOutputPrefix } from '../core/records';
 import { transformerData } from '../core/result-shapes';
@@ -60,7 +62,7 @@ function summarise(usages: LlmUsage[]) {
 export function createTransformerActivities(deps: ActivityDeps) {
   const { store } = deps;
 
-  async function compute(jobId: string, operation: string, params: Record<string, unknown>): Promise<Computed> {
+  async function compute(jobId: string, operation: string, params: TransformerParams): Promise<Computed> {
     const llm = jobModel(deps.llm, store, jobId);
     const md = (text: string, name = 'result.md') => ({ name, body: text, mime: 'text/markdown; charset=utf-8' });
     if (operation === 'html-to-markdown' || operation === 'extract-tables') assertHtmlDepth(String(params.html ?? ''));
@@ -75,19 +77,13 @@ export function createTransformerActivities(deps: ActivityDeps) {
       return { text, metadata: { operation, table_count: tables.length, tables }, file, usages: [] };
     }
     const text = String(params.text ?? '');
-    const lang = (k: string, d: string) => (typeof params[k] === 'string' && params[k] ? String(params[k]) : d);
+    const { source_language: from, target_language: to } = withDefaults('transformer', params);
     let r: OpResult;
-    if (operation === 'text')
-      r = await translate(llm, text, lang('source_language', 'de'), lang('target_language', 'de'));
+    if (operation === 'text') r = await translate(llm, text, from, to);
     else if (operation === 'template') r = await applyTemplate(llm, params as unknown as TemplateRequest);
     else if (operation === 'summarize') r = await summarize(llm, text, Number(params.max_length ?? 1000));
     else if (operation === 'blocks') {
-      r = await blocksToNewsfeed(
-        llm,
-        (params.blocks ?? []) as Block[],
-        lang('source_language', 'de'),
-        lang('target_language', 'de'),
-      );
+      r = await blocksToNewsfeed(llm, (params.blocks ?? []) as Block[], from, to);
     } else
       throw ApplicationFailure.nonRetryable(`Unknown transformer operation '${operation}'.`, 'VALIDATION_ERROR', {
         operation,
@@ -105,7 +101,7 @@ export function createTransformerActivities(deps: ActivityDeps) {
      * The transformer job's one step (a regular activity: a large page takes seconds, too long to hold a workflow
      * task). Writes the output file and the full results; returns a summary small enough for workflow history.
      */
-    async runTransformerStep({ jobId, parameters }: { jobId: string; parameters: Record<string, unknown> }) {
+    async runTransformerStep({ jobId, parameters }: { jobId: string; parameters: TransformerParams }) {
       // Heartbeats throughout (under `quickTransform`'s 10 s): a 16 MB page's cache entry and results take a while to write.
       const { value, reused } = await runStep(store, jobId, 'transform', () =>
         heartbeating(async () => {

@@ -2,7 +2,7 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { AppError } from '../core/errors';
-import { videoFramesParams } from '../core/job-params';
+import type { VideoFramesParams } from '../core/job-params';
 import { type JobFields, resultPreview, writeJobResults } from '../core/job-results';
 import { jobOutputKey, jobOutputPrefix } from '../core/records';
 import { scratchAt } from '../core/scratch';
@@ -21,8 +21,7 @@ export function createVideoActivities(deps: ActivityDeps) {
      * sorted union of the timestamps and the interval grid, times past the end dropped) into the job's output folder
      * `frames/`, and writes the results. Heartbeats throughout, so a cancel kills ffmpeg.
      */
-    async extractVideoFrames({ jobId, parameters }: { jobId: string; parameters: Record<string, unknown> }) {
-      const p = videoFramesParams.parse(parameters);
+    async extractVideoFrames({ jobId, parameters: p }: { jobId: string; parameters: VideoFramesParams }) {
       return scratchAt(config.scratchDir).withDir('frames-', async (dir) => {
         const job = await heartbeating(async (signal) => {
           const input = path.join(dir, 'input');

@@ -1,3 +1,4 @@
+import { JOB_DEFAULTS } from './job-defaults';
 import { createHash } from 'node:crypto';
 
 /**
@@ -177,8 +178,8 @@ export function audioCacheKey(
     operation: AUDIO_CACHE_OPERATION,
     inputHash: sha256,
     params: {
-      source_language: nonEmpty(params.source_language, 'de'),
-      target_language: nonEmpty(params.target_language, 'de'),
+      source_language: nonEmpty(params.source_language, JOB_DEFAULTS.transcription.source_language),
+      target_language: nonEmpty(params.target_language, JOB_DEFAULTS.transcription.target_language),
       template,
       template_source: template ? ctx.templateSource : undefined,
     },

@@ -3,6 +3,7 @@
  * job computed. A job's results, its completion webhook and the synchronous answer all carry this object
  * (see job-results.ts), so every entry point gives the same answer.
  */
+import { JOB_DEFAULTS } from './job-defaults';
 
 /** A ZIP in a result, Base64-encoded (spec: `*_archive_filename`, `*_archive_data`). */
 interface ArchiveData {
@@ -25,7 +26,7 @@ export function transformerData(
 ): Record<string, unknown> {
   const out = r.output ?? {};
   const originalText = String(params.text ?? '');
-  const lang = (k: 'source_language' | 'target_language') => String(out[k] ?? params[k] ?? 'de');
+  const lang = (k: 'source_language' | 'target_language') => String(out[k] ?? params[k] ?? JOB_DEFAULTS.transformer[k]);
   switch (operation) {
     case 'text':
       return {

@@ -18,12 +18,12 @@ interface Webhook {
  * `sealed: true` and in the parameters by `[redacted]`, so neither the workflow's start event, its history, the
  * batch manifest slices nor the Temporal UI show it (anyone with read access to the namespace would see it there).
  */
-export async function sealWebhook<W extends Webhook | undefined>(
+export async function sealWebhook<W extends Webhook | undefined, P extends Record<string, unknown>>(
   store: BlobStore,
   jobId: string,
   webhook: W,
-  parameters: Record<string, unknown>,
-): Promise<{ webhook: W; parameters: Record<string, unknown> }> {
+  parameters: P,
+): Promise<{ webhook: W; parameters: P }> {
   const token = webhook?.token ?? ((parameters.webhook as Webhook | undefined)?.token || undefined);
   if (!webhook || !token) return { webhook, parameters: redactParameters(parameters) };
   await writeBlobJson(store, jobWebhookSecretKey(jobId), { token });

@@ -1,4 +1,5 @@
 import {
+  jobInput,
   STATUS_CODE,
   type BatchCarry,
   type BatchInput,
@@ -210,10 +211,8 @@ export class BatchLedger {
 
 /** The input of job `index` of the batch, its first run. */
 export function childJobInput(input: BatchInput, spec: BatchManifest['jobs'][number], index: number): JobInput {
-  return {
+  return jobInput(spec.job_type, spec.parameters, {
     jobId: spec.job_id,
-    jobType: spec.job_type,
-    parameters: spec.parameters,
     batchId: input.batchId,
     batchIndex: index,
     createdAt: input.createdAt,
@@ -222,7 +221,7 @@ export function childJobInput(input: BatchInput, spec: BatchManifest['jobs'][num
     ...(spec.webhook ? { webhook: spec.webhook } : {}),
     ...(input.legacy ? { legacy: true } : {}),
     ...(input.webhookRetryScale !== undefined ? { webhookRetryScale: input.webhookRetryScale } : {}),
-  };
+  });
 }
 
 /** The batch's input as its record keeps it: without the state carried over continue-as-new. */

@@ -3,21 +3,10 @@
  * renaming a message or a workflow breaks running jobs.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { JobParams, JobSpec, JobType } from '../core/job-params';
 
-export type JobType =
-  | 'pdf'
-  | 'session'
-  | 'transformer'
-  | 'audio'
-  | 'video'
-  | 'imageocr'
-  | 'external_ocr'
-  | 'video_frames'
-  /** Internal: the track and event summaries and stories over the session store (api/routes/tracks|events|story). */
-  | 'track_summary'
-  | 'event_summary'
-  | 'story';
-export const JOB_TYPES: readonly JobType[] = ['pdf', 'session', 'transformer', 'audio', 'video'];
+export type { JobType } from '../core/job-params';
+
 export type JobStatus = 'pending' | 'processing' | 'completed' | 'failed';
 export type LogLevel = 'debug' | 'info' | 'warning' | 'error';
 
@@ -58,10 +47,9 @@ export interface JobEvent {
   error?: JobError;
 }
 
-export interface JobInput {
+/** What a job's input holds besides its type and parameters. */
+export interface JobRun {
   jobId: string;
-  jobType: JobType;
-  parameters: Record<string, unknown>;
   userId?: string;
   batchId?: string;
   /** Position in the batch's manifest. */
@@ -77,6 +65,21 @@ export interface JobInput {
   legacy?: boolean;
   /** Multiplies the webhook retry delays (1 in production; tests shrink it, the schedule's shape stays). */
   webhookRetryScale?: number;
+}
+
+/**
+ * The input of `jobWorkflow`: a discriminated union on `jobType` (core/job-params.ts), its parameters typed by the
+ * job type as the API validated them; `JobInput<'pdf'>` is the pdf member, the one the pdf pipeline gets.
+ */
+export type JobInput<T extends JobType = JobType> = JobRun & JobSpec<T>;
+
+/**
+ * A job's input from its type and parameters held apart (a request, a manifest entry, a child job): the one place
+ * the pair is asserted to match. Keys in the order inputs always had: `jobId`, `jobType`, `parameters`, then `run`'s.
+ */
+export function jobInput<T extends JobType>(jobType: T, parameters: JobParams<T>, run: JobRun): JobInput<T> {
+  const { jobId, ...rest } = run;
+  return { jobId, jobType, parameters, ...rest } as JobInput<T>;
 }
 
 /** Live state of a job; the query answers it. Large results live in the blob store, not here. */
@@ -99,7 +102,7 @@ export interface JobState {
   run: number;
   legacy?: boolean;
   /** The input of the latest run (restart builds the next run from it). */
-  input?: Omit<JobInput, 'priorLogs'>;
+  input?: Omit<JobRun, 'priorLogs'> & JobSpec;
 }
 
 export const jobStateQuery = defineQuery<JobState>('jobState');
@@ -144,7 +147,7 @@ export interface BatchManifest {
   created_at: string;
   user_id?: string;
   legacy?: boolean;
-  jobs: { job_id: string; job_type: JobType; parameters: Record<string, unknown>; webhook?: WebhookConfig }[];
+  jobs: { job_id: string; job_type: JobType; parameters: JobParams; webhook?: WebhookConfig }[];
 }
 
 export interface BatchState {

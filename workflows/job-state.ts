@@ -8,7 +8,11 @@ import type { JobError, JobEvent, JobInput, JobLog, JobState, LogLevel } from '.
 export const MAX_LOGS = 1000;
 export const MAX_EVENTS = 200;
 
-export function initialState(input: JobInput, now: string): JobState {
+/**
+ * A job as accepted, before a worker takes it: the one builder of a pending state (the workflow's start, the API's
+ * answer to a create or restart, a batch's pending records). `message` says why it waits.
+ */
+export function initialState(input: JobInput, now: string, message = 'Waiting to be processed'): JobState {
   return {
     job_id: input.jobId,
     job_type: input.jobType,
@@ -18,7 +22,7 @@ export function initialState(input: JobInput, now: string): JobState {
     parameters: input.parameters,
     ...(input.userId ? { user_id: input.userId } : {}),
     ...(input.batchId ? { batch_id: input.batchId } : {}),
-    progress: { step: 'queued', percent: 0, message: 'Waiting to be processed' },
+    progress: { step: 'queued', percent: 0, message },
     results: null,
     logs: [...(input.priorLogs ?? [])],
     events: [],
@@ -29,7 +33,7 @@ export function initialState(input: JobInput, now: string): JobState {
   };
 }
 
-function withoutPriorLogs(input: JobInput): Omit<JobInput, 'priorLogs'> {
+function withoutPriorLogs(input: JobInput): JobState['input'] {
   const { priorLogs: _p, ...rest } = input;
   void _p;
   return rest;

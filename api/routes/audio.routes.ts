@@ -1,4 +1,5 @@
 import { AppError } from '../../core/errors';
+import type { AudioParams } from '../../core/job-params';
 import { fromCache, resultData, type LlmInfo } from '../../core/job-results';
 import type { Config } from '../../core/config';
 import { checkDuration } from '../../core/input-budgets';
@@ -59,7 +60,7 @@ export function audioRoutes(
         ...(body.template ? { template: body.template } : {}),
         use_cache: body.useCache,
       };
-      const run = (parameters: Record<string, unknown>) =>
+      const run = (parameters: AudioParams) =>
         runSyncJob(ctx, jobs, { jobType: 'audio', parameters }, config.MEDIA_SYNC_WAIT_MS);
       let done;
       if (!body.file) {

@@ -2,7 +2,7 @@ import { AppError } from '../../core/errors';
 import { listSessionEntries } from '../../core/session-store';
 import { envelope, errorResponse } from '../openapi';
 import type { ApiRouter } from '../route';
-import { eventParam, eventSummary, summaryBody } from '../schemas/summaries.schemas';
+import { eventParam, eventSummary, optionalSummaryBody } from '../schemas/summaries.schemas';
 import { runSummary, type SummaryDeps } from '../services/summaries';
 import { summaryErrors } from './tracks.routes';
 
@@ -17,7 +17,7 @@ export function eventRoutes(api: ApiRouter, deps: SummaryDeps): void {
       'Every session of the event is summarised (one model call per piece of at most SUMMARY_CHUNK_CHARS), then each track from its sessions, then the event ' +
       'from its tracks; the template (default `EventSummary`) shapes the event summary. Runs as a job; waits up to MEDIA_SYNC_WAIT_MS, then 504 with `details.job_id`.',
     params: eventParam,
-    body: summaryBody.optional().default({ target_language: 'de' }),
+    body: optionalSummaryBody,
     responses: {
       200: { description: 'The summary', content: { 'application/json': { schema: envelope(eventSummary) } } },
       404: errorResponse('Unknown event or template'),

@@ -2,7 +2,7 @@ import type { Context } from 'koa';
 import type { Config } from '../../core/config';
 import { AppError } from '../../core/errors';
 import { checkPixelBudget } from '../../core/input-budgets';
-import { DISCARD_UPLOAD } from '../../core/job-params';
+import { DISCARD_UPLOAD, type ImageOcrParams } from '../../core/job-params';
 import { envelope, errorResponse, z } from '../openapi';
 import type { ApiEngines } from '../engines';
 import type { ApiRouter } from '../route';
@@ -33,7 +33,7 @@ export function imageOcrRoutes(
   engines: Pick<ApiEngines, 'imageSize'>,
 ): void {
   const tags = ['Image OCR'];
-  const answer = async (ctx: Context, parameters: Record<string, unknown>) =>
+  const answer = async (ctx: Context, parameters: ImageOcrParams) =>
     answerSync(ctx, jobs, { jobType: 'imageocr', parameters }, config.SYNC_WAIT_MS);
   /** The job parameters the two routes share; the pipeline reads the result cache unless `use_cache` is false. */
   const options = (b: { template?: string; ocr_language?: string; use_cache: boolean }) => ({

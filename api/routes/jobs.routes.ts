@@ -20,7 +20,7 @@ import { attachment, jobArchiveEntries, zipStream } from '../services/archive';
 import type { BatchService } from '../services/batches';
 import { streamJobEvents } from '../services/events';
 import { jobView, type JobService } from '../services/jobs';
-import { checkSessionRequest, validateParameters } from '../services/job-parameters';
+import { checkSessionRequest, validateJob } from '../services/job-parameters';
 
 export interface JobRouteDeps {
   jobs: JobService;
@@ -50,12 +50,11 @@ export function jobRoutes(api: ApiRouter, deps: JobRouteDeps): void {
     body: createJobBody,
     responses: { 200: jsonResponse(jobCreated, 'Accepted'), 404: errorResponse('Unknown template (session jobs)') },
     handler: async (ctx, { body }) => {
-      const parameters = validateParameters(body.job_type, body.parameters);
-      if (body.job_type === 'session') await checkSessionRequest(parameters, ['parameters']);
-      const webhook = body.webhook ?? (parameters.webhook as typeof body.webhook);
+      const job = validateJob(body.job_type, body.parameters);
+      if (job.jobType === 'session') await checkSessionRequest(job.parameters, ['parameters']);
+      const webhook = body.webhook ?? job.parameters.webhook;
       const { state } = await jobs.create({
-        jobType: body.job_type,
-        parameters,
+        ...job,
         userId: body.user_id,
         webhook,
         idempotencyKey: idempotencyKey(ctx.headers['idempotency-key']),
@@ -79,15 +78,14 @@ export function jobRoutes(api: ApiRouter, deps: JobRouteDeps): void {
         });
       }
       const specs = body.jobs.map((j, i) => ({
-        jobType: j.job_type,
-        parameters: validateParameters(j.job_type, j.parameters, ['jobs', i, 'parameters']),
+        ...validateJob(j.job_type, j.parameters, ['jobs', i, 'parameters']),
         webhook: j.webhook,
       }));
       for (const [i, s] of specs.entries())
         if (s.jobType === 'session') await checkSessionRequest(s.parameters, ['jobs', i, 'parameters']);
       const { state, jobs: records } = await batches.create({
         batchName: body.batch_name,
-        jobs: specs.map((s) => ({ ...s, webhook: s.webhook ?? (s.parameters.webhook as typeof s.webhook) })),
+        jobs: specs.map((s) => ({ ...s, webhook: s.webhook ?? s.parameters.webhook })),
         userId: body.user_id,
         idempotencyKey: idempotencyKey(ctx.headers['idempotency-key']),
       });

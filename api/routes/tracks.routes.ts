@@ -2,7 +2,7 @@ import { AppError } from '../../core/errors';
 import { countSessions, listSessionEntries } from '../../core/session-store';
 import { envelope, errorResponse, jsonResponse } from '../openapi';
 import type { ApiRouter } from '../route';
-import { summaryBody, trackList, trackParam, trackSummaries, trackSummary } from '../schemas/summaries.schemas';
+import { optionalSummaryBody, trackList, trackParam, trackSummaries, trackSummary } from '../schemas/summaries.schemas';
 import { runSummary, type SummaryDeps } from '../services/summaries';
 import { modelErrors } from './transformer.routes';
 
@@ -47,7 +47,7 @@ export function trackRoutes(api: ApiRouter, deps: SummaryDeps): void {
     tags,
     description: `${summaryDescription} The template (default TrackSummary) shapes the track summary.`,
     params: trackParam,
-    body: summaryBody.optional().default({ target_language: 'de' }),
+    body: optionalSummaryBody,
     responses: {
       200: { description: 'The summary', content: { 'application/json': { schema: envelope(trackSummary) } } },
       404: errorResponse('Unknown track or template'),
@@ -66,7 +66,7 @@ export function trackRoutes(api: ApiRouter, deps: SummaryDeps): void {
     tags,
     description: summaryDescription,
     params: trackParam,
-    body: summaryBody.optional().default({ target_language: 'de' }),
+    body: optionalSummaryBody,
     responses: {
       200: { description: 'The summaries', content: { 'application/json': { schema: envelope(trackSummaries) } } },
       404: errorResponse('Unknown track or template'),

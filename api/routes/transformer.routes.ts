@@ -1,6 +1,8 @@
 import type { Context } from 'koa';
 import type { Config } from '../../core/config';
 import { AppError } from '../../core/errors';
+import { JOB_DEFAULTS } from '../../core/job-defaults';
+import type { TransformerParams } from '../../core/job-params';
 import { loadTemplate, needsModel, parseTemplate, TEMPLATES_DIR } from '../../core/templates';
 import { envelope, errorResponse, z } from '../openapi';
 import type { ApiRouter } from '../route';
@@ -44,7 +46,7 @@ export interface TransformerDeps {
 export async function runTransformerOperation(
   ctx: Context,
   deps: TransformerDeps,
-  params: Record<string, unknown>,
+  params: TransformerParams,
   opts: { needsModel: boolean },
 ): Promise<void> {
   if (opts.needsModel && !deps.config.llm) {
@@ -81,8 +83,8 @@ export function transformerRoutes(api: ApiRouter, deps: TransformerDeps): void {
     description: 'No model is called when source and target language are the same.',
     body: z.object({
       text,
-      source_language: lang.optional().default('de'),
-      target_language: lang.optional().default('de'),
+      source_language: lang.optional().default(JOB_DEFAULTS.transformer.source_language),
+      target_language: lang.optional().default(JOB_DEFAULTS.transformer.target_language),
       use_cache: useCache,
     }),
     responses: {
@@ -97,7 +99,7 @@ export function transformerRoutes(api: ApiRouter, deps: TransformerDeps): void {
       ...modelErrors,
     },
     handler: async (ctx, { body }) => {
-      const params = { operation: 'text', ...body };
+      const params = { operation: 'text' as const, ...body };
       await runTransformerOperation(ctx, deps, params, { needsModel: body.source_language !== body.target_language });
     },
   });
@@ -131,7 +133,7 @@ export function transformerRoutes(api: ApiRouter, deps: TransformerDeps): void {
           });
         source = t.source;
       }
-      const params = { operation: 'template', ...body };
+      const params = { operation: 'template' as const, ...body };
       await runTransformerOperation(ctx, deps, params, { needsModel: needsModel(parseTemplate(source), body.context) });
     },
   });

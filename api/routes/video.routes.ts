@@ -90,7 +90,7 @@ function videoTranscriptionRoutes(api: ApiRouter, jobs: JobService, config: Conf
       config.MEDIA_SYNC_WAIT_MS,
     );
   };
-  const options = (b: { source_language: string; target_language: string; template?: string }) => ({
+  const options = (b: { source_language?: string; target_language?: string; template?: string }) => ({
     source_language: b.source_language,
     target_language: b.target_language,
     ...(b.template ? { template: b.template } : {}),

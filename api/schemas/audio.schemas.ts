@@ -1,3 +1,4 @@
+import { JOB_DEFAULTS } from '../../core/job-defaults';
 import { z } from '../openapi';
 import { uploadedFile } from '../uploads';
 import { formBool, httpUrl } from './form';
@@ -6,14 +7,19 @@ import { formBool, httpUrl } from './form';
 
 const language = z.string().regex(/^[a-z]{2}$/, 'an ISO 639-1 code such as de or en');
 
-/** The options of a transcription (audio and video): languages, template, result cache. */
+/**
+ * The options of a transcription (audio and video): languages, template, result cache. The languages' defaults are
+ * the job's (core/job-defaults.ts), applied when its parameters are validated; here they are only documented.
+ */
 export const transcriptionOptions = {
   source_language: z
     .union([language, z.literal('auto')])
     .optional()
-    .default('de')
-    .openapi({ description: 'The spoken language, or `auto` to detect it' }),
-  target_language: language.optional().default('de'),
+    .openapi({
+      description: 'The spoken language, or `auto` to detect it',
+      default: JOB_DEFAULTS.transcription.source_language,
+    }),
+  target_language: language.optional().openapi({ default: JOB_DEFAULTS.transcription.target_language }),
   template: z.string().max(200).optional(),
   useCache: formBool(true),
 };

@@ -1,3 +1,4 @@
+import { JOB_DEFAULTS } from '../../core/job-defaults';
 import { z } from '../openapi';
 
 /** An ISO 639-1 language code, the form every language field of the API takes. */
@@ -23,8 +24,8 @@ export const blocksBody = z.object({
     )
     .min(1)
     .max(1000),
-  source_language: lang.optional().default('de'),
-  target_language: lang.optional().default('de'),
+  source_language: lang.optional().default(JOB_DEFAULTS.transformer.source_language),
+  target_language: lang.optional().default(JOB_DEFAULTS.transformer.target_language),
   use_cache: useCache,
 });
 

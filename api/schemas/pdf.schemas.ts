@@ -1,3 +1,4 @@
+import { EXTRACTION_METHODS, JOB_DEFAULTS } from '../../core/job-defaults';
 import { refinePageRange } from '../../core/job-params';
 import { z } from '../openapi';
 import { uploadedFile } from '../uploads';
@@ -5,8 +6,6 @@ import { formBool, formInt, httpUrl } from './form';
 import { webhookSchema } from './jobs.schemas';
 
 /** Schemas of the /api/pdf routes (spec §4.2): PDF text, PDF jobs and external OCR. */
-
-const METHODS = ['native', 'local_ocr', 'vision_llm', 'combined'] as const;
 
 /** POST /api/pdf/process (multipart). */
 export const processBody = z
@@ -16,7 +15,7 @@ export const processBody = z
       description:
         'Instead of a file: downloaded by the job (at most MAX_UPLOAD_MB); private and loopback addresses are refused unless allowed',
     }),
-    extraction_method: z.enum(METHODS).optional().default('native'),
+    extraction_method: z.enum(EXTRACTION_METHODS).optional().default(JOB_DEFAULTS.pdf.extraction_method),
     template: z.string().max(200).optional(),
     context: z.preprocess(
       (v) => {
@@ -44,7 +43,7 @@ export const processBody = z
 /** POST /api/pdf/job (JSON). */
 export const jobBody = z.object({
   filename: z.string().min(1).max(4096),
-  extraction_method: z.enum(METHODS).optional(),
+  extraction_method: z.enum(EXTRACTION_METHODS).optional(),
   template: z.string().max(200).optional(),
   use_cache: z.boolean().optional(),
   page_start: z.number().int().min(1).optional(),

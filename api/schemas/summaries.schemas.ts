@@ -1,3 +1,4 @@
+import { JOB_DEFAULTS } from '../../core/job-defaults';
 import { z } from '../openapi';
 import { lang } from './common.schemas';
 
@@ -9,9 +10,13 @@ export const summaryOptions = {
     .max(100)
     .optional()
     .describe('A template (GET /api/transformer/templates) for the answer: its fields are filled from the summaries'),
-  target_language: lang.optional().default('de'),
+  target_language: lang.optional().default(JOB_DEFAULTS.summary.target_language),
 };
 export const summaryBody = z.object(summaryOptions);
+/** The body of the summary routes, which may be left out: the defaults then. */
+export const optionalSummaryBody = summaryBody
+  .optional()
+  .default({ target_language: JOB_DEFAULTS.summary.target_language });
 
 export const trackParam = z.object({ track_name: z.string().min(1).max(500) });
 export const eventParam = z.object({ event_name: z.string().min(1).max(500) });

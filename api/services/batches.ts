@@ -9,6 +9,7 @@ import {
 } from '../../core/blob-store';
 import { AppError } from '../../core/errors';
 import { isBatchId, newBatchId, newJobId } from '../../core/ids';
+import type { JobSpec } from '../../core/job-params';
 import { withResults } from '../../core/job-results';
 import { sealWebhook } from '../../core/webhook-secret';
 import { mapPool } from '../../core/pool';
@@ -18,12 +19,12 @@ import {
   batchStateQuery,
   CODE_STATUS,
   failAllUpdate,
+  jobInput,
   toggleActiveSignal,
   type BatchInput,
   type BatchManifest,
   type BatchState,
   type JobState,
-  type JobType,
   type WebhookConfig,
 } from '../../workflows/definitions';
 import type { batchWorkflow } from '../../workflows/batch.workflow';
@@ -34,7 +35,7 @@ import { idFromKey } from './jobs';
 
 export interface CreateBatch {
   batchName: string;
-  jobs: { jobType: JobType; parameters: Record<string, unknown>; webhook?: WebhookConfig }[];
+  jobs: (JobSpec & { webhook?: WebhookConfig })[];
   userId?: string;
   legacy?: boolean;
   idempotencyKey?: string;
@@ -94,10 +95,8 @@ export class BatchService {
     await writeBlobJson(this.store, manifestKey, manifest);
     const jobs = manifest.jobs.map((j, index) =>
       initialState(
-        {
+        jobInput(j.job_type, j.parameters, {
           jobId: j.job_id,
-          jobType: j.job_type,
-          parameters: j.parameters,
           batchId,
           batchIndex: index,
           createdAt,
@@ -105,7 +104,7 @@ export class BatchService {
           ...(req.userId ? { userId: req.userId } : {}),
           ...(j.webhook ? { webhook: j.webhook } : {}),
           ...(req.legacy ? { legacy: true } : {}),
-        },
+        }),
         createdAt,
       ),
     );

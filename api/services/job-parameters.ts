@@ -1,27 +1,45 @@
 import { writeBlobJson, type BlobStore } from '../../core/blob-store';
 import { AppError, validationMessage } from '../../core/errors';
-import { INLINE_PARAMS_BYTES, jobParamsByType, summariseParameters } from '../../core/job-params';
+import {
+  INLINE_PARAMS_BYTES,
+  jobSpec,
+  parseJobParameters,
+  summariseParameters,
+  type JobParams,
+  type JobSpec,
+  type JobType,
+  type SessionParams,
+} from '../../core/job-params';
 import { jobParametersKey } from '../../core/records';
 import { sanitizeName, sessionPath } from '../../core/session-store';
 import { loadTemplate, TEMPLATES_DIR } from '../../core/templates';
-import type { JobType } from '../../workflows/definitions';
 
 // Job parameters as the routes check them before anything is queued (the job type's schema, and what a session
 // request needs beyond it; shared by the job, session, legacy event-job and media routes), and as a job's workflow
 // input carries them.
 
-/** Validates `parameters` against the job type's schema; issues are reported under `parameters.…`. */
-export function validateParameters(
-  jobType: JobType,
-  parameters: Record<string, unknown>,
+/**
+ * Validates `parameters` against the job type's schema (core/job-params.ts) and applies the defaults they record:
+ * the one validation of a job's parameters. Issues are reported under `parameters.…` (400 VALIDATION_ERROR).
+ */
+export function validateParameters<T extends JobType>(
+  jobType: T,
+  parameters: unknown,
   path: (string | number)[] = ['parameters'],
-): Record<string, unknown> {
-  const schema = jobParamsByType[jobType as keyof typeof jobParamsByType];
-  if (!schema) return parameters;
-  const r = schema.safeParse(parameters);
-  if (r.success) return r.data as Record<string, unknown>;
+): JobParams<T> {
+  const r = parseJobParameters(jobType, parameters);
+  if (r.success) return r.data;
   const issues = r.error.issues.map((i) => ({ path: [...path, ...i.path].map(String).join('.'), message: i.message }));
   throw new AppError('VALIDATION_ERROR', validationMessage(issues), { issues });
+}
+
+/** A job of a type the request names (`job_type`): its type with its validated parameters. */
+export function validateJob<T extends JobType>(
+  jobType: T,
+  parameters: unknown,
+  path: (string | number)[] = ['parameters'],
+): JobSpec<T> {
+  return jobSpec(jobType, validateParameters(jobType, parameters, path));
 }
 
 /**
@@ -29,12 +47,12 @@ export function validateParameters(
  * path segment (400 naming the field: a name of dots and separators only), and the template exists in the target
  * language (404 TEMPLATE_NOT_FOUND). `path` prefixes the issue paths (`jobs.2.` in a batch).
  */
-export async function checkSessionRequest(p: Record<string, unknown>, path: (string | number)[] = []): Promise<void> {
+export async function checkSessionRequest(p: SessionParams, path: (string | number)[] = []): Promise<void> {
   const at = (field: string) => [...path, field].join('.');
   const issues: { path: string; message: string }[] = [];
   for (const field of ['event', 'session', 'track', 'filename']) {
     try {
-      sanitizeName(field === 'filename' ? String(p[field]).replace(/\.md$/i, '') : String(p[field]), at(field));
+      sanitizeName(field === 'filename' ? p.filename.replace(/\.md$/i, '') : String(p[field]), at(field));
     } catch {
       issues.push({
         path: at(field),
@@ -45,9 +63,9 @@ export async function checkSessionRequest(p: Record<string, unknown>, path: (str
   if (issues.length)
     throw new AppError('VALIDATION_ERROR', `Unusable name(s): ${issues.map((i) => i.path).join(', ')}.`, { issues });
   // The layout must be buildable (the store's own check of every segment).
-  sessionPath(String(p.event), String(p.target_language), String(p.track), String(p.filename));
-  const template = String(p.template ?? 'Session');
-  if (!(await loadTemplate(TEMPLATES_DIR, template, String(p.target_language)))) {
+  sessionPath(p.event, p.target_language, p.track, p.filename);
+  const template = p.template;
+  if (!(await loadTemplate(TEMPLATES_DIR, template, p.target_language))) {
     throw new AppError('TEMPLATE_NOT_FOUND', `No template named ${JSON.stringify(template)}.`, {
       template,
       ...(path.length ? { path: at('template') } : {}),
@@ -56,10 +74,7 @@ export async function checkSessionRequest(p: Record<string, unknown>, path: (str
 }
 
 /** The `session` job's parameters of a request: validated (400, every missing field named), then checked. */
-export async function sessionParameters(
-  body: Record<string, unknown>,
-  path: (string | number)[] = [],
-): Promise<Record<string, unknown>> {
+export async function sessionParameters(body: unknown, path: (string | number)[] = []): Promise<SessionParams> {
   const parameters = validateParameters('session', body, path);
   await checkSessionRequest(parameters, path);
   return parameters;
@@ -70,11 +85,11 @@ export async function sessionParameters(
  * full parameters in the job's folder (`jobParametersKey`, read back by the activities' `fullParameters`), so
  * workflow history stays small.
  */
-export async function offloadParameters(
+export async function offloadParameters<P extends Record<string, unknown>>(
   store: BlobStore,
   jobId: string,
-  parameters: Record<string, unknown>,
-): Promise<Record<string, unknown>> {
+  parameters: P,
+): Promise<P> {
   if (Buffer.byteLength(JSON.stringify(parameters)) <= INLINE_PARAMS_BYTES) return parameters;
   await writeBlobJson(store, jobParametersKey(jobId), parameters);
   return summariseParameters(parameters);

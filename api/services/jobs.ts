@@ -3,35 +3,28 @@ import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@te
 import { readBlobJson, BlobNotFoundError, type BlobStore } from '../../core/blob-store';
 import { AppError, isErrorCode } from '../../core/errors';
 import { isJobId, newJobId } from '../../core/ids';
-import { redactParameters } from '../../core/job-params';
+import { redactParameters, type JobSpec, type JobType } from '../../core/job-params';
 import { withResults, type ResultsRef } from '../../core/job-results';
 import { sealWebhook } from '../../core/webhook-secret';
 import { jobRecordKey } from '../../core/records';
 import { jobSearchAttributes } from '../../core/search-attributes';
 // Workflows are started by name (the worker registers each under its function's name): the API loads no workflow code.
 import type { jobWorkflow } from '../../workflows/job.workflow';
-import {
-  jobStateQuery,
-  type JobInput,
-  type JobState,
-  type JobType,
-  type WebhookConfig,
-} from '../../workflows/definitions';
-import { isTerminal, logsForRestart } from '../../workflows/job-state';
+import { jobInput, jobStateQuery, type JobInput, type JobState, type WebhookConfig } from '../../workflows/definitions';
+import { initialState, isTerminal, logsForRestart } from '../../workflows/job-state';
 import type { TemporalGateway } from '../temporal';
 import { JobAccepted, type AsyncPreference } from './async-preference';
 import { offloadParameters } from './job-parameters';
 import { awaitRunClosed, awaitRunRecord, QUERY_DEADLINE_MS, SharedReads, withWebhookLog } from './job-runs';
 import { RequestBound } from './request-bound';
 
-export interface CreateJob {
-  jobType: JobType;
-  parameters: Record<string, unknown>;
+/** A job to create: its type and validated parameters (`validateParameters`), and who asks. */
+export type CreateJob<T extends JobType = JobType> = JobSpec<T> & {
   userId?: string;
   webhook?: WebhookConfig;
   legacy?: boolean;
   idempotencyKey?: string;
-}
+};
 
 /** How often the waiters of a job query its workflow, together. */
 const SHARED_QUERY_MS = 500;
@@ -183,17 +176,15 @@ export class JobService {
     }
     const createdAt = new Date().toISOString();
     const sealed = await sealWebhook(this.store, jobId, req.webhook, req.parameters);
-    const input: JobInput = {
+    const input: JobInput = jobInput(req.jobType, await offloadParameters(this.store, jobId, sealed.parameters), {
       jobId,
-      jobType: req.jobType,
-      parameters: await offloadParameters(this.store, jobId, sealed.parameters),
       createdAt,
       run: 1,
       ...(req.userId ? { userId: req.userId } : {}),
       ...(sealed.webhook ? { webhook: sealed.webhook } : {}),
       ...(req.legacy ? { legacy: true } : {}),
       ...(this.webhookRetryScale !== 1 ? { webhookRetryScale: this.webhookRetryScale } : {}),
-    };
+    });
     try {
       // A start that hangs (Temporal stopped, not dead) is given up after START_DEADLINE_MS: 503, retry with the key.
       await this.temporal.connection.withDeadline(Date.now() + START_DEADLINE_MS, () =>
@@ -213,22 +204,7 @@ export class JobService {
       }
       throw e;
     }
-    const state: JobState = {
-      job_id: jobId,
-      job_type: req.jobType,
-      status: 'pending',
-      created_at: createdAt,
-      updated_at: createdAt,
-      parameters: input.parameters,
-      ...(req.userId ? { user_id: req.userId } : {}),
-      progress: { step: 'queued', percent: 0, message: 'Waiting to be processed' },
-      results: null,
-      logs: [],
-      events: [],
-      version: 0,
-      run: 1,
-    };
-    return { state, created: true };
+    return { state: initialState(input, createdAt), created: true };
   }
 
   /**
@@ -339,16 +315,7 @@ export class JobService {
     }
     // The answer is the job as accepted (`pending`); reads after it see the new run's own record.
     await awaitRunRecord((id) => this.readRecord(id, { results: false }), jobId, input.run);
-    const pending: JobState = {
-      ...s,
-      status: 'pending',
-      updated_at: now,
-      progress: { step: 'queued', percent: 0, message: 'Restarted; waiting to be processed' },
-      logs: input.priorLogs!,
-      run: input.run,
-    };
-    delete pending.error;
-    return pending;
+    return initialState(input, now, 'Restarted; waiting to be processed');
   }
 
   /** The job with its webhook delivery lines merged into its logs (job-runs.ts). */

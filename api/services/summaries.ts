@@ -2,7 +2,7 @@ import type { Context } from 'koa';
 import type { Config } from '../../core/config';
 import { AppError } from '../../core/errors';
 import { loadTemplate, TEMPLATES_DIR } from '../../core/templates';
-import type { JobType } from '../../workflows/definitions';
+import type { SummaryJobType, SummaryParams } from '../../core/job-params';
 import type { JobService } from './jobs';
 import { answerSync } from './sync-answer';
 
@@ -17,7 +17,7 @@ export interface SummaryDeps {
  * (404) and the model (503) are checked, in the contract's order, before anything is started.
  */
 /** The shipped templates that shape each answer when the request names none (`summarize_all` has no single answer). */
-const DEFAULT_TEMPLATES: Partial<Record<JobType, string>> = {
+const DEFAULT_TEMPLATES: Record<SummaryJobType, string> = {
   track_summary: 'TrackSummary',
   event_summary: 'EventSummary',
   story: 'Story',
@@ -26,8 +26,8 @@ const DEFAULT_TEMPLATES: Partial<Record<JobType, string>> = {
 export async function runSummary(
   ctx: Context,
   deps: SummaryDeps,
-  jobType: JobType,
-  parameters: Record<string, unknown>,
+  jobType: SummaryJobType,
+  parameters: Partial<SummaryParams>,
 ): Promise<void> {
   const template =
     parameters.template ?? (parameters.mode === 'summarize_all' ? undefined : DEFAULT_TEMPLATES[jobType]);

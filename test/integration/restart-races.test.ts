@@ -133,7 +133,7 @@ describe('restart races on a local Temporal dev server', function () {
     await holdJobOutput(h.store, idFromKey('job', `${key}\u00001`));
     const held = {
       jobType: 'transformer' as const,
-      parameters: { operation: 'html-to-markdown', html: '<p>held</p>' },
+      parameters: { operation: 'html-to-markdown' as const, html: '<p>held</p>' },
     };
     const { state } = await batches.create({
       batchName: 'races',
@@ -214,7 +214,7 @@ describe('restart races on a local Temporal dev server', function () {
       const template = {
         jobType: 'transformer' as const,
         parameters: {
-          operation: 'template',
+          operation: 'template' as const,
           text: 'Three bridges were mapped.',
           template_content: '# {{title|a short title}}',
           use_cache: false,

@@ -85,7 +85,7 @@ describe('worker queues and memory budget', function () {
 
     const text = 'The committee met on Thursday. It agreed to extend the library opening hours from March.';
     const jobId = newJobId();
-    const parameters = { operation: 'summarize', text, max_length: 300, use_cache: false };
+    const parameters = { operation: 'summarize' as const, text, max_length: 300, use_cache: false };
     const handle = await io.client.workflow.start(jobWorkflow, {
       workflowId: jobId,
       taskQueue: queues.io,

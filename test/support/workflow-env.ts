@@ -13,7 +13,7 @@ import { batchManifestKey, jobRecordKey } from '../../core/records';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../core/search-attributes';
 import { LocalBlobStore } from '../../providers/storage';
 import { createWorkers, type Workers } from '../../worker/create-workers';
-import type { BatchInput, BatchManifest } from '../../workflows/definitions';
+import { jobInput, type BatchInput, type BatchManifest } from '../../workflows/definitions';
 import { initialState } from '../../workflows/job-state';
 import { enginePaths, tempDir } from './servers';
 import { quietRuntime, sharedBundle } from './worker';
@@ -127,15 +127,7 @@ export async function startHarness(
             store,
             jobRecordKey(j.job_id),
             initialState(
-              {
-                jobId: j.job_id,
-                jobType: j.job_type,
-                parameters: j.parameters,
-                batchId,
-                batchIndex,
-                createdAt,
-                run: 1,
-              },
+              jobInput(j.job_type, j.parameters, { jobId: j.job_id, batchId, batchIndex, createdAt, run: 1 }),
               createdAt,
             ),
           ),

@@ -86,13 +86,13 @@ export function patchSites(dir: string): PatchSite[] {
 
 /**
  * The job types the pipeline table dispatches to: the keys of every object literal assigned to a variable whose type
- * names `Pipeline` in `file` (`PIPELINES`, `PATCHED_PIPELINES`). Throws when there is none.
+ * names `Pipeline` or `PipelineTable` in `file` (`PIPELINES`). Throws when there is none.
  */
 export function pipelineJobTypes(file: string): string[] {
   const sf = parse(file);
   const types: string[] = [];
   walk(sf, (n) => {
-    if (!ts.isVariableDeclaration(n) || !n.type || !/\bPipeline\b/.test(n.type.getText(sf))) return;
+    if (!ts.isVariableDeclaration(n) || !n.type || !/\bPipeline(Table)?\b/.test(n.type.getText(sf))) return;
     if (!n.initializer || !ts.isObjectLiteralExpression(n.initializer))
       throw new Error(`the pipeline table ${n.name.getText(sf)} at ${where(sf, n)} is not an object literal`);
     for (const p of n.initializer.properties) {

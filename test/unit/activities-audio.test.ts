@@ -1,3 +1,4 @@
+import { JOB_DEFAULTS } from '../../core/job-defaults';
 import { expect } from 'chai';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { chunkKey } from '../../activities/audio-results';
@@ -24,8 +25,13 @@ async function prepare(
   attempt = 1,
 ): Promise<AudioPrepared> {
   const ref = await h.store.put(`uploads/${jobId}.media`, fakeRecording(r));
-  return h.run(h.activities.prepareAudio, [{ jobId, parameters: { file_key: ref.key, ...parameters } }], { attempt });
+  return h.run(h.activities.prepareAudio, [{ jobId, parameters: { ...RECORDED, file_key: ref.key, ...parameters } }], {
+    attempt,
+  });
 }
+
+/** The languages every audio job records at creation (the API applies the defaults). */
+const RECORDED = { ...JOB_DEFAULTS.transcription };
 
 const chunk = (jobId: string, p: AudioPrepared, index: number, language?: string) => ({
   jobId,
@@ -66,7 +72,7 @@ describe('activities: prepareAudio (in-memory media engine)', () => {
     await h.run(h.activities.finishAudio, [
       {
         jobId: 'job-a2',
-        parameters: {},
+        parameters: RECORDED,
         chunks: p.chunks,
         duration: p.duration,
         fromCache: false,
@@ -113,7 +119,7 @@ describe('activities: prepareAudio (in-memory media engine)', () => {
     h.media.decodeDelayMs = 1300;
     const ref = await h.store.put('uploads/long.media', fakeRecording(RECORDING));
     const { run, beats } = h.environment();
-    await run(h.activities.prepareAudio, { jobId: 'job-a7', parameters: { file_key: ref.key } });
+    await run(h.activities.prepareAudio, { jobId: 'job-a7', parameters: { ...RECORDED, file_key: ref.key } });
     expect(beats.length).to.be.at.least(1);
   });
 
@@ -121,7 +127,7 @@ describe('activities: prepareAudio (in-memory media engine)', () => {
     h.media.decodeMisbehaves = 'hang';
     const ref = await h.store.put('uploads/hang.media', fakeRecording(RECORDING));
     const { env, run } = h.environment();
-    const running = run(h.activities.prepareAudio, { jobId: 'job-a8', parameters: { file_key: ref.key } });
+    const running = run(h.activities.prepareAudio, { jobId: 'job-a8', parameters: { ...RECORDED, file_key: ref.key } });
     while (h.media.calls.decodeToWav === 0) await new Promise((r) => setTimeout(r, 5));
     env.cancel();
     expect(await failureOf(running)).to.be.instanceOf(CancelledFailure);

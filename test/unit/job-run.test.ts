@@ -15,7 +15,7 @@ function input(over: Partial<JobInput> = {}): JobInput {
     createdAt: T0,
     run: 1,
     ...over,
-  };
+  } as JobInput;
 }
 
 /** A run on a clock that moves one second per reading. */

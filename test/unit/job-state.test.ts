@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { JobInput, JobLog, JobState } from '../../workflows/definitions';
+import type { JobInput, JobLog, JobRun, JobState } from '../../workflows/definitions';
 import {
   addLog,
   complete,
@@ -17,7 +17,7 @@ const T0 = '2026-01-01T00:00:00.000Z';
 const T1 = '2026-01-01T00:00:01.000Z';
 const T2 = '2026-01-01T00:00:02.000Z';
 
-function input(over: Partial<JobInput> = {}): JobInput {
+function input(over: Partial<JobRun> = {}): JobInput {
   return {
     jobId: 'job-00000000-0000-4000-8000-000000000001',
     jobType: 'transformer',
@@ -28,7 +28,7 @@ function input(over: Partial<JobInput> = {}): JobInput {
   };
 }
 
-function processing(over: Partial<JobInput> = {}): JobState {
+function processing(over: Partial<JobRun> = {}): JobState {
   const s = initialState(input(over), T0);
   startProcessing(s, T0);
   return s;
@@ -69,6 +69,17 @@ describe('job state transitions (pure, no Temporal)', () => {
       const s = initialState(input(), T0);
       expect(s).to.not.have.any.keys('user_id', 'batch_id', 'legacy', 'error');
       expect(s.logs).to.deep.equal([]);
+    });
+
+    it('says why a job waits: accepted, or restarted (the API answers a restart with this state)', () => {
+      expect(initialState(input(), T0).progress.message).to.equal('Waiting to be processed');
+      const again = initialState(input({ run: 2 }), T1, 'Restarted; waiting to be processed');
+      expect(again).to.deep.include({
+        status: 'pending',
+        run: 2,
+        updated_at: T1,
+        progress: { step: 'queued', percent: 0, message: 'Restarted; waiting to be processed' },
+      });
     });
   });
 

@@ -9,7 +9,7 @@ import type { PipelineContext } from './context';
  * The activities that end a transcription: they may ask the model (a template; a translation into another language),
  * then on the llm queue.
  */
-export function transcriptionFinisher(ctx: PipelineContext) {
+export function transcriptionFinisher(ctx: PipelineContext<'audio' | 'video'>) {
   const { parameters, jobId } = ctx.input;
   const mayAsk = Boolean(parameters.template) || parameters.target_language !== parameters.source_language;
   return activitiesFor({ jobId, model: modelRoute(mayAsk) });
@@ -24,7 +24,7 @@ export function transcriptionFinisher(ctx: PipelineContext) {
  * blob a first step put into the job (else the job's file).
  */
 export async function transcribeMedia(
-  ctx: PipelineContext,
+  ctx: PipelineContext<'audio' | 'video'>,
   input?: { key: string; sha256: string },
 ): Promise<TranscriptionDone> {
   const { jobId, parameters } = ctx.input;
@@ -83,7 +83,7 @@ export async function transcribeMedia(
 }
 
 /** The audio job type (spec §4.11): the transcription, then `finishAudio` writes the results. */
-export async function audioPipeline(ctx: PipelineContext): Promise<Record<string, unknown>> {
+export async function audioPipeline(ctx: PipelineContext<'audio'>): Promise<Record<string, unknown>> {
   const io = transcriptionFinisher(ctx);
   const fin = await io.finishAudio(await transcribeMedia(ctx));
   return fin.results;

@@ -5,7 +5,7 @@ import type { PipelineContext } from './context';
  * External OCR (spec §4.2 process-external-ocr): prepare → the external service's Markdown and, in parallel, page
  * renders for the pages archive → results.
  */
-export async function externalOcrPipeline(ctx: PipelineContext): Promise<Record<string, unknown>> {
+export async function externalOcrPipeline(ctx: PipelineContext<'external_ocr'>): Promise<Record<string, unknown>> {
   const media = activitiesFor();
   const net = activitiesFor();
   const io = activitiesFor();

@@ -2,7 +2,7 @@ import { activitiesFor, modelRoute } from '../routing';
 import type { PipelineContext } from './context';
 
 /** Image OCR: (download the URL) → tesseract on the media queue → template and results. */
-export async function imageOcrPipeline(ctx: PipelineContext): Promise<Record<string, unknown>> {
+export async function imageOcrPipeline(ctx: PipelineContext<'imageocr'>): Promise<Record<string, unknown>> {
   const media = activitiesFor();
   const net = activitiesFor();
   const { jobId, parameters } = ctx.input;

@@ -1,25 +1,24 @@
 import { patched } from '@temporalio/workflow';
 import { mediaFanout, PDF_PAGE_GROUP, PDF_PAGE_GROUP_FINE } from '../../core/fanout';
+import { withDefaults } from '../../core/job-defaults';
 import { boundedMap } from '../fanout';
 import { activitiesFor, modelRoute, PRIORITY, type Steps } from '../routing';
 import { OCR_FINE_GROUPS } from '../patches';
 import type { PipelineContext } from './context';
-
-type Method = keyof typeof PDF_PAGE_GROUP;
 
 /**
  * The pdf job type: prepare (resolve, validate, page range) → page groups on the media queue, at most twice the
  * media worker's slots of them in flight (core/fanout.ts), each heartbeating its cursor and reusing pages already
  * read → assemble, template, optional page images.
  */
-export async function pdfPipeline(ctx: PipelineContext): Promise<Record<string, unknown>> {
+export async function pdfPipeline(ctx: PipelineContext<'pdf'>): Promise<Record<string, unknown>> {
   const { jobId, parameters } = ctx.input;
   // Runs recorded before the bound scheduled every page group at once, without a fairness key.
   const bounded = patched('bounded-fanout');
   const media = activitiesFor({ jobId, fair: bounded, priority: PRIORITY.first });
   // Assembly asks the model when a template is given.
   const io = activitiesFor({ jobId, model: modelRoute(Boolean(parameters.template)) });
-  const method = (parameters.extraction_method ?? 'native') as Method;
+  const method = withDefaults('pdf', parameters).extraction_method;
   if (method === 'native' && patched('pdf-native-one-step')) return nativePipeline(ctx, media, io);
   ctx.progress('prepare', 2, 'Reading the document');
   const prep = await media.preparePdf({ jobId, parameters });
@@ -77,7 +76,7 @@ export async function pdfPipeline(ctx: PipelineContext): Promise<Record<string, 
  * `native` in one media step: reading a text layer is quick (pdftotext about 0.5 ms a page), so preparing,
  * reading and writing the results happen in one activity. A template or page images add the assembly step.
  */
-async function nativePipeline(ctx: PipelineContext, media: Steps, io: Steps): Promise<Record<string, unknown>> {
+async function nativePipeline(ctx: PipelineContext<'pdf'>, media: Steps, io: Steps): Promise<Record<string, unknown>> {
   const { jobId, parameters } = ctx.input;
   const finish = !parameters.template && !parameters.includeImages;
   ctx.progress('pages', 5, 'Reading the text layer');

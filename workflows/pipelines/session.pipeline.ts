@@ -1,7 +1,8 @@
 import { executeChild, patched, workflowInfo } from '@temporalio/workflow';
 import { CHILD_JOBS_PER_SESSION } from '../../core/fanout';
 import { jobSearchAttributes } from '../../core/search-attributes';
-import type { JobInput, JobType } from '../definitions';
+import type { JobParams } from '../../core/job-params';
+import { jobInput } from '../definitions';
 import { boundedMap } from '../fanout';
 import { activitiesFor, modelRoute } from '../routing';
 import type { PipelineContext } from './context';
@@ -13,7 +14,7 @@ import type { PipelineContext } from './context';
  * Each step is an activity with its own retry policy whose output is kept under the job, and the child jobs keep
  * their own steps, so a retry, a dead worker or a `restart` continues after the last finished step.
  */
-export async function sessionPipeline(ctx: PipelineContext): Promise<Record<string, unknown>> {
+export async function sessionPipeline(ctx: PipelineContext<'session'>): Promise<Record<string, unknown>> {
   const { jobId, parameters } = ctx.input;
   const io = activitiesFor();
   // Downloads (page, attachments) heartbeat; a dead worker's attempt is retried within 30 s.
@@ -22,7 +23,6 @@ export async function sessionPipeline(ctx: PipelineContext): Promise<Record<stri
   const files = activitiesFor();
   const media = activitiesFor();
 
-  // The plan checks the parameters first: a job created past the API's validation fails before any progress.
   const plan = await io.planSession({ jobId, parameters });
   ctx.progress('prepare', 2, 'Session planned');
 
@@ -91,14 +91,8 @@ export async function sessionPipeline(ctx: PipelineContext): Promise<Record<stri
  * plan kept, so its finished steps are reused when this job is retried or restarted. A failure fails this job with
  * the child's error code.
  */
-async function childJob(jobId: string, jobType: JobType, parameters: Record<string, unknown>): Promise<void> {
-  const input: JobInput = {
-    jobId,
-    jobType,
-    parameters: stripUndefined(parameters),
-    createdAt: new Date().toISOString(),
-    run: 1,
-  };
+async function childJob<T extends 'video' | 'pdf'>(jobId: string, jobType: T, parameters: JobParams<T>): Promise<void> {
+  const input = jobInput(jobType, stripUndefined(parameters), { jobId, createdAt: new Date().toISOString(), run: 1 });
   await executeChild('jobWorkflow', {
     workflowId: jobId,
     args: [input],
@@ -107,5 +101,5 @@ async function childJob(jobId: string, jobType: JobType, parameters: Record<stri
   });
 }
 
-const stripUndefined = (o: Record<string, unknown>): Record<string, unknown> =>
-  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+const stripUndefined = <P extends object>(o: P): P =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as P;

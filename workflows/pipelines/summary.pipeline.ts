@@ -2,6 +2,7 @@ import { patched } from '@temporalio/workflow';
 import { MODEL_CALLS_PER_JOB } from '../../core/fanout';
 import { limiter, type Limiter } from '../fanout';
 import { activitiesFor, modelRoute } from '../routing';
+import type { SummaryJobType } from '../../core/job-params';
 import type { PipelineContext } from './context';
 
 /** The plan and the results read and write the session store and the job's texts: heartbeating store work. */
@@ -60,9 +61,9 @@ async function legacyPool<T, R>(items: T[], fn: (t: T, i: number) => Promise<R>)
  * never in history, and answered calls are journaled, so a restart repeats no call that answered. However the calls
  * nest, one limiter per job keeps at most `MODEL_CALLS_PER_JOB` of them in flight (on the llm queue, keyed by job).
  */
-export async function summaryPipeline(ctx: PipelineContext): Promise<Record<string, unknown>> {
+export async function summaryPipeline(ctx: PipelineContext<SummaryJobType>): Promise<Record<string, unknown>> {
   const { jobId, parameters } = ctx.input;
-  const budget = Number(parameters.chunk_chars);
+  const budget = parameters.chunk_chars;
   // Runs recorded before the job-wide bound: a pool per nesting level, on the io queue.
   const gate: Limiter | null = patched('bounded-fanout') ? limiter(MODEL_CALLS_PER_JOB) : null;
   const withModel = activitiesFor({ jobId, model: gate ? modelRoute(true) : 'io' });

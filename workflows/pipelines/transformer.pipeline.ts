@@ -9,8 +9,8 @@ const LOCAL_OPERATIONS = new Set(['html-to-markdown', 'extract-tables']);
  * worker when it asks the model) as a regular activity (a large page converts for seconds, which must not hold the workflow task: queries and
  * `failJob` are answered meanwhile); the step's output is kept for restarts.
  */
-export async function transformerPipeline(ctx: PipelineContext): Promise<Record<string, unknown>> {
-  const operation = String(ctx.input.parameters.operation ?? '');
+export async function transformerPipeline(ctx: PipelineContext<'transformer'>): Promise<Record<string, unknown>> {
+  const { operation } = ctx.input.parameters;
   ctx.progress('transform', 10, `Running ${operation}`);
   const step = activitiesFor({ jobId: ctx.input.jobId, model: modelRoute(!LOCAL_OPERATIONS.has(operation)) });
   const summary = await step.runTransformerStep({ jobId: ctx.input.jobId, parameters: ctx.input.parameters });

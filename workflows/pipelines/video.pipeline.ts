@@ -7,7 +7,7 @@ import type { PipelineContext } from './context';
  * hosted page through yt-dlp; probed: `INVALID_FORMAT` without sound or picture) → the audio job's transcription of
  * its sound → `finishVideo` writes the §4.7 data (picture metadata from ffprobe, or the platform's for hosted).
  */
-export async function videoPipeline(ctx: PipelineContext): Promise<Record<string, unknown>> {
+export async function videoPipeline(ctx: PipelineContext<'video'>): Promise<Record<string, unknown>> {
   // A download of a long video takes a while; the activity heartbeats, so a dead worker is noticed within 30 s.
   const net = activitiesFor();
   const { jobId, parameters } = ctx.input;

@@ -1,0 +1,47 @@
+/**
+ * The values of the job contract that workflows read at run time, so this module imports no zod (the workflow bundle
+ * may not): the extraction methods and every parameter default. The schemas (`core/job-params.ts`) apply the defaults
+ * a job's parameters record when the API creates it; `withDefaults` gives the readers (pipelines, activities) the
+ * same values for inputs recorded without them (histories from before, child jobs) and for the ones only assumed.
+ */
+
+/** How a PDF's text is read (spec §4.2), in the order the API documents them. */
+export const EXTRACTION_METHODS = ['native', 'local_ocr', 'vision_llm', 'combined'] as const;
+export type ExtractionMethod = (typeof EXTRACTION_METHODS)[number];
+
+/**
+ * Every parameter default, once, by the parameters' family. Recorded at creation: `transcription` (audio and video
+ * jobs) and `session`. Assumed when absent, never written into a job's parameters: `pdf` (the `/api/pdf/process`
+ * form applies it), `transformer` and `summary` (their routes apply them).
+ */
+export const JOB_DEFAULTS: {
+  pdf: { extraction_method: ExtractionMethod };
+  transcription: { source_language: string; target_language: string };
+  session: { source_language: string; target_language: string; template: string; create_archive: boolean };
+  transformer: { source_language: string; target_language: string };
+  summary: { target_language: string };
+} = {
+  pdf: { extraction_method: 'native' },
+  transcription: { source_language: 'de', target_language: 'de' },
+  session: { source_language: 'en', target_language: 'de', template: 'Session', create_archive: false },
+  transformer: { source_language: 'de', target_language: 'de' },
+  summary: { target_language: 'de' },
+};
+
+export type DefaultsFamily = keyof typeof JOB_DEFAULTS;
+
+/**
+ * `p` with the family's defaults in place of values that are absent, empty or not of the default's kind (what the
+ * readers assumed before the defaults had one home). The one place a reader applies a default: not a validation.
+ */
+export function withDefaults<F extends DefaultsFamily, P extends object>(
+  family: F,
+  p: P,
+): P & (typeof JOB_DEFAULTS)[F] {
+  const out = { ...p } as Record<string, unknown>;
+  for (const [k, d] of Object.entries(JOB_DEFAULTS[family])) {
+    const v = out[k];
+    if (typeof v !== typeof d || v === '') out[k] = d;
+  }
+  return out as P & (typeof JOB_DEFAULTS)[F];
+}

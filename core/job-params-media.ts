@@ -1,0 +1,109 @@
+import { z } from 'zod';
+import { EXTRACTION_METHODS, JOB_DEFAULTS } from './job-defaults';
+import { httpUrl, inputFile, refineOneInput, refinePageRange, uploadKey, webhookConfig, webUrl } from './job-fields';
+
+/** Parameters of the job types that read a file: PDFs, images, recordings and videos (`core/job-params.ts`). */
+
+const pageStart = z.number().int().min(1).optional();
+const pageEnd = z.number().int().min(1).optional();
+
+/** The pdf job type (spec §4.2): an upload (`/api/pdf/process`), a path inside INPUT_ROOTS or an http(s) `url`. */
+export const pdfParams = z
+  .object({
+    filename: inputFile.filename,
+    file_key: inputFile.file_key,
+    /** An http(s) URL the job downloads (SSRF-guarded, at most MAX_UPLOAD_MB). */
+    url: httpUrl.optional(),
+    original_name: inputFile.original_name,
+    extraction_method: z.enum(EXTRACTION_METHODS).optional(),
+    template: z.string().max(200).optional(),
+    context: z.record(z.string(), z.unknown()).optional(),
+    use_cache: z.boolean().optional(),
+    includeImages: z.boolean().optional(),
+    page_start: pageStart,
+    page_end: pageEnd,
+    source_language: z
+      .string()
+      .regex(/^[a-z]{2}$/)
+      .optional(),
+    ocr_language: z.string().max(100).optional(),
+    webhook: webhookConfig.optional(),
+  })
+  .passthrough()
+  .superRefine((p, ctx) => {
+    refineOneInput(p, ctx);
+    refinePageRange(p, ctx);
+  });
+
+/** The internal `external_ocr` job (`/api/pdf/process-external-ocr`): an upload, built by the route. */
+export const externalOcrParams = z
+  .object({
+    file_key: uploadKey,
+    original_name: z.string().max(500).optional(),
+    file_size: z.number().int().nonnegative().optional(),
+    includeImages: z.boolean().optional(),
+    includePageImages: z.boolean().optional(),
+    use_cache: z.boolean().optional(),
+    page_start: pageStart,
+    page_end: pageEnd,
+  })
+  .passthrough();
+
+/** The internal `imageocr` job (`/api/imageocr/*`): an upload (`file_key`, `file_sha256`) or an http(s) `url`. */
+export const imageOcrParams = z
+  .object({
+    file_key: uploadKey.optional(),
+    file_sha256: z.string().optional(),
+    url: webUrl.optional(),
+    template: z.string().max(200).optional(),
+    ocr_language: z.string().max(100).optional(),
+    use_cache: z.boolean().optional(),
+  })
+  .passthrough();
+
+/** ISO 639-1 code, or `auto` (source only) to let the speech engine detect the language. */
+const audioLanguage = z.string().regex(/^([a-z]{2}|auto)$/, 'an ISO 639-1 code such as de or en, or auto');
+
+/** What a transcription takes (audio and video jobs): languages, template, cache use and the webhook. */
+const transcriptionFields = {
+  source_language: audioLanguage.optional().default(JOB_DEFAULTS.transcription.source_language),
+  target_language: z
+    .string()
+    .regex(/^[a-z]{2}$/, 'an ISO 639-1 code such as de or en')
+    .optional()
+    .default(JOB_DEFAULTS.transcription.target_language),
+  template: z.string().max(200).optional(),
+  use_cache: z.boolean().optional(),
+  webhook: webhookConfig.optional(),
+};
+
+/** The audio job type (spec §4.11): an upload (`/api/audio/process`) or a file inside INPUT_ROOTS (`/api/jobs/`). */
+export const audioParams = z
+  .object({ ...inputFile, url: httpUrl.optional(), ...transcriptionFields })
+  .passthrough()
+  .superRefine(refineOneInput);
+
+/**
+ * The video job type (spec §4.7): a file (an upload or a path inside INPUT_ROOTS) or an http(s) `url`, downloaded by
+ * the job (SSRF-guarded); with `hosted`, the URL is a page of a video platform, downloaded with yt-dlp.
+ */
+export const videoParams = z
+  .object({ ...inputFile, url: webUrl.optional(), hosted: z.boolean().optional(), ...transcriptionFields })
+  .passthrough()
+  .superRefine((p, ctx) => {
+    if ([p.filename, p.file_key, p.url].filter((v) => v !== undefined).length !== 1) {
+      ctx.addIssue({ code: 'custom', path: ['filename'], message: 'give exactly one of filename and url' });
+    }
+    if (p.hosted && p.url === undefined)
+      ctx.addIssue({ code: 'custom', path: ['url'], message: 'url is required with hosted' });
+  });
+
+/** The internal `video_frames` job (`/api/video/frames`): an upload and a frame request checked by the route. */
+export const videoFramesParams = z
+  .object({
+    file_key: uploadKey,
+    file_sha256: z.string().optional(),
+    timestamps: z.array(z.number().finite().nonnegative()),
+    interval: z.number().finite().positive().nullable(),
+  })
+  .passthrough();

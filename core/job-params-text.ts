@@ -1,0 +1,102 @@
+import { z } from 'zod';
+import { JOB_DEFAULTS } from './job-defaults';
+import { httpUrl, knownLanguage, webhookConfig } from './job-fields';
+
+/** Parameters of the job types over text: the transformer, sessions and the summaries (`core/job-params.ts`). */
+
+export const TRANSFORMER_OPERATIONS = [
+  'html-to-markdown',
+  'extract-tables',
+  'text',
+  'template',
+  'summarize',
+  'blocks',
+] as const;
+
+export const transformerParams = z
+  .object({
+    operation: z.enum(TRANSFORMER_OPERATIONS),
+    html: z.string().max(10_000_000).optional(),
+    text: z.string().max(1_000_000).optional(),
+    use_cache: z.boolean().optional(),
+    webhook: webhookConfig.optional(),
+  })
+  .passthrough()
+  .superRefine((p, ctx) => {
+    if ((p.operation === 'html-to-markdown' || p.operation === 'extract-tables') && typeof p.html !== 'string') {
+      ctx.addIssue({ code: 'custom', path: ['html'], message: `html is required for ${p.operation}` });
+    }
+    if (['text', 'template', 'summarize'].includes(p.operation) && typeof p.text !== 'string') {
+      ctx.addIssue({ code: 'custom', path: ['text'], message: `text is required for ${p.operation}` });
+    }
+    if (p.operation === 'template' && (typeof p.template === 'string') === (typeof p.template_content === 'string')) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['template'],
+        message: 'give exactly one of template and template_content',
+      });
+    }
+    if (p.operation === 'blocks' && !Array.isArray(p.blocks)) {
+      ctx.addIssue({ code: 'custom', path: ['blocks'], message: 'blocks is required for blocks' });
+    }
+  });
+
+/** An optional URL: absent, null and '' all mean none (clients send empty fields). */
+const optionalUrl = z.preprocess((v) => (v === '' || v === null ? undefined : v), httpUrl.optional());
+const name = z
+  .string({ error: (i) => (i.input === undefined ? 'required' : 'a string') })
+  .trim()
+  .min(1, 'required')
+  .max(500);
+const optionalText = z.preprocess((v) => (v === null ? undefined : v), z.string().max(200).optional());
+const stringList = z.preprocess(
+  (v) => (v === null ? undefined : typeof v === 'string' ? (v ? [v] : []) : v),
+  z.array(z.string().max(2000)).max(200).optional(),
+);
+const session = JOB_DEFAULTS.session;
+
+/**
+ * The session job type (spec §4.6, contract §8): `event`, `session`, `url`, `filename` and `track` are required
+ * (each missing one is an issue of its own); URLs are absolute http(s); languages known ISO 639-1 codes.
+ */
+export const sessionParams = z
+  .object({
+    event: name,
+    session: name,
+    url: httpUrl,
+    filename: name,
+    track: name,
+    day: optionalText,
+    starttime: optionalText,
+    endtime: optionalText,
+    speakers: stringList,
+    speakers_url: stringList,
+    speakers_image_url: stringList,
+    video_url: optionalUrl,
+    attachments_url: optionalUrl,
+    source_language: knownLanguage.optional().default(session.source_language),
+    target_language: knownLanguage.optional().default(session.target_language),
+    template: z.string().max(200).optional().default(session.template),
+    create_archive: z.boolean().optional().default(session.create_archive),
+    use_cache: z.boolean().optional(),
+    webhook: webhookConfig.optional(),
+  })
+  .passthrough();
+
+/**
+ * The internal summary jobs over the session store (`track_summary`, `event_summary`, `story`; spec §4.5, §4.8,
+ * §4.9), built by their routes: what is summarised (`track` and `mode`, `event`, or `topic` for `target_group`), the
+ * answer's template and language, and `chunk_chars`, the most text one model call takes.
+ */
+export const summaryParams = z
+  .object({
+    track: z.string().optional(),
+    mode: z.enum(['summary', 'summarize_all']).optional(),
+    event: z.string().optional(),
+    topic: z.string().optional(),
+    target_group: z.string().optional(),
+    template: z.string().optional(),
+    target_language: z.string().optional(),
+    chunk_chars: z.number().int().positive(),
+  })
+  .passthrough();
