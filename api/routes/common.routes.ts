@@ -26,10 +26,14 @@ const TYPES: Record<string, { type: string; mime: string }> = {
 };
 
 /** The shipped sample files: regular files directly in samples/, nothing else. */
-/** The media types a sample is served with (its extension's, else application/octet-stream), each documented. */
+/**
+ * The media types a sample is served with (its extension's, else application/octet-stream), each documented.
+ * application/octet-stream comes first: client generators that model one answer per status take the first type they
+ * know (openapi-python-client: application/octet-stream, text, JSON), and only bytes hold every sample.
+ */
 function sampleContent(): Record<string, { schema: z.ZodType }> {
   const content: Record<string, { schema: z.ZodType }> = {};
-  for (const mime of [...Object.values(TYPES).map((t) => t.mime), 'application/octet-stream']) {
+  for (const mime of ['application/octet-stream', ...Object.values(TYPES).map((t) => t.mime)]) {
     const type = mime.split(';')[0]!;
     content[type] = {
       schema:

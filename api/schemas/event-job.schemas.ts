@@ -86,13 +86,15 @@ const binary = { schema: z.string().openapi({ format: 'binary' }) };
 /**
  * The 200 answer of GET /api/event-job/files/{path}: a file with the media type it was stored with (the types jobs
  * produce are listed; anything else is application/octet-stream), or for a folder the JSON listing. A JSON file a
- * job produced (`tables.json`, `external-ocr.json`) is served as application/json too.
+ * job produced (`tables.json`, `external-ocr.json`) is served as application/json too. application/octet-stream
+ * comes first: client generators that model one answer per status take the first type they know
+ * (openapi-python-client: application/octet-stream, text, JSON), and only bytes hold every one of these files.
  */
 export const fileDownloadContent = {
+  'application/octet-stream': binary,
   'text/markdown': binary,
   'application/zip': binary,
   'image/png': binary,
   'image/jpeg': binary,
-  'application/octet-stream': binary,
   'application/json': { schema: envelope(folderListing) },
 };

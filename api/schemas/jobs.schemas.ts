@@ -120,7 +120,14 @@ export const jobInProgress = z
   .object({ job_id: z.string(), status: jobStatus, message: z.string() })
   .openapi('JobInProgress');
 
+const binary = { schema: z.string().openapi({ format: 'binary' }) };
+
+/**
+ * The 200 answer of an archive download. It is sent as application/zip; application/octet-stream is listed too (the
+ * same bytes), because client generators that model only generic binary answers (openapi-python-client reads
+ * application/octet-stream, text and JSON) would drop an application/zip answer from the client they write.
+ */
 export const zipResponse = {
-  description: 'ZIP archive',
-  content: { 'application/zip': { schema: z.string().openapi({ format: 'binary' }) } },
+  description: 'ZIP archive (sent as application/zip; application/octet-stream names the same bytes)',
+  content: { 'application/zip': binary, 'application/octet-stream': binary },
 };
