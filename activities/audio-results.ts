@@ -9,9 +9,9 @@ import type { AudioOutcome, AudioSegment } from '../core/result-shapes';
 import type { LlmUsage } from '../providers/llm';
 import type { AudioSpan, ChunkTranscript } from './audio-types';
 import type { ActivityDeps } from './deps';
-import { applyTemplate, templateSource, translate } from './llm-ops';
-import { jobModel } from './model-calls';
-import { fullParameters, heartbeating } from './steps';
+import { applyTemplate, templateSource, translate } from './text-operations';
+import { jobModel } from './model-journal';
+import { fullParameters, heartbeating } from './job-steps';
 
 /** One chunk's transcript under the job. */
 export const chunkKey = (jobId: string, index: number): string => jobInternalKey(jobId, `chunks/${index}.json`);

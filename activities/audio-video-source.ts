@@ -12,7 +12,7 @@ import { downloadHosted } from '../providers/media/hosted';
 import type { createAudioResults, TranscriptionDone } from './audio-results';
 import type { ActivityDeps } from './deps';
 import { jobInputBlob } from './input-blob';
-import { fullParameters, heartbeating, runStep } from './steps';
+import { fullParameters, heartbeating, runStep } from './job-steps';
 
 /** What the video's first step found out, kept under the job (`runStep`) for `finishVideo`. */
 interface VideoSource {

@@ -16,7 +16,7 @@ import { createVideoSourceActivities } from './audio-video-source';
 import type { AudioPrepared, ChunkTranscript } from './audio-types';
 import type { ActivityDeps } from './deps';
 import { jobInputBlob, urlDownload } from './input-blob';
-import { fullParameters, heartbeating, runStep } from './steps';
+import { fullParameters, heartbeating, runStep } from './job-steps';
 
 /**
  * The audio job type (spec §4.11): prepare (probe, decode to 16 kHz mono, plan chunks at silence) and one

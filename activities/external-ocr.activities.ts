@@ -9,7 +9,7 @@ import { externalOcrData } from '../core/result-shapes';
 import { createExternalOcr } from '../providers/external-ocr/mistral';
 import type { ExternalOcrRaw } from '../providers/external-ocr/types';
 import type { ActivityDeps } from './deps';
-import { heartbeating } from './steps';
+import { heartbeating } from './job-steps';
 
 export function createExternalOcrActivities(deps: ActivityDeps) {
   const { store, config } = deps;

@@ -11,9 +11,9 @@ import { imageOcrData } from '../core/result-shapes';
 import { downloadToFile } from '../providers/http/download';
 import { checkPixelBudget, DEFAULT_DPI, imageMetadata } from '../providers/image/metadata';
 import type { ActivityDeps } from './deps';
-import { applyTemplate, templateSource } from './llm-ops';
-import { jobModel } from './model-calls';
-import { heartbeating } from './steps';
+import { applyTemplate, templateSource } from './text-operations';
+import { jobModel } from './model-journal';
+import { heartbeating } from './job-steps';
 
 /** What the OCR step hands to `finishImageOcr` (under the job): the text, or the cached result, and the cache key. */
 interface OcrStep {

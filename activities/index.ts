@@ -5,7 +5,7 @@ import { createExternalOcrActivities } from './external-ocr.activities';
 import { createImageActivities } from './image.activities';
 import { createPdfActivities } from './pdf.activities';
 import { createPingActivities } from './ping.activities';
-import { createSessionReadActivities } from './sessions-read.activities';
+import { createSummaryActivities } from './summary.activities';
 import { createSessionActivities } from './session.activities';
 import { createTransformerActivities } from './transformer.activities';
 import { createVideoActivities } from './video.activities';
@@ -27,7 +27,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createExternalOcrActivities(deps),
     ...createVideoActivities(deps),
     ...createAudioActivities(deps),
-    ...createSessionReadActivities(deps),
+    ...createSummaryActivities(deps),
     ...createSessionActivities(deps),
   };
 }

@@ -13,8 +13,8 @@ import { PDF_CACHE_OPERATION, pdfCacheKey } from '../core/cache-keys';
 import { jobFieldsKey, jobOutputKey, jobOutputPrefix, jobResultsKey } from '../core/records';
 import { pdfData } from '../core/result-shapes';
 import type { ActivityDeps } from './deps';
-import { applyTemplate } from './llm-ops';
-import { jobModel } from './model-calls';
+import { applyTemplate } from './text-operations';
+import { jobModel } from './model-journal';
 import type { PageResult, PdfMeta } from './pdf-types';
 
 /** The page renders' archive of a job (`renderPdfImages`). */

@@ -18,13 +18,13 @@ import { toTesseractLanguages } from '../providers/ocr/tesseract';
 import { scoreTextLayer } from '../providers/pdf/text-layer';
 import { imagePart, UsageRecorder, type LlmUsage } from '../providers/llm';
 import type { ActivityDeps } from './deps';
-import { jobModel } from './model-calls';
+import { jobModel } from './model-journal';
 import { jobInputBlob, urlDownload } from './input-blob';
 import { createPdfResults } from './pdf-results';
 import type { ExtractionMethod } from '../core/job-defaults';
 import type { ExternalOcrParams, PdfParams } from '../core/job-params';
 import type { PageResult, PdfMeta } from './pdf-types';
-import { fullParameters, heartbeating } from './steps';
+import { fullParameters, heartbeating } from './job-steps';
 
 export type { PageResult, PdfMeta } from './pdf-types';
 

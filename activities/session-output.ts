@@ -11,10 +11,10 @@ import { putCachedSession, putSessionRecord, sanitizeName, sessionDir, sessionPa
 import { zipStream, type ArchiveEntry } from '../core/zip';
 import { UsageRecorder } from '../providers/llm';
 import type { ActivityDeps } from './deps';
-import { applyTemplate, clip } from './llm-ops';
-import { jobModel } from './model-calls';
+import { applyTemplate, clip } from './text-operations';
+import { jobModel } from './model-journal';
 import { readSessionText, SESSION_STEP, sessionTextKey, type SessionAttachment } from './session-types';
-import { fullParameters, heartbeating, runStep } from './steps';
+import { fullParameters, heartbeating, runStep } from './job-steps';
 
 /** The text given to the template, at most this many characters (page, transcript and attachments share it). */
 export const SESSION_TEXT_CHARS = 24_000;

@@ -15,7 +15,7 @@ import { downloadToFile } from '../providers/http/download';
 import { convertHtmlToMarkdown } from '../providers/html';
 import type { ActivityDeps } from './deps';
 import { SESSION_STEP, sessionTextKey, type SessionAttachment, type SessionPlan } from './session-types';
-import { fullParameters, heartbeating, runStep } from './steps';
+import { fullParameters, heartbeating, runStep } from './job-steps';
 
 /** At most this many PDFs are taken from an attachments page. */
 export const MAX_SESSION_ATTACHMENTS = 10;

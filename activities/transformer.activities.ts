@@ -10,7 +10,7 @@ import { jobOutputKey, jobOutputPrefix } from '../core/records';
 import { transformerData } from '../core/result-shapes';
 import { TRANSFORM_CACHE_OPERATION, transformCacheKey } from '../core/cache-keys';
 import { UsageRecorder, type LlmUsage } from '../providers/llm';
-import { jobModel } from './model-calls';
+import { jobModel } from './model-journal';
 import {
   applyTemplate,
   blocksToNewsfeed,
@@ -20,9 +20,9 @@ import {
   type Block,
   type OpResult,
   type TemplateRequest,
-} from './llm-ops';
+} from './text-operations';
 import type { ActivityDeps } from './deps';
-import { fullParameters, heartbeating, runStep } from './steps';
+import { fullParameters, heartbeating, runStep } from './job-steps';
 
 /** Renders extracted tables as GFM Markdown, for `extracted_text`. */
 export function tablesToMarkdown(tables: ExtractedTable[]): string {

@@ -11,7 +11,7 @@ import { videoFramesData, type VideoFrame } from '../core/result-shapes';
 import { videoMetadata } from '../providers/media/formats';
 import { frameTimes } from '../providers/media/frames';
 import type { ActivityDeps } from './deps';
-import { heartbeating } from './steps';
+import { heartbeating } from './job-steps';
 
 export function createVideoActivities(deps: ActivityDeps) {
   const { store, config, media } = deps;

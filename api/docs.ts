@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import type { ApiRouter } from './route';
+import type { ApiRouter } from './api-router';
 import { z } from './openapi';
 
 const require = createRequire(import.meta.url);

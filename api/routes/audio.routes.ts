@@ -6,11 +6,11 @@ import { checkDuration } from '../../core/input-budgets';
 import { SUPPORTED_FORMATS, audioFormatOf } from '../../core/media-formats';
 import type { ApiEngines } from '../engines';
 import { errorResponse } from '../openapi';
-import type { ApiRouter } from '../route';
+import type { ApiRouter } from '../api-router';
 import { audioProcessBody, audioProcessResult } from '../schemas/audio.schemas';
 import type { JobService } from '../services/jobs';
 import { storeUpload, uploadInput, withUpload } from '../uploads';
-import { validateParameters } from '../services/job-parameters';
+import { validateParameters } from '../services/job-intake';
 import { runSyncJob } from '../services/sync-answer';
 
 /**

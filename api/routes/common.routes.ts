@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { AppError } from '../../core/errors';
 import { SERVICE_VERSION } from '../../core/version';
 import { errorResponse, jsonResponse, z } from '../openapi';
-import type { ApiRouter } from '../route';
+import type { ApiRouter } from '../api-router';
 import { blocksBody, blocksResult, homeBody, sampleList, sampleNameParam } from '../schemas/common.schemas';
 import { attachment } from '../services/archive';
 import { modelErrors, runTransformerOperation, type TransformerDeps } from './transformer.routes';

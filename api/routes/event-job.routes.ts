@@ -1,6 +1,6 @@
 import { AppError } from '../../core/errors';
 import { errorResponse, jsonResponse } from '../openapi';
-import type { ApiRouter } from '../route';
+import type { ApiRouter } from '../api-router';
 import {
   batchStillRunning,
   failAllBody,
@@ -22,7 +22,7 @@ import type { BatchService } from '../services/batches';
 import { sendJobFile } from '../services/job-files';
 import type { JobService } from '../services/jobs';
 import { sendJobArchive } from './jobs.routes';
-import { sessionParameters } from '../services/job-parameters';
+import { sessionParameters } from '../services/job-intake';
 import { sanitizeName } from '../../core/session-store';
 
 /** A legacy batch job as the session job takes it: `filename` the sanitised session name, `track` `general` when absent. */

@@ -1,7 +1,7 @@
 import { AppError } from '../../core/errors';
 import { listSessionEntries } from '../../core/session-store';
 import { envelope, errorResponse } from '../openapi';
-import type { ApiRouter } from '../route';
+import type { ApiRouter } from '../api-router';
 import { eventParam, eventSummary, optionalSummaryBody } from '../schemas/summaries.schemas';
 import { runSummary, type SummaryDeps } from '../services/summaries';
 import { summaryErrors } from './tracks.routes';

@@ -1,4 +1,4 @@
-import type { ApiRouter } from '../route';
+import type { ApiRouter } from '../api-router';
 import { healthBody, healthQuery, liveBody } from '../schemas/health.schemas';
 import type { HealthService } from '../services/health';
 

@@ -5,7 +5,7 @@ import { checkPixelBudget } from '../../core/input-budgets';
 import { DISCARD_UPLOAD, type ImageOcrParams } from '../../core/job-params';
 import { envelope, errorResponse, z } from '../openapi';
 import type { ApiEngines } from '../engines';
-import type { ApiRouter } from '../route';
+import type { ApiRouter } from '../api-router';
 import { formBool } from '../schemas/form';
 import type { JobService } from '../services/jobs';
 import { answerSync } from '../services/sync-answer';

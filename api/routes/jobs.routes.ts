@@ -1,7 +1,7 @@
 import { AppError } from '../../core/errors';
 import { isTerminal } from '../../workflows/job-state';
 import { errorResponse, jsonResponse, z } from '../openapi';
-import type { ApiRouter } from '../route';
+import type { ApiRouter } from '../api-router';
 import {
   batchCreated,
   batchIdParam,
@@ -20,7 +20,7 @@ import { attachment, jobArchiveEntries, zipStream } from '../services/archive';
 import type { BatchService } from '../services/batches';
 import { streamJobEvents } from '../services/events';
 import { jobView, type JobService } from '../services/jobs';
-import { checkSessionRequest, validateJob } from '../services/job-parameters';
+import { checkSessionRequest, validateJob } from '../services/job-intake';
 
 export interface JobRouteDeps {
   jobs: JobService;

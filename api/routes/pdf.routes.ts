@@ -8,14 +8,14 @@ import { jobOutputKey } from '../../core/records';
 import type { JobState } from '../../workflows/definitions';
 import { isTerminal } from '../../workflows/job-state';
 import { errorResponse, jsonResponse } from '../openapi';
-import type { ApiRouter } from '../route';
+import type { ApiRouter } from '../api-router';
 import { jobAccepted, jobIdParam, jobInProgress, zipResponse } from '../schemas/jobs.schemas';
 import { externalOcrBody, externalOcrResult, jobBody, pdfProcessResult, processBody } from '../schemas/pdf.schemas';
 import { attachment } from '../services/archive';
 import { jobErrorToAppError, type JobService } from '../services/jobs';
 import { answerSync, answerWithResults } from '../services/sync-answer';
 import { storeUpload, uploadInput, withUpload } from '../uploads';
-import { validateParameters } from '../services/job-parameters';
+import { validateParameters } from '../services/job-intake';
 
 /** True when the first KiB of the file holds `%PDF-` (the same test the PDF reader applies). */
 async function hasPdfHeader(file: string): Promise<boolean> {

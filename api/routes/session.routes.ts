@@ -1,11 +1,11 @@
 import type { Config } from '../../core/config';
 import { listCachedSessions } from '../../core/session-store';
 import { errorResponse } from '../openapi';
-import type { ApiRouter } from '../route';
+import type { ApiRouter } from '../api-router';
 import { cachedSessions, sessionAccepted, sessionBody, sessionResult } from '../schemas/session.schemas';
 import type { JobService } from '../services/jobs';
 import { answerSync } from '../services/sync-answer';
-import { sessionParameters } from '../services/job-parameters';
+import { sessionParameters } from '../services/job-intake';
 
 /**
  * Sessions (spec §4.6, contract §8): `process` runs a `session` job and waits like the media endpoints

@@ -1,7 +1,7 @@
 import { AppError } from '../../core/errors';
 import { countSessions, listSessionEntries } from '../../core/session-store';
 import { envelope, errorResponse, jsonResponse } from '../openapi';
-import type { ApiRouter } from '../route';
+import type { ApiRouter } from '../api-router';
 import { story, storyBody, targetGroupList, topicList } from '../schemas/summaries.schemas';
 import { runSummary, type SummaryDeps } from '../services/summaries';
 import { summaryErrors } from './tracks.routes';

@@ -1,7 +1,7 @@
 import { AppError } from '../../core/errors';
 import { fieldDescriptions, listTemplates, loadTemplate, parseTemplate, TEMPLATES_DIR } from '../../core/templates';
 import { errorResponse, jsonResponse } from '../openapi';
-import type { ApiRouter } from '../route';
+import type { ApiRouter } from '../api-router';
 import { templateDetail, templateList, templateNameParam, templateQuery } from '../schemas/templates.schemas';
 
 /** The set of available templates (contract §5): names, languages, and each one's content and fields. */

@@ -5,7 +5,7 @@ import { JOB_DEFAULTS } from '../../core/job-defaults';
 import type { TransformerParams } from '../../core/job-params';
 import { loadTemplate, needsModel, parseTemplate, TEMPLATES_DIR } from '../../core/templates';
 import { envelope, errorResponse, z } from '../openapi';
-import type { ApiRouter } from '../route';
+import type { ApiRouter } from '../api-router';
 import { lang, useCache } from '../schemas/common.schemas';
 import type { JobService } from '../services/jobs';
 import { answerSync } from '../services/sync-answer';

@@ -7,7 +7,7 @@ import { checkDuration, checkPixelBudget } from '../../core/input-budgets';
 import { transcribableVideo, videoMetadata } from '../../core/media-formats';
 import type { ApiEngines } from '../engines';
 import { errorResponse } from '../openapi';
-import type { ApiRouter } from '../route';
+import type { ApiRouter } from '../api-router';
 import {
   framesBody,
   framesResult,
@@ -19,7 +19,7 @@ import {
 import type { JobService } from '../services/jobs';
 import { answerSync } from '../services/sync-answer';
 import { storeUpload, uploadInput, withUpload } from '../uploads';
-import { validateParameters } from '../services/job-parameters';
+import { validateParameters } from '../services/job-intake';
 
 /**
  * Video (spec §4.7): `/api/video/process` and `/api/video/hosted` (`videoTranscriptionRoutes`), `/api/video/frames`. The request and the file are checked here, before any job: a bad

@@ -30,7 +30,7 @@ import {
 import type { batchWorkflow } from '../../workflows/batch.workflow';
 import { initialState } from '../../workflows/job-state';
 import type { TemporalGateway } from '../temporal';
-import { offloadParameters } from './job-parameters';
+import { offloadParameters } from './job-intake';
 import { idFromKey } from './jobs';
 
 export interface CreateBatch {

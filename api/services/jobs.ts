@@ -14,7 +14,7 @@ import { jobInput, jobStateQuery, type JobInput, type JobState, type WebhookConf
 import { initialState, isTerminal, logsForRestart } from '../../workflows/job-state';
 import type { TemporalGateway } from '../temporal';
 import { JobAccepted, type AsyncPreference } from './async-preference';
-import { offloadParameters } from './job-parameters';
+import { offloadParameters } from './job-intake';
 import { awaitRunClosed, awaitRunRecord, QUERY_DEADLINE_MS, SharedReads, withWebhookLog } from './job-runs';
 import { RequestBound } from './request-bound';
 

@@ -5,7 +5,7 @@ import { CancelledFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import type { ActivityOptions } from '@temporalio/workflow';
 import { msToNumber } from '@temporalio/common/lib/time';
-import { heartbeating } from '../../activities/steps';
+import { heartbeating } from '../../activities/job-steps';
 import { jobInternalKey } from '../../core/records';
 import * as presets from '../../workflows/activity-options';
 import { childProcesses, noisePng, processExists, realActivities } from '../support/activity-env';

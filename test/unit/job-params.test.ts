@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { processBody } from '../../api/schemas/pdf.schemas';
-import { validateJob, validateParameters } from '../../api/services/job-parameters';
+import { validateJob, validateParameters } from '../../api/services/job-intake';
 import { AppError } from '../../core/errors';
 import { EXTRACTION_METHODS, JOB_DEFAULTS, withDefaults } from '../../core/job-defaults';
 import { jobParamsByType, PUBLIC_JOB_TYPES, type JobParams, type JobType } from '../../core/job-params';

@@ -14,9 +14,9 @@ import {
 import { languageName } from '../core/templates';
 import { UsageRecorder, type LlmUsage } from '../providers/llm';
 import type { ActivityDeps } from './deps';
-import { applyTemplate, chunkText, clip, requireModel } from './llm-ops';
-import { jobModel } from './model-calls';
-import { fullParameters, heartbeating, runStep } from './steps';
+import { applyTemplate, chunkText, clip, requireModel } from './text-operations';
+import { jobModel } from './model-journal';
+import { fullParameters, heartbeating, runStep } from './job-steps';
 
 /** A session as the summary plan holds it. */
 interface PlannedSession {
@@ -105,7 +105,7 @@ function prompt(kind: string, p: Params, final: boolean, budget: number, context
   }
 }
 
-export function createSessionReadActivities(deps: ActivityDeps) {
+export function createSummaryActivities(deps: ActivityDeps) {
   const { store } = deps;
   const readPlan = (jobId: string) =>
     readBlobJson<SummaryPlan>(store, jobInternalKey(jobId, `steps/${PLAN_STEP}.json`));

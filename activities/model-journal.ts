@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readBlobJson, writeBlobJson, type BlobStore } from '../core/blob-store';
 import { jobModelCallKey } from '../core/records';
 import type { ChatJsonOptions, ChatTextOptions, LlmProvider, LlmUsage } from '../providers/llm';
-import { heartbeating } from './steps';
+import { heartbeating } from './job-steps';
 
 /**
  * The job's view of the language model: every call heartbeats while the model thinks (a model may take minutes,
