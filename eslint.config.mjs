@@ -85,7 +85,8 @@ const notWorker = (who) => rule(folder('worker'), `${who} imports nothing of wor
 const apiToWorkflows = [
   rule(
     '^\\.{1,2}/(.*/)?workflows(?!/(definitions|job-state)$)(/.*)?$',
-    'api/ imports from workflows/ only definitions.ts and job-state.ts; a workflow function only as a type (`import type`, start it by name).',
+    'api/ imports from workflows/ only definitions.ts and job-state.ts; a workflow function only as a type ' +
+      '(`import type`, start it by name).',
     true,
   ),
   rule(
@@ -97,7 +98,8 @@ const apiToWorkflows = [
 ];
 const apiNotProviders = rule(
   folder('providers'),
-  'api/ runs no engine: pure checks live in core/, engines reach the routes through createApp(deps) (api/main.ts builds them).',
+  'api/ runs no engine: pure checks live in core/, engines reach the routes through createApp(deps) (api/main.ts ' +
+    'builds them).',
 );
 
 /** What the workflow sandbox cannot load, and the folders workflows reach only through activities. */
@@ -105,7 +107,8 @@ const workflowSandbox = [
   rule(NODE_BUILTINS, 'Workflows run in a sandbox without Node built-ins: do it in an activity.', true),
   rule(
     `^\\.{1,2}/(.*/)?core/(${coreModulesUnsafeInSandbox().join('|')})$`,
-    'This core module loads Node built-ins or a package the workflow sandbox cannot run: import its types only (`import type`), or move the pure part into a module of its own.',
+    'This core module loads Node built-ins or a package the workflow sandbox cannot run: import its types only ' +
+      '(`import type`), or move the pure part into a module of its own.',
     true,
   ),
   rule('^@temporalio/(client|worker|activity|testing)$', 'Workflows use @temporalio/workflow only.'),
@@ -183,7 +186,8 @@ export default defineConfig(
       notWorker('activities/'),
       rule(
         '^\\.{1,2}/(.*/)?workflows(?!/definitions$)(/.*)?$',
-        'activities/ import from workflows/ only definitions.ts (the messages they signal and query); the rest as types only.',
+        'activities/ import from workflows/ only definitions.ts (the messages they signal and query); the rest as ' +
+          'types only.',
         true,
       ),
     ],

@@ -52,7 +52,9 @@ const LATE_ATTEMPT_GRACE_MS = 60_000;
 
 /** `details.outage` of a job failed by a provider outage that lasted too long. */
 export interface OutageDetails {
-  /** `window`: `PROVIDER_OUTAGE_MAX_MS` passed (or would have before the next attempt); `attempts`: the policy's limit. */
+  /**
+   * `window`: `PROVIDER_OUTAGE_MAX_MS` passed (or would have before the next attempt); `attempts`: the policy's limit.
+   */
   gave_up: 'window' | 'attempts';
   window_ms: number;
   /** From the step's first attempt to this failure. */

@@ -89,7 +89,8 @@ export function createImageActivities(deps: ActivityDeps) {
         } satisfies OcrStep);
         return { chars: hit.extracted_text.length, metadata: hit.metadata, fromCache: true };
       }
-      // Heartbeats from the scratch copy on; tesseract can take a minute on a big scan, and a cancel reaches it and kills it.
+      // Heartbeats from the scratch copy on; tesseract can take a minute on a big scan, and a cancel reaches it and
+      // kills it.
       const { meta, r } = await heartbeating((signal) =>
         scratch.withBlobFile(store, key, sha256, '.img', async (file) => {
           const meta = await imageMetadata(file);
@@ -113,7 +114,8 @@ export function createImageActivities(deps: ActivityDeps) {
 
     /** Applies the template (when given and the result is not cached), writes the results and caches a fresh one. */
     async finishImageOcr({ jobId, parameters }: { jobId: string; parameters: ImageOcrParams }) {
-      // The results (and the result cache entry) are written with heartbeats: a large text on a slow store takes a while.
+      // The results (and the result cache entry) are written with heartbeats: a large text on a slow store takes a
+      // while.
       return heartbeating(async () => {
         const ocr = await readBlobJson<OcrStep>(store, ocrKey(jobId));
         let text = ocr.text;

@@ -314,7 +314,8 @@ export function createPdfActivities(deps: ActivityDeps) {
       pages: number[];
       archive?: string;
     }) {
-      // Heartbeats throughout: the document's scratch copy, each page's render and the archive's upload (hundreds of MB).
+      // Heartbeats throughout: the document's scratch copy, each page's render and the archive's upload (hundreds of
+      // MB).
       return heartbeating((signal) =>
         scratch.withBlobFile(store, inputKey, sha256, '.pdf', (pdfPath) =>
           scratch.withDir('images-', async (dir) => {

@@ -28,7 +28,8 @@ const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 export function mainContent(html: string): string {
   const $ = load(html);
   $(
-    'script, style, noscript, template, nav, header, footer, aside, form, [role=navigation], [role=banner], [role=contentinfo]',
+    'script, style, noscript, template, nav, header, footer, aside, form, [role=navigation], [role=banner], ' +
+      '[role=contentinfo]',
   ).remove();
   const main = $('main, [role=main], article').first();
   return (main.length ? main.html() : $('body').html()) ?? '';

@@ -146,7 +146,9 @@ export function clip(text: string, max: number): string {
   return (word > max * 0.6 ? cut.slice(0, word) : cut).trim();
 }
 
-/** Map-reduce summary: each chunk is summarised, then the summaries are; the answer is at most `maxLength` characters. */
+/**
+ * Map-reduce summary: each chunk is summarised, then the summaries are; the answer is at most `maxLength` characters.
+ */
 export async function summarize(llm: LlmProvider | null, text: string, maxLength: number): Promise<OpResult> {
   const model = requireModel(llm, 'summarize');
   const usages: LlmUsage[] = [];

@@ -28,6 +28,7 @@ class ActivityTimer implements ActivityInboundCallsInterceptor {
 
 /**
  * Times every activity attempt into `docproc_activity_duration_seconds` (core/metrics.ts), by activity type, task
- * queue and outcome. Registered on every worker next to the error boundary: `interceptors: { activity: [activityTimer, errorBoundary] }`.
+ * queue and outcome. Registered on every worker next to the error boundary: `interceptors: { activity: [activityTimer,
+ * errorBoundary] }`.
  */
 export const activityTimer: ActivityInterceptorsFactory = (ctx) => ({ inbound: new ActivityTimer(ctx) });

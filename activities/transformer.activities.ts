@@ -102,7 +102,8 @@ export function createTransformerActivities(deps: ActivityDeps) {
      * task). Writes the output file and the full results; returns a summary small enough for workflow history.
      */
     async runTransformerStep({ jobId, parameters }: { jobId: string; parameters: TransformerParams }) {
-      // Heartbeats throughout (under `quickTransform`'s 10 s): a 16 MB page's cache entry and results take a while to write.
+      // Heartbeats throughout (under `quickTransform`'s 10 s): a 16 MB page's cache entry and results take a while to
+      // write.
       const { value, reused } = await runStep(store, jobId, 'transform', () =>
         heartbeating(async () => {
           const params = await fullParameters(store, jobId, parameters);

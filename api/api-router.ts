@@ -144,7 +144,8 @@ export class ApiRouter {
         : 'a JSON body over MAX_JSON_MB (decoded size)';
       responses[413] ??= errorResponse(`PAYLOAD_TOO_LARGE: ${limits}; details name the limit`);
       responses[415] ??= errorResponse(
-        `UNSUPPORTED_MEDIA_TYPE: a Content-Type other than ${Object.keys(content).join(' or ')}, or a Content-Encoding other than gzip, deflate or br`,
+        `UNSUPPORTED_MEDIA_TYPE: a Content-Type other than ` +
+          `${Object.keys(content).join(' or ')}, or a Content-Encoding other than gzip, deflate or br`,
       );
     }
     const async = respondsAsync(spec);

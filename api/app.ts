@@ -56,7 +56,10 @@ export interface App {
   routes: { method: string; path: string }[];
 }
 
-/** Builds the Koa app without listening. Middleware order: HTTP metrics → edge (ids, errors) → auth → /metrics → routes → 404/405. */
+/**
+ * Builds the Koa app without listening. Middleware order: HTTP metrics → edge (ids, errors) → auth → /metrics → routes
+ * → 404/405.
+ */
 export function createApp(deps: AppDeps): App {
   const { config, logger } = deps;
   const koa = new Koa({ proxy: false });

@@ -46,7 +46,10 @@ const ENGINE_SCRIPT = path.resolve(
 /** The engine's compute type, read from its script so the raw side cannot drift from it. */
 const COMPUTE_TYPE = /compute_type="(\w+)"/.exec(fs.readFileSync(ENGINE_SCRIPT, 'utf8'))?.[1] ?? 'int8';
 
-/** faster-whisper alone: load the model, decode the file, transcribe it whole (VAD on and the decoding options of the engine script, imported from it). */
+/**
+ * faster-whisper alone: load the model, decode the file, transcribe it whole (VAD on and the decoding options of the
+ * engine script, imported from it).
+ */
 const RAW_PY = `
 import json, os, resource, sys, time
 os.environ["HF_HUB_OFFLINE"] = "1"
@@ -158,7 +161,8 @@ async function main(): Promise<void> {
     { encoding: 'utf8' },
   ).stdout.trim();
   out(
-    `engine: faster-whisper/ctranslate2 ${fw}; model ${opts.modelDir}; compute type ${COMPUTE_TYPE}; service: ${opts.processes} engine process(es) × ${opts.threads} thread(s)`,
+    `engine: faster-whisper/ctranslate2 ` +
+      `${fw}; model ${opts.modelDir}; compute type ${COMPUTE_TYPE}; service: ${opts.processes} engine process(es) × ${opts.threads} thread(s)`,
   );
 
   const rss = new RssSampler();
@@ -231,7 +235,8 @@ async function main(): Promise<void> {
     const after = await rawRun('after the service');
     const raw = before.transcribeMs <= after.transcribeMs ? before : after;
     out(
-      `service / faster raw transcribe: ${(s10.ms / raw.transcribeMs).toFixed(2)}×  (goal ≤ 1.1×); service / its raw whole process: ${(s10.ms / raw.wallMs).toFixed(2)}×; service / slower raw transcribe ${(s10.ms / Math.max(before.transcribeMs, after.transcribeMs)).toFixed(2)}×`,
+      `service / faster raw transcribe: ` +
+        `${(s10.ms / raw.transcribeMs).toFixed(2)}×  (goal ≤ 1.1×); service / its raw whole process: ${(s10.ms / raw.wallMs).toFixed(2)}×; service / slower raw transcribe ${(s10.ms / Math.max(before.transcribeMs, after.transcribeMs)).toFixed(2)}×`,
     );
 
     if (long) {
@@ -252,7 +257,8 @@ async function main(): Promise<void> {
       out(`${speedLine('service', LONG_MINUTES * 60, s30.ms)}; ${s30.chunks} chunk(s); ${s30.words} words`);
       out(cpu.report('service'));
       out(
-        `speed-up of the chunked service over one raw pass: ${(rawLong.transcribeMs / s30.ms).toFixed(2)}× (goal ≥ 1.3×); over the raw whole process ${(rawLong.wallMs / s30.ms).toFixed(2)}×`,
+        `speed-up of the chunked service over one raw pass: ` +
+          `${(rawLong.transcribeMs / s30.ms).toFixed(2)}× (goal ≥ 1.3×); over the raw whole process ${(rawLong.wallMs / s30.ms).toFixed(2)}×`,
       );
       out(`(d) engine processes peak RSS (VmHWM): ${enginePeaks(svc)}`);
       out(rss.report('worker', '(d) ').text);

@@ -213,7 +213,8 @@ async function main() {
   const cleanup = cleanupRegistry();
   const t0 = performance.now();
   out(
-    `# Fairness: a one-page local_ocr job behind a ${BIG_PAGES}-page local_ocr job (${os.availableParallelism()} cores, MEDIA_CONCURRENCY unset)`,
+    `# Fairness: a one-page local_ocr job behind a ` +
+      `${BIG_PAGES}-page local_ocr job (${os.availableParallelism()} cores, MEDIA_CONCURRENCY unset)`,
   );
   try {
     const fair = await runMode('fair', DEV_SERVER_DYNAMIC_CONFIG, cleanup);

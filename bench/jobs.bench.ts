@@ -103,7 +103,9 @@ function threadCpu(pid: number | undefined): Map<string, { name: string; cpu: nu
   return res;
 }
 
-/** The busiest threads of a process between two snapshots: shows whether one thread (the workflow thread) is saturated. */
+/**
+ * The busiest threads of a process between two snapshots: shows whether one thread (the workflow thread) is saturated.
+ */
 function threadReport(
   pid: number | undefined,
   before: Map<string, { name: string; cpu: number }>,
@@ -430,7 +432,8 @@ interface ServiceResult {
 async function serviceLatency(svc: Service, client: Client, raw: RawResult, cpu: CpuMeter): Promise<ServiceResult> {
   out('');
   out(
-    '== SERVICE: real api + worker processes; trivial transformer job (html-to-markdown of one short paragraph, new in each request) ==',
+    '== SERVICE: real api + worker processes; trivial transformer job (html-to-markdown of one short paragraph, ' +
+      'new in each request) ==',
   );
   for (let i = 0; i < SERVICE_WARMUP; i++) await runJobAsync(svc.url, i);
   cpu.start();
@@ -652,7 +655,8 @@ async function main(): Promise<void> {
     });
     rss.watch('temporal dev server', (temporal.child as { pid?: number }).pid);
     out(
-      `temporal dev server on ${temporal.address} (file DB ${path.join(dbDir, 'temporal.db')}, WAL, synchronous=normal), ready in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+      `temporal dev server on ` +
+        `${temporal.address} (file DB ${path.join(dbDir, 'temporal.db')}, WAL, synchronous=normal), ready in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
     );
 
     const connection = await Connection.connect({ address: temporal.address });
@@ -730,14 +734,17 @@ async function main(): Promise<void> {
       `service  p50 ${ms(service.async.p50)}  p95 ${ms(service.async.p95)}   (POST /api/jobs/ → GET ?wait=10 sees completed)`,
     );
     out(
-      `ratio    service p50 / raw p50 = ${ratio(service.async.p50, raw.seq.p50)}   (goal ≤ 2×: ${service.async.p50 <= 2 * raw.seq.p50 ? 'met' : 'not met'})`,
+      `ratio    service p50 / raw p50 = ` +
+        `${ratio(service.async.p50, raw.seq.p50)}   (goal ≤ 2×: ${service.async.p50 <= 2 * raw.seq.p50 ? 'met' : 'not met'})`,
     );
     out(`sync     p50 ${ms(service.sync.p50)}  p95 ${ms(service.sync.p95)}   (POST /api/transformer/html-to-markdown)`);
     out(
-      `ratio    sync p50 / raw p50 = ${ratio(service.sync.p50, raw.seq.p50)}   (goal ≤ 2×: ${service.sync.p50 <= 2 * raw.seq.p50 ? 'met' : 'not met'})`,
+      `ratio    sync p50 / raw p50 = ` +
+        `${ratio(service.sync.p50, raw.seq.p50)}   (goal ≤ 2×: ${service.sync.p50 <= 2 * raw.seq.p50 ? 'met' : 'not met'})`,
     );
     out(
-      `sync     the same requests again, answered from the result cache: p50 ${ms(service.syncCached.p50)}  p95 ${ms(service.syncCached.p95)}`,
+      `sync     the same requests again, answered from the result cache: p50 ` +
+        `${ms(service.syncCached.p50)}  p95 ${ms(service.syncCached.p95)}`,
     );
     out(
       `batch    ${BATCH_JOBS} jobs in ${(batch.wallMs / 1000).toFixed(2)} s → ${batch.perSecond.toFixed(1)} jobs/s (goal ≥ 20: ${batch.perSecond >= 20 ? 'met' : 'not met'}); counts ${batch.exact ? 'exact' : 'NOT exact'}`,

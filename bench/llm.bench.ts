@@ -36,13 +36,26 @@ const CONTEXT = 4096;
 const THREADS = defaultThreads(os.availableParallelism());
 
 const PAGE = [
-  'Protokoll der Lenkungskreissitzung „Neubau Betriebshof Nord“ vom 7. Oktober 2025, 10:00 bis 11:30 Uhr, Rathaus Freiburg, Raum 2.14.',
-  'Anwesend: Dr. Miriam Keller (Vorsitz, Amt für Verkehr), Thomas Brandt (Stadtwerke), Sabine Yilmaz (Kämmerei), Peter Lorenz (Bauleitung), Julia Hoffmann (Protokoll).',
-  'TOP 1: Stand der Bauarbeiten. Herr Lorenz berichtete, dass der Rohbau der Wagenhalle zu 80 % fertig ist. Die Dachkonstruktion verzögert sich um drei Wochen, weil ein Zulieferer Stahlträger zu spät geliefert hat. Die Fertigstellung der Halle ist nun für Ende Februar 2026 geplant.',
-  'TOP 2: Kosten. Frau Yilmaz stellte die aktualisierte Kostenschätzung vor: 41,3 Millionen Euro statt der bewilligten 38,9 Millionen Euro. Die Mehrkosten entstehen vor allem durch gestiegene Stahlpreise und zusätzliche Bodenuntersuchungen. Der Lenkungskreis bittet die Kämmerei, bis zum 15. November eine Vorlage für den Gemeinderat zu erstellen.',
-  'TOP 3: Betrieb. Herr Brandt erläuterte, dass die Stadtwerke ab März 2026 zwölf Straßenbahnen im neuen Betriebshof abstellen wollen. Das Personal für die Werkstatt wird ab Januar eingestellt; sechs von zehn Stellen sind bereits besetzt.',
-  'TOP 4: Anwohner. Es gab Beschwerden über Baulärm am Samstag. Dr. Keller sagte zu, dass samstags künftig erst ab 9 Uhr gearbeitet wird. Eine Informationsveranstaltung für Anwohner findet am 23. Oktober um 18 Uhr in der Grundschule Nord statt.',
-  'Beschlüsse: 1. Die Verschiebung der Fertigstellung auf Februar 2026 wird zur Kenntnis genommen. 2. Die Kämmerei erstellt die Gemeinderatsvorlage zu den Mehrkosten. 3. Samstagsarbeiten beginnen ab sofort nicht vor 9 Uhr.',
+  'Protokoll der Lenkungskreissitzung „Neubau Betriebshof Nord“ vom 7. Oktober 2025, 10:00 bis 11:30 Uhr, ' +
+    'Rathaus Freiburg, Raum 2.14.',
+  'Anwesend: Dr. Miriam Keller (Vorsitz, Amt für Verkehr), Thomas Brandt (Stadtwerke), Sabine Yilmaz (Kämmerei), ' +
+    'Peter Lorenz (Bauleitung), Julia Hoffmann (Protokoll).',
+  'TOP 1: Stand der Bauarbeiten. Herr Lorenz berichtete, dass der Rohbau der Wagenhalle zu 80 % fertig ist. Die ' +
+    'Dachkonstruktion verzögert sich um drei Wochen, weil ein Zulieferer Stahlträger zu spät geliefert hat. Die ' +
+    'Fertigstellung der Halle ist nun für Ende Februar 2026 geplant.',
+  'TOP 2: Kosten. Frau Yilmaz stellte die aktualisierte Kostenschätzung vor: 41,3 Millionen Euro statt der ' +
+    'bewilligten 38,9 Millionen Euro. Die Mehrkosten entstehen vor allem durch gestiegene Stahlpreise und ' +
+    'zusätzliche Bodenuntersuchungen. Der Lenkungskreis bittet die Kämmerei, bis zum 15. November eine Vorlage für ' +
+    'den Gemeinderat zu erstellen.',
+  'TOP 3: Betrieb. Herr Brandt erläuterte, dass die Stadtwerke ab März 2026 zwölf Straßenbahnen im neuen ' +
+    'Betriebshof abstellen wollen. Das Personal für die Werkstatt wird ab Januar eingestellt; sechs von zehn ' +
+    'Stellen sind bereits besetzt.',
+  'TOP 4: Anwohner. Es gab Beschwerden über Baulärm am Samstag. Dr. Keller sagte zu, dass samstags künftig erst ' +
+    'ab 9 Uhr gearbeitet wird. Eine Informationsveranstaltung für Anwohner findet am 23. Oktober um 18 Uhr in der ' +
+    'Grundschule Nord statt.',
+  'Beschlüsse: 1. Die Verschiebung der Fertigstellung auf Februar 2026 wird zur Kenntnis genommen. 2. Die ' +
+    'Kämmerei erstellt die Gemeinderatsvorlage zu den Mehrkosten. 3. Samstagsarbeiten beginnen ab sofort nicht vor ' +
+    '9 Uhr.',
   'Nächste Sitzung: 4. November 2025, 10:00 Uhr.',
 ].join('\n\n');
 

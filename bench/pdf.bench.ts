@@ -10,8 +10,10 @@
  * `worker/main.ts` and `api/main.ts` processes as `npm start` runs them, with MEDIA_CONCURRENCY unset (one media
  * slot per core). Knobs (env): BENCH_TEXT_PAGES (200), BENCH_SCAN_PAGES (20), BENCH_NATIVE_RUNS (3),
  * BENCH_PDFJS_RUNS (2: native requests to a second api/worker pair with PDF_TEXT_ENGINE=pdfjs; 0 skips it),
- * BENCH_OCR_RUNS (2, at least 1; the second only when the run so far took under 200 s), BENCH_TQ_PARTITIONS (unset: the dev
- * server settings of scripts/services.mjs, one partition per task queue; a number sets matching.numTaskqueueRead/WritePartitions).
+ * BENCH_OCR_RUNS (2, at least 1; the second only when the run so far took under 200 s), BENCH_TQ_PARTITIONS (unset: the
+ * dev
+ * server settings of scripts/services.mjs, one partition per task queue; a number sets
+ * matching.numTaskqueueRead/WritePartitions).
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -76,10 +78,13 @@ function rng(seed: number): () => number {
 const SENTENCES_DE = [
   'Über die Brücke gingen früh am Morgen zwei ältere Männer, die sich über das schöne Wetter freuten.',
   'Sie trugen schwere Körbe voller Äpfel, Birnen und süßer Pflaumen zum Markt in der Stadtmitte.',
-  'Dort öffneten die Händler gerade ihre Stände, während aus der Bäckerei der Duft von frischem Brot über den Platz zog.',
+  'Dort öffneten die Händler gerade ihre Stände, während aus der Bäckerei der Duft von frischem Brot über den ' +
+    'Platz zog.',
   'Ein Mädchen zählte die Münzen in ihrer Geldbörse und überlegte, ob sie Blumen für ihre Großmutter kaufen sollte.',
-  'Der Ausschuss prüfte am Donnerstag die Zahlen des dritten Quartals und stellte fest, dass die Lieferzeiten kürzer geworden waren.',
-  'Mehrere Mitglieder fragten, ob die Einsparungen auch im Winter anhalten würden, wenn die Nachfrage üblicherweise steigt.',
+  'Der Ausschuss prüfte am Donnerstag die Zahlen des dritten Quartals und stellte fest, dass die Lieferzeiten ' +
+    'kürzer geworden waren.',
+  'Mehrere Mitglieder fragten, ob die Einsparungen auch im Winter anhalten würden, wenn die Nachfrage ' +
+    'üblicherweise steigt.',
   'Die Bürgermeisterin eröffnete die Sitzung pünktlich um neun Uhr und begrüßte die Gäste aus den Nachbargemeinden.',
   'Im Anschluss berichtete der Kämmerer über den Haushalt, der trotz höherer Energiekosten ausgeglichen bleiben soll.',
   'Für die Sanierung der Grundschule sind im kommenden Jahr rund zwei Millionen Euro vorgesehen.',
@@ -90,13 +95,15 @@ const SENTENCES_DE = [
   'Am Nachmittag trafen sich die Vereinsvorstände im Gemeindehaus, um den Ablauf des Stadtfestes zu besprechen.',
   'Der Chor wird am Samstagabend auf dem Marktplatz singen, die Feuerwehr sorgt für Getränke und Würstchen.',
   'Wer helfen möchte, kann sich bis Ende des Monats im Bürgerbüro oder per E-Mail melden.',
-  'Die Bibliothek verlängert ihre Öffnungszeiten und bietet dienstags eine Sprechstunde für ältere Leserinnen und Leser an.',
+  'Die Bibliothek verlängert ihre Öffnungszeiten und bietet dienstags eine Sprechstunde für ältere Leserinnen ' +
+    'und Leser an.',
   'Neu im Bestand sind zahlreiche Hörbücher, Zeitschriften und eine Sammlung historischer Karten der Region.',
   'Zum Schluss dankte der Vorsitzende allen Beteiligten für ihre Geduld und die sachliche Diskussion.',
   'Das Protokoll der Sitzung wird in der nächsten Woche veröffentlicht und kann im Rathaus eingesehen werden.',
 ];
 const SENTENCES_EN = [
-  'The committee reviewed the quarterly figures on Thursday afternoon and agreed that the new warehouse had reduced delivery times.',
+  'The committee reviewed the quarterly figures on Thursday afternoon and agreed that the new warehouse had ' +
+    'reduced delivery times.',
   'Several members asked whether the savings would last through the winter, when demand usually peaks.',
   'Temporary staff must be trained quickly, and the training budget was increased by a modest amount.',
   'The report notes that energy prices remain the largest source of uncertainty for the coming year.',
@@ -500,7 +507,8 @@ async function main(): Promise<void> {
     });
     const temporalPid = (temporal.child as { pid?: number }).pid;
     out(
-      `temporal dev server on ${temporal.address} (file DB, WAL, synchronous=normal), ready in ${secs(performance.now() - t)}`,
+      `temporal dev server on ` +
+        `${temporal.address} (file DB, WAL, synchronous=normal), ready in ${secs(performance.now() - t)}`,
     );
     const connection = await Connection.connect({ address: temporal.address });
     cleanups.add(() => connection.close());
@@ -565,10 +573,12 @@ async function main(): Promise<void> {
     const rawChars = rawText[0].stdout;
     const svcChars = native[bestNativeIdx].text;
     out(
-      `characters: pdftotext ${rawChars.length} (${nonSpace(rawChars)} without whitespace); service ${svcChars.length} (${nonSpace(svcChars)} without whitespace); generated text ${nonSpace(text.text)} without whitespace`,
+      `characters: pdftotext ` +
+        `${rawChars.length} (${nonSpace(rawChars)} without whitespace); service ${svcChars.length} (${nonSpace(svcChars)} without whitespace); generated text ${nonSpace(text.text)} without whitespace`,
     );
     out(
-      `identical after whitespace normalisation: pdftotext ${normalise(rawChars) === normalise(text.text) ? 'yes' : 'no'}, service ${normalise(svcChars) === normalise(text.text) ? 'yes' : 'no'} (vs the generated text)`,
+      `identical after whitespace normalisation: pdftotext ` +
+        `${normalise(rawChars) === normalise(text.text) ? 'yes' : 'no'}, service ${normalise(svcChars) === normalise(text.text) ? 'yes' : 'no'} (vs the generated text)`,
     );
     out(
       `native: service best ${ms(nativeBest)} / pdftotext best ${ms(rawTextBest)} = ${ratio(nativeBest, rawTextBest)}   (goal ≤ ${NATIVE_GOAL}×: ${nativeBest <= NATIVE_GOAL * rawTextBest ? 'met' : 'NOT met'})`,
@@ -587,7 +597,8 @@ async function main(): Promise<void> {
         const best = Math.min(...runs.map((r) => r.ms));
         const same = runs.every((r) => normalise(r.text) === normalise(text.text));
         out(
-          `native with PDF_TEXT_ENGINE=pdfjs: ${runs.map((r) => ms(r.ms)).join(', ')}; best ${ms(best)} = ${ratio(best, rawTextBest)} of pdftotext; text identical after whitespace normalisation: ${same ? 'yes' : 'no'}`,
+          `native with PDF_TEXT_ENGINE=pdfjs: ` +
+            `${runs.map((r) => ms(r.ms)).join(', ')}; best ${ms(best)} = ${ratio(best, rawTextBest)} of pdftotext; text identical after whitespace normalisation: ${same ? 'yes' : 'no'}`,
         );
       } finally {
         await stopService(alt);
@@ -597,10 +608,12 @@ async function main(): Promise<void> {
     // the service around them.
     const floor = await engineFloor(text.pdf, textFile, cores);
     out(
-      `engine floor: poppler as the service runs it (pdfinfo, then pdftotext in ${cores} parallel parts of the range; providers/pdf/text-engine.ts in this process): ${floor.poppler.map(ms).join(', ')}; best ${ms(Math.min(...floor.poppler))} = ${ratio(Math.min(...floor.poppler), rawTextBest)} of pdftotext`,
+      `engine floor: poppler as the service runs it (pdfinfo, then pdftotext in ` +
+        `${cores} parallel parts of the range; providers/pdf/text-engine.ts in this process): ${floor.poppler.map(ms).join(', ')}; best ${ms(Math.min(...floor.poppler))} = ${ratio(Math.min(...floor.poppler), rawTextBest)} of pdftotext`,
     );
     out(
-      `engine floor: pdf.js (PDF_TEXT_ENGINE=pdfjs: open + pageText of every page, one thread, in this process): ${floor.pdfjs.map(ms).join(', ')} (${(Math.min(...floor.pdfjs) / TEXT_PAGES).toFixed(1)} ms/page)`,
+      `engine floor: pdf.js (PDF_TEXT_ENGINE=pdfjs: open + pageText of every page, one thread, in this process): ` +
+        `${floor.pdfjs.map(ms).join(', ')} (${(Math.min(...floor.pdfjs) / TEXT_PAGES).toFixed(1)} ms/page)`,
     );
 
     // ================================================================================== OCR
@@ -617,7 +630,8 @@ async function main(): Promise<void> {
       .filter((f) => f.endsWith('.pgm'))
       .sort();
     out(
-      `raw: pdftoppm -r 300 -gray (all ${pgms.length} pages, one process): ${ms(render.ms)} (${(render.ms / pgms.length).toFixed(0)} ms/page)`,
+      `raw: pdftoppm -r 300 -gray (all ` +
+        `${pgms.length} pages, one process): ${ms(render.ms)} (${(render.ms / pgms.length).toFixed(0)} ms/page)`,
     );
     const ocrEnv = { ...process.env, OMP_THREAD_LIMIT: '1' };
     const rawOcr: { ms: number; text: string }[] = [];
@@ -629,7 +643,8 @@ async function main(): Promise<void> {
     const rawOcrTotal = render.ms + rawOcrMs;
     const perPage = rawOcr.map((r) => r.ms).sort((a, b) => a - b);
     out(
-      `raw: serial tesseract <pgm> stdout -l deu+eng --dpi 300 (OMP_THREAD_LIMIT=1): ${secs(rawOcrMs)} for ${pgms.length} pages (per page median ${ms(perPage[Math.floor(perPage.length / 2)])}, min ${ms(perPage[0])}, max ${ms(perPage[perPage.length - 1])})`,
+      `raw: serial tesseract <pgm> stdout -l deu+eng --dpi 300 (OMP_THREAD_LIMIT=1): ` +
+        `${secs(rawOcrMs)} for ${pgms.length} pages (per page median ${ms(perPage[Math.floor(perPage.length / 2)])}, min ${ms(perPage[0])}, max ${ms(perPage[perPage.length - 1])})`,
     );
     out(`raw: renders + serial OCR ${secs(rawOcrTotal)}`);
     out(rawOcrCpu.report('raw OCR'));
@@ -647,7 +662,8 @@ async function main(): Promise<void> {
       ocr.push(r);
       ocrProfiles.push(await fetchProfile(client, seen, r));
       out(
-        `service local_ocr run ${i + 1}: ${secs(r.ms)}; ${r.pageCount} pages; ${r.text.length} characters; methods ${[...new Set(r.pages.map((p) => p.method))].join(',')}`,
+        `service local_ocr run ` +
+          `${i + 1}: ${secs(r.ms)}; ${r.pageCount} pages; ${r.text.length} characters; methods ${[...new Set(r.pages.map((p) => p.method))].join(',')}`,
       );
     }
     out(ocrCpu.report('service local_ocr'));
@@ -659,7 +675,8 @@ async function main(): Promise<void> {
     const rawOcrText = rawOcr.map((r) => r.text).join('\n');
     const svcOcr = ocr[bestOcrIdx];
     out(
-      `characters: raw tesseract ${rawOcrText.length} (${nonSpace(rawOcrText)} without whitespace); service ${svcOcr.text.length} (${nonSpace(svcOcr.text)} without whitespace); typeset ${nonSpace(paragraphs.join(' '))} without whitespace`,
+      `characters: raw tesseract ` +
+        `${rawOcrText.length} (${nonSpace(rawOcrText)} without whitespace); service ${svcOcr.text.length} (${nonSpace(svcOcr.text)} without whitespace); typeset ${nonSpace(paragraphs.join(' '))} without whitespace`,
     );
     const svcPages = paragraphs.map((_, i) => svcOcr.pages.find((p) => p.page === i + 1)?.text ?? '');
     out(
@@ -671,7 +688,8 @@ async function main(): Promise<void> {
       ).toFixed(2)} %, service ${(meanAccuracy(paragraphs, svcPages) * 100).toFixed(2)} %`,
     );
     out(
-      `local_ocr: service best ${secs(ocrBest)} / (renders + serial tesseract) ${secs(rawOcrTotal)} = ${ratio(ocrBest, rawOcrTotal)}   (goal ≤ ${OCR_GOAL}×: ${ocrBest <= OCR_GOAL * rawOcrTotal ? 'met' : 'NOT met'}); against serial tesseract alone ${ratio(ocrBest, rawOcrMs)}`,
+      `local_ocr: service best ` +
+        `${secs(ocrBest)} / (renders + serial tesseract) ${secs(rawOcrTotal)} = ${ratio(ocrBest, rawOcrTotal)}   (goal ≤ ${OCR_GOAL}×: ${ocrBest <= OCR_GOAL * rawOcrTotal ? 'met' : 'NOT met'}); against serial tesseract alone ${ratio(ocrBest, rawOcrMs)}`,
     );
     out('profile of the local_ocr requests (job histories; offsets from POST sent):');
     ocr.forEach((r, i) => {
@@ -691,7 +709,8 @@ async function main(): Promise<void> {
     );
     out(`          characters: service ${svcOcr.text.length}, raw tesseract ${rawOcrText.length}`);
     out(
-      `peak RSS (VmHWM) during native: api ${nativeRss.api.hwmMb.toFixed(0)} MB, worker ${nativeRss.worker.hwmMb.toFixed(0)} MB; during local_ocr: api ${ocrRss.api.hwmMb.toFixed(0)} MB, worker ${ocrRss.worker.hwmMb.toFixed(0)} MB (tesseract and pdftoppm are separate processes, not counted)`,
+      `peak RSS (VmHWM) during native: api ` +
+        `${nativeRss.api.hwmMb.toFixed(0)} MB, worker ${nativeRss.worker.hwmMb.toFixed(0)} MB; during local_ocr: api ${ocrRss.api.hwmMb.toFixed(0)} MB, worker ${ocrRss.worker.hwmMb.toFixed(0)} MB (tesseract and pdftoppm are separate processes, not counted)`,
     );
     out(
       `total run ${((performance.now() - started) / 1000).toFixed(0)} s (before shutdown); load average at end: ${os

@@ -49,7 +49,10 @@ export function procMem(pid: number | undefined): { rss: number; hwm: number } |
   }
 }
 
-/** Resets the kernel's peak RSS (VmHWM) of a process to its current RSS (`5` → /proc/<pid>/clear_refs); false if not allowed. */
+/**
+ * Resets the kernel's peak RSS (VmHWM) of a process to its current RSS (`5` → /proc/<pid>/clear_refs); false if not
+ * allowed.
+ */
 export function resetPeak(pid: number | undefined): boolean {
   if (!pid) return false;
   try {
@@ -157,7 +160,9 @@ export class RssSampler {
   }
 }
 
-/** Which code ran: commit, uncommitted files in the service's folders, a hash of workflows/ + activities/ + providers/. */
+/**
+ * Which code ran: commit, uncommitted files in the service's folders, a hash of workflows/ + activities/ + providers/.
+ */
 export function codeState(): string {
   const root = path.resolve(HERE, '..');
   const git = (args: string[]) => spawnSync('git', ['-C', root, ...args], { encoding: 'utf8' }).stdout?.trim() ?? '';

@@ -122,7 +122,8 @@ async function main(): Promise<void> {
     });
     cleanups.add(() => temporal.stop(10_000));
     out(
-      `temporal dev server on ${temporal.address} (file DB, WAL), ready in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+      `temporal dev server on ` +
+        `${temporal.address} (file DB, WAL), ready in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
     );
 
     const port = await freePort();
@@ -189,7 +190,8 @@ async function main(): Promise<void> {
     const html = pageHtml(HTML_BYTES);
     out();
     out(
-      `POST /api/transformer/html-to-markdown, use_cache:false, generated page of ${(html.length / 1024 / 1024).toFixed(2)} MB (${Buffer.byteLength(html)} bytes UTF-8)`,
+      `POST /api/transformer/html-to-markdown, use_cache:false, generated page of ` +
+        `${(html.length / 1024 / 1024).toFixed(2)} MB (${Buffer.byteLength(html)} bytes UTF-8)`,
     );
     out(`before: ${memLine('api', procs.api.child.pid)}`);
     out(`before: ${memLine('worker', procs.worker.child.pid)}`);
@@ -205,7 +207,8 @@ async function main(): Promise<void> {
     }
     const first = times[0];
     out(
-      `1 MB html-to-markdown: first ${ms(first)}, median ${ms(stats(times).p50)} (goal ≤ 2 s: ${stats(times).p50 <= 2000 ? 'met' : 'NOT met'})`,
+      `1 MB html-to-markdown: first ` +
+        `${ms(first)}, median ${ms(stats(times).p50)} (goal ≤ 2 s: ${stats(times).p50 <= 2000 ? 'met' : 'NOT met'})`,
     );
     out(`after: ${memLine('api', procs.api.child.pid)}`);
     out(`after: ${memLine('worker', procs.worker.child.pid)}`);

@@ -22,7 +22,10 @@ const VALUED = new Set([
   'wait',
 ]);
 
-/** @returns {{ positionals: string[], fields: [string, unknown][], files: string[], flags: Set<string>, opts: Record<string, string> }} */
+/**
+ * @returns {{ positionals: string[], fields: [string, unknown][], files: string[], flags: Set<string>, opts:
+ * Record<string, string> }}
+ */
 export function parseArgs(argv) {
   const positionals = [];
   const fields = [];

@@ -28,7 +28,9 @@ export interface BlobStore {
   stat(key: string): Promise<BlobStat | null>;
   /** Every object whose key starts with `prefix`, in key order. */
   list(prefix: string): Promise<BlobStat[]>;
-  /** The keys of `list(prefix)` without their metadata: one listing, no per-object reads (indexes kept in key names). */
+  /**
+   * The keys of `list(prefix)` without their metadata: one listing, no per-object reads (indexes kept in key names).
+   */
   listKeys(prefix: string): Promise<string[]>;
   /** Deleting an absent key is not an error. */
   delete(key: string): Promise<void>;

@@ -44,14 +44,20 @@ async function readEntry<T>(store: BlobStore, operation: string, key: string): P
   }
 }
 
-/** The cached value of an entry that holds one. Counted as a hit or a miss of `operation` in `docproc_cache_lookups_total`. */
+/**
+ * The cached value of an entry that holds one. Counted as a hit or a miss of `operation` in
+ * `docproc_cache_lookups_total`.
+ */
 export async function readCache<T>(store: BlobStore, operation: string, key: string): Promise<T | null> {
   const value = (await readEntry<T>(store, operation, key))?.value ?? null;
   countCacheLookup(operation, value !== null);
   return value;
 }
 
-/** The entry's reference, or null when there is none (a miss, or an entry that holds its value). Not counted: the caller counts. */
+/**
+ * The entry's reference, or null when there is none (a miss, or an entry that holds its value). Not counted: the caller
+ * counts.
+ */
 export async function readCacheRef(store: BlobStore, operation: string, key: string): Promise<CacheRef | null> {
   return (await readEntry(store, operation, key))?.ref ?? null;
 }

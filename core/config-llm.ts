@@ -14,7 +14,9 @@ export type LlmProviderName = 'local' | 'openai' | 'none';
 /** The LLM endpoint as resolved from `LLM_*` with `OPENAI_*` fallbacks, or the local model server. */
 export interface LlmConfig {
   provider: 'local' | 'openai';
-  /** `LLM_BASE_URL` ?? `OPENAI_BASE_URL` ?? the public OpenAI endpoint (no trailing slash); local: the loopback server. */
+  /**
+   * `LLM_BASE_URL` ?? `OPENAI_BASE_URL` ?? the public OpenAI endpoint (no trailing slash); local: the loopback server.
+   */
   baseUrl: string;
   /** `LLM_API_KEY` ?? `OPENAI_API_KEY`; undefined for endpoints that need none (the local server). */
   apiKey: string | undefined;

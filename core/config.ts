@@ -81,7 +81,10 @@ export const configSchema = z.object({
       }
       return WORKER_QUEUE_KINDS.filter((q) => list.includes(q));
     }),
-  /** Memory budget of a worker (its container): activity slots are handed out only while memory use is under it. 0: none. */
+  /**
+   * Memory budget of a worker (its container): activity slots are handed out only while memory use is under it. 0:
+   * none.
+   */
   WORKER_MAX_MEMORY_MB: int(0, 0, 16_777_216),
   /** After SIGTERM, how long a worker lets running activities finish before cancelling them (retried elsewhere). */
   WORKER_SHUTDOWN_GRACE_MS: int(30_000, 0, 86_400_000),
@@ -115,7 +118,9 @@ export const configSchema = z.object({
   MAX_PDF_PAGES: int(2000, 1, 100_000),
   /** Pixels (width × height, read from the header before decoding) an image may have; PDF pages render within it. */
   MAX_IMAGE_PIXELS: int(100_000_000, 1_000_000, 2_000_000_000),
-  /** Longest audio or video accepted, in seconds (the contract's 12 h); read from the header, and decoding stops there. */
+  /**
+   * Longest audio or video accepted, in seconds (the contract's 12 h); read from the header, and decoding stops there.
+   */
   MAX_MEDIA_SECONDS: int(43_200, 1, 604_800),
   /** Target length of the chunks long audio is cut into for transcription (cuts fall in pauses near it). */
   AUDIO_CHUNK_SECONDS: int(600, 10, 86_400),
@@ -133,7 +138,9 @@ export const configSchema = z.object({
   SYNC_WAIT_MS: int(120_000, 1000, 3_600_000),
   /** How long the synchronous media endpoints (`/api/audio/process`) wait for their job before answering 504. */
   MEDIA_SYNC_WAIT_MS: int(1_800_000, 1000, 86_400_000),
-  /** Characters of session text one model call of a track or event summary or a story takes (they map-reduce within it). */
+  /**
+   * Characters of session text one model call of a track or event summary or a story takes (they map-reduce within it).
+   */
   SUMMARY_CHUNK_CHARS: int(12_000, 1000, 1_000_000),
   /** The target groups of `/api/story` (comma-separated). */
   STORY_TARGET_GROUPS: optionalString,
@@ -160,10 +167,15 @@ export const configSchema = z.object({
   LLM_VISION_MODEL: optionalString,
   LLM_TIMEOUT_MS: int(120_000, 100, 3_600_000),
   LLM_MAX_RETRIES: int(4, 0, 20),
-  /** How long a step waits out a provider outage (429, 5xx, timeouts, a full model queue) before its job fails; 0: not at all. */
+  /**
+   * How long a step waits out a provider outage (429, 5xx, timeouts, a full model queue) before its job fails; 0: not
+   * at all.
+   */
   PROVIDER_OUTAGE_MAX_MS: int(900_000, 0, 86_400_000),
   LLM_PRICES: llmPrices,
-  /** `local` (the model server `npm start` runs), `openai` (an OpenAI-compatible endpoint) or `none`; see `Config.llm`. */
+  /**
+   * `local` (the model server `npm start` runs), `openai` (an OpenAI-compatible endpoint) or `none`; see `Config.llm`.
+   */
   LLM_PROVIDER: z.preprocess(
     (v) => (typeof v === 'string' ? v.trim().toLowerCase() || undefined : v),
     z.enum(['local', 'openai', 'none']).optional(),
@@ -214,7 +226,9 @@ type RawConfig = z.infer<typeof configSchema>;
 
 /** The external OCR endpoint as resolved from `EXTERNAL_OCR_*`. */
 interface ExternalOcrConfig {
-  /** `EXTERNAL_OCR_URL` without a trailing slash: the base (`https://api.mistral.ai`), `…/v1` or the full `…/v1/ocr`. */
+  /**
+   * `EXTERNAL_OCR_URL` without a trailing slash: the base (`https://api.mistral.ai`), `…/v1` or the full `…/v1/ocr`.
+   */
   url: string;
   /** `EXTERNAL_OCR_API_KEY`, sent as `Authorization: Bearer`; undefined for endpoints that need none. */
   apiKey: string | undefined;
@@ -226,7 +240,10 @@ interface ExternalOcrConfig {
 
 /** The transcription endpoint of `SPEECH_PROVIDER=openai`. */
 export interface SpeechApiConfig {
-  /** `SPEECH_BASE_URL` without a trailing slash (e.g. `https://api.openai.com/v1`); requests go to `…/audio/transcriptions`. */
+  /**
+   * `SPEECH_BASE_URL` without a trailing slash (e.g. `https://api.openai.com/v1`); requests go to
+   * `…/audio/transcriptions`.
+   */
   baseUrl: string;
   /** `SPEECH_API_KEY`, sent as `Authorization: Bearer`; undefined for endpoints that need none. */
   apiKey: string | undefined;
@@ -358,7 +375,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 function checkPendingBounds(raw: RawConfig): void {
   if (raw.BATCH_WINDOW > TEMPORAL_PENDING_LIMIT) {
     throw new ConfigError(
-      `BATCH_WINDOW: at most ${TEMPORAL_PENDING_LIMIT} (Temporal's limit of pending child workflows per run); got ${raw.BATCH_WINDOW}`,
+      `BATCH_WINDOW: at most ` +
+        `${TEMPORAL_PENDING_LIMIT} (Temporal's limit of pending child workflows per run); got ${raw.BATCH_WINDOW}`,
     );
   }
   const groups = Math.ceil(raw.MAX_PDF_PAGES / SMALLEST_PDF_PAGE_GROUP);

@@ -12,7 +12,9 @@ async function resolveInputPath(filename: string): Promise<string> {
   return fs.realpath(wanted).catch(() => wanted);
 }
 
-/** True when a resolved path is one of the allowed input roots (config `inputRoots`, contract §6) or lies inside one. */
+/**
+ * True when a resolved path is one of the allowed input roots (config `inputRoots`, contract §6) or lies inside one.
+ */
 export async function isInsideInputRoots(resolved: string, roots: readonly string[]): Promise<boolean> {
   const real = await Promise.all(roots.map((r) => fs.realpath(r).catch(() => path.resolve(r))));
   return real.some((r) => resolved === r || resolved.startsWith(r.endsWith(path.sep) ? r : r + path.sep));

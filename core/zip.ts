@@ -2,7 +2,9 @@ import { PassThrough, type Readable } from 'node:stream';
 import yazl from 'yazl';
 import type { BlobStat, BlobStore } from './blob-store';
 
-/** ZIPs of stored blobs: job archives (the API) and the archives jobs write themselves (a session's `create_archive`). */
+/**
+ * ZIPs of stored blobs: job archives (the API) and the archives jobs write themselves (a session's `create_archive`).
+ */
 
 export interface ArchiveEntry {
   /** Path inside the ZIP. */

@@ -1,5 +1,6 @@
 // `npm run cluster`: the service scaled out on one machine, from the local engine cache: one Temporal dev server,
-// one MinIO (STORAGE=s3), N API processes on N ports, io workers (io and llm queues) and media workers as separate processes
+// one MinIO (STORAGE=s3), N API processes on N ports, io workers (io and llm queues) and media workers as separate
+// processes
 // (WORKER_QUEUES). Prefixed logs; every process is supervised as in `npm start` (scripts/supervisor.mjs): one that
 // dies is restarted with backoff while the others carry on (kill one to watch the others take over); Ctrl-C, SIGTERM
 // or a crash loop stops everything. Plain Node, no dependency.

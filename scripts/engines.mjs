@@ -21,7 +21,9 @@ export const PINS = {
   },
 };
 
-/** Debian packages the service uses at run time (OCR, PDF rendering, media; python3-venv for the speech engine's venv). */
+/**
+ * Debian packages the service uses at run time (OCR, PDF rendering, media; python3-venv for the speech engine's venv).
+ */
 /**
  * The OCR languages provisioned (tesseract codes, `OCR_LANGUAGES`, comma-separated): by default a set of common
  * European languages, from Debian's `tesseract-ocr-<code>` packs. A language asked for that is not installed is

@@ -188,7 +188,8 @@ export async function startMinio({
 /**
  * Starts the local model server (llm-server/main.ts) on 127.0.0.1:`port` with `env`, and resolves once its health
  * route answers (the model loads in about 5 s; up to `timeoutMs` on a busy machine). `onSpawn` gets the child at once.
- * @returns {Promise<{ child: import('node:child_process').ChildProcess, url: string, port: number, stop: (graceMs?: number) => Promise<void> }>}
+ * @returns {Promise<{ child: import('node:child_process').ChildProcess, url: string, port: number, stop: (graceMs?:
+ * number) => Promise<void> }>}
  */
 export async function startLocalLlm({ root, port, env, stdio = 'pipe', timeoutMs = 180_000, onSpawn = undefined }) {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'llm-server', 'main.ts')], {

@@ -8,12 +8,14 @@ export const RESTART_POLICY = { baseMs: 1000, maxMs: 30_000, loopRestarts: 5, lo
 
 /**
  * @typedef {import('node:child_process').ChildProcess} ChildProcess
- * @typedef {{ name: string, child: ChildProcess | null, restarts: number[], tail: string[], raw: boolean, ready: boolean, scheduled?: boolean, launch: (attach: (c: ChildProcess) => void) => Promise<unknown> }} Entry
+ * @typedef {{ name: string, child: ChildProcess | null, restarts: number[], tail: string[], raw: boolean, ready:
+ * boolean, scheduled?: boolean, launch: (attach: (c: ChildProcess) => void) => Promise<unknown> }} Entry
  */
 
 export class Supervisor {
   /**
-   * @param {{ log: (name: string, message: string) => void, onCrashLoop: (name: string) => void, policy?: typeof RESTART_POLICY, raw?: boolean }} opts
+   * @param {{ log: (name: string, message: string) => void, onCrashLoop: (name: string) => void, policy?: typeof
+   * RESTART_POLICY, raw?: boolean }} opts
    */
   constructor({ log, onCrashLoop, policy = RESTART_POLICY, raw = false }) {
     this.log = log;

@@ -33,7 +33,10 @@ export interface WorkerDeps {
   temporalClient?: Client;
   /** A prebuilt bundle (tests build it once per file); built here when absent. */
   workflowBundle?: WorkflowBundleWithSourceMap;
-  /** After shutdown(), how long running activities may finish before they are cancelled (worker/main.ts: WORKER_SHUTDOWN_GRACE_MS); default 0. */
+  /**
+   * After shutdown(), how long running activities may finish before they are cancelled (worker/main.ts:
+   * WORKER_SHUTDOWN_GRACE_MS); default 0.
+   */
   shutdownGraceMs?: number;
 }
 

@@ -18,7 +18,10 @@ export interface SweepCounts {
 export interface RetentionSweeperOptions {
   store: BlobStore;
   retentionDays: number;
-  /** Asked whether Temporal still knows a job's workflow (running, or closed within its retention) before anything of it is deleted. */
+  /**
+   * Asked whether Temporal still knows a job's workflow (running, or closed within its retention) before anything of it
+   * is deleted.
+   */
   client?: Client;
   logger: Logger;
 }
@@ -37,7 +40,8 @@ const expired = (s: FinishedState, cutoff: number): boolean => Date.parse(s.upda
  * the result-cache entries (which point at a job's results, or hold a value), idempotency records and uploads left
  * by crashed requests. A job is deleted only when its record says it finished before the cutoff and Temporal no
  * longer knows its workflow (neither running, as after a restart, nor closed within the namespace's retention: the
- * record must outlive the workflow; the check runs again just before the record goes); pending and processing jobs, and job folders without a record (a job still starting), are never touched.
+ * record must outlive the workflow; the check runs again just before the record goes); pending and processing jobs, and
+ * job folders without a record (a job still starting), are never touched.
  * The record goes last, so a sweep cut short finishes at the next one.
  */
 export function createRetentionSweeper(opts: RetentionSweeperOptions) {

@@ -47,7 +47,8 @@ export function memoryLimitBytes(read: (p: string) => string = (p) => fs.readFil
 
 /**
  * Slots and workflow cache of one Worker. Without `WORKER_MAX_MEMORY_MB`: fixed slots (`IO_CONCURRENCY`, media
- * slots, llm slots, 40 workflow tasks on io) and 1,000 cached workflows. With it, activity slots come from the SDK's resource-based
+ * slots, llm slots, 40 workflow tasks on io) and 1,000 cached workflows. With it, activity slots come from the SDK's
+ * resource-based
  * tuner: a slot is handed out (up to the same maximum) only while the memory in use stays under the budget as a
  * share of {@link memoryLimitBytes} (the cgroup's usage, so engine child processes — tesseract, ffmpeg, the speech
  * engines — count too; on a machine without a cgroup limit, the machine's use). Running activities are never

@@ -51,7 +51,8 @@ export const remoteMediaCall: ActivityOptions = {
  * the provider's own `LLM_TIMEOUT_MS`, and the step's answered calls are kept under the job, so a retry repeats none
  * of them. Permanent errors (a 401, a template that does not exist) are non-retryable at the error boundary.
  *
- * No attempt limit (no `maximumAttempts`): a provider outage (429, 5xx, timeouts, a full local model queue) is waited out, and how many
+ * No attempt limit (no `maximumAttempts`): a provider outage (429, 5xx, timeouts, a full local model queue) is waited
+ * out, and how many
  * attempts that takes depends on the provider's `Retry-After`. The error boundary (activities/error-boundary.ts)
  * bounds it: outage retries stop once the next attempt would start past `PROVIDER_OUTAGE_MAX_MS` from the first,
  * each waiting `nextRetryDelay` = max(Retry-After, this policy's backoff); an unexpected error (a crashed engine)

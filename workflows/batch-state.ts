@@ -12,7 +12,9 @@ import {
 /** The longest reason fail-all takes. */
 export const MAX_FAIL_REASON = 1000;
 
-/** Throws unless `reason` is a fail-all reason (the update's validator: a refused update leaves no trace in history). */
+/**
+ * Throws unless `reason` is a fail-all reason (the update's validator: a refused update leaves no trace in history).
+ */
 export function checkFailAllReason(reason: unknown): void {
   if (typeof reason !== 'string' || reason.length === 0 || reason.length > MAX_FAIL_REASON) {
     throw new Error(`fail-all needs a reason of 1 to ${MAX_FAIL_REASON} characters`);

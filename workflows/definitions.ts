@@ -167,7 +167,9 @@ export interface BatchState {
 }
 
 export const batchStateQuery = defineQuery<BatchState>('batchState');
-/** Without an argument (the spec's bare call) the flag flips; with `{active}` it is set, so a retried call is harmless. */
+/**
+ * Without an argument (the spec's bare call) the flag flips; with `{active}` it is set, so a retried call is harmless.
+ */
 export const toggleActiveSignal = defineSignal<[{ active?: boolean }?]>('toggleActive');
 /**
  * A job of the batch ended its run `run` (absent from runs started before runs were numbered in signals). The batch

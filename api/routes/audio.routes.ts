@@ -32,7 +32,8 @@ export function audioRoutes(
     description:
       'Formats by content: flac, m4a, mp3, mp4, mpeg, mpga, oga, ogg, wav, webm. Long recordings are cut at pauses near AUDIO_CHUNK_SECONDS and transcribed in parallel. ' +
       'A repeated request for the same file, languages and template is answered from the result cache (`X-Cache: hit`) unless `useCache` is false. ' +
-      'Waits up to MEDIA_SYNC_WAIT_MS; past it, 504 with `details.job_id` (the job goes on; GET /api/jobs/{job_id} gives the same data in `results`).',
+      'Waits up to MEDIA_SYNC_WAIT_MS; past it, 504 with `details.job_id` (the job goes on; GET /api/jobs/{job_id} ' +
+      'gives the same data in `results`).',
     body: audioProcessBody,
     bodyTypes: ['multipart'],
     responses: {

@@ -25,7 +25,9 @@ import { sendJobArchive } from './jobs.routes';
 import { sessionParameters } from '../services/job-intake';
 import { sanitizeName } from '../../core/session-store';
 
-/** A legacy batch job as the session job takes it: `filename` the sanitised session name, `track` `general` when absent. */
+/**
+ * A legacy batch job as the session job takes it: `filename` the sanitised session name, `track` `general` when absent.
+ */
 function withLegacyDefaults(job: Record<string, unknown>): Record<string, unknown> {
   const out = { ...job };
   if (out.filename === undefined && typeof out.session === 'string')

@@ -15,7 +15,8 @@ export function eventRoutes(api: ApiRouter, deps: SummaryDeps): void {
     tags: ['Events'],
     description:
       'Every session of the event is summarised (one model call per piece of at most SUMMARY_CHUNK_CHARS), then each track from its sessions, then the event ' +
-      'from its tracks; the template (default `EventSummary`) shapes the event summary. Runs as a job; waits up to MEDIA_SYNC_WAIT_MS, then 504 with `details.job_id`.',
+      'from its tracks; the template (default `EventSummary`) shapes the event summary. Runs as a job; waits up to ' +
+      'MEDIA_SYNC_WAIT_MS, then 504 with `details.job_id`.',
     params: eventParam,
     body: optionalSummaryBody,
     responses: {

@@ -73,7 +73,8 @@ export function imageOcrRoutes(
     summary: 'Recognise the text of an image at a URL',
     tags,
     description:
-      'Private, loopback, link-local and metadata addresses are refused (also after DNS and redirects) unless the server listens on loopback only or ALLOW_PRIVATE_URLS=true.',
+      'Private, loopback, link-local and metadata addresses are refused (also after DNS and redirects) unless the ' +
+      'server listens on loopback only or ALLOW_PRIVATE_URLS=true.',
     body: z.object({
       url: z
         .string()

@@ -125,7 +125,8 @@ export function jobRoutes(api: ApiRouter, deps: JobRouteDeps): void {
     path: '/api/jobs/{job_id}',
     summary: 'Get a job',
     description:
-      'Status, progress, results and logs. `wait=N` long-polls: it answers as soon as the job changes, or after N seconds.',
+      'Status, progress, results and logs. `wait=N` long-polls: it answers as soon as the job changes, or after N ' +
+      'seconds.',
     tags: ['Jobs'],
     params: jobIdParam,
     query: jobQuery,

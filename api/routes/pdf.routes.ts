@@ -42,7 +42,9 @@ export function pdfRoutes(api: ApiRouter, jobs: JobService, config: Config): voi
     summary: 'Extract the text of a PDF',
     tags,
     description:
-      'Runs the pdf pipeline as a job and waits for it; past the limit, 504 with `details.job_id` and the work goes on. A repeated request for the same document, method, page range and languages is answered from the result cache (`X-Cache: hit`) unless `useCache` is false; requests with a template or page images always run.',
+      'Runs the pdf pipeline as a job and waits for it; past the limit, 504 with `details.job_id` and the work goes ' +
+      'on. A repeated request for the same document, method, page range and languages is answered from the result ' +
+      'cache (`X-Cache: hit`) unless `useCache` is false; requests with a template or page images always run.',
     body: processBody,
     bodyTypes: ['multipart'],
     responses: {
@@ -56,7 +58,8 @@ export function pdfRoutes(api: ApiRouter, jobs: JobService, config: Config): voi
       if (body.extraction_method === 'vision_llm' && !llmConfigured) {
         throw new AppError(
           'PROVIDER_NOT_CONFIGURED',
-          'vision_llm needs a language model that reads images (the local model does not): set LLM_BASE_URL, LLM_API_KEY and LLM_MODEL.',
+          'vision_llm needs a language model that reads images (the local model does not): set LLM_BASE_URL, LLM_API_KEY ' +
+            'and LLM_MODEL.',
           {},
         );
       }
@@ -97,7 +100,9 @@ export function pdfRoutes(api: ApiRouter, jobs: JobService, config: Config): voi
     summary: 'Start a PDF job for a file on the server',
     tags,
     description:
-      '`filename` must be an absolute path inside INPUT_ROOTS, symlinks resolved: else 403 FORBIDDEN and no job. A missing file inside the roots is accepted and the job fails with FILE_NOT_FOUND. Read the job with GET /api/jobs/{job_id}.',
+      '`filename` must be an absolute path inside INPUT_ROOTS, symlinks resolved: else 403 FORBIDDEN and no job. A ' +
+      'missing file inside the roots is accepted and the job fails with FILE_NOT_FOUND. Read the job with GET ' +
+      '/api/jobs/{job_id}.',
     body: jobBody,
     responses: { 200: jsonResponse(jobAccepted, 'Accepted'), 403: errorResponse('The file lies outside INPUT_ROOTS') },
     handler: async (ctx, { body }) => {
@@ -115,7 +120,9 @@ export function pdfRoutes(api: ApiRouter, jobs: JobService, config: Config): voi
     summary: 'Markdown of a PDF from the external OCR service',
     tags,
     description:
-      'With `callback_url` the answer is 202 with `data.job_id` at once and the result is posted to the callback; without it the request waits up to `wait_ms` (default 0) and answers 200 with the result or 202 with the job id.',
+      'With `callback_url` the answer is 202 with `data.job_id` at once and the result is posted to the callback; ' +
+      'without it the request waits up to `wait_ms` (default 0) and answers 200 with the result or 202 with the job ' +
+      'id.',
     body: externalOcrBody,
     bodyTypes: ['multipart'],
     responses: {

@@ -16,7 +16,8 @@ export function sessionRoutes(api: ApiRouter, jobs: JobService, config: Config):
   const tags = ['Session'];
   const errors = {
     400: errorResponse(
-      'A required field is missing (each is named), a URL is not absolute http(s), a language is unknown, or a name has no usable characters',
+      'A required field is missing (each is named), a URL is not absolute http(s), a language is unknown, or a name ' +
+        'has no usable characters',
     ),
     404: errorResponse('No such template'),
   };
@@ -34,7 +35,8 @@ export function sessionRoutes(api: ApiRouter, jobs: JobService, config: Config):
       'Fetches the session page (main content as Markdown), transcribes `video_url` (a cached transcript of the same video and language is reused), ' +
       'reads the PDFs of `attachments_url` (a PDF or a page linking PDFs; page images become assets), fills the session template (`template`, default `Session`) in ' +
       '`target_language`, writes `sessions/<event>/<lang>/<track>/<filename>.md` (with `create_archive` a ZIP) and records the session for tracks, events and stories. ' +
-      'Every path in the answer downloads at GET /api/event-job/files/{path}. Waits up to MEDIA_SYNC_WAIT_MS; past it, 504 with `details.job_id`.',
+      'Every path in the answer downloads at GET /api/event-job/files/{path}. Waits up to MEDIA_SYNC_WAIT_MS; past ' +
+      'it, 504 with `details.job_id`.',
     body: sessionBody,
     responses: {
       200: { description: 'The processed session', content: { 'application/json': { schema: sessionResult } } },
@@ -59,7 +61,8 @@ export function sessionRoutes(api: ApiRouter, jobs: JobService, config: Config):
     summary: 'Process a conference session as a job (webhook on completion)',
     tags,
     description:
-      'The same processing as /api/session/process, as a job: answers its `job_id` at once; `webhook` (url, token, jobId) receives progress and the completion with `markdown_file` and `attachments` in `data`.',
+      'The same processing as /api/session/process, as a job: answers its `job_id` at once; `webhook` (url, token, ' +
+      'jobId) receives progress and the completion with `markdown_file` and `attachments` in `data`.',
     body: sessionBody,
     responses: {
       200: { description: 'Accepted', content: { 'application/json': { schema: sessionAccepted } } },

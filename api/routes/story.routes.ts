@@ -45,7 +45,8 @@ export function storyRoutes(api: ApiRouter, deps: SummaryDeps): void {
     tags,
     description:
       'Each session of the topic says what it contributes (one model call per piece of at most SUMMARY_CHUNK_CHARS); the story is written from the ' +
-      'contributions, merged within the same bound; the template (default `Story`) shapes it. Runs as a job; waits up to MEDIA_SYNC_WAIT_MS, then 504 with `details.job_id`.',
+      'contributions, merged within the same bound; the template (default `Story`) shapes it. Runs as a job; waits ' +
+      'up to MEDIA_SYNC_WAIT_MS, then 504 with `details.job_id`.',
     body: storyBody,
     responses: {
       200: { description: 'The story', content: { 'application/json': { schema: envelope(story) } } },

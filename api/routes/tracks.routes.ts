@@ -27,7 +27,8 @@ export function trackRoutes(api: ApiRouter, deps: SummaryDeps): void {
     summary: 'The tracks of the processed sessions',
     tags,
     description:
-      'Every track name in the session store with its number of sessions (a session written in several languages counts once).',
+      'Every track name in the session store with its number of sessions (a session written in several languages ' +
+      'counts once).',
     responses: { 200: jsonResponse(trackList, 'Tracks') },
     handler: async (ctx) => {
       ctx.body = {
@@ -39,7 +40,8 @@ export function trackRoutes(api: ApiRouter, deps: SummaryDeps): void {
 
   const summaryDescription =
     'Every session of the track (in target_language where it was written in it) is summarised, one model call per piece of at most SUMMARY_CHUNK_CHARS, ' +
-    'and the summaries merged within the same bound. Runs as a job; waits up to MEDIA_SYNC_WAIT_MS, then 504 with `details.job_id`.';
+    'and the summaries merged within the same bound. Runs as a job; waits up to MEDIA_SYNC_WAIT_MS, then 504 with ' +
+    '`details.job_id`.';
   api.add({
     method: 'post',
     path: '/api/tracks/{track_name}/summary',

@@ -110,7 +110,8 @@ export function transformerRoutes(api: ApiRouter, deps: TransformerDeps): void {
     summary: 'Fill a template from a text',
     tags,
     description:
-      'A named template (`GET /api/transformer/templates`) or inline `template_content`; fields are filled by the model, context values directly. A template without fields calls no model.',
+      'A named template (`GET /api/transformer/templates`) or inline `template_content`; fields are filled by the ' +
+      'model, context values directly. A template without fields calls no model.',
     body: templateBody,
     responses: {
       200: json(

@@ -22,7 +22,8 @@ import { storeUpload, uploadInput, withUpload } from '../uploads';
 import { validateParameters } from '../services/job-intake';
 
 /**
- * Video (spec §4.7): `/api/video/process` and `/api/video/hosted` (`videoTranscriptionRoutes`), `/api/video/frames`. The request and the file are checked here, before any job: a bad
+ * Video (spec §4.7): `/api/video/process` and `/api/video/hosted` (`videoTranscriptionRoutes`), `/api/video/frames`.
+ * The request and the file are checked here, before any job: a bad
  * `timestamps` or `interval` (or too many frames) is a 400 before ffmpeg runs, a file without a video stream a 400
  * `INVALID_FORMAT`. The frames are extracted by a `video_frames` job on the media queue.
  */
@@ -33,7 +34,9 @@ export function videoRoutes(api: ApiRouter, jobs: JobService, config: Config, en
     path: '/api/video/frames',
     summary: 'Video frames as JPEG at given times',
     description:
-      'Frames at the sorted union of `timestamps` and the `interval` grid (0, interval, 2·interval…), times at or past the end dropped; at least one of the two is required, at most MAX_FRAMES frames. Each `path` downloads at `GET /api/event-job/files/{path}`.',
+      'Frames at the sorted union of `timestamps` and the `interval` grid (0, interval, 2·interval…), times at or ' +
+      'past the end dropped; at least one of the two is required, at most MAX_FRAMES frames. Each `path` downloads ' +
+      'at `GET /api/event-job/files/{path}`.',
     tags: ['Video'],
     body: framesBody,
     bodyTypes: ['multipart'],

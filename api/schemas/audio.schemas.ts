@@ -29,7 +29,8 @@ export const audioProcessBody = z.object({
   file: uploadedFile.optional(),
   url: httpUrl.optional().openapi({
     description:
-      'Instead of a file: downloaded by the job (at most MAX_UPLOAD_MB); private and loopback addresses are refused unless allowed',
+      'Instead of a file: downloaded by the job (at most MAX_UPLOAD_MB); private and loopback addresses are refused ' +
+      'unless allowed',
   }),
   ...transcriptionOptions,
 });

@@ -4,7 +4,9 @@ import { batchStatus, batchSummary, jobError, jobStatus } from './jobs.schemas';
 
 /** The legacy `/api/event-job` API's bodies and answers (spec §4.11). */
 
-/** A legacy event job: a `session` job's parameters (core/job-params.ts), the same validation as /api/session/process. */
+/**
+ * A legacy event job: a `session` job's parameters (core/job-params.ts), the same validation as /api/session/process.
+ */
 export const legacyJobBody = sessionParams;
 
 /**
@@ -46,7 +48,9 @@ export const failAllResult = z
 /** The batch as the new API shows it, without its timestamps. */
 export const legacyBatch = batchSummary.omit({ created_at: true, updated_at: true }).openapi('LegacyBatch');
 
-/** Optional: without `active` the flag flips (the spec's bare call); with it the flag is set, so a retry is harmless. */
+/**
+ * Optional: without `active` the flag flips (the spec's bare call); with it the flag is set, so a retry is harmless.
+ */
 export const toggleActiveBody = z.object({ active: z.boolean().optional() }).strict().openapi('ToggleActiveBody');
 
 export const toggleActiveResult = z

@@ -115,7 +115,10 @@ export const batchCreated = z
 /** `data` of POST /api/pdf/job and POST /api/event-job/jobs: the new job's id and status. */
 export const jobAccepted = z.object({ job_id: z.string(), status: jobStatus }).openapi('JobAccepted');
 
-/** A 202 answer naming a job that is accepted or still running (a download asked too early, an async OCR request): poll it. */
+/**
+ * A 202 answer naming a job that is accepted or still running (a download asked too early, an async OCR request): poll
+ * it.
+ */
 export const jobInProgress = z
   .object({ job_id: z.string(), status: jobStatus, message: z.string() })
   .openapi('JobInProgress');

@@ -13,7 +13,8 @@ export const processBody = z
     file: uploadedFile.optional(),
     url: httpUrl.optional().openapi({
       description:
-        'Instead of a file: downloaded by the job (at most MAX_UPLOAD_MB); private and loopback addresses are refused unless allowed',
+        'Instead of a file: downloaded by the job (at most MAX_UPLOAD_MB); private and loopback addresses are refused ' +
+        'unless allowed',
     }),
     extraction_method: z.enum(EXTRACTION_METHODS).optional().default(JOB_DEFAULTS.pdf.extraction_method),
     template: z.string().max(200).optional(),

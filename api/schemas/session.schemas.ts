@@ -4,7 +4,10 @@ import { jobStatus } from './jobs.schemas';
 
 /** Schemas of the /api/session routes (spec §4.6). The body is the `session` job's parameters (core/job-params.ts). */
 
-/** POST /api/session/process and /process-async: required event, session, url, filename, track (400 names each missing one). */
+/**
+ * POST /api/session/process and /process-async: required event, session, url, filename, track (400 names each missing
+ * one).
+ */
 export const sessionBody = sessionParams.openapi('SessionRequest', {
   example: {
     event: 'FOSDEM 2026',

@@ -14,7 +14,9 @@ export interface AsyncPreference {
   waitMs?: number;
 }
 
-/** Reads `Prefer` and the `wait_ms` query parameter; a `wait_ms` that is not a whole number from 0 to 300000 is a 400. */
+/**
+ * Reads `Prefer` and the `wait_ms` query parameter; a `wait_ms` that is not a whole number from 0 to 300000 is a 400.
+ */
 export function readAsyncPreference(ctx: Context): AsyncPreference {
   const prefer = ctx.get('Prefer');
   const respondAsync = prefer.split(',').some((p) => p.trim().split(';')[0].trim().toLowerCase() === 'respond-async');

@@ -5,7 +5,9 @@ import { JOB_ID_PATTERN } from '../../core/ids';
 import { jobOutputPrefix } from '../../core/records';
 import { attachment } from './archive';
 
-/** A client path resolved to the job output folder it names: the job and the path inside its output ('' = the folder). */
+/**
+ * A client path resolved to the job output folder it names: the job and the path inside its output ('' = the folder).
+ */
 interface JobFileTarget {
   jobId: string;
   rel: string;

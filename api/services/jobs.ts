@@ -142,7 +142,8 @@ export class JobService {
   async waitForChange(s: JobState, seconds: number): Promise<JobState> {
     if (isTerminal(s) || seconds <= 0) return s;
     // Read-only waiting: the job's record is written before a terminal status shows, so polling it (a cheap blob
-    // read) sees the end within tens of milliseconds; a query every 500 ms sees progress. No workflow Update is opened, so
+    // read) sees the end within tens of milliseconds; a query every 500 ms sees progress. No workflow Update is opened,
+    // so
     // waiting clients add nothing to the job's history and are not capped by the server's in-flight update limit.
     const deadline = Date.now() + seconds * 1000;
     const changed = (now: JobState) =>
@@ -242,7 +243,8 @@ export class JobService {
     if (outcome === 'unreachable') {
       throw new AppError(
         'UNAVAILABLE',
-        `The job engine (Temporal) became unreachable while the job ran; poll GET /api/jobs/${state.job_id} once it is back.`,
+        `The job engine (Temporal) became unreachable while the job ran; poll GET ` +
+          `/api/jobs/${state.job_id} once it is back.`,
         {
           job_id: state.job_id,
           reason: 'temporal_unreachable',

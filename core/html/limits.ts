@@ -1,7 +1,9 @@
 import { AppError } from '../errors';
 import { Parser } from 'htmlparser2';
 
-/** Nesting beyond this is refused: conversion cost grows much faster than the input, and deep trees overflow the stack. */
+/**
+ * Nesting beyond this is refused: conversion cost grows much faster than the input, and deep trees overflow the stack.
+ */
 export const MAX_HTML_DEPTH = 1000;
 
 /**

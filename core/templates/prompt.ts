@@ -79,7 +79,8 @@ export function buildExtractionPrompt(input: ExtractionPromptInput): ExtractionP
     'Answer format: reply with exactly ONE JSON object and nothing else (no prose, no Markdown code fence).',
     `Its keys are exactly: ${fieldNames.map((n) => JSON.stringify(n)).join(', ')}.`,
     `Write every value in ${target}. Values are strings (Markdown is allowed inside them) unless a field's ` +
-      'description asks for a list, then an array of strings. Use an empty string for information the text does not contain.',
+      'description asks for a list, then an array of strings. Use an empty string for information the text does not ' +
+      'contain.',
   ].join('\n');
 
   const contextJson = Object.keys(context).length > 0 ? JSON.stringify(context, null, 2) : '{}';

@@ -21,7 +21,9 @@ export interface ExternalOcrPage {
   dimensions?: { dpi: number; height: number; width: number } | null;
 }
 
-/** The merged answer: `data.external_ocr_raw` of `/api/pdf/process-external-ocr`. Pages are in ascending index order. */
+/**
+ * The merged answer: `data.external_ocr_raw` of `/api/pdf/process-external-ocr`. Pages are in ascending index order.
+ */
 export interface ExternalOcrRaw {
   pages: ExternalOcrPage[];
   model: string;

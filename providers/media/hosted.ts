@@ -55,7 +55,8 @@ export function hostedMetadata(info: Record<string, unknown>): HostedMetadata {
 const hostedNotConfigured = (ytDlp: string, cause?: unknown) =>
   new AppError(
     'PROVIDER_NOT_CONFIGURED',
-    'Hosted video downloads need yt-dlp, which is not installed (npm start installs it into the engine cache; or set YTDLP_PATH).',
+    'Hosted video downloads need yt-dlp, which is not installed (npm start installs it into the engine cache; or ' +
+      'set YTDLP_PATH).',
     { provider: 'hosted_video', path: ytDlp },
     { cause },
   );
@@ -69,7 +70,9 @@ export async function checkYtDlp(ytDlp: string): Promise<void> {
   }
 }
 
-/** `retryable`: the platform is out for now (a timeout, an HTTP 408, 429 or 5xx), which the error boundary waits out. */
+/**
+ * `retryable`: the platform is out for now (a timeout, an HTTP 408, 429 or 5xx), which the error boundary waits out.
+ */
 const upstream = (url: string, reason: string, message: string, cause?: unknown, retryable = false) =>
   new AppError(
     'UPSTREAM_ERROR',

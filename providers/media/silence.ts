@@ -18,7 +18,10 @@ export interface ChunkSpan {
   atSilence: boolean;
 }
 
-/** Default level under which sound counts as silence, and the shortest pause that counts (shorter than any sentence break). */
+/**
+ * Default level under which sound counts as silence, and the shortest pause that counts (shorter than any sentence
+ * break).
+ */
 export const SILENCE_NOISE_DB = -30;
 export const SILENCE_MIN_SECONDS = 0.3;
 /** Cuts are looked for within this share of the target length either side of each boundary. */
@@ -43,7 +46,9 @@ export function parseSilences(output: string, duration: number): Silence[] {
   return silences;
 }
 
-/** Runs `silencedetect` over a (16 kHz mono) WAV of `duration` seconds. Output goes to stdout, so no count is cut short. */
+/**
+ * Runs `silencedetect` over a (16 kHz mono) WAV of `duration` seconds. Output goes to stdout, so no count is cut short.
+ */
 export async function findSilences(
   wavPath: string,
   duration: number,

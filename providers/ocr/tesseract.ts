@@ -1,6 +1,7 @@
 /**
  * OCR through the tesseract CLI: one process per image, `OMP_THREAD_LIMIT=1` (OpenMP made a page five times
- * slower on two cores), pages in parallel through `mapPool` (core/pool.ts) with one slot per worker core. One run yields text
+ * slower on two cores), pages in parallel through `mapPool` (core/pool.ts) with one slot per worker core. One run
+ * yields text
  * and confidence: the TSV output is parsed and the text rebuilt from its block, paragraph and line numbers.
  */
 import { rm } from 'node:fs/promises';
@@ -252,7 +253,9 @@ export async function ocrImage(imagePath: string, opts: OcrOptions): Promise<Ocr
 /** Below this mean word confidence (or with fewer than 3 words) a page may lie on its side or upside down. */
 const LOW_CONFIDENCE = 60;
 
-/** What tesseract's orientation detection (`--psm 0`, the `osd` data) says: turn the image `rotate` degrees clockwise. */
+/**
+ * What tesseract's orientation detection (`--psm 0`, the `osd` data) says: turn the image `rotate` degrees clockwise.
+ */
 export interface Orientation {
   rotate: 0 | 90 | 180 | 270;
   confidence: number;

@@ -6,7 +6,8 @@ export type PdfErrorReason =
 
 /**
  * An input problem with a PDF, carrying the contract §1 error code the edge answers with:
- * `UNPROCESSABLE_INPUT` (422) for encrypted, corrupt, empty, unparseable-in-time or too-memory-hungry files, `INVALID_FORMAT` (400)
+ * `UNPROCESSABLE_INPUT` (422) for encrypted, corrupt, empty, unparseable-in-time or too-memory-hungry files,
+ * `INVALID_FORMAT` (400)
  * for bytes that are not a PDF at all, `VALIDATION_ERROR` (400) for a page outside the document.
  * An `AppError`, so the activity error boundary fails the job with it at once: the same bytes give the same answer.
  */

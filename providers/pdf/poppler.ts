@@ -1,6 +1,7 @@
 /**
  * Poppler's command line tools for reading a PDF: `pdfinfo` (page count, document information), `pdftotext`
- * (the text layer in poppler's reading order, page by page) and `pdfimages -list` (which pages paint images). Each is a separate process bounded by a timeout and
+ * (the text layer in poppler's reading order, page by page) and `pdfimages -list` (which pages paint images). Each is a
+ * separate process bounded by a timeout and
  * killed on abort, so a hostile file can never hold the caller: unlike pdf.js, whose parsing runs on the caller's
  * thread and cannot be interrupted.
  */
@@ -169,7 +170,8 @@ const MIN_PAGES_PER_PROCESS = 25;
 /**
  * The text layer of pages `first..last` (1-based, inclusive) in poppler's reading order, one string per page.
  * The range is cut into up to `parallel` parts read by concurrent processes. A page without a text layer gives ''.
- * Rejects with a `PdfError` for inputs poppler refuses. Poppler 22 reads documents that forbid copying (as pdf.js does).
+ * Rejects with a `PdfError` for inputs poppler refuses. Poppler 22 reads documents that forbid copying (as pdf.js
+ * does).
  */
 export async function pdfPageTexts(
   pdfPath: string,

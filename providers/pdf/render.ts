@@ -39,7 +39,8 @@ export function contiguousRanges(pages: readonly number[]): [number, number][] {
 }
 
 /**
- * Renders the given pages (1-based) into `outDir` (created if missing) as `page-<n>.pgm` (poppler pads `n` to the width of the page
+ * Renders the given pages (1-based) into `outDir` (created if missing) as `page-<n>.pgm` (poppler pads `n` to the width
+ * of the page
  * count), one `pdftoppm` process per run of consecutive pages at one resolution, one run after the other. With
  * `maxPixels`, pages too large for it at `dpi` render at a lower resolution. Returns the images in page order.
  * Aborting kills the running process and rejects with the signal's reason.

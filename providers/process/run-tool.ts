@@ -22,11 +22,14 @@ export interface RunToolOptions {
   onSpawn?: (pid: number) => void;
   /**
    * Kills the process and rejects with an `EngineStallError` when it shows no progress (no output on stdout, stderr
-   * or the progress pipe) for this long. Default: the process-wide `ENGINE_STALL_TIMEOUT_MS` (`configureEngineWatchdog`);
+   * or the progress pipe) for this long. Default: the process-wide `ENGINE_STALL_TIMEOUT_MS`
+   * (`configureEngineWatchdog`);
    * 0: no watchdog (a network client that prints nothing while it downloads, bounded by its own socket timeout).
    */
   stallTimeoutMs?: number;
-  /** Opens fd 3 for the tool's progress reports (ffmpeg `-progress pipe:3`): progress for the watchdog, then dropped. */
+  /**
+   * Opens fd 3 for the tool's progress reports (ffmpeg `-progress pipe:3`): progress for the watchdog, then dropped.
+   */
   progressPipe?: boolean;
 }
 
@@ -49,7 +52,9 @@ export class EngineStallError extends Error {
 let stallTimeoutMs = DEFAULT_ENGINE_STALL_TIMEOUT_MS;
 let watchdogLogger: Logger | undefined;
 
-/** Sets the stall timeout every engine process gets by default, and the logger its kills are written to (worker start). */
+/**
+ * Sets the stall timeout every engine process gets by default, and the logger its kills are written to (worker start).
+ */
 export function configureEngineWatchdog(opts: { stallTimeoutMs: number; logger?: Logger }): void {
   stallTimeoutMs = opts.stallTimeoutMs;
   if (opts.logger) watchdogLogger = opts.logger;

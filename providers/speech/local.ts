@@ -19,7 +19,9 @@ export interface LocalSpeechOptions {
   processes: number;
   /** CTranslate2 threads per process (at least 1). */
   threads: number;
-  /** A process silent this long while it loads or transcribes is killed (`ENGINE_STALL_TIMEOUT_MS`; see EngineProcess). */
+  /**
+   * A process silent this long while it loads or transcribes is killed (`ENGINE_STALL_TIMEOUT_MS`; see EngineProcess).
+   */
   stallTimeoutMs?: number;
 }
 

@@ -83,7 +83,8 @@ interface Entry {
 }
 
 const TABLE_HTML =
-  '<table><tr><th>Name</th><th>City</th></tr><tr><td>Ada</td><td>London</td></tr><tr><td>Grace</td><td>New York</td></tr></table>';
+  '<table><tr><th>Name</th><th>City</th></tr><tr><td>Ada</td><td>London</td></tr><tr><td>Grace</td><td>New ' +
+  'York</td></tr></table>';
 const MEETING =
   'Anna: Guten Morgen, wir besprechen heute den Zeitplan. Ben: Der Prototyp ist am Freitag fertig. ' +
   'Anna: Dann zeigen wir ihn am Montag dem Kunden. Ben: Ich schreibe bis Donnerstag die Dokumentation.';

@@ -15,7 +15,9 @@ import { sharedDevServer, tempDir } from '../support/servers';
 import { freePort } from '../../scripts/services.mjs';
 import { startTestWorker, type TestWorker } from '../support/worker';
 
-/** Sends a request with `Expect: 100-continue`; `onContinue` runs once the server dispatched it (past the drain check). */
+/**
+ * Sends a request with `Expect: 100-continue`; `onContinue` runs once the server dispatched it (past the drain check).
+ */
 function continueRequest(
   url: string,
   body: string,
@@ -111,7 +113,8 @@ describe('API graceful shutdown', function () {
       engines: apiEngines(config),
     });
     const server = http.createServer(app.listener);
-    // The app under test serves from its own socket; `draining` is the drain of another server (its connections are not ours).
+    // The app under test serves from its own socket; `draining` is the drain of another server (its connections are not
+    // ours).
     const other = http.createServer();
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     await new Promise<void>((r) => other.listen(0, '127.0.0.1', r));

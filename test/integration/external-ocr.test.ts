@@ -26,7 +26,8 @@ function multiPagePdf(n: number): Buffer {
   for (let i = 1; i <= n; i++) {
     const stream = `BT /F1 24 Tf 72 700 Td (Sheet ${i} of ${n}) Tj ET`;
     objects.push(
-      `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents ${5 + 2 * (i - 1)} 0 R >>`,
+      `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents ` +
+        `${5 + 2 * (i - 1)} 0 R >>`,
       `<< /Length ${stream.length} >>\nstream\n${stream}\nendstream`,
     );
   }

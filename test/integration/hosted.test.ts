@@ -80,7 +80,8 @@ describe('hosted video downloads (yt-dlp)', function () {
         };
         res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
         res.end(
-          `<!DOCTYPE html><html><head><title>Test pattern</title><script type="application/ld+json">${JSON.stringify(ld)}</script></head><body><p>clip</p></body></html>`,
+          `<!DOCTYPE html><html><head><title>Test pattern</title><script ` +
+            `type="application/ld+json">${JSON.stringify(ld)}</script></head><body><p>clip</p></body></html>`,
         );
       } else if (req.url === '/busy.mp4') {
         res.writeHead(503, { 'content-type': 'text/plain', 'retry-after': '1' });

@@ -32,7 +32,9 @@ describe('answers of the job operations against their documented schemas', funct
     check = responseChecker((await s.call('GET', '/api/openapi.json')).body);
   });
 
-  /** Calls `url` and checks the answer against the schema documented for `template` (the OpenAPI path) and its status. */
+  /**
+   * Calls `url` and checks the answer against the schema documented for `template` (the OpenAPI path) and its status.
+   */
   async function checked(
     method: string,
     template: string,

@@ -33,7 +33,9 @@ type Schema = {
   additionalProperties?: unknown;
 } & Record<string, unknown>;
 
-/** Why a documented answer schema says nothing (empty, or an object open to anything), or null when it says something. */
+/**
+ * Why a documented answer schema says nothing (empty, or an object open to anything), or null when it says something.
+ */
 function vacuous(doc: Doc, schema: Schema | undefined, where: string): string | null {
   if (!schema) return `${where}: no schema`;
   if (schema.$ref)

@@ -181,7 +181,10 @@ describe('PDF text engines (poppler and pdf.js)', function () {
     const PAGES = 200;
     const all = Array.from({ length: PAGES }, (_, i) => i + 1);
     let big: string;
-    /** 360 lines a page: reading all pages takes pdf.js seconds, so an abort answers in time only by terminating the thread. */
+    /**
+     * 360 lines a page: reading all pages takes pdf.js seconds, so an abort answers in time only by terminating the
+     * thread.
+     */
     let heavy: string;
     before(async () => {
       const pages = all.map((n) => ({

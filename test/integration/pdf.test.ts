@@ -84,7 +84,8 @@ describe('PDF processing on the real engine', function () {
     });
 
     it('takes text fields sent as typed parts without a filename (RFC 7578), as generated clients send them', async () => {
-      // curl -F file=@doc.pdf -F "extraction_method=native;type=text/plain" -F "page_start=2;type=text/plain; charset=utf-8" …
+      // curl -F file=@doc.pdf -F "extraction_method=native;type=text/plain" -F "page_start=2;type=text/plain;
+      // charset=utf-8" …
       const boundary = 'typed-fields-7578';
       const part = (headers: string, body: string | Buffer) =>
         Buffer.concat([Buffer.from(`--${boundary}\r\n${headers}\r\n\r\n`), Buffer.from(body), Buffer.from('\r\n')]);

@@ -203,7 +203,8 @@ describe('recorded workflow histories replay on the current workflow code', func
       deprecated.filter((id) => !histories.some((h) => patchMarkers(h).some((m) => m.id === id && m.deprecated))),
       'deprecated patches without a deprecated marker',
     ).to.deep.equal([]);
-    // Each patch says where its old side is, or why it has none; a new patch must be added to OLD_SIDES, a removed one taken out.
+    // Each patch says where its old side is, or why it has none; a new patch must be added to OLD_SIDES, a removed one
+    // taken out.
     expect(
       ids.filter((id) => !OLD_SIDES[id]),
       'patches missing from OLD_SIDES',

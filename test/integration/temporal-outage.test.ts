@@ -60,7 +60,10 @@ describe('Temporal stopped or gone: 503 UNAVAILABLE at once, and service again w
     await server?.stop();
   });
 
-  /** Every request that needs Temporal answers 503 UNAVAILABLE within 5 s; a bad request is still a 400; a finished job is read. */
+  /**
+   * Every request that needs Temporal answers 503 UNAVAILABLE within 5 s; a bad request is still a 400; a finished job
+   * is read.
+   */
   async function expectUnavailable(): Promise<void> {
     await until(
       'the API to see Temporal unreachable',

@@ -80,7 +80,8 @@ describe('transformer endpoints with a language model', function () {
       const r = await post('template', {
         text: 'Ada Lovelace lebt in London.',
         template_content:
-          'Name: {{name|the full name of the person}}\nCity: {{city|the city of the person}}\nEvent: {{event}}\n\n{{text}}',
+          'Name: {{name|the full name of the person}}\nCity: {{city|the city of the person}}\nEvent: ' +
+          '{{event}}\n\n{{text}}',
         additional_field_descriptions: { city: 'the town where the person lives, as written in the text' },
         context: { event: 'Konferenz 2024', speaker_count: 3 },
         source_language: 'de',
@@ -243,7 +244,8 @@ describe('transformer endpoints with a language model', function () {
   describe('HTML endpoints', () => {
     const HTML =
       '<h1>Bericht</h1><p>Mit <b>fett</b> und <a href="https://example.com/a">Link</a>.</p><ul><li>eins</li><li>zwei</li></ul>' +
-      '<table><tr><th>Stadt</th><th>Land</th></tr><tr><td colspan="2">Köln, DE</td></tr><tr><td rowspan="2">Bern</td><td>CH</td></tr><tr><td>BE</td></tr></table>';
+      '<table><tr><th>Stadt</th><th>Land</th></tr><tr><td colspan="2">Köln, DE</td></tr><tr><td ' +
+      'rowspan="2">Bern</td><td>CH</td></tr><tr><td>BE</td></tr></table>';
 
     it('converts headings, emphasis, links, lists and tables to Markdown without a model call', async () => {
       const r = await post('html-to-markdown', { html: HTML });

@@ -101,7 +101,8 @@ describe('Video transcription (POST /api/video/process and /hosted, job type vid
         };
         res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
         res.end(
-          `<!DOCTYPE html><html><head><title>A walk in the park</title><script type="application/ld+json">${JSON.stringify(ld)}</script></head><body><p>clip</p></body></html>`,
+          `<!DOCTYPE html><html><head><title>A walk in the park</title><script ` +
+            `type="application/ld+json">${JSON.stringify(ld)}</script></head><body><p>clip</p></body></html>`,
         );
       } else {
         res.writeHead(404, { 'content-type': 'text/plain' });

@@ -17,7 +17,8 @@ import { droppedWords, wordErrorRate } from '../support/wer';
 // same worker's speech provider (the same engine and decoding) over the whole file, which is what a job does when
 // AUDIO_CHUNK_SECONDS exceeds the recording. The talk is espeak-ng speech of varied sentences with real pauses.
 //
-// Agreement = 1 − word error rate of the chunked transcript against the one-pass transcript as reference: the word-level
+// Agreement = 1 − word error rate of the chunked transcript against the one-pass transcript as reference: the
+// word-level
 // edit distance (substitutions, insertions, deletions) over the one-pass transcript's word count, both normalised by
 // test/support/wer.ts `words` (Unicode NFC, lower case, punctuation other than ' and - removed, split at whitespace;
 // numbers and spellings are left as the model wrote them).

@@ -123,7 +123,9 @@ describe('schemathesis over every operation of the started service', function ()
   });
 });
 
-/** The fuzzer's report without its pytest-style summary lines ("=== 3 warnings in 84.53s ===", "N generated, N passed"). */
+/**
+ * The fuzzer's report without its pytest-style summary lines ("=== 3 warnings in 84.53s ===", "N generated, N passed").
+ */
 function withoutRunnerSummaries(text: string): string {
   return text
     .split('\n')

@@ -40,11 +40,15 @@ const TEMPLATE = [
 const LONG_TEXT = Array.from({ length: 3 }, (_, i) =>
   [
     `Part ${i + 1}. The city of Freiburg opened its new tram line to the university hospital this spring after three years of construction.`,
-    'The line is six kilometres long, has eleven stops and connects the main station with the hospital and the western suburbs.',
+    'The line is six kilometres long, has eleven stops and connects the main station with the hospital and the ' +
+      'western suburbs.',
     'Trams run every seven and a half minutes during the day and every fifteen minutes in the evening and on Sundays.',
-    'The project cost about one hundred and twenty million euros, most of it paid by the federal state and the national government.',
-    'During construction, shops along the route complained about lost customers, and the city paid compensation to some of them.',
-    'Since the opening, the number of passengers has been higher than planned, and buses on the parallel route have been reduced.',
+    'The project cost about one hundred and twenty million euros, most of it paid by the federal state and the ' +
+      'national government.',
+    'During construction, shops along the route complained about lost customers, and the city paid compensation to ' +
+      'some of them.',
+    'Since the opening, the number of passengers has been higher than planned, and buses on the parallel route ' +
+      'have been reduced.',
     'Residents praise the quieter streets, while cyclists ask for safer crossings at two of the new stops.',
   ].join(' '),
 ).join('\n\n');

@@ -12,7 +12,8 @@ import type { WebhookReceiver } from './webhook-receiver';
 /**
  * The service scaled out as `npm run cluster` runs it: a Temporal dev server, a MinIO of its own (STORAGE=s3), API
  * processes on their own ports and workers that poll only the io or only the media queue (WORKER_QUEUES), each a
- * separate process. Every process is tracked so that `stop()` ends all of them, also after a failed test, and removes the data.
+ * separate process. Every process is tracked so that `stop()` ends all of them, also after a failed test, and removes
+ * the data.
  */
 export interface Cluster {
   temporal: DevServer;
@@ -208,7 +209,8 @@ export interface RunResult {
 /**
  * Submits one PDF job per document, alternating between the cluster's APIs (job i to API i mod N), a webhook each,
  * and waits for every job's completion webhook. With `kill`, the first half is submitted, then once `kill.after`
- * jobs completed the second API and the first media worker are SIGKILLed (no request in flight to that API; the worker while
+ * jobs completed the second API and the first media worker are SIGKILLed (no request in flight to that API; the worker
+ * while
  * Temporal shows it running a step) and
  * started again: the third quarter is submitted while they are down (the killed API's share to the other one, as
  * its connections are refused), the last quarter once both are back.

@@ -3,7 +3,9 @@ import type proto from '@temporalio/proto';
 type History = proto.temporal.api.history.v1.IHistory;
 type Payload = proto.temporal.api.common.v1.IPayload;
 
-/** What a recorded history shows of its run: read from its events, the way replay.test.ts and the recorder check them. */
+/**
+ * What a recorded history shows of its run: read from its events, the way replay.test.ts and the recorder check them.
+ */
 
 const text = (data: Uint8Array | string | null | undefined): string =>
   data == null

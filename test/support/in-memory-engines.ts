@@ -14,7 +14,8 @@ import type { RenderedPage } from '../../providers/pdf/render';
 import type { SpeechProvider, TranscribeOptions, Transcript } from '../../providers/speech/types';
 
 // In-memory engines behind the providers' interfaces (providers/<capability>/engine.ts, speech/types.ts), for unit
-// tests of the activities' contracts in MockActivityEnvironment (activity-harness.ts). Their inputs are small JSON documents the tests
+// tests of the activities' contracts in MockActivityEnvironment (activity-harness.ts). Their inputs are small JSON
+// documents the tests
 // write; they read the files the activity hands them (so a wrong blob or scratch copy shows) and write their outputs
 // as files, as the real engines do. Each counts its calls, can be slowed down (`delayMs`, honouring the signal as
 // the real ones do: an abort rejects with the signal's reason) and told to crash (a plain Error, as a process killed

@@ -10,7 +10,8 @@ import { onBody } from './http-body';
  * `latency`, `reply`, `enqueue`), else the `respond` handler (when it returns something), else the default.
  *
  * Default answer: in JSON mode (`response_format.type = 'json_object'`) a JSON object whose keys are the field names
- * listed under a line starting `Fields:` in the latest user message that has one (names on that line, comma-separated, and/or one
+ * listed under a line starting `Fields:` in the latest user message that has one (names on that line, comma-separated,
+ * and/or one
  * per following line as `- name: description` or `name: description`, up to an empty line), each valued
  * `"<name> value"`; with no `Fields:` line, `{"echo": "<user text, 200 chars>"}`. In text mode: `Echo: <user text>`,
  * plus ` [N image(s)]` when the message carried images. Tokens are counted roughly: characters / 4, 85 per image.
@@ -29,7 +30,9 @@ export interface LlmRequest {
 export type LlmReply =
   /** A normal completion with this content (usage counted unless given). */
   | { content: string; usage?: { prompt_tokens: number; completion_tokens: number }; model?: string }
-  /** A raw answer: `body` as JSON unless it is a string (sent as is, `application/json` unless headers say otherwise). */
+  /**
+   * A raw answer: `body` as JSON unless it is a string (sent as is, `application/json` unless headers say otherwise).
+   */
   | { status: number; body?: unknown; headers?: Record<string, string> }
   /** Wait, then answer `then` (or the default). */
   | { delayMs: number; then?: LlmReply }

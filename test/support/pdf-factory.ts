@@ -30,7 +30,9 @@ interface GrayImage {
 }
 
 export type PageSpec =
-  /** Lines top to bottom in one BT block (Td, TL, T*: pdf.js marks line ends); `reversed` draws the bottom line first. */
+  /**
+   * Lines top to bottom in one BT block (Td, TL, T*: pdf.js marks line ends); `reversed` draws the bottom line first.
+   */
   | { kind: 'lines'; lines: string[]; size?: number; leading?: number; x?: number; top?: number; reversed?: boolean }
   /** Two columns of text; `interleave` draws them row by row (left 1, right 1, left 2, ...), else left column first. */
   | {
@@ -115,7 +117,8 @@ export function buildPdf(spec: PdfSpec): Buffer {
       box = [(width * 72) / page.dpi, (height * 72) / page.dpi].map((v) => Math.round(v * 100) / 100);
       const img = w.add(
         () =>
-          `/Type /XObject /Subtype /Image /Width ${width} /Height ${height} /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /FlateDecode`,
+          `/Type /XObject /Subtype /Image /Width ` +
+          `${width} /Height ${height} /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /FlateDecode`,
         deflateSync(pixels),
       );
       resources = `/XObject << /Im1 ${img} 0 R >>`;

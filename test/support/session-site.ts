@@ -81,7 +81,8 @@ export async function startSessionSite(opts: { video?: boolean } = {}): Promise<
       return res
         .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
         .end(
-          `<html><body><a href="/files/slides.pdf">Slides (PDF)</a> <a href="/about">About</a> <a href="${base}/files/slides.pdf#page=2">again</a></body></html>`,
+          `<html><body><a href="/files/slides.pdf">Slides (PDF)</a> <a href="/about">About</a> <a ` +
+            `href="${base}/files/slides.pdf#page=2">again</a></body></html>`,
         );
     }
     const m = /^\/(?:s|slow)\/([a-z0-9-]+)$/.exec(p);

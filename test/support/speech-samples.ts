@@ -33,7 +33,10 @@ export const CHUNKED_SENTENCES = [
   'The next stop is the central station of the old town.',
 ];
 
-/** `<dir>/long.wav`: the chunked sentences, each spoken by `speak`, joined with 1.2 s pauses; with its length in seconds. */
+/**
+ * `<dir>/long.wav`: the chunked sentences, each spoken by `speak`, joined with 1.2 s pauses; with its length in
+ * seconds.
+ */
 export async function chunkedRecording(dir: string): Promise<{ file: string; seconds: number }> {
   const runs: Int16Array[] = [];
   for (const [i, sentence] of CHUNKED_SENTENCES.entries()) {

@@ -18,7 +18,9 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
-/** The real API and worker in this process, sharing one data directory, against the shared dev server (or `temporal`). */
+/**
+ * The real API and worker in this process, sharing one data directory, against the shared dev server (or `temporal`).
+ */
 export async function startStack(
   env: Record<string, string> = {},
   opts: { temporal?: { address: string } } = {},

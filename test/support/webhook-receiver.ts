@@ -17,7 +17,10 @@ export interface ReceivedRequest {
 interface WebhookReceiverOptions {
   /** Status per successive request; 200 once they are used up. */
   responses?: number[];
-  /** Status for one request, decided from the request itself (its body, its headers); undefined falls back to `responses`. */
+  /**
+   * Status for one request, decided from the request itself (its body, its headers); undefined falls back to
+   * `responses`.
+   */
   respond?: (req: ReceivedRequest) => number | undefined;
   /** Wait before answering. */
   delayMs?: number;

@@ -37,7 +37,8 @@ interface PatchSite {
 
 /**
  * Every `patched(…)` and `deprecatePatch(…)` call under `dir`, with its patch id. The id may be a string literal, a
- * constant of the same file (`const X = 'id'`) or one exported by a file under `dir`, or a property read (`added.patch`: every `patch: 'id'` of the file
+ * constant of the same file (`const X = 'id'`) or one exported by a file under `dir`, or a property read
+ * (`added.patch`: every `patch: 'id'` of the file
  * counts). Any other argument throws, naming the call, so no patch goes unseen.
  */
 export function patchSites(dir: string): PatchSite[] {

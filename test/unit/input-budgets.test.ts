@@ -29,7 +29,8 @@ describe('input budgets', () => {
 
   it('reads page sizes from pdfinfo and cuts runs where the resolution changes', () => {
     const out =
-      'Pages:           3\nPage    1 size:  612 x 792 pts (letter)\nPage    1 rot:   0\nPage    2 size:  5000 x 5000 pts\nPage    3 size:  595.28 x 841.89 pts (A4)\n';
+      'Pages:           3\nPage    1 size:  612 x 792 pts (letter)\nPage    1 rot:   0\nPage    2 size:  5000 x 5000 ' +
+      'pts\nPage    3 size:  595.28 x 841.89 pts (A4)\n';
     const sizes = parsePageSizes(out);
     expect(sizes.get(2)).to.deep.equal({ width: 5000, height: 5000 });
     expect(sizes.get(3)).to.deep.equal({ width: 595.28, height: 841.89 });

@@ -126,7 +126,8 @@ describe('poppler helpers', () => {
 
   it('parses pdfinfo output, titles with colons included', () => {
     const out =
-      'Title:           Bericht: Größe & Maß\nAuthor:         Jörg\nPages:          12\nEncrypted:      yes (print:yes copy:no change:no addNotes:no algorithm:RC4)\nPage size:      612 x 792 pts (letter)\n';
+      'Title:           Bericht: Größe & Maß\nAuthor:         Jörg\nPages:          12\nEncrypted:      yes ' +
+      '(print:yes copy:no change:no addNotes:no algorithm:RC4)\nPage size:      612 x 792 pts (letter)\n';
     expect(parsePdfInfo(out)).to.deep.equal({
       title: 'Bericht: Größe & Maß',
       author: 'Jörg',

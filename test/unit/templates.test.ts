@@ -124,7 +124,8 @@ describe('template grammar', () => {
 
   it('parses YAML frontmatter as metadata, showing placeholders as {{name}}', () => {
     const p = parseTemplate(
-      '---\ntitle: Minutes\ndescription: From a transcript\ntags: {{tags|Keywords, comma separated}}\nnested:\n  list: [a, {b}]\n---\n# {{title|T}}',
+      '---\ntitle: Minutes\ndescription: From a transcript\ntags: {{tags|Keywords, comma separated}}\nnested:\n  ' +
+        'list: [a, {b}]\n---\n# {{title|T}}',
     );
     expect(p.frontmatter).to.deep.equal({
       title: 'Minutes',
@@ -159,7 +160,8 @@ describe('template grammar', () => {
 
   it('takes field descriptions from a frontmatter string named like a field, or from a fields: mapping, and does not emit them', () => {
     const p = parseTemplate(
-      '---\nsummary: Five sentences\nfields:\n  event: Name of the event\n  unused: ignored\ntitle: Template title\n---\n{{summary}} {{event}} {{title}}',
+      '---\nsummary: Five sentences\nfields:\n  event: Name of the event\n  unused: ignored\ntitle: Template ' +
+        'title\n---\n{{summary}} {{event}} {{title}}',
     );
     expect(p.frontmatterDescriptions).to.deep.equal({
       summary: 'Five sentences',
@@ -207,7 +209,8 @@ describe('template grammar', () => {
 
 describe('field descriptions', () => {
   const p = parseTemplate(
-    '---\nfields:\n  a: from frontmatter\n  b: from frontmatter\n  c: from frontmatter\n---\n{{a|inline}} {{b|inline}} {c} {d}',
+    '---\nfields:\n  a: from frontmatter\n  b: from frontmatter\n  c: from frontmatter\n---\n{{a|inline}} ' +
+      '{{b|inline}} {c} {d}',
   );
 
   it('ranks additional_field_descriptions over inline over frontmatter over the name itself', () => {
@@ -265,7 +268,8 @@ describe('filling a template', () => {
 
   it('keeps value types in a YAML frontmatter and always emits valid YAML', () => {
     const p = parseTemplate(
-      '---\ntags: {{tags|list}}\ntitle: "{{title}}"\nline: Session {{n}} of {{total}}\ncount: {{count}}\nmissing: {{missing}}\n---\nbody\n',
+      '---\ntags: {{tags|list}}\ntitle: "{{title}}"\nline: Session {{n}} of {{total}}\ncount: {{count}}\nmissing: ' +
+        '{{missing}}\n---\nbody\n',
     );
     const tricky = 'Colons: "quotes" # and\nnewlines';
     const out = fillTemplate(p, { tags: ['a', 'b: c'], title: tricky, n: 2, total: [1, 2], count: 7 }, '', {});
@@ -321,7 +325,8 @@ describe('model calls and the system prompt', () => {
 
 describe('the extraction prompt', () => {
   const template = parseTemplate(
-    '---\nfields:\n  track: Track of the session\n---\n# {{title|A fitting title}}\n{{summary|Five sentences}}\n{{track}} {{event}}\n--- systemprompt\nYou write about {{event}} in {{target_language}}.',
+    '---\nfields:\n  track: Track of the session\n---\n# {{title|A fitting title}}\n{{summary|Five ' +
+      'sentences}}\n{{track}} {{event}}\n--- systemprompt\nYou write about {{event}} in {{target_language}}.',
   );
 
   it('carries the system prompt with context and languages, and asks for one JSON object with exactly the field names', () => {

@@ -73,7 +73,8 @@ describe('text layer score', () => {
 
   it('accepts a table of numbers with a few labels', () => {
     const table =
-      'Umsatz 2023 2024\nQ1 12.500,00 13.750,50\nQ2 11.020,10 14.001,99\nQ3 9.870,00 15.200,00\nSumme 33.390,10 42.952,49';
+      'Umsatz 2023 2024\nQ1 12.500,00 13.750,50\nQ2 11.020,10 14.001,99\nQ3 9.870,00 15.200,00\nSumme 33.390,10 ' +
+      '42.952,49';
     expect(scoreTextLayer(table).usable).to.equal(true);
   });
 

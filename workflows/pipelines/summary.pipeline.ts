@@ -67,7 +67,8 @@ export async function summaryPipeline(ctx: PipelineContext<SummaryJobType>): Pro
   // Runs recorded before the job-wide bound: a pool per nesting level, on the io queue.
   const gate: Limiter | null = patched('bounded-fanout') ? limiter(MODEL_CALLS_PER_JOB) : null;
   const withModel = activitiesFor({ jobId, model: gate ? modelRoute(true) : 'io' });
-  // Only the calls take a slot of the gate: the levels above them just wait for their calls (no slot held, no deadlock).
+  // Only the calls take a slot of the gate: the levels above them just wait for their calls (no slot held, no
+  // deadlock).
   const pool = <T, R>(items: T[], fn: (t: T, i: number) => Promise<R>): Promise<R[]> =>
     gate ? Promise.all(items.map((t, i) => fn(t, i))) : legacyPool(items, fn);
   ctx.progress('plan', 5, 'Reading the session store');

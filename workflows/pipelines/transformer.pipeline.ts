@@ -6,7 +6,8 @@ const LOCAL_OPERATIONS = new Set(['html-to-markdown', 'extract-tables']);
 
 /**
  * The transformer job type: one operation of the transformer endpoints. Its one step runs on the io worker (the llm
- * worker when it asks the model) as a regular activity (a large page converts for seconds, which must not hold the workflow task: queries and
+ * worker when it asks the model) as a regular activity (a large page converts for seconds, which must not hold the
+ * workflow task: queries and
  * `failJob` are answered meanwhile); the step's output is kept for restarts.
  */
 export async function transformerPipeline(ctx: PipelineContext<'transformer'>): Promise<Record<string, unknown>> {

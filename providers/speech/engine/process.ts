@@ -31,7 +31,10 @@ export interface EngineProcessOptions {
   python: string;
   modelDir: string;
   threads: number;
-  /** No progress line, log line or answer for this long while loading or transcribing: killed (default: `ENGINE_STALL_TIMEOUT_MS`). */
+  /**
+   * No progress line, log line or answer for this long while loading or transcribing: killed (default:
+   * `ENGINE_STALL_TIMEOUT_MS`).
+   */
   stallTimeoutMs?: number;
 }
 
