@@ -6,10 +6,10 @@ import type { VideoFramesParams } from '../core/job-params';
 import { type JobFields, resultPreview, writeJobResults } from '../core/job-results';
 import { jobOutputKey, jobOutputPrefix } from '../core/records';
 import { scratchAt } from '../core/scratch';
-import { checkPixelBudget } from '../providers/image/metadata';
+import { checkPixelBudget } from '../core/input-budgets';
 import { videoFramesData, type VideoFrame } from '../core/result-shapes';
-import { videoMetadata } from '../providers/media/formats';
-import { frameTimes } from '../providers/media/frames';
+import { videoMetadata } from '../core/media-formats';
+import { frameTimes } from '../core/frame-request';
 import type { ActivityDeps } from './deps';
 import { heartbeating } from './job-steps';
 

@@ -2,9 +2,6 @@ import fs from 'node:fs/promises';
 import { imageSize } from 'image-size';
 import { AppError } from '../../core/errors';
 
-// Shared with the API (a pure check from the header); re-exported for the activities.
-export { checkPixelBudget } from '../../core/input-budgets';
-
 /**
  * Image metadata for `/api/imageocr` (spec §4.10): size and format from the headers via image-size, resolution
  * from the format's own resolution fields. No pixel is decoded, so this is cheap on any image size.

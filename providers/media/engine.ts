@@ -5,7 +5,8 @@
  */
 import { cutChunk, decodeToWav, type WavInfo } from './audio';
 import { extractFrames, type ExtractedFrame } from './frames';
-import { probeMedia, type MediaProbe } from './probe';
+import type { MediaProbe } from '../../core/media-formats';
+import { probeMedia } from './probe';
 import { planChunksAtSilence, type ChunkSpan } from './silence';
 
 export interface MediaCallOptions {

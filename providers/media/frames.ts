@@ -9,9 +9,6 @@ import { AppError } from '../../core/errors';
 import { decodeError, runFfmpeg } from './audio';
 import type { MediaToolOptions } from './probe';
 
-// The request's checks are pure and shared with the API (core/frame-request.ts); re-exported for the activities.
-export { frameTimes, parseFrameRequest, type FrameRequest } from '../../core/frame-request';
-
 export interface ExtractedFrame {
   /** Seconds, as requested. */
   time: number;

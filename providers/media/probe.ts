@@ -10,8 +10,6 @@ import { AppError } from '../../core/errors';
 import { ToolExitError, ToolTimeoutError, runTool } from '../process/run-tool';
 import { SUPPORTED_FORMATS, type MediaProbe } from '../../core/media-formats';
 
-export type { AudioStreamInfo, MediaProbe, VideoStreamInfo } from '../../core/media-formats';
-
 export interface MediaToolOptions {
   signal?: AbortSignal;
   timeoutMs?: number;

@@ -4,7 +4,7 @@ import { AppError } from '../../core/errors';
 import type { WavInfo } from '../../providers/media/audio';
 import type { MediaCallOptions, MediaEngine } from '../../providers/media/engine';
 import type { ExtractedFrame } from '../../providers/media/frames';
-import type { MediaProbe } from '../../providers/media/probe';
+import type { MediaProbe } from '../../core/media-formats';
 import type { ChunkSpan } from '../../providers/media/silence';
 import type { OcrCallOptions, OcrEngine, OcrPage } from '../../providers/ocr/engine';
 import type { PdfDescription } from '../../providers/pdf/description';

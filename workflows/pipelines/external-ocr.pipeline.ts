@@ -6,15 +6,13 @@ import type { PipelineContext } from './context';
  * renders for the pages archive → results.
  */
 export async function externalOcrPipeline(ctx: PipelineContext<'external_ocr'>): Promise<Record<string, unknown>> {
-  const media = activitiesFor();
-  const net = activitiesFor();
-  const io = activitiesFor();
+  const steps = activitiesFor();
   const { jobId, parameters } = ctx.input;
   ctx.progress('prepare', 2, 'Reading the document');
-  const prep = await media.preparePdf({ jobId, parameters });
+  const prep = await steps.preparePdf({ jobId, parameters });
   ctx.progress('ocr', 10, `Sending ${prep.pages.length} page(s) to the OCR service`);
   const [ocr, pages] = await Promise.all([
-    net.externalOcrPdf({
+    steps.externalOcrPdf({
       jobId,
       inputKey: prep.inputKey,
       sha256: prep.sha256,
@@ -24,7 +22,7 @@ export async function externalOcrPipeline(ctx: PipelineContext<'external_ocr'>):
       useCache: parameters.use_cache !== false,
     }),
     parameters.includePageImages !== false
-      ? media.renderPdfImages({
+      ? steps.renderPdfImages({
           jobId,
           inputKey: prep.inputKey,
           sha256: prep.sha256,
@@ -35,7 +33,7 @@ export async function externalOcrPipeline(ctx: PipelineContext<'external_ocr'>):
   ]);
   ctx.log('info', `${ocr.pages} page(s) recognised by ${ocr.model}${ocr.fromCache ? ' (from the result cache)' : ''}`);
   ctx.progress('finish', 95, 'Writing the results');
-  const fin = await io.finishExternalOcr({
+  const fin = await steps.finishExternalOcr({
     jobId,
     parameters,
     pageCount: prep.pageCount,

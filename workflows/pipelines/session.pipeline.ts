@@ -16,18 +16,13 @@ import type { PipelineContext } from './context';
  */
 export async function sessionPipeline(ctx: PipelineContext<'session'>): Promise<Record<string, unknown>> {
   const { jobId, parameters } = ctx.input;
-  const io = activitiesFor();
-  // Downloads (page, attachments) heartbeat; a dead worker's attempt is retried within 30 s.
-  const net = activitiesFor();
-  // Writing the files (with `create_archive` a ZIP of the page images) heartbeats throughout.
-  const files = activitiesFor();
-  const media = activitiesFor();
-
-  const plan = await io.planSession({ jobId, parameters });
+  // Each step on its queue with its options (activity-table.ts): downloads and file writes heartbeat throughout.
+  const steps = activitiesFor();
+  const plan = await steps.planSession({ jobId, parameters });
   ctx.progress('prepare', 2, 'Session planned');
 
   ctx.progress('page', 5, 'Reading the session page');
-  const page = await net.fetchSessionPage({ jobId, parameters });
+  const page = await steps.fetchSessionPage({ jobId, parameters });
   ctx.log(
     'info',
     `Session page: ${page.chars} characters of Markdown${page.reused ? ' (kept from earlier work)' : ''}`,
@@ -46,13 +41,13 @@ export async function sessionPipeline(ctx: PipelineContext<'session'>): Promise<
       ctx.log('info', `Video transcribed by job ${plan.videoJobId}`);
       await childJob(plan.videoJobId, 'video', video);
     }
-    const t = await io.collectSessionTranscript({ jobId, parameters, videoJobId: plan.videoJobId });
+    const t = await steps.collectSessionTranscript({ jobId, parameters, videoJobId: plan.videoJobId });
     ctx.log('info', `Transcript: ${t.chars} characters${t.from_cache ? ' (from the transcript cache)' : ''}`);
   }
 
   if (parameters.attachments_url) {
     ctx.progress('attachments', 45, 'Downloading the attachments');
-    const { files: pdfs } = await net.fetchSessionAttachments({ jobId, parameters });
+    const { files: pdfs } = await steps.fetchSessionAttachments({ jobId, parameters });
     ctx.log('info', `${pdfs.length} attachment(s)`);
     if (!plan.attachmentsDone) {
       ctx.progress('attachments', 50, 'Reading the attachments');
@@ -68,10 +63,10 @@ export async function sessionPipeline(ctx: PipelineContext<'session'>): Promise<
       else await Promise.all(pdfs.map(read));
     }
     if (pdfs.length) {
-      const pages = await media.renderSessionPages({ jobId, parameters, files: pdfs });
+      const pages = await steps.renderSessionPages({ jobId, parameters, files: pdfs });
       ctx.log('info', `${pages.images} page image(s)`);
     }
-    await io.collectSessionAttachments({ jobId, files: pdfs });
+    await steps.collectSessionAttachments({ jobId, files: pdfs });
   }
 
   ctx.progress('template', 70, 'Filling the session template');
@@ -80,9 +75,9 @@ export async function sessionPipeline(ctx: PipelineContext<'session'>): Promise<
   ctx.log('info', `Template filled; topic ${JSON.stringify(filled.topic)}, ${filled.tags.length} tag(s)`);
 
   ctx.progress('write', 92, 'Writing the session files');
-  const out = await files.writeSessionOutput({ jobId, parameters });
+  const out = await steps.writeSessionOutput({ jobId, parameters });
   ctx.progress('record', 97, 'Recording the session');
-  await io.recordSession({ jobId, parameters });
+  await steps.recordSession({ jobId, parameters });
   return out.results;
 }
 
