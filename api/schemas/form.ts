@@ -1,18 +1,15 @@
 import { z } from '../openapi';
 
-/** A multipart field read as a boolean: true/false/1/0, absent or empty → the default. */
+/** A multipart field read as a boolean: true/false (any case)/1/0, absent or empty → the default. */
 export const formBool = (fallback: boolean) =>
-  z.preprocess(
-    (v) =>
-      v === undefined || v === ''
-        ? fallback
-        : v === true || v === 'true' || v === '1'
-          ? true
-          : v === false || v === 'false' || v === '0'
-            ? false
-            : v,
-    z.boolean(),
-  );
+  z.preprocess((v) => {
+    if (v === undefined || v === '') return fallback;
+    // Any case: Python clients (requests, openapi-python-client) send str(True) = "True".
+    const text = typeof v === 'string' ? v.toLowerCase() : v;
+    if (text === true || text === 'true' || text === '1') return true;
+    if (text === false || text === 'false' || text === '0') return false;
+    return v;
+  }, z.boolean());
 
 /** An optional multipart field read as an integer in [min, max]. */
 export const formInt = (min: number, max: number) =>
