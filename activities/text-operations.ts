@@ -11,15 +11,20 @@ import {
 } from '../core/templates';
 import { JOB_DEFAULTS } from '../core/job-defaults';
 import type { LlmProvider, LlmUsage } from '../providers/llm';
+import { fillInPieces, PIECE_PROMPT_SLACK } from './template-pieces';
 
 /** The outputs of the model-backed transformer operations, with every model call's usage. */
 export interface OpResult {
   text: string;
   output: Record<string, unknown>;
   usages: LlmUsage[];
+  /** How many pieces the input was cut into to fit the model's context; absent when it went whole. */
+  pieces?: number;
 }
 
 const CHUNK = 12_000;
+/** Characters a token is taken for when text is cut to fit a context: few, so pieces err on the short side. */
+const CHARS_PER_TOKEN = 3;
 
 /**
  * Characters per piece for a model: 12,000 for hosted models; for a model with a small context (the local one,
@@ -28,7 +33,17 @@ const CHUNK = 12_000;
  */
 export function pieceChars(llm: LlmProvider | null | undefined): number {
   const ctx = llm?.describe().contextTokens;
-  return ctx ? Math.max(500, Math.floor(ctx * 0.4 * 3)) : CHUNK;
+  return ctx ? Math.max(500, Math.floor(ctx * 0.4 * CHARS_PER_TOKEN)) : CHUNK;
+}
+
+/**
+ * Characters one template call's prompt (system and user, the text included) may have for a model with a known
+ * context: 65 % of it, the rest is the answer's (every field at once). None for a model whose context is not known:
+ * a hosted model takes the text whole.
+ */
+export function templatePromptChars(llm: LlmProvider | null | undefined): number {
+  const ctx = llm?.describe().contextTokens;
+  return ctx ? Math.floor(ctx * CHARS_PER_TOKEN * 0.65) : Number.POSITIVE_INFINITY;
 }
 
 /** Splits text at paragraph (then sentence) boundaries into pieces of at most `size` characters. */
@@ -108,6 +123,11 @@ export async function templateSource(req: TemplateRequest): Promise<string> {
   return t.source;
 }
 
+/**
+ * The template filled from the text: one model call when the text fits the model's context with the prompt (always
+ * for a model whose context is not known), else one call per piece of the text and the pieces' values merged
+ * (template-pieces.ts), `pieces` saying how many.
+ */
 export async function applyTemplate(llm: LlmProvider | null, req: TemplateRequest): Promise<OpResult> {
   const parsed = parseTemplate(await templateSource(req));
   const context = req.context ?? {};
@@ -116,14 +136,32 @@ export async function applyTemplate(llm: LlmProvider | null, req: TemplateReques
     return { text: filled, output: { transformed_text: filled, template_fields: {} }, usages: [] };
   }
   const model = requireModel(llm, 'template');
-  const prompt = buildExtractionPrompt({
-    parsed,
-    text: req.text,
-    sourceLanguage: req.source_language,
-    targetLanguage: req.target_language ?? req.source_language ?? JOB_DEFAULTS.transformer.target_language,
-    context,
-    additional: req.additional_field_descriptions,
-  });
+  const targetLanguage = req.target_language ?? req.source_language ?? JOB_DEFAULTS.transformer.target_language;
+  const build = (text: string) =>
+    buildExtractionPrompt({
+      parsed,
+      text,
+      sourceLanguage: req.source_language,
+      targetLanguage,
+      context,
+      additional: req.additional_field_descriptions,
+    });
+  const prompt = build(req.text);
+  const promptChars = templatePromptChars(model);
+  // The text's room: the prompt's less what surrounds the text (and what the provider and the piece note add).
+  const room = promptChars - (prompt.system.length + prompt.user.length - req.text.length) - PIECE_PROMPT_SLACK;
+  const size = Math.max(500, room);
+  if (req.text.length > size) {
+    const pieces = chunkText(req.text, size);
+    const r = await fillInPieces(model, { build, pieces, promptChars, targetLanguage });
+    const filled = fillTemplate(parsed, r.fields, req.text, context);
+    return {
+      text: filled,
+      output: { transformed_text: filled, template_fields: r.fields },
+      usages: r.usages,
+      pieces: pieces.length,
+    };
+  }
   const r = await model.chatJson({
     purpose: 'template',
     system: prompt.system,

@@ -90,7 +90,7 @@ export function createTransformerActivities(deps: ActivityDeps) {
       });
     return {
       text: r.text,
-      metadata: { operation, characters: r.text.length },
+      metadata: { operation, characters: r.text.length, ...(r.pieces ? { pieces: r.pieces } : {}) },
       file: md(r.text),
       output: r.output,
       usages: r.usages,

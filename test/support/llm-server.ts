@@ -9,12 +9,15 @@ import { onBody } from './http-body';
  * Each chat request takes, in order: the next scripted reply (`fail429`, `fail500`, `invalidJson`, `hang`,
  * `latency`, `reply`, `enqueue`), else the `respond` handler (when it returns something), else the default.
  *
- * Default answer: in JSON mode (`response_format.type = 'json_object'`) a JSON object whose keys are the field names
+ * Default answer: in JSON mode (`response_format.type` `json_object`, or `json_schema` as the local model server takes
+ * it) a JSON object whose keys are the field names
  * listed under a line starting `Fields:` in the latest user message that has one (names on that line, comma-separated,
  * and/or one
  * per following line as `- name: description` or `name: description`, up to an empty line), each valued
  * `"<name> value"`; with no `Fields:` line, `{"echo": "<user text, 200 chars>"}`. In text mode: `Echo: <user text>`,
  * plus ` [N image(s)]` when the message carried images. Tokens are counted roughly: characters / 4, 85 per image.
+ * With `contextTokens`, a request whose messages and `max_tokens` (1 when absent) count more tokens than that is
+ * refused with 400 `context_length_exceeded`, as the local model server refuses it.
  */
 export interface LlmRequest {
   method: string;
@@ -69,6 +72,8 @@ interface LlmServerOptions {
   apiKey?: string;
   /** Listed by `GET /v1/models`. */
   models?: string[];
+  /** The model's context in tokens (see the module comment); unlimited when absent. */
+  contextTokens?: number;
 }
 
 type Message = { role: string; content: unknown };
@@ -115,7 +120,7 @@ function defaultContent(json: any): string {
   const messages: Message[] = Array.isArray(json?.messages) ? json.messages : [];
   const users = messages.filter((m) => m.role === 'user').reverse();
   const { text, images } = textOf(users[0]?.content);
-  if (json?.response_format?.type === 'json_object') {
+  if (['json_object', 'json_schema'].includes(json?.response_format?.type)) {
     // The latest user message with a `Fields:` line, so corrective follow-ups still get the same object.
     const fields = users.map((m) => fieldsIn(textOf(m.content).text)).find((f) => f.length) ?? [];
     const obj = fields.length ? Object.fromEntries(fields.map((f) => [f, `${f} value`])) : { echo: text.slice(0, 200) };
@@ -124,13 +129,19 @@ function defaultContent(json: any): string {
   return `Echo: ${text}${images ? ` [${images} image${images === 1 ? '' : 's'}]` : ''}`;
 }
 
-function completion(json: any, reply: Extract<LlmReply, { content: string }>) {
+/** The tokens of a request's messages, as this server counts them. */
+function promptTokens(json: any): number {
   const messages: Message[] = Array.isArray(json?.messages) ? json.messages : [];
   let prompt = 0;
   for (const m of messages) {
     const { text, images } = textOf(m.content);
     prompt += tokens(text) + 85 * images;
   }
+  return prompt;
+}
+
+function completion(json: any, reply: Extract<LlmReply, { content: string }>) {
+  const prompt = promptTokens(json);
   const usage = reply.usage ?? { prompt_tokens: prompt, completion_tokens: tokens(reply.content) };
   return {
     id: `chatcmpl-${Math.random().toString(36).slice(2)}`,
@@ -183,6 +194,22 @@ export async function startLlmServer(opts: LlmServerOptions = {}): Promise<LlmSe
     if (req.json.stream)
       return openAiError(400, 'stream is not supported by this test server', 'invalid_request_error');
     if (typeof req.json.model === 'string') seenModels.add(req.json.model);
+    if (opts.contextTokens !== undefined) {
+      const wanted = promptTokens(req.json) + (Number(req.json.max_tokens) || 1);
+      if (wanted > opts.contextTokens) {
+        return {
+          status: 400,
+          body: {
+            error: {
+              message: `This model's maximum context length is ${opts.contextTokens} tokens. However, you requested ${wanted} tokens.`,
+              type: 'invalid_request_error',
+              param: 'messages',
+              code: 'context_length_exceeded',
+            },
+          },
+        };
+      }
+    }
     const scripted = queue.shift();
     if (scripted) return scripted;
     const handled = handler ? await handler(req) : undefined;
