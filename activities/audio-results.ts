@@ -147,7 +147,9 @@ export function createAudioResults(deps: ActivityDeps) {
       original_text: original,
       output_text: text,
       translated_text: translated,
-      llm_model: llmModel,
+      // The model that answered: the template's, else the translation's (README: every answer that used a model
+      // names it).
+      llm_model: llmModel ?? translationModel,
       translation_model: translationModel,
       token_count: llmInfo.total_tokens,
       segments: stitchSegments(chunks),

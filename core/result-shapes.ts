@@ -108,7 +108,7 @@ export interface AudioOutcome {
   output_text: string;
   /** The translation into `target_language`, or null when the spoken language is the target. */
   translated_text: string | null;
-  /** The model that filled the template, or null without a template call. */
+  /** The model that filled the template, else the one that translated; null when no model was called. */
   llm_model: string | null;
   /** The model that translated, or null without a translation. */
   translation_model: string | null;

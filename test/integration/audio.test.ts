@@ -312,6 +312,24 @@ describe('Audio transcription (POST /api/audio/process, job type audio) on the r
     });
   });
 
+  it('names the model that translated in llm_model when there is no template (job type audio)', async () => {
+    const created = await s.call('POST', '/api/jobs/', {
+      job_type: 'audio',
+      parameters: { filename: deFile, source_language: 'auto', target_language: 'en', use_cache: false },
+    });
+    expect(created.status, JSON.stringify(created.body)).to.equal(200);
+    const job = await s.waitJob(created.body.data.job_id, 90_000);
+    expect(job.status, JSON.stringify(job.error)).to.equal('completed');
+    const chats = llm.chatRequests();
+    expect(chats).to.have.length(1);
+    expect(JSON.stringify(chats[0].json.messages)).to.include('to English (en)');
+    expect(job.results.detected_language).to.equal('de');
+    expect(job.results.translated_text).to.match(/^Echo: /);
+    expect(job.results).to.include({ llm_model: LLM_MODEL, translation_model: LLM_MODEL });
+    const purposes = job.results.llm_info.requests.map((q: any) => q.purpose);
+    expect(purposes).to.deep.equal(['transcription', 'translation']);
+  });
+
   it('restarts a job that failed after transcription without transcribing its chunks again', async () => {
     llm.respond(() => ({
       status: 401,
