@@ -4,6 +4,17 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { BlobStore } from './blob-store';
 
+/** Directories removed when the process exits: one exit listener for all of a process's scratch areas. */
+const exitRemovals = new Set<string>();
+function removeOnExit(dir: string): void {
+  if (exitRemovals.size === 0) {
+    process.once('exit', () => {
+      for (const d of exitRemovals) rmSync(d, { recursive: true, force: true });
+    });
+  }
+  exitRemovals.add(dir);
+}
+
 /**
  * A process's scratch space for engines that read and write files (poppler, tesseract, ffmpeg): one directory per
  * process under the service's own root (`SCRATCH_DIR`, default `<DATA_DIR>/scratch`), mode 0700, files 0600.
@@ -28,7 +39,7 @@ export class Scratch {
       await fs.chmod(this.base, 0o700);
       await removeDeadProcessDirs(this.base);
       await fs.mkdir(path.join(this.dir, 'files'), { recursive: true, mode: 0o700 });
-      process.once('exit', () => rmSync(this.dir, { recursive: true, force: true }));
+      removeOnExit(this.dir);
     })().catch((err: unknown) => {
       this.opened = undefined;
       throw err;
