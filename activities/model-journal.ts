@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { readBlobJson, writeBlobJson, type BlobStore } from '../core/blob-store';
 import { jobModelCallKey } from '../core/records';
 import type { ChatJsonOptions, ChatTextOptions, LlmProvider, LlmUsage } from '../providers/llm';
@@ -47,9 +48,32 @@ export class JournaledModel implements LlmProvider {
     const answer = await heartbeating((signal) =>
       linked([signal, opts.signal], (own) => call({ ...opts, signal: own })),
     );
-    await writeBlobJson(this.store, key, answer);
+    await keepAnswer(this.store, key, answer);
     return answer;
   }
+}
+
+/** How long a paid answer's journal write is retried while the store does not answer (a restarting MinIO). */
+const KEEP_ANSWER_MS = 120_000;
+
+/**
+ * Writes an answered call to the journal, again and again (backoff to 5 s, heartbeating) while the store fails: an
+ * answer lost to a storage outage would be paid for again by the step's retry. Gives up after `KEEP_ANSWER_MS` or
+ * when the activity is cancelled.
+ */
+function keepAnswer(store: BlobStore, key: string, answer: unknown): Promise<void> {
+  const deadline = Date.now() + KEEP_ANSWER_MS;
+  return heartbeating(async (signal) => {
+    for (let wait = 250; ; wait = Math.min(2 * wait, 5000)) {
+      try {
+        await writeBlobJson(store, key, answer);
+        return;
+      } catch (err) {
+        if (Date.now() + wait > deadline) throw err;
+        await sleep(wait, undefined, { signal });
+      }
+    }
+  });
 }
 
 /**

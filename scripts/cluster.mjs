@@ -9,15 +9,8 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ensureMinio, ROOT, setupForStart, step } from './engines.mjs';
-import {
-  choosePort,
-  startLocalLlm,
-  startMinio,
-  startTemporalDev,
-  stopChild,
-  stopOnSignalsAndOrphaning,
-  waitApiHealthy,
-} from './services.mjs';
+import { stopChild, stopOnSignalsAndOrphaning, waitApiHealthy } from './services.mjs';
+import { superviseApi, superviseDevServer, superviseLocalLlm, superviseMinio } from './supervised.mjs';
 import { Supervisor } from './supervisor.mjs';
 
 const { values: opts } = parseArgs({
@@ -43,16 +36,10 @@ const raw = env.LOG_FORMAT === 'json';
 /** Names of the supervised processes: the services (APIs, workers) and the infrastructure they need. */
 const services = [];
 const infra = [];
+/** Ports the processes of this cluster hold (chosen without a check-then-bind race: scripts/supervised.mjs). */
 const taken = new Set();
 let stopping = false;
 const supervisor = new Supervisor({ log: step, raw, onCrashLoop: () => void shutdown(1) });
-
-async function port(preferred, label) {
-  const chosen = await choosePort(preferred, taken);
-  taken.add(chosen.port);
-  if (chosen.moved) step(label, `port ${preferred} is taken, using ${chosen.port}`);
-  return chosen.port;
-}
 
 async function main() {
   const [{ temporal: temporalBin, speech, llmModel }, minioBin] = await Promise.all([setupForStart(), ensureMinio()]);
@@ -68,50 +55,38 @@ async function main() {
 
   let uiUrl = null;
   if (!env.TEMPORAL_ADDRESS) {
-    const grpc = await port(Number(env.TEMPORAL_DEV_PORT || 7233), 'temporal');
-    const ui = await port(Number(env.TEMPORAL_UI_PORT || 8233), 'temporal');
     step('temporal', `starting the dev server (${path.join(dataDir, 'temporal.db')}, WAL)`);
     infra.push('temporal');
-    const temporal = await supervisor.start(
-      'temporal',
-      (attach) =>
-        startTemporalDev({
-          bin: temporalBin,
-          dbFile: path.join(dataDir, 'temporal.db'),
-          port: grpc,
-          uiPort: ui,
-          onSpawn: attach,
-        }),
-      { raw: true },
-    );
+    const temporal = await superviseDevServer(supervisor, {
+      bin: temporalBin,
+      dbFile: path.join(dataDir, 'temporal.db'),
+      grpcPort: Number(env.TEMPORAL_DEV_PORT || 7233),
+      uiPort: Number(env.TEMPORAL_UI_PORT || 8233),
+      taken,
+      log: step,
+    });
     Object.assign(childEnv, {
       TEMPORAL_ADDRESS: temporal.address,
-      TEMPORAL_DEV_PORT: String(grpc),
-      TEMPORAL_UI_PORT: String(ui),
+      TEMPORAL_DEV_PORT: String(temporal.port),
+      TEMPORAL_UI_PORT: String(temporal.uiPort),
     });
-    uiUrl = `http://127.0.0.1:${ui}`;
+    uiUrl = `http://127.0.0.1:${temporal.uiPort}`;
   } else {
     step('temporal', `using ${env.TEMPORAL_ADDRESS}; no dev server started`);
   }
 
-  const s3Port = await port(9000, 'minio');
-  const consolePort = await port(s3Port + 1, 'minio');
-  step('minio', `starting MinIO on 127.0.0.1:${s3Port} (${path.join(dataDir, 'minio')})`);
+  step('minio', `starting MinIO (${path.join(dataDir, 'minio')})`);
   infra.push('minio');
-  const minio = await supervisor.start(
-    'minio',
-    (attach) =>
-      startMinio({
-        bin: minioBin,
-        dir: path.join(dataDir, 'minio'),
-        port: s3Port,
-        consolePort,
-        accessKey: env.S3_ACCESS_KEY || 'docproc',
-        secretKey: env.S3_SECRET_KEY || 'docproc-cluster-secret',
-        onSpawn: attach,
-      }),
-    { raw: true },
-  );
+  const minio = await superviseMinio(supervisor, {
+    bin: minioBin,
+    dir: path.join(dataDir, 'minio'),
+    s3Port: 9000,
+    accessKey: env.S3_ACCESS_KEY || 'docproc',
+    secretKey: env.S3_SECRET_KEY || 'docproc-cluster-secret',
+    taken,
+    log: step,
+  });
+  step('minio', `listening on ${minio.endpoint}`);
   Object.assign(childEnv, {
     S3_ENDPOINT: minio.endpoint,
     S3_ACCESS_KEY: minio.accessKey,
@@ -119,23 +94,41 @@ async function main() {
   });
 
   if (llmModel) {
-    const llmPort = await port(Number(env.LLM_LOCAL_PORT || 8091), 'llm');
-    Object.assign(childEnv, { LLM_PROVIDER: 'local', LLM_LOCAL_PORT: String(llmPort), LLM_LOCAL_MODEL_PATH: llmModel });
     step('llm', `starting the local model server (${path.basename(llmModel)}), shared by the workers`);
     infra.push('llm');
-    await supervisor.start('llm', (attach) =>
-      startLocalLlm({ root: ROOT, port: llmPort, env: childEnv, onSpawn: attach }),
-    );
+    const llmEnv = { ...childEnv, LLM_PROVIDER: 'local', LLM_LOCAL_MODEL_PATH: llmModel };
+    const llm = await superviseLocalLlm(supervisor, {
+      root: ROOT,
+      port: Number(env.LLM_LOCAL_PORT || 8091),
+      env: llmEnv,
+      taken,
+      log: step,
+    });
+    Object.assign(childEnv, {
+      LLM_PROVIDER: 'local',
+      LLM_LOCAL_PORT: String(llm.port),
+      LLM_LOCAL_MODEL_PATH: llmModel,
+    });
   }
 
-  for (let i = 1; i <= ioWorkers; i++) await service(`io-${i}`, 'worker', { ...childEnv, WORKER_QUEUES: 'io,llm' });
+  // Workers cannot share one metrics port: asked for metrics, each binds a free one itself (no check-then-bind race)
+  // and logs its URL ("worker metrics listening").
+  const workerEnv = { ...childEnv, ...(env.WORKER_METRICS_PORT ? { WORKER_METRICS_PORT: '0' } : {}) };
+  for (let i = 1; i <= ioWorkers; i++) await service(`io-${i}`, 'worker', { ...workerEnv, WORKER_QUEUES: 'io,llm' });
   for (let i = 1; i <= mediaWorkers; i++)
-    await service(`media-${i}`, 'worker', { ...childEnv, WORKER_QUEUES: 'media' });
+    await service(`media-${i}`, 'worker', { ...workerEnv, WORKER_QUEUES: 'media' });
   const urls = [];
   for (let i = 1; i <= apis; i++) {
-    const p = await port(Number(opts.port) + i - 1, `api-${i}`);
-    await service(`api-${i}`, 'api', { ...childEnv, PORT: String(p) });
-    urls.push(`http://127.0.0.1:${p}`);
+    services.push(`api-${i}`);
+    urls.push(
+      await superviseApi(supervisor, `api-${i}`, {
+        root: ROOT,
+        port: Number(opts.port) + i - 1,
+        env: childEnv,
+        taken,
+        log: step,
+      }),
+    );
   }
   await Promise.all(urls.map((u) => waitApiHealthy(u, { isStopping: () => stopping })));
   if (stopping) return;

@@ -36,6 +36,74 @@ export async function choosePort(preferred, taken = new Set()) {
   return { port: p, moved: true };
 }
 
+/** Inodes of the listening TCP sockets on `port` (any address), from /proc/net/tcp{,6}; null where there is none. */
+function listeningInodes(port) {
+  if (!fs.existsSync('/proc/net/tcp')) return null;
+  const inodes = new Set();
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text = '';
+    try {
+      text = fs.readFileSync(table, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const cols = line.trim().split(/\s+/);
+      // local_address is ADDR:PORT in hex, st 0A is LISTEN, the inode is the tenth column.
+      if (cols.length > 9 && cols[3] === '0A' && parseInt(cols[1].split(':')[1], 16) === port) inodes.add(cols[9]);
+    }
+  }
+  return inodes;
+}
+
+/** Inodes of the sockets process `pid` holds. */
+function socketInodes(pid) {
+  const out = new Set();
+  let fds = [];
+  try {
+    fds = fs.readdirSync(`/proc/${pid}/fd`);
+  } catch {
+    return out;
+  }
+  for (const fd of fds) {
+    try {
+      const m = /^socket:\[(\d+)\]$/.exec(fs.readlinkSync(`/proc/${pid}/fd/${fd}`));
+      if (m) out.add(m[1]);
+    } catch {
+      // closed meanwhile
+    }
+  }
+  return out;
+}
+
+/**
+ * Whether process `pid` holds a listening TCP socket on `port` (Linux: /proc/net/tcp{,6} and the process's file
+ * descriptors); undefined where /proc cannot tell. A readiness probe alone can be answered by another process that
+ * bound the port first (another stack starting at the same moment), while this child fails to bind it and exits.
+ */
+export function listensOn(pid, port) {
+  const listening = listeningInodes(port);
+  if (!pid || listening === null) return undefined;
+  if (!listening.size) return false;
+  const mine = socketInodes(pid);
+  return [...listening].some((i) => mine.has(i));
+}
+
+/**
+ * Whether a process other than `pid` listens on `port` too: a server that sets SO_REUSEPORT (MinIO does) binds a port
+ * another one holds without an error, and the kernel then shares the connections between them.
+ */
+export function sharesPort(pid, port) {
+  const listening = listeningInodes(port);
+  if (!pid || !listening?.size) return false;
+  const mine = socketInodes(pid);
+  return [...listening].some((i) => !mine.has(i));
+}
+
+/** Whether `child` (still running) is the process listening on `port`, as far as the platform can tell. */
+const ownsPort = (child, port) =>
+  child.exitCode === null && child.signalCode === null && listensOn(child.pid, port) !== false;
+
 export function waitForTcp(port, host = '127.0.0.1', timeoutMs = 60_000) {
   const deadline = Date.now() + timeoutMs;
   return new Promise((resolve, reject) => {
@@ -96,7 +164,7 @@ export const DEV_SERVER_DYNAMIC_CONFIG = {
 /**
  * Starts `temporal server start-dev` on a SQLite file in WAL mode (or in memory when `dbFile` is null) with the
  * project's search attributes and `DEV_SERVER_DYNAMIC_CONFIG` (`dynamicConfig`: other settings, for a benchmark
- * that compares them), and resolves once the default namespace answers.
+ * that compares them), and resolves once the default namespace answers from this child.
  */
 export async function startTemporalDev({
   bin,
@@ -130,11 +198,15 @@ export async function startTemporalDev({
     await waitForTcp(port, ip, 60_000);
     const deadline = Date.now() + 60_000;
     for (;;) {
-      const r = spawnSync(bin, ['operator', 'namespace', 'describe', '--namespace', 'default', '--address', address], {
-        encoding: 'utf8',
-        timeout: 10_000,
-      });
-      if (r.status === 0) return;
+      // Answers count only from this child (another server may hold the port: this one then exits).
+      const ours = ownsPort(child, port);
+      const r = ours
+        ? spawnSync(bin, ['operator', 'namespace', 'describe', '--namespace', 'default', '--address', address], {
+            encoding: 'utf8',
+            timeout: 10_000,
+          })
+        : { status: null, stderr: `another process listens on ${address}` };
+      if (r.status === 0 && ownsPort(child, port)) return;
       if (Date.now() > deadline) throw new Error(`temporal dev server on ${address} did not become ready: ${r.stderr}`);
       await sleep(200);
     }
@@ -149,7 +221,7 @@ export async function startTemporalDev({
   };
 }
 
-/** Starts MinIO on loopback and resolves once its liveness endpoint answers 200. */
+/** Starts MinIO on loopback and resolves once its liveness endpoint answers 200 from this child. */
 export async function startMinio({
   bin,
   dir,
@@ -175,8 +247,13 @@ export async function startMinio({
     if (child.exitCode !== null) throw new Error(`minio exited with ${child.exitCode}`);
     try {
       const res = await fetch(`http://127.0.0.1:${port}/minio/health/live`);
-      if (res.ok) break;
-    } catch {
+      if (res.ok && ownsPort(child, port)) {
+        if (!sharesPort(child.pid, port)) break;
+        await stopChild(child, 5000);
+        throw new Error(`another process listens on MinIO's port ${port} too (address already in use)`);
+      }
+    } catch (err) {
+      if (String(err?.message).includes('address already in use')) throw err;
       /* not yet */
     }
     if (Date.now() > deadline) throw new Error('minio did not become ready');
@@ -187,7 +264,8 @@ export async function startMinio({
 
 /**
  * Starts the local model server (llm-server/main.ts) on 127.0.0.1:`port` with `env`, and resolves once its health
- * route answers (the model loads in about 5 s; up to `timeoutMs` on a busy machine). `onSpawn` gets the child at once.
+ * route answers from this child (the model loads in about 5 s; up to `timeoutMs` on a busy machine). `onSpawn` gets
+ * the child at once.
  * @returns {Promise<{ child: import('node:child_process').ChildProcess, url: string, port: number, stop: (graceMs?:
  * number) => Promise<void> }>}
  */
@@ -204,7 +282,7 @@ export async function startLocalLlm({ root, port, env, stdio = 'pipe', timeoutMs
       throw new Error(`the local model server exited (${child.signalCode ?? child.exitCode})`);
     try {
       const res = await fetch(`http://127.0.0.1:${port}/health`, { signal: AbortSignal.timeout(2000) });
-      if (res.ok) break;
+      if (res.ok && ownsPort(child, port)) break;
     } catch {
       /* still loading */
     }

@@ -4,14 +4,8 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { ROOT, setupForStart, step } from './engines.mjs';
-import {
-  choosePort,
-  startLocalLlm,
-  startTemporalDev,
-  stopChild,
-  stopOnSignalsAndOrphaning,
-  waitApiHealthy,
-} from './services.mjs';
+import { stopChild, stopOnSignalsAndOrphaning, waitApiHealthy } from './services.mjs';
+import { superviseDevServer, superviseLocalLlm } from './supervised.mjs';
 import { Supervisor } from './supervisor.mjs';
 
 const env = { ...process.env };
@@ -23,6 +17,8 @@ let stopping = false;
 // Every child is supervised: restarted with backoff when it dies (its state is on disk), the stack stopped only by
 // Ctrl-C/SIGTERM or a crash loop (scripts/supervisor.mjs).
 const supervisor = new Supervisor({ log: step, raw, onCrashLoop: () => void shutdown(1) });
+/** Ports this launcher's children hold (the API's PORT is the operator's). */
+const taken = new Set([port]);
 
 async function main() {
   const { temporal: temporalBin, speech, llmModel } = await setupForStart();
@@ -71,80 +67,40 @@ async function main() {
 }
 
 /**
- * Starts the Temporal dev server on TEMPORAL_DEV_PORT and TEMPORAL_UI_PORT (7233 and 8233, free ones when taken). A
- * port taken between the check and the bind (another stack starting at the same moment) moves it to other free ports,
- * up to three times, before anything is told its address; later it is restarted on the same ports and database (the
- * worker and the API reconnect by themselves).
+ * Starts the Temporal dev server on TEMPORAL_DEV_PORT and TEMPORAL_UI_PORT (7233 and 8233, free ones when taken, other
+ * free ones when taken between the check and the bind: scripts/supervised.mjs); later it is restarted on the same
+ * ports and database (the worker and the API reconnect by themselves).
  */
 async function startTemporal(bin) {
-  const wanted = { grpc: Number(env.TEMPORAL_DEV_PORT || 7233), ui: Number(env.TEMPORAL_UI_PORT || 8233) };
   step('temporal', `starting the dev server (${path.join(dataDir, 'temporal.db')}, WAL)`);
-  let lastError;
-  for (let attempt = 1; attempt <= 3; attempt++) {
-    const grpc = await choosePort(wanted.grpc + (attempt - 1) * 10);
-    const ui = await choosePort(wanted.ui + (attempt - 1) * 10, new Set([grpc.port]));
-    if (grpc.port !== wanted.grpc) step('temporal', `port ${wanted.grpc} is taken, using ${grpc.port}`);
-    if (ui.port !== wanted.ui) step('temporal', `UI port ${wanted.ui} is taken, using ${ui.port}`);
-    try {
-      return await supervisor.start(
-        'temporal',
-        (attach) =>
-          startTemporalDev({
-            bin,
-            dbFile: path.join(dataDir, 'temporal.db'),
-            port: grpc.port,
-            uiPort: ui.port,
-            onSpawn: attach,
-          }),
-        { raw: true },
-      );
-    } catch (err) {
-      lastError = err;
-      if (!/address already in use|EADDRINUSE/i.test(supervisor.tail('temporal').join('\n'))) throw err;
-      await stopChild(supervisor.child('temporal'), 5000);
-    }
-  }
-  throw lastError;
+  return superviseDevServer(supervisor, {
+    bin,
+    dbFile: path.join(dataDir, 'temporal.db'),
+    grpcPort: Number(env.TEMPORAL_DEV_PORT || 7233),
+    uiPort: Number(env.TEMPORAL_UI_PORT || 8233),
+    taken,
+    log: step,
+  });
 }
 
 /**
- * Starts llm-server/main.ts on LLM_LOCAL_PORT (8091, a free one when taken) and sets the children's variables. A
- * port taken between the check and the bind (another stack starting at the same moment) is not a crash: the first
- * start moves to another free port, up to three times, before the worker is told the port.
+ * Starts llm-server/main.ts on LLM_LOCAL_PORT (8091, a free one when taken, another when taken between the check and
+ * the bind) and sets the children's variables before the worker is told the port.
  */
 async function startLlm(childEnv, modelPath) {
-  const wanted = Number(env.LLM_LOCAL_PORT || 8091);
   step('llm', `starting the local model server (${path.basename(modelPath)})`);
   const t0 = Date.now();
-  let lastError;
-  for (let attempt = 1; attempt <= 3; attempt++) {
-    const chosen = await choosePort(attempt === 1 ? wanted : wanted + attempt);
-    if (chosen.moved) step('llm', `port ${wanted} is taken, using ${chosen.port}`);
-    const llmEnv = {
-      ...childEnv,
-      LLM_PROVIDER: 'local',
-      LLM_LOCAL_PORT: String(chosen.port),
-      LLM_LOCAL_MODEL_PATH: modelPath,
-    };
-    const launch = (attach) =>
-      startLocalLlm({ root: ROOT, port: chosen.port, env: llmEnv, stdio: 'pipe', onSpawn: attach });
-    try {
-      const llm = await supervisor.start('llm', launch);
-      Object.assign(childEnv, {
-        LLM_PROVIDER: 'local',
-        LLM_LOCAL_PORT: String(chosen.port),
-        LLM_LOCAL_MODEL_PATH: modelPath,
-      });
-      step('llm', `ready in ${((Date.now() - t0) / 1000).toFixed(1)} s on ${llm.url}`);
-      return llm;
-    } catch (err) {
-      lastError = err;
-      // Only a port taken meanwhile is worth another port; anything else stops the start.
-      if (!/EADDRINUSE/.test(supervisor.tail('llm').join('\n'))) throw err;
-      await stopChild(supervisor.child('llm'), 5000);
-    }
-  }
-  throw lastError;
+  const llmEnv = { ...childEnv, LLM_PROVIDER: 'local', LLM_LOCAL_MODEL_PATH: modelPath };
+  const llm = await superviseLocalLlm(supervisor, {
+    root: ROOT,
+    port: Number(env.LLM_LOCAL_PORT || 8091),
+    env: llmEnv,
+    taken,
+    log: step,
+  });
+  Object.assign(childEnv, { LLM_PROVIDER: 'local', LLM_LOCAL_PORT: String(llm.port), LLM_LOCAL_MODEL_PATH: modelPath });
+  step('llm', `ready in ${((Date.now() - t0) / 1000).toFixed(1)} s on ${llm.url}`);
+  return llm;
 }
 
 async function shutdown(code) {

@@ -2,6 +2,10 @@
 // exit logged with its code or signal; a child that keeps dying (a crash loop) stops the stack with a message naming
 // it and its last log lines. Plain Node, no dependency.
 import { pipePrefixed } from './logfmt.mjs';
+import { sleep, stopChild } from './services.mjs';
+
+/** What a process says when a port it was given is taken (Node, Go's net package, MinIO). */
+export const PORT_TAKEN = /EADDRINUSE|address already in use|port is already in use/i;
 
 /** Restart backoff (doubling from `baseMs` to `maxMs`) and the crash loop: `loopRestarts` within `loopWindowMs`. */
 export const RESTART_POLICY = { baseMs: 1000, maxMs: 30_000, loopRestarts: 5, loopWindowMs: 120_000, tailLines: 20 };
@@ -9,7 +13,8 @@ export const RESTART_POLICY = { baseMs: 1000, maxMs: 30_000, loopRestarts: 5, lo
 /**
  * @typedef {import('node:child_process').ChildProcess} ChildProcess
  * @typedef {{ name: string, child: ChildProcess | null, restarts: number[], tail: string[], raw: boolean, ready:
- * boolean, scheduled?: boolean, launch: (attach: (c: ChildProcess) => void) => Promise<unknown> }} Entry
+ * boolean, scheduled?: boolean, portTaken?: boolean, drained?: Promise<unknown>, launch: (attach: (c: ChildProcess)
+ * => void) => Promise<unknown> }} Entry
  */
 
 export class Supervisor {
@@ -54,6 +59,37 @@ export class Supervisor {
     return value;
   }
 
+  /**
+   * Starts `name` on ports chosen at each attempt by `choose(attempt)` (a check that a port is free is only a hint:
+   * another process may bind it before the child does). A first start whose process says a port is taken (any of
+   * its lines, or the start's error, matches `PORT_TAKEN`) is stopped and tried again on the ports of the next attempt, up to `attempts` times,
+   * before anything else is told the ports; later restarts keep the ports it came up on. Resolves with the ports
+   * and what `launch` resolved with.
+   * @template P, V
+   * @param {string} name
+   * @param {{ choose: (attempt: number) => Promise<P>, launch: (ports: P, attach: (c: ChildProcess) => void) => Promise<V>, attempts?: number, raw?: boolean }} opts
+   * @returns {Promise<{ ports: P, value: V }>}
+   */
+  async startOnPorts(name, { choose, launch, attempts = 3, raw }) {
+    let lastError;
+    for (let attempt = 1; attempt <= attempts; attempt++) {
+      const ports = await choose(attempt);
+      try {
+        return { ports, value: await this.start(name, (attach) => launch(ports, attach), { raw }) };
+      } catch (err) {
+        lastError = err;
+        const entry = this.entries.get(name);
+        await stopChild(this.child(name), 5000);
+        // Its last words are read to the end before they are judged (a process's exit can come before its output).
+        await Promise.race([entry?.drained, sleep(5000)]);
+        // This attempt's process said a port was taken (each start has an entry of its own), or the start found so.
+        if (!entry?.portTaken && !PORT_TAKEN.test(String(err?.message))) throw err;
+        this.log(name, `a port was taken before it could bind it${attempt < attempts ? '; trying other ports' : ''}`);
+      }
+    }
+    throw lastError;
+  }
+
   /** The running process of `name`, if any. */
   child(name) {
     return this.entries.get(name)?.child ?? null;
@@ -70,7 +106,10 @@ export class Supervisor {
 
   #attach(entry, child) {
     entry.child = child;
+    entry.drained = new Promise((resolve) => child.once('close', resolve));
     const keep = (line) => {
+      // Remembered for the whole start: a Go panic's stack pushes the line out of the tail.
+      if (PORT_TAKEN.test(line)) entry.portTaken = true;
       entry.tail.push(line);
       if (entry.tail.length > this.policy.tailLines) entry.tail.shift();
     };

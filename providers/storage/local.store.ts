@@ -39,10 +39,16 @@ export class LocalBlobStore implements BlobStore {
 
   async init(): Promise<this> {
     await Promise.all([this.objects, this.meta, this.tmp].map((d) => fs.mkdir(d, { recursive: true })));
-    // Temp files older than a day are leftovers of a crash mid-write.
+    // Leftovers of a crash mid-write: temp files of a writer that no longer runs (named `p<pid>-…`), and any older
+    // than a day (a writer on another host sharing the directory, or a name from before the pid prefix).
     const cutoff = Date.now() - 24 * 3600_000;
     for (const f of await fs.readdir(this.tmp)) {
       const p = path.join(this.tmp, f);
+      const writer = /^p(\d+)-/.exec(f);
+      if (writer && !writerRuns(Number(writer[1]))) {
+        await fs.rm(p, { force: true });
+        continue;
+      }
       const st = await fs.stat(p).catch(() => null);
       if (st && st.mtimeMs < cutoff) await fs.rm(p, { force: true });
     }
@@ -60,7 +66,7 @@ export class LocalBlobStore implements BlobStore {
 
   async put(key: string, body: Readable | Buffer | string, opts: PutOptions = {}): Promise<BlobRef> {
     const target = this.objectPath(key);
-    const tmpFile = path.join(this.tmp, randomUUID());
+    const tmpFile = path.join(this.tmp, `p${process.pid}-${randomUUID()}`);
     try {
       let sha256: string;
       let size: number;
@@ -168,5 +174,15 @@ export class LocalBlobStore implements BlobStore {
     const probe = path.join(this.tmp, `health-${randomUUID()}`);
     await fs.writeFile(probe, 'ok');
     await fs.rm(probe, { force: true });
+  }
+}
+
+/** Whether the process that named a temp file still runs (this one included: another store of it may be writing). */
+function writerRuns(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

@@ -1,42 +1,14 @@
 import { expect } from 'chai';
-import fs from 'node:fs';
 import net from 'node:net';
 import { freePort, portFree } from '../../scripts/services.mjs';
 import { healthOk, spawnProc, waitFor, waitForJobEnd } from '../support/processes';
 import { tempDir } from '../support/servers';
+import { killAll, pidsOf } from '../support/stack-procs';
 
 // npm start supervises what it starts: a child killed with SIGKILL (the worker, the Temporal dev server) is
 // restarted with backoff and the stack serves again; a child that keeps dying (an API whose port another process
 // holds) is a crash loop that stops the stack with a message naming it and its last lines. No model server here
 // (LLM_PROVIDER=none), to keep it short; its supervision is the same.
-
-/** The pids of the processes whose command line holds `marker` and whose environment holds `DATA_DIR=dataDir`. */
-function pidsOf(marker: string, dataDir: string): number[] {
-  const out: number[] = [];
-  for (const d of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const cmd = fs.readFileSync(`/proc/${d}/cmdline`, 'latin1');
-      if (!cmd.split('\0').join(' ').includes(marker)) continue;
-      if (fs.readFileSync(`/proc/${d}/environ`, 'latin1').split('\0').includes(`DATA_DIR=${dataDir}`))
-        out.push(Number(d));
-    } catch {
-      // gone
-    }
-  }
-  return out;
-}
-
-/** Every process of this stack (npm, the launcher and its children all carry its DATA_DIR), killed. */
-function killAll(dataDir: string): void {
-  for (const pid of pidsOf('', dataDir)) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // gone
-    }
-  }
-}
 
 /** `npm start` on `port` with its own data directory and free Temporal ports, without a model server. */
 async function npmStart(port: number, dataDir: string) {

@@ -32,7 +32,7 @@ export interface Cluster {
   stop(): Promise<void>;
 }
 
-function workerReady(p: Proc): Promise<true> {
+export function workerReady(p: Proc): Promise<true> {
   return waitFor(
     async () => (p.output().includes('"msg":"worker ready"') ? true : undefined),
     'the worker to be ready',

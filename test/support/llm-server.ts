@@ -74,6 +74,15 @@ interface LlmServerOptions {
   models?: string[];
   /** The model's context in tokens (see the module comment); unlimited when absent. */
   contextTokens?: number;
+  /** The port to listen on (default: one the OS chooses); a restarted double takes its predecessor's. */
+  port?: number;
+  /**
+   * Called with every chat completion as it is sent: `delivered` is false when the client's connection was gone by
+   * then (the answer reached nobody).
+   */
+  onReply?: (req: LlmRequest, content: string, delivered: boolean) => void;
+  /** Called when a chat request's connection closes before its answer was sent (the client went away). */
+  onClientGone?: (req: LlmRequest) => void;
 }
 
 type Message = { role: string; content: unknown };
@@ -160,15 +169,19 @@ export async function startLlmServer(opts: LlmServerOptions = {}): Promise<LlmSe
   let handler: LlmHandler | null = null;
   const seenModels = new Set(opts.models ?? ['test-model', 'test-vision-model']);
 
-  const send = (res: http.ServerResponse, json: any, reply: LlmReply): void => {
-    if (res.destroyed || res.writableEnded) return;
+  const send = (res: http.ServerResponse, json: any, reply: LlmReply, req?: LlmRequest): void => {
+    if (res.destroyed || res.writableEnded) {
+      if (req && 'content' in reply) opts.onReply?.(req, reply.content, false);
+      return;
+    }
     if ('hang' in reply) return;
     if ('delayMs' in reply) {
       const next = reply.then ?? { content: defaultContent(json) };
-      setTimeout(() => send(res, json, next), reply.delayMs);
+      setTimeout(() => send(res, json, next, req), reply.delayMs);
       return;
     }
     if ('content' in reply) {
+      if (req) opts.onReply?.(req, reply.content, true);
       res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(completion(json, reply)));
       return;
     }
@@ -229,8 +242,11 @@ export async function startLlmServer(opts: LlmServerOptions = {}): Promise<LlmSe
       };
       requests.push(record);
       if (req.method === 'POST' && /^(\/v1)?\/chat\/completions$/.test(path)) {
+        res.once('close', () => {
+          if (!res.writableFinished) opts.onClientGone?.(record);
+        });
         chat(record).then(
-          (reply) => send(res, json, reply),
+          (reply) => send(res, json, reply, record),
           (err: unknown) => send(res, json, openAiError(500, `test handler failed: ${String(err)}`, 'server_error')),
         );
       } else if (req.method === 'GET' && /^(\/v1)?\/models$/.test(path)) {
@@ -243,7 +259,7 @@ export async function startLlmServer(opts: LlmServerOptions = {}): Promise<LlmSe
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
+    server.listen(opts.port ?? 0, '127.0.0.1', () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
   const times = (n: number, reply: LlmReply) => Array.from({ length: n }, () => reply);

@@ -25,7 +25,7 @@ export function tempDir(prefix = 'docproc-test-'): string {
 }
 
 export type DevServer = Awaited<ReturnType<typeof startTemporalDev>>;
-type Minio = Awaited<ReturnType<typeof startMinio>>;
+export type Minio = Awaited<ReturnType<typeof startMinio>>;
 
 /** A Temporal dev server of its own (headless), on a file DB in a temp dir unless `memory`. */
 export async function startDevServer(opts: { dbFile?: string | null; port?: number } = {}): Promise<DevServer> {

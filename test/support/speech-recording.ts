@@ -7,7 +7,7 @@ import path from 'node:path';
 import { ffmpeg, joinWithPauses, RATE, spoken, writeWav } from './media-factory';
 
 /** Ordinary prose; English because Whisper base hears espeak-ng's English voice reliably. */
-const RECORDING_SENTENCES = [
+export const RECORDING_SENTENCES = [
   'The train to Berlin leaves one hour later than planned today.',
   'Please do not forget your ticket and your passport.',
   'In the dining car there is hot soup and fresh coffee.',
