@@ -101,7 +101,7 @@ export function isEmpty(v: unknown): boolean {
 }
 
 const PLACEHOLDER =
-  /^(n\/?a|none|null|unknown|not (specified|mentioned|given|stated|available|provided)|keine angabe|nicht (angegeben|genannt|bekannt)|unbekannt|-+|\?+)$/;
+  /^(n\/?a|none|null|empty|leer|unknown|not (specified|mentioned|given|stated|available|provided|known)\b.*|no \S+( \S+)? (is )?(mentioned|given|specified|stated)\b.*|(keine|ohne) angabe.*|nicht (angegeben|genannt|bekannt)\b.*|unbekannt|-+|\?+)$/;
 
 /** The entries of a list answer: an array's items, or a string cut at line breaks, bullets, commas and semicolons. */
 export function itemsOf(v: unknown, splitCommas = true): string[] {

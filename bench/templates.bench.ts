@@ -16,7 +16,8 @@
  * - local: the local model server (llm-server/main.ts with the provisioned Qwen2.5-Coder-1.5B GGUF, as `npm start`
  *   runs it), one case after the other; time per case from the POST to the finished job.
  * Knobs: BENCH_TPL_PASSES (wire,local), BENCH_TPL_CASES (comma-separated substrings of case names; all when unset),
- * BENCH_TPL_JSON (a file to write every answer and score to, for comparing runs).
+ * BENCH_TPL_JSON (a file to write every answer and score to, for comparing runs), BENCH_TPL_RESCORE (such a file:
+ * score its answers again with the current cases and print, no service started).
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -82,30 +83,57 @@ const show = (v: unknown) => {
   return s.length > 90 ? `${s.slice(0, 87)}…` : s;
 };
 
+const scoreCase = (c: TemplateCase, fields: Record<string, unknown>, failed: boolean): FieldScore[] =>
+  Object.entries(c.expected).map(([f, e]) => {
+    const s = scoreField(f, e, fields[f]);
+    return failed ? { ...s, hit: false } : s;
+  });
+
 async function runPass(label: string, url: string, cases: TemplateCase[]): Promise<CaseRun[]> {
   const runs: CaseRun[] = [];
   for (const c of cases) {
     let run: CaseRun;
     try {
       const r = await fill(url, c);
-      const scores = Object.entries(c.expected).map(([f, e]) => scoreField(f, e, r.fields[f]));
-      run = { name: c.name, ms: r.ms, fields: r.fields, scores };
+      run = { name: c.name, ms: r.ms, fields: r.fields, scores: scoreCase(c, r.fields, false) };
     } catch (e) {
-      const scores = Object.entries(c.expected).map(([f, e]) => ({ ...scoreField(f, e, undefined), hit: false }));
-      run = { name: c.name, ms: NaN, error: String(e), fields: {}, scores };
+      run = { name: c.name, ms: NaN, error: String(e), fields: {}, scores: scoreCase(c, {}, true) };
     }
     runs.push(run);
-    const scored = run.scores.filter((s) => s.category !== 'unscored');
-    out(
-      `${label.padEnd(5)} ${c.name.padEnd(34)} ${String(scored.filter((s) => s.hit).length).padStart(2)}/${String(scored.length).padEnd(2)} fields  ${secs(run.ms).padStart(8)}${run.error ? `  ERROR ${run.error}` : ''}`,
-    );
-    for (const s of run.scores) {
-      if (s.hit && s.category !== 'unscored') continue;
-      const tag = s.category === 'unscored' ? '(not scored)' : `MISS ${s.category}${s.why ? `: ${s.why}` : ''}`;
-      out(`        ${s.field.padEnd(16)} ${tag.padEnd(44)} got ${show(run.fields[s.field])}`);
-    }
+    printRun(label, c, run);
   }
   return runs;
+}
+
+function printRun(label: string, c: TemplateCase, run: CaseRun) {
+  const scored = run.scores.filter((s) => s.category !== 'unscored');
+  const hits = String(scored.filter((s) => s.hit).length).padStart(2);
+  const error = run.error ? `  ERROR ${run.error}` : '';
+  out(
+    `${label.padEnd(5)} ${c.name.padEnd(34)} ${hits}/${String(scored.length).padEnd(2)} fields  ${secs(run.ms).padStart(8)}${error}`,
+  );
+  for (const s of run.scores) {
+    if (s.hit && s.category !== 'unscored') continue;
+    const tag = s.category === 'unscored' ? '(not scored)' : `MISS ${s.category}${s.why ? `: ${s.why}` : ''}`;
+    out(`        ${s.field.padEnd(16)} ${tag.padEnd(44)} got ${show(run.fields[s.field])}`);
+  }
+}
+
+/** BENCH_TPL_RESCORE: the answers of an earlier run (BENCH_TPL_JSON) scored again with the current cases. */
+function rescore(file: string, cases: TemplateCase[]) {
+  const saved = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, CaseRun[]>;
+  const passes: Record<string, CaseRun[]> = {};
+  for (const [label, runs] of Object.entries(saved)) {
+    passes[label] = [];
+    for (const c of cases) {
+      const old = runs.find((r) => r.name === c.name);
+      if (!old) continue;
+      const run = { ...old, ms: old.ms ?? NaN, scores: scoreCase(c, old.fields, Boolean(old.error)) };
+      passes[label].push(run);
+      printRun(label, c, run);
+    }
+  }
+  summary(passes);
 }
 
 const pct = (t?: { hits: number; n: number }) =>
@@ -152,6 +180,7 @@ async function main() {
       .map((l) => l.toFixed(1))
       .join(' ')}`,
   );
+  if (process.env.BENCH_TPL_RESCORE) return rescore(process.env.BENCH_TPL_RESCORE, cases);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'docproc-bench-templates-'));
   cleanup.add(async () => fs.rmSync(dir, { recursive: true, force: true }));
   const temporal = await startTemporalDev({
