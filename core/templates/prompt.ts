@@ -25,7 +25,7 @@ export function fieldDescriptions(parsed: ParsedTemplate, additional?: Record<st
 }
 
 /** A description that asks for a list (English or German), unless only to say the value is not one. */
-const LIST_WORD = /\b(?:lists?|liste)\b/i;
+const LIST_WORD = /\b(?:lists?|liste|listeneintr\w*|aufzählung\w*|stichpunkt\w*|bullet(?:s|ed)?)\b/i;
 const NOT_A_LIST = /\b(?:not|no|never|rather than|instead of|kein(?:e|en)?|nicht)\s+(?:as\s+|als\s+)?(?:an?\s+|eine\s+)?(?:lists?|liste)\b/gi;
 /** Names that are lists by themselves, for a field that has no description at all (`{{tags}}`, `{keywords}`). */
 const LIST_NAMES = new Set([
@@ -46,9 +46,10 @@ const LIST_NAMES = new Set([
 ]);
 
 /**
- * Whether a field is list-like (contract §5: list-like fields are lists): its description asks for a list
- * ("as a list", "a list of", "an empty list when…", "als Liste"); a field without any description is list-like when
- * its name is one of a few list nouns (`tags`, `keywords`, `speakers`…). "comma-separated" asks for a string.
+ * Whether a field is list-like (contract §5: list-like fields are lists): its description asks for a list ("as a
+ * list", "a list of", "one list entry per…", "bullet points", "als Liste", "ein Listeneintrag je…", "Stichpunkte");
+ * a field without any description is list-like when its name is one of a few list nouns (`tags`, `keywords`,
+ * `speakers`…). "comma-separated" asks for a string.
  */
 export function isListField(name: string, description: string | null): boolean {
   if (description === null || description.trim() === '' || description === name)
@@ -67,8 +68,19 @@ export function languageName(code: string): string {
   }
 }
 
+/**
+ * Contract §5: a field the text does not support comes back empty, never invented. A small model fills every field
+ * unless told plainly (and writes "unknown" or the field's description instead of leaving it empty), so the rule
+ * names what not to do, and the user message ends with it again.
+ */
+export const EMPTY_RULE =
+  'Base every value on the text and the context. When they do not give what a field asks for, its value is "" ' +
+  '(an empty list [] for a list): do not guess, do not make up numbers, dates, names or places, and do not write ' +
+  '"unknown", "not specified" or the field\'s description.';
+const EMPTY_REMINDER = 'A field that the text does not answer is "" (or [] for a list).';
+
 /** Appended to a list-like field's line in the prompt (the schema's array type, for models that do not get it). */
-const LIST_MARK = ' (a list: a JSON array of strings, [] when the text names none)';
+const LIST_MARK = ' (a list: a JSON array of strings)';
 
 export interface ExtractionPromptInput {
   parsed: ParsedTemplate;
@@ -119,9 +131,9 @@ export function buildExtractionPrompt(input: ExtractionPromptInput): ExtractionP
     '',
     'Answer format: reply with exactly ONE JSON object and nothing else (no prose, no Markdown code fence).',
     `Its keys are exactly: ${fieldNames.map((n) => JSON.stringify(n)).join(', ')}.`,
-    `Write every value in ${target}. Values are strings (Markdown is allowed inside them) unless a field's ` +
-      'description asks for a list, then an array of strings. Use an empty string for information the text does not ' +
-      'contain.',
+    `Write every value in ${target}. Values are strings (Markdown is allowed inside them); a field marked as a list ` +
+      'is an array of strings.',
+    EMPTY_RULE,
   ].join('\n');
 
   const contextJson = Object.keys(context).length > 0 ? JSON.stringify(context, null, 2) : '{}';
@@ -140,6 +152,8 @@ export function buildExtractionPrompt(input: ExtractionPromptInput): ExtractionP
     '"""',
     text,
     '"""',
+    '',
+    EMPTY_REMINDER,
   ].join('\n');
 
   const schema = {
