@@ -46,12 +46,22 @@ export function saysNothing(value: string, name: string, description?: string): 
   return v === '' || STAND_IN.test(v) || v === bare(name) || (description !== undefined && v === bare(description));
 }
 
-/** A list answer given as a string: its lines without bullets or numbers. */
-const linesOf = (s: string): string[] =>
-  s
+/**
+ * A list answer given as a string: its lines without bullets or numbers; one line of short comma- or
+ * semicolon-separated entries (keywords, names: at most four words each) is cut there, a sentence stays whole.
+ */
+function linesOf(s: string): string[] {
+  const lines = s
     .split(/\r?\n/)
     .map((l) => l.replace(/^\s*(?:[-*\u2022]|\d+[.)])\s+/, '').trim())
     .filter((l) => l !== '');
+  if (lines.length !== 1) return lines;
+  const parts = lines[0]!
+    .split(/[,;]/)
+    .map((p) => p.trim())
+    .filter((p) => p !== '');
+  return parts.every((p) => p.split(/\s+/).length <= 4) ? parts : lines;
+}
 
 /**
  * The model's JSON answer as `template_fields` (contract §5): only the fields asked for (a field the answer lacks

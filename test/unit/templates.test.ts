@@ -478,6 +478,19 @@ describe('the model answer as template fields', () => {
     expect(answerFields(prompt, answer)).to.deep.equal(answer);
   });
 
+  it('cuts a one-line list answer at commas when its entries are short, and keeps a sentence whole', () => {
+    const fields = answerFields(prompt, {
+      tags: 'hardware, maps; open data',
+      authors: 'Anna Schmidt, Jonas Weber',
+      speakers: 'The museum reopens, after two years of renovation and a long debate, in May.',
+    });
+    expect(fields).to.deep.equal({
+      tags: ['hardware', 'maps', 'open data'],
+      authors: ['Anna Schmidt', 'Jonas Weber'],
+      speakers: ['The museum reopens, after two years of renovation and a long debate, in May.'],
+    });
+  });
+
   it('answers a list-like field as a list: a string becomes its lines, an empty one [], stand-in entries go', () => {
     const fields = answerFields(prompt, {
       tags: '- open data\n- transport\n',
