@@ -1,5 +1,6 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import {
+  answerFields,
   buildExtractionPrompt,
   fillTemplate,
   languageName,
@@ -168,8 +169,7 @@ export async function applyTemplate(llm: LlmProvider | null, req: TemplateReques
     user: prompt.user,
     schema: prompt.schema,
   });
-  const fields: Record<string, unknown> = {};
-  for (const name of prompt.fieldNames) if (name in r.value) fields[name] = r.value[name];
+  const fields = answerFields(prompt, r.value);
   const filled = fillTemplate(parsed, fields, req.text, context);
   return { text: filled, output: { transformed_text: filled, template_fields: fields }, usages: [r.usage] };
 }

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import {
+  buildExtractionPrompt,
   fieldDescriptions,
   fillTemplate,
   listTemplates,
@@ -139,6 +140,25 @@ describe('the shipped templates', () => {
         .join(',');
       if (fieldsByBase.has(base)) expect(signature, file).to.equal(fieldsByBase.get(base));
       else fieldsByBase.set(base, signature);
+    }
+  });
+
+  it('ask for the same list-like fields in every language, tags and key points always as lists', async () => {
+    const files = (await readdir(TEMPLATES_DIR)).filter((f) => f.endsWith('.md'));
+    const listsByBase = new Map<string, string>();
+    for (const file of files) {
+      const parsed = parseTemplate(await readFile(path.join(TEMPLATES_DIR, file), 'utf8'));
+      const pr = buildExtractionPrompt({ parsed, text: 'x', targetLanguage: 'en' });
+      const props = (pr.schema as { properties: Record<string, { type: string }> }).properties;
+      for (const name of pr.fieldNames)
+        expect(props[name]?.type, `${file}: ${name}`).to.equal(pr.listFields.includes(name) ? 'array' : 'string');
+      for (const name of ['tags', 'key_points', 'keywords', 'authors', 'participants'])
+        if (pr.fieldNames.includes(name)) expect(pr.listFields, `${file}: ${name}`).to.include(name);
+      for (const name of ['title', 'summary', 'date']) expect(pr.listFields, `${file}: ${name}`).not.to.include(name);
+      const base = file.replace(/(_[a-z]{2})?\.md$/, '');
+      const lists = [...pr.listFields].sort().join(',');
+      if (listsByBase.has(base)) expect(lists, file).to.equal(listsByBase.get(base));
+      else listsByBase.set(base, lists);
     }
   });
 

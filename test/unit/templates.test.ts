@@ -1,10 +1,13 @@
 import { expect } from 'chai';
 import { parse as parseYaml } from 'yaml';
 import {
+  answerFields,
   buildExtractionPrompt,
   DEFAULT_SYSTEM_PROMPT,
+  EMPTY_RULE,
   fieldDescriptions,
   fillTemplate,
+  isListField,
   modelFields,
   needsModel,
   parseTemplate,
@@ -363,11 +366,144 @@ describe('the extraction prompt', () => {
     expect(pr.user).to.contain('Der Vortrag handelt von Bodenschutz.');
   });
 
+  it('types a list-like field as an array of strings in the schema and marks it in the prompt; others stay strings', () => {
+    const pr = buildExtractionPrompt({
+      parsed: parseTemplate(
+        '# {{title|A short title}}\n{{tags|3 to 6 keywords as a list, lower case}}\n' +
+          '{{authors|Autorinnen und Autoren als Liste von Namen}}\n{{speakers|Namen, durch Kommas getrennt}}\n' +
+          '{{summary|A summary in prose, not a list}}\n{keywords} {topic}',
+      ),
+      text: 'x',
+      targetLanguage: 'en',
+    });
+    expect(pr.listFields).to.deep.equal(['tags', 'authors', 'keywords']);
+    const props = (pr.schema as { properties: Record<string, Record<string, unknown>> }).properties;
+    for (const name of ['tags', 'authors', 'keywords'])
+      expect(props[name], name)
+        .to.include({ type: 'array' })
+        .and.deep.include({ items: { type: 'string' } });
+    for (const name of ['title', 'speakers', 'summary', 'topic'])
+      expect(props[name], name).to.include({ type: 'string' });
+    expect(props.tags).to.include({ description: '3 to 6 keywords as a list, lower case' });
+    expect(pr.schema).to.include({ additionalProperties: false });
+    expect(pr.user).to.contain('- tags: 3 to 6 keywords as a list, lower case (a list: a JSON array of strings)\n');
+    expect(pr.user).to.contain('- title: A short title\n');
+    expect(pr.user).to.contain('- speakers: Namen, durch Kommas getrennt\n');
+  });
+
+  it('lets every field come back empty: the schema sets no minimum, and the prompt asks for "" or [] when the text does not say it', () => {
+    const pr = buildExtractionPrompt({
+      parsed: parseTemplate(
+        '{{date|Date as YYYY-MM-DD}} {{tags|keywords as a list}}\n--- systemprompt\nYou file notes.',
+      ),
+      text: 'x',
+      targetLanguage: 'en',
+    });
+    const props = (pr.schema as { properties: Record<string, Record<string, unknown>> }).properties;
+    for (const p of Object.values(props)) expect(p).to.not.have.any.keys('minLength', 'minItems', 'enum', 'pattern');
+    expect(pr.system).to.contain('You file notes.');
+    expect(pr.system).to.contain(EMPTY_RULE);
+    expect(EMPTY_RULE).to.contain('its value is "" (an empty list [] for a list)');
+    expect(pr.user.trimEnd().endsWith('A field that the text does not answer is "" (or [] for a list).')).to.equal(
+      true,
+    );
+  });
+
+  it('reads a list request from the description in English and German, a bare list noun as a list, and "not a list" as a string', () => {
+    for (const d of [
+      'as a list',
+      'A list of names',
+      'One list entry per session',
+      'als Liste',
+      'Ein Listeneintrag je Track',
+    ])
+      expect(isListField('x', d), d).to.equal(true);
+    for (const d of [
+      'comma-separated names',
+      'A summary, not a list',
+      'kein Listenformat: Fließtext',
+      'Three sentences',
+    ])
+      expect(isListField('x', d), d).to.equal(false);
+    expect(isListField('tags', null)).to.equal(true);
+    expect(isListField('speakers', 'speakers')).to.equal(true);
+    expect(isListField('speakers', 'Names, comma-separated')).to.equal(false);
+    expect(isListField('summary', null)).to.equal(false);
+  });
+
   it('falls back to a default system prompt and tolerates a missing source language', () => {
     const pr = buildExtractionPrompt({ parsed: parseTemplate('Title: {title}'), text: 'x', targetLanguage: 'de' });
     expect(pr.system.startsWith(DEFAULT_SYSTEM_PROMPT)).to.equal(true);
     expect(pr.system).to.contain('German (de)');
     expect(pr.user).to.contain('Source language: unknown');
     expect(pr.user).to.contain('- title: title');
+  });
+});
+
+describe('the model answer as template fields', () => {
+  const prompt = buildExtractionPrompt({
+    parsed: parseTemplate(
+      '{{venue|Name of the venue}} {{year|Year of publication}} {{price|Price}} {{note|A note}} ' +
+        '{{tags|keywords as a list}} {{authors|Names of the authors, as a list}} {{speakers|Namen als Liste}}',
+    ),
+    text: 'x',
+    targetLanguage: 'en',
+  });
+
+  it('empties an answer that only says the text does not give it, or repeats the field description', () => {
+    const fields = answerFields(prompt, {
+      venue: 'Not specified in the text.',
+      year: 'Year of publication',
+      price: 'N/A',
+      note: 'nicht angegeben',
+      tags: [],
+      authors: [],
+      speakers: [],
+    });
+    expect(fields).to.deep.equal({ venue: '', year: '', price: '', note: '', tags: [], authors: [], speakers: [] });
+    for (const v of ['unknown', '"Unknown"', 'none', 'empty', 'no salary mentioned', 'Keine Angabe', '-'])
+      expect(answerFields(prompt, { venue: v }).venue, v).to.equal('');
+  });
+
+  it('keeps real values, even ones that contain such words', () => {
+    const answer = {
+      venue: 'Unknown Pleasures Club',
+      year: '2024',
+      price: 'free',
+      note: 'No pets allowed',
+      tags: ['open-data', 'unknown-territory'],
+      authors: ['Ada Lovelace'],
+      speakers: ['Grace Hopper', 'Alan Turing'],
+    };
+    expect(answerFields(prompt, answer)).to.deep.equal(answer);
+  });
+
+  it('cuts a one-line list answer at commas when its entries are short, and keeps a sentence whole', () => {
+    const fields = answerFields(prompt, {
+      tags: 'hardware, maps; open data',
+      authors: 'Anna Schmidt, Jonas Weber',
+      speakers: 'The museum reopens, after two years of renovation and a long debate, in May.',
+    });
+    expect(fields).to.deep.equal({
+      tags: ['hardware', 'maps', 'open data'],
+      authors: ['Anna Schmidt', 'Jonas Weber'],
+      speakers: ['The museum reopens, after two years of renovation and a long debate, in May.'],
+    });
+  });
+
+  it('answers a list-like field as a list: a string becomes its lines, an empty one [], stand-in entries go', () => {
+    const fields = answerFields(prompt, {
+      tags: '- open data\n- transport\n',
+      authors: 'unknown',
+      speakers: ['Grace Hopper', 'not specified', ''],
+    });
+    expect(fields).to.deep.equal({ tags: ['open data', 'transport'], authors: [], speakers: ['Grace Hopper'] });
+  });
+
+  it('keeps only the fields asked for, leaves out those the answer lacks, and keeps null for the context to fill', () => {
+    expect(answerFields(prompt, { venue: 'Hall 2', extra: 'x', year: null })).to.deep.equal({
+      venue: 'Hall 2',
+      year: null,
+    });
   });
 });
