@@ -1,4 +1,4 @@
-import { languageName } from '../core/templates';
+import { answerFields, languageName } from '../core/templates';
 import type { ExtractionPrompt } from '../core/templates/prompt';
 import type { LlmProvider, LlmUsage } from '../providers/llm';
 
@@ -139,12 +139,9 @@ export async function fillInPieces(
       schema: prompt.schema,
     });
     usages.push(r.usage);
-    const own: Values = {};
-    for (const name of prompt.fieldNames) {
-      if (!Object.prototype.hasOwnProperty.call(r.value, name)) continue;
-      own[name] = r.value[name];
-      present.add(name);
-    }
+    // The piece's answer read as a whole text's is: stand-ins ("unknown") empty, list fields lists.
+    const own: Values = answerFields(prompt, r.value);
+    for (const name of Object.keys(own)) present.add(name);
     partials.push(own);
   }
   const base = prompt ?? req.build('');

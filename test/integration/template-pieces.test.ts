@@ -129,7 +129,7 @@ describe('templates over a text longer than the local model’s context', functi
     expect(job.results.template_fields).to.deep.equal({
       title: 'title value',
       summary: 'summary value',
-      people: 'people value',
+      people: ['people value'],
     });
     expect(job.results.structured_data.metadata).to.not.have.property('pieces');
     expect(job.results.llm_info.requests.map((q: { purpose: string }) => q.purpose)).to.deep.equal(['template']);

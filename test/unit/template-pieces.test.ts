@@ -83,7 +83,8 @@ describe('templates in pieces: split and merge', () => {
     expect(model.calls).to.have.length(1);
     expect(model.calls[0]).to.deep.include({ purpose: 'template', system: expected.system, user: expected.user });
     expect(r.pieces).to.equal(undefined);
-    expect(r.output.template_fields).to.deep.equal({ title: 'T', summary: 'S', tags: 'a' });
+    // tags is a list field: a list, as every template answer gives it (core/templates/answer.ts).
+    expect(r.output.template_fields).to.deep.equal({ title: 'T', summary: 'S', tags: ['a'] });
   });
 
   it('sends any text whole to a model whose context is not known (a hosted one)', async () => {
