@@ -171,7 +171,9 @@ export class LocalBlobStore implements BlobStore {
   }
 
   async check(): Promise<void> {
-    const probe = path.join(this.tmp, `health-${randomUUID()}`);
+    // Named like a writer's temp file, so a process killed between these two lines leaves nothing the next start
+    // does not sweep.
+    const probe = path.join(this.tmp, `p${process.pid}-health-${randomUUID()}`);
     await fs.writeFile(probe, 'ok');
     await fs.rm(probe, { force: true });
   }

@@ -37,6 +37,9 @@ describe('the local blob store after a writer was killed mid-write', function ()
       writer.kill('SIGKILL');
       await gone;
       expect(fs.readdirSync(tmp), 'left by the kill').to.include(partial);
+      // The store's health probe is named like a temp file, so one cut by a kill goes the same way (the chaos test
+      // found a `health-…` probe left behind when it was not).
+      fs.writeFileSync(path.join(tmp, `p${writer.pid}-health-probe`), 'ok');
       const live = [`p${sleeper.pid}-live`, `p${process.pid}-mine`, 'unnamed-recent'];
       for (const f of live) fs.writeFileSync(path.join(tmp, f), 'x');
 
