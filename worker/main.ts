@@ -7,7 +7,7 @@ import { temporalConnectionOptions } from '../core/temporal-connection';
 import { createBlobStore } from '../providers/storage';
 import { createWorkers } from './create-workers';
 import { startRetentionSweeper } from './retention-sweeper';
-import { sdkMetricsTelemetry, startWorkerMetrics } from './metrics-listener';
+import { installSdkRuntime, startWorkerMetrics } from './metrics-listener';
 import { temporalLogger } from './temporal-logger';
 
 /**
@@ -18,14 +18,15 @@ import { temporalLogger } from './temporal-logger';
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger('worker', config.LOG_LEVEL);
-  const sdkTelemetry = await sdkMetricsTelemetry(config);
-  Runtime.install({
-    logger: temporalLogger(logger),
-    telemetryOptions: {
-      logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} },
-      ...sdkTelemetry,
-    },
-  });
+  const sdkMetricsAddress = await installSdkRuntime(config, (telemetry) =>
+    Runtime.install({
+      logger: temporalLogger(logger),
+      telemetryOptions: {
+        logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} },
+        ...telemetry,
+      },
+    }),
+  );
   const store = await createBlobStore(config);
   const connection = await connectWithRetry(config, logger);
   const clientConnection = await Connection.connect(temporalConnectionOptions(config));
@@ -44,7 +45,7 @@ async function main(): Promise<void> {
     client: temporalClient,
     logger,
   });
-  const metrics = await startWorkerMetrics(config, logger, sdkTelemetry.metrics?.prometheus.bindAddress);
+  const metrics = await startWorkerMetrics(config, logger, sdkMetricsAddress);
   const stop = (signal: string) => {
     logger.info({ signal, graceMs: config.WORKER_SHUTDOWN_GRACE_MS }, 'worker shutting down');
     workers.shutdown();

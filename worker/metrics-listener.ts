@@ -19,18 +19,33 @@ export async function freeLoopbackPort(): Promise<number> {
   return port;
 }
 
+type SdkTelemetry = { metrics?: { prometheus: { bindAddress: string; useSecondsForDurations: boolean } } };
+
 /**
- * With `WORKER_METRICS_PORT` set: the Temporal SDK's Prometheus exporter (Runtime telemetry, its own HTTP server)
- * on a free loopback port, only ever read by this worker's listener, which serves it after our own metrics. The
- * fragment goes into `Runtime.install({ telemetryOptions })`; empty when metrics are off.
+ * Installs the Temporal SDK's runtime (`install` is `Runtime.install` with the rest of its options) and returns the
+ * address of its Prometheus exporter, if any. With `WORKER_METRICS_PORT` set, the exporter (its own HTTP server) goes
+ * on a free loopback port, only ever read by this worker's listener, which serves it after our own metrics. A port
+ * found free is only a hint: when another process binds it before the exporter does (`Address already in use`), the
+ * install is tried again on another one (up to 5 times), instead of the worker dying at every start of a busy box.
  */
-export async function sdkMetricsTelemetry(
+export async function installSdkRuntime(
   config: Config,
-): Promise<{ metrics?: { prometheus: { bindAddress: string; useSecondsForDurations: boolean } } }> {
-  if (config.WORKER_METRICS_PORT === undefined) return {};
-  return {
-    metrics: { prometheus: { bindAddress: `127.0.0.1:${await freeLoopbackPort()}`, useSecondsForDurations: true } },
-  };
+  install: (telemetry: SdkTelemetry) => void,
+  choosePort: () => Promise<number> = freeLoopbackPort,
+): Promise<string | undefined> {
+  if (config.WORKER_METRICS_PORT === undefined) {
+    install({});
+    return undefined;
+  }
+  for (let attempt = 1; ; attempt++) {
+    const bindAddress = `127.0.0.1:${await choosePort()}`;
+    try {
+      install({ metrics: { prometheus: { bindAddress, useSecondsForDurations: true } } });
+      return bindAddress;
+    } catch (err) {
+      if (attempt >= 5 || !/address already in use/i.test((err as Error).message)) throw err;
+    }
+  }
 }
 
 /**

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
@@ -171,6 +172,28 @@ describe('Prometheus metrics of the API and the worker', function () {
     // The Temporal SDK's own metrics, from its runtime exporter, on the same scrape.
     expect(value(w, 'temporal_workflow_completed', { workflow_type: 'jobWorkflow' })).to.equal(3);
     expect(value(w, 'temporal_activity_execution_latency_count')).to.be.at.least(1);
+  });
+
+  it('puts the SDK exporter on another port when the one found free is bound before the exporter binds it', async () => {
+    const out = execFileSync(
+      process.execPath,
+      ['--import', 'tsx', path.join(ROOT, 'test/support/sdk-runtime-clash.ts')],
+      {
+        cwd: ROOT,
+        encoding: 'utf8',
+        timeout: 60_000,
+      },
+    );
+    const r = JSON.parse(out.trim().split('\n').at(-1)!) as {
+      held: number;
+      offered: number[];
+      address: string;
+      status: number;
+    };
+    expect(r.offered[0], 'the held port offered first').to.equal(r.held);
+    expect(r.offered).to.have.length(2);
+    expect(r.address).to.equal(`127.0.0.1:${r.offered[1]}`);
+    expect(r.status, 'the exporter serves on its second port').to.equal(200);
   });
 
   it('answers 401 to a scrape of the API without the key, and the worker listener 404 elsewhere', async () => {
