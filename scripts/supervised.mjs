@@ -2,7 +2,10 @@
 // and UI; its HTTP and metrics ports it picks itself at every start), MinIO, the local model server, the cluster's
 // APIs — each supervised, and none with a check-then-bind race: a port found free is only a hint, and a first start
 // whose port another process bound meanwhile (another stack starting at the same moment) moves to other free ports
-// before anything is told them (Supervisor.startOnPorts). Plain Node, no dependency.
+// before anything is told them (Supervisor.startOnPorts). A restart keeps the ports the clients were told (gRPC, UI,
+// S3, the model server's); the ports the dev server picks for itself (HTTP, metrics) it picks again at each start, so
+// a clash there is one failed start the backoff retries, and a told port another process holds meanwhile is a crash
+// loop that stops the stack naming it. Plain Node, no dependency.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { choosePort, freePort, listensOn, sleep, startLocalLlm, startMinio, startTemporalDev } from './services.mjs';
