@@ -5,6 +5,7 @@ import type { ApiEngines } from './engines';
 import { ConfigError, loadConfig, ytDlpPath } from '../core/config';
 import { createLogger } from '../core/logger';
 import { watchParent } from '../core/parent-watch';
+import { runHtmlOperationInThread } from '../providers/html';
 import { imageHeaderMetadata } from '../providers/image/metadata';
 import { checkYtDlp } from '../providers/media/hosted';
 import { probeMedia } from '../providers/media/probe';
@@ -42,6 +43,7 @@ async function main(): Promise<void> {
     imageSize: imageHeaderMetadata,
     ocrLanguages: installedLanguages,
     checkHostedVideo: () => checkYtDlp(ytDlpPath(config)),
+    transformHtml: runHtmlOperationInThread,
   };
   const app = createApp({ config, logger, store, temporal, drain, engines });
   const server = http.createServer(app.listener);
