@@ -23,7 +23,7 @@ import { freePort, startTemporalDev } from '../scripts/services.mjs';
 import { LLM_MODEL, llmEnv } from '../test/support/llm-env';
 import { startLlmServer } from '../test/support/llm-server';
 import { startService, stopService } from './service';
-import { cleanupRegistry, envInt, ms, out, ratio, temporalBinary } from './support';
+import { cleanupRegistry, CpuMeter, envInt, ms, out, ratio, temporalBinary } from './support';
 
 const SEQ_N = envInt('BENCH_SEQ_N', 300);
 const JOB_N = envInt('BENCH_JOB_N', 30);
@@ -237,7 +237,9 @@ async function main(): Promise<void> {
         `unexpected answers: ${directBad}`,
     );
 
+    const pids = { api: svc.api.child.pid, worker: svc.worker.child.pid, 'bench (load generator)': process.pid };
     // ---- 3. 50 clients at once on 1 KB html-to-markdown, new input each time.
+    const cpu3 = new CpuMeter(pids).start();
     const htmlLoad = await load(
       `${base}/api/transformer/html-to-markdown`,
       HTML_CLIENTS,
@@ -245,6 +247,7 @@ async function main(): Promise<void> {
       () => JSON.stringify({ html: htmlKb() }),
       (r) => r.status === 200,
     );
+    const cpu3Line = cpu3.report('during the load');
     const rawOne = await raw(RAW_MS, 1, () => runHtmlOperation('html-to-markdown', htmlKb()));
     out();
     out(`3. ${HTML_CLIENTS} clients at once, ${LOAD_S} s, 1 KB html-to-markdown, new input each time`);
@@ -252,6 +255,7 @@ async function main(): Promise<void> {
       `${line(`service: ${htmlLoad.rps.toFixed(0)} req/s`, htmlLoad.times)}  non-200: ${htmlLoad.bad}` +
         `${htmlLoad.firstBad ? ` (first: ${htmlLoad.firstBad})` : ''}`,
     );
+    out(cpu3Line);
     out(`raw: runHtmlOperation on one thread in-process: ${rawOne.ops.toFixed(0)} ops/s`);
     out(
       `${htmlLoad.rps.toFixed(0)} req/s (goal ≥ 300: ${goal(htmlLoad.rps >= 300)}), p99 ${ms(pct(htmlLoad.times, 99))} ` +
@@ -259,6 +263,7 @@ async function main(): Promise<void> {
     );
 
     // ---- 4. 20 clients at once on the same cached translation.
+    const cpu4 = new CpuMeter(pids).start();
     const hitLoad = await load(
       `${base}/api/transformer/text`,
       HIT_CLIENTS,
@@ -266,6 +271,7 @@ async function main(): Promise<void> {
       () => tBody,
       (r) => r.status === 200 && r.cache === 'hit',
     );
+    const cpu4Line = cpu4.report('during the load');
     const rawReads = await raw(RAW_MS, HIT_CLIENTS, () => peekCache(store, TRANSFORM_CACHE_OPERATION, key));
     out();
     out(`4. ${HIT_CLIENTS} clients at once, ${LOAD_S} s, the same cached translation`);
@@ -273,6 +279,7 @@ async function main(): Promise<void> {
       `${line(`service: ${hitLoad.rps.toFixed(0)} req/s`, hitLoad.times)}  not a 200 hit: ${hitLoad.bad}` +
         `${hitLoad.firstBad ? ` (first: ${hitLoad.firstBad})` : ''}`,
     );
+    out(cpu4Line);
     out(
       `raw: ${HIT_CLIENTS} concurrent in-process reads of the entry: ${rawReads.ops.toFixed(0)} reads/s, p99 ${ms(pct(rawReads.times, 99))}`,
     );

@@ -12,6 +12,7 @@ import type { ApiRouter } from '../api-router';
 import { jobAccepted, jobIdParam, jobInProgress, zipResponse } from '../schemas/jobs.schemas';
 import { externalOcrBody, externalOcrResult, jobBody, pdfProcessResult, processBody } from '../schemas/pdf.schemas';
 import { attachment } from '../services/archive';
+import { answerPdfFromCache } from '../services/direct-answer';
 import { jobErrorToAppError, type JobService } from '../services/jobs';
 import { answerSync, answerWithResults } from '../services/sync-answer';
 import { storeUpload, uploadInput, withUpload } from '../uploads';
@@ -90,7 +91,11 @@ export function pdfRoutes(api: ApiRouter, jobs: JobService, config: Config): voi
       if (body.file.size === 0) throw new AppError('UNPROCESSABLE_INPUT', 'The file is empty.', { reason: 'empty' });
       const upload = await storeUpload(jobs.store, body.file);
       const parameters = validateParameters('pdf', { ...uploadInput(upload), ...options });
-      await withUpload(jobs.store, upload, () => answerSync(ctx, jobs, { jobType: 'pdf', parameters }, syncWaitMs));
+      await withUpload(jobs.store, upload, async () => {
+        // A cache hit is answered without a job (issue 24); the upload is removed as after a job.
+        if (await answerPdfFromCache(ctx, { jobs, config }, upload.sha256, parameters)) return;
+        await answerSync(ctx, jobs, { jobType: 'pdf', parameters }, syncWaitMs);
+      });
     },
   });
 

@@ -1,7 +1,7 @@
 import type { Context } from 'koa';
-import type { BlobStore } from '../../core/blob-store';
-import { peekCache, writeCache } from '../../core/cache';
-import { TRANSFORM_CACHE_OPERATION, transformCacheKey } from '../../core/cache-keys';
+import { BlobNotFoundError, type BlobStore } from '../../core/blob-store';
+import { peekCache, readCacheRef, writeCache } from '../../core/cache';
+import { PDF_CACHE_OPERATION, pdfCacheKey, TRANSFORM_CACHE_OPERATION, transformCacheKey } from '../../core/cache-keys';
 import type { Config } from '../../core/config';
 import { isHtmlOperation, type HtmlOutcome } from '../../core/html/outcome';
 import type { TransformerParams } from '../../core/job-params';
@@ -10,10 +10,11 @@ import { transformerData } from '../../core/result-shapes';
 import type { ApiEngines } from '../engines';
 import type { AsyncPreference } from './async-preference';
 import type { JobService } from './jobs';
+import { streamData } from './sync-answer';
 
 export interface DirectAnswerDeps {
   jobs: JobService;
-  config: Pick<Config, 'INLINE_TRANSFORM_MAX_BYTES' | 'llm'>;
+  config: Pick<Config, 'INLINE_TRANSFORM_MAX_BYTES' | 'llm' | 'PDF_TEXT_ENGINE'>;
   engines: Pick<ApiEngines, 'transformHtml'>;
 }
 
@@ -86,5 +87,42 @@ export async function answerDirectly(
   // As the activity: a fresh success is written, also when the read was skipped (use_cache=false).
   await writeCache(store, TRANSFORM_CACHE_OPERATION, key, computed);
   answer(ctx, params, computed, false);
+  return true;
+}
+
+/**
+ * Answers `/api/pdf/process` from the result cache without a job when the entry is there (issue 24): the key is the
+ * activity's (core/cache-keys.ts `pdfCacheKey`: the upload's sha256 as the blob store computed it, the validated
+ * parameters, the text engine and the vision model), and the answer is the earlier job's stored `data`, streamed as
+ * a job's hit answers it (`X-Cache: hit`, the same bytes). False (run the job) for `use_cache` false, a request that
+ * is not cached (a template, page images), a client that asked for a job (`Prefer: respond-async`, `wait_ms=0`),
+ * a miss, or an entry whose job was swept.
+ */
+export async function answerPdfFromCache(
+  ctx: Context,
+  deps: Pick<DirectAnswerDeps, 'jobs' | 'config'>,
+  sha256: string,
+  params: Record<string, unknown>,
+): Promise<boolean> {
+  const prefer = ctx.state.prefer as AsyncPreference | undefined;
+  if (prefer?.respondAsync || prefer?.waitMs === 0 || params.use_cache === false) return false;
+  const { config } = deps;
+  const key = pdfCacheKey(sha256, params, {
+    textEngine: config.PDF_TEXT_ENGINE,
+    visionModel: config.llm?.visionModel,
+  });
+  if (!key) return false;
+  const store = deps.jobs.store;
+  const ref = await readCacheRef(store, PDF_CACHE_OPERATION, key);
+  if (!ref) return false;
+  try {
+    const st = await store.stat(ref.fields);
+    if (!st) return false;
+    await streamData(ctx, store, ref.data, true);
+  } catch (e) {
+    if (e instanceof BlobNotFoundError) return false;
+    throw e;
+  }
+  countCacheLookup(PDF_CACHE_OPERATION, true);
   return true;
 }

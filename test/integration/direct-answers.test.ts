@@ -7,9 +7,11 @@ import { waitFor } from '../support/processes';
 import { peekCache } from '../../core/cache';
 import { TRANSFORM_CACHE_OPERATION, transformCacheKey } from '../../core/cache-keys';
 import { htmlThreadRuns } from '../../providers/html';
+import { buildPdf } from '../support/pdf-factory';
+import { postMultipart, postPdf } from '../support/pdf-http';
 
-// Issue 24: synchronous transformer requests the API answers itself, without a job: cache hits (from the entry the
-// activity wrote) and small model-free HTML operations (in the API's worker threads). The real API and worker, the
+// Issue 24: synchronous requests the API answers itself, without a job: transformer and PDF cache hits (from the entry
+// the activity wrote) and small model-free HTML operations (in the API's worker threads). The real API and worker, the
 // shared Temporal dev server, the OpenAI-compatible test server. Workflow starts are counted twice: at the API's
 // Temporal client (every start passes there) and in the dev server's visibility store.
 
@@ -23,7 +25,7 @@ const page = (bytes: number) => {
   return `<h2>${tag}</h2><table><tr><th>K</th><th>V</th></tr>${row.repeat(Math.ceil(bytes / row.length))}</table>`;
 };
 
-describe('transformer answers without a job', function () {
+describe('answers without a job', function () {
   this.timeout(60_000);
   let s: Stack;
   let llm: LlmServer;
@@ -182,6 +184,35 @@ describe('transformer answers without a job', function () {
     expect(viaJob.body.error.code).to.equal('UNPROCESSABLE_INPUT');
     expect(viaJob.body.error.details.max_depth).to.equal(1000);
     expect(started).to.have.length(2);
+    expect(await listedSince(started)).to.deep.equal([...started].sort());
+  });
+
+  it('answers a repeated PDF from the cache without a job, the same bytes; useCache=false and a template run one', async () => {
+    const pdf = buildPdf({
+      title: 'Direkt',
+      pages: [{ kind: 'lines', lines: [fresh('Einmalig – Größe'), 'Zweite Zeile'] }],
+    });
+    const first = await postPdf(s, { extraction_method: 'native' }, pdf);
+    expect(first.status, JSON.stringify(first.body)).to.equal(200);
+    expect([first.headers.get('x-cache'), started.length]).to.deep.equal(['miss', 1]);
+    const hit = await postPdf(s, { extraction_method: 'native' }, pdf);
+    expect(hit.status).to.equal(200);
+    expect(hit.headers.get('x-cache')).to.equal('hit');
+    expect(hit.body).to.deep.equal(first.body);
+    expect(started, 'a hit starts no workflow').to.have.length(1);
+    const bypass = await postPdf(s, { extraction_method: 'native', useCache: 'false' }, pdf);
+    expect([bypass.status, bypass.headers.get('x-cache')]).to.deep.equal([200, 'miss']);
+    expect(started, 'useCache=false runs the job').to.have.length(2);
+    const range = await postPdf(s, { extraction_method: 'native', page_end: '1' }, pdf);
+    expect(range.headers.get('x-cache'), 'another page range is another entry').to.equal('miss');
+    expect(started).to.have.length(3);
+    const accepted = await postMultipart(
+      `${s.url}/api/pdf/process?wait_ms=0`,
+      { extraction_method: 'native' },
+      { bytes: pdf, name: 'doc.pdf', type: 'application/pdf' },
+    );
+    expect(accepted.status, 'a client that asks for a job gets one').to.equal(202);
+    expect(started).to.have.length(4);
     expect(await listedSince(started)).to.deep.equal([...started].sort());
   });
 });
