@@ -1,12 +1,20 @@
 import type { Context } from 'koa';
 import { BlobNotFoundError, type BlobStore } from '../../core/blob-store';
 import { peekCache, readCacheRef, writeCache } from '../../core/cache';
-import { PDF_CACHE_OPERATION, pdfCacheKey, TRANSFORM_CACHE_OPERATION, transformCacheKey } from '../../core/cache-keys';
+import {
+  IMAGE_OCR_CACHE_OPERATION,
+  imageOcrCacheKey,
+  PDF_CACHE_OPERATION,
+  pdfCacheKey,
+  TRANSFORM_CACHE_OPERATION,
+  transformCacheKey,
+} from '../../core/cache-keys';
 import type { Config } from '../../core/config';
 import { isHtmlOperation, type HtmlOutcome } from '../../core/html/outcome';
 import type { TransformerParams } from '../../core/job-params';
 import { countCacheLookup } from '../../core/metrics';
-import { transformerData } from '../../core/result-shapes';
+import { imageOcrData, transformerData } from '../../core/result-shapes';
+import { loadTemplate, TEMPLATES_DIR } from '../../core/templates';
 import type { ApiEngines } from '../engines';
 import type { AsyncPreference } from './async-preference';
 import type { JobService } from './jobs';
@@ -124,5 +132,36 @@ export async function answerPdfFromCache(
     throw e;
   }
   countCacheLookup(PDF_CACHE_OPERATION, true);
+  return true;
+}
+
+/**
+ * Answers `/api/imageocr/process` (an upload) from the result cache without a job when the entry is there: the key
+ * is the activity's (`imageOcrCacheKey`: the upload's sha256, the OCR languages and, with a template, its source and
+ * the model), the answer the `data` the activity cached (`X-Cache: hit`). False (run the job) for `use_cache` false, a
+ * client that asked for a job, a template that does not exist (the job answers its 404), or a miss.
+ */
+export async function answerImageFromCache(
+  ctx: Context,
+  deps: Pick<DirectAnswerDeps, 'jobs' | 'config'>,
+  sha256: string,
+  params: Record<string, unknown>,
+): Promise<boolean> {
+  const prefer = ctx.state.prefer as AsyncPreference | undefined;
+  if (prefer?.respondAsync || prefer?.waitMs === 0 || params.use_cache === false) return false;
+  const template = typeof params.template === 'string' && params.template ? params.template : undefined;
+  // As the activity reads it (`templateSource({ text: '', template })`): no target language.
+  const source = template ? (await loadTemplate(TEMPLATES_DIR, template, undefined))?.source : undefined;
+  if (template && source === undefined) return false;
+  const key = imageOcrCacheKey(sha256, params, { templateSource: source, model: deps.config.llm?.model });
+  const hit = await peekCache<{ extracted_text: string; metadata: Record<string, unknown> }>(
+    deps.jobs.store,
+    IMAGE_OCR_CACHE_OPERATION,
+    key,
+  );
+  if (!hit) return false;
+  countCacheLookup(IMAGE_OCR_CACHE_OPERATION, true);
+  ctx.set('X-Cache', 'hit');
+  ctx.body = { status: 'success', data: imageOcrData(hit.extracted_text, hit.metadata) };
   return true;
 }

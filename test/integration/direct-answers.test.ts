@@ -9,6 +9,7 @@ import { TRANSFORM_CACHE_OPERATION, transformCacheKey } from '../../core/cache-k
 import { htmlThreadRuns } from '../../providers/html';
 import { buildPdf } from '../support/pdf-factory';
 import { postMultipart, postPdf } from '../support/pdf-http';
+import { pageImage } from '../support/results';
 
 // Issue 24: synchronous requests the API answers itself, without a job: transformer and PDF cache hits (from the entry
 // the activity wrote) and small model-free HTML operations (in the API's worker threads). The real API and worker, the
@@ -213,6 +214,24 @@ describe('answers without a job', function () {
     );
     expect(accepted.status, 'a client that asks for a job gets one').to.equal(202);
     expect(started).to.have.length(4);
+    expect(await listedSince(started)).to.deep.equal([...started].sort());
+  });
+
+  it('answers a repeated image upload from the cache without a job; use_cache=false and another language run one', async () => {
+    const image = { bytes: pageImage([fresh('Die Brücke ist gesperrt.')]), name: 'schild.png', type: 'image/png' };
+    const post = (fields: Record<string, string> = {}) => postMultipart(`${s.url}/api/imageocr/process`, fields, image);
+    const first = await post();
+    expect(first.status, JSON.stringify(first.body)).to.equal(200);
+    expect([first.headers.get('x-cache'), started.length]).to.deep.equal(['miss', 1]);
+    expect(first.body.data.extracted_text).to.include('Brücke');
+    const hit = await post();
+    expect([hit.status, hit.headers.get('x-cache')]).to.deep.equal([200, 'hit']);
+    expect(hit.body).to.deep.equal(first.body);
+    expect(started, 'a hit starts no workflow').to.have.length(1);
+    expect((await post({ use_cache: 'false' })).headers.get('x-cache')).to.equal('miss');
+    expect(started).to.have.length(2);
+    expect((await post({ ocr_language: 'en' })).headers.get('x-cache'), 'another language').to.equal('miss');
+    expect(started).to.have.length(3);
     expect(await listedSince(started)).to.deep.equal([...started].sort());
   });
 });
