@@ -45,7 +45,8 @@ export function pdfRoutes(api: ApiRouter, jobs: JobService, config: Config): voi
     description:
       'Runs the pdf pipeline as a job and waits for it; past the limit, 504 with `details.job_id` and the work goes ' +
       'on. A repeated request for the same document, method, page range and languages is answered from the result ' +
-      'cache (`X-Cache: hit`) unless `useCache` is false; requests with a template or page images always run.',
+      'cache (`X-Cache: hit`, without a job unless one is asked for with `Prefer: respond-async` or `wait_ms=0`) ' +
+      'unless `useCache` is false; requests with a template or page images always run.',
     body: processBody,
     bodyTypes: ['multipart'],
     responses: {
