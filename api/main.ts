@@ -45,6 +45,12 @@ async function main(): Promise<void> {
     checkHostedVideo: () => checkYtDlp(ytDlpPath(config)),
     transformHtml: runHtmlOperationInThread,
   };
+  // The first small HTML transform would pay for its thread's start (tsx and the converters load: about a second);
+  // one thread is started now, off the event loop.
+  if (config.INLINE_TRANSFORM_MAX_BYTES > 0)
+    void engines
+      .transformHtml('html-to-markdown', '')
+      .catch((err: unknown) => logger.warn({ err }, 'html thread warm-up'));
   const app = createApp({ config, logger, store, temporal, drain, engines });
   const server = http.createServer(app.listener);
   server.requestTimeout = 0;
