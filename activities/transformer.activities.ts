@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import type { ExtractedTable } from '../core/html';
 import { assertHtmlDepth } from '../core/html/limits';
+import { htmlOutcome, tablesToMarkdown } from '../core/html/outcome';
 import { convertHtmlToMarkdown, extractHtmlTables } from '../providers/html';
 import { readCache, writeCache } from '../core/cache';
 import { withDefaults } from '../core/job-defaults';
@@ -24,25 +24,8 @@ import {
 import type { ActivityDeps } from './deps';
 import { fullParameters, heartbeating, runStep } from './job-steps';
 
-/** Renders extracted tables as GFM Markdown, for `extracted_text`. */
-export function tablesToMarkdown(tables: ExtractedTable[]): string {
-  const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
-  return tables
-    .map((t) => {
-      // A loop, not Math.max(...rows): spreading 200,000 rows overflows the stack (a RangeError, answered as 500).
-      let width = Math.max(t.headers.length, 1);
-      for (const r of t.rows) if (r.length > width) width = r.length;
-      const pad = (r: string[]) => Array.from({ length: width }, (_, i) => cell(r[i] ?? ''));
-      const head = t.headers.length ? pad(t.headers) : Array.from({ length: width }, (_, i) => `Column ${i + 1}`);
-      const lines = [
-        `| ${head.join(' | ')} |`,
-        `| ${head.map(() => '---').join(' | ')} |`,
-        ...t.rows.map((r) => `| ${pad(r).join(' | ')} |`),
-      ];
-      return lines.join('\n');
-    })
-    .join('\n\n');
-}
+/** Re-exported where it used to live (tests import it from here). */
+export { tablesToMarkdown };
 
 /** What one transformer operation produced; also the cache entry. */
 interface Computed {
@@ -66,15 +49,14 @@ export function createTransformerActivities(deps: ActivityDeps) {
     const llm = jobModel(deps.llm, store, jobId);
     const md = (text: string, name = 'result.md') => ({ name, body: text, mime: 'text/markdown; charset=utf-8' });
     if (operation === 'html-to-markdown' || operation === 'extract-tables') assertHtmlDepth(String(params.html ?? ''));
+    // Shaped by core/html/outcome.ts, as the API shapes the small ones it converts itself (same cache entry).
     if (operation === 'html-to-markdown') {
       const text = await heartbeating((signal) => convertHtmlToMarkdown(String(params.html ?? ''), signal));
-      return { text, metadata: { operation, characters: text.length }, file: md(text), usages: [] };
+      return htmlOutcome(operation, text);
     }
     if (operation === 'extract-tables') {
       const tables = await heartbeating((signal) => extractHtmlTables(String(params.html ?? ''), signal));
-      const text = tablesToMarkdown(tables);
-      const file = { name: 'tables.json', body: JSON.stringify({ tables }, null, 2), mime: 'application/json' };
-      return { text, metadata: { operation, table_count: tables.length, tables }, file, usages: [] };
+      return htmlOutcome(operation, tables);
     }
     const text = String(params.text ?? '');
     const { source_language: from, target_language: to } = withDefaults('transformer', params);

@@ -90,7 +90,7 @@ export function createApp(deps: AppDeps): App {
   const batches = new BatchService(deps.temporal, deps.store, config.BATCH_WINDOW, config.WEBHOOK_RETRY_SCALE);
   jobRoutes(api, { jobs, batches, maxBatchJobs: config.MAX_BATCH_JOBS });
   eventJobRoutes(api, jobs, batches, config.MAX_BATCH_JOBS);
-  const transformerDeps = { jobs, config, syncWaitMs: config.SYNC_WAIT_MS };
+  const transformerDeps = { jobs, config, syncWaitMs: config.SYNC_WAIT_MS, engines: deps.engines };
   commonRoutes(api, transformerDeps);
   transformerRoutes(api, transformerDeps);
   templateRoutes(api);

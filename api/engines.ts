@@ -1,10 +1,11 @@
+import type { HtmlOperation, HtmlOutcome } from '../core/html/outcome';
 import type { MediaProbe } from '../core/media-formats';
 
 /**
  * The engines the API runs itself: on an upload, to refuse it before any job exists (a file that is not audio, a
  * decompression bomb), and for `/api/health`. The API imports no provider: the composition root (api/main.ts) builds
  * these from them and hands them to `createApp`, as worker/main.ts builds the activities' engines. Everything else
- * runs in the worker.
+ * runs in the worker, except small pure transforms (`transformHtml`).
  */
 export interface ApiEngines {
   /** ffprobe: the container, duration and first streams of a media file, from its content (`INVALID_FORMAT` else). */
@@ -15,4 +16,9 @@ export interface ApiEngines {
   ocrLanguages(): Promise<ReadonlySet<string>>;
   /** Resolves when hosted video downloads can run (yt-dlp is installed); else 503 `PROVIDER_NOT_CONFIGURED`. */
   checkHostedVideo(): Promise<void>;
+  /**
+   * An HTML operation (core/html/outcome.ts `runHtmlOperation`) in a worker thread, never on the API's event loop:
+   * the same code the transformer activity runs. Rejects with `HtmlTooDeepError` (422) for a page nested too deeply.
+   */
+  transformHtml(operation: HtmlOperation, html: string, signal?: AbortSignal): Promise<HtmlOutcome>;
 }

@@ -5,6 +5,7 @@ import type { ApiEngines } from './engines';
 import { ConfigError, loadConfig, ytDlpPath } from '../core/config';
 import { createLogger } from '../core/logger';
 import { watchParent } from '../core/parent-watch';
+import { runHtmlOperationInThread } from '../providers/html';
 import { imageHeaderMetadata } from '../providers/image/metadata';
 import { checkYtDlp } from '../providers/media/hosted';
 import { probeMedia } from '../providers/media/probe';
@@ -42,7 +43,14 @@ async function main(): Promise<void> {
     imageSize: imageHeaderMetadata,
     ocrLanguages: installedLanguages,
     checkHostedVideo: () => checkYtDlp(ytDlpPath(config)),
+    transformHtml: runHtmlOperationInThread,
   };
+  // The first small HTML transform would pay for its thread's start (tsx and the converters load: about a second);
+  // one thread is started now, off the event loop.
+  if (config.INLINE_TRANSFORM_MAX_BYTES > 0)
+    void engines
+      .transformHtml('html-to-markdown', '')
+      .catch((err: unknown) => logger.warn({ err }, 'html thread warm-up'));
   const app = createApp({ config, logger, store, temporal, drain, engines });
   const server = http.createServer(app.listener);
   server.requestTimeout = 0;

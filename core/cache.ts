@@ -49,9 +49,17 @@ async function readEntry<T>(store: BlobStore, operation: string, key: string): P
  * `docproc_cache_lookups_total`.
  */
 export async function readCache<T>(store: BlobStore, operation: string, key: string): Promise<T | null> {
-  const value = (await readEntry<T>(store, operation, key))?.value ?? null;
+  const value = await peekCache<T>(store, operation, key);
   countCacheLookup(operation, value !== null);
   return value;
+}
+
+/**
+ * The cached value, not counted: for a reader that counts only what it answers itself (the API counts its hits and
+ * the misses it computes; a miss it hands to a job is counted by the job's activity, once).
+ */
+export async function peekCache<T>(store: BlobStore, operation: string, key: string): Promise<T | null> {
+  return (await readEntry<T>(store, operation, key))?.value ?? null;
 }
 
 /**

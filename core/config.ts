@@ -136,6 +136,11 @@ export const configSchema = z.object({
   INPUT_ROOTS: optionalString,
   BATCH_WINDOW: int(100, 1, 100_000),
   SYNC_WAIT_MS: int(120_000, 1000, 3_600_000),
+  /**
+   * Synchronous transformer requests whose input is at most this many bytes are answered by the API without a job: a
+   * cache hit from the entry, a model-free HTML operation computed in the API's worker threads. 0: always a job.
+   */
+  INLINE_TRANSFORM_MAX_BYTES: int(262_144, 0, 16_777_216),
   /** How long the synchronous media endpoints (`/api/audio/process`) wait for their job before answering 504. */
   MEDIA_SYNC_WAIT_MS: int(1_800_000, 1000, 86_400_000),
   /**

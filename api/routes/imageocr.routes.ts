@@ -8,6 +8,7 @@ import type { ApiEngines } from '../engines';
 import type { ApiRouter } from '../api-router';
 import { formBool } from '../schemas/form';
 import type { JobService } from '../services/jobs';
+import { answerImageFromCache } from '../services/direct-answer';
 import { answerSync } from '../services/sync-answer';
 import { storeUpload, uploadedFile, withUpload } from '../uploads';
 
@@ -63,7 +64,11 @@ export function imageOcrRoutes(
       if (head) checkPixelBudget(head, config.MAX_IMAGE_PIXELS);
       const upload = await storeUpload(jobs.store, body.file);
       const parameters = { file_key: upload.key, file_sha256: upload.sha256, [DISCARD_UPLOAD]: true, ...options(body) };
-      await withUpload(jobs.store, upload, () => answer(ctx, parameters));
+      await withUpload(jobs.store, upload, async () => {
+        // A cache hit is answered without a job (issue 24); the upload is removed as after a job.
+        if (await answerImageFromCache(ctx, { jobs, config }, upload.sha256, parameters)) return;
+        await answer(ctx, parameters);
+      });
     },
   });
 

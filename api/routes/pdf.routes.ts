@@ -12,6 +12,7 @@ import type { ApiRouter } from '../api-router';
 import { jobAccepted, jobIdParam, jobInProgress, zipResponse } from '../schemas/jobs.schemas';
 import { externalOcrBody, externalOcrResult, jobBody, pdfProcessResult, processBody } from '../schemas/pdf.schemas';
 import { attachment } from '../services/archive';
+import { answerPdfFromCache } from '../services/direct-answer';
 import { jobErrorToAppError, type JobService } from '../services/jobs';
 import { answerSync, answerWithResults } from '../services/sync-answer';
 import { storeUpload, uploadInput, withUpload } from '../uploads';
@@ -44,7 +45,8 @@ export function pdfRoutes(api: ApiRouter, jobs: JobService, config: Config): voi
     description:
       'Runs the pdf pipeline as a job and waits for it; past the limit, 504 with `details.job_id` and the work goes ' +
       'on. A repeated request for the same document, method, page range and languages is answered from the result ' +
-      'cache (`X-Cache: hit`) unless `useCache` is false; requests with a template or page images always run.',
+      'cache (`X-Cache: hit`, without a job unless one is asked for with `Prefer: respond-async` or `wait_ms=0`) ' +
+      'unless `useCache` is false; requests with a template or page images always run.',
     body: processBody,
     bodyTypes: ['multipart'],
     responses: {
@@ -90,7 +92,11 @@ export function pdfRoutes(api: ApiRouter, jobs: JobService, config: Config): voi
       if (body.file.size === 0) throw new AppError('UNPROCESSABLE_INPUT', 'The file is empty.', { reason: 'empty' });
       const upload = await storeUpload(jobs.store, body.file);
       const parameters = validateParameters('pdf', { ...uploadInput(upload), ...options });
-      await withUpload(jobs.store, upload, () => answerSync(ctx, jobs, { jobType: 'pdf', parameters }, syncWaitMs));
+      await withUpload(jobs.store, upload, async () => {
+        // A cache hit is answered without a job (issue 24); the upload is removed as after a job.
+        if (await answerPdfFromCache(ctx, { jobs, config }, upload.sha256, parameters)) return;
+        await answerSync(ctx, jobs, { jobType: 'pdf', parameters }, syncWaitMs);
+      });
     },
   });
 

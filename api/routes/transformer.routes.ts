@@ -7,6 +7,8 @@ import { loadTemplate, needsModel, parseTemplate, TEMPLATES_DIR } from '../../co
 import { envelope, errorResponse, z } from '../openapi';
 import type { ApiRouter } from '../api-router';
 import { lang, useCache } from '../schemas/common.schemas';
+import type { ApiEngines } from '../engines';
+import { answerDirectly } from '../services/direct-answer';
 import type { JobService } from '../services/jobs';
 import { answerSync } from '../services/sync-answer';
 
@@ -36,18 +38,22 @@ export interface TransformerDeps {
   jobs: JobService;
   config: Config;
   syncWaitMs: number;
+  /** The worker threads small HTML operations run in (api/engines.ts). */
+  engines: Pick<ApiEngines, 'transformHtml'>;
 }
 
 /**
- * Runs one transformer operation the way every endpoint here does: as a job of the transformer type, waited for,
- * its results forwarded as `data`. The pipeline reads the result cache (unless `use_cache` is false) and writes
- * fresh results to it; `X-Cache` says which it was. `needsModel` operations answer 503 when no model is configured.
+ * Runs one transformer operation the way every endpoint here does: answered by the API itself when it can (a cache
+ * hit, a small HTML operation: services/direct-answer.ts), else as a job of the transformer type, waited for, its
+ * results forwarded as `data`. The pipeline reads the result cache (unless `use_cache` is false) and writes fresh
+ * results to it; `X-Cache` says which it was. `needsModel` operations answer 503 when no model is configured.
+ * `templateSource` is the template's text (the cache key holds it).
  */
 export async function runTransformerOperation(
   ctx: Context,
   deps: TransformerDeps,
   params: TransformerParams,
-  opts: { needsModel: boolean },
+  opts: { needsModel: boolean; templateSource?: string },
 ): Promise<void> {
   if (opts.needsModel && !deps.config.llm) {
     throw new AppError(
@@ -58,6 +64,7 @@ export async function runTransformerOperation(
       },
     );
   }
+  if (await answerDirectly(ctx, deps, params, { templateSource: opts.templateSource })) return;
   await answerSync(ctx, deps.jobs, { jobType: 'transformer', parameters: params }, deps.syncWaitMs);
 }
 
@@ -135,7 +142,10 @@ export function transformerRoutes(api: ApiRouter, deps: TransformerDeps): void {
         source = t.source;
       }
       const params = { operation: 'template' as const, ...body };
-      await runTransformerOperation(ctx, deps, params, { needsModel: needsModel(parseTemplate(source), body.context) });
+      await runTransformerOperation(ctx, deps, params, {
+        needsModel: needsModel(parseTemplate(source), body.context),
+        templateSource: source,
+      });
     },
   });
 

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { Context } from 'koa';
 import type { AsyncPreference } from './async-preference';
-import { readBlobJson, type BlobStore } from '../../core/blob-store';
+import { readBlobJson, type BlobStat, type BlobStore } from '../../core/blob-store';
 import { fromCache, resultData, type StoredJobFields } from '../../core/job-results';
 import type { CreateJob, JobRecord, JobService } from './jobs';
 
@@ -24,8 +24,24 @@ export async function answerWithResults(ctx: Context, store: BlobStore, done: Jo
     return;
   }
   const [fields, st] = await Promise.all([readBlobJson<StoredJobFields>(store, ref.fields), store.stat(ref.data)]);
-  const data = await store.get(ref.data);
-  ctx.set('X-Cache', fields.job.from_cache ? 'hit' : 'miss');
+  await streamData(ctx, store, ref.data, fields.job.from_cache, st);
+}
+
+/**
+ * Answers `{"status":"success","data":<the stored data blob>}`, the blob streamed between the envelope's prefix and
+ * suffix, never parsed; `X-Cache` says `hit` or `miss`. Rejects with `BlobNotFoundError` before anything is sent when
+ * the blob is gone.
+ */
+export async function streamData(
+  ctx: Context,
+  store: BlobStore,
+  dataKey: string,
+  hit: boolean,
+  stat?: BlobStat | null,
+): Promise<void> {
+  const st = stat === undefined ? await store.stat(dataKey) : stat;
+  const data = await store.get(dataKey);
+  ctx.set('X-Cache', hit ? 'hit' : 'miss');
   ctx.type = 'application/json; charset=utf-8';
   if (st) ctx.length = PREFIX.length + st.size + SUFFIX.length;
   ctx.body = Readable.from(

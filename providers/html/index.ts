@@ -1,5 +1,7 @@
 import os from 'node:os';
 import { extractTables, htmlToMarkdown, type ExtractedTable } from '../../core/html';
+import { HtmlTooDeepError } from '../../core/html/limits';
+import type { HtmlOperation, HtmlOutcome } from '../../core/html/outcome';
 import { ThreadPool } from '../process/thread-pool';
 
 /** Inputs up to this size are converted inline (well under a second); larger ones in a worker thread. */
@@ -29,3 +31,26 @@ export function extractHtmlTables(html: string, signal?: AbortSignal): Promise<E
   if (html.length <= INLINE_HTML_CHARS) return Promise.resolve(extractTables(html));
   return inThread<ExtractedTable[]>('extract-tables', html, signal);
 }
+
+/**
+ * The whole operation (depth check, conversion, shaping: core/html/outcome.ts) in a worker thread, whatever the size:
+ * for a caller whose event loop serves others (the API answering small transforms itself). A page nested too deeply
+ * rejects with `HtmlTooDeepError` (422), as it does in the activity.
+ */
+export async function runHtmlOperationInThread(
+  operation: HtmlOperation,
+  html: string,
+  signal?: AbortSignal,
+): Promise<HtmlOutcome> {
+  try {
+    return await pool.run<HtmlOutcome>({ operation, html, whole: true }, signal);
+  } catch (e) {
+    const err = e as { code?: string; details?: { max_depth?: number } };
+    if (err?.code === 'UNPROCESSABLE_INPUT' && typeof err.details?.max_depth === 'number')
+      throw new HtmlTooDeepError(err.details.max_depth);
+    throw e;
+  }
+}
+
+/** Requests the conversion threads have answered in this process (tests check the API's transforms ran there). */
+export const htmlThreadRuns = (): number => pool.runs;

@@ -21,7 +21,7 @@ type PoolWorker = Worker & { discarded?: boolean; idleTimer?: NodeJS.Timeout };
 /**
  * A small pool of long-lived worker threads running one entry module: each thread loads its engine once, so a
  * request pays only for its own work. The entry answers each message `{ id, ...request }` with
- * `{ id, result }` or `{ id, error: message }`, one request at a time. An aborted request terminates its thread
+ * `{ id, result }` or `{ id, error: message, code?, details? }`, one request at a time. An aborted request terminates its thread
  * (the only way to stop synchronous work); the pool starts a fresh one when needed. Threads do not keep the
  * process alive.
  */
@@ -30,11 +30,17 @@ export class ThreadPool {
   private size = 0;
   private waiting: ((w: PoolWorker) => void)[] = [];
   private seq = 0;
+  private answered = 0;
 
   constructor(
     private readonly entry: URL,
     private readonly opts: ThreadPoolOptions,
   ) {}
+
+  /** Requests a thread has answered (a result or an error), since the pool was made. */
+  get runs(): number {
+    return this.answered;
+  }
 
   /** Threads working on a request now (started and not idle). */
   get busy(): number {
@@ -98,11 +104,13 @@ export class ThreadPool {
         w.off('exit', onExit);
         signal?.removeEventListener('abort', onAbort);
       };
-      const onMessage = (m: { id?: number; result?: T; error?: string }) => {
+      const onMessage = (m: { id?: number; result?: T; error?: string; code?: string; details?: unknown }) => {
         if (m.id !== id) return;
         cleanup();
         this.release(w);
-        if (m.error !== undefined) reject(new Error(m.error));
+        this.answered++;
+        // An entry may name its error (`code`, `details`) so the caller can map it back to its own error type.
+        if (m.error !== undefined) reject(Object.assign(new Error(m.error), { code: m.code, details: m.details }));
         else resolve(m.result as T);
       };
       const onError = (e: Error) => {

@@ -1,6 +1,14 @@
 import { expect } from 'chai';
 import { extractTables, htmlToMarkdown } from '../../core/html';
-import { convertHtmlToMarkdown, extractHtmlTables, INLINE_HTML_CHARS } from '../../providers/html';
+import { HtmlTooDeepError, MAX_HTML_DEPTH } from '../../core/html/limits';
+import { runHtmlOperation } from '../../core/html/outcome';
+import {
+  convertHtmlToMarkdown,
+  extractHtmlTables,
+  htmlThreadRuns,
+  INLINE_HTML_CHARS,
+  runHtmlOperationInThread,
+} from '../../providers/html';
 import { htmlOfSize } from '../support/workflow-env';
 
 // Large pages convert in a worker thread so the worker's event loop (workflow activations, queries, heartbeats)
@@ -50,5 +58,21 @@ describe('HTML conversion off the event loop', function () {
 
   it('converts a small page inline', async () => {
     expect(await convertHtmlToMarkdown('<h1>Hi</h1><p>there</p>')).to.equal('# Hi\n\nthere');
+  });
+
+  it('runs the whole operation in a thread, whatever the size, as the inline code does; a deep page is HtmlTooDeepError', async () => {
+    const html = tablesHtml(20);
+    for (const op of ['html-to-markdown', 'extract-tables'] as const) {
+      const runs = htmlThreadRuns();
+      expect(await runHtmlOperationInThread(op, html)).to.deep.equal(runHtmlOperation(op, html));
+      expect(htmlThreadRuns(), 'ran on a thread').to.equal(runs + 1);
+    }
+    const deep = `${'<i>'.repeat(MAX_HTML_DEPTH + 1)}x`;
+    const err = await runHtmlOperationInThread('html-to-markdown', deep).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).to.be.instanceOf(HtmlTooDeepError);
+    expect((err as HtmlTooDeepError).details).to.deep.equal({ max_depth: MAX_HTML_DEPTH });
   });
 });

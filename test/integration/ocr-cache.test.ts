@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import { startStack, type Stack } from '../support/stack';
 import { startOcrServer, type OcrServer } from '../support/ocr-server';
 import { postMultipart, type FormFile } from '../support/pdf-http';
-import { pageImage, startFileServer, syncCall, textPdf, unique } from '../support/results';
+import { pageImage, recordedJobs, startFileServer, syncCall, textPdf, unique } from '../support/results';
 
 // The result cache of image OCR (file and URL) and external OCR (issue 11): read by the pipeline unless `use_cache`
 // (external OCR: also `useCache`) is false, written by every fresh success, never by an error; `X-Cache` says which.
@@ -36,6 +36,16 @@ describe('Result cache of image OCR and external OCR', function () {
     return r;
   };
 
+  /** A request the API answers from the cache itself (issue 24): no job ran. */
+  const direct = async (call: () => Promise<{ status: number; body: any; headers: Headers }>) => {
+    const before = await recordedJobs(s.worker.store);
+    const r = await call();
+    expect(r.status, JSON.stringify(r.body).slice(0, 600)).to.equal(200);
+    const added = [...(await recordedJobs(s.worker.store))].filter((id) => !before.has(id));
+    expect(added, 'no job ran').to.deep.equal([]);
+    return { data: r.body.data, cache: r.headers.get('x-cache') };
+  };
+
   describe('image OCR', () => {
     it('answers a repeated upload from the cache (X-Cache hit, same data) and recognises it again with use_cache false', async () => {
       const image: FormFile = {
@@ -43,12 +53,15 @@ describe('Result cache of image OCR and external OCR', function () {
         name: 'schild.png',
         type: 'image/png',
       };
-      const post = (fields: Record<string, string> = {}) =>
-        run(() => postMultipart(`${s.url}/api/imageocr/process`, fields, image));
+      const call =
+        (fields: Record<string, string> = {}) =>
+        () =>
+          postMultipart(`${s.url}/api/imageocr/process`, fields, image);
+      const post = (fields: Record<string, string> = {}) => run(call(fields));
       const first = await post();
       expect(first.cache).to.equal('miss');
       expect(first.data.extracted_text).to.include('Rhein');
-      const again = await post();
+      const again = await direct(call());
       expect(again.cache).to.equal('hit');
       expect(again.data).to.deep.equal(first.data);
       const bypass = await post({ use_cache: 'false' });

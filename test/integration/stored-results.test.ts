@@ -38,12 +38,17 @@ function textPdf(pages: number): Buffer {
 }
 
 /** POST /api/pdf/process answered as raw bytes (the envelope is compared byte for byte). */
-async function rawPdfCall(s: Stack, pdf: Buffer): Promise<{ status: number; text: string; headers: Headers }> {
+async function rawPdfCall(
+  s: Stack,
+  pdf: Buffer,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; text: string; headers: Headers }> {
   const form = new FormData();
   form.append('file', new Blob([new Uint8Array(pdf)], { type: 'application/pdf' }), 'doc.pdf');
   form.append('extraction_method', 'native');
   const res = await fetch(`${s.url}/api/pdf/process`, {
     method: 'POST',
+    headers,
     body: form,
     signal: AbortSignal.timeout(60_000),
   });
@@ -84,7 +89,13 @@ describe('Stored results: streamed answers, the text stored once, the heavy-requ
     const hit = await rawPdfCall(s, pdf);
     expect(hit.status, hit.text.slice(0, 300)).to.equal(200);
     expect(hit.headers.get('x-cache')).to.equal('hit');
-    const hitJob = await jobIdOf(s, before);
+    // Answered by the API from the entry (issue 24): no job ran.
+    expect([...(await recordedJobs(s.worker.store))].filter((id) => !before.has(id))).to.deep.equal([]);
+    // A client that asks for a job gets one, and its results come from the cache.
+    const accepted = await rawPdfCall(s, pdf, { Prefer: 'respond-async' });
+    expect(accepted.status, accepted.text.slice(0, 300)).to.equal(202);
+    const hitJob: string = JSON.parse(accepted.text).data.job_id;
+    expect((await s.waitJob(hitJob)).status).to.equal('completed');
 
     expect(hit.text).to.equal(miss.text);
     expect(Number(hit.headers.get('content-length'))).to.equal(Buffer.byteLength(hit.text));

@@ -76,7 +76,9 @@ describe('Temporal stopped or gone: 503 UNAVAILABLE at once, and service again w
         ).status === 503,
     );
     const requests: [string, string, unknown?][] = [
-      ['POST', '/api/transformer/html-to-markdown', { html: '<h1>Now</h1>' }],
+      // A job asked for (wait_ms) needs Temporal; a same-language translation is a job too (only a hit is not).
+      ['POST', '/api/transformer/html-to-markdown?wait_ms=60000', { html: '<h1>Now</h1>' }],
+      ['POST', '/api/transformer/text', { text: `Jetzt ${Date.now()}`, source_language: 'de', target_language: 'de' }],
       [
         'POST',
         '/api/jobs/',
@@ -104,6 +106,10 @@ describe('Temporal stopped or gone: 503 UNAVAILABLE at once, and service again w
       (await s.call('POST', '/api/jobs/', { job_type: 'transformer', parameters: {} })).status,
       'validation first',
     ).to.equal(400);
+    // A small page is converted by the API itself: no Temporal needed.
+    const inline = await s.call('POST', '/api/transformer/html-to-markdown', { html: '<h1>Inline</h1>' });
+    expect(inline.status, JSON.stringify(inline.body)).to.equal(200);
+    expect(inline.body.data.markdown).to.equal('# Inline');
     const kept = await s.call('GET', `/api/jobs/${finished}`);
     expect(kept.status).to.equal(200);
     expect(kept.body.data.status).to.equal('completed');
@@ -113,7 +119,9 @@ describe('Temporal stopped or gone: 503 UNAVAILABLE at once, and service again w
     const t0 = Date.now();
     await until(
       'the API to serve again',
-      async () => (await s.call('POST', '/api/transformer/html-to-markdown', { html: '<h1>Back</h1>' })).status === 200,
+      async () =>
+        (await s.call('POST', '/api/transformer/html-to-markdown?wait_ms=60000', { html: '<h1>Back</h1>' })).status ===
+        200,
       120_000,
     );
     return Date.now() - t0;

@@ -21,6 +21,12 @@ describe('thread pool', function () {
     } catch (e) {
       expect((e as Error).message).to.equal('failed on purpose');
     }
+    const coded = await pool.run({ op: 'coded', value: 7 }).then(
+      () => expect.fail('should have been rejected'),
+      (e: unknown) => e as Error & { code?: string; details?: unknown },
+    );
+    expect([coded.message, coded.code, coded.details]).to.deep.equal(['coded failure', 'SOME_CODE', { value: 7 }]);
+    expect(pool.runs, 'requests answered, errors included').to.equal(7);
   });
 
   it('ends a thread that outgrows its heap limit, rejects with ERR_WORKER_OUT_OF_MEMORY and carries on with a fresh thread', async () => {

@@ -286,7 +286,12 @@ describe('transformer endpoints with a language model', function () {
       const deep = `${'<div>'.repeat(1500)}x${'</div>'.repeat(1500)}`;
       const r = await post('html-to-markdown', { html: deep, use_cache: false });
       expectError(r, 422, 'UNPROCESSABLE_INPUT');
-      expect(r.body.error.details.job_id).to.be.a('string');
+      // A small page is converted by the API itself (no job); as a job (asked for with wait_ms) it fails the same way.
+      expect(r.body.error.details).to.deep.equal({ max_depth: 1000 });
+      const asJob = await post('html-to-markdown?wait_ms=60000', { html: deep, use_cache: false });
+      expectError(asJob, 422, 'UNPROCESSABLE_INPUT');
+      expect(asJob.body.error.details).to.include({ max_depth: 1000 });
+      expect(asJob.body.error.details.job_id).to.be.a('string');
     });
   });
 

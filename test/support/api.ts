@@ -7,6 +7,7 @@ import type { ApiEngines } from '../../api/engines';
 import { createTemporalGateway, type TemporalGateway } from '../../api/temporal';
 import { loadConfig, ytDlpPath, type Config } from '../../core/config';
 import type { BlobStore } from '../../core/blob-store';
+import { runHtmlOperationInThread } from '../../providers/html';
 import { imageHeaderMetadata } from '../../providers/image/metadata';
 import { checkYtDlp } from '../../providers/media/hosted';
 import { probeMedia } from '../../providers/media/probe';
@@ -32,6 +33,7 @@ export const apiEngines = (config: Config): ApiEngines => ({
   imageSize: imageHeaderMetadata,
   ocrLanguages: installedLanguages,
   checkHostedVideo: () => checkYtDlp(ytDlpPath(config)),
+  transformHtml: runHtmlOperationInThread,
 });
 
 /**
