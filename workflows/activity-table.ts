@@ -10,7 +10,7 @@
  * steps; `media` the CPU-bound engines (about one slot per core); `llm` the steps that ask the language model (slots
  * sized to the model), so a burst of model work never holds the io slots of bookkeeping.
  */
-import type { ActivityOptions } from '@temporalio/workflow';
+import type { ActivityOptions, LocalActivityOptions } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import {
   bookkeeping,
@@ -20,6 +20,7 @@ import {
   modelCall,
   probe,
   quickTransform,
+  quickTransformInTask,
   remoteMediaCall,
   storeHeavy,
   webhookDelivery,
@@ -45,6 +46,8 @@ export interface ActivityRoute {
    * registered on the io worker as well.
    */
   withoutModel?: ActivityOptions;
+  /** `llm` steps only: the options of the step asking no model when a route runs it in-process (`Route.local`). */
+  inTaskWithoutModel?: LocalActivityOptions;
 }
 
 const io = (options: ActivityOptions): ActivityRoute => ({ queue: 'io', options });
@@ -53,10 +56,11 @@ const inProcess: ActivityRoute = { queue: 'io', options: bookkeepingRemote, loca
 /** A CPU-bound engine on the media queue. */
 const media: ActivityRoute = { queue: 'media', options: cpuBound };
 /** A step that may ask the language model; `withoutModel`: its options when it asks none. */
-const model = (withoutModel?: ActivityOptions): ActivityRoute => ({
+const model = (withoutModel?: ActivityOptions, inTaskWithoutModel?: LocalActivityOptions): ActivityRoute => ({
   queue: 'llm',
   options: modelCall,
   ...(withoutModel ? { withoutModel } : {}),
+  ...(inTaskWithoutModel ? { inTaskWithoutModel } : {}),
 });
 
 /** Every activity: its queue and its options preset (workflows/activity-options.ts). */
@@ -112,7 +116,7 @@ export const ACTIVITY_TABLE = {
   finishAudio: model(storeHeavy),
   finishVideo: model(storeHeavy),
   finishImageOcr: model(storeHeavy),
-  runTransformerStep: model(quickTransform),
+  runTransformerStep: model(quickTransform, quickTransformInTask),
   fillSessionTemplate: model(),
   summaryCall: model(),
 } as const satisfies Record<ActivityName, ActivityRoute>;
@@ -143,7 +147,10 @@ export interface Route {
    * (a step without them always asks, so it needs a `model`).
    */
   model?: 'llm' | 'io';
-  /** Runs the io steps in-process (local activities, `bookkeeping`), or through a queue when false. */
+  /**
+   * Runs the io steps in-process (local activities, `bookkeeping`), or through a queue when false; an `llm` step that
+   * asks no model in-process under its `inTaskWithoutModel` options.
+   */
   local?: boolean;
   /**
    * A task queue by name, for a step every worker registers (the health probe names the queues it crosses); any
@@ -199,7 +206,10 @@ export function scheduledWith(name: ActivityName, route: Route, workflowQueue: s
       if (route.model === 'llm')
         options = { ...entry.options, taskQueue: siblingQueue(workflowQueue, 'llm'), ...fairFor(jobOf(name, route)) };
       else if (route.model === 'io') options = entry.options;
-      else if (entry.withoutModel) options = entry.withoutModel;
+      else if (route.local && entry.inTaskWithoutModel) {
+        local = true;
+        options = entry.inTaskWithoutModel;
+      } else if (entry.withoutModel) options = entry.withoutModel;
       else throw new Error(`${name} always asks the model: its route needs a model queue (routing.ts modelRoute)`);
       break;
     case 'io':

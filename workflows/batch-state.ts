@@ -34,7 +34,8 @@ export interface FailAllStep {
  * start begins, whether starting is paused, and the never-started jobs fail-all failed whose records are still to be
  * written. Plain state and its transitions, carried over continue-as-new by `carry()`: the workflow only wires it to
  * its handlers, its main loop and its activities, the way the Temporal samples' message-passing workflows keep theirs.
- * Counts stay exact because every job reports its own end (`jobFinished`), whichever run of the batch receives it.
+ * Counts stay exact because every job's end is reported once per run of it: by its close (a child of the current
+ * batch run) or by `jobFinished` (a restarted run, or a run of a batch recorded before it counted closes).
  */
 export class BatchLedger {
   /** The number of jobs in the batch. */
@@ -211,8 +212,15 @@ export class BatchLedger {
   }
 }
 
-/** The input of job `index` of the batch, its first run. */
-export function childJobInput(input: BatchInput, spec: BatchManifest['jobs'][number], index: number): JobInput {
+/**
+ * The input of job `index` of the batch, its first run; `reportsByCompletion` when the batch counts it by its close.
+ */
+export function childJobInput(
+  input: BatchInput,
+  spec: BatchManifest['jobs'][number],
+  index: number,
+  reportsByCompletion = false,
+): JobInput {
   return jobInput(spec.job_type, spec.parameters, {
     jobId: spec.job_id,
     batchId: input.batchId,
@@ -223,6 +231,7 @@ export function childJobInput(input: BatchInput, spec: BatchManifest['jobs'][num
     ...(spec.webhook ? { webhook: spec.webhook } : {}),
     ...(input.legacy ? { legacy: true } : {}),
     ...(input.webhookRetryScale !== undefined ? { webhookRetryScale: input.webhookRetryScale } : {}),
+    ...(reportsByCompletion ? { reportsByCompletion: true } : {}),
   });
 }
 

@@ -24,6 +24,7 @@ import {
 } from './definitions';
 import { BatchLedger, checkFailAllReason, childJobInput, recordInput } from './batch-state';
 import { jobWorkflow } from './job.workflow';
+import { BATCH_COUNTS_COMPLETIONS } from './patches';
 import { activitiesFor } from './routing';
 
 const steps = activitiesFor();
@@ -46,8 +47,10 @@ const now = () => new Date().toISOString();
 
 /**
  * A batch: starts its jobs as children, at most `window` at a time, in manifest order. Children are abandoned on
- * close and report their end with `jobFinished`, so counts stay exact across continue-as-new and for jobs
- * restarted after the batch finished (which reopen it). `toggleActive` pauses and resumes starting; `failAll`
+ * close. Each child's close (its completion event in this run's history) counts it; the run continues as new only
+ * once every child it started has closed, so no close is lost, and a restarted job (a run the batch did not start)
+ * reports with `jobRestarted`/`jobFinished`, also after the batch finished (which reopens it). Runs recorded before
+ * `patched('batch-counts-completions')` counted every child by its `jobFinished` signal. `toggleActive` pauses and resumes starting; `failAll`
  * fails every unfinished job and returns how many. The counting is `BatchLedger`'s (batch-state.ts); this function
  * wires it to the handlers, the activities and the children.
  */
@@ -83,6 +86,9 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchState> {
     { validator: ({ reason }) => checkFailAllReason(reason) },
   );
 
+  // Children of this run not yet closed: their close is their report (BATCH_COUNTS_COMPLETIONS).
+  const byCompletion = patched(BATCH_COUNTS_COMPLETIONS);
+  let open = 0;
   setAttributes();
   for (;;) {
     await condition(() => batch.allDone() || batch.hasRecordsToFail() || batch.canStart() || tooLong());
@@ -94,6 +100,11 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchState> {
     }
     if (batch.allDone()) break;
     if (tooLong() || workflowInfo().continueAsNewSuggested) {
+      if (open > 0) {
+        // The next run would not see these children close: wait for them (records to fail first, if any come).
+        await condition(() => open === 0 || batch.hasRecordsToFail());
+        continue;
+      }
       await condition(allHandlersFinished);
       await continueAsNew<typeof batchWorkflow>({ ...input, carry: batch.carry() });
     }
@@ -105,9 +116,9 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchState> {
         const index = offset + k;
         if (!batch.markStarted(index, spec.job_id)) return; // failed by fail-all meanwhile
         try {
-          await startChild(jobWorkflow, {
+          const child = await startChild(jobWorkflow, {
             workflowId: spec.job_id,
-            args: [childJobInput(input, spec, index)],
+            args: [childJobInput(input, spec, index, byCompletion)],
             parentClosePolicy: ParentClosePolicy.ABANDON,
             workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
             typedSearchAttributes: jobSearchAttributes({
@@ -117,6 +128,18 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchState> {
             }),
             memo: { summary: `${spec.job_type} job ${index + 1}/${batch.size} of batch ${input.batchName}` },
           });
+          if (byCompletion) {
+            open++;
+            // Completed: the job completed. Failed, cancelled, terminated or timed out: it failed (as its wrap-up or
+            // its closeout also reports it).
+            void child
+              .result()
+              .then(
+                (r) => batch.jobFinished({ index, status: r.status === 'completed' ? 'completed' : 'failed', run: 1 }),
+                () => batch.jobFinished({ index, status: 'failed', run: 1 }),
+              )
+              .finally(() => open--);
+          }
         } catch (err) {
           // Already started (a replay after continue-as-new raced a start): it will report as usual.
           if ((err as Error).name !== 'WorkflowExecutionAlreadyStartedError') throw err;

@@ -28,8 +28,8 @@ const now = () => new Date().toISOString();
 /**
  * The wrap-up of a job whose run closed without one (terminated or timed out: no workflow code runs then). Started
  * by the worker's sweeper, one per closed run (workflow id `closeout-<job id>-<run id>`): it reads the run's last
- * state, writes it as `failed` with the code of how the run ended, tells the job's batch, and sends the failure
- * webhook, so the job reads as failed and can be restarted.
+ * state, writes it as `failed` with the code of how the run ended, tells the job's batch (unless the batch counted the
+ * run by its close), and sends the failure webhook, so the job reads as failed and can be restarted.
  */
 export async function jobCloseoutWorkflow(input: JobCloseoutInput): Promise<{ closed: boolean }> {
   const last = await steps.readJobRun({ jobId: input.jobId, runId: input.runId });
@@ -42,7 +42,9 @@ export async function jobCloseoutWorkflow(input: JobCloseoutInput): Promise<{ cl
   log('error', `Job failed: ${error.code}: ${error.message}`);
   await steps.writeJobRecord({ state, finished: true });
   const batch = state.input;
-  if (batch?.batchId !== undefined && batch.batchIndex !== undefined) {
+  // A first run its batch counts by its close (BATCH_COUNTS_COMPLETIONS): the batch has seen it end already.
+  const countedByClose = batch?.reportsByCompletion === true && (state.run ?? 1) === 1;
+  if (batch?.batchId !== undefined && batch.batchIndex !== undefined && !countedByClose) {
     await steps.notifyBatch({ batchId: batch.batchId, index: batch.batchIndex, status: 'failed', run: state.run });
   }
   const hookInput = {

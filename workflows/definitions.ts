@@ -65,6 +65,12 @@ export interface JobRun {
   legacy?: boolean;
   /** Multiplies the webhook retry delays (1 in production; tests shrink it, the schedule's shape stays). */
   webhookRetryScale?: number;
+  /**
+   * Set by a batch run that counts its children by their completion (`patched('batch-counts-completions')`): the
+   * first run of this job then sends no `jobFinished` signal, its close is the report. Restarted runs (`run` > 1),
+   * which the batch did not start, still signal.
+   */
+  reportsByCompletion?: boolean;
 }
 
 /**

@@ -79,7 +79,9 @@ export async function jobWorkflow(input: JobInput): Promise<{ status: string; er
     job.commit(final.state);
     setStatusAttribute();
     webhooks.push(final.event);
-    if (job.inBatch) await reportToBatch(input, { index: input.batchIndex!, status: job.state.status, run: input.run });
+    // A first run its batch counts by its close reports nothing here (BATCH_COUNTS_COMPLETIONS).
+    if (job.inBatch && !(input.reportsByCompletion && input.run === 1))
+      await reportToBatch(input, { index: input.batchIndex!, status: job.state.status, run: input.run });
     // Delivery by the run itself (before the notifier) logs each attempt: those lines go into the record too.
     const logsBefore = job.state.logs.length;
     await webhooks.finish();

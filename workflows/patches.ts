@@ -22,3 +22,19 @@ export const RUN_OWNS_RECORD = 'run-owns-record';
  * job's step waits at most about a page for a slot (core/fanout.ts PDF_PAGE_GROUP_FINE). Before: two pages (four).
  */
 export const OCR_FINE_GROUPS = 'ocr-fine-groups';
+
+/**
+ * A batch counts the jobs it started by their child-completion events (already in its history) instead of a
+ * `jobFinished` signal from each: their input says so (`reportsByCompletion`), and the batch continues as new only
+ * once every child of its run has closed, so no child's close goes to a closed run. Saves per job a workflow task
+ * and two events, and the batch an event and a task per job. Restarted runs still signal.
+ */
+export const BATCH_COUNTS_COMPLETIONS = 'batch-counts-completions';
+
+/**
+ * A small HTML conversion (`html-to-markdown`, `extract-tables` of inline HTML up to SMALL_TRANSFORM_CHARS) runs as a
+ * local activity in the job's first workflow task: the job completes in one task instead of two (no dispatch of the
+ * step, no second trip through matching). Larger pages stay regular activities (a conversion of seconds must not hold
+ * the workflow task).
+ */
+export const SMALL_TRANSFORM_IN_TASK = 'small-transform-in-task';

@@ -132,7 +132,7 @@ export function jobRoutes(api: ApiRouter, deps: JobRouteDeps): void {
     query: jobQuery,
     responses: { 200: jsonResponse(jobRecord, 'The job'), 404: errorResponse('Unknown job') },
     handler: async (ctx, { params, query }) => {
-      let s = await jobs.require(params.job_id);
+      let s = query.wait ? await jobs.requireForWait(params.job_id, query.wait) : await jobs.require(params.job_id);
       if (query.wait) s = await jobs.waitForChange(s, query.wait);
       ctx.set('Cache-Control', 'no-store');
       ctx.body = { status: 'success', data: jobView(s) };

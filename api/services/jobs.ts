@@ -32,6 +32,11 @@ const SHARED_QUERY_MS = 500;
 const SHARED_RECORD_MS = 20;
 /** How long starting a job's workflow may take before the request is answered 503 (Temporal hanging). */
 const START_DEADLINE_MS = 5000;
+/**
+ * How long after this API created a job a long-poll of it reads only the job's record before its first query (see
+ * `requireForWait`): about the time a small job takes from its start to its record on a busy 2-core machine.
+ */
+const FIRST_TASK_GRACE_MS = 300;
 
 /** A uuid-shaped id derived from a client key, so a repeated key names the same job without a lookup race. */
 export function idFromKey(prefix: 'job' | 'batch', key: string, scope = ''): string {
@@ -66,6 +71,8 @@ export class JobService {
   readonly heavy: RequestBound;
   /** Reads shared by the waiters of a job (see `shared`). */
   private readonly reads = new SharedReads();
+  /** Jobs this API created in the last FIRST_TASK_GRACE_MS, with when (oldest first). */
+  private readonly young = new Map<string, number>();
 
   constructor(
     private readonly temporal: TemporalGateway,
@@ -133,6 +140,38 @@ export class JobService {
     const s = await this.state(jobId);
     if (!s) throw new AppError('JOB_NOT_FOUND', `No job with id ${jobId}.`, { job_id: jobId });
     return s;
+  }
+
+  /**
+   * The state a long-poll (`wait`) starts from. A job this API created less than FIRST_TASK_GRACE_MS ago is most
+   * likely in its first workflow task, which a small job completes in (a conversion in the task, the record, the
+   * end): a query then makes the worker answer it in the middle of the task and finish the job in a second task,
+   * through the server once more. So its record is read first, for up to the grace (within the wait): a job
+   * finished by then answers from its record, as a waiting client would have been answered; past the grace, or for
+   * any other job, the state as `require` reads it (the long-poll then waits for a change from that state).
+   */
+  async requireForWait(jobId: string, seconds: number): Promise<JobState> {
+    const born = this.young.get(jobId);
+    if (born !== undefined) {
+      const until = Math.min(born + FIRST_TASK_GRACE_MS, Date.now() + seconds * 1000);
+      // Every 10 ms (a stat-sized read; waiters of the job share the read in flight): the grace is short.
+      for (;;) {
+        const rec = await this.reads.get(`first:${jobId}`, 0, () => this.readRecord(jobId, { results: false }));
+        if ((rec && isTerminal(rec)) || Date.now() >= until) break;
+        await new Promise((r) => setTimeout(r, Math.max(1, Math.min(10, until - Date.now()))));
+      }
+    }
+    return this.require(jobId);
+  }
+
+  /** Notes a job this API just created (`requireForWait`), forgetting those past the grace. */
+  private noteYoung(jobId: string): void {
+    const now = Date.now();
+    for (const [id, at] of this.young) {
+      if (now - at < FIRST_TASK_GRACE_MS) break;
+      this.young.delete(id);
+    }
+    this.young.set(jobId, now);
   }
 
   /**
@@ -205,6 +244,7 @@ export class JobService {
       }
       throw e;
     }
+    this.noteYoung(jobId);
     return { state: initialState(input, createdAt), created: true };
   }
 

@@ -275,6 +275,29 @@ describe('batches on the real engine', function () {
       ]);
     });
 
+    it('counts a job terminated while it runs as failed by its close, and goes on with the next', async () => {
+      const { batchId, ids } = await batchWithRunningFirstJob(2);
+      // Terminated: no workflow code of the job runs again, so nothing of the job signals the batch.
+      await w.api.temporal.client.workflow.getHandle(ids[0]).terminate('terminated by the test');
+      const { final } = await waitBatch(w, batchId);
+      expect(final).to.include({ status: 'completed', job_count: 2, completed_count: 1, failed_count: 1 });
+      expect(final.jobs.map((j: { status: string }) => j.status)).to.deep.equal(['failed', 'completed']);
+      // The worker's closeout writes the job's record (TERMINATED) and leaves the batch alone: it saw the close.
+      await until(
+        async () => {
+          const j = (await w.call('GET', `/api/jobs/${ids[0]}`)).body.data;
+          return j.status === 'failed' && j.error?.code === 'TERMINATED' ? true : undefined;
+        },
+        'the closeout of the terminated job',
+        60_000,
+        100,
+      );
+      const history = await w.api.temporal.client.workflow.getHandle(batchId).fetchHistory();
+      const signals = history.events!.flatMap((e) => e.workflowExecutionSignaledEventAttributes?.signalName ?? []);
+      expect(signals, 'signals the batch received').to.not.include('jobFinished');
+      expect(history.events!.at(-1)!.workflowExecutionCompletedEventAttributes).to.not.equal(undefined);
+    });
+
     it('fails the running job and every job that never started with CANCELLED and the reason', async () => {
       const { batchId, ids } = await batchWithRunningFirstJob(4);
       const r = await w.call('POST', '/api/event-job/batches/fail-all', { batch_id: batchId, reason: 'stop' });

@@ -117,11 +117,13 @@ describe('jobs API on the real engine', function () {
 
     it('answers a long-poll on a running job as soon as the job changes, well before the wait is over', async function () {
       this.timeout(180_000);
-      // A small job finishes within a second; whenever its first read shows it unfinished, a long-poll must come
+      // A job of one step finishes within a second; whenever its first read shows it unfinished, a long-poll must come
       // back with a changed job long before its 20 s are up (a wait far above the job's time, even on a busy machine).
+      // Its page is above the size converted in the job's first workflow task (transformer.pipeline.ts
+      // SMALL_TRANSFORM_CHARS): such a small job is never seen unfinished once its first task has run.
       let observed = 0;
       for (let attempt = 0; attempt < 8 && observed < 2; attempt++) {
-        const jobId = await create(transformerJob());
+        const jobId = await create(transformerJob(generatedHtml(20_000)));
         const before = (await s.call('GET', `/api/jobs/${jobId}`)).body.data;
         if (before.status === 'completed' || before.status === 'failed') continue;
         const t0 = Date.now();

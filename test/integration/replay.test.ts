@@ -70,6 +70,9 @@ const REQUIRED_SCENARIOS = [
   'job-pdf-ocr-bounded',
   'job-template-llm-queue',
   'job-pdf-ocr-fine',
+  'job-transformer-in-task',
+  'batch-counts-completions',
+  'batch-counts-completions.child',
 ];
 
 type History = ReturnType<typeof historyOf>;
@@ -137,6 +140,28 @@ const OLD_SIDES: Record<string, { scenario: string; file?: string; took: (h: His
         hasMarker(h, 'bounded-fanout') &&
         scheduledActivities(h, 'extractPdfPages') === 3 &&
         !hasMarker(h, 'ocr-fine-groups'),
+    },
+    // A small conversion as a regular activity (a page of about 4 KB, inline): recorded before it ran in the task.
+    'small-transform-in-task': {
+      scenario: 'job-transformer-webhook',
+      took: (h) => {
+        const html = (startInput(h)?.parameters as { html?: string } | undefined)?.html;
+        return (
+          typeof html === 'string' &&
+          html.length < 16 * 1024 &&
+          scheduledActivities(h, 'runTransformerStep') === 1 &&
+          !hasMarker(h, 'small-transform-in-task')
+        );
+      },
+    },
+    // A batch whose children each signalled jobFinished: recorded before it counted them by their close.
+    'batch-counts-completions': {
+      scenario: 'batch-continued',
+      file: 'batch-continued.run1.json',
+      took: (h) =>
+        !hasMarker(h, 'batch-counts-completions') &&
+        (h.events ?? []).filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'jobFinished')
+          .length > 0,
     },
     // fail-all with the outcome wait but before it closed the gaps (a slice being loaded, records in the update).
     'fail-all-closes-gaps': {

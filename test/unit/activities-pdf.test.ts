@@ -233,3 +233,14 @@ describe('activities: extractPdfPages (in-memory PDF and OCR engines)', () => {
     expect(h.ocr.recognized).to.deep.equal([1, 2, 3]);
   });
 });
+
+describe('activities: how many pdftotext processes read a text layer (idleCores)', () => {
+  it('splits across the cores the last minute left idle, at least one process, at most one per core', async () => {
+    const { idleCores } = await import('../../activities/pdf.activities');
+    expect(idleCores(2, 0)).to.equal(2);
+    expect(idleCores(2, 0.4)).to.equal(2);
+    expect(idleCores(2, 1)).to.equal(1);
+    expect(idleCores(2, 10)).to.equal(1);
+    expect(idleCores(8, 3.2)).to.equal(5);
+  });
+});

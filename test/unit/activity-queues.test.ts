@@ -174,6 +174,13 @@ describe('the options each route schedules a step with', () => {
     for (const name of ['finishPdf', 'finishAudio', 'finishVideo', 'finishImageOcr'] as const)
       expect(on(name, { jobId }).options, name).to.equal(presets.storeHeavy);
     expect(on('runTransformerStep', { jobId }).options).to.equal(presets.quickTransform);
+    // A small conversion in the job's workflow task: a local activity of one attempt; a model step never runs so.
+    expect(on('runTransformerStep', { jobId, local: true })).to.deep.equal({
+      local: true,
+      options: presets.quickTransformInTask,
+    });
+    expect(presets.quickTransformInTask.retry?.maximumAttempts).to.equal(1);
+    expect(on('runTransformerStep', { jobId, model: 'llm', local: true }).local).to.equal(false);
     for (const name of ['summaryCall', 'fillSessionTemplate'] as const)
       expect(() => on(name, { jobId }), name).to.throw(/always asks the model/);
   });

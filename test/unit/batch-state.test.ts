@@ -227,6 +227,12 @@ describe('batch ledger (the batch workflow state, no Temporal)', () => {
       run: 1,
       legacy: true,
     });
+    // A batch that counts its children by their close says so in their input.
+    expect(childJobInput(input(), { ...spec, webhook: undefined }, 1, true)).to.deep.include({
+      run: 1,
+      reportsByCompletion: true,
+    });
+    expect(childJobInput(input(), spec, 1)).to.not.have.property('reportsByCompletion');
     expect(recordInput(input({ carry: { statuses: 'p', next: 0, active: true } }))).to.deep.equal(input());
   });
 });
