@@ -41,6 +41,37 @@ export function serverSettings(env = process.env) {
   };
 }
 
+/**
+ * docker-compose.yml's services and what stands for each in this layout (test/integration/cluster-compose.test.ts
+ * fails when the compose file gains a service this layout does not account for).
+ */
+export const COMPOSE_STAND_INS = {
+  postgresql: "the postgresql process (Debian's PostgreSQL, data under DATA_DIR/postgresql)",
+  temporal: "the temporal process (the Temporal server built at the auto-setup image's version)",
+  'temporal-ui': "the temporal-ui process (the UI server built at the ui image's version)",
+  'temporal-setup': 'scripts/setup.mjs --temporal-namespace, run once the server answers',
+  minio: 'the minio process',
+  'minio-setup': 'none needed: the service creates a missing bucket at start',
+  'api-1': 'api-1 (--apis N: api-1 … api-N)',
+  'api-2': 'api-2',
+  'worker-io': 'io-1 … (--io-workers N, WORKER_QUEUES=io,llm)',
+  'worker-media': 'media-1 … (--media-workers N, WORKER_QUEUES=media)',
+};
+
+/**
+ * The compose file's `temporal` service variables and how this layout sets each: from the same shell variable with
+ * the same default (`serverSettings`), or fixed by the layout.
+ */
+export const TEMPORAL_SERVICE_VARIABLES = {
+  DB: { fixed: 'postgres12' },
+  DB_PORT: { fixed: 'a free port' },
+  POSTGRES_USER: { fixed: POSTGRES_USER },
+  POSTGRES_PWD: { from: 'POSTGRES_PASSWORD', setting: 'password' },
+  POSTGRES_SEEDS: { fixed: '127.0.0.1' },
+  DEFAULT_NAMESPACE: { from: 'TEMPORAL_NAMESPACE', setting: 'namespace' },
+  DEFAULT_NAMESPACE_RETENTION: { from: 'TEMPORAL_RETENTION', setting: 'retention' },
+};
+
 /** Ports of the server: the frontend's gRPC and HTTP, and each service's gRPC and membership (ringpop) port. */
 const PORT_NAMES = [
   'frontend',
