@@ -312,11 +312,11 @@ async function startServer({ bin, root, port, cliBin, onSpawn }) {
   const address = `127.0.0.1:${port}`;
   const ready = (async () => {
     await waitForTcp(port, '127.0.0.1', 120_000);
-    const deadline = Date.now() + 120_000;
+    const deadline = Date.now() + 240_000;
     for (;;) {
       const ours = child.exitCode === null && listensOn(child.pid, port) !== false;
       if (ours && /SERVING/.test(cli(cliBin, ['operator', 'cluster', 'health', '--address', address]) ?? '')) return;
-      if (Date.now() > deadline) throw new Error(`the Temporal server on ${address} did not say SERVING within 120 s`);
+      if (Date.now() > deadline) throw new Error(`the Temporal server on ${address} did not say SERVING within 240 s`);
       await sleep(300);
     }
   })();
@@ -370,6 +370,20 @@ async function lowPort(taken) {
     }
   }
   throw new Error('no free port between 20000 and 32000');
+}
+
+/** `fn` until it succeeds, every 2 s for up to 3 min; each failure logged; the last one thrown. */
+async function retrying(name, what, fn, log) {
+  const deadline = Date.now() + 180_000;
+  for (;;) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      log(name, `${what} failed, trying again in 2 s: ${String(err?.message ?? err).slice(0, 300)}`);
+      await sleep(2000);
+    }
+  }
 }
 
 /** A port: `preferred` (a free one where it is taken) on the first attempt, else one the OS picks; marked taken. */
@@ -436,27 +450,38 @@ export async function startServerLayout(
     `Temporal server ${SERVER_PINS.server.version} on ${address} (${HISTORY_SHARDS} history shards, PostgreSQL)`,
   );
 
-  // The namespace, as the compose file's auto-setup creates it; then the search attributes, as its temporal-setup.
-  if (cli(cliBin, ['operator', 'namespace', 'describe', '--namespace', namespace, '--address', address]) === null) {
-    await exec(cliBin, [
-      'operator',
-      'namespace',
-      'create',
-      '--namespace',
-      namespace,
-      '--retention',
-      retention,
-      '--address',
-      address,
-    ]);
-    log('temporal', `created namespace ${namespace} (retention ${retention})`);
-  }
-  await exec(process.execPath, [path.join(ROOT, 'scripts', 'setup.mjs'), '--temporal-namespace', namespace], {
-    cwd: ROOT,
-    env: { ...env, TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: namespace },
-  }).then((out) => {
-    for (const line of out.trim().split('\n')) if (line) log('setup', line.replace(/^\[setup\] /, ''));
-  });
+  // The namespace, as the compose file's auto-setup creates it; then the search attributes, as its temporal-setup
+  // (restarted on failure as compose restarts it): a server that has just said SERVING may still refuse a moment.
+  await retrying(
+    'temporal',
+    'creating the namespace',
+    async () => {
+      if (cli(cliBin, ['operator', 'namespace', 'describe', '--namespace', namespace, '--address', address]) !== null)
+        return;
+      const args = ['operator', 'namespace', 'create', '--namespace', namespace, '--retention', retention];
+      await exec(cliBin, [...args, '--address', address]).catch((err) => {
+        if (!/already (exists|registered)/i.test(String(err?.message))) throw err;
+      });
+      log('temporal', `created namespace ${namespace} (retention ${retention})`);
+    },
+    log,
+  );
+  await retrying(
+    'setup',
+    'registering the search attributes',
+    async () => {
+      const out = await exec(
+        process.execPath,
+        [path.join(ROOT, 'scripts', 'setup.mjs'), '--temporal-namespace', namespace],
+        {
+          cwd: ROOT,
+          env: { ...env, TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: namespace },
+        },
+      );
+      for (const line of out.trim().split('\n')) if (line) log('setup', line.replace(/^\[setup\] /, ''));
+    },
+    log,
+  );
 
   let uiUrl = null;
   if (bins.ui) {
