@@ -4,10 +4,13 @@
 // (WORKER_QUEUES). Prefixed logs; every process is supervised as in `npm start` (scripts/supervisor.mjs): one that
 // dies is restarted with backoff while the others carry on (kill one to watch the others take over); Ctrl-C, SIGTERM
 // or a crash loop stops everything. Plain Node, no dependency.
-//   npm run cluster -- --apis 2 --io-workers 1 --media-workers 2 [--port 8080]
+//   npm run cluster -- --apis 2 --io-workers 1 --media-workers 2 [--port 8080] [--temporal dev|server]
+// `--temporal server`: instead of the dev server, the layout of docker-compose.yml — PostgreSQL, the Temporal server
+// of the compose file's version on it (several history shards) and its Web UI (scripts/cluster-server.mjs).
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { startServerLayout } from './cluster-server.mjs';
 import { ensureMinio, ROOT, setupForStart, step } from './engines.mjs';
 import { stopChild, stopOnSignalsAndOrphaning, waitApiHealthy } from './services.mjs';
 import { superviseApi, superviseDevServer, superviseLocalLlm, superviseMinio } from './supervised.mjs';
@@ -19,8 +22,10 @@ const { values: opts } = parseArgs({
     'io-workers': { type: 'string', default: '1' },
     'media-workers': { type: 'string', default: '2' },
     port: { type: 'string', default: process.env.PORT || '8080' },
+    temporal: { type: 'string', default: 'dev' },
   },
 });
+if (!['dev', 'server'].includes(opts.temporal)) throw new Error('--temporal must be dev (the default) or server');
 const count = (name, min) => {
   const n = Number(opts[name]);
   if (!Number.isInteger(n) || n < min || n > 64) throw new Error(`--${name} must be an integer from ${min} to 64`);
@@ -54,7 +59,24 @@ async function main() {
   if (speech) Object.assign(childEnv, { SPEECH_PYTHON: speech.python, SPEECH_MODEL_DIR: speech.modelDir });
 
   let uiUrl = null;
-  if (!env.TEMPORAL_ADDRESS) {
+  if (opts.temporal === 'server') {
+    if (env.TEMPORAL_ADDRESS)
+      throw new Error('--temporal server starts its own Temporal server: unset TEMPORAL_ADDRESS');
+    step('temporal', `starting PostgreSQL and the Temporal server (${dataDir})`);
+    const server = await startServerLayout(supervisor, {
+      dataDir,
+      cliBin: temporalBin,
+      grpcPort: Number(env.TEMPORAL_DEV_PORT || 7233),
+      uiPort: Number(env.TEMPORAL_UI_PORT || 8233),
+      taken,
+      log: step,
+      names: infra,
+      env,
+    });
+    Object.assign(childEnv, { TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: server.namespace });
+    uiUrl = server.uiUrl;
+    if (!uiUrl) step('temporal-ui', `no Web UI: ${server.uiError}`);
+  } else if (!env.TEMPORAL_ADDRESS) {
     step('temporal', `starting the dev server (${path.join(dataDir, 'temporal.db')}, WAL)`);
     infra.push('temporal');
     const temporal = await superviseDevServer(supervisor, {
@@ -160,7 +182,9 @@ async function shutdown(code) {
   step('stop', 'stopping the APIs and workers');
   await Promise.all(services.map((n) => stopChild(supervisor.child(n), 15_000)));
   step('stop', 'stopping the model server, MinIO and Temporal');
-  await Promise.all(infra.map((n) => stopChild(supervisor.child(n), 10_000)));
+  // PostgreSQL last: the Temporal server flushes to it while it stops.
+  await Promise.all(infra.filter((n) => n !== 'postgresql').map((n) => stopChild(supervisor.child(n), 10_000)));
+  await stopChild(supervisor.child('postgresql'), 30_000);
   process.exit(code);
 }
 

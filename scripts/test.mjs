@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ROOT, setupForTests, step } from './engines.mjs';
 import { ensureFuzz } from './engines-fuzz.mjs';
+import { ensurePostgres, ensureTemporalServer } from './engines-server.mjs';
 
 const args = process.argv.slice(2);
 const slow = args.includes('--slow') || process.env.DOCPROC_SLOW_TESTS === '1';
@@ -98,6 +99,8 @@ async function main() {
   const runTag = `${process.pid}-${Date.now()}`;
   // The fuzzer (schemathesis) only for the slow suites (test/slow/fuzz.test.ts).
   const fuzzPython = slow ? await ensureFuzz() : undefined;
+  // The cluster layout's Temporal server, SQL tool, UI and PostgreSQL (test/slow/cluster-server.test.ts), built once.
+  if (slow) await Promise.all([ensureTemporalServer(), ensurePostgres()]);
   const env = {
     ...process.env,
     TEMPORAL_CLI_PATH: engines.temporal,

@@ -66,14 +66,13 @@ function launched(proc: Proc, dataDir: string, url: string, temporalPort: number
 export async function untilBanner(l: Launched, timeoutMs = 300_000): Promise<void> {
   let ended: number | string | undefined;
   void l.proc.ended.then((how) => (ended = how));
-  await waitFor(
-    async () => {
-      if (ended !== undefined) throw new Error(`the launcher ended (${ended}) before it was ready`);
-      return l.output().includes('Ctrl-C stops everything') ? true : undefined;
-    },
+  // waitFor retries a check that throws: the launcher's end is answered, then thrown here, so it ends the wait.
+  const r = await waitFor(
+    async () => (ended !== undefined ? 'ended' : l.output().includes('Ctrl-C stops everything') ? 'ready' : undefined),
     'the ready banner',
     timeoutMs,
   );
+  if (r === 'ended') throw new Error(`the launcher ended (${ended}) before it was ready`);
 }
 
 /** `npm start` on `port` with its own data directory and free Temporal ports; `env` adds to (or unsets) the rest. */

@@ -1,0 +1,509 @@
+// The Temporal cluster layout of `npm run cluster -- --temporal server`, the runnable stand-in for docker-compose.yml:
+// PostgreSQL (Debian's package, its data under DATA_DIR, loopback, a free port), the schemas created and updated by
+// the server's own SQL tool, the Temporal server (the compose file's version, several history shards, persistence
+// and visibility on PostgreSQL), its Web UI, the namespace created and the project's search attributes registered by
+// `npm run setup -- --temporal-namespace` — each process supervised (scripts/supervisor.mjs), restarted with backoff
+// on the ports it came up on. The compose file's variables decide the same things here: POSTGRES_PASSWORD,
+// TEMPORAL_NAMESPACE, TEMPORAL_RETENTION. Plain Node, no dependency.
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ROOT } from './engines.mjs';
+import { ensurePostgres, ensureTemporalServer, SERVER_PINS } from './engines-server.mjs';
+import {
+  choosePort,
+  DEV_SERVER_DYNAMIC_CONFIG,
+  freePort,
+  listensOn,
+  portFree,
+  sleep,
+  stopChild,
+  waitForTcp,
+} from './services.mjs';
+
+/** History shards of the server (fixed for the life of a database: the schema is made for this many). */
+export const HISTORY_SHARDS = 4;
+/** The database user, as docker-compose.yml's postgresql and temporal services name it. */
+export const POSTGRES_USER = 'temporal';
+/** The server's databases (the auto-setup image's defaults). */
+export const DATABASES = { temporal: 'temporal', visibility: 'temporal_visibility' };
+
+/**
+ * What the compose file's `temporal` service is told, and what this layout reads for the same thing (a test keeps
+ * the two in step): the password, the namespace it creates and that namespace's retention.
+ */
+export function serverSettings(env = process.env) {
+  return {
+    password: env.POSTGRES_PASSWORD || 'temporal',
+    namespace: env.TEMPORAL_NAMESPACE || 'default',
+    retention: env.TEMPORAL_RETENTION || '7d',
+  };
+}
+
+/**
+ * docker-compose.yml's services and what stands for each in this layout (test/integration/cluster-compose.test.ts
+ * fails when the compose file gains a service this layout does not account for).
+ */
+export const COMPOSE_STAND_INS = {
+  postgresql: "the postgresql process (Debian's PostgreSQL, data under DATA_DIR/postgresql)",
+  temporal: "the temporal process (the Temporal server built at the auto-setup image's version)",
+  'temporal-ui': "the temporal-ui process (the UI server built at the ui image's version)",
+  'temporal-setup': 'scripts/setup.mjs --temporal-namespace, run once the server answers',
+  minio: 'the minio process',
+  'minio-setup': 'none needed: the service creates a missing bucket at start',
+  'api-1': 'api-1 (--apis N: api-1 … api-N)',
+  'api-2': 'api-2',
+  'worker-io': 'io-1 … (--io-workers N, WORKER_QUEUES=io,llm)',
+  'worker-media': 'media-1 … (--media-workers N, WORKER_QUEUES=media)',
+};
+
+/**
+ * The compose file's `temporal` service variables and how this layout sets each: from the same shell variable with
+ * the same default (`serverSettings`), or fixed by the layout.
+ */
+export const TEMPORAL_SERVICE_VARIABLES = {
+  DB: { fixed: 'postgres12' },
+  DB_PORT: { fixed: 'a free port' },
+  POSTGRES_USER: { fixed: POSTGRES_USER },
+  POSTGRES_PWD: { from: 'POSTGRES_PASSWORD', setting: 'password' },
+  POSTGRES_SEEDS: { fixed: '127.0.0.1' },
+  DEFAULT_NAMESPACE: { from: 'TEMPORAL_NAMESPACE', setting: 'namespace' },
+  DEFAULT_NAMESPACE_RETENTION: { from: 'TEMPORAL_RETENTION', setting: 'retention' },
+};
+
+/** Ports of the server: the frontend's gRPC and HTTP, and each service's gRPC and membership (ringpop) port. */
+const PORT_NAMES = [
+  'frontend',
+  'frontendHttp',
+  'frontendMembership',
+  'history',
+  'historyMembership',
+  'matching',
+  'matchingMembership',
+  'worker',
+  'workerMembership',
+];
+
+/** The dynamic config file of the server: the project's settings (scripts/services.mjs), typed. */
+export function dynamicConfigYaml(settings = DEV_SERVER_DYNAMIC_CONFIG) {
+  const typed = (v) => (v === 'true' || v === 'false' ? v : /^\d+$/.test(v) ? v : JSON.stringify(v));
+  return Object.entries(settings)
+    .map(([k, v]) => `${k}:\n  - value: ${typed(v)}\n`)
+    .join('');
+}
+
+/** The server's configuration (its `docproc` environment), persistence and visibility on PostgreSQL. */
+export function serverConfigYaml({ pgPort, password, ports, dynamicConfigFile, logLevel = 'warn' }) {
+  const store = (db, conns) =>
+    [
+      `      sql:`,
+      `        pluginName: "postgres12"`,
+      `        databaseName: "${db}"`,
+      `        connectAddr: "127.0.0.1:${pgPort}"`,
+      `        connectProtocol: "tcp"`,
+      `        user: "${POSTGRES_USER}"`,
+      `        password: ${JSON.stringify(password)}`,
+      `        maxConns: ${conns}`,
+      `        maxIdleConns: ${conns}`,
+      `        maxConnLifetime: "1h"`,
+    ].join('\n');
+  const svc = (name, grpc, membership, extra = '') =>
+    `  ${name}:\n    rpc:\n      grpcPort: ${grpc}\n      membershipPort: ${membership}\n      bindOnLocalHost: true\n${extra}`;
+  return `# Written by npm run cluster -- --temporal server (scripts/cluster-server.mjs) at every start.
+log:
+  stdout: true
+  level: ${logLevel}
+
+persistence:
+  defaultStore: postgres-default
+  visibilityStore: postgres-visibility
+  numHistoryShards: ${HISTORY_SHARDS}
+  datastores:
+    postgres-default:
+${store(DATABASES.temporal, 20)}
+    postgres-visibility:
+${store(DATABASES.visibility, 4)}
+
+global:
+  membership:
+    maxJoinDuration: 30s
+    broadcastAddress: "127.0.0.1"
+
+services:
+${svc('frontend', ports.frontend, ports.frontendMembership, `      httpPort: ${ports.frontendHttp}\n`)}
+${svc('history', ports.history, ports.historyMembership)}
+${svc('matching', ports.matching, ports.matchingMembership)}
+${svc('worker', ports.worker, ports.workerMembership)}
+
+clusterMetadata:
+  enableGlobalNamespace: false
+  failoverVersionIncrement: 10
+  masterClusterName: "active"
+  currentClusterName: "active"
+  clusterInformation:
+    active:
+      enabled: true
+      initialFailoverVersion: 1
+      rpcName: "frontend"
+      rpcAddress: "127.0.0.1:${ports.frontend}"
+
+dcRedirectionPolicy:
+  policy: "noop"
+
+dynamicConfigClient:
+  filepath: ${JSON.stringify(dynamicConfigFile)}
+  pollInterval: "10s"
+`;
+}
+
+/** Runs a command to its end; resolves with its output, rejects with it when it fails. */
+function exec(cmd, args, opts = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], ...opts });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    child.on('error', reject);
+    child.on('close', (code) =>
+      code === 0
+        ? resolve(out)
+        : reject(new Error(`${path.basename(cmd)} ${args[0] ?? ''} exited ${code}: ${out.trim().slice(-1500)}`)),
+    );
+  });
+}
+
+/** The user PostgreSQL runs as: itself, or (it refuses to run as root) Debian's `postgres` user. */
+function postgresUser() {
+  if (process.getuid?.() !== 0) return {};
+  const r = spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' });
+  const g = spawnSync('id', ['-g', 'postgres'], { encoding: 'utf8' });
+  if (r.status !== 0)
+    throw new Error(
+      "postgresql: running as root, and there is no `postgres` user to run PostgreSQL as (Debian's package makes one)",
+    );
+  return { uid: Number(r.stdout), gid: Number(g.stdout) };
+}
+
+/** Makes `dir` and lets `user` own it; its parents must let that user through (said plainly when they do not). */
+function ownedDir(dir, user) {
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if (user.uid === undefined) return;
+  fs.chownSync(dir, user.uid, user.gid);
+  for (let p = path.dirname(dir); ; p = path.dirname(p)) {
+    const mode = fs.statSync(p).mode;
+    if (!(mode & 0o001)) {
+      // DATA_DIR itself (a temp dir is 0700): let other users through it, not list it.
+      if (p === path.dirname(dir)) fs.chmodSync(p, mode | 0o001);
+      else
+        throw new Error(
+          `postgresql: ${p} does not let the postgres user through (chmod o+x it, or choose another DATA_DIR)`,
+        );
+    }
+    if (p === path.dirname(p)) break;
+  }
+}
+
+/** initdb once: the `temporal` superuser with the password, loopback only, scram-sha-256. */
+async function initPostgres({ binDir, dir, password, user }) {
+  if (fs.existsSync(path.join(dir, 'PG_VERSION'))) return false;
+  ownedDir(dir, user);
+  const pwfile = path.join(dir, '..', `.pgpass-${process.pid}`);
+  fs.writeFileSync(pwfile, `${password}\n`, { mode: 0o600 });
+  if (user.uid !== undefined) fs.chownSync(pwfile, user.uid, user.gid);
+  try {
+    await exec(
+      path.join(binDir, 'initdb'),
+      ['-D', dir, '-U', POSTGRES_USER, `--pwfile=${pwfile}`, '--auth=scram-sha-256', '-E', 'UTF8', '--locale=C'],
+      { ...user, cwd: os.tmpdir() },
+    );
+  } finally {
+    fs.rmSync(pwfile, { force: true });
+  }
+  return true;
+}
+
+/**
+ * PostgreSQL on 127.0.0.1:`port` over `dir` (no Unix socket), resolves once it accepts connections from this child.
+ */
+async function startPostgres({ binDir, dir, port, user, onSpawn }) {
+  const child = spawn(
+    path.join(binDir, 'postgres'),
+    [
+      '-D',
+      dir,
+      '-p',
+      String(port),
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'unix_socket_directories=',
+      '-c',
+      'max_connections=200',
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'], cwd: os.tmpdir(), ...user },
+  );
+  onSpawn?.(child);
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`postgres exited (${child.signalCode ?? child.exitCode}) before it accepted connections`);
+    const r = spawnSync(path.join(binDir, 'pg_isready'), ['-h', '127.0.0.1', '-p', String(port), '-t', '2'], {
+      encoding: 'utf8',
+    });
+    if (r.status === 0 && listensOn(child.pid, port) !== false) break;
+    if (Date.now() > deadline) {
+      await stopChild(child, 5000);
+      throw new Error(`postgres on port ${port} did not accept connections within 120 s`);
+    }
+    await sleep(200);
+  }
+  return child;
+}
+
+/** The databases and their schemas, created (first start) or updated to the server's version, by its SQL tool. */
+async function prepareSchemas({ sqlTool, schemaDir, pgPort, password, log }) {
+  const base = [
+    '--plugin',
+    'postgres12',
+    '--ep',
+    '127.0.0.1',
+    '-p',
+    String(pgPort),
+    '-u',
+    POSTGRES_USER,
+    '--pw',
+    password,
+  ];
+  for (const [key, db] of Object.entries(DATABASES)) {
+    const args = [...base, '--db', db];
+    try {
+      await exec(sqlTool, [...args, 'create-database']);
+      await exec(sqlTool, [...args, 'setup-schema', '-v', '0.0']);
+      log('postgresql', `created database ${db}`);
+    } catch (err) {
+      if (!/already exists/i.test(String(err?.message))) throw err;
+    }
+    await exec(sqlTool, [...args, 'update-schema', '-d', path.join(schemaDir, key, 'versioned')]);
+  }
+  log(
+    'postgresql',
+    `schemas of ${Object.values(DATABASES).join(' and ')} at Temporal ${SERVER_PINS.server.version}'s versions`,
+  );
+}
+
+/** `temporal operator ...` with the CLI; resolves with its output or null when it failed. */
+function cli(bin, args) {
+  const r = spawnSync(bin, args, { encoding: 'utf8', timeout: 15_000 });
+  return r.status === 0 ? r.stdout : null;
+}
+
+/** The Temporal server from `root` (config/docproc.yaml); resolves once the frontend on `port` says SERVING. */
+async function startServer({ bin, root, port, cliBin, onSpawn }) {
+  const child = spawn(bin, ['--root', root, '--config', 'config', '--env', 'docproc', '--allow-no-auth', 'start'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: root,
+  });
+  onSpawn?.(child);
+  const exited = new Promise((_, reject) =>
+    child.once('exit', (code, signal) => reject(new Error(`the Temporal server exited (${signal ?? code})`))),
+  );
+  exited.catch(() => undefined);
+  const address = `127.0.0.1:${port}`;
+  const ready = (async () => {
+    await waitForTcp(port, '127.0.0.1', 120_000);
+    const deadline = Date.now() + 240_000;
+    for (;;) {
+      const ours = child.exitCode === null && listensOn(child.pid, port) !== false;
+      if (ours && /SERVING/.test(cli(cliBin, ['operator', 'cluster', 'health', '--address', address]) ?? '')) return;
+      if (Date.now() > deadline) throw new Error(`the Temporal server on ${address} did not say SERVING within 240 s`);
+      await sleep(300);
+    }
+  })();
+  await Promise.race([ready, exited]);
+  return child;
+}
+
+/** The Web UI server on `port`, for the frontend at `address`; resolves once its page answers. */
+async function startUi({ bin, root, port, address, namespace, onSpawn }) {
+  fs.mkdirSync(path.join(root, 'config'), { recursive: true });
+  fs.writeFileSync(
+    path.join(root, 'config', 'docproc.yaml'),
+    `temporalGrpcAddress: ${address}\nhost: 127.0.0.1\nport: ${port}\npublicPath: ""\nenableUi: true\n` +
+      `defaultNamespace: ${namespace}\nnotifyOnNewVersion: false\nrefreshInterval: 0s\n` +
+      `cors:\n  cookieInsecure: true\n  allowOrigins:\n    - http://127.0.0.1:${port}\n`,
+  );
+  const child = spawn(bin, ['--root', root, '--config', 'config', '--env', 'docproc', 'start'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: root,
+  });
+  onSpawn?.(child);
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`the Temporal UI exited (${child.exitCode})`);
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(2000) });
+      if (res.ok && listensOn(child.pid, port) !== false) break;
+    } catch {
+      /* not yet */
+    }
+    if (Date.now() > deadline) {
+      await stopChild(child, 5000);
+      throw new Error(`the Temporal UI did not answer on port ${port}`);
+    }
+    await sleep(200);
+  }
+  return child;
+}
+
+/**
+ * A free port below 32768: the server keeps each service's membership port in a `smallint` column of PostgreSQL
+ * (cluster_membership.rpc_port), and Linux hands out ephemeral ports from 32768 up.
+ */
+async function lowPort(taken) {
+  for (let i = 0; i < 200; i++) {
+    const p = 20_000 + Math.floor(Math.random() * 12_000);
+    if (!taken.has(p) && (await portFree(p))) {
+      taken.add(p);
+      return p;
+    }
+  }
+  throw new Error('no free port between 20000 and 32000');
+}
+
+/** `fn` until it succeeds, every 2 s for up to 3 min; each failure logged; the last one thrown. */
+async function retrying(name, what, fn, log) {
+  const deadline = Date.now() + 180_000;
+  for (;;) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      log(name, `${what} failed, trying again in 2 s: ${String(err?.message ?? err).slice(0, 300)}`);
+      await sleep(2000);
+    }
+  }
+}
+
+/** A port: `preferred` (a free one where it is taken) on the first attempt, else one the OS picks; marked taken. */
+async function pick(preferred, attempt, taken) {
+  const { port } = await choosePort(attempt === 1 && preferred ? preferred : await freePort(), taken);
+  taken.add(port);
+  return port;
+}
+
+/**
+ * Starts the layout under `dataDir` with `supervisor` (processes `postgresql`, `temporal`, `temporal-ui`; `names`
+ * gets them in start order). `cliBin`: the Temporal CLI (health, the namespace); `grpcPort`/`uiPort`: the ports
+ * wanted for the frontend and the UI.
+ * @returns {Promise<{ address: string, port: number, uiUrl: string | null, uiError?: string, pgPort: number,
+ *   namespace: string }>}
+ */
+export async function startServerLayout(
+  supervisor,
+  { dataDir, cliBin, grpcPort, uiPort, taken, log, names, env = process.env },
+) {
+  const [bins, pg] = await Promise.all([ensureTemporalServer(), ensurePostgres()]);
+  const { password, namespace, retention } = serverSettings(env);
+  const user = postgresUser();
+  const pgDir = path.join(dataDir, 'postgresql');
+  fs.mkdirSync(dataDir, { recursive: true });
+  if (await initPostgres({ binDir: pg.binDir, dir: pgDir, password, user }))
+    log(
+      'postgresql',
+      `initialised ${pgDir} (PostgreSQL ${pg.version}${user.uid !== undefined ? ', run as the postgres user' : ''})`,
+    );
+
+  names.push('postgresql');
+  const { ports: pgPort } = await supervisor.startOnPorts('postgresql', {
+    raw: true,
+    choose: (attempt) => pick(attempt === 1 ? 5432 : 0, attempt, taken),
+    launch: (port, attach) => startPostgres({ binDir: pg.binDir, dir: pgDir, port, user, onSpawn: attach }),
+  });
+  log('postgresql', `PostgreSQL ${pg.version} listening on 127.0.0.1:${pgPort} (${pgDir})`);
+  await prepareSchemas({ sqlTool: bins.sqlTool, schemaDir: bins.schemaDir, pgPort, password, log });
+
+  const root = path.join(dataDir, 'temporal-server');
+  const dynamicConfigFile = path.join(root, 'config', 'dynamicconfig.yaml');
+  fs.mkdirSync(path.dirname(dynamicConfigFile), { recursive: true });
+  fs.writeFileSync(dynamicConfigFile, dynamicConfigYaml());
+  names.push('temporal');
+  const { ports } = await supervisor.startOnPorts('temporal', {
+    raw: true,
+    choose: async (attempt) => {
+      const chosen = {};
+      for (const name of PORT_NAMES)
+        chosen[name] = name === 'frontend' ? await pick(grpcPort, attempt, taken) : await lowPort(taken);
+      if (chosen.frontend !== grpcPort) log('temporal', `port ${grpcPort} is taken, using ${chosen.frontend}`);
+      fs.writeFileSync(
+        path.join(root, 'config', 'docproc.yaml'),
+        serverConfigYaml({ pgPort, password, ports: chosen, dynamicConfigFile }),
+      );
+      return chosen;
+    },
+    launch: (_ports, attach) => startServer({ bin: bins.server, root, port: _ports.frontend, cliBin, onSpawn: attach }),
+  });
+  const address = `127.0.0.1:${ports.frontend}`;
+  log(
+    'temporal',
+    `Temporal server ${SERVER_PINS.server.version} on ${address} (${HISTORY_SHARDS} history shards, PostgreSQL)`,
+  );
+
+  // The namespace, as the compose file's auto-setup creates it; then the search attributes, as its temporal-setup
+  // (restarted on failure as compose restarts it): a server that has just said SERVING may still refuse a moment.
+  await retrying(
+    'temporal',
+    'creating the namespace',
+    async () => {
+      if (cli(cliBin, ['operator', 'namespace', 'describe', '--namespace', namespace, '--address', address]) !== null)
+        return;
+      const args = ['operator', 'namespace', 'create', '--namespace', namespace, '--retention', retention];
+      await exec(cliBin, [...args, '--address', address]).catch((err) => {
+        if (!/already (exists|registered)/i.test(String(err?.message))) throw err;
+      });
+      log('temporal', `created namespace ${namespace} (retention ${retention})`);
+    },
+    log,
+  );
+  await retrying(
+    'setup',
+    'registering the search attributes',
+    async () => {
+      const out = await exec(
+        process.execPath,
+        [path.join(ROOT, 'scripts', 'setup.mjs'), '--temporal-namespace', namespace],
+        {
+          cwd: ROOT,
+          env: { ...env, TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: namespace },
+        },
+      );
+      for (const line of out.trim().split('\n')) if (line) log('setup', line.replace(/^\[setup\] /, ''));
+    },
+    log,
+  );
+
+  let uiUrl = null;
+  if (bins.ui) {
+    names.push('temporal-ui');
+    const { ports: ui } = await supervisor.startOnPorts('temporal-ui', {
+      raw: true,
+      choose: async (attempt) => {
+        const p = await pick(uiPort, attempt, taken);
+        if (p !== uiPort) log('temporal-ui', `port ${uiPort} is taken, using ${p}`);
+        return p;
+      },
+      launch: (p, attach) =>
+        startUi({
+          bin: bins.ui,
+          root: path.join(dataDir, 'temporal-ui'),
+          port: p,
+          address,
+          namespace,
+          onSpawn: attach,
+        }),
+    });
+    uiUrl = `http://127.0.0.1:${ui}`;
+  }
+  return { address, port: ports.frontend, uiUrl, uiError: bins.uiError, pgPort, namespace };
+}
