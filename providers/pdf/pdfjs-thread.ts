@@ -35,7 +35,8 @@ export type PdfThreadRequest =
 
 /** A thread's answer: the result, or the error as plain data (`code` and `reason` when it was a `PdfError`). */
 export type PdfThreadReply =
-  { result: PdfDescription | string[] | PageLayout[] } | { error: { message: string; code?: ErrorCode; reason?: PdfErrorReason } };
+  | { result: PdfDescription | string[] | PageLayout[] }
+  | { error: { message: string; code?: ErrorCode; reason?: PdfErrorReason } };
 
 export interface PdfThreadOptions {
   signal?: AbortSignal;

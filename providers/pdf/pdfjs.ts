@@ -200,7 +200,7 @@ class PdfJsDoc implements PdfDoc {
     }
   }
 
-  async close(): Promise<void>{
+  async close(): Promise<void> {
     await this.doc.destroy();
   }
 }
