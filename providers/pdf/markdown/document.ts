@@ -33,7 +33,14 @@ const normTitle = (t: string) =>
 
 /** Fragments of each page without running headers, footers and page numbers. */
 function withoutFurniture(pages: readonly PageLayout[], frags: Fragment[][]): Fragment[][] {
-  const inMargin = (p: PageLayout, f: Fragment) => f.y > p.height * (1 - MARGIN) || f.y < p.height * MARGIN;
+  // Candidates: the two outermost lines at the top and at the bottom, inside the margins.
+  const outer = frags.map((fs) => {
+    const lines = [...new Set(fs.map((f) => f.line))].sort((a, b) => a - b);
+    return new Set([...lines.slice(0, 2), ...lines.slice(-2)]);
+  });
+  const pageIndex = new Map(pages.map((p, i) => [p, i]));
+  const inMargin = (p: PageLayout, f: Fragment) =>
+    outer[pageIndex.get(p)!].has(f.line) && (f.y > p.height * (1 - MARGIN) || f.y < p.height * MARGIN);
   const seen = new Map<string, Set<number>>();
   pages.forEach((p, i) => {
     for (const f of frags[i]) {

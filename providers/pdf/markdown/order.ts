@@ -113,18 +113,26 @@ function orderBoxes(boxes: Box[], depth: number): Box[] {
   let band: Box[] = [];
   const flush = () => {
     if (!band.length) return;
-    out.push(
-      ...orderBoxes(
-        band.filter((b) => b.x1 <= centre),
-        depth + 1,
-      ),
-    );
-    out.push(
-      ...orderBoxes(
-        band.filter((b) => b.x1 > centre),
-        depth + 1,
-      ),
-    );
+    const left = band.filter((b) => b.x1 <= centre);
+    const right = band.filter((b) => b.x1 > centre);
+    // What one side holds below the other side's end, after a gap wider than its lines' spacing, follows the
+    // columns (a list or table under a two-column section); a longer column's last lines run on without a gap.
+    const tail: Box[] = [];
+    for (const [side, other] of [
+      [left, right],
+      [right, left],
+    ]) {
+      if (!other.length) continue;
+      const end = Math.min(...other.map((b) => b.top));
+      const i = side.findIndex(
+        (b, k) =>
+          k > 0 && b.top < end - 0.5 * b.size && side[k - 1].top - b.top > 2.2 * Math.max(b.size, side[k - 1].size),
+      );
+      if (i > 0) tail.push(...side.splice(i));
+    }
+    out.push(...orderBoxes(left, depth + 1));
+    out.push(...orderBoxes(right, depth + 1));
+    if (tail.length) out.push(...orderBoxes(tail, depth + 1));
     band = [];
   };
   for (const b of sorted) {

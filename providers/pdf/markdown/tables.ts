@@ -198,13 +198,14 @@ function alignedTables(frags: readonly Fragment[]): Table[] {
     run = [];
     if (r.length < 3) return;
     const cells = r.flat();
-    const meanChars = cells.reduce((a, f) => a + f.text.length, 0) / cells.length;
-    if (meanChars > 28) return;
     if (r.every((l) => isMarker(l[0].text))) return;
     const columns = alignedColumns(r);
     const n = mode(r.map((l) => l.length));
     if (columns.length < 2 || columns.length !== n) return;
     const rows = buildRows(r, columns);
+    // Cells are short; prose (a justified line cut at its wide word gaps, two columns side by side) is not.
+    const filled = rows.flat().filter((c) => c.trim() !== '');
+    if (filled.reduce((a, c) => a + c.length, 0) / filled.length > 28) return;
     if (!plausible(rows, columns)) return;
     tables.push({
       x0: Math.min(...cells.map((f) => f.x0)),
