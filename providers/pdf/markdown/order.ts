@@ -47,7 +47,7 @@ interface Gutter {
 
 function findGutter(boxes: Box[]): Gutter | undefined {
   const rows = rowsOf(boxes);
-  if (rows.length < 2 * COLUMN_MIN_ROWS) return undefined;
+  if (rows.length < COLUMN_MIN_ROWS) return undefined;
   const minX = Math.min(...boxes.map((b) => b.x0));
   const maxX = Math.max(...boxes.map((b) => b.x1));
   const span = maxX - minX;

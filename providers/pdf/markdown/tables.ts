@@ -206,6 +206,13 @@ function alignedTables(frags: readonly Fragment[]): Table[] {
     // Cells are short; prose (a justified line cut at its wide word gaps, two columns side by side) is not.
     const filled = rows.flat().filter((c) => c.trim() !== '');
     if (filled.reduce((a, c) => a + c.length, 0) / filled.length > 28) return;
+    // A table has a column of short cells (labels, numbers); columns of prose lines all hold several words.
+    const words = (c: string) => c.split(/\s+/).filter(Boolean).length;
+    const wordy = columns.every((_, j) => {
+      const col = rows.map((row) => row[j]).filter((c) => c && c.trim() !== '');
+      return col.length > 0 && col.reduce((a, c) => a + words(c), 0) / col.length > 3;
+    });
+    if (wordy) return;
     if (!plausible(rows, columns)) return;
     tables.push({
       x0: Math.min(...cells.map((f) => f.x0)),
