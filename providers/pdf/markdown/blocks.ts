@@ -57,6 +57,8 @@ function mergeLine(frags: Fragment[]): TextLine {
   };
 }
 
+const LEADERS = /(\s?\.){4,}\s*[\divxlc]+$/i;
+const LEADERS_RUN = /\s*(\s?\.){4,}\s*/g;
 const ENDS_SENTENCE = /[.!?:;]["'”’)]?$/u;
 
 /** Blocks of one page, in reading order. */
@@ -94,6 +96,17 @@ export function toBlocks(elements: readonly Element[]): Block[] {
       continue;
     }
     const marker = listMarker(it.text);
+    // A table of contents line (dot leaders up to a page number) stands alone.
+    if (LEADERS.test(it.text)) {
+      close();
+      blocks.push({
+        kind: 'text',
+        lines: [{ ...it, text: it.text.replace(LEADERS_RUN, ' … ') }],
+        size: it.size,
+        bold: false,
+      });
+      continue;
+    }
     const prev = block?.lines[block.lines.length - 1];
     let startNew = !block || !prev;
     if (block && prev) {

@@ -178,6 +178,7 @@ function ruledTables(frags: readonly Fragment[], segments: readonly Segment[]): 
       const edges = [first.x0, ...xs.filter((x, i) => i === 0 || x - xs[i - 1] > 3), first.x1];
       columns = edges.slice(1).map((e, i) => [edges[i], e] as [number, number]);
     } else columns = alignedColumns(lines);
+    if (columns.length < 2) continue;
     const bands = stack.map((r) => r.y);
     const gridded = vs.length > 0 && stack.length >= 3;
     const rows = buildRows(lines, columns, bands, gridded);
