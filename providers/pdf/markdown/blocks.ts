@@ -122,7 +122,13 @@ export function toBlocks(elements: readonly Element[]): Block[] {
       const continuesSentence = !ENDS_SENTENCE.test(prev.text) && /^[\p{Ll}]/u.test(it.text);
       if (block.kind === 'code') startNew = !it.mono || (gap > 2.2 * em && !newColumn);
       else if (it.group !== undefined || prev.group !== undefined)
-        startNew = groupChange || sizeChange || marker !== undefined;
+        // Tesseract sometimes gives a paragraph's last line a paragraph of its own: a sentence running on at the
+        // usual line spacing is one paragraph.
+        startNew =
+          (groupChange && !(continuesSentence && gap > 0 && gap < 1.8 * em)) ||
+          // A line box without descenders is lower: OCR sizes vary more than a font's.
+          Math.abs(prev.size - it.size) > 0.3 * em ||
+          marker !== undefined;
       else if (newColumn) startNew = !continuesSentence || sizeChange || styleChange;
       else {
         const indent = it.x0 - block.lines[0].x0;

@@ -50,13 +50,13 @@ function withoutFurniture(pages: readonly PageLayout[], frags: Fragment[][]): Fr
     }
   });
   const minPages = Math.max(2, Math.ceil(0.4 * pages.length));
-  return pages.map((p, i) =>
-    frags[i].filter((f) => {
-      if (!inMargin(p, f)) return true;
-      if (PAGE_NUMBER.test(f.text.trim())) return false;
-      return (seen.get(normKey(f.text))?.size ?? 0) < minPages;
-    }),
-  );
+  const furniture = (p: PageLayout, f: Fragment) =>
+    inMargin(p, f) && (PAGE_NUMBER.test(f.text.trim()) || (seen.get(normKey(f.text))?.size ?? 0) >= minPages);
+  // A line goes only as a whole: a number in the last row of a table is no page number.
+  return pages.map((p, i) => {
+    const kept = new Set(frags[i].filter((f) => !furniture(p, f)).map((f) => f.line));
+    return frags[i].filter((f) => kept.has(f.line));
+  });
 }
 
 /** The font size most characters of the document have. */

@@ -77,7 +77,10 @@ export function joinItems(items: readonly LayoutItem[]): string {
   for (const it of items) {
     if (prev) {
       const gap = it.x - (prev.x + prev.w);
-      if (gap > SPACE_EM * Math.min(prev.size, it.size) && !/\s$/.test(text) && !/^\s/.test(it.str)) text += ' ';
+      // OCR items are words: always a space between them.
+      const word = prev.group !== undefined;
+      if ((word || gap > SPACE_EM * Math.min(prev.size, it.size)) && !/\s$/.test(text) && !/^\s/.test(it.str))
+        text += ' ';
     }
     text += it.str;
     prev = it;
