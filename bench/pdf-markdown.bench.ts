@@ -63,12 +63,11 @@ function provisionDocs(): string[] {
 function pymupdfPython(): string | null {
   const venv = path.join(CACHE, 'pymupdf-venv');
   const py = path.join(venv, 'bin', 'python');
-  if (!fs.existsSync(py)) {
-    if (spawnSync('python3', ['-m', 'venv', venv]).status !== 0) return null;
-    if (spawnSync(py, ['-m', 'pip', 'install', '-q', 'pymupdf4llm==2.0'], { stdio: 'ignore' }).status !== 0)
-      return null;
-  }
-  return py;
+  if (!fs.existsSync(py) && spawnSync('python3', ['-m', 'venv', venv]).status !== 0) return null;
+  // Pinned to a release with code: a local wheel mirror may offer a newer version number that holds none.
+  if (spawnSync(py, ['-c', 'import pymupdf4llm']).status !== 0)
+    spawnSync(py, ['-m', 'pip', 'install', '-q', 'pymupdf4llm==0.2.9'], { stdio: 'ignore' });
+  return spawnSync(py, ['-c', 'import pymupdf4llm']).status === 0 ? py : null;
 }
 
 const PY = `
