@@ -236,6 +236,20 @@ describe('PDF to Markdown (layout rules)', () => {
     );
   });
 
+  it('keeps table of contents lines apart, leaders squashed, and takes none of them for a heading', () => {
+    const items = [
+      item('Contents', 72, 780, 16),
+      item('1 Introduction . . . . . . . . . . . . 1', 72, 750, 10, { bold: true }),
+      item('1.1 Scope . . . . . . . . . . . . . . 2', 84, 738),
+      item('2 Methods . . . . . . . . . . . . . . 5', 72, 726, 10, { bold: true }),
+      ...column(['Body text that is long enough to count as the body of this page.'], 72, 700),
+    ];
+    expect(md(page(items))).to.equal(
+      '# Contents\n\n1 Introduction … 1\n\n1.1 Scope … 2\n\n2 Methods … 5\n\n' +
+        'Body text that is long enough to count as the body of this page.',
+    );
+  });
+
   it('builds paragraphs of a scan from tesseract TSV blocks and paragraphs', () => {
     const header = 'level\tpage_num\tblock_num\tpar_num\tline_num\tword_num\tleft\ttop\twidth\theight\tconf\ttext';
     const rows = [header, '1\t1\t0\t0\t0\t0\t0\t0\t2480\t3508\t-1\t'];

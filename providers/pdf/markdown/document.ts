@@ -82,6 +82,8 @@ function headingOf(b: Block, body: number, outline: OutlineEntry[]): Heading | u
   if (b.kind !== 'text' && b.kind !== 'list') return undefined;
   const text = joinLines(b.lines.map((l) => l.text));
   if (!/\p{L}/u.test(text) || text.length > 160 || b.lines.length > 3) return undefined;
+  // A table of contents entry (its leaders squashed by blocks.ts) names a heading; it is none.
+  if (/ … [\divxlc]+$/i.test(text)) return undefined;
   const match = outline.find((o) => normTitle(o.title) !== '' && normTitle(o.title) === normTitle(text));
   if (match) return { text, size: b.size, bold: b.bold, level: match.level };
   if (b.kind === 'list' && !(b.size >= body * 1.15)) return undefined;
