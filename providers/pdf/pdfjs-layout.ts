@@ -239,14 +239,29 @@ export async function outlineByPage(doc: PDFDocumentProxy, max = 5000): Promise<
   const byPage = new Map<number, OutlineEntry[]>();
   const outline = ((await doc.getOutline()) ?? []) as OutlineNode[];
   let seen = 0;
+  // One call for every named destination, and each page reference resolved once: an outline of thousands of
+  // bookmarks would otherwise cost two round trips to pdf.js's worker each.
+  let named: Promise<Record<string, unknown>> | undefined;
+  const indexOf = new Map<string, Promise<number>>();
+  const pageIndex = (ref: unknown): Promise<number> => {
+    if (typeof ref === 'number') return Promise.resolve(ref);
+    if (!ref || typeof ref !== 'object') return Promise.resolve(-1);
+    const { num, gen } = ref as { num?: number; gen?: number };
+    const key = `${num}R${gen}`;
+    let p = indexOf.get(key);
+    if (!p) indexOf.set(key, (p = doc.getPageIndex(ref as never).catch(() => -1)));
+    return p;
+  };
   const walk = async (nodes: OutlineNode[], level: number) => {
     for (const node of nodes) {
       if (seen++ >= max) return;
       try {
-        const dest = typeof node.dest === 'string' ? await doc.getDestination(node.dest) : node.dest;
-        const ref = Array.isArray(dest) ? dest[0] : null;
-        const index =
-          typeof ref === 'number' ? ref : ref && typeof ref === 'object' ? await doc.getPageIndex(ref as never) : -1;
+        let dest: unknown = node.dest;
+        if (typeof dest === 'string') {
+          named ??= doc.getDestinations() as Promise<Record<string, unknown>>;
+          dest = (await named)[dest] ?? null;
+        }
+        const index = Array.isArray(dest) ? await pageIndex(dest[0]) : -1;
         if (index >= 0 && node.title) {
           const list = byPage.get(index + 1) ?? [];
           list.push({ title: node.title.replace(/\s+/g, ' ').trim(), level });
