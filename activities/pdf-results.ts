@@ -15,6 +15,8 @@ import { pdfData } from '../core/result-shapes';
 import type { ActivityDeps } from './deps';
 import { applyTemplate } from './text-operations';
 import { jobModel } from './model-journal';
+import { documentMarkdown } from '../providers/pdf/markdown/document';
+import { pageQuality } from '../providers/pdf/markdown/quality';
 import type { PageResult, PdfMeta } from './pdf-types';
 
 /** The page renders' archive of a job (`renderPdfImages`). */
@@ -36,6 +38,20 @@ export interface PdfFinish {
   contents: () => Promise<PageResult[]>;
 }
 
+/**
+ * The document's Markdown and each page's (contract §9) from the pages' layouts. A page read by a vision model has
+ * no layout and answers Markdown already: it is taken as it is, and the document is then its pages one after the
+ * other (the rules across pages, such as a table joined over a page break, apply among the pages with a layout).
+ */
+function pageMarkdown(contents: PageResult[]): { markdown: string; pages: string[] } {
+  const withLayout = contents.filter((c) => c.layout);
+  const doc = documentMarkdown(withLayout.map((c) => c.layout!));
+  const byPage = new Map(doc.pages.map((p) => [p.page, p.markdown]));
+  const pages = contents.map((c) => (c.layout ? (byPage.get(c.page) ?? '') : c.text.trim()));
+  if (withLayout.length === contents.length) return { markdown: doc.markdown, pages };
+  return { markdown: pages.filter(Boolean).join('\n\n'), pages };
+}
+
 const NO_LLM: LlmInfo = { total_tokens: 0, total_cost: 0, requests: [] };
 
 /**
@@ -50,7 +66,7 @@ export function createPdfResults(deps: ActivityDeps) {
   async function assemble(
     f: PdfFinish,
     contents: PageResult[],
-  ): Promise<{ text: string; metadata: Record<string, unknown>; llmInfo: LlmInfo }> {
+  ): Promise<{ text: string; markdown?: string; metadata: Record<string, unknown>; llmInfo: LlmInfo }> {
     const { jobId, parameters: p, meta } = f;
     let text = contents
       .map((c) => c.text.trim())
@@ -68,15 +84,17 @@ export function createPdfResults(deps: ActivityDeps) {
       for (const u of r.usages)
         requests.push({ model: u.model, purpose: u.purpose, tokens: u.tokens, duration_ms: u.duration_ms });
     }
+    const md = p.output_format === 'markdown' ? pageMarkdown(contents) : undefined;
     const metadata = {
       page_count: meta.pageCount,
       author: meta.author,
       title: meta.title,
-      text_contents: contents.map((c) => ({
+      text_contents: contents.map((c, i) => ({
         page: c.page,
         text: c.text,
         method: c.method,
         ...(c.rotation ? { rotation: c.rotation } : {}),
+        ...(md ? { markdown: md.pages[i], quality: c.quality ?? pageQuality(c.text) } : {}),
       })),
       image_paths: f.images?.image_paths ?? [],
     };
@@ -85,7 +103,7 @@ export function createPdfResults(deps: ActivityDeps) {
       total_cost: f.llm.reduce((a, l) => a + l.total_cost, 0),
       requests,
     };
-    return { text, metadata, llmInfo };
+    return { text, ...(md ? { markdown: md.markdown } : {}), metadata, llmInfo };
   }
 
   /**
@@ -135,8 +153,8 @@ export function createPdfResults(deps: ActivityDeps) {
       from_cache: false,
     };
     await Promise.all([
-      store.put(jobOutputKey(jobId, 'result.md'), r.text, { mime: 'text/markdown; charset=utf-8' }),
-      writeJobResults(store, jobId, pdfData(r.text, r.metadata, archive), job),
+      store.put(jobOutputKey(jobId, 'result.md'), r.markdown ?? r.text, { mime: 'text/markdown; charset=utf-8' }),
+      writeJobResults(store, jobId, pdfData(r.text, r.metadata, archive, r.markdown), job),
     ]);
     const preview = resultPreview(job);
     // Every fresh success goes to the result cache (use_cache=false skips reading it, not writing it), as a

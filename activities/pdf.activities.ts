@@ -16,6 +16,9 @@ import { scratchAt } from '../core/scratch';
 import { jobInternalKey, jobOutputKey } from '../core/records';
 import { toTesseractLanguages } from '../providers/ocr/tesseract';
 import { scoreTextLayer } from '../providers/pdf/text-layer';
+import { ocrPageLayout } from '../providers/pdf/markdown/ocr-layout';
+import { pageQuality } from '../providers/pdf/markdown/quality';
+import type { PageLayout } from '../providers/pdf/markdown/types';
 import { imagePart, UsageRecorder, type LlmUsage } from '../providers/llm';
 import type { ActivityDeps } from './deps';
 import { jobModel } from './model-journal';
@@ -79,19 +82,39 @@ export function createPdfActivities(deps: ActivityDeps) {
     jobInputBlob(store, config.inputRoots, jobId, p, { name: 'input.pdf', mime: 'application/pdf', download });
 
   /** One page rendered and recognised (tens of seconds on a busy machine: `extractPdfPages` heartbeats throughout). */
-  async function ocrPage(pdfPath: string, page: number, languages: string[], signal: AbortSignal): Promise<PageResult> {
+  async function ocrPage(
+    pdfPath: string,
+    page: number,
+    languages: string[],
+    signal: AbortSignal,
+    markdown = false,
+  ): Promise<PageResult> {
     return scratch.withDir('ocr-', async (dir) => {
       const [rendered] = await pdf.renderPages(pdfPath, [page], dir, { signal, maxPixels: config.MAX_IMAGE_PIXELS });
       const r = await ocr.recognize(rendered.path, { languages, signal });
+      const layout = markdown && r.layout ? ocrPageLayout(page, r.layout) : undefined;
       return {
         page,
         text: r.text,
         method: 'local_ocr',
         confidence: Math.round(r.confidence),
         ...(r.rotation ? { rotation: r.rotation } : {}),
+        ...(layout ? { layout } : {}),
+        quality: pageQuality(r.text, { ...dims(layout), ocrConfidence: r.words > 0 ? r.confidence : 0 }),
       };
     });
   }
+
+  /** The page size a quality score weighs glyphs against, when the layout is known. */
+  const dims = (layout: PageLayout | undefined) => (layout ? { width: layout.width, height: layout.height } : {});
+
+  /** A text-layer page; with its layout (markdown) and its quality. */
+  const nativePage = (page: number, text: string, layout: PageLayout | undefined): PageResult => ({
+    page,
+    text,
+    method: 'native',
+    ...(layout ? { layout, quality: pageQuality(text, dims(layout)) } : {}),
+  });
 
   async function visionPage(
     jobId: string,
@@ -182,7 +205,11 @@ export function createPdfActivities(deps: ActivityDeps) {
      */
     async preparePdf({ jobId, parameters }: { jobId: string; parameters: PdfInputParams }) {
       const d = await withInput(jobId, parameters, async (x) => x);
-      if (d.p.use_cache === false) await writeBlobJson(store, optionsKey(jobId), { use_cache: false });
+      const options = {
+        ...(d.p.use_cache === false ? { use_cache: false } : {}),
+        ...(d.p.output_format === 'markdown' ? { output_format: 'markdown' } : {}),
+      };
+      if (Object.keys(options).length) await writeBlobJson(store, optionsKey(jobId), options);
       return {
         inputKey: d.input.key,
         sha256: d.input.sha256,
@@ -208,8 +235,12 @@ export function createPdfActivities(deps: ActivityDeps) {
             signal: d.signal,
             parallel: idleCores(),
           });
+          const layouts =
+            d.p.output_format === 'markdown'
+              ? await pdf.readPageLayouts(d.pdfPath, d.meta.pages, { signal: d.signal })
+              : undefined;
           countPdfPage('native', d.meta.pages.length);
-          return d.meta.pages.map((page) => ({ page, text: texts.get(page) ?? '', method: 'native' }));
+          return d.meta.pages.map((page) => nativePage(page, texts.get(page) ?? '', layouts?.get(page)));
         };
         if (finish)
           return {
@@ -255,10 +286,56 @@ export function createPdfActivities(deps: ActivityDeps) {
       // Heartbeats from the start (copying a large document comes first) and once a page with its cursor.
       await heartbeating(() =>
         scratch.withBlobFile(store, input.inputKey, input.sha256, '.pdf', async (pdfPath) => {
-          const useCache =
-            (await readOptionalJson<{ use_cache?: boolean }>(store, optionsKey(jobId)))?.use_cache !== false;
+          const options = await readOptionalJson<{ use_cache?: boolean; output_format?: string }>(
+            store,
+            optionsKey(jobId),
+          );
+          const useCache = options?.use_cache !== false;
+          const markdown = options?.output_format === 'markdown';
           let texts: Map<number, string> | undefined;
+          let layouts: Map<number, PageLayout> | undefined;
           let imagePages: Set<number> | undefined;
+          /**
+           * `combined` per page: the text layer when it is usable; else, on a page that paints an image, the OCR,
+           * unless the text layer scores better than the OCR (`pageQuality`); the vision model when the OCR's
+           * confidence is low and one is configured. The page's `quality.reason` says which and why.
+           */
+          const combinedPage = async (
+            nat: PageResult,
+            pdfPath: string,
+            languages: string[],
+            signal: AbortSignal,
+            md: boolean,
+            usages: LlmUsage[],
+          ): Promise<PageResult> => {
+            const nq = nat.quality ?? pageQuality(nat.text, dims(nat.layout));
+            const layer = scoreTextLayer(nat.text);
+            const why = (r: PageResult, reason: string): PageResult => ({
+              ...r,
+              quality: { ...(r.quality ?? nq), reason },
+            });
+            if (layer.usable) return why(nat, `text layer usable (score ${layer.score})`);
+            // A page that paints no image has nothing to OCR: its text layer is the answer, however short.
+            // One pdfimages call tells it for the whole group.
+            imagePages ??= await pdf.pagesWithImages(pdfPath, pages, { signal });
+            if (!imagePages.has(nat.page))
+              return why(nat, `text layer not usable (score ${layer.score}), but the page paints no image to OCR`);
+            const o = await ocrPage(pdfPath, nat.page, languages, signal, md);
+            const oq = o.quality!;
+            if (nat.text.trim() && nq.score >= oq.score)
+              return why(nat, `text layer (quality ${nq.score}) reads at least as well as OCR (quality ${oq.score})`);
+            if ((o.confidence ?? 0) < LOW_CONFIDENCE && llm) {
+              const v = await visionPage(jobId, pdfPath, nat.page, signal, usages);
+              return why(
+                { ...v, quality: pageQuality(v.text, dims(o.layout)) },
+                `text layer not usable (score ${layer.score}); OCR confidence ${o.confidence} below ${LOW_CONFIDENCE}: vision model`,
+              );
+            }
+            return why(
+              o,
+              `text layer not usable (score ${layer.score}); OCR quality ${oq.score} above the layer's ${nq.score}`,
+            );
+          };
           // A page's two blob writes (page cache, job page) run while the next page is read: for the text layer they
           // cost as much as reading the page. Every write is awaited before the activity ends, also when it fails, so
           // a retry finds the pages already read; the first failed write fails the activity.
@@ -267,7 +344,11 @@ export function createPdfActivities(deps: ActivityDeps) {
           const write = (w: Promise<unknown>) => writes.push(w.catch((e: unknown) => (writeError ??= e)));
           try {
             for (const page of pages) {
-              const ck = pdfPageCacheKey(input.sha256, { page, method, languages, engine }, llm?.describe().model);
+              const ck = pdfPageCacheKey(
+                input.sha256,
+                { page, method, languages, engine, markdown },
+                llm?.describe().model,
+              );
               let r = useCache
                 ? await readCache<PageResult>(store, PDF_PAGE_CACHE_OPERATION, ck)
                 : await readOptionalJson<PageResult>(store, pageKey(jobId, page));
@@ -275,19 +356,11 @@ export function createPdfActivities(deps: ActivityDeps) {
               if (!r) {
                 if (method === 'native' || method === 'combined') {
                   texts ??= await pdf.readPageTexts(pdfPath, pages, { signal });
+                  if (markdown) layouts ??= await pdf.readPageLayouts(pdfPath, pages, { signal });
                   const text = texts.get(page) ?? '';
-                  r = { page, text, method: 'native' };
-                  if (method === 'combined' && !scoreTextLayer(text).usable) {
-                    // A page that paints no image has nothing to OCR: its text layer is the answer, however short.
-                    // One pdfimages call tells it for the whole group.
-                    imagePages ??= await pdf.pagesWithImages(pdfPath, pages, { signal });
-                    if (imagePages.has(page)) {
-                      r = await ocrPage(pdfPath, page, languages, signal);
-                      if ((r.confidence ?? 0) < LOW_CONFIDENCE && llm)
-                        r = await visionPage(jobId, pdfPath, page, signal, usages);
-                    }
-                  }
-                } else if (method === 'local_ocr') r = await ocrPage(pdfPath, page, languages, signal);
+                  r = nativePage(page, text, layouts?.get(page));
+                  if (method === 'combined') r = await combinedPage(r, pdfPath, languages, signal, markdown, usages);
+                } else if (method === 'local_ocr') r = await ocrPage(pdfPath, page, languages, signal, markdown);
                 else r = await visionPage(jobId, pdfPath, page, signal, usages);
                 write(writeCache(store, PDF_PAGE_CACHE_OPERATION, ck, r));
               }

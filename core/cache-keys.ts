@@ -46,9 +46,16 @@ export const SESSION_TRANSCRIPT_CACHE_OPERATION = 'session-transcript';
 
 /**
  * The rule `combined` reads a page by, part of its cache keys (result and page cache), so results read under
- * another rule are not reused: `image-pages` OCRs only pages that paint an image and have no usable text layer.
+ * another rule are not reused: `image-pages-quality` OCRs only pages that paint an image and have no usable text layer, and keeps the text layer
+ * when it scores better than the OCR (`pageQuality`).
  */
-const COMBINED_RULE = 'image-pages';
+const COMBINED_RULE = 'image-pages-quality';
+
+/**
+ * The version of the Markdown rules (providers/pdf/markdown) in the keys of `output_format=markdown` results: pages
+ * carry their layout, and results their Markdown, so a change of the rules changes this.
+ */
+const MARKDOWN_FORMAT = 'markdown-1';
 
 /** The parts of a deployment that change a PDF's text: the text engine and the vision model, when there is one. */
 interface PdfCacheContext {
@@ -76,6 +83,7 @@ export function pdfCacheKey(inputSha256: string, params: Record<string, unknown>
       languages: method === 'native' ? null : String(params.ocr_language ?? params.source_language ?? ''),
       ...(usesTextLayer ? { engine: ctx.textEngine } : {}),
       ...(method === 'combined' ? { rule: COMBINED_RULE } : {}),
+      ...(params.output_format === 'markdown' ? { format: MARKDOWN_FORMAT } : {}),
     },
     model: usesVision ? (ctx.visionModel ?? '') : '',
   });
@@ -87,7 +95,7 @@ export function pdfCacheKey(inputSha256: string, params: Record<string, unknown>
  */
 export function pdfPageCacheKey(
   inputSha256: string,
-  page: { page: number; method: string; languages: readonly string[]; engine: string },
+  page: { page: number; method: string; languages: readonly string[]; engine: string; markdown?: boolean },
   model: string | undefined,
 ): string {
   const { method } = page;
@@ -100,6 +108,7 @@ export function pdfPageCacheKey(
       languages: page.languages,
       ...(method === 'native' || method === 'combined' ? { engine: page.engine } : {}),
       ...(method === 'combined' ? { rule: COMBINED_RULE } : {}),
+      ...(page.markdown ? { format: MARKDOWN_FORMAT } : {}),
     },
     model: method === 'native' || method === 'local_ocr' ? '' : (model ?? ''),
   });

@@ -9,6 +9,10 @@
 export const EXTRACTION_METHODS = ['native', 'local_ocr', 'vision_llm', 'combined'] as const;
 export type ExtractionMethod = (typeof EXTRACTION_METHODS)[number];
 
+/** What a PDF job answers besides `extracted_text` (contract §9): `markdown` adds the document's Markdown. */
+export const OUTPUT_FORMATS = ['text', 'markdown'] as const;
+export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+
 /**
  * Every parameter default, once, by the parameters' family. Recorded at creation: `transcription` (audio and video
  * jobs) and `session`. Assumed when absent, never written into a job's parameters: `pdf` (the `/api/pdf/process`

@@ -1,11 +1,16 @@
 import { z } from 'zod';
-import { EXTRACTION_METHODS, JOB_DEFAULTS } from './job-defaults';
+import { EXTRACTION_METHODS, JOB_DEFAULTS, OUTPUT_FORMATS } from './job-defaults';
 import { httpUrl, inputFile, refineOneInput, refinePageRange, uploadKey, webhookConfig, webUrl } from './job-fields';
 
 /** Parameters of the job types that read a file: PDFs, images, recordings and videos (`core/job-params.ts`). */
 
 const pageStart = z.number().int().min(1).optional();
 const pageEnd = z.number().int().min(1).optional();
+
+/** `text` or `markdown`; anything else is a 400 that names the value. */
+export const outputFormat = z.enum(OUTPUT_FORMATS, {
+  error: (issue) => `unknown output_format ${JSON.stringify(issue.input)}: use ${OUTPUT_FORMATS.join(' or ')}`,
+});
 
 /** The pdf job type (spec §4.2): an upload (`/api/pdf/process`), a path inside INPUT_ROOTS or an http(s) `url`. */
 export const pdfParams = z
@@ -16,6 +21,8 @@ export const pdfParams = z
     url: httpUrl.optional(),
     original_name: inputFile.original_name,
     extraction_method: z.enum(EXTRACTION_METHODS).optional(),
+    /** `markdown` adds `data.markdown` and each page's `markdown` and `quality` (contract §9). */
+    output_format: outputFormat.optional(),
     template: z.string().max(200).optional(),
     context: z.record(z.string(), z.unknown()).optional(),
     use_cache: z.boolean().optional(),

@@ -59,9 +59,11 @@ export function pdfData(
   text: string,
   metadata: Record<string, unknown>,
   images: ArchiveData | null,
+  markdown?: string,
 ): Record<string, unknown> {
   return {
     extracted_text: text,
+    ...(markdown !== undefined ? { markdown } : {}),
     metadata,
     images_archive_filename: images?.filename ?? null,
     images_archive_data: images?.data ?? null,

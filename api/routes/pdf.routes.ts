@@ -67,6 +67,7 @@ export function pdfRoutes(api: ApiRouter, jobs: JobService, config: Config): voi
       }
       const options = {
         extraction_method: body.extraction_method,
+        ...(body.output_format ? { output_format: body.output_format } : {}),
         ...(body.template ? { template: body.template } : {}),
         context: body.context,
         use_cache: body.useCache,

@@ -1,5 +1,6 @@
 import { EXTRACTION_METHODS, JOB_DEFAULTS } from '../../core/job-defaults';
 import { refinePageRange } from '../../core/job-params';
+import { outputFormat } from '../../core/job-params-media';
 import { z } from '../openapi';
 import { uploadedFile } from '../uploads';
 import { formBool, formInt, httpUrl } from './form';
@@ -17,6 +18,9 @@ export const processBody = z
         'unless allowed',
     }),
     extraction_method: z.enum(EXTRACTION_METHODS).optional().default(JOB_DEFAULTS.pdf.extraction_method),
+    output_format: outputFormat.optional().openapi({
+      description: '`markdown` adds `data.markdown` and per page `markdown` and `quality` (default `text`)',
+    }),
     template: z.string().max(200).optional(),
     context: z.preprocess(
       (v) => {
@@ -45,6 +49,7 @@ export const processBody = z
 export const jobBody = z.object({
   filename: z.string().min(1).max(4096),
   extraction_method: z.enum(EXTRACTION_METHODS).optional(),
+  output_format: outputFormat.optional(),
   template: z.string().max(200).optional(),
   use_cache: z.boolean().optional(),
   page_start: z.number().int().min(1).optional(),
@@ -52,11 +57,21 @@ export const jobBody = z.object({
   webhook: webhookSchema.optional(),
 });
 
-export const textContent = z.object({ page: z.number().int(), text: z.string(), method: z.string() });
+export const textContent = z.object({
+  page: z.number().int(),
+  text: z.string(),
+  method: z.string(),
+  markdown: z.string().optional().openapi({ description: 'With output_format=markdown: the page as Markdown' }),
+  quality: z
+    .object({ score: z.number(), signals: z.record(z.string(), z.number()), reason: z.string().optional() })
+    .optional()
+    .openapi({ description: 'With output_format=markdown: how trustworthy the page text is (0..1) and why' }),
+});
 
 /** `data` of POST /api/pdf/process (spec §4.2). */
 export const pdfProcessResult = z.object({
   extracted_text: z.string(),
+  markdown: z.string().optional().openapi({ description: 'With output_format=markdown: the whole document' }),
   metadata: z.object({
     page_count: z.number().int(),
     author: z.string(),

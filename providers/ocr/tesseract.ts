@@ -6,6 +6,7 @@
  */
 import { rm } from 'node:fs/promises';
 import { AppError } from '../../core/errors';
+import { parseTsvLayout, type OcrLayout } from '../pdf/markdown/ocr-layout';
 import { ToolExitError, ToolTimeoutError, runTool } from '../process/run-tool';
 
 export interface OcrOptions {
@@ -27,6 +28,8 @@ export interface OcrResult {
   /** Mean word confidence, 0..100 (0 when no word was found). */
   confidence: number;
   words: number;
+  /** The words with their boxes and tesseract's blocks and paragraphs (for Markdown); absent from older results. */
+  layout?: OcrLayout;
 }
 
 /** Languages used when none (or none usable) are asked for. */
@@ -244,7 +247,8 @@ export async function ocrImage(imagePath: string, opts: OcrOptions): Promise<Ocr
       env: { ...process.env, OMP_THREAD_LIMIT: '1' },
       onSpawn: opts.onSpawn,
     });
-    return parseTesseractTsv(stdout.toString('utf8'));
+    const tsv = stdout.toString('utf8');
+    return { ...parseTesseractTsv(tsv), layout: parseTsvLayout(tsv) };
   } catch (err) {
     throw tesseractError(err);
   }

@@ -4,6 +4,8 @@
  * (`createPdfEngine`: pdf.js or poppler for the text, poppler for images); activity tests inject an in-memory one.
  */
 import type { PdfDescription } from './description';
+import type { PageLayout } from './markdown/types';
+import { pageLayoutsInThread } from './pdfjs-thread';
 import { pagesWithImages } from './poppler';
 import { extractEmbeddedImages, renderPagePng, renderPages, type RenderedPage } from './render';
 import { describePdf, readPageTexts, type PdfTextEngine } from './text-engine';
@@ -32,6 +34,8 @@ export interface PdfEngine {
     pages: readonly number[],
     opts?: PdfCallOptions & { parallel?: number },
   ): Promise<Map<number, string>>;
+  /** Each asked page's layout for Markdown (text items with fonts, rulings, bookmarks), through pdf.js. */
+  readPageLayouts(pdfPath: string, pages: readonly number[], opts?: PdfCallOptions): Promise<Map<number, PageLayout>>;
   /** Which of `pages` paint any image (a page without one has nothing to OCR). */
   pagesWithImages(pdfPath: string, pages: readonly number[], opts?: PdfCallOptions): Promise<Set<number>>;
   /** The pages as 300 dpi grayscale images in `outDir`, OCR input, in page order. */
@@ -53,6 +57,7 @@ export function createPdfEngine(textEngine: PdfTextEngine): PdfEngine {
   return {
     describe: (pdfPath, opts) => describePdf(pdfPath, textEngine, opts),
     readPageTexts: (pdfPath, pages, opts) => readPageTexts(pdfPath, pages, textEngine, opts),
+    readPageLayouts: (pdfPath, pages, opts) => pageLayoutsInThread(pdfPath, pages, opts),
     pagesWithImages: (pdfPath, pages, opts) => pagesWithImages(pdfPath, pages, opts),
     renderPages: (pdfPath, pages, outDir, opts) => renderPages(pdfPath, pages, outDir, opts),
     renderPagePng: (pdfPath, page, outPath, dpi, opts) => renderPagePng(pdfPath, page, outPath, dpi, opts),

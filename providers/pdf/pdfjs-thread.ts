@@ -17,6 +17,7 @@ import type { ErrorCode } from '../../core/errors';
 import { isThreadOutOfMemory, ThreadPool } from '../process/thread-pool';
 import type { PdfDescription } from './description';
 import { PdfError, type PdfErrorReason } from './errors';
+import type { PageLayout } from './markdown/types';
 import { openPdf } from './pdfjs';
 
 const THREAD_ENTRY = new URL('./pdfjs.thread.mjs', import.meta.url);
@@ -29,11 +30,13 @@ const PAGE_BUDGET_MS = 5_000;
 /** What a thread is asked to do (one message). */
 export type PdfThreadRequest =
   | { operation: 'describe'; pdfPath: string; timeoutMs: number }
-  | { operation: 'page-texts'; pdfPath: string; pages: number[]; timeoutMs: number };
+  | { operation: 'page-texts'; pdfPath: string; pages: number[]; timeoutMs: number }
+  | { operation: 'page-layouts'; pdfPath: string; pages: number[]; timeoutMs: number };
 
 /** A thread's answer: the result, or the error as plain data (`code` and `reason` when it was a `PdfError`). */
 export type PdfThreadReply =
-  { result: PdfDescription | string[] } | { error: { message: string; code?: ErrorCode; reason?: PdfErrorReason } };
+  | { result: PdfDescription | string[] | PageLayout[] }
+  | { error: { message: string; code?: ErrorCode; reason?: PdfErrorReason } };
 
 export interface PdfThreadOptions {
   signal?: AbortSignal;
@@ -61,6 +64,16 @@ export async function answerPdfRequest(request: PdfThreadRequest): Promise<PdfTh
       if (request.operation === 'describe') {
         const meta = await doc.metadata();
         return { result: { pageCount: doc.pageCount, title: meta.title, author: meta.author } };
+      }
+      if (request.operation === 'page-layouts') {
+        const outline = await doc.outline();
+        const layouts: PageLayout[] = [];
+        for (const page of request.pages) {
+          const layout = await doc.pageLayout(page);
+          const entries = outline.get(page);
+          layouts.push(entries ? { ...layout, outline: entries } : layout);
+        }
+        return { result: layouts };
       }
       const texts: string[] = [];
       for (const page of request.pages) texts.push((await doc.pageText(page)).text);
@@ -132,4 +145,24 @@ export async function pageTextsInThread(
     opts.signal,
   );
   return new Map(pages.map((page, i) => [page, texts[i]]));
+}
+
+/**
+ * Each asked page's layout (text items with fonts, rulings, the bookmarks pointing at it) through pdf.js in a thread,
+ * whatever the text engine: the Markdown rules need fonts and drawings, which only pdf.js gives. Same limits as
+ * `pageTextsInThread`.
+ */
+export async function pageLayoutsInThread(
+  pdfPath: string,
+  pages: readonly number[],
+  opts: PdfThreadOptions = {},
+): Promise<Map<number, PageLayout>> {
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_OPEN_TIMEOUT_MS;
+  const limitMs = timeoutMs + pages.length * Math.min(PAGE_BUDGET_MS, timeoutMs);
+  const layouts = await runInThread<PageLayout[]>(
+    { operation: 'page-layouts', pdfPath, pages: [...pages], timeoutMs },
+    limitMs,
+    opts.signal,
+  );
+  return new Map(pages.map((page, i) => [page, layouts[i]]));
 }

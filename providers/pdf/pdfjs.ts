@@ -13,6 +13,8 @@ import path from 'node:path';
 import type { PDFDocumentProxy, TextItem, TextMarkedContent } from 'pdfjs-dist/types/src/display/api';
 import { PdfError } from './errors';
 import { layoutText, type TextRun } from './layout';
+import type { OutlineEntry, PageLayout } from './markdown/types';
+import { outlineByPage, readPageLayout } from './pdfjs-layout';
 
 /** The document information of contract §6 (`metadata`), snake_case as the API returns it. */
 export interface PdfMetadata {
@@ -43,6 +45,10 @@ export interface PdfDoc {
   metadata(): Promise<PdfMetadata>;
   /** Text of page `n` (1-based) in reading order; a page without a text layer gives `{ text: '', chars: 0 }`. */
   pageText(n: number): Promise<PageText>;
+  /** Page `n`'s text items with fonts and its drawn rulings, for the Markdown rules. */
+  pageLayout(n: number): Promise<PageLayout>;
+  /** The outline's bookmarks by page (1-based); empty without an outline. */
+  outline(): Promise<Map<number, OutlineEntry[]>>;
   close(): Promise<void>;
 }
 
@@ -166,6 +172,32 @@ class PdfJsDoc implements PdfDoc {
     }
     const text = layoutText(runs);
     return { text, chars: [...text].length };
+  }
+
+  async pageLayout(n: number): Promise<PageLayout> {
+    if (!Number.isInteger(n) || n < 1 || n > this.pageCount) {
+      throw new PdfError('VALIDATION_ERROR', 'page_out_of_range', `Page ${n} is outside 1..${this.pageCount}`);
+    }
+    try {
+      return await withTimeout(
+        readPageLayout(this.pdfjs, this.doc, n),
+        this.timeoutMs,
+        `Reading the layout of page ${n}`,
+        () => {},
+      );
+    } catch (err) {
+      if (err instanceof PdfError) throw err;
+      throw new PdfError('UNPROCESSABLE_INPUT', 'corrupt', `Page ${n} of the PDF cannot be read`, { cause: err });
+    }
+  }
+
+  async outline(): Promise<Map<number, OutlineEntry[]>> {
+    try {
+      return await withTimeout(outlineByPage(this.doc), this.timeoutMs, 'Reading the outline', () => {});
+    } catch {
+      // An outline only confirms headings: a broken one is no outline.
+      return new Map();
+    }
   }
 
   async close(): Promise<void> {

@@ -192,6 +192,18 @@ const EXAMPLES: Entry[] = [
     check: (a) => expect(a.body.data.extracted_text).to.match(/Haushalt/),
   },
   {
+    name: 'PDF as Markdown beside its text',
+    method: 'POST',
+    path: '/api/pdf/process',
+    has: ['output_format=markdown'],
+    expect: ['data.extracted_text', 'data.markdown', 'data.metadata.text_contents'],
+    check: (a) => {
+      const page = a.body.data.metadata.text_contents[0];
+      expect(page.markdown).to.be.a('string').and.not.equal('');
+      expect(page.quality.score).to.be.within(0, 1);
+    },
+  },
+  {
     name: 'PDF by URL',
     method: 'POST',
     path: '/api/pdf/process',

@@ -1,3 +1,4 @@
+import type { PageLayout } from '../../providers/pdf/markdown/types';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { AppError } from '../../core/errors';
@@ -114,6 +115,22 @@ export class InMemoryPdfEngine implements PdfEngine {
     if (opts.signal) this.signals.push(opts.signal);
     const doc = await this.read(pdfPath);
     return new Map(pages.map((p) => [p, this.page(doc, p).text]));
+  }
+
+  /** A page's lines as 10 pt text items, 14 pt apart from the top of an A4 page. */
+  async readPageLayouts(pdfPath: string, pages: readonly number[], opts: PdfCallOptions = {}) {
+    if (opts.signal) this.signals.push(opts.signal);
+    const doc = await this.read(pdfPath);
+    const layout = (page: number): PageLayout => ({
+      page,
+      width: 595,
+      height: 842,
+      segments: [],
+      items: this.page(doc, page)
+        .text.split('\n')
+        .map((str, i) => ({ str, x: 72, y: 770 - 14 * i, w: str.length * 5, size: 10 })),
+    });
+    return new Map(pages.map((p) => [p, layout(p)]));
   }
 
   async pagesWithImages(pdfPath: string, pages: readonly number[], opts: PdfCallOptions = {}) {

@@ -32,10 +32,24 @@ describe('cache keys', () => {
       '59259dac405823f973dd4dcb9ca6d4d29a3be06046011b09bf288b303e7697db',
     );
     expect(pdfCacheKey(SHA, { extraction_method: 'combined', source_language: 'de' }, vision)).to.equal(
-      'f894833cfb960be737cf6b88a54ce79c732991789ace4e077e3572140394e574',
+      '9a8a5d6b51fc2fd1e79d9e6ec083b4bdb1f87ea1faefaa44a78361bd8ab01f3e',
     );
     expect(pdfCacheKey(SHA, { extraction_method: 'vision_llm' }, vision)).to.equal(
       '771a33a01a305d40bc967922956a808d01d49be1bcc246c2845ca364ed6a1c13',
+    );
+  });
+
+  it('keys Markdown results and pages apart from text ones, and text ones as before', () => {
+    const ctx = { textEngine: 'pdftotext' };
+    const text = pdfCacheKey(SHA, { extraction_method: 'native' }, ctx);
+    expect(pdfCacheKey(SHA, { extraction_method: 'native', output_format: 'text' }, ctx)).to.equal(text);
+    expect(pdfCacheKey(SHA, { extraction_method: 'native', output_format: 'markdown' }, ctx)).not.to.equal(text);
+    const page = { page: 1, method: 'local_ocr', languages: ['eng'], engine: 'pdftotext' };
+    expect(pdfPageCacheKey(SHA, { ...page, markdown: false }, undefined)).to.equal(
+      pdfPageCacheKey(SHA, page, undefined),
+    );
+    expect(pdfPageCacheKey(SHA, { ...page, markdown: true }, undefined)).not.to.equal(
+      pdfPageCacheKey(SHA, page, undefined),
     );
   });
 
@@ -53,7 +67,7 @@ describe('cache keys', () => {
       pdfPageCacheKey(SHA, { page: 3, method: 'local_ocr', languages: ['deu', 'eng'], engine: 'pdftotext' }, 'm'),
     ).to.equal('7ec4eb521ff6ef3f2e0068aa3fac9bf5cad9deba8215c9f764cbd22cf3996151');
     expect(pdfPageCacheKey(SHA, { page: 1, method: 'combined', languages: ['eng'], engine: 'pdfjs' }, 'm')).to.equal(
-      '200709e655fe7a05136c6aadb265a2757bb3bf80a889bb2e76533166bf7ec347',
+      'fa3f7437b33851b8f18d32ece35f0fd5a4cd0781e966676f7983631a766d5d04',
     );
     expect(pdfPageCacheKey(SHA, { page: 7, method: 'vision_llm', languages: [], engine: 'pdfjs' }, undefined)).to.equal(
       '536c76f66a9c7c82ad13835c4c0c7f9abe9e06df9bba7b4db1c3b9582ebb0dc6',

@@ -1,0 +1,279 @@
+/**
+ * PDF → Markdown, scored against ground truth, beside `pdftotext` and `pymupdf4llm` in one run.
+ *
+ * Inputs (fetched into the cache, the same every run): real, freely licensed PDFs from Debian doc packages
+ * (`apt-get download`, unpacked with `dpkg-deb -x`: GLPK (GPL), GnuTLS (GFDL), libidn2 (GFDL), Asymptote (LGPL/GPL),
+ * R manuals (GPL)) and two already on Debian systems (libtasn1, shared-mime-info), plus a Chromium-printed report of
+ * known structure (test/support/html-pdf.ts). `pymupdf4llm` (AGPL) runs only in the bench's own venv in the cache,
+ * never in the service.
+ *
+ * Scores:
+ * - headings: precision and recall of the Markdown's `#` lines against the PDF's own outline (bookmarks). Our rules
+ *   read the outline to confirm headings, so here they run WITHOUT it (the outline is removed from the layouts): the
+ *   outline is only the ground truth.
+ * - sentences: the share of reference sentences found whole (in order inside the sentence, words contiguous) in
+ *   the output, after markup and whitespace are normalised. Reference: sentences of 8–40 words from `pdftotext -raw`
+ *   (content-stream order) that have no hyphen at a line end; for the generated report, its own sentences.
+ * - tables (generated report only, its HTML is the truth): share of its table rows found as GFM rows.
+ * - time: Markdown (pdf.js layouts + rules) against plain text through the same pdf.js thread, and against pdftotext.
+ *
+ * Run: `npx tsx bench/pdf-markdown.bench.ts` (BENCH_PDFMD_MAX_PAGES caps pages per document, default 60).
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { documentMarkdown } from '../providers/pdf/markdown/document';
+import { describeInThread, pageLayoutsInThread, pageTextsInThread } from '../providers/pdf/pdfjs-thread';
+import { htmlToPdf, structuredDoc } from '../test/support/html-pdf';
+import { envInt, out } from './support';
+
+const CACHE = path.join(process.env.DOCPROC_CACHE_DIR || path.join(os.homedir(), '.cache', 'docproc'), 'bench-pdfmd');
+const MAX_PAGES = envInt('BENCH_PDFMD_MAX_PAGES', 60);
+const DEBS = ['glpk-doc', 'gnutls-doc', 'libidn2-doc', 'asymptote-doc', 'r-doc-pdf'];
+const DOCS = [
+  'usr/share/doc/glpk-doc/glpk.pdf',
+  'usr/share/doc/glpk-doc/graphs.pdf',
+  'usr/share/doc/glpk-doc/cnfsat.pdf',
+  'usr/share/doc/gnutls-doc/gnutls.pdf',
+  'usr/share/doc/libidn2-doc/libidn2.pdf',
+  'usr/share/doc/asymptote/asy-latex.pdf',
+  'usr/share/doc/asymptote/CAD.pdf',
+  'usr/share/R/doc/manual/R-FAQ.pdf',
+  'usr/share/R/doc/manual/R-data.pdf',
+];
+const SYSTEM_DOCS = [
+  '/usr/share/doc/libtasn1-doc/libtasn1.pdf',
+  '/usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf',
+];
+
+function provisionDocs(): string[] {
+  const root = path.join(CACHE, 'root');
+  fs.mkdirSync(root, { recursive: true });
+  if (!DOCS.every((d) => fs.existsSync(path.join(root, d)))) {
+    const debs = path.join(CACHE, 'debs');
+    fs.mkdirSync(debs, { recursive: true });
+    execFileSync('apt-get', ['download', ...DEBS], { cwd: debs, stdio: 'ignore' });
+    for (const f of fs.readdirSync(debs).filter((n) => n.endsWith('.deb')))
+      execFileSync('dpkg-deb', ['-x', path.join(debs, f), root]);
+  }
+  return [...DOCS.map((d) => path.join(root, d)), ...SYSTEM_DOCS.filter((d) => fs.existsSync(d))];
+}
+
+function pymupdfPython(): string | null {
+  const venv = path.join(CACHE, 'pymupdf-venv');
+  const py = path.join(venv, 'bin', 'python');
+  if (!fs.existsSync(py) && spawnSync('python3', ['-m', 'venv', venv]).status !== 0) return null;
+  // Pinned to a release with code: a local wheel mirror may offer a newer version number that holds none.
+  if (spawnSync(py, ['-c', 'import pymupdf4llm']).status !== 0)
+    spawnSync(py, ['-m', 'pip', 'install', '-q', 'pymupdf4llm==0.2.9'], { stdio: 'ignore' });
+  return spawnSync(py, ['-c', 'import pymupdf4llm']).status === 0 ? py : null;
+}
+
+const PY = `
+import sys, time, json, pymupdf, pymupdf4llm
+doc = pymupdf.open(sys.argv[1])
+pages = list(range(min(doc.page_count, int(sys.argv[3]))))
+toc = [{"level": l, "title": t} for (l, t, p) in doc.get_toc() if p - 1 in pages]
+t = time.time(); md = pymupdf4llm.to_markdown(doc, pages=pages); ms = (time.time() - t) * 1000
+open(sys.argv[2], "w").write(md)
+print(json.dumps({"ms": ms, "toc": toc}))
+`;
+
+const norm = (t: string) =>
+  t
+    .toLowerCase()
+    .replace(/[*_#`|>]/g, ' ')
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+const titleKey = (t: string) => norm(t.replace(/^\s*(appendix\s+)?[\dA-Z]+(\.\d+)*\.?\s+/, ''));
+
+function headingScores(md: string, outline: string[]): { p: number; r: number; n: number } {
+  const truth = new Set(outline.map(titleKey).filter(Boolean));
+  const got = md
+    .split('\n')
+    .filter((l) => /^#{1,6} /.test(l))
+    .map((l) => titleKey(l.replace(/^#+ /, '')));
+  const hits = got.filter((g) => truth.has(g)).length;
+  const found = new Set(got.filter((g) => truth.has(g))).size;
+  return { p: got.length ? hits / got.length : 0, r: truth.size ? found / truth.size : 0, n: got.length };
+}
+
+function referenceSentences(pdf: string, pages: number): string[] {
+  const raw = execFileSync('pdftotext', ['-raw', '-l', String(pages), '-enc', 'UTF-8', pdf, '-']).toString();
+  const joined = raw.replace(/\f/g, '\n').replace(/-\n/g, '\u0000').replace(/\s+/g, ' ');
+  return joined
+    .split(/(?<=[.!?])\s+(?=[A-Z])/)
+    .filter((s) => !s.includes('\u0000'))
+    .map(norm)
+    .filter((s) => {
+      const n = s.split(' ').length;
+      return n >= 8 && n <= 40;
+    });
+}
+
+const sentenceShare = (text: string, sentences: string[]) => {
+  const t = ` ${norm(text)} `;
+  return sentences.length ? sentences.filter((s) => t.includes(` ${s} `)).length / sentences.length : NaN;
+};
+
+async function best<T>(runs: number, fn: () => Promise<T>): Promise<{ ms: number; value: T }> {
+  let r = { ms: Infinity, value: undefined as T };
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now();
+    const value = await fn();
+    const ms = performance.now() - t0;
+    if (ms < r.ms) r = { ms, value };
+  }
+  return r;
+}
+
+async function ours(pdf: string, pages: number[]) {
+  const md = await best(2, async () => {
+    const layouts = [...(await pageLayoutsInThread(pdf, pages)).values()];
+    const outline = layouts.flatMap((l) => (l.outline ?? []).map((o) => o.title));
+    return { md: documentMarkdown(layouts.map((l) => ({ ...l, outline: undefined }))).markdown, outline };
+  });
+  const text = await best(2, () => pageTextsInThread(pdf, pages));
+  const poppler = await best(2, async () =>
+    execFileSync('pdftotext', ['-l', String(pages.length), '-enc', 'UTF-8', pdf, '-']).toString(),
+  );
+  return {
+    md: md.value.md,
+    outline: md.value.outline,
+    mdMs: md.ms,
+    textMs: text.ms,
+    popplerMs: poppler.ms,
+    poppler: poppler.value,
+  };
+}
+
+const pct = (x: number) => (Number.isFinite(x) ? `${(100 * x).toFixed(0)} %` : 'n/a');
+
+async function main() {
+  const py = pymupdfPython();
+  const files = provisionDocs();
+  out(
+    `PDF → Markdown bench: ${files.length} real documents (≤ ${MAX_PAGES} pages each) + 1 generated; pymupdf4llm ${py ? 'in its venv' : 'NOT available'}`,
+  );
+  out('');
+  out(
+    '| document | pages | outline | ours H-prec | ours H-rec | pymu H-prec | pymu H-rec | ours sent. | pymu sent. | pdftotext sent. | md ms | pdf.js text ms | pdftotext ms | pymu ms | md/text | md/pdftotext |',
+  );
+  out('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+  const sums = {
+    oursP: 0,
+    oursR: 0,
+    pyP: 0,
+    pyR: 0,
+    oursS: 0,
+    pyS: 0,
+    ptS: 0,
+    n: 0,
+    nH: 0,
+    md: 0,
+    text: 0,
+    pop: 0,
+    pym: 0,
+  };
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pdfmd-bench-'));
+  try {
+    for (const file of files) {
+      const { pageCount } = await describeInThread(file);
+      const n = Math.min(pageCount, MAX_PAGES);
+      const pages = Array.from({ length: n }, (_, i) => i + 1);
+      const o = await ours(file, pages);
+      let pym = { md: '', ms: NaN, toc: [] as { title: string }[] };
+      if (py) {
+        const mdFile = path.join(tmp, 'pym.md');
+        const r = spawnSync(py, ['-c', PY, file, mdFile, String(n)], { encoding: 'utf8', maxBuffer: 1 << 26 });
+        if (r.status === 0) {
+          const info = JSON.parse(r.stdout.trim().split('\n').pop()!);
+          pym = { md: fs.readFileSync(mdFile, 'utf8'), ms: info.ms, toc: info.toc };
+        }
+      }
+      const sentences = referenceSentences(file, n);
+      const hOurs = headingScores(o.md, o.outline);
+      const hPy = headingScores(pym.md, o.outline);
+      const s = [sentenceShare(o.md, sentences), sentenceShare(pym.md, sentences), sentenceShare(o.poppler, sentences)];
+      out(
+        `| ${path.basename(file)} | ${n} | ${o.outline.length} | ${pct(hOurs.p)} | ${pct(hOurs.r)} | ${pct(hPy.p)} | ${pct(hPy.r)} | ` +
+          `${pct(s[0])} | ${pct(s[1])} | ${pct(s[2])} | ${o.mdMs.toFixed(0)} | ${o.textMs.toFixed(0)} | ${o.popplerMs.toFixed(0)} | ` +
+          `${Number.isFinite(pym.ms) ? pym.ms.toFixed(0) : 'n/a'} | ${(o.mdMs / o.textMs).toFixed(2)}× | ${(o.mdMs / o.popplerMs).toFixed(1)}× |`,
+      );
+      if (o.outline.length) {
+        sums.nH++;
+        sums.oursP += hOurs.p;
+        sums.oursR += hOurs.r;
+        sums.pyP += hPy.p;
+        sums.pyR += hPy.r;
+      }
+      sums.n++;
+      sums.oursS += s[0];
+      sums.pyS += s[1];
+      sums.ptS += s[2];
+      sums.md += o.mdMs;
+      sums.text += o.textMs;
+      sums.pop += o.popplerMs;
+      sums.pym += Number.isFinite(pym.ms) ? pym.ms : 0;
+    }
+    out('');
+    out(
+      `mean over documents with an outline (${sums.nH}): headings ours P ${pct(sums.oursP / sums.nH)} R ${pct(sums.oursR / sums.nH)}, ` +
+        `pymupdf4llm P ${pct(sums.pyP / sums.nH)} R ${pct(sums.pyR / sums.nH)}`,
+    );
+    out(
+      `mean sentences whole (${sums.n}): ours ${pct(sums.oursS / sums.n)}, pymupdf4llm ${pct(sums.pyS / sums.n)}, pdftotext ${pct(sums.ptS / sums.n)}`,
+    );
+    out(
+      `total time: Markdown ${sums.md.toFixed(0)} ms, pdf.js text ${sums.text.toFixed(0)} ms (${(sums.md / sums.text).toFixed(2)}×), ` +
+        `pdftotext ${sums.pop.toFixed(0)} ms (${(sums.md / sums.pop).toFixed(1)}×), pymupdf4llm ${sums.pym.toFixed(0)} ms`,
+    );
+
+    // The generated report: tables and sentences with a known truth.
+    const doc = structuredDoc();
+    const file = path.join(tmp, 'report.pdf');
+    fs.writeFileSync(file, await htmlToPdf(doc.html, { pageHeaders: true }));
+    const { pageCount } = await describeInThread(file);
+    const o = await ours(
+      file,
+      Array.from({ length: pageCount }, (_, i) => i + 1),
+    );
+    let pymMd = '';
+    if (py) {
+      const mdFile = path.join(tmp, 'pym.md');
+      if (spawnSync(py, ['-c', PY, file, mdFile, String(pageCount)]).status === 0)
+        pymMd = fs.readFileSync(mdFile, 'utf8');
+    }
+    const rows = [doc.unruled, [doc.ruledHeader, ...doc.ruledRows]].flat();
+    const rowNorm = (r: string[]) => r.map((c) => norm(c)).join('|');
+    const tableRows = (md: string) =>
+      new Set(
+        md
+          .split('\n')
+          .filter((l) => l.startsWith('|'))
+          .map((l) =>
+            l
+              .slice(1, -1)
+              .split('|')
+              .map((c) => norm(c))
+              .join('|'),
+          ),
+      );
+    const rowShare = (md: string) => rows.filter((r) => tableRows(md).has(rowNorm(r))).length / rows.length;
+    const truthSentences = [...doc.columnParagraphs.flatMap((p) => p.split(/(?<=\.) /))].map(norm);
+    out('');
+    out(`generated report (${pageCount} pages, ${rows.length} table rows, ${truthSentences.length} column sentences):`);
+    out(`  table rows as GFM rows: ours ${pct(rowShare(o.md))}, pymupdf4llm ${pct(rowShare(pymMd))}`);
+    out(
+      `  column sentences whole: ours ${pct(sentenceShare(o.md, truthSentences))}, pymupdf4llm ${pct(sentenceShare(pymMd, truthSentences))}, ` +
+        `pdftotext ${pct(sentenceShare(o.poppler, truthSentences))}`,
+    );
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+  process.exit(0);
+}
+
+await main();

@@ -1,0 +1,229 @@
+/**
+ * A document's Markdown from its pages' layouts (`types.ts`): running headers, footers and page numbers removed
+ * (text in the top or bottom margin that repeats across pages, digits aside), tables and reading order per page
+ * (`tables.ts`, `order.ts`), blocks (`blocks.ts`), then the document's decisions: the body font size (the size most
+ * characters have), headings (larger than the body, or bold lines on their own) with levels by size, the outline
+ * confirming titles and giving levels, a table that goes on at the top of the next page joined to the one before,
+ * and a paragraph cut by a page break joined. Pure.
+ */
+import { joinLines, listMarker, toBlocks, type Block, type TextLine } from './blocks';
+import { toFragments, type Fragment } from './lines';
+import { readingOrder } from './order';
+import { findTables, type Table } from './tables';
+import type { OutlineEntry, PageLayout } from './types';
+
+export interface DocumentMarkdown {
+  /** The whole document. */
+  markdown: string;
+  /** Each page's own Markdown, in the order given. */
+  pages: { page: number; markdown: string }[];
+}
+
+/** Share of the page height at top and bottom where running headers and footers live. */
+const MARGIN = 0.1;
+const PAGE_NUMBER = /^(page|seite|p\.)?\s*[-–(]?\s*(\d{1,4}|[ivxlcdm]{1,6})\s*[-–)]?\s*((of|von|\/)\s*\d{1,4})?$/i;
+
+const normKey = (t: string) => t.toLowerCase().replace(/\d+/g, '#').replace(/\s+/g, ' ').trim();
+const normTitle = (t: string) =>
+  t
+    .toLowerCase()
+    .replace(/^[\divxlc]+(\.[\d]+)*\.?\s+/i, '')
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .trim();
+
+/** Fragments of each page without running headers, footers and page numbers. */
+function withoutFurniture(pages: readonly PageLayout[], frags: Fragment[][]): Fragment[][] {
+  // Candidates: the two outermost lines at the top and at the bottom, inside the margins.
+  const outer = frags.map((fs) => {
+    const lines = [...new Set(fs.map((f) => f.line))].sort((a, b) => a - b);
+    return new Set([...lines.slice(0, 2), ...lines.slice(-2)]);
+  });
+  const pageIndex = new Map(pages.map((p, i) => [p, i]));
+  const inMargin = (p: PageLayout, f: Fragment) =>
+    outer[pageIndex.get(p)!].has(f.line) && (f.y > p.height * (1 - MARGIN) || f.y < p.height * MARGIN);
+  const seen = new Map<string, Set<number>>();
+  pages.forEach((p, i) => {
+    for (const f of frags[i]) {
+      if (!inMargin(p, f)) continue;
+      const k = normKey(f.text);
+      seen.set(k, (seen.get(k) ?? new Set()).add(i));
+    }
+  });
+  const minPages = Math.max(2, Math.ceil(0.4 * pages.length));
+  const furniture = (p: PageLayout, f: Fragment) =>
+    inMargin(p, f) && (PAGE_NUMBER.test(f.text.trim()) || (seen.get(normKey(f.text))?.size ?? 0) >= minPages);
+  // A line goes only as a whole: a number in the last row of a table is no page number.
+  return pages.map((p, i) => {
+    const kept = new Set(frags[i].filter((f) => !furniture(p, f)).map((f) => f.line));
+    return frags[i].filter((f) => kept.has(f.line));
+  });
+}
+
+/** The font size most characters of the document have. */
+function bodySize(frags: Fragment[][]): number {
+  const weight = new Map<number, number>();
+  for (const f of frags.flat()) {
+    const s = Math.round(f.size * 2) / 2;
+    weight.set(s, (weight.get(s) ?? 0) + f.text.length);
+  }
+  return [...weight.entries()].sort((a, b) => b[1] - a[1])[0]?.[0] ?? 10;
+}
+
+interface Heading {
+  text: string;
+  size: number;
+  bold: boolean;
+  level?: number;
+}
+
+type Out = { kind: 'heading'; h: Heading } | Block;
+
+function headingOf(b: Block, body: number, outline: OutlineEntry[]): Heading | undefined {
+  if (b.kind !== 'text' && b.kind !== 'list') return undefined;
+  const text = joinLines(b.lines.map((l) => l.text));
+  if (!/\p{L}/u.test(text) || text.length > 160 || b.lines.length > 3) return undefined;
+  // A table of contents entry (its leaders squashed by blocks.ts) names a heading; it is none.
+  if (/ … [\divxlc]+$/i.test(text)) return undefined;
+  const match = outline.find((o) => normTitle(o.title) !== '' && normTitle(o.title) === normTitle(text));
+  if (match) return { text, size: b.size, bold: b.bold, level: match.level };
+  if (b.kind === 'list' && !(b.size >= body * 1.15)) return undefined;
+  if (/[,;]$/.test(text)) return undefined;
+  if (b.size >= body * 1.15) return { text, size: b.size, bold: b.bold };
+  if (b.bold && b.size >= body * 0.95 && text.length <= 90 && b.lines.length <= 2 && !/[.:]$/.test(text))
+    return { text, size: b.size, bold: b.bold };
+  return undefined;
+}
+
+/** Heading levels: sizes above the body in decreasing order, then bold body-size headings; the outline's own. */
+function assignLevels(outs: Out[][], body: number): void {
+  const heads = outs.flat().flatMap((o) => (o.kind === 'heading' ? [o.h] : []));
+  const sized = [...new Set(heads.filter((h) => h.size >= body * 1.15).map((h) => Math.round(h.size * 2) / 2))].sort(
+    (a, b) => b - a,
+  );
+  const outlined = heads.filter((h) => h.level !== undefined);
+  // A title above every bookmarked heading (on the first page, larger) stays level 1; bookmarks go one down.
+  const maxOutlinedSize = Math.max(0, ...outlined.map((h) => h.size));
+  const shift =
+    outlined.length > 0 && heads.some((h) => h.level === undefined && h.size > maxOutlinedSize + 0.5) ? 1 : 0;
+  for (const h of heads) {
+    if (h.level !== undefined) h.level = Math.min(6, h.level + shift);
+    else {
+      const i = sized.indexOf(Math.round(h.size * 2) / 2);
+      h.level = Math.min(6, i >= 0 ? i + 1 : sized.length + 1);
+    }
+  }
+}
+
+const cell = (t: string) => t.replace(/\|/g, '\\|').replace(/\s+/g, ' ').trim();
+
+function renderTable(rows: string[][], header?: string[]): string {
+  const width = Math.max(...rows.map((r) => r.length), header?.length ?? 0);
+  const pad = (r: string[]) => Array.from({ length: width }, (_, i) => cell(r[i] ?? ''));
+  const [head, ...rest] = header ? [header, ...rows] : rows;
+  const line = (r: string[]) => `| ${pad(r).join(' | ')} |`;
+  return [line(head), `| ${Array.from({ length: width }, () => '---').join(' | ')} |`, ...rest.map(line)].join('\n');
+}
+
+function renderCode(lines: TextLine[]): string {
+  const minX = Math.min(...lines.map((l) => l.x0));
+  const body = lines.map((l) => ' '.repeat(Math.max(0, Math.round((l.x0 - minX) / (0.6 * l.size)))) + l.text);
+  const fence = body.some((l) => l.includes('```')) ? '~~~' : '```';
+  return [fence, ...body, fence].join('\n');
+}
+
+/** A paragraph's text that Markdown would read as something else (a heading, a list, a quote) is escaped. */
+const escapeStart = (t: string) => t.replace(/^(#{1,6}\s|>|[-+*]\s|\d+[.)]\s)/, (m) => `\\${m}`);
+
+function renderOut(o: Out, listBase: number): string {
+  switch (o.kind) {
+    case 'heading':
+      return `${'#'.repeat(o.h.level ?? 1)} ${o.h.text}`;
+    case 'table':
+      return renderTable(o.table.rows);
+    case 'code':
+      return renderCode(o.lines);
+    case 'list': {
+      const rest = listMarker(o.lines[0].text)?.rest ?? o.lines[0].text;
+      const depth = Math.max(0, Math.min(4, Math.round((o.indent - listBase) / (1.5 * o.size))));
+      return `${'  '.repeat(depth)}${o.marker} ${joinLines([rest, ...o.lines.slice(1).map((l) => l.text)])}`;
+    }
+    case 'text':
+      return escapeStart(joinLines(o.lines.map((l) => l.text)));
+  }
+}
+
+/** Renders a run of outputs: list items of one list stay together (one newline), other blocks a blank line apart. */
+function renderRun(outs: readonly Out[], header?: Map<Table, string[]>): string {
+  const lists = outs.filter((o) => o.kind === 'list') as Extract<Out, { kind: 'list' }>[];
+  const base = lists.length ? Math.min(...lists.map((l) => l.indent)) : 0;
+  let md = '';
+  outs.forEach((o, i) => {
+    const text =
+      o.kind === 'table' && header?.has(o.table) ? renderTable(o.table.rows, header.get(o.table)) : renderOut(o, base);
+    if (!text.trim()) return;
+    const prev = outs[i - 1];
+    const sameList = o.kind === 'list' && prev?.kind === 'list' && (o.marker === '-') === (prev.marker === '-');
+    if (md) md += sameList ? '\n' : '\n\n';
+    md += text;
+  });
+  return md;
+}
+
+const sameColumns = (a: Table, b: Table) =>
+  a.columns.length === b.columns.length &&
+  a.columns.every((c, i) => Math.abs(c[0] - b.columns[i][0]) < 25 || Math.abs(c[1] - b.columns[i][1]) < 25);
+
+/** The document's Markdown, whole and page by page. */
+export function documentMarkdown(pages: readonly PageLayout[]): DocumentMarkdown {
+  const rawFrags = pages.map((p) => toFragments(p.items, p.segments));
+  const frags = withoutFurniture(pages, rawFrags);
+  const body = bodySize(frags);
+  const outs: Out[][] = pages.map((p, i) => {
+    const { tables, rest } = findTables(frags[i], p.segments);
+    const blocks = toBlocks(readingOrder(rest, tables));
+    return blocks.map((b) => {
+      const h = headingOf(b, body, p.outline ?? []);
+      return h ? ({ kind: 'heading', h } as Out) : b;
+    });
+  });
+  assignLevels(outs, body);
+
+  // A table continued at the top of the next page: one table in the document (a repeated header row dropped); the
+  // page's own Markdown shows its part under the first part's header.
+  const continued = new Map<Table, string[]>();
+  const joinedInto = new Map<Table, Table>();
+  for (let i = 1; i < outs.length; i++) {
+    const last = outs[i - 1][outs[i - 1].length - 1];
+    const first = outs[i][0];
+    if (last?.kind !== 'table' || first?.kind !== 'table' || !sameColumns(last.table, first.table)) continue;
+    const head = (joinedInto.get(last.table) ?? last.table).rows[0];
+    const cont = first.table;
+    if (cont.rows[0].map(cell).join('|') === head.map(cell).join('|')) cont.rows = cont.rows.slice(1);
+    if (cont.rows.length === 0) continue;
+    continued.set(cont, head);
+    joinedInto.set(cont, joinedInto.get(last.table) ?? last.table);
+  }
+  const pageMd = outs.map((o, i) => ({ page: pages[i].page, markdown: renderRun(o, continued) }));
+
+  // The whole document: parts of a continued table appended to their first part, a paragraph cut by the page break
+  // joined.
+  const flat: Out[] = [];
+  for (const page of outs) {
+    page.forEach((o, j) => {
+      const prev = flat[flat.length - 1];
+      if (o.kind === 'table' && joinedInto.has(o.table)) {
+        joinedInto.get(o.table)!.rows.push(...o.table.rows);
+        return;
+      }
+      if (j === 0 && prev?.kind === 'text' && o.kind === 'text') {
+        const tail = prev.lines[prev.lines.length - 1].text;
+        if (!/[.!?:]["”’)]?$/u.test(tail) && /^\p{Ll}/u.test(o.lines[0].text)) {
+          flat[flat.length - 1] = { ...prev, lines: [...prev.lines, ...o.lines] };
+          return;
+        }
+      }
+      flat.push(o);
+    });
+  }
+  return { markdown: renderRun(flat), pages: pageMd };
+}

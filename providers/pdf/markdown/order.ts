@@ -1,0 +1,156 @@
+/**
+ * Reading order of a page's fragments and tables: top to bottom, and where a clear vertical gutter separates a left
+ * and a right block, column by column (recursively, so three columns work too). Whatever crosses the gutter (a
+ * title, a wide table, a footer) splits the page into bands read one after the other. Pure.
+ */
+import type { Fragment } from './lines';
+import type { Table } from './tables';
+
+export type Element = { kind: 'text'; f: Fragment } | { kind: 'table'; t: Table };
+
+interface Box {
+  e: Element;
+  x0: number;
+  x1: number;
+  top: number;
+  size: number;
+  /** Row key: fragments of one line share it. */
+  row: string;
+}
+
+const GUTTER_MIN_EM = 1.0;
+const GUTTER_MAX_CROSSING = 0.12;
+const COLUMN_MIN_ROWS = 3;
+const MAX_DEPTH = 3;
+const BAND_GAP_EM = 4;
+
+function box(e: Element): Box {
+  if (e.kind === 'table') return { e, x0: e.t.x0, x1: e.t.x1, top: e.t.top, size: 10, row: `t${e.t.top}` };
+  return { e, x0: e.f.x0, x1: e.f.x1, top: e.f.y, size: e.f.size, row: `l${e.f.line}` };
+}
+
+const median = (v: number[]) => {
+  const s = [...v].sort((a, b) => a - b);
+  return s.length ? s[Math.floor(s.length / 2)] : 0;
+};
+
+function rowsOf(boxes: Box[]): Box[][] {
+  const m = new Map<string, Box[]>();
+  for (const b of boxes) m.set(b.row, [...(m.get(b.row) ?? []), b]);
+  return [...m.values()];
+}
+
+interface Gutter {
+  left: number;
+  right: number;
+}
+
+function findGutter(boxes: Box[]): Gutter | undefined {
+  const rows = rowsOf(boxes);
+  if (rows.length < COLUMN_MIN_ROWS) return undefined;
+  const minX = Math.min(...boxes.map((b) => b.x0));
+  const maxX = Math.max(...boxes.map((b) => b.x1));
+  const span = maxX - minX;
+  const em = median(boxes.map((b) => b.size));
+  if (!(span > 8 * em)) return undefined;
+  const bins = Math.min(1000, Math.ceil(span));
+  const binW = span / bins;
+  const cover = new Int32Array(bins);
+  for (const r of rows) {
+    const marked = new Uint8Array(bins);
+    for (const b of r) {
+      const a = Math.max(0, Math.floor((b.x0 - minX) / binW));
+      const z = Math.min(bins - 1, Math.ceil((b.x1 - minX) / binW) - 1);
+      for (let i = a; i <= z; i++) marked[i] = 1;
+    }
+    for (let i = 0; i < bins; i++) cover[i] += marked[i];
+  }
+  const maxCrossing = Math.max(2, Math.floor(GUTTER_MAX_CROSSING * rows.length));
+  const lo = Math.floor(bins * 0.15);
+  const hi = Math.ceil(bins * 0.85);
+  const candidates: Gutter[] = [];
+  for (let i = lo; i < hi;) {
+    if (cover[i] > maxCrossing) {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < hi && cover[j] <= maxCrossing) j++;
+    const g = { left: minX + i * binW, right: minX + j * binW };
+    if (g.right - g.left >= GUTTER_MIN_EM * em) candidates.push(g);
+    i = j;
+  }
+  candidates.sort((a, b) => b.right - b.left - (a.right - a.left));
+  for (const c of candidates) {
+    const centre = (c.left + c.right) / 2;
+    const left = boxes.filter((b) => b.x1 <= centre);
+    const right = boxes.filter((b) => b.x0 >= centre);
+    if (rowsOf(left).length < COLUMN_MIN_ROWS || rowsOf(right).length < COLUMN_MIN_ROWS) continue;
+    // Side by side: the two sides share most of their vertical extent.
+    const ext = (bs: Box[]) => [Math.min(...bs.map((b) => b.top)), Math.max(...bs.map((b) => b.top))];
+    const [l0, l1] = ext(left);
+    const [r0, r1] = ext(right);
+    const shared = Math.min(l1, r1) - Math.max(l0, r0);
+    if (shared < 0.3 * Math.min(l1 - l0, r1 - r0)) continue;
+    // Prose columns: the left lines run up to the gutter (not a column of labels).
+    const leftEnds = left.map((b) => b.x1);
+    if (c.left - median(leftEnds) > 0.4 * (c.left - minX)) continue;
+    const lEdge = Math.max(...left.map((b) => b.x1));
+    const rEdge = Math.min(...right.map((b) => b.x0));
+    return { left: Math.min(lEdge, centre), right: Math.max(rEdge, centre) };
+  }
+  return undefined;
+}
+
+const byTop = (a: Box, b: Box) => b.top - a.top || a.x0 - b.x0;
+
+function orderBoxes(boxes: Box[], depth: number): Box[] {
+  const sorted = [...boxes].sort(byTop);
+  const gutter = depth < MAX_DEPTH ? findGutter(sorted) : undefined;
+  if (!gutter) return sorted;
+  const centre = (gutter.left + gutter.right) / 2;
+  const out: Box[] = [];
+  let band: Box[] = [];
+  const flush = () => {
+    if (!band.length) return;
+    const left = band.filter((b) => b.x1 <= centre);
+    const right = band.filter((b) => b.x1 > centre);
+    // What one side holds below the other side's end, after a gap wider than its lines' spacing, follows the
+    // columns (a list or table under a two-column section); a longer column's last lines run on without a gap.
+    const tail: Box[] = [];
+    for (const [side, other] of [
+      [left, right],
+      [right, left],
+    ]) {
+      if (!other.length) continue;
+      const end = Math.min(...other.map((b) => b.top));
+      const i = side.findIndex(
+        (b, k) =>
+          k > 0 && b.top < end - 0.5 * b.size && side[k - 1].top - b.top > 2.2 * Math.max(b.size, side[k - 1].size),
+      );
+      if (i > 0) tail.push(...side.splice(i));
+    }
+    out.push(...orderBoxes(left, depth + 1));
+    out.push(...orderBoxes(right, depth + 1));
+    if (tail.length) out.push(...orderBoxes(tail, depth + 1));
+    band = [];
+  };
+  for (const b of sorted) {
+    if (b.x0 < centre && b.x1 > centre) {
+      flush();
+      out.push(b);
+      continue;
+    }
+    const above = band[band.length - 1];
+    if (above && above.top - b.top > BAND_GAP_EM * Math.max(above.size, b.size)) flush();
+    band.push(b);
+  }
+  flush();
+  return out;
+}
+
+/** The elements in reading order. */
+export function readingOrder(frags: readonly Fragment[], tables: readonly Table[]): Element[] {
+  const boxes = [...frags.map((f) => box({ kind: 'text', f })), ...tables.map((t) => box({ kind: 'table', t }))];
+  return orderBoxes(boxes, 0).map((b) => b.e);
+}

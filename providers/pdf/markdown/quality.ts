@@ -1,0 +1,77 @@
+/**
+ * How far a page's text can be trusted, 0..1, with the signals behind the score: the text-layer score of
+ * `text-layer.ts` (replacement, private-use and control characters, torn words, vowel-less Latin), the garbage
+ * ratio, the share of tokens shaped like words (a dictionary-free stand-in for a dictionary hit rate: letters only,
+ * one case pattern, a vowel in Latin words, no run of five consonants), glyphs per area (a page with a handful of
+ * characters or with text printed over itself), and for OCR the engine's mean word confidence. Pure.
+ */
+import { scoreTextLayer } from '../text-layer';
+
+export interface PageQuality {
+  score: number;
+  signals: {
+    chars: number;
+    garbage_ratio: number;
+    word_shape_rate: number;
+    text_layer_score: number;
+    /** Non-space characters per 1000 pt² of page. */
+    glyphs_per_area?: number;
+    /** OCR mean word confidence, 0..1. */
+    ocr_confidence?: number;
+  };
+  /** For `combined`: why this page's text came from where it came from. */
+  reason?: string;
+}
+
+const BAD = /[\uFFFD\uE000-\uF8FF\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/u;
+const WORDISH = /^[\p{P}]*(\p{Lu}?[\p{Ll}\p{M}'’-]+|[\p{Lu}\p{M}'’-]+)[\p{P}]*$/u;
+const LATIN = /^[\p{Script=Latin}\p{M}'’-]+$/u;
+const VOWEL = /[aeiouyäöüàáâãåæèéêëìíîïòóôõøùúûýœ]/i;
+const CONSONANT_RUN = /[bcdfghjklmnpqrstvwxz]{6,}/i;
+
+const clamp01 = (x: number) => Math.max(0, Math.min(1, x));
+const r3 = (x: number) => Math.round(x * 1000) / 1000;
+
+/** Share of letter tokens (two letters or more) that are shaped like words. */
+export function wordShapeRate(text: string): number {
+  const tokens = text.split(/\s+/u).filter((t) => /\p{L}.*\p{L}/u.test(t));
+  if (tokens.length === 0) return 0;
+  const good = tokens.filter((t) => {
+    const core = t.replace(/^[\p{P}\p{S}]+|[\p{P}\p{S}]+$/gu, '');
+    if (!WORDISH.test(core)) return false;
+    if (LATIN.test(core) && core.length >= 3 && (!VOWEL.test(core) || CONSONANT_RUN.test(core))) return false;
+    return core.length <= 30;
+  }).length;
+  return good / tokens.length;
+}
+
+export function pageQuality(
+  text: string,
+  opts: { width?: number; height?: number; ocrConfidence?: number } = {},
+): PageQuality {
+  const chars = [...text].filter((c) => !/\s/u.test(c));
+  const n = chars.length;
+  const garbage = n ? chars.filter((c) => BAD.test(c)).length / n : 0;
+  const layer = scoreTextLayer(
+    text,
+    opts.width && opts.height ? { width: opts.width, height: opts.height } : undefined,
+  );
+  const shape = wordShapeRate(text);
+  const area = opts.width && opts.height ? opts.width * opts.height : 0;
+  const density = area > 0 ? (1000 * n) / area : undefined;
+  let score = layer.score * clamp01(shape / 0.75);
+  // Text printed over itself (fake bold, duplicated layers) packs far more glyphs than a page can hold.
+  if (density !== undefined && density > 40) score *= 0.5;
+  if (opts.ocrConfidence !== undefined) score *= clamp01(opts.ocrConfidence / 90);
+  return {
+    score: r3(score),
+    signals: {
+      chars: n,
+      garbage_ratio: r3(garbage),
+      word_shape_rate: r3(shape),
+      text_layer_score: layer.score,
+      ...(density !== undefined ? { glyphs_per_area: r3(density) } : {}),
+      ...(opts.ocrConfidence !== undefined ? { ocr_confidence: r3(opts.ocrConfidence / 100) } : {}),
+    },
+  };
+}

@@ -1,0 +1,296 @@
+import { expect } from 'chai';
+import { documentMarkdown } from '../../providers/pdf/markdown/document';
+import { ocrPageLayout, parseTsvLayout } from '../../providers/pdf/markdown/ocr-layout';
+import { pageQuality } from '../../providers/pdf/markdown/quality';
+import type { LayoutItem, PageLayout, Segment } from '../../providers/pdf/markdown/types';
+
+/** A text item whose width is half its size per character (close to a proportional font's average). */
+const item = (str: string, x: number, y: number, size = 10, extra: Partial<LayoutItem> = {}): LayoutItem => ({
+  str,
+  x,
+  y,
+  w: str.length * size * 0.5,
+  size,
+  ...extra,
+});
+
+/** Lines of a column from `top` down, `leading` apart. */
+const column = (lines: string[], x: number, top: number, size = 10, leading = 12) =>
+  lines.map((l, i) => item(l, x, top - i * leading, size));
+
+const page = (items: LayoutItem[], extra: Partial<PageLayout> = {}, n = 1): PageLayout => ({
+  page: n,
+  width: 595,
+  height: 842,
+  items,
+  segments: [],
+  ...extra,
+});
+
+const md = (...pages: PageLayout[]) => documentMarkdown(pages).markdown;
+
+/** A grid of cells with borders: rows of cell texts, columns at `xs`, rows `h` high from `top`. */
+function grid(rows: string[][], xs: number[], top: number, h = 16): { items: LayoutItem[]; segments: Segment[] } {
+  const right = xs[xs.length - 1] + 90;
+  const edges = [...xs, right];
+  const items = rows.flatMap((r, i) => r.map((c, j) => item(c, xs[j] + 3, top - (i + 1) * h + 4)));
+  const segments: Segment[] = [
+    ...Array.from({ length: rows.length + 1 }, (_, i) => ({
+      x0: xs[0],
+      x1: right,
+      y0: top - i * h,
+      y1: top - i * h + 0.5,
+    })),
+    ...edges.map((x) => ({ x0: x, x1: x + 0.5, y0: top - rows.length * h, y1: top })),
+  ];
+  return { items, segments };
+}
+
+describe('PDF to Markdown (layout rules)', () => {
+  it('finds headings by size with levels, joins a paragraph across lines and undoes hyphenation', () => {
+    const items = [
+      item('Annual Report', 72, 780, 20),
+      item('Introduction', 72, 740, 14),
+      ...column(
+        ['The committee met in the spring to dis-', 'cuss the budget and the plans for', 'the coming year.'],
+        72,
+        720,
+      ),
+      item('Details', 72, 670, 14),
+      ...column(['Everything went well.'], 72, 650),
+    ];
+    expect(md(page(items))).to.equal(
+      '# Annual Report\n\n## Introduction\n\nThe committee met in the spring to discuss the budget and the plans for the ' +
+        'coming year.\n\n## Details\n\nEverything went well.',
+    );
+  });
+
+  it('takes a bold line of body size as a heading below the sized ones', () => {
+    const items = [
+      item('Title', 72, 780, 18),
+      item('A bold section', 72, 750, 10, { bold: true }),
+      ...column(['Body text of the section that runs on.', 'And ends here.'], 72, 735),
+    ];
+    expect(md(page(items))).to.equal(
+      '# Title\n\n## A bold section\n\nBody text of the section that runs on. And ends here.',
+    );
+  });
+
+  it('reads two columns left first, and a title across both before them', () => {
+    const left = [
+      'Left column line one and',
+      'its second line continues',
+      'and a third line ends.',
+      'The left column ends now.',
+    ];
+    const right = [
+      'Right column starts here',
+      'with a second line going',
+      'on to a third line done.',
+      'The right column is over.',
+    ];
+    const items = [item('Across both columns', 72, 790, 16), ...column(left, 72, 760), ...column(right, 320, 760)];
+    const out = md(page(items));
+    expect(out).to.equal(
+      '# Across both columns\n\n' +
+        'Left column line one and its second line continues and a third line ends. The left column ends now.\n\n' +
+        'Right column starts here with a second line going on to a third line done. The right column is over.',
+    );
+  });
+
+  it('reads three columns in order', () => {
+    const cols = [0, 1, 2].map((c) => Array.from({ length: 5 }, (_, i) => `Column ${c + 1} has its line ${i + 1}`));
+    const items = cols.flatMap((lines, c) => column(lines, 40 + c * 180, 760));
+    const out = md(page(items));
+    const order = [1, 2, 3].map((c) => out.indexOf(`Column ${c} has its line 1`));
+    expect(order.every((i) => i >= 0)).to.equal(true);
+    expect(order).to.deep.equal([...order].sort((a, b) => a - b));
+    expect(out.indexOf('Column 1 has its line 5')).to.be.below(order[1]);
+  });
+
+  it('turns bullets and numbers into Markdown lists, a hanging line continuing its item', () => {
+    const items = [
+      ...column(['Things to bring:'], 72, 780),
+      item('•', 80, 765),
+      item('Apples from the orchard', 92, 765),
+      item('•', 80, 753),
+      item('Pears that are long enough', 92, 753),
+      item('to wrap onto a second line', 92, 741),
+      item('1.', 80, 720),
+      item('Open the gate', 92, 720),
+      item('2.', 80, 708),
+      item('Close it again', 92, 708),
+    ];
+    expect(md(page(items))).to.equal(
+      'Things to bring:\n\n- Apples from the orchard\n- Pears that are long enough to wrap onto a second line\n\n' +
+        '1. Open the gate\n2. Close it again',
+    );
+  });
+
+  it('fences monospace lines as code and keeps their indentation', () => {
+    const items = [
+      ...column(['Run this:'], 72, 780),
+      item('def f(x):', 72, 765, 10, { mono: true, w: 54 }),
+      item('return x * 2', 96, 753, 10, { mono: true, w: 72 }),
+    ];
+    expect(md(page(items))).to.equal('Run this:\n\n```\ndef f(x):\n    return x * 2\n```');
+  });
+
+  it('removes running headers, footers and page numbers that repeat across pages', () => {
+    const pages = [1, 2, 3].map((n) =>
+      page(
+        [
+          item('ACME Corporation Annual Report', 72, 810, 8),
+          ...column([`Body text of page ${n} is here.`], 72, 700),
+          item(`Page ${n} of 3`, 280, 30, 8),
+        ],
+        {},
+        n,
+      ),
+    );
+    const doc = documentMarkdown(pages);
+    expect(doc.markdown).to.equal(
+      'Body text of page 1 is here.\n\nBody text of page 2 is here.\n\nBody text of page 3 is here.',
+    );
+    expect(doc.pages.map((p) => p.markdown)).to.deep.equal([1, 2, 3].map((n) => `Body text of page ${n} is here.`));
+  });
+
+  it('reads a ruled grid as a GFM table, pipes escaped', () => {
+    const g = grid(
+      [
+        ['Name', 'Value', 'Note'],
+        ['Alpha', '1', 'a|b'],
+        ['Beta', '2', ''],
+      ],
+      [72, 162, 252],
+      700,
+    );
+    expect(md(page(g.items, { segments: g.segments }))).to.equal(
+      '| Name | Value | Note |\n| --- | --- | --- |\n| Alpha | 1 | a\\|b |\n| Beta | 2 |  |',
+    );
+  });
+
+  it('reads a booktabs table (three rules, no vertical ones) with a cell of two lines', () => {
+    const rule = (y: number): Segment => ({ x0: 70, x1: 330, y0: y, y1: y + 0.4 });
+    const items = [
+      item('Method', 75, 690),
+      item('Score', 200, 690),
+      item('Baseline', 75, 670),
+      item('0.50', 200, 670),
+      item('Ours', 75, 658),
+      item('0.75', 200, 658),
+      item('with extras', 200, 646),
+    ];
+    expect(md(page(items, { segments: [rule(703), rule(684), rule(640)] }))).to.equal(
+      '| Method | Score |\n| --- | --- |\n| Baseline | 0.50 |\n| Ours | 0.75 with extras |',
+    );
+  });
+
+  it('reads aligned columns without rules as a table, but never prose in two columns', () => {
+    const rows = [
+      ['Region', 'Spring', 'Autumn'],
+      ['North', '12', '15'],
+      ['South', '7', '9'],
+    ];
+    const items = rows.flatMap((r, i) => r.map((c, j) => item(c, 72 + j * 100, 700 - i * 14)));
+    expect(md(page(items))).to.equal(
+      '| Region | Spring | Autumn |\n| --- | --- | --- |\n| North | 12 | 15 |\n| South | 7 | 9 |',
+    );
+  });
+
+  it('joins a table continued on the next page into one, dropping the repeated header row', () => {
+    const head = ['Item', 'Count'];
+    const p1 = grid([head, ['One', '1'], ['Two', '2']], [72, 200], 200);
+    const p2 = grid([head, ['Three', '3']], [72, 200], 780);
+    const doc = documentMarkdown([
+      page([...column(['Inventory list follows.'], 72, 400), ...p1.items], { segments: p1.segments }, 1),
+      page(p2.items, { segments: p2.segments }, 2),
+    ]);
+    expect(doc.markdown).to.equal(
+      'Inventory list follows.\n\n| Item | Count |\n| --- | --- |\n| One | 1 |\n| Two | 2 |\n| Three | 3 |',
+    );
+    expect(doc.pages[1].markdown).to.equal('| Item | Count |\n| --- | --- |\n| Three | 3 |');
+  });
+
+  it('joins a paragraph cut by a page break', () => {
+    const doc = documentMarkdown([
+      page(column(['The sentence starts on one page and'], 72, 200), {}, 1),
+      page(column(['ends on the next one.'], 72, 780), {}, 2),
+    ]);
+    expect(doc.markdown).to.equal('The sentence starts on one page and ends on the next one.');
+  });
+
+  it('takes heading levels from the outline, and a bookmarked line of body size as a heading', () => {
+    const items = [
+      item('1 Overview', 72, 780, 14),
+      ...column(['Some text under the overview.'], 72, 760),
+      item('1.1 Scope', 72, 730),
+      ...column(['Text about the scope of it all.', 'It goes on.'], 72, 712),
+    ];
+    const outline = [
+      { title: 'Overview', level: 1 },
+      { title: 'Scope', level: 2 },
+    ];
+    expect(md(page(items, { outline }))).to.equal(
+      '# 1 Overview\n\nSome text under the overview.\n\n## 1.1 Scope\n\nText about the scope of it all. It goes on.',
+    );
+  });
+
+  it('keeps table of contents lines apart, leaders squashed, and takes none of them for a heading', () => {
+    const items = [
+      item('Contents', 72, 780, 16),
+      item('1 Introduction . . . . . . . . . . . . 1', 72, 750, 10, { bold: true }),
+      item('1.1 Scope . . . . . . . . . . . . . . 2', 84, 738),
+      item('2 Methods . . . . . . . . . . . . . . 5', 72, 726, 10, { bold: true }),
+      ...column(['Body text that is long enough to count as the body of this page.'], 72, 700),
+    ];
+    expect(md(page(items))).to.equal(
+      '# Contents\n\n1 Introduction … 1\n\n1.1 Scope … 2\n\n2 Methods … 5\n\n' +
+        'Body text that is long enough to count as the body of this page.',
+    );
+  });
+
+  it('builds paragraphs of a scan from tesseract TSV blocks and paragraphs', () => {
+    const header = 'level\tpage_num\tblock_num\tpar_num\tline_num\tword_num\tleft\ttop\twidth\theight\tconf\ttext';
+    const rows = [header, '1\t1\t0\t0\t0\t0\t0\t0\t2480\t3508\t-1\t'];
+    const words = (block: number, par: number, line: number, top: number, ws: string[]) => {
+      rows.push(`4\t1\t${block}\t${par}\t${line}\t0\t300\t${top}\t1500\t50\t-1\t`);
+      ws.forEach((w, i) =>
+        rows.push(`5\t1\t${block}\t${par}\t${line}\t${i + 1}\t${300 + i * 200}\t${top}\t180\t40\t95\t${w}`),
+      );
+    };
+    words(1, 1, 1, 400, ['First', 'paragraph', 'starts']);
+    words(1, 1, 2, 460, ['and', 'goes', 'on.']);
+    words(1, 2, 1, 600, ['Second', 'paragraph', 'here.']);
+    const layout = ocrPageLayout(1, parseTsvLayout(rows.join('\n')));
+    expect(md(layout)).to.equal('First paragraph starts and goes on.\n\nSecond paragraph here.');
+  });
+});
+
+describe('PDF page quality', () => {
+  const prose =
+    'The committee met in the spring to discuss the budget and the plans for the coming year. Everyone agreed ' +
+    'that the river needs a new bridge before the winter floods arrive in the valley.';
+
+  it('scores real prose high and says why', () => {
+    const q = pageQuality(prose, { width: 595, height: 842 });
+    expect(q.score).to.be.above(0.9);
+    expect(q.signals.word_shape_rate).to.be.above(0.95);
+    expect(q.signals.garbage_ratio).to.equal(0);
+    expect(q.signals.glyphs_per_area).to.be.above(0);
+  });
+
+  it('scores a broken encoding, consonant soup and private-use glyphs low', () => {
+    expect(pageQuality('\uE001\uE002\uE003 \uFFFD\uFFFD xqzt bcdfghk'.repeat(10)).score).to.be.below(0.2);
+    expect(
+      pageQuality('Thp cmmttt mtt n th sprng t dscss th bdgt nd th plns fr th cmng yr wth xtr txt'.repeat(3)).score,
+    ).to.be.below(0.5);
+  });
+
+  it('lowers the score of OCR text by its mean word confidence', () => {
+    const sure = pageQuality(prose, { ocrConfidence: 95 });
+    const unsure = pageQuality(prose, { ocrConfidence: 45 });
+    expect(sure.signals.ocr_confidence).to.equal(0.95);
+    expect(unsure.score).to.be.below(sure.score * 0.6);
+  });
+});
