@@ -16,13 +16,14 @@ export type ExtractionMethod = (typeof EXTRACTION_METHODS)[number];
  */
 export const JOB_DEFAULTS: {
   pdf: { extraction_method: ExtractionMethod };
-  transcription: { source_language: string; target_language: string };
+  transcription: { source_language: string; target_language: string; word_timestamps: boolean; vad: boolean };
   session: { source_language: string; target_language: string; template: string; create_archive: boolean };
   transformer: { source_language: string; target_language: string };
   summary: { target_language: string };
 } = {
   pdf: { extraction_method: 'native' },
-  transcription: { source_language: 'de', target_language: 'de' },
+  // word_timestamps and vad are assumed when absent, never recorded (jobs from before them read as they did).
+  transcription: { source_language: 'de', target_language: 'de', word_timestamps: false, vad: true },
   session: { source_language: 'en', target_language: 'de', template: 'Session', create_archive: false },
   transformer: { source_language: 'de', target_language: 'de' },
   summary: { target_language: 'de' },

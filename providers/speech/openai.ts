@@ -12,7 +12,7 @@ import {
   UpstreamError,
   withRetries,
 } from '../llm/retry';
-import type { SpeechProvider, SpeechSegment, TranscribeOptions, Transcript } from './types';
+import type { SpeechProvider, SpeechSegment, SpeechWord, TranscribeOptions, Transcript } from './types';
 
 export interface OpenAiSpeechOptions {
   /** Retries after the first attempt, of 408/409/429/5xx, network errors, timeouts and malformed answers; default 4. */
@@ -72,22 +72,59 @@ const MIME: Record<string, string> = {
 const finite = (n: unknown): n is number => typeof n === 'number' && Number.isFinite(n);
 const snippet = (s: string, n = 300) => (s.length > n ? `${s.slice(0, n)}…` : s);
 
-/** Maps a `verbose_json` answer; an answer without `text` is malformed (a retryable failure). */
+const isWord = (w: unknown): w is { word: string; start: number; end: number; probability?: unknown } => {
+  const x = w as { word?: unknown; start?: unknown; end?: unknown } | null;
+  return typeof x === 'object' && x !== null && typeof x.word === 'string' && finite(x.start) && finite(x.end);
+};
+
+/**
+ * Maps a `verbose_json` answer; an answer without `text` is malformed (a retryable failure). Word timings (OpenAI gives
+ * them in one top-level `words` list, some servers per segment) go into the segment whose span holds their middle, in
+ * order; `probability` is kept when the server gives one, else null (OpenAI reports none).
+ */
 export function fromVerboseJson(
   answer: unknown,
   requestedLanguage: string | undefined,
 ): Pick<Transcript, 'language' | 'duration' | 'text' | 'segments'> {
-  const r = answer as { text?: unknown; language?: unknown; duration?: unknown; segments?: unknown } | null;
+  const r = answer as {
+    text?: unknown;
+    language?: unknown;
+    duration?: unknown;
+    segments?: unknown;
+    words?: unknown;
+  } | null;
   if (typeof r !== 'object' || r === null || typeof r.text !== 'string') {
     throw new MalformedAnswerError('answer without a transcript');
   }
-  const raw = Array.isArray(r.segments) ? (r.segments as { start?: unknown; end?: unknown; text?: unknown }[]) : [];
+  const raw = Array.isArray(r.segments)
+    ? (r.segments as { start?: unknown; end?: unknown; text?: unknown; words?: unknown }[])
+    : [];
+  const toWord = (w: { word: string; start: number; end: number; probability?: unknown }): SpeechWord => ({
+    word: w.word,
+    start: w.start,
+    end: w.end,
+    probability: finite(w.probability) ? w.probability : null,
+  });
   const segments: SpeechSegment[] = raw
     .filter((s) => finite(s?.start) && finite(s.end) && typeof s.text === 'string')
-    .map((s) => ({ start: s.start as number, end: s.end as number, text: (s.text as string).trim() }));
+    .map((s) => ({
+      start: s.start as number,
+      end: s.end as number,
+      text: (s.text as string).trim(),
+      ...(Array.isArray(s.words) ? { words: s.words.filter(isWord).map(toWord) } : {}),
+    }));
   const text = r.text.trim();
   const duration = finite(r.duration) ? r.duration : (segments.at(-1)?.end ?? 0);
   if (!segments.length && text) segments.push({ start: 0, end: duration, text });
+  if (Array.isArray(r.words)) {
+    const words = r.words.filter(isWord).map(toWord);
+    for (const s of segments) s.words = [];
+    for (const w of words) {
+      const mid = (w.start + w.end) / 2;
+      const home = segments.find((s) => mid <= s.end) ?? segments.at(-1);
+      home?.words?.push(w);
+    }
+  }
   return { language: isoLanguage(r.language) ?? requestedLanguage ?? 'und', duration, text, segments };
 }
 
@@ -141,8 +178,9 @@ export class OpenAiSpeechProvider implements SpeechProvider {
             file,
             model: this.config.model,
             response_format: 'verbose_json',
-            timestamp_granularities: ['segment'],
+            timestamp_granularities: opts.words ? ['segment', 'word'] : ['segment'],
             ...(language ? { language } : {}),
+            ...(opts.prompt ? { prompt: opts.prompt } : {}),
           },
           { signal: opts.signal, timeout: this.config.timeoutMs },
         );
@@ -157,6 +195,18 @@ export class OpenAiSpeechProvider implements SpeechProvider {
       },
     );
     return { ...heard, model: this.config.model, durationMs: Date.now() - started };
+  }
+
+  /**
+   * The protocol has no language detection of its own: the audio given (the caller cuts the first 30 s) is
+   * transcribed and the language the endpoint reports is answered, without a probability.
+   */
+  async detectLanguage(
+    audioPath: string,
+    opts: Pick<TranscribeOptions, 'signal'> = {},
+  ): Promise<{ language: string; probability: number | null; duration: number; model: string }> {
+    const t = await this.transcribe(audioPath, { signal: opts.signal });
+    return { language: t.language, probability: null, duration: t.duration, model: t.model };
   }
 
   private failure(f: Classified, attempts: number): UpstreamError {
