@@ -111,7 +111,7 @@ export function createAudioResults(deps: ActivityDeps) {
 
   async function compute(
     jobId: string,
-    p: TranscriptionParams,
+    p: TranscriptionParams & { word_timestamps: boolean },
     spans: AudioSpan[],
     duration: number,
   ): Promise<{ outcome: AudioOutcome; llmInfo: LlmInfo }> {
@@ -168,7 +168,7 @@ export function createAudioResults(deps: ActivityDeps) {
       llm_model: llmModel ?? translationModel,
       translation_model: translationModel,
       token_count: llmInfo.total_tokens,
-      segments: stitchSegments(chunks, { words: p.word_timestamps === true || p.subtitles !== undefined }),
+      segments: stitchSegments(chunks, { words: p.word_timestamps || p.subtitles !== undefined }),
     };
     return { outcome, llmInfo };
   }
@@ -178,7 +178,7 @@ export function createAudioResults(deps: ActivityDeps) {
 
   async function finishTranscription(a: TranscriptionDone, shape: TranscriptionShaper) {
     const { jobId } = a;
-    const p = withDefaults('transcription', await fullParameters(store, jobId, a.parameters));
+    const p = withDefaults('speech', withDefaults('transcription', await fullParameters(store, jobId, a.parameters)));
     const r = a.fromCache
       ? {
           outcome: await readBlobJson<AudioOutcome>(store, cachedAudioKey(jobId)),
@@ -187,11 +187,10 @@ export function createAudioResults(deps: ActivityDeps) {
       : await compute(jobId, p, a.chunks, a.duration);
     const dir = jobOutputPrefix(jobId).slice(0, -1);
     // Word timings are kept for subtitles too; the answer shows them when asked (contract §9).
-    const segments =
-      p.word_timestamps === true ? r.outcome.segments : r.outcome.segments.map(({ words: _, ...s }) => s);
+    const segments = p.word_timestamps ? r.outcome.segments : r.outcome.segments.map(({ words: _, ...s }) => s);
     const data = shape({ ...r.outcome, segments }, { process_id: jobId, process_dir: dir });
     // The video endpoints' data (spec §4.7) has no segments: they are added when word timings are asked.
-    if (p.word_timestamps === true && !('segments' in data)) data.segments = segments;
+    if (p.word_timestamps && !('segments' in data)) data.segments = segments;
     const assets = [jobOutputKey(jobId, 'result.md')];
     const writes: Promise<unknown>[] = [];
     if (p.subtitles) {

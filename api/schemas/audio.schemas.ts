@@ -13,7 +13,7 @@ const language = z.string().regex(/^[a-z]{2}$/, 'an ISO 639-1 code such as de or
  * detection, a prompt. `speechParams` maps them to the job's parameters (absent ones are not recorded).
  */
 export const speechOptions = {
-  word_timestamps: formBool(false).openapi({
+  word_timestamps: formBool(JOB_DEFAULTS.speech.word_timestamps).openapi({
     description: 'Each segment carries `words: [{word, start, end, probability}]` (video: `segments` are added)',
   }),
   subtitles: z
@@ -24,7 +24,7 @@ export const speechOptions = {
         '`data.subtitles` holds an SRT or WebVTT file of the transcript as spoken (cues of at most 2 lines of 42 ' +
         'characters and 7 s, cut at sentence ends and pauses), also written beside the job outputs',
     }),
-  vad: formBool(true).openapi({
+  vad: formBool(JOB_DEFAULTS.speech.vad).openapi({
     description: 'Voice activity detection: silence and music are skipped, not decoded (local engine)',
   }),
   prompt: z
