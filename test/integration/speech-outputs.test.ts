@@ -6,9 +6,10 @@ import { expect } from 'chai';
 import { startStack, type Stack } from '../support/stack';
 import OpenAI, { toFile } from 'openai';
 import { responseChecker } from '../support/openapi-schemas';
-import { joinWithPauses, pcmBytes, RATE, writeWav } from '../support/media-factory';
+import { ffmpeg, joinWithPauses, pcmBytes, RATE, writeWav } from '../support/media-factory';
 import { CHUNKED_SENTENCES, chunkedRecording, SENTENCES, speak } from '../support/speech-samples';
 import { wordErrorRate } from '../support/wer';
+import { roomNoise } from '../support/speech-recording';
 import { expectOrderedSegments } from '../support/speech-segments';
 import { readBlobBuffer } from '../../core/blob-store';
 
@@ -54,19 +55,6 @@ const samplesOf = async (file: string) => {
   const pcm = await pcmBytes(file);
   return new Int16Array(pcm.buffer.slice(pcm.byteOffset, pcm.byteOffset + pcm.byteLength));
 };
-
-/** Deterministic low brown noise (no speech): what a room sounds like between talks. */
-function roomNoise(seconds: number): Int16Array {
-  const out = new Int16Array(Math.round(seconds * RATE));
-  let seed = 12345;
-  let level = 0;
-  for (let i = 0; i < out.length; i++) {
-    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-    level = Math.max(-3000, Math.min(3000, level + ((seed / 0x7fffffff) * 2 - 1) * 200));
-    out[i] = Math.round(level);
-  }
-  return out;
-}
 
 const norm = (s: string) =>
   s
@@ -217,6 +205,34 @@ describe('Speech outputs beyond the spec: word timings, subtitles, VAD, prompt, 
           .join(' '),
       ),
     ).to.be.at.most(0.2);
+  });
+
+  it('a video with word_timestamps=true and subtitles=srt gains segments with words and the subtitles (spec §4.7 shape kept)', async () => {
+    const mp4 = path.join(dir, 'talk.mp4');
+    await ffmpeg(
+      ...['-f', 'lavfi', '-i', 'testsrc=size=160x120:rate=10', '-i', english, '-shortest'],
+      ...['-c:v', 'libx264', '-pix_fmt', 'yuv420p', '-c:a', 'aac', mp4],
+    );
+    const form = new FormData();
+    form.append('file', new Blob([new Uint8Array(readFileSync(mp4))], { type: 'video/mp4' }), 'talk.mp4');
+    for (const [k, v] of Object.entries({
+      source_language: 'en',
+      target_language: 'en',
+      word_timestamps: 'true',
+      subtitles: 'srt',
+    }))
+      form.append(k, v);
+    const res = await fetch(`${s.url}/api/video/process`, { method: 'POST', body: form, headers: auth });
+    const body = await res.json();
+    expect(res.status, JSON.stringify(body).slice(0, 400)).to.equal(200);
+    documented('/api/video/process', 200, body);
+    const d = body.data;
+    expect(d).to.include.keys('duration', 'transcription', 'metadata', 'segments', 'subtitles');
+    expect(d.segments[0].words[0]).to.have.all.keys('word', 'start', 'end', 'probability');
+    expect(
+      wordErrorRate(SENTENCES.en, d.segments.flatMap((x: any) => x.words.map((w: any) => w.word)).join('')),
+    ).to.be.at.most(0.2);
+    expect(d.subtitles).to.match(/^1\n00:00:0\d,\d{3} --> /);
   });
 
   it('VAD (on by default): 30 s of room noise between two sentences, whole chunks of it, yield no text; vad=false is taken', async () => {
