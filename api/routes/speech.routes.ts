@@ -124,7 +124,7 @@ export function speechRoutes(
     handler: async (ctx, { body }) => {
       holdOpen(ctx);
       const format = body.response_format ?? 'json';
-      const granularities = [...(body['timestamp_granularities[]'] ?? []), ...(body.timestamp_granularities ?? [])];
+      const granularities = body['timestamp_granularities[]'] ?? [];
       const wantWords = granularities.includes('word');
       if (wantWords && format !== 'verbose_json') {
         throw new AppError('VALIDATION_ERROR', 'timestamp_granularities needs response_format=verbose_json.', {

@@ -42,8 +42,8 @@ const formList = <T extends readonly [string, ...string[]]>(values: T) =>
   );
 
 /**
- * POST /v1/audio/transcriptions (multipart), OpenAI's `createTranscription`. `timestamp_granularities[]` is the field
- * name OpenAI's clients send; `timestamp_granularities` is taken too.
+ * POST /v1/audio/transcriptions (multipart), OpenAI's `createTranscription`; `timestamp_granularities[]` is the field
+ * name OpenAI's clients send (repeated, or one comma-separated value).
  */
 export const openAiTranscriptionBody = z.object({
   file: uploadedFile,
@@ -63,7 +63,6 @@ export const openAiTranscriptionBody = z.object({
   'timestamp_granularities[]': formList(GRANULARITIES).openapi({
     description: '`word` adds `words` to verbose_json (needs response_format=verbose_json)',
   }),
-  timestamp_granularities: formList(GRANULARITIES).openapi({ description: 'Same as timestamp_granularities[]' }),
 });
 
 const word = z.object({ word: z.string(), start: z.number(), end: z.number() });
