@@ -7,6 +7,7 @@ import { resultPreview, writeJobResults, type JobFields, type LlmInfo } from '..
 import { jobInternalKey, jobOutputKey, jobOutputPrefix } from '../core/records';
 import type { AudioOutcome, AudioSegment } from '../core/result-shapes';
 import type { LlmUsage } from '../providers/llm';
+import { SUBTITLE_MIME, subtitles } from '../core/subtitles';
 import type { AudioSpan, ChunkTranscript } from './audio-types';
 import type { ActivityDeps } from './deps';
 import { applyTemplate, templateSource, translate } from './text-operations';
@@ -33,9 +34,11 @@ export async function audioCacheKey(
 
 /**
  * The chunks' segments on the recording's time line: offsets added, ids increasing from 0, times rounded to the
- * millisecond and kept inside their chunk, so consecutive segments never overlap.
+ * millisecond and kept inside their chunk, so consecutive segments never overlap. With `words`, each segment carries
+ * its words (contract §9) on the same time line, in order and inside their segment (a word the engine timed past
+ * its segment's edge is held at the edge); a chunk kept without word timings gives its segments an empty list.
  */
-export function stitchSegments(chunks: ChunkTranscript[]): AudioSegment[] {
+export function stitchSegments(chunks: ChunkTranscript[], opts: { words?: boolean } = {}): AudioSegment[] {
   const out: AudioSegment[] = [];
   const ms = (s: number) => Math.round(s * 1000) / 1000;
   let last = 0;
@@ -44,7 +47,19 @@ export function stitchSegments(chunks: ChunkTranscript[]): AudioSegment[] {
       if (!s.text.trim()) continue;
       const start = ms(Math.min(Math.max(c.start + s.start, c.start, last), c.end));
       const end = ms(Math.max(Math.min(c.start + s.end, c.end), start));
-      out.push({ id: out.length, start, end, text: s.text.trim() });
+      const segment: AudioSegment = { id: out.length, start, end, text: s.text.trim() };
+      if (opts.words) {
+        let at = start;
+        segment.words = (s.words ?? [])
+          .filter((w) => w.word.trim())
+          .map((w) => {
+            const ws = ms(Math.min(Math.max(c.start + w.start, at), end));
+            const we = ms(Math.min(Math.max(c.start + w.end, ws), end));
+            at = ws;
+            return { word: w.word, start: ws, end: we, probability: w.probability };
+          });
+      }
+      out.push(segment);
       last = end;
     }
   }
@@ -96,7 +111,7 @@ export function createAudioResults(deps: ActivityDeps) {
 
   async function compute(
     jobId: string,
-    p: TranscriptionParams,
+    p: TranscriptionParams & { word_timestamps: boolean },
     spans: AudioSpan[],
     duration: number,
   ): Promise<{ outcome: AudioOutcome; llmInfo: LlmInfo }> {
@@ -123,7 +138,8 @@ export function createAudioResults(deps: ActivityDeps) {
       usages.push(...r.usages);
       llmModel = r.usages[0]?.model ?? null;
     }
-    const target = p.target_language;
+    // `auto`: the spoken language (no translation).
+    const target = p.target_language === 'auto' ? language : p.target_language;
     let translated: string | null = null;
     let translationModel: string | null = null;
     if (target !== language && text.trim()) {
@@ -152,7 +168,7 @@ export function createAudioResults(deps: ActivityDeps) {
       llm_model: llmModel ?? translationModel,
       translation_model: translationModel,
       token_count: llmInfo.total_tokens,
-      segments: stitchSegments(chunks),
+      segments: stitchSegments(chunks, { words: p.word_timestamps || p.subtitles !== undefined }),
     };
     return { outcome, llmInfo };
   }
@@ -162,7 +178,7 @@ export function createAudioResults(deps: ActivityDeps) {
 
   async function finishTranscription(a: TranscriptionDone, shape: TranscriptionShaper) {
     const { jobId } = a;
-    const p = withDefaults('transcription', await fullParameters(store, jobId, a.parameters));
+    const p = withDefaults('speech', withDefaults('transcription', await fullParameters(store, jobId, a.parameters)));
     const r = a.fromCache
       ? {
           outcome: await readBlobJson<AudioOutcome>(store, cachedAudioKey(jobId)),
@@ -170,6 +186,21 @@ export function createAudioResults(deps: ActivityDeps) {
         }
       : await compute(jobId, p, a.chunks, a.duration);
     const dir = jobOutputPrefix(jobId).slice(0, -1);
+    // Word timings are kept for subtitles too; the answer shows them when asked (contract §9).
+    const segments = p.word_timestamps ? r.outcome.segments : r.outcome.segments.map(({ words: _, ...s }) => s);
+    const data = shape({ ...r.outcome, segments }, { process_id: jobId, process_dir: dir });
+    // The video endpoints' data (spec §4.7) has no segments: they are added when word timings are asked.
+    if (p.word_timestamps && !('segments' in data)) data.segments = segments;
+    const assets = [jobOutputKey(jobId, 'result.md')];
+    const writes: Promise<unknown>[] = [];
+    if (p.subtitles) {
+      // From the transcript as spoken (a template or a translation has no timings).
+      const text = subtitles(r.outcome.segments, p.subtitles);
+      const key = jobOutputKey(jobId, `subtitles.${p.subtitles}`);
+      data.subtitles = text;
+      assets.push(key);
+      writes.push(store.put(key, text, { mime: SUBTITLE_MIME[p.subtitles] }));
+    }
     const job: JobFields = {
       structured_data: {
         extracted_text: r.outcome.output_text,
@@ -179,14 +210,15 @@ export function createAudioResults(deps: ActivityDeps) {
           segment_count: r.outcome.segments.length,
         },
       },
-      assets: [jobOutputKey(jobId, 'result.md')],
+      assets,
       target_dir: dir,
       llm_info: r.llmInfo,
       from_cache: a.fromCache,
     };
     await Promise.all([
       store.put(jobOutputKey(jobId, 'result.md'), r.outcome.output_text, { mime: 'text/markdown; charset=utf-8' }),
-      writeJobResults(store, jobId, shape(r.outcome, { process_id: jobId, process_dir: dir }), job),
+      writeJobResults(store, jobId, data, job),
+      ...writes,
     ]);
     // Every fresh success goes to the result cache (use_cache=false skips reading it, not writing it).
     if (!a.fromCache && a.cacheKey) await writeCache(store, AUDIO_CACHE_OPERATION, a.cacheKey, r.outcome);

@@ -7,7 +7,8 @@ import { AUDIO_CACHE_OPERATION } from '../core/cache-keys';
 import { mediaSlots } from '../core/config';
 import type { TranscriptionParams } from '../core/job-params';
 import { countAudioSeconds } from '../core/metrics';
-import { jobInternalKey } from '../core/records';
+import { type JobFields, resultPreview, writeJobResults } from '../core/job-results';
+import { jobInternalKey, jobOutputPrefix } from '../core/records';
 import { copyBlob, scratchAt } from '../core/scratch';
 import { audioData, type AudioOutcome } from '../core/result-shapes';
 import { checkDuration } from '../core/input-budgets';
@@ -18,6 +19,9 @@ import type { AudioPrepared, ChunkTranscript } from './audio-types';
 import type { ActivityDeps } from './deps';
 import { jobInputBlob, urlDownload } from './input-blob';
 import { fullParameters, heartbeating, runStep } from './job-steps';
+
+/** Seconds of a recording's head the local engine gets for language detection: room for 30 s of speech after pauses. */
+const DETECT_HEAD_SECONDS = 120;
 
 /**
  * The audio job type (spec §4.11): prepare (probe, decode to 16 kHz mono, plan chunks at silence) and one
@@ -108,6 +112,12 @@ export function createAudioActivities(deps: ActivityDeps) {
       start: number;
       end: number;
       language?: string;
+      /** False: no voice activity detection (default on). */
+      vad?: boolean;
+      /** Names and terms to steer the spelling. */
+      prompt?: string;
+      /** Word timings asked (a remote endpoint gives them only then; the local engine always does). */
+      words?: boolean;
     }) {
       const key = chunkKey(a.jobId, a.index);
       if (await store.stat(key)) return { reused: true };
@@ -124,7 +134,7 @@ export function createAudioActivities(deps: ActivityDeps) {
           scratch.withDir('chunk-', async (dir) => {
             const out = path.join(dir, `chunk-${a.index}.wav`);
             await media.cutChunk(wav, a.start, a.end, out, { signal });
-            return speech.transcribe(out, { language, signal });
+            return speech.transcribe(out, { language, signal, vad: a.vad, prompt: a.prompt, words: a.words });
           }),
         ),
       );
@@ -145,6 +155,57 @@ export function createAudioActivities(deps: ActivityDeps) {
     },
 
     finishAudio: (a: TranscriptionDone) => finish(a, audioData),
+
+    /**
+     * `/api/audio/detect-language`: the spoken language of the recording's first 30 s of speech, in one step on the
+     * media queue. Only the head of the recording is decoded (the local engine's VAD finds the speech in it; a remote
+     * endpoint is given its first 30 s to transcribe, the protocol having no detection of its own); the rest is
+     * neither decoded nor transcribed. Writes the results (`language`, `language_probability`, `duration`, `model`).
+     */
+    async detectAudioLanguage(a: { jobId: string; parameters: TranscriptionParams }) {
+      const { jobId } = a;
+      const p = await fullParameters(store, jobId, a.parameters);
+      const speech = deps.speech;
+      if (!speech)
+        throw ApplicationFailure.nonRetryable(
+          'No speech provider is configured (SPEECH_PROVIDER).',
+          'PROVIDER_NOT_CONFIGURED',
+          { provider: 'speech' },
+        );
+      const input = await heartbeating(() =>
+        jobInputBlob(store, config.inputRoots, jobId, p, {
+          name: 'input.media',
+          mime: 'application/octet-stream',
+          download: mediaDownload,
+        }),
+      );
+      const head = config.SPEECH_PROVIDER === 'openai' ? 30 : DETECT_HEAD_SECONDS;
+      const found = await heartbeating((signal) =>
+        scratch.withDir('detect-', async (dir) => {
+          const file = await copyBlob(store, input.key, path.join(dir, 'input.media'));
+          const probe = await media.probe(file, { signal });
+          audioFormatOf(probe);
+          const wav = path.join(dir, 'head.wav');
+          const info = await media.decodeToWav(file, wav, { signal, headSeconds: head });
+          const heard = await speech.detectLanguage(wav, { signal, vad: p.vad !== false });
+          return { ...heard, duration: probe.duration ?? info.duration, read: info.duration };
+        }),
+      );
+      const data = {
+        language: found.language,
+        language_probability: found.probability === null ? null : Math.round(found.probability * 1e4) / 1e4,
+        duration: Math.round(found.duration * 1000) / 1000,
+        model: found.model,
+      };
+      const job: JobFields = {
+        structured_data: { extracted_text: '', metadata: { ...data, seconds_read: found.read } },
+        assets: [],
+        target_dir: jobOutputPrefix(jobId).slice(0, -1),
+        from_cache: false,
+      };
+      await writeJobResults(store, jobId, data, job);
+      return { results: resultPreview(job) };
+    },
 
     ...createVideoSourceActivities(deps, finish),
   };

@@ -15,6 +15,7 @@ import { httpMetrics, METRICS_PATH, metricsEndpoint } from './middleware/metrics
 import { createRegistry, generateDocument } from './openapi';
 import { ApiRouter } from './api-router';
 import { audioRoutes } from './routes/audio.routes';
+import { speechRoutes } from './routes/speech.routes';
 import { commonRoutes } from './routes/common.routes';
 import { eventJobRoutes } from './routes/event-job.routes';
 import { healthRoutes } from './routes/health.routes';
@@ -98,6 +99,7 @@ export function createApp(deps: AppDeps): App {
   imageOcrRoutes(api, jobs, config, deps.engines);
   videoRoutes(api, jobs, config, deps.engines);
   audioRoutes(api, jobs, config, deps.engines);
+  speechRoutes(api, jobs, config, deps.engines);
   sessionRoutes(api, jobs, config);
   trackRoutes(api, { jobs, config });
   eventRoutes(api, { jobs, config });

@@ -13,6 +13,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import zlib from 'node:zlib';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,7 +22,9 @@ import { loadConfig } from '../core/config';
 import { localSpeechOptions } from '../providers/speech/local';
 import { enginePids } from '../test/support/proc-tree';
 import { rawRequest } from '../test/support/raw-http';
-import { speechRecording } from '../test/support/speech-recording';
+import { pausedRecording, roomNoise, speechRecording } from '../test/support/speech-recording';
+import { ffmpeg, RATE, writeWav } from '../test/support/media-factory';
+import { wordErrorRate } from '../test/support/wer';
 import { runTimed, startService, stopService, type Service } from './service';
 import {
   CpuMeter,
@@ -38,6 +41,9 @@ import {
 const MINUTES = envInt('BENCH_AUDIO_MINUTES', 10);
 const LONG_MINUTES = envInt('BENCH_AUDIO_LONG_MINUTES', 30);
 const CHUNK_SECONDS = process.env.BENCH_AUDIO_CHUNK_SECONDS ?? '';
+const PAUSED_MINUTES = envInt('BENCH_AUDIO_PAUSED_MINUTES', 30);
+/** The extracted asterisk-core-sounds-en(-wav) Debian packages (see bench/README.md), for (f); unset skips it. */
+const REAL_DIR = process.env.BENCH_AUDIO_REAL_DIR ?? '';
 const INPUTS = process.env.BENCH_AUDIO_DIR || path.join(os.tmpdir(), 'docproc-bench-audio');
 const ENGINE_SCRIPT = path.resolve(
   path.dirname(fileURLToPath(import.meta.url)),
@@ -56,16 +62,19 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 from faster_whisper import WhisperModel
 from faster_whisper.audio import decode_audio
 model_dir, compute, threads, audio_path, engine_dir = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
+vad = sys.argv[6] != "0" if len(sys.argv) > 6 else True
 sys.path.insert(0, engine_dir)
 from whisper_engine import DECODING
 t0 = time.monotonic()
 model = WhisperModel(model_dir, device="cpu", compute_type=compute, cpu_threads=threads, local_files_only=True)
 t1 = time.monotonic()
 audio = decode_audio(audio_path, sampling_rate=16000)
-segments, info = model.transcribe(audio, language="en", vad_filter=True, **DECODING)
+segments, info = model.transcribe(audio, language="en", vad_filter=vad, **DECODING)
+segments = list(segments)
 text = "".join(s.text for s in segments)
+words = sum(len(s.words or []) for s in segments)
 t2 = time.monotonic()
-print(json.dumps({"load_s": t1 - t0, "transcribe_s": t2 - t1, "words": len(text.split()), "maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+print(json.dumps({"load_s": t1 - t0, "transcribe_s": t2 - t1, "words": len(text.split()), "text": text, "maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
 `;
 
 interface RawRun {
@@ -74,9 +83,17 @@ interface RawRun {
   loadMs: number;
   words: number;
   peakMb: number;
+  text?: string;
 }
 
-async function rawEngine(python: string, modelDir: string, threads: number, file: string): Promise<RawRun> {
+async function rawEngine(
+  python: string,
+  modelDir: string,
+  threads: number,
+  file: string,
+  vad = true,
+  keepText = false,
+): Promise<RawRun> {
   const r = await runTimed(python, [
     '-c',
     RAW_PY,
@@ -85,12 +102,14 @@ async function rawEngine(python: string, modelDir: string, threads: number, file
     String(threads),
     file,
     path.dirname(ENGINE_SCRIPT),
+    vad ? '1' : '0',
   ]);
   const j = JSON.parse(r.stdout.trim().split('\n').pop()!) as {
     load_s: number;
     transcribe_s: number;
     words: number;
     maxrss_kb: number;
+    text: string;
   };
   return {
     wallMs: r.ms,
@@ -98,15 +117,23 @@ async function rawEngine(python: string, modelDir: string, threads: number, file
     loadMs: j.load_s * 1000,
     words: j.words,
     peakMb: j.maxrss_kb / 1024,
+    ...(keepText ? { text: j.text } : {}),
   };
 }
 
-/** POST /api/audio/process with the file uploaded (no client-side header timeout: long files answer late). */
-async function serviceRun(svc: Service, file: string): Promise<{ ms: number; words: number; chunks: number }> {
+/**
+ * POST /api/audio/process with the file uploaded (no client-side header timeout: long files answer late), word
+ * timestamps asked (the raw side computes them too), VAD as given.
+ */
+async function serviceRun(
+  svc: Service,
+  file: string,
+  vad = true,
+): Promise<{ ms: number; words: number; chunks: number; timedWords: number; text: string }> {
   const form = new FormData();
   form.append('file', new Blob([new Uint8Array(fs.readFileSync(file))], { type: 'audio/wav' }), path.basename(file));
-  for (const [k, v] of Object.entries({ source_language: 'en', target_language: 'en', useCache: 'false' }))
-    form.append(k, v);
+  const fields = { source_language: 'en', target_language: 'en', useCache: 'false', word_timestamps: 'true' };
+  for (const [k, v] of Object.entries({ ...fields, vad: String(vad) })) form.append(k, v);
   const req = new Request('http://127.0.0.1/', { method: 'POST', body: form });
   const body = Buffer.from(await req.arrayBuffer());
   const t0 = performance.now();
@@ -127,6 +154,8 @@ async function serviceRun(svc: Service, file: string): Promise<{ ms: number; wor
       .split(/\s+/)
       .filter(Boolean).length,
     chunks,
+    text: String(data.original_text ?? ''),
+    timedWords: (data.segments as { words?: unknown[] }[]).reduce((n, seg) => n + (seg.words?.length ?? 0), 0),
   };
 }
 
@@ -140,6 +169,55 @@ function enginePeaks(svc: Service): string {
 
 const speedLine = (label: string, audioSeconds: number, wallMs: number) =>
   `${label}: ${secs(wallMs)} (${(audioSeconds / (wallMs / 1000)).toFixed(1)}× real time)`;
+
+/**
+ * `<inputs>/asterisk-real.wav`: the Asterisk prompts of at least 10 words that the package's transcript lists (the
+ * first 60), resampled to 16 kHz, 1 s apart, with 20 s of room noise after every 10th; with their transcript.
+ */
+async function asteriskRecording(
+  realDir: string,
+  inputs: string,
+): Promise<{ file: string; text: string; prompts: number; seconds: number }> {
+  const listing = zlib
+    .gunzipSync(fs.readFileSync(path.join(realDir, 'usr/share/doc/asterisk-core-sounds-en/core-sounds-en.txt.gz')))
+    .toString('utf8');
+  const sounds = path.join(realDir, 'usr/share/asterisk/sounds/en_US_f_Allison');
+  const picked = listing
+    .split('\n')
+    .map((l) => /^([a-z0-9-]+): (.+)$/.exec(l.trim()))
+    .filter((m): m is RegExpExecArray => !!m && m[2].split(/\s+/).length >= 10 && !/[[\]<>]/.test(m[2]))
+    .filter((m) => fs.existsSync(path.join(sounds, `${m[1]}.wav`)))
+    .slice(0, 60);
+  const runs: Int16Array[] = [];
+  for (const m of picked) {
+    const pcm = await ffmpeg(
+      '-i',
+      path.join(sounds, `${m[1]}.wav`),
+      '-ac',
+      '1',
+      '-ar',
+      String(RATE),
+      '-f',
+      's16le',
+      '-',
+    );
+    runs.push(new Int16Array(pcm.buffer.slice(pcm.byteOffset, pcm.byteOffset + pcm.byteLength)));
+  }
+  const pieces: Int16Array[] = [];
+  runs.forEach((r, i) => {
+    pieces.push(r, (i + 1) % 10 === 0 ? roomNoise(20, i) : new Int16Array(RATE));
+  });
+  const all = new Int16Array(pieces.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of pieces) {
+    all.set(p, at);
+    at += p.length;
+  }
+  const file = path.join(inputs, 'asterisk-real.wav');
+  fs.mkdirSync(inputs, { recursive: true });
+  await writeWav(file, all);
+  return { file, text: picked.map((m) => m[2]).join(' '), prompts: picked.length, seconds: all.length / RATE };
+}
 
 async function main(): Promise<void> {
   const cleanups = cleanupRegistry();
@@ -228,7 +306,9 @@ async function main(): Promise<void> {
     engines.forEach(resetPeak);
     const cpu = new CpuMeter(pids).start();
     const s10 = await serviceRun(svc, file);
-    out(`${speedLine('service', MINUTES * 60, s10.ms)}; ${s10.chunks} chunk(s); ${s10.words} words`);
+    out(
+      `${speedLine('service (word_timestamps=true, VAD on)', MINUTES * 60, s10.ms)}; ${s10.chunks} chunk(s); ${s10.words} words (${s10.timedWords} timed)`,
+    );
     out(cpu.report('service'));
     out(`(d) engine processes peak RSS (VmHWM): ${enginePeaks(svc)}`);
     out(rss.report('worker', '(d) ').text);
@@ -262,6 +342,45 @@ async function main(): Promise<void> {
       );
       out(`(d) engine processes peak RSS (VmHWM): ${enginePeaks(svc)}`);
       out(rss.report('worker', '(d) ').text);
+    }
+    if (REAL_DIR) {
+      const real = await asteriskRecording(REAL_DIR, INPUTS);
+      out('');
+      out(
+        `== (f) real recordings: ${real.prompts} Asterisk prompts (asterisk-core-sounds-en, a human speaker, 8 kHz telephone quality), 1 s apart, 20 s of room noise after every 10th; ${(real.seconds / 60).toFixed(1)} min ==`,
+      );
+      for (const vad of [true, false]) {
+        const raw = await rawEngine(opts.python, opts.modelDir, cores, real.file, vad, true);
+        const s = await serviceRun(svc, real.file, vad);
+        out(
+          `VAD ${vad ? 'on ' : 'off'}: WER raw faster-whisper ${(100 * wordErrorRate(real.text, raw.text!)).toFixed(1)} %, service ${(100 * wordErrorRate(real.text, s.text)).toFixed(1)} %; ` +
+            `time raw ${secs(raw.transcribeMs)}, service ${secs(s.ms)} (${(s.ms / raw.transcribeMs).toFixed(2)}×; ${s.chunks} chunk(s))`,
+        );
+      }
+    }
+    if (PAUSED_MINUTES > 0) {
+      const paused = await pausedRecording(INPUTS, PAUSED_MINUTES * 60);
+      out('');
+      out(
+        `== (e) ${PAUSED_MINUTES}-minute recording with long pauses (1 min of speech, 2 min of room noise; ${(paused.speechSeconds / 60).toFixed(0)} min of speech): VAD on (default) vs vad=false ==`,
+      );
+      const runs: Record<string, number> = {};
+      for (const vad of [true, false]) {
+        const raw = await rawEngine(opts.python, opts.modelDir, cores, paused.file, vad);
+        out(
+          `${speedLine(`raw engine, ${cores} threads, VAD ${vad ? 'on' : 'off'}, transcribe only`, PAUSED_MINUTES * 60, raw.transcribeMs)}; ${raw.words} words`,
+        );
+        const s = await serviceRun(svc, paused.file, vad);
+        out(
+          `${speedLine(`service, VAD ${vad ? 'on' : 'off'}`, PAUSED_MINUTES * 60, s.ms)}; ${s.chunks} chunk(s); ${s.words} words (${s.timedWords} timed)`,
+        );
+        runs[`raw${vad}`] = raw.transcribeMs;
+        runs[`svc${vad}`] = s.ms;
+      }
+      out(
+        `VAD on / off: service ${(runs.svctrue / runs.svcfalse).toFixed(2)}×, raw ${(runs.rawtrue / runs.rawfalse).toFixed(2)}×; ` +
+          `service VAD on per minute of speech vs (a/b) service per minute: ${(runs.svctrue / (paused.speechSeconds / 60) / (s10.ms / MINUTES)).toFixed(2)}×`,
+      );
     }
     out('');
     stopped = true;

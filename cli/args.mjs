@@ -20,6 +20,7 @@ const VALUED = new Set([
   'text',
   'body',
   'wait',
+  'subtitles',
 ]);
 
 /**

@@ -9,7 +9,8 @@ const USAGE = `docproc: a client of the docproc service (DOCPROC_URL, default ht
 
   docproc pdf FILE [--method native|local_ocr|vision_llm|combined] [--field k=v]...
   docproc imageocr FILE | --url URL [--field k=v]...
-  docproc audio FILE [--field k=v]...          docproc video FILE | --url URL [--field k=v]...
+  docproc audio FILE [--subtitles OUT.srt|OUT.vtt] [--field k=v]...
+  docproc video FILE | --url URL [--subtitles OUT.srt|OUT.vtt] [--field k=v]...
   docproc transformer OPERATION [--html H | --text T | --file F | --url U] [--field k=v]...
   docproc job TYPE [--file F] [--url U] [--field k=v]... [--no-follow]
   docproc follow JOB_ID     docproc get JOB_ID     docproc download JOB_ID|FILE_PATH [-o OUT|-]
@@ -57,21 +58,40 @@ async function run(args, client, json) {
   const fields = args.fields;
   const progress = json || args.flags.has('quiet') ? { update() {}, done() {} } : progressPrinter();
   /** A synchronous call; a job handed over (202, or 504 past the server's wait) is followed to the end. */
+  /** Answers `{ body }` (the server's answer) or `{ jobId }` (a job followed to its end). */
   const sync = async (method, urlPath, opts) => {
     try {
       const r = await client.call(method, urlPath, opts);
       const handedOver = r.status === 202 ? r.body?.data?.job_id : undefined;
       if (handedOver) {
         if (!json) process.stderr.write(`running as ${handedOver}; following it\n`);
-        return await finishJob(client, handedOver, progress, json);
+        await finishJob(client, handedOver, progress, json);
+        return { jobId: handedOver };
       }
       printResult(r.body, json);
+      return { body: r.body };
     } catch (err) {
       const jobId = err instanceof ApiError && err.code === 'TIMEOUT' ? err.details?.job_id : undefined;
       if (!jobId) throw err;
       if (!json) process.stderr.write(`still running as ${jobId}; following it\n`);
       await finishJob(client, jobId, progress, json);
+      return { jobId };
     }
+  };
+  // --subtitles OUT.srt|OUT.vtt: asks for subtitles in the file's format and writes them there (from the answer, or
+  // the job's file when the job was followed).
+  const subtitlesOut = args.opts.subtitles;
+  const subtitleFormat = subtitlesOut ? /\.(srt|vtt)$/i.exec(subtitlesOut)?.[1].toLowerCase() : undefined;
+  if (subtitlesOut && !subtitleFormat) throw new UsageError('--subtitles needs a file ending in .srt or .vtt');
+  if (subtitlesOut && command !== 'audio' && command !== 'video')
+    throw new UsageError('--subtitles is an option of audio and video');
+  const subtitleField = subtitleFormat ? [['subtitles', subtitleFormat]] : [];
+  const writeSubtitles = async (answer) => {
+    if (!subtitlesOut) return;
+    if (answer.body) await fs.promises.writeFile(subtitlesOut, answer.body.data?.subtitles ?? '');
+    else
+      await client.download(`/api/event-job/files/jobs/${answer.jobId}/out/subtitles.${subtitleFormat}`, subtitlesOut);
+    if (!json) process.stderr.write(`subtitles written to ${subtitlesOut}\n`);
   };
   // A big upload (or --async) asks for the job at once (Prefer: respond-async) and follows it: no proxy's time limit
   // can cut a long wait, and the job id is known from the first answer.
@@ -91,7 +111,7 @@ async function run(args, client, json) {
         args.opts.method ? [['extraction_method', args.opts.method]] : [],
       );
     case 'audio':
-      return withFile('/api/audio/process', one(rest, 'FILE'));
+      return writeSubtitles(await withFile('/api/audio/process', one(rest, 'FILE'), subtitleField));
     case 'imageocr':
       if (args.opts.url)
         return sync('POST', '/api/imageocr/process-url', {
@@ -100,8 +120,12 @@ async function run(args, client, json) {
       return withFile('/api/imageocr/process', one(rest, 'FILE'));
     case 'video':
       if (args.opts.url)
-        return sync('POST', '/api/video/process', { json: { ...Object.fromEntries(fields), url: args.opts.url } });
-      return withFile('/api/video/process', one(rest, 'FILE'));
+        return writeSubtitles(
+          await sync('POST', '/api/video/process', {
+            json: { ...Object.fromEntries([...subtitleField, ...fields]), url: args.opts.url },
+          }),
+        );
+      return writeSubtitles(await withFile('/api/video/process', one(rest, 'FILE'), subtitleField));
     case 'transformer': {
       const op = one(rest, 'OPERATION');
       const body = { ...Object.fromEntries(fields) };

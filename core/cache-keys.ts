@@ -175,7 +175,8 @@ const nonEmpty = (v: unknown, fallback: string): string => (typeof v === 'string
 
 /**
  * The result-cache key of an audio job (contract §7): the file's sha256, source and target language, the template
- * (its name and source) and the models (speech, and the language model that fills templates and translates).
+ * (its name and source) and the models (speech, and the language model that fills templates and translates); and the
+ * options beyond the spec that change what is kept (word timings, VAD off, a prompt).
  */
 export function audioCacheKey(
   sha256: string,
@@ -191,6 +192,11 @@ export function audioCacheKey(
       target_language: nonEmpty(params.target_language, JOB_DEFAULTS.transcription.target_language),
       template,
       template_source: template ? ctx.templateSource : undefined,
+      // Beyond the spec (contract §9), each only when it changes the outcome, so the keys of requests without them
+      // stay as they were: word timings kept (asked, or needed for subtitles), VAD off, a prompt.
+      words: params.word_timestamps === true || typeof params.subtitles === 'string' ? true : undefined,
+      vad: params.vad === false ? false : undefined,
+      prompt: typeof params.prompt === 'string' && params.prompt.trim() ? params.prompt.trim() : undefined,
     },
     model: `${ctx.speechModel}|${ctx.llmModel ?? ''}`,
   });

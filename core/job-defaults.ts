@@ -16,17 +16,21 @@ export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 /**
  * Every parameter default, once, by the parameters' family. Recorded at creation: `transcription` (audio and video
  * jobs) and `session`. Assumed when absent, never written into a job's parameters: `pdf` (the `/api/pdf/process`
- * form applies it), `transformer` and `summary` (their routes apply them).
+ * form applies it), `transformer` and `summary` (their routes apply them), `speech` (audio and video jobs).
  */
 export const JOB_DEFAULTS: {
   pdf: { extraction_method: ExtractionMethod };
   transcription: { source_language: string; target_language: string };
+  speech: { word_timestamps: boolean; vad: boolean };
   session: { source_language: string; target_language: string; template: string; create_archive: boolean };
   transformer: { source_language: string; target_language: string };
   summary: { target_language: string };
 } = {
   pdf: { extraction_method: 'native' },
   transcription: { source_language: 'de', target_language: 'de' },
+  // Audio and video options beyond the spec (contract §9): assumed when absent, never recorded, so jobs from before
+  // them read as they did. `subtitles` and `prompt` have none (absent: no subtitles, no prompt).
+  speech: { word_timestamps: false, vad: true },
   session: { source_language: 'en', target_language: 'de', template: 'Session', create_archive: false },
   transformer: { source_language: 'de', target_language: 'de' },
   summary: { target_language: 'de' },

@@ -71,17 +71,28 @@ export const imageOcrParams = z
 /** ISO 639-1 code, or `auto` (source only) to let the speech engine detect the language. */
 const audioLanguage = z.string().regex(/^([a-z]{2}|auto)$/, 'an ISO 639-1 code such as de or en, or auto');
 
-/** What a transcription takes (audio and video jobs): languages, template, cache use and the webhook. */
+/** The subtitle formats a transcription can write (contract §9). */
+export const SUBTITLE_FORMATS = ['srt', 'vtt'] as const;
+
+/**
+ * What a transcription takes (audio and video jobs): languages, template, cache use and the webhook; and beyond the
+ * spec (contract §9): word timings, subtitles, voice activity detection and a prompt of names and terms. The options
+ * beyond the spec are not recorded when absent (their defaults, core/job-defaults.ts, are assumed), so a job's
+ * parameters read as before.
+ */
 const transcriptionFields = {
   source_language: audioLanguage.optional().default(JOB_DEFAULTS.transcription.source_language),
-  target_language: z
-    .string()
-    .regex(/^[a-z]{2}$/, 'an ISO 639-1 code such as de or en')
-    .optional()
-    .default(JOB_DEFAULTS.transcription.target_language),
+  /** `auto`: the spoken language, whatever it is (no translation). */
+  target_language: audioLanguage.optional().default(JOB_DEFAULTS.transcription.target_language),
   template: z.string().max(200).optional(),
   use_cache: z.boolean().optional(),
   webhook: webhookConfig.optional(),
+  word_timestamps: z.boolean().optional(),
+  subtitles: z.enum(SUBTITLE_FORMATS).optional(),
+  vad: z.boolean().optional(),
+  prompt: z.string().max(1000).optional(),
+  /** Internal (`/api/audio/detect-language`): the language of the first 30 s of speech only, no transcript. */
+  detect_language: z.boolean().optional(),
 };
 
 /** The audio job type (spec §4.11): an upload (`/api/audio/process`) or a file inside INPUT_ROOTS (`/api/jobs/`). */

@@ -99,6 +99,16 @@ export interface AudioSegment {
   start: number;
   end: number;
   text: string;
+  /** With `word_timestamps=true` (contract §9): the segment's words in order, on the recording's time line. */
+  words?: AudioWord[];
+}
+
+/** One timed word; `probability` is null when the speech provider reports none (a hosted endpoint). */
+export interface AudioWord {
+  word: string;
+  start: number;
+  end: number;
+  probability: number | null;
 }
 
 /** What an audio job computed (spec §4.11); also the result cache's entry, without the job's own id and folder. */

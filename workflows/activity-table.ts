@@ -88,6 +88,7 @@ export const ACTIVITY_TABLE = {
   ocrImageBlob: media,
   prepareAudio: media,
   transcribeChunk: media,
+  detectAudioLanguage: media,
   extractVideoFrames: media,
   renderSessionPages: media,
 

@@ -7,7 +7,7 @@ import { SUPPORTED_FORMATS, audioFormatOf } from '../../core/media-formats';
 import type { ApiEngines } from '../engines';
 import { errorResponse } from '../openapi';
 import type { ApiRouter } from '../api-router';
-import { audioProcessBody, audioProcessResult } from '../schemas/audio.schemas';
+import { audioProcessBody, audioProcessResult, speechParams } from '../schemas/audio.schemas';
 import type { JobService } from '../services/jobs';
 import { storeUpload, uploadInput, withUpload } from '../uploads';
 import { validateParameters } from '../services/job-intake';
@@ -60,6 +60,7 @@ export function audioRoutes(
         target_language: body.target_language,
         ...(body.template ? { template: body.template } : {}),
         use_cache: body.useCache,
+        ...speechParams(body),
       };
       const run = (parameters: AudioParams) =>
         runSyncJob(ctx, jobs, { jobType: 'audio', parameters }, config.MEDIA_SYNC_WAIT_MS);

@@ -16,6 +16,7 @@ import {
   videoProcessBody,
   videoProcessResult,
 } from '../schemas/video.schemas';
+import { speechParams } from '../schemas/audio.schemas';
 import type { JobService } from '../services/jobs';
 import { answerSync } from '../services/sync-answer';
 import { storeUpload, uploadInput, withUpload } from '../uploads';
@@ -93,10 +94,13 @@ function videoTranscriptionRoutes(api: ApiRouter, jobs: JobService, config: Conf
       config.MEDIA_SYNC_WAIT_MS,
     );
   };
-  const options = (b: { source_language?: string; target_language?: string; template?: string }) => ({
+  const options = (
+    b: { source_language?: string; target_language?: string; template?: string } & Parameters<typeof speechParams>[0],
+  ) => ({
     source_language: b.source_language,
     target_language: b.target_language,
     ...(b.template ? { template: b.template } : {}),
+    ...speechParams(b),
   });
   const holdOpen = (ctx: Context) => {
     // A long video takes long: no socket timeout cuts the wait, and TCP keep-alive holds idle links open.

@@ -1,4 +1,5 @@
 import { JOB_DEFAULTS } from '../../core/job-defaults';
+import { SUBTITLE_FORMATS } from '../../core/job-params-media';
 import { z } from '../openapi';
 import { uploadedFile } from '../uploads';
 import { formBool, httpUrl } from './form';
@@ -6,6 +7,42 @@ import { formBool, httpUrl } from './form';
 /** Schemas of /api/audio (spec §4.11). */
 
 const language = z.string().regex(/^[a-z]{2}$/, 'an ISO 639-1 code such as de or en');
+
+/**
+ * Options beyond the spec (contract §9), on every transcription endpoint: word timings, subtitles, voice activity
+ * detection, a prompt. `speechParams` maps them to the job's parameters (absent ones are not recorded).
+ */
+export const speechOptions = {
+  word_timestamps: formBool(JOB_DEFAULTS.speech.word_timestamps).openapi({
+    description: 'Each segment carries `words: [{word, start, end, probability}]` (video: `segments` are added)',
+  }),
+  subtitles: z
+    .enum(SUBTITLE_FORMATS)
+    .optional()
+    .openapi({
+      description:
+        '`data.subtitles` holds an SRT or WebVTT file of the transcript as spoken (cues of at most 2 lines of 42 ' +
+        'characters and 7 s, cut at sentence ends and pauses), also written beside the job outputs',
+    }),
+  vad: formBool(JOB_DEFAULTS.speech.vad).openapi({
+    description: 'Voice activity detection: silence and music are skipped, not decoded (local engine)',
+  }),
+  prompt: z
+    .string()
+    .max(1000)
+    .optional()
+    .openapi({ description: 'Names and terms the recording uses, to steer their spelling' }),
+};
+
+/** The job parameters of the options beyond the spec: only what differs from the defaults is recorded. */
+export function speechParams(b: { word_timestamps?: boolean; subtitles?: string; vad?: boolean; prompt?: string }) {
+  return {
+    ...(b.word_timestamps ? { word_timestamps: true } : {}),
+    ...(b.subtitles ? { subtitles: b.subtitles } : {}),
+    ...(b.vad === false ? { vad: false } : {}),
+    ...(b.prompt?.trim() ? { prompt: b.prompt.trim() } : {}),
+  };
+}
 
 /**
  * The options of a transcription (audio and video): languages, template, result cache. The languages' defaults are
@@ -19,9 +56,16 @@ export const transcriptionOptions = {
       description: 'The spoken language, or `auto` to detect it',
       default: JOB_DEFAULTS.transcription.source_language,
     }),
-  target_language: language.optional().openapi({ default: JOB_DEFAULTS.transcription.target_language }),
+  target_language: z
+    .union([language, z.literal('auto')])
+    .optional()
+    .openapi({
+      description: 'The language of the output; `auto`: the spoken one (no translation)',
+      default: JOB_DEFAULTS.transcription.target_language,
+    }),
   template: z.string().max(200).optional(),
   useCache: formBool(true),
+  ...speechOptions,
 };
 
 /** POST /api/audio/process (multipart). */
@@ -35,8 +79,23 @@ export const audioProcessBody = z.object({
   ...transcriptionOptions,
 });
 
+export const audioWord = z
+  .object({
+    word: z.string().openapi({ description: 'With its leading space where the language writes one' }),
+    start: z.number(),
+    end: z.number(),
+    probability: z.number().nullable().openapi({ description: 'Null when the speech provider reports none' }),
+  })
+  .openapi('AudioWord');
+
 export const audioSegment = z
-  .object({ id: z.number().int(), start: z.number(), end: z.number(), text: z.string() })
+  .object({
+    id: z.number().int(),
+    start: z.number(),
+    end: z.number(),
+    text: z.string(),
+    words: z.array(audioWord).optional().openapi({ description: 'With word_timestamps=true' }),
+  })
   .openapi('AudioSegment');
 
 const llmInfo = z
@@ -68,6 +127,7 @@ export const audioProcessResult = z
       process_id: z.string(),
       process_dir: z.string(),
       from_cache: z.boolean(),
+      subtitles: z.string().optional().openapi({ description: "With subtitles=srt|vtt: the file's text" }),
     }),
   })
   .openapi('AudioProcessResult');

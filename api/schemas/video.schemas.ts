@@ -1,6 +1,6 @@
 import { envelope, z } from '../openapi';
 import { uploadedFile } from '../uploads';
-import { transcriptionOptions } from './audio.schemas';
+import { audioSegment, speechOptions, transcriptionOptions } from './audio.schemas';
 import { httpUrl } from './form';
 
 /** Schemas of the /api/video routes (spec §4.7). */
@@ -48,6 +48,8 @@ export const videoProcessResult = envelope(
   z.object({
     duration: z.number().openapi({ description: 'Seconds' }),
     transcription: z.string().openapi({ description: 'After the template and the translation' }),
+    segments: z.array(audioSegment).optional().openapi({ description: 'With word_timestamps=true' }),
+    subtitles: z.string().optional().openapi({ description: "With subtitles=srt|vtt: the file's text" }),
     metadata: z.object({
       resolution: z.string().openapi({ example: '1280x720' }),
       codec: z.string().openapi({ example: 'h264' }),
@@ -62,6 +64,7 @@ export const videoHostedBody = z.object({
   source_language: transcriptionOptions.source_language,
   target_language: transcriptionOptions.target_language,
   template: transcriptionOptions.template,
+  ...speechOptions,
 });
 
 /** The answer of POST /api/video/hosted. */
@@ -71,6 +74,8 @@ export const videoHostedResult = envelope(
     title: z.string(),
     duration: z.number().openapi({ description: 'Seconds' }),
     transcription: z.string().openapi({ description: 'After the template and the translation' }),
+    segments: z.array(audioSegment).optional().openapi({ description: 'With word_timestamps=true' }),
+    subtitles: z.string().optional().openapi({ description: "With subtitles=srt|vtt: the file's text" }),
     metadata: z.object({
       uploader: z.string().nullable(),
       views: z.number().int().nullable(),

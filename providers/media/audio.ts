@@ -89,14 +89,19 @@ export function decodeError(err: unknown, what: string): unknown {
  * Decodes the first audio stream of any file ffmpeg reads to a 16 kHz mono 16-bit WAV at `outPath` (default limit
  * 30 min, enough for the contract's 12 h of audio). A file that decodes to nothing is `UNPROCESSABLE_INPUT`. With
  * `maxSeconds`, decoding stops just past it (a header may understate the length) and a longer stream is
- * `UNPROCESSABLE_INPUT` with `reason` `too_long`, so the WAV never grows past what the limit allows.
+ * `UNPROCESSABLE_INPUT` with `reason` `too_long`, so the WAV never grows past what the limit allows. With
+ * `headSeconds`, only the first seconds are decoded (a longer stream is no error).
  */
 export async function decodeToWav(
   inputPath: string,
   outPath: string,
-  opts: MediaToolOptions & { maxSeconds?: number } = {},
+  opts: MediaToolOptions & { maxSeconds?: number; headSeconds?: number } = {},
 ): Promise<WavInfo> {
-  const cap = opts.maxSeconds ? ['-t', String(opts.maxSeconds + 1)] : [];
+  const cap = opts.headSeconds
+    ? ['-t', String(opts.headSeconds)]
+    : opts.maxSeconds
+      ? ['-t', String(opts.maxSeconds + 1)]
+      : [];
   const input = ['-i', inputPath, '-map', '0:a:0', '-vn', '-ac', '1', '-ar', String(SPEECH_SAMPLE_RATE), ...cap];
   const info = await writeWav(input, outPath, 'Decoding the audio', {
     signal: opts.signal,
@@ -107,7 +112,7 @@ export async function decodeToWav(
       error_type: 'empty_audio',
     });
   }
-  if (opts.maxSeconds && info.duration > opts.maxSeconds) {
+  if (!opts.headSeconds && opts.maxSeconds && info.duration > opts.maxSeconds) {
     throw new AppError(
       'UNPROCESSABLE_INPUT',
       `The recording lasts longer than ${opts.maxSeconds} s (MAX_MEDIA_SECONDS).`,

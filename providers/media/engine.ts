@@ -22,8 +22,15 @@ export interface MediaCallOptions {
 export interface MediaEngine {
   /** The container, duration and first audio and video streams of a file, read from its content. */
   probe(filePath: string, opts?: MediaCallOptions): Promise<MediaProbe>;
-  /** The first audio stream as a 16 kHz mono 16-bit WAV at `outPath`; past `maxSeconds` it is `too_long`. */
-  decodeToWav(inputPath: string, outPath: string, opts?: MediaCallOptions & { maxSeconds?: number }): Promise<WavInfo>;
+  /**
+   * The first audio stream as a 16 kHz mono 16-bit WAV at `outPath`; past `maxSeconds` it is `too_long`; with
+   * `headSeconds`, only its first seconds.
+   */
+  decodeToWav(
+    inputPath: string,
+    outPath: string,
+    opts?: MediaCallOptions & { maxSeconds?: number; headSeconds?: number },
+  ): Promise<WavInfo>;
   /** Chunks of about `targetSec` covering `[0, duration)`, cut at pauses where there are any. */
   planChunks(wavPath: string, duration: number, targetSec: number, opts?: MediaCallOptions): Promise<ChunkSpan[]>;
   /** `[start, end)` seconds of a WAV into a new WAV at `outPath`, sample-exact. */

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Config } from '../../core/config';
 import { AppError } from '../../core/errors';
-import { EngineProcess, SpeechEngineError } from './engine/process';
+import { type EngineAnswer, EngineProcess, type EngineRequestOptions, SpeechEngineError } from './engine/process';
 import type { SpeechProvider, Transcript, TranscribeOptions } from './types';
 
 export { SpeechEngineError };
@@ -74,34 +74,62 @@ export class LocalSpeechProvider implements SpeechProvider {
   }
 
   async transcribe(audioPath: string, opts: TranscribeOptions = {}): Promise<Transcript> {
-    const { signal } = opts;
-    signal?.throwIfAborted();
     const language = opts.language && opts.language !== 'auto' ? opts.language : null;
-    const slot = await this.acquire(signal);
     const t0 = performance.now();
+    const answer = await this.call(audioPath, language, { vad: opts.vad, prompt: opts.prompt }, opts.signal);
+    const raw = answer.segments ?? [];
+    const segments = raw.map((s) => ({
+      start: s.start,
+      end: s.end,
+      text: s.text.trim(),
+      ...(s.words ? { words: s.words } : {}),
+    }));
+    return {
+      language: answer.language ?? language ?? 'und',
+      languageProbability: language ? undefined : answer.language_probability,
+      duration: answer.duration ?? 0,
+      // Whisper's segment texts carry their own leading space where the language puts one (not in Chinese).
+      text: raw
+        .map((s) => s.text)
+        .join('')
+        .trim(),
+      segments,
+      model: this.options.model,
+      durationMs: Math.round(performance.now() - t0),
+    };
+  }
+
+  async detectLanguage(
+    audioPath: string,
+    opts: Pick<TranscribeOptions, 'signal' | 'vad'> = {},
+  ): Promise<{ language: string; probability: number | null; duration: number; model: string }> {
+    const answer = await this.call(audioPath, null, { vad: opts.vad, op: 'detect_language' }, opts.signal);
+    return {
+      language: answer.language ?? 'und',
+      probability: answer.language_probability ?? null,
+      duration: answer.duration ?? 0,
+      model: this.options.model,
+    };
+  }
+
+  /** One request on an idle slot's process; an abort kills that process. */
+  private async call(
+    audioPath: string,
+    language: string | null,
+    request: EngineRequestOptions,
+    signal?: AbortSignal,
+  ): Promise<EngineAnswer> {
+    signal?.throwIfAborted();
+    const slot = await this.acquire(signal);
     try {
       signal?.throwIfAborted();
       const proc = this.processFor(slot);
       const onAbort = () => void proc.kill();
       signal?.addEventListener('abort', onAbort, { once: true });
       try {
-        const answer = await proc.request(audioPath, language);
+        const answer = await proc.request(audioPath, language, request);
         if (answer.error) throw toError(answer.error, audioPath);
-        const raw = answer.segments ?? [];
-        const segments = raw.map((s) => ({ start: s.start, end: s.end, text: s.text.trim() }));
-        return {
-          language: answer.language ?? language ?? 'und',
-          languageProbability: language ? undefined : answer.language_probability,
-          duration: answer.duration ?? 0,
-          // Whisper's segment texts carry their own leading space where the language puts one (not in Chinese).
-          text: raw
-            .map((s) => s.text)
-            .join('')
-            .trim(),
-          segments,
-          model: this.options.model,
-          durationMs: Math.round(performance.now() - t0),
-        };
+        return answer;
       } catch (err) {
         throw signal?.aborted ? abortReason(signal) : err;
       } finally {

@@ -2,6 +2,7 @@ import { openAsBlob } from 'node:fs';
 import path from 'node:path';
 import OpenAI from 'openai';
 import type { SpeechApiConfig } from '../../core/config';
+import { isoLanguage } from '../../core/speech-languages';
 import {
   type BackoffPolicy,
   type Classified,
@@ -12,7 +13,7 @@ import {
   UpstreamError,
   withRetries,
 } from '../llm/retry';
-import type { SpeechProvider, SpeechSegment, TranscribeOptions, Transcript } from './types';
+import type { SpeechProvider, SpeechSegment, SpeechWord, TranscribeOptions, Transcript } from './types';
 
 export interface OpenAiSpeechOptions {
   /** Retries after the first attempt, of 408/409/429/5xx, network errors, timeouts and malformed answers; default 4. */
@@ -23,39 +24,7 @@ export interface OpenAiSpeechOptions {
   onRetry?: (wait: RetryWait) => void;
 }
 
-/** Whisper's language names (as OpenAI's `verbose_json` gives them) → ISO 639-1 (Hawaiian and Cantonese have none). */
-const LANGUAGE_CODES: Record<string, string> = Object.fromEntries(
-  (
-    'english en,chinese zh,german de,spanish es,russian ru,korean ko,french fr,japanese ja,portuguese pt,turkish tr,' +
-    'polish pl,catalan ca,dutch nl,arabic ar,swedish sv,italian it,indonesian id,hindi hi,finnish fi,vietnamese vi,' +
-    'hebrew he,ukrainian uk,greek el,malay ms,czech cs,romanian ro,danish da,hungarian hu,tamil ta,norwegian no,' +
-    'thai th,urdu ur,croatian hr,bulgarian bg,lithuanian lt,latin la,maori mi,malayalam ml,welsh cy,slovak sk,' +
-    'telugu te,persian fa,latvian lv,bengali bn,serbian sr,azerbaijani az,slovenian sl,kannada kn,estonian et,' +
-    'macedonian mk,breton br,basque eu,icelandic is,armenian hy,nepali ne,mongolian mn,bosnian bs,kazakh kk,' +
-    'albanian sq,swahili sw,galician gl,marathi mr,punjabi pa,sinhala si,khmer km,shona sn,yoruba yo,somali so,' +
-    'afrikaans af,occitan oc,georgian ka,belarusian be,tajik tg,sindhi sd,gujarati gu,amharic am,yiddish yi,lao lo,' +
-    'uzbek uz,faroese fo,haitian creole ht,pashto ps,turkmen tk,nynorsk nn,maltese mt,sanskrit sa,luxembourgish lb,' +
-    'myanmar my,tibetan bo,tagalog tl,malagasy mg,assamese as,tatar tt,hawaiian haw,lingala ln,hausa ha,bashkir ba,' +
-    'javanese jv,sundanese su,cantonese yue,burmese my,valencian ca,flemish nl,haitian ht,letzeburgesch lb,' +
-    'pushto ps,panjabi pa,moldavian ro,moldovan ro,sinhalese si,castilian es,mandarin zh'
-  )
-    .split(',')
-    .map((entry) => [entry.slice(0, entry.lastIndexOf(' ')), entry.slice(entry.lastIndexOf(' ') + 1)]),
-);
-
-/** The name OpenAI's endpoint answers for an ISO 639-1 code (e.g. `de` → `german`), or undefined. */
-export function languageName(code: string): string | undefined {
-  return Object.keys(LANGUAGE_CODES).find((name) => LANGUAGE_CODES[name] === code.toLowerCase());
-}
-
-/** A reported language as an ISO 639-1 code: a name (`German`), a code (`de`) or a locale (`de-DE`); else undefined. */
-export function isoLanguage(reported: unknown): string | undefined {
-  if (typeof reported !== 'string') return undefined;
-  const s = reported.trim().toLowerCase();
-  if (LANGUAGE_CODES[s]) return LANGUAGE_CODES[s];
-  if (/^[a-z]{2,3}$/.test(s)) return s === 'jw' ? 'jv' : s;
-  return /^[a-z]{2}[-_][a-z0-9]+$/.test(s) ? s.slice(0, 2) : undefined;
-}
+export { isoLanguage, languageName } from '../../core/speech-languages';
 
 const MIME: Record<string, string> = {
   '.wav': 'audio/wav',
@@ -72,22 +41,59 @@ const MIME: Record<string, string> = {
 const finite = (n: unknown): n is number => typeof n === 'number' && Number.isFinite(n);
 const snippet = (s: string, n = 300) => (s.length > n ? `${s.slice(0, n)}…` : s);
 
-/** Maps a `verbose_json` answer; an answer without `text` is malformed (a retryable failure). */
+const isWord = (w: unknown): w is { word: string; start: number; end: number; probability?: unknown } => {
+  const x = w as { word?: unknown; start?: unknown; end?: unknown } | null;
+  return typeof x === 'object' && x !== null && typeof x.word === 'string' && finite(x.start) && finite(x.end);
+};
+
+/**
+ * Maps a `verbose_json` answer; an answer without `text` is malformed (a retryable failure). Word timings (OpenAI gives
+ * them in one top-level `words` list, some servers per segment) go into the segment whose span holds their middle, in
+ * order; `probability` is kept when the server gives one, else null (OpenAI reports none).
+ */
 export function fromVerboseJson(
   answer: unknown,
   requestedLanguage: string | undefined,
 ): Pick<Transcript, 'language' | 'duration' | 'text' | 'segments'> {
-  const r = answer as { text?: unknown; language?: unknown; duration?: unknown; segments?: unknown } | null;
+  const r = answer as {
+    text?: unknown;
+    language?: unknown;
+    duration?: unknown;
+    segments?: unknown;
+    words?: unknown;
+  } | null;
   if (typeof r !== 'object' || r === null || typeof r.text !== 'string') {
     throw new MalformedAnswerError('answer without a transcript');
   }
-  const raw = Array.isArray(r.segments) ? (r.segments as { start?: unknown; end?: unknown; text?: unknown }[]) : [];
+  const raw = Array.isArray(r.segments)
+    ? (r.segments as { start?: unknown; end?: unknown; text?: unknown; words?: unknown }[])
+    : [];
+  const toWord = (w: { word: string; start: number; end: number; probability?: unknown }): SpeechWord => ({
+    word: w.word,
+    start: w.start,
+    end: w.end,
+    probability: finite(w.probability) ? w.probability : null,
+  });
   const segments: SpeechSegment[] = raw
     .filter((s) => finite(s?.start) && finite(s.end) && typeof s.text === 'string')
-    .map((s) => ({ start: s.start as number, end: s.end as number, text: (s.text as string).trim() }));
+    .map((s) => ({
+      start: s.start as number,
+      end: s.end as number,
+      text: (s.text as string).trim(),
+      ...(Array.isArray(s.words) ? { words: s.words.filter(isWord).map(toWord) } : {}),
+    }));
   const text = r.text.trim();
   const duration = finite(r.duration) ? r.duration : (segments.at(-1)?.end ?? 0);
   if (!segments.length && text) segments.push({ start: 0, end: duration, text });
+  if (Array.isArray(r.words)) {
+    const words = r.words.filter(isWord).map(toWord);
+    for (const s of segments) s.words = [];
+    for (const w of words) {
+      const mid = (w.start + w.end) / 2;
+      const home = segments.find((s) => mid <= s.end) ?? segments.at(-1);
+      home?.words?.push(w);
+    }
+  }
   return { language: isoLanguage(r.language) ?? requestedLanguage ?? 'und', duration, text, segments };
 }
 
@@ -141,8 +147,9 @@ export class OpenAiSpeechProvider implements SpeechProvider {
             file,
             model: this.config.model,
             response_format: 'verbose_json',
-            timestamp_granularities: ['segment'],
+            timestamp_granularities: opts.words ? ['segment', 'word'] : ['segment'],
             ...(language ? { language } : {}),
+            ...(opts.prompt ? { prompt: opts.prompt } : {}),
           },
           { signal: opts.signal, timeout: this.config.timeoutMs },
         );
@@ -157,6 +164,18 @@ export class OpenAiSpeechProvider implements SpeechProvider {
       },
     );
     return { ...heard, model: this.config.model, durationMs: Date.now() - started };
+  }
+
+  /**
+   * The protocol has no language detection of its own: the audio given (the caller cuts the first 30 s) is
+   * transcribed and the language the endpoint reports is answered, without a probability.
+   */
+  async detectLanguage(
+    audioPath: string,
+    opts: Pick<TranscribeOptions, 'signal'> = {},
+  ): Promise<{ language: string; probability: number | null; duration: number; model: string }> {
+    const t = await this.transcribe(audioPath, { signal: opts.signal });
+    return { language: t.language, probability: null, duration: t.duration, model: t.model };
   }
 
   private failure(f: Classified, attempts: number): UpstreamError {

@@ -1,8 +1,19 @@
+/** One word with its timing and the model's confidence in it (0..1). `word` keeps its leading space. */
+export interface SpeechWord {
+  word: string;
+  start: number;
+  end: number;
+  /** Null when the provider reports none (OpenAI's endpoint). */
+  probability: number | null;
+}
+
 /** One stretch of speech, times in seconds from the start of the audio given to the engine. */
 export interface SpeechSegment {
   start: number;
   end: number;
   text: string;
+  /** The segment's words in order, when the engine gave them (the local engine always does). */
+  words?: SpeechWord[];
 }
 
 /** What a speech engine heard in one audio file (one chunk of a longer recording, or the whole of a short one). */
@@ -24,6 +35,12 @@ export interface Transcript {
 export interface TranscribeOptions {
   /** ISO 639-1 code; undefined (or `auto`) lets the engine detect it. */
   language?: string;
+  /** Voice activity detection: skip what is not speech (default true; the local engine's Silero VAD). */
+  vad?: boolean;
+  /** Names and terms the recording uses, to steer spelling. */
+  prompt?: string;
+  /** Ask for word timings (the local engine always computes them; a remote endpoint is asked only then). */
+  words?: boolean;
   /** Aborts the call: a local engine process is killed (and restarted for the next call), a request aborted. */
   signal?: AbortSignal;
 }
@@ -37,6 +54,14 @@ export interface TranscribeOptions {
 export interface SpeechProvider {
   /** Transcribes a 16 kHz mono WAV (or any format the engine decodes) at `audioPath`. */
   transcribe(audioPath: string, opts?: TranscribeOptions): Promise<Transcript>;
+  /**
+   * The spoken language from the first 30 s of speech, without transcribing the rest. `probability` is null when the
+   * provider does not report one.
+   */
+  detectLanguage(
+    audioPath: string,
+    opts?: Pick<TranscribeOptions, 'signal' | 'vad'>,
+  ): Promise<{ language: string; probability: number | null; duration: number; model: string }>;
   describe(): { provider: 'local' | 'openai'; model: string };
   /** Stops engine processes; later calls start them again. */
   close(): Promise<void>;

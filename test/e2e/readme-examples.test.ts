@@ -267,7 +267,35 @@ const EXAMPLES: Entry[] = [
     name: 'audio: transcript, template, translation',
     method: 'POST',
     path: '/api/audio/process',
+    has: ['-F template=Besprechung'],
     check: (a) => expect(a.body.data.original_text.toLowerCase()).to.match(/park|children|bridge|weather/),
+  },
+  {
+    name: 'audio: word timings, subtitles, prompt',
+    method: 'POST',
+    path: '/api/audio/process',
+    has: ['-F word_timestamps=true'],
+    check: (a) => {
+      const d = a.body.data;
+      expect(d.segments[0].words[0]).to.have.all.keys('word', 'start', 'end', 'probability');
+      expect(d.subtitles).to.match(/^1\n00:00:0\d,\d{3} --> /);
+      expect(d.subtitles.toLowerCase()).to.match(/park|children|bridge|weather/);
+    },
+  },
+  {
+    name: 'audio: language detection',
+    method: 'POST',
+    path: '/api/audio/detect-language',
+    check: (a) => {
+      expect(a.body.data.language).to.equal('en');
+      expect(a.body.data.language_probability).to.be.above(0.5);
+    },
+  },
+  {
+    name: 'audio: OpenAI-compatible transcription',
+    method: 'POST',
+    path: '/v1/audio/transcriptions',
+    check: (a) => expect(String(a.body)).to.match(/^WEBVTT\n\n00:00:0\d\.\d{3} --> [\s\S]*(park|children|bridge)/i),
   },
   {
     name: 'video upload',

@@ -6,6 +6,7 @@ import { expect } from 'chai';
 import { useStack, type Stack } from '../support/stack';
 import { ROOT } from '../support/processes';
 import { tempDir } from '../support/servers';
+import { SENTENCES, speak } from '../support/speech-samples';
 
 // bin/docproc as a child process (as a user runs it) against the real API and worker on a Temporal dev server.
 
@@ -86,6 +87,24 @@ describe('the docproc command-line client', function () {
     const saved = JSON.parse(md.stdout).data;
     expect(saved.file).to.equal(path.join(work, 'result.md'));
     expect(fs.readFileSync(saved.file, 'utf8').trimEnd()).to.equal(job.results.extracted_text.trimEnd());
+  });
+
+  it('writes the subtitles of a recording to the file --subtitles names, in its format (srt), sync and followed', async () => {
+    const wav = await speak(SENTENCES.en, 'en', work, 'cli-en');
+    const fields = ['--field', 'source_language=en', '--field', 'target_language=en'];
+    const out = path.join(work, 'talk.srt');
+    const r = await docproc(['audio', wav, '--subtitles', out, ...fields], env());
+    expect(r.code, r.stderr).to.equal(0);
+    const srt = fs.readFileSync(out, 'utf8');
+    expect(srt).to.match(/^1\n00:00:0\d,\d{3} --> 00:00:\d\d,\d{3}\n/);
+    expect(srt.toLowerCase()).to.match(/park|children|bridge/);
+    const vtt = path.join(work, 'talk.vtt');
+    const followed = await docproc(['audio', wav, '--async', '--subtitles', vtt, ...fields], env());
+    expect(followed.code, followed.stderr).to.equal(0);
+    expect(followed.stderr).to.match(/running as job-/);
+    expect(fs.readFileSync(vtt, 'utf8')).to.match(/^WEBVTT\n\n00:00:0\d\.\d{3} --> /);
+    const bad = await docproc(['audio', wav, '--subtitles', path.join(work, 'x.txt')], env());
+    expect(bad.code).to.equal(2);
   });
 
   it('prints only JSON with --json for a followed job and a generic call', async () => {

@@ -117,6 +117,21 @@ describe('speech: OpenAI-compatible /audio/transcriptions against a test server'
     expect(t.durationMs).to.be.a('number').and.at.least(0);
   });
 
+  it('asks for word timings and sends the prompt when given, and puts OpenAI’s top-level words into their segments', async () => {
+    const t = await provider().transcribe(wav, { language: 'de', words: true, prompt: 'Kowalczyk' });
+    const [req] = server.requests;
+    expect(req.fields).to.deep.include({ 'timestamp_granularities[]': ['segment', 'word'], prompt: ['Kowalczyk'] });
+    expect(t.segments).to.have.length(3);
+    for (const seg of t.segments) {
+      expect(seg.words!.map((w) => w.word).join(' ')).to.equal(seg.text);
+      for (const w of seg.words!) {
+        expect(w.start).to.be.at.least(seg.start);
+        expect(w.end).to.be.at.most(seg.end + 1e-9);
+        expect(w.probability).to.equal(null);
+      }
+    }
+  });
+
   it('sends no language when none (or auto) is given, and maps the detected language name to its code', async () => {
     const p = provider();
     expect(p.describe()).to.deep.equal({ provider: 'openai', model: 'whisper-large-v3' });

@@ -353,6 +353,11 @@ export class InMemorySpeechEngine implements SpeechProvider {
     };
   }
 
+  async detectLanguage(audioPath: string) {
+    const chunk = JSON.parse(await fs.readFile(audioPath, 'utf8')) as { start: number; end: number };
+    return { language: 'de', probability: 1, duration: chunk.end - chunk.start, model: 'in-memory-whisper' };
+  }
+
   describe() {
     return { provider: 'local' as const, model: 'in-memory-whisper' };
   }

@@ -56,3 +56,50 @@ export async function speechRecording(dir: string, seconds: number): Promise<str
   fs.renameSync(`${file}.tmp.wav`, file);
   return file;
 }
+
+/** Deterministic low brown noise: a room between talks (no speech). */
+export function roomNoise(seconds: number, seed = 12345): Int16Array {
+  const out = new Int16Array(Math.round(seconds * RATE));
+  let s = seed;
+  let level = 0;
+  for (let i = 0; i < out.length; i++) {
+    s = (s * 1103515245 + 12345) & 0x7fffffff;
+    level = Math.max(-3000, Math.min(3000, level + ((s / 0x7fffffff) * 2 - 1) * 200));
+    out[i] = Math.round(level);
+  }
+  return out;
+}
+
+/**
+ * `<dir>/paused-<seconds>s.wav`: `speechSeconds` of the looped sentences, then `pauseSeconds` of room noise, repeated
+ * to `seconds` in all (a session with long breaks); with the seconds of speech it holds. Reused when present.
+ */
+export async function pausedRecording(
+  dir: string,
+  seconds: number,
+  speechSeconds = 60,
+  pauseSeconds = 120,
+): Promise<{ file: string; speechSeconds: number }> {
+  const file = path.join(dir, `paused-${seconds}s-${speechSeconds}-${pauseSeconds}.wav`);
+  const block = speechSeconds + pauseSeconds;
+  const spoken = Math.floor(seconds / block) * speechSeconds + Math.min(seconds % block, speechSeconds);
+  if (fs.existsSync(file)) return { file, speechSeconds: spoken };
+  const speech = await speechRecording(dir, speechSeconds);
+  const { wavInfo } = await import('../../providers/media/audio');
+  const info = await wavInfo(speech);
+  const bytes = fs.readFileSync(speech).subarray(info.dataOffset, info.dataOffset + info.samples * 2);
+  const talk = new Int16Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
+  const all = new Int16Array(Math.round(seconds * RATE));
+  let at = 0;
+  for (let i = 0; at < all.length; i++) {
+    all.set(talk.subarray(0, Math.min(talk.length, all.length - at)), at);
+    at += talk.length;
+    if (at >= all.length) break;
+    const noise = roomNoise(pauseSeconds, 777 + i);
+    all.set(noise.subarray(0, Math.min(noise.length, all.length - at)), at);
+    at += noise.length;
+  }
+  await writeWav(`${file}.tmp.wav`, all);
+  fs.renameSync(`${file}.tmp.wav`, file);
+  return { file, speechSeconds: spoken };
+}

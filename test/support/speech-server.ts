@@ -121,7 +121,18 @@ export async function startSpeechServer(opts: SpeechServerOptions = {}): Promise
     if (format !== 'verbose_json') return { status: 200, body: { text } };
     const given = fields.language?.[0];
     const language = given ? (languageName(given) ?? given) : (opts.detectedLanguage ?? 'english');
-    return { status: 200, body: { task: 'transcribe', language, duration, text, segments } };
+    // Word timings as OpenAI gives them: one top-level list, without probabilities, only when asked for.
+    const words = (fields['timestamp_granularities[]'] ?? []).includes('word')
+      ? segments.flatMap((seg) => {
+          const parts = seg.text.trim().split(/\s+/);
+          const step = (seg.end - seg.start) / parts.length;
+          return parts.map((word, i) => ({ word, start: seg.start + i * step, end: seg.start + (i + 1) * step }));
+        })
+      : undefined;
+    return {
+      status: 200,
+      body: { task: 'transcribe', language, duration, text, segments, ...(words ? { words } : {}) },
+    };
   };
 
   const answer = async (req: http.IncomingMessage, record: SpeechRequest, body: Buffer): Promise<SpeechReply> => {

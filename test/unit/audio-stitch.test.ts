@@ -63,3 +63,60 @@ describe('audio results: stitching chunk transcripts', () => {
     expect(dominantLanguage([chunk(0, 0, 4, 'und', [])], 'fr')).to.equal('fr');
   });
 });
+
+describe('audio results: word timings across chunks', () => {
+  const withWords = (
+    index: number,
+    start: number,
+    end: number,
+    words: [string, number, number][],
+  ): ChunkTranscript => ({
+    index,
+    start,
+    end,
+    language: 'en',
+    text: words.map((w) => w[0]).join(''),
+    segments: [
+      {
+        start: words[0][1],
+        end: words.at(-1)![2],
+        text: words.map((w) => w[0]).join(''),
+        words: words.map(([word, s, e]) => ({ word, start: s, end: e, probability: 0.9 })),
+      },
+    ],
+    model: 'whisper-base',
+    duration_ms: 10,
+  });
+
+  it('moves words by their chunk’s start and keeps them ordered and inside their segment', () => {
+    const segs = stitchSegments(
+      [
+        withWords(0, 0, 10, [
+          [' One', 0.5, 0.9],
+          [' two.', 1, 10.3],
+        ]),
+        withWords(1, 10, 20, [
+          [' Three', 0.2, 0.6],
+          [' four.', 0.7, 1.2],
+        ]),
+      ],
+      { words: true },
+    );
+    expect(segs.map((s) => s.words)).to.deep.equal([
+      [
+        { word: ' One', start: 0.5, end: 0.9, probability: 0.9 },
+        { word: ' two.', start: 1, end: 10, probability: 0.9 },
+      ],
+      [
+        { word: ' Three', start: 10.2, end: 10.6, probability: 0.9 },
+        { word: ' four.', start: 10.7, end: 11.2, probability: 0.9 },
+      ],
+    ]);
+  });
+
+  it('gives no words without the option, and an empty list for a chunk kept without them', () => {
+    const c = chunk(0, 0, 5, 'en', [[0, 2, 'Old chunk.']]);
+    expect(stitchSegments([c])[0]).not.to.have.property('words');
+    expect(stitchSegments([c], { words: true })[0].words).to.deep.equal([]);
+  });
+});

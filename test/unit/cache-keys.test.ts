@@ -149,6 +149,27 @@ describe('cache keys', () => {
     ).to.equal('740c8447a767ad1e9e316470b38a5af6263aa2cd0f694bcfcb18a84abfb61133');
   });
 
+  it('keys an audio job by the options beyond the spec only when they change the outcome', () => {
+    const ctx = { speechModel: 'whisper-base' };
+    const plain = audioCacheKey(SHA, { source_language: 'en' }, ctx);
+    // The defaults (word timings not asked, VAD on, no prompt) keep the key requests without them had.
+    expect(audioCacheKey(SHA, { source_language: 'en', word_timestamps: false, vad: true, prompt: ' ' }, ctx)).to.equal(
+      plain,
+    );
+    const words = audioCacheKey(SHA, { source_language: 'en', word_timestamps: true }, ctx);
+    expect(words).not.to.equal(plain);
+    // Subtitles need the words: the same entry as word timings.
+    expect(audioCacheKey(SHA, { source_language: 'en', subtitles: 'srt' }, ctx)).to.equal(words);
+    const keys = new Set([
+      plain,
+      words,
+      audioCacheKey(SHA, { source_language: 'en', vad: false }, ctx),
+      audioCacheKey(SHA, { source_language: 'en', prompt: 'Kowalczyk' }, ctx),
+      audioCacheKey(SHA, { source_language: 'en', prompt: 'Kubernetes' }, ctx),
+    ]);
+    expect(keys.size).to.equal(5);
+  });
+
   it("keys a session video's transcript by URL, source language and speech model", () => {
     expect(sessionTranscriptCacheKey('https://video.example/a.mp4', 'de', 'whisper-base')).to.equal(
       'bdd93d0457f9a521c62a1070e02f29974e86f202b807e3fa9fcbefa32971059f',

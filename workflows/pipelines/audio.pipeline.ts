@@ -37,6 +37,13 @@ export async function transcribeMedia(
   else {
     ctx.log('info', `${prep.duration.toFixed(1)} s of audio in ${prep.chunks.length} chunk(s)`);
     const language = typeof parameters.source_language === 'string' ? parameters.source_language : undefined;
+    // Options beyond the spec (contract §9), in a chunk's arguments only when given: the steps of jobs without them
+    // are scheduled as before.
+    const speechOptions = {
+      ...(parameters.vad === false ? { vad: false } : {}),
+      ...(typeof parameters.prompt === 'string' && parameters.prompt.trim() ? { prompt: parameters.prompt } : {}),
+      ...(parameters.word_timestamps === true || parameters.subtitles ? { words: true } : {}),
+    };
     let seconds = 0;
     let reused = 0;
     const fanout = mediaFanout(prep.mediaSlots);
@@ -57,6 +64,7 @@ export async function transcribeMedia(
         start: c.start,
         end: c.end,
         language,
+        ...speechOptions,
       });
       if (r.reused) reused += 1;
       seconds += c.end - c.start;
@@ -84,6 +92,13 @@ export async function transcribeMedia(
 
 /** The audio job type (spec §4.11): the transcription, then `finishAudio` writes the results. */
 export async function audioPipeline(ctx: PipelineContext<'audio'>): Promise<Record<string, unknown>> {
+  // `/api/audio/detect-language` (created only by that route, which came with this branch: no patch for replay).
+  if (ctx.input.parameters.detect_language === true) {
+    const { jobId, parameters } = ctx.input;
+    ctx.progress('detect', 5, 'Detecting the spoken language');
+    const media = activitiesFor({ jobId, fair: true, priority: PRIORITY.small });
+    return (await media.detectAudioLanguage({ jobId, parameters })).results;
+  }
   const io = transcriptionFinisher(ctx);
   const fin = await io.finishAudio(await transcribeMedia(ctx));
   return fin.results;

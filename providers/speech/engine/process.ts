@@ -12,10 +12,23 @@ export interface EngineAnswer {
   language?: string;
   language_probability?: number;
   duration?: number;
-  segments?: { start: number; end: number; text: string }[];
+  segments?: {
+    start: number;
+    end: number;
+    text: string;
+    /** Since this engine version; absent in an older engine's answer. */
+    words?: { word: string; start: number; end: number; probability: number }[];
+  }[];
   error?: { kind: 'undecodable_audio' | 'bad_request' | 'internal'; message: string };
   /** A progress line while a request is decoded (seconds of audio done), not its answer. */
   progress?: number;
+}
+
+/** What a request asks beyond its audio and language (see whisper_engine.py). */
+export interface EngineRequestOptions {
+  vad?: boolean;
+  prompt?: string;
+  op?: 'transcribe' | 'detect_language';
 }
 
 /** The engine process ended (crashed, was killed, or could not start): trying again with a fresh one may help. */
@@ -135,15 +148,20 @@ export class EngineProcess {
     p.resolve(msg);
   }
 
-  /** Sends one request and waits for its answer. */
-  async request(audio: string, language: string | null): Promise<EngineAnswer> {
+  /**
+   * Sends one request and waits for its answer. `vad` (default true) skips what is not speech; `prompt` primes every
+   * window with names and terms; `op: 'detect_language'` answers the language of the first 30 s of speech only.
+   */
+  async request(audio: string, language: string | null, opts: EngineRequestOptions = {}): Promise<EngineAnswer> {
     await this.ready;
     if (this.dead) throw new SpeechEngineError('the speech engine process has ended');
     const id = this.nextId++;
     return new Promise<EngineAnswer>((resolve, reject) => {
       this.pending = { id, resolve, reject };
       this.watchdog.start(this.child.pid);
-      this.child.stdin.write(JSON.stringify({ id, audio, language, vad: true }) + '\n');
+      const { vad = true, prompt, op } = opts;
+      const line = { id, audio, language, vad, ...(prompt ? { prompt } : {}), ...(op ? { op } : {}) };
+      this.child.stdin.write(JSON.stringify(line) + '\n');
     });
   }
 

@@ -1,7 +1,11 @@
 """The local speech engine: faster-whisper with one model loaded once, answering JSON lines over stdio.
 
-Request (one line on stdin):  {"id": ..., "audio": "<path>", "language": "<ISO 639-1>" | null, "vad": true}
-Answer (one line on stdout):  {"id", "language", "language_probability", "duration", "segments": [{"start", "end", "text"}]}
+Request (one line on stdin):  {"id": ..., "audio": "<path>", "language": "<ISO 639-1>" | null, "vad": true,
+                               "prompt": "<names and terms>" | null, "op": "transcribe" | "detect_language"}
+                              (every key but id and audio optional: an older client's request means what it meant)
+Answer (one line on stdout):  {"id", "language", "language_probability", "duration",
+                               "segments": [{"start", "end", "text", "words": [{"word", "start", "end", "probability"}]}]}
+                           or, for "detect_language", {"id", "language", "language_probability", "duration"}
                            or {"id", "error": {"kind": "undecodable_audio" | "bad_request" | "internal", "message"}}
 While it decodes it writes progress lines {"id", "progress": <seconds of audio done>}, one per segment: the worker's
 engine watchdog takes them as signs of life (a long chunk is never taken for a hung engine).
@@ -42,6 +46,48 @@ def reply(obj):
 
 
 def transcribe(model, req, progress=lambda seconds: None):
+    audio = load(req)
+    if isinstance(audio, dict):
+        return audio
+    vad = bool(req.get("vad", True))
+    if req.get("op") == "detect_language":
+        # Whisper's detector reads one 30 s window: with VAD, the first 30 s of speech (leading silence skipped).
+        language, probability, _ = model.detect_language(audio, vad_filter=vad)
+        return {"language": language, "language_probability": probability, "duration": audio.size / SAMPLE_RATE}
+    prompt = req.get("prompt")
+    if not isinstance(prompt, str) or not prompt.strip():
+        prompt = None
+    # A window Whisper is unsure of is decoded again at a higher temperature, by sampling: seeded per request, so the same
+    # audio always gives the same transcript (a retried chunk, a restarted job, the cache and a direct run agree).
+    ctranslate2.set_random_seed(0)
+    # The prompt (names and terms the speaker uses) primes every 30 s window alike, as faster-whisper's hotwords: an
+    # initial_prompt would reach only the first window of each chunk (condition_on_previous_text is off), so a word's
+    # spelling would depend on where the chunking cut.
+    segments, info = model.transcribe(
+        audio,
+        language=req.get("language") or None,
+        vad_filter=vad,
+        hotwords=prompt,
+        **DECODING,
+    )
+    out = []
+    for s in segments:  # a generator: each window is decoded as it is asked for
+        words = [
+            {"word": w.word, "start": round(w.start, 3), "end": round(w.end, 3), "probability": round(w.probability, 4)}
+            for w in (s.words or [])
+        ]
+        out.append({"start": round(s.start, 3), "end": round(s.end, 3), "text": s.text, "words": words})
+        progress(round(s.end, 3))
+    return {
+        "language": info.language,
+        "language_probability": info.language_probability,
+        "duration": audio.size / SAMPLE_RATE,
+        "segments": out,
+    }
+
+
+def load(req):
+    """The request's audio as 16 kHz samples, or an error answer."""
     audio_path = req.get("audio")
     if not isinstance(audio_path, str) or not audio_path:
         return {"error": {"kind": "bad_request", "message": "audio: a file path is required"}}
@@ -53,25 +99,7 @@ def transcribe(model, req, progress=lambda seconds: None):
         return {"error": {"kind": "undecodable_audio", "message": f"{type(e).__name__}: {e}"}}
     if audio.size == 0:
         return {"error": {"kind": "undecodable_audio", "message": "the file holds no audio samples"}}
-    # A window Whisper is unsure of is decoded again at a higher temperature, by sampling: seeded per request, so the same
-    # audio always gives the same transcript (a retried chunk, a restarted job, the cache and a direct run agree).
-    ctranslate2.set_random_seed(0)
-    segments, info = model.transcribe(
-        audio,
-        language=req.get("language") or None,
-        vad_filter=bool(req.get("vad", True)),
-        **DECODING,
-    )
-    out = []
-    for s in segments:  # a generator: each window is decoded as it is asked for
-        out.append({"start": round(s.start, 3), "end": round(s.end, 3), "text": s.text})
-        progress(round(s.end, 3))
-    return {
-        "language": info.language,
-        "language_probability": info.language_probability,
-        "duration": audio.size / SAMPLE_RATE,
-        "segments": out,
-    }
+    return audio
 
 
 def main():
