@@ -41,6 +41,12 @@ function inputBytes(params: TransformerParams): number {
   return Buffer.byteLength(typeof p.text === 'string' ? p.text : '');
 }
 
+/** Whether the client asked for a job instead of an answer (`Prefer: respond-async`, `wait_ms=0`). */
+function asksForJob(ctx: Context): boolean {
+  const prefer = ctx.state.prefer as AsyncPreference | undefined;
+  return Boolean(prefer?.respondAsync || prefer?.waitMs === 0);
+}
+
 function answer(ctx: Context, params: TransformerParams, r: CachedTransform, hit: boolean): void {
   ctx.set('X-Cache', hit ? 'hit' : 'miss');
   ctx.body = { status: 'success', data: transformerData(String(params.operation), params, r) };
@@ -65,8 +71,7 @@ export async function answerDirectly(
   params: TransformerParams,
   opts: { templateSource?: string } = {},
 ): Promise<boolean> {
-  const prefer = ctx.state.prefer as AsyncPreference | undefined;
-  if (prefer?.respondAsync || prefer?.waitMs === 0) return false;
+  if (asksForJob(ctx)) return false;
   if (inputBytes(params) > deps.config.INLINE_TRANSFORM_MAX_BYTES) return false;
   const store: BlobStore = deps.jobs.store;
   const operation = String(params.operation);
@@ -79,7 +84,8 @@ export async function answerDirectly(
       return true;
     }
   }
-  if (!isHtmlOperation(operation) || prefer?.waitMs !== undefined) return false;
+  if (!isHtmlOperation(operation) || (ctx.state.prefer as AsyncPreference | undefined)?.waitMs !== undefined)
+    return false;
   deps.jobs.heavy.enter(ctx);
   // A client that goes away stops the conversion (its thread is ended, the pool starts another).
   const gone = new AbortController();
@@ -112,8 +118,7 @@ export async function answerPdfFromCache(
   sha256: string,
   params: Record<string, unknown>,
 ): Promise<boolean> {
-  const prefer = ctx.state.prefer as AsyncPreference | undefined;
-  if (prefer?.respondAsync || prefer?.waitMs === 0 || params.use_cache === false) return false;
+  if (asksForJob(ctx) || params.use_cache === false) return false;
   const { config } = deps;
   const key = pdfCacheKey(sha256, params, {
     textEngine: config.PDF_TEXT_ENGINE,
@@ -147,8 +152,7 @@ export async function answerImageFromCache(
   sha256: string,
   params: Record<string, unknown>,
 ): Promise<boolean> {
-  const prefer = ctx.state.prefer as AsyncPreference | undefined;
-  if (prefer?.respondAsync || prefer?.waitMs === 0 || params.use_cache === false) return false;
+  if (asksForJob(ctx) || params.use_cache === false) return false;
   const template = typeof params.template === 'string' && params.template ? params.template : undefined;
   // As the activity reads it (`templateSource({ text: '', template })`): no target language.
   const source = template ? (await loadTemplate(TEMPLATES_DIR, template, undefined))?.source : undefined;

@@ -164,9 +164,50 @@ const median = (values: number[]): number => {
   return s.length === 0 ? 0 : s[Math.floor(s.length / 2)];
 };
 
-interface Gutter {
+export interface Gutter {
   left: number;
   right: number;
+}
+
+/**
+ * The clear vertical bands of a block, widest first: the horizontal span `[minX, minX + span]` in at most `maxBins`
+ * bins, each counting the rows whose spans (`x0`–`x1`) cover it; a band between `lo` and `hi` (fractions of the span)
+ * that at most `maxCrossing` rows cross and at least `minWidth` wide is a candidate gutter. Used by the plain-text
+ * layout (lines of glyphs) and by the Markdown reading order (rows of fragments).
+ */
+export function gutterCandidates(
+  rows: readonly (readonly { x0: number; x1: number }[])[],
+  minX: number,
+  span: number,
+  opts: { maxBins: number; lo: number; hi: number; maxCrossing: number; minWidth: number },
+): Gutter[] {
+  const bins = Math.min(opts.maxBins, Math.ceil(span));
+  const binW = span / bins;
+  const cover = new Int32Array(bins);
+  for (const row of rows) {
+    const marked = new Uint8Array(bins);
+    for (const g of row) {
+      const a = Math.max(0, Math.floor((g.x0 - minX) / binW));
+      const b = Math.min(bins - 1, Math.ceil((g.x1 - minX) / binW) - 1);
+      for (let i = a; i <= b; i++) marked[i] = 1;
+    }
+    for (let i = 0; i < bins; i++) cover[i] += marked[i];
+  }
+  const lo = Math.floor(bins * opts.lo);
+  const hi = Math.ceil(bins * opts.hi);
+  const candidates: Gutter[] = [];
+  for (let i = lo; i < hi;) {
+    if (cover[i] > opts.maxCrossing) {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < hi && cover[j] <= opts.maxCrossing) j++;
+    const gutter = { left: minX + i * binW, right: minX + j * binW };
+    if (gutter.right - gutter.left >= opts.minWidth) candidates.push(gutter);
+    i = j;
+  }
+  return candidates.sort((a, b) => b.right - b.left - (a.right - a.left));
 }
 
 /** Finds the clear vertical gutter of a two-column block, if there is one. */
@@ -178,34 +219,18 @@ function findGutter(lines: readonly Line[]): Gutter | undefined {
   const span = maxX - minX;
   const em = median(all.map((g) => g.size));
   if (!(span > 4 * em)) return undefined;
-  const bins = Math.min(2000, Math.ceil(span));
-  const binW = span / bins;
-  const cover = new Int32Array(bins);
-  for (const l of lines) {
-    const marked = new Uint8Array(bins);
-    for (const g of l.glyphs) {
-      const a = Math.max(0, Math.floor((g.x0 - minX) / binW));
-      const b = Math.min(bins - 1, Math.ceil((g.x1 - minX) / binW) - 1);
-      for (let i = a; i <= b; i++) marked[i] = 1;
-    }
-    for (let i = 0; i < bins; i++) cover[i] += marked[i];
-  }
-  const maxCrossing = Math.max(2, Math.floor(GUTTER_MAX_CROSSING * lines.length));
-  const lo = Math.floor(bins * 0.2);
-  const hi = Math.ceil(bins * 0.8);
-  const candidates: Gutter[] = [];
-  for (let i = lo; i < hi;) {
-    if (cover[i] > maxCrossing) {
-      i++;
-      continue;
-    }
-    let j = i;
-    while (j < hi && cover[j] <= maxCrossing) j++;
-    const gutter = { left: minX + i * binW, right: minX + j * binW };
-    if (gutter.right - gutter.left >= GUTTER_MIN_EM * em) candidates.push(gutter);
-    i = j;
-  }
-  candidates.sort((a, b) => b.right - b.left - (a.right - a.left));
+  const candidates = gutterCandidates(
+    lines.map((l) => l.glyphs),
+    minX,
+    span,
+    {
+      maxBins: 2000,
+      lo: 0.2,
+      hi: 0.8,
+      maxCrossing: Math.max(2, Math.floor(GUTTER_MAX_CROSSING * lines.length)),
+      minWidth: GUTTER_MIN_EM * em,
+    },
+  );
   for (const candidate of candidates) {
     const gutter = refineGutter(lines, candidate, em);
     if (gutter && looksLikeColumns(lines, gutter, minX, maxX)) return gutter;

@@ -3,6 +3,7 @@
  * and a right block, column by column (recursively, so three columns work too). Whatever crosses the gutter (a
  * title, a wide table, a footer) splits the page into bands read one after the other. Pure.
  */
+import { gutterCandidates, type Gutter } from '../layout';
 import type { Fragment } from './lines';
 import type { Table } from './tables';
 
@@ -40,11 +41,6 @@ function rowsOf(boxes: Box[]): Box[][] {
   return [...m.values()];
 }
 
-interface Gutter {
-  left: number;
-  right: number;
-}
-
 function findGutter(boxes: Box[]): Gutter | undefined {
   const rows = rowsOf(boxes);
   if (rows.length < COLUMN_MIN_ROWS) return undefined;
@@ -53,34 +49,13 @@ function findGutter(boxes: Box[]): Gutter | undefined {
   const span = maxX - minX;
   const em = median(boxes.map((b) => b.size));
   if (!(span > 8 * em)) return undefined;
-  const bins = Math.min(1000, Math.ceil(span));
-  const binW = span / bins;
-  const cover = new Int32Array(bins);
-  for (const r of rows) {
-    const marked = new Uint8Array(bins);
-    for (const b of r) {
-      const a = Math.max(0, Math.floor((b.x0 - minX) / binW));
-      const z = Math.min(bins - 1, Math.ceil((b.x1 - minX) / binW) - 1);
-      for (let i = a; i <= z; i++) marked[i] = 1;
-    }
-    for (let i = 0; i < bins; i++) cover[i] += marked[i];
-  }
-  const maxCrossing = Math.max(2, Math.floor(GUTTER_MAX_CROSSING * rows.length));
-  const lo = Math.floor(bins * 0.15);
-  const hi = Math.ceil(bins * 0.85);
-  const candidates: Gutter[] = [];
-  for (let i = lo; i < hi;) {
-    if (cover[i] > maxCrossing) {
-      i++;
-      continue;
-    }
-    let j = i;
-    while (j < hi && cover[j] <= maxCrossing) j++;
-    const g = { left: minX + i * binW, right: minX + j * binW };
-    if (g.right - g.left >= GUTTER_MIN_EM * em) candidates.push(g);
-    i = j;
-  }
-  candidates.sort((a, b) => b.right - b.left - (a.right - a.left));
+  const candidates = gutterCandidates(rows, minX, span, {
+    maxBins: 1000,
+    lo: 0.15,
+    hi: 0.85,
+    maxCrossing: Math.max(2, Math.floor(GUTTER_MAX_CROSSING * rows.length)),
+    minWidth: GUTTER_MIN_EM * em,
+  });
   for (const c of candidates) {
     const centre = (c.left + c.right) / 2;
     const left = boxes.filter((b) => b.x1 <= centre);
