@@ -15,7 +15,6 @@ import { pageRange } from '../core/page-range';
 import { scratchAt } from '../core/scratch';
 import { jobInternalKey, jobOutputKey } from '../core/records';
 import { toTesseractLanguages } from '../providers/ocr/tesseract';
-import { scoreTextLayer } from '../providers/pdf/text-layer';
 import { ocrPageLayout } from '../providers/pdf/markdown/ocr-layout';
 import { pageQuality } from '../providers/pdf/markdown/quality';
 import type { PageLayout } from '../providers/pdf/markdown/types';
@@ -23,6 +22,7 @@ import { imagePart, UsageRecorder, type LlmUsage } from '../providers/llm';
 import type { ActivityDeps } from './deps';
 import { jobModel } from './model-journal';
 import { jobInputBlob, urlDownload } from './input-blob';
+import { combinedPage, pageDims } from './pdf-combined';
 import { createPdfResults } from './pdf-results';
 import type { ExtractionMethod } from '../core/job-defaults';
 import type { ExternalOcrParams, PdfParams } from '../core/job-params';
@@ -33,9 +33,6 @@ export type { PageResult, PdfMeta } from './pdf-types';
 
 /** The parameters of the jobs that read a PDF: pdf jobs, and external OCR's preparation. */
 type PdfInputParams = PdfParams | ExternalOcrParams;
-
-/** OCR confidence under which `combined` asks the vision model (when one is configured). */
-const LOW_CONFIDENCE = 60;
 
 const pageKey = (jobId: string, page: number) => jobInternalKey(jobId, `pages/${page}.json`);
 const contentsKey = (jobId: string) => jobInternalKey(jobId, 'pages.json');
@@ -100,20 +97,17 @@ export function createPdfActivities(deps: ActivityDeps) {
         confidence: Math.round(r.confidence),
         ...(r.rotation ? { rotation: r.rotation } : {}),
         ...(layout ? { layout } : {}),
-        quality: pageQuality(r.text, { ...dims(layout), ocrConfidence: r.words > 0 ? r.confidence : 0 }),
+        quality: pageQuality(r.text, { ...pageDims(layout), ocrConfidence: r.words > 0 ? r.confidence : 0 }),
       };
     });
   }
-
-  /** The page size a quality score weighs glyphs against, when the layout is known. */
-  const dims = (layout: PageLayout | undefined) => (layout ? { width: layout.width, height: layout.height } : {});
 
   /** A text-layer page; with its layout (markdown) and its quality. */
   const nativePage = (page: number, text: string, layout: PageLayout | undefined): PageResult => ({
     page,
     text,
     method: 'native',
-    ...(layout ? { layout, quality: pageQuality(text, dims(layout)) } : {}),
+    ...(layout ? { layout, quality: pageQuality(text, pageDims(layout)) } : {}),
   });
 
   async function visionPage(
@@ -295,47 +289,6 @@ export function createPdfActivities(deps: ActivityDeps) {
           let texts: Map<number, string> | undefined;
           let layouts: Map<number, PageLayout> | undefined;
           let imagePages: Set<number> | undefined;
-          /**
-           * `combined` per page: the text layer when it is usable; else, on a page that paints an image, the OCR,
-           * unless the text layer scores better than the OCR (`pageQuality`); the vision model when the OCR's
-           * confidence is low and one is configured. The page's `quality.reason` says which and why.
-           */
-          const combinedPage = async (
-            nat: PageResult,
-            pdfPath: string,
-            languages: string[],
-            signal: AbortSignal,
-            md: boolean,
-            usages: LlmUsage[],
-          ): Promise<PageResult> => {
-            const nq = nat.quality ?? pageQuality(nat.text, dims(nat.layout));
-            const layer = scoreTextLayer(nat.text);
-            const why = (r: PageResult, reason: string): PageResult => ({
-              ...r,
-              quality: { ...(r.quality ?? nq), reason },
-            });
-            if (layer.usable) return why(nat, `text layer usable (score ${layer.score})`);
-            // A page that paints no image has nothing to OCR: its text layer is the answer, however short.
-            // One pdfimages call tells it for the whole group.
-            imagePages ??= await pdf.pagesWithImages(pdfPath, pages, { signal });
-            if (!imagePages.has(nat.page))
-              return why(nat, `text layer not usable (score ${layer.score}), but the page paints no image to OCR`);
-            const o = await ocrPage(pdfPath, nat.page, languages, signal, md);
-            const oq = o.quality!;
-            if (nat.text.trim() && nq.score >= oq.score)
-              return why(nat, `text layer (quality ${nq.score}) reads at least as well as OCR (quality ${oq.score})`);
-            if ((o.confidence ?? 0) < LOW_CONFIDENCE && llm) {
-              const v = await visionPage(jobId, pdfPath, nat.page, signal, usages);
-              return why(
-                { ...v, quality: pageQuality(v.text, dims(o.layout)) },
-                `text layer not usable (score ${layer.score}); OCR confidence ${o.confidence} below ${LOW_CONFIDENCE}: vision model`,
-              );
-            }
-            return why(
-              o,
-              `text layer not usable (score ${layer.score}); OCR quality ${oq.score} above the layer's ${nq.score}`,
-            );
-          };
           // A page's two blob writes (page cache, job page) run while the next page is read: for the text layer they
           // cost as much as reading the page. Every write is awaited before the activity ends, also when it fails, so
           // a retry finds the pages already read; the first failed write fails the activity.
@@ -359,7 +312,14 @@ export function createPdfActivities(deps: ActivityDeps) {
                   if (markdown) layouts ??= await pdf.readPageLayouts(pdfPath, pages, { signal });
                   const text = texts.get(page) ?? '';
                   r = nativePage(page, text, layouts?.get(page));
-                  if (method === 'combined') r = await combinedPage(r, pdfPath, languages, signal, markdown, usages);
+                  if (method === 'combined')
+                    r = await combinedPage(r, {
+                      // One pdfimages call tells it for the whole group.
+                      paintsImage: async () =>
+                        (imagePages ??= await pdf.pagesWithImages(pdfPath, pages, { signal })).has(page),
+                      ocr: () => ocrPage(pdfPath, page, languages, signal, markdown),
+                      vision: llm ? () => visionPage(jobId, pdfPath, page, signal, usages) : undefined,
+                    });
                 } else if (method === 'local_ocr') r = await ocrPage(pdfPath, page, languages, signal, markdown);
                 else r = await visionPage(jobId, pdfPath, page, signal, usages);
                 write(writeCache(store, PDF_PAGE_CACHE_OPERATION, ck, r));
