@@ -1,5 +1,4 @@
 import type { Readable } from 'node:stream';
-import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { activityInfo, ApplicationFailure, cancellationSignal, heartbeat } from '@temporalio/activity';
@@ -15,14 +14,12 @@ import { pageRange } from '../core/page-range';
 import { scratchAt } from '../core/scratch';
 import { jobInternalKey, jobOutputKey } from '../core/records';
 import { toTesseractLanguages } from '../providers/ocr/tesseract';
-import { ocrPageLayout } from '../providers/pdf/markdown/ocr-layout';
-import { pageQuality } from '../providers/pdf/markdown/quality';
 import type { PageLayout } from '../providers/pdf/markdown/types';
-import { imagePart, UsageRecorder, type LlmUsage } from '../providers/llm';
+import { UsageRecorder, type LlmUsage } from '../providers/llm';
 import type { ActivityDeps } from './deps';
-import { jobModel } from './model-journal';
 import { jobInputBlob, urlDownload } from './input-blob';
-import { combinedPage, pageDims } from './pdf-combined';
+import { combinedPage } from './pdf-combined';
+import { createPageReaders } from './pdf-page-readers';
 import { createPdfResults } from './pdf-results';
 import type { ExtractionMethod } from '../core/job-defaults';
 import type { ExternalOcrParams, PdfParams } from '../core/job-params';
@@ -78,68 +75,7 @@ export function createPdfActivities(deps: ActivityDeps) {
   const inputBlob = (jobId: string, p: Record<string, unknown>) =>
     jobInputBlob(store, config.inputRoots, jobId, p, { name: 'input.pdf', mime: 'application/pdf', download });
 
-  /** One page rendered and recognised (tens of seconds on a busy machine: `extractPdfPages` heartbeats throughout). */
-  async function ocrPage(
-    pdfPath: string,
-    page: number,
-    languages: string[],
-    signal: AbortSignal,
-    markdown = false,
-  ): Promise<PageResult> {
-    return scratch.withDir('ocr-', async (dir) => {
-      const [rendered] = await pdf.renderPages(pdfPath, [page], dir, { signal, maxPixels: config.MAX_IMAGE_PIXELS });
-      const r = await ocr.recognize(rendered.path, { languages, signal });
-      const layout = markdown && r.layout ? ocrPageLayout(page, r.layout) : undefined;
-      return {
-        page,
-        text: r.text,
-        method: 'local_ocr',
-        confidence: Math.round(r.confidence),
-        ...(r.rotation ? { rotation: r.rotation } : {}),
-        ...(layout ? { layout } : {}),
-        quality: pageQuality(r.text, { ...pageDims(layout), ocrConfidence: r.words > 0 ? r.confidence : 0 }),
-      };
-    });
-  }
-
-  /** A text-layer page; with its layout (markdown) and its quality. */
-  const nativePage = (page: number, text: string, layout: PageLayout | undefined): PageResult => ({
-    page,
-    text,
-    method: 'native',
-    ...(layout ? { layout, quality: pageQuality(text, pageDims(layout)) } : {}),
-  });
-
-  async function visionPage(
-    jobId: string,
-    pdfPath: string,
-    page: number,
-    signal: AbortSignal,
-    usages: LlmUsage[],
-  ): Promise<PageResult> {
-    const model = jobModel(llm, store, jobId);
-    if (!model)
-      throw ApplicationFailure.nonRetryable(
-        'vision_llm needs a language model: set LLM_BASE_URL, LLM_API_KEY and LLM_MODEL.',
-        'PROVIDER_NOT_CONFIGURED',
-        {},
-      );
-    return scratch.withDir('vision-', async (dir) => {
-      const png = await pdf.renderPagePng(pdfPath, page, path.join(dir, `p${page}.png`), 150, {
-        signal,
-        maxPixels: config.MAX_IMAGE_PIXELS,
-      });
-      const r = await model.chatText({
-        purpose: 'vision_ocr',
-        vision: true,
-        signal,
-        system: 'Transcribe all text of this document page in reading order, as Markdown. Answer with the text only.',
-        user: [{ type: 'text', text: `Page ${page}` }, imagePart(await fs.readFile(png), 'image/png')],
-      });
-      usages.push(r.usage);
-      return { page, text: r.text.trim(), method: 'vision_llm' };
-    });
-  }
+  const { ocrPage, nativePage, visionPage } = createPageReaders({ store, config, pdf, ocr, llm, scratch });
 
   /**
    * Runs `work` with the job's parameters, its input as a local scratch file (removed when the step ends), the
