@@ -10,7 +10,7 @@ import {
   serverConfigYaml,
   serverSettings,
   TEMPORAL_SERVICE_VARIABLES,
-} from '../../scripts/cluster-server.mjs';
+} from '../../scripts/cluster-server-config.mjs';
 import { SERVER_PINS } from '../../scripts/engines-server.mjs';
 import { ROOT } from '../support/processes';
 

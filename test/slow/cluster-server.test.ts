@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { Connection } from '@temporalio/client';
 import { parse } from 'yaml';
 import { S3BlobStore } from '../../providers/storage';
-import { serverSettings } from '../../scripts/cluster-server.mjs';
+import { serverSettings } from '../../scripts/cluster-server-config.mjs';
 import { freePort } from '../../scripts/services.mjs';
 import { chaosBatch, type BatchCounts } from '../support/chaos-batch';
 import {
