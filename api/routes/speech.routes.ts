@@ -3,7 +3,7 @@ import type { Config } from '../../core/config';
 import { AppError } from '../../core/errors';
 import { checkDuration } from '../../core/input-budgets';
 import type { AudioParams } from '../../core/job-params';
-import { resultData } from '../../core/job-results';
+import { fromCache, resultData } from '../../core/job-results';
 import { SUPPORTED_FORMATS, audioFormatOf } from '../../core/media-formats';
 import type { AudioSegment } from '../../core/result-shapes';
 import { languageName } from '../../core/speech-languages';
@@ -20,6 +20,7 @@ import type { JobService } from '../services/jobs';
 import { storeUpload, uploadInput, withUpload, type UploadedFile } from '../uploads';
 import { validateParameters } from '../services/job-intake';
 import { answerSync, runSyncJob } from '../services/sync-answer';
+import { transcriptionFromCache } from '../services/direct-answer-media';
 
 const holdOpen = (ctx: Context) => {
   // A long recording takes long: no socket timeout cuts the wait, and TCP keep-alive holds idle links open.
@@ -105,7 +106,9 @@ export function speechRoutes(
       "service's key as the API key). The recording runs as an `audio` job (chunking, VAD, result cache) on the " +
       'configured speech model, whatever `model` names; no translation. `response_format`: `json` ({text}), `text`, ' +
       '`srt`, `vtt`, `verbose_json` ({task, language, duration, text, segments, words with ' +
-      '`timestamp_granularities[]=word`}). Errors keep the service envelope (`error.message`, `error.code`). Waits up ' +
+      '`timestamp_granularities[]=word`}). A cached recording is answered by the API without a job (`X-Cache: hit`, no ' +
+      '`X-Job-Id`; `Prefer: respond-async` or `wait_ms=0` still asks for one). ' +
+      'Errors keep the service envelope (`error.message`, `error.code`). Waits up ' +
       'to MEDIA_SYNC_WAIT_MS; past it, 504 with `details.job_id`.',
     body: openAiTranscriptionBody,
     bodyTypes: ['multipart'],
@@ -140,17 +143,22 @@ export function speechRoutes(
         ...(wantWords ? { word_timestamps: true } : {}),
         ...(format === 'srt' || format === 'vtt' ? { subtitles: format } : {}),
       });
-      const done = await withUpload(jobs.store, upload, () =>
-        runSyncJob(ctx, jobs, { jobType: 'audio', parameters }, config.MEDIA_SYNC_WAIT_MS),
-      );
-      const data = resultData(done.results) as {
+      const answered = await withUpload(jobs.store, upload, async () => {
+        // A cache hit is answered without a job (issue 24; `X-Cache: hit`, no `X-Job-Id`).
+        const cached = await transcriptionFromCache(ctx, { jobs, config }, upload.sha256, parameters);
+        if (cached) return { data: cached };
+        const done = await runSyncJob(ctx, jobs, { jobType: 'audio', parameters }, config.MEDIA_SYNC_WAIT_MS);
+        ctx.set('X-Cache', fromCache(done.results) ? 'hit' : 'miss');
+        ctx.set('X-Job-Id', done.job_id);
+        return { data: resultData(done.results) };
+      });
+      const data = answered.data as {
         original_text: string;
         detected_language: string;
         duration: number;
         segments: AudioSegment[];
         subtitles?: string;
       };
-      ctx.set('X-Job-Id', done.job_id);
       if (format === 'text') {
         ctx.type = 'text/plain; charset=utf-8';
         ctx.body = `${data.original_text}\n`;

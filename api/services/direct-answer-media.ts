@@ -1,0 +1,135 @@
+import type { Context } from 'koa';
+import { peekCache } from '../../core/cache';
+import { AUDIO_CACHE_OPERATION, audioCacheKey } from '../../core/cache-keys';
+import type { Config } from '../../core/config';
+import { withDefaults } from '../../core/job-defaults';
+import { countCacheLookup } from '../../core/metrics';
+import { jobOutputPrefix, jobResultsKey } from '../../core/records';
+import { audioData, videoData, type VideoPicture } from '../../core/result-shapes';
+import { speechModelId } from '../../core/speech-model';
+import type { SubtitleFormat } from '../../core/subtitles';
+import { loadTemplate, TEMPLATES_DIR } from '../../core/templates';
+import { transcriptionData, type CachedTranscription } from '../../core/transcription-data';
+import { asksForJob } from './direct-answer';
+import type { JobService } from './jobs';
+
+/**
+ * Audio and video cache hits answered by the API without a job (issue 24), for uploads: `/api/audio/process`,
+ * `/v1/audio/transcriptions` and `/api/video/process`. The key is the `prepareAudio` activity's (core/cache-keys.ts
+ * `audioCacheKey`: the upload's sha256 as the blob store computed it, the languages, the template's name and source,
+ * the speech options, the speech model and the language model), and the `data` is built from the entry by the code
+ * that builds a job's (core/transcription-data.ts), so it is the `data` a hit through a job gives, with one difference
+ * for `/api/audio/process`: `process_id` and `process_dir` name the job that computed the entry (its record and its
+ * `result.md` hold this data) instead of a new job's, and no file is written (the subtitles are in `data.subtitles`).
+ * URL inputs still run a job: their key is the hash of the bytes the URL serves, known only after the worker's download.
+ * Rules as in direct-answer.ts: not when the client asked for a job (`Prefer: respond-async`, `wait_ms=0`), nor with
+ * `use_cache` false; a hit takes no heavy-request slot and answers `X-Cache: hit`.
+ */
+
+export interface MediaHitDeps {
+  jobs: JobService;
+  config: Pick<Config, 'llm' | 'SPEECH_PROVIDER' | 'SPEECH_MODEL' | 'SPEECH_MODEL_DIR' | 'speechApi'>;
+}
+
+/** The validated parameters of an audio or video job (`validateParameters`). */
+type MediaParams = Record<string, unknown>;
+
+/** The cache entry of this upload under these parameters, or null (not looked up, a miss, an unknown template). */
+async function lookUp(
+  ctx: Context,
+  deps: MediaHitDeps,
+  sha256: string,
+  params: MediaParams,
+): Promise<CachedTranscription | null> {
+  if (asksForJob(ctx) || params.use_cache === false) return null;
+  const p = withDefaults('transcription', params);
+  const template = typeof p.template === 'string' && p.template ? p.template : undefined;
+  // As the activity reads it (`templateSource({ text: '', template })`): no target language.
+  const source = template ? (await loadTemplate(TEMPLATES_DIR, template, undefined))?.source : undefined;
+  if (template && source === undefined) return null; // the job answers TEMPLATE_NOT_FOUND
+  const key = audioCacheKey(sha256, p, {
+    templateSource: source,
+    speechModel: speechModelId(deps.config),
+    llmModel: deps.config.llm?.model,
+  });
+  return peekCache<CachedTranscription>(deps.jobs.store, AUDIO_CACHE_OPERATION, key);
+}
+
+/** The speech options as the job's end reads them (`finishTranscription`). */
+const speechOptions = (params: MediaParams) =>
+  withDefaults('speech', params) as MediaParams & { word_timestamps: boolean; subtitles?: SubtitleFormat };
+
+function hit(ctx: Context): void {
+  countCacheLookup(AUDIO_CACHE_OPERATION, true);
+  ctx.set('X-Cache', 'hit');
+}
+
+/**
+ * `/api/audio/process`: answers a hit as the route answers a job's (`request`, `process` with no model call,
+ * `data` with `from_cache: true`). False (run the job) when there is no hit, or the entry names no job whose results
+ * are still stored (an entry from before it named one, or a job swept by retention): `process_id` is never made up.
+ */
+export async function answerAudioFromCache(
+  ctx: Context,
+  deps: MediaHitDeps,
+  sha256: string,
+  params: MediaParams,
+  request: { started: number; timestamp: string },
+): Promise<boolean> {
+  const entry = await lookUp(ctx, deps, sha256, params);
+  const jobId = entry?.job_id;
+  if (!entry || !jobId || !(await deps.jobs.store.stat(jobResultsKey(jobId)))) return false;
+  const job = { process_id: jobId, process_dir: jobOutputPrefix(jobId).slice(0, -1) };
+  const data = transcriptionData(entry, speechOptions(params), (o) => audioData(o, job));
+  hit(ctx);
+  ctx.body = {
+    status: 'success',
+    request: { id: String(ctx.state.requestId), timestamp: request.timestamp },
+    process: {
+      duration_ms: Math.round(performance.now() - request.started),
+      llm_info: { total_tokens: 0, total_cost: 0, requests: [] },
+    },
+    data: { ...data, from_cache: true },
+  };
+  return true;
+}
+
+/**
+ * `/v1/audio/transcriptions`: the fields of a hit's `data` the OpenAI formats are cut from (`duration`,
+ * `detected_language`, `original_text`, `segments`, `subtitles`), or null (run the job).
+ * Answers `X-Cache: hit`; the answer names no job (no `X-Job-Id`).
+ */
+export async function transcriptionFromCache(
+  ctx: Context,
+  deps: MediaHitDeps,
+  sha256: string,
+  params: MediaParams,
+): Promise<Record<string, unknown> | null> {
+  const entry = await lookUp(ctx, deps, sha256, params);
+  if (!entry) return null;
+  // The fields the OpenAI formats are cut from (audioData's, without the job's): no job is named.
+  const data = transcriptionData(entry, speechOptions(params), (o) => ({
+    duration: o.duration,
+    detected_language: o.detected_language,
+    original_text: o.original_text,
+    segments: o.segments,
+  }));
+  hit(ctx);
+  return data;
+}
+
+/** `/api/video/process` (an upload): a hit answered with the §4.7 data, the picture as the API's probe read it. */
+export async function answerVideoFromCache(
+  ctx: Context,
+  deps: MediaHitDeps,
+  sha256: string,
+  params: MediaParams,
+  picture: VideoPicture,
+): Promise<boolean> {
+  const entry = await lookUp(ctx, deps, sha256, params);
+  if (!entry) return false;
+  const data = transcriptionData(entry, speechOptions(params), (o) => videoData(o, picture));
+  hit(ctx);
+  ctx.body = { status: 'success', data };
+  return true;
+}
