@@ -78,18 +78,14 @@ export function audioRoutes(
             error_type: 'empty',
             supported_formats: [...SUPPORTED_FORMATS],
           });
+        // A cache hit is answered without a job (issue 24), before the probe: the entry's bytes were probed by its job.
+        if (await answerAudioFromCache(ctx, { jobs, config }, body.file, options, { started, timestamp })) return;
         const probe = await engines.probeMedia(body.file.filepath);
         audioFormatOf(probe);
         checkDuration(probe, config.MAX_MEDIA_SECONDS);
         const upload = await storeUpload(jobs.store, body.file);
         const parameters = validateParameters('audio', { ...uploadInput(upload), ...options });
-        done = await withUpload(jobs.store, upload, async () => {
-          // A cache hit is answered without a job (issue 24); the upload is removed as after a job.
-          const direct = { jobs, config };
-          if (await answerAudioFromCache(ctx, direct, upload.sha256, parameters, { started, timestamp })) return null;
-          return run(parameters);
-        });
-        if (!done) return;
+        done = await withUpload(jobs.store, upload, () => run(parameters));
       }
       const cached = fromCache(done.results);
       const llmInfo = (done.results?.llm_info as LlmInfo | undefined) ?? {

@@ -22,6 +22,15 @@ import { validateParameters } from '../services/job-intake';
 import { answerSync, runSyncJob } from '../services/sync-answer';
 import { transcriptionFromCache } from '../services/direct-answer-media';
 
+/** The fields of an audio job's data the OpenAI formats are cut from. */
+type TranscriptionFields = {
+  original_text: string;
+  detected_language: string;
+  duration: number;
+  segments: AudioSegment[];
+  subtitles?: string;
+};
+
 const holdOpen = (ctx: Context) => {
   // A long recording takes long: no socket timeout cuts the wait, and TCP keep-alive holds idle links open.
   ctx.req.socket.setTimeout(0);
@@ -134,31 +143,31 @@ export function speechRoutes(
           issues: [{ path: 'timestamp_granularities', message: 'only with response_format=verbose_json' }],
         });
       }
-      const upload = await probedUpload(body.file, { duration: true });
-      const parameters = validateParameters('audio', {
-        ...uploadInput(upload),
+      const options = {
         source_language: body.language ?? 'auto',
         target_language: 'auto',
         ...(body.prompt?.trim() ? { prompt: body.prompt.trim() } : {}),
         ...(wantWords ? { word_timestamps: true } : {}),
         ...(format === 'srt' || format === 'vtt' ? { subtitles: format } : {}),
-      });
-      const answered = await withUpload(jobs.store, upload, async () => {
-        // A cache hit is answered without a job (issue 24; `X-Cache: hit`, no `X-Job-Id`).
-        const cached = await transcriptionFromCache(ctx, { jobs, config }, upload.sha256, parameters);
-        if (cached) return { data: cached };
-        const done = await runSyncJob(ctx, jobs, { jobType: 'audio', parameters }, config.MEDIA_SYNC_WAIT_MS);
+      };
+      // A cache hit is answered without a job (issue 24; `X-Cache: hit`, no `X-Job-Id`), before the probe: the
+      // entry's bytes were probed by its job.
+      let data = (await transcriptionFromCache(
+        ctx,
+        { jobs, config },
+        body.file,
+        options,
+      )) as TranscriptionFields | null;
+      if (!data) {
+        const upload = await probedUpload(body.file, { duration: true });
+        const parameters = validateParameters('audio', { ...uploadInput(upload), ...options });
+        const done = await withUpload(jobs.store, upload, () =>
+          runSyncJob(ctx, jobs, { jobType: 'audio', parameters }, config.MEDIA_SYNC_WAIT_MS),
+        );
+        data = resultData(done.results) as unknown as TranscriptionFields;
         ctx.set('X-Cache', fromCache(done.results) ? 'hit' : 'miss');
         ctx.set('X-Job-Id', done.job_id);
-        return { data: resultData(done.results) };
-      });
-      const data = answered.data as {
-        original_text: string;
-        detected_language: string;
-        duration: number;
-        segments: AudioSegment[];
-        subtitles?: string;
-      };
+      }
       if (format === 'text') {
         ctx.type = 'text/plain; charset=utf-8';
         ctx.body = `${data.original_text}\n`;

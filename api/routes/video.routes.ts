@@ -142,13 +142,10 @@ function videoTranscriptionRoutes(api: ApiRouter, jobs: JobService, config: Conf
       const probe = await engines.probeMedia(body.file.filepath, { timeoutMs: 60_000 });
       const picture = transcribableVideo(probe);
       checkDuration(probe, config.MAX_MEDIA_SECONDS);
+      // A cache hit is answered without a job (issue 24), before the upload is stored.
+      if (await answerVideoFromCache(ctx, { jobs, config }, body.file, params, picture)) return;
       const upload = await storeUpload(jobs.store, body.file);
-      await withUpload(jobs.store, upload, async () => {
-        const parameters = validateParameters('video', { ...uploadInput(upload), ...params });
-        // A cache hit is answered without a job (issue 24); the upload is removed as after a job.
-        if (await answerVideoFromCache(ctx, { jobs, config }, upload.sha256, parameters, picture)) return;
-        await run(ctx, parameters);
-      });
+      await withUpload(jobs.store, upload, () => run(ctx, { ...uploadInput(upload), ...params }));
     },
   });
 

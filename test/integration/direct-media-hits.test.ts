@@ -9,6 +9,7 @@ import { ffmpeg } from '../support/media-factory';
 import { postMultipart } from '../support/pdf-http';
 import { SENTENCES, speak } from '../support/speech-samples';
 import { readBlobBuffer } from '../../core/blob-store';
+import { jobResultsKey } from '../../core/records';
 
 // Issue 24 for audio and video: a synchronous request for an upload whose transcript is in the result cache is answered
 // by the API without starting a workflow, with the data a hit through a job gives. The real API and worker, the shared
@@ -161,6 +162,26 @@ describe('audio and video cache hits answered without a job', function () {
     expect(d.subtitles).to.match(/^1\n\d\d:\d\d:\d\d,\d{3} --> /);
     const viaJob = await jobOf(await postAudio('/api/audio/process', fields, '?wait_ms=0'));
     expect(viaJob.results).to.deep.include(without(d, 'process_id', 'process_dir', 'from_cache'));
+  });
+
+  it('/api/audio/process: an entry whose computing job is gone (swept) is answered by a job, never with a made-up process_id', async () => {
+    const fields = { source_language: 'en', target_language: 'en', vad: 'false' };
+    const first = ok(await postAudio('/api/audio/process', fields)).data;
+    expect(started).to.deep.equal([first.process_id]);
+    await s.api.store.delete(jobResultsKey(first.process_id));
+    const calls = transcriptions;
+    const again = await postAudio('/api/audio/process', fields);
+    const d = ok(again).data;
+    expect([again.headers.get('x-cache'), d.from_cache, started.length, transcriptions]).to.deep.equal([
+      'hit',
+      true,
+      2,
+      calls,
+    ]);
+    expect(d.process_id).to.equal(started[1]);
+    expect(without(d, 'process_id', 'process_dir')).to.deep.equal(
+      without({ ...first, from_cache: true }, 'process_id', 'process_dir'),
+    );
   });
 
   it('/v1/audio/transcriptions: the second identical request is answered from the cache without a job, in the same bytes', async () => {
