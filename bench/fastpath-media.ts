@@ -2,7 +2,8 @@
  * Section 5 of bench/fastpath.bench.ts (issue 24 for audio): the same `POST /api/audio/process` upload again, answered
  * by the API from the result cache without a job, beside the job path's hit (`wait_ms=0`, then `GET /api/jobs/{id}`
  * until completed, as a client that asks for a job waits) and the raw parts in the same run: the cache entry read
- * in-process and the ffprobe the API runs on every upload. Asserts nothing about timing.
+ * in-process, and the ffprobe the API runs on a missed upload (a hit is answered before it). Asserts nothing about
+ * timing.
  */
 import fs from 'node:fs';
 import http from 'node:http';
@@ -126,7 +127,7 @@ export async function audioHits(
     }
     viaJob.push(performance.now() - t0);
   }
-  // Raw: the entry read in-process under the API's key, and ffprobe of the recording (the API probes every upload).
+  // Raw: the entry read in-process under the API's key, and ffprobe of the recording (what a miss costs first).
   const sha256 = createHash('sha256').update(bytes).digest('hex');
   const key = audioCacheKey(sha256, fields, { speechModel: speechModelId(loadConfig(process.env)), llmModel });
   if (!(await peekCache(store, AUDIO_CACHE_OPERATION, key))) throw new Error('audio: no cache entry under the key');
@@ -148,7 +149,7 @@ export async function audioHits(
       line('service: hit answered by the API (no job)', direct),
       line('service: hit through a job (wait_ms=0 + GET)', viaJob),
       line('raw: the cache entry read in-process', reads),
-      line('raw: ffprobe of the upload (the API probes it)', probes),
+      line('raw: ffprobe of the upload (a miss; a hit skips it)', probes),
       `unexpected answers: ${bad}`,
     ],
   };
