@@ -149,7 +149,7 @@ export async function audioHits(
       line('service: hit answered by the API (no job)', direct),
       line('service: hit through a job (wait_ms=0 + GET)', viaJob),
       line('raw: the cache entry read in-process', reads),
-      line('raw: ffprobe of the upload (a miss; a hit skips it)', probes),
+      line('raw: ffprobe of the upload (misses only)', probes),
       `unexpected answers: ${bad}`,
     ],
   };
