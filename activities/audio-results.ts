@@ -7,7 +7,8 @@ import { resultPreview, writeJobResults, type JobFields, type LlmInfo } from '..
 import { jobInternalKey, jobOutputKey, jobOutputPrefix } from '../core/records';
 import type { AudioOutcome, AudioSegment } from '../core/result-shapes';
 import type { LlmUsage } from '../providers/llm';
-import { SUBTITLE_MIME, subtitles } from '../core/subtitles';
+import { SUBTITLE_MIME } from '../core/subtitles';
+import { transcriptionData, type CachedTranscription } from '../core/transcription-data';
 import type { AudioSpan, ChunkTranscript } from './audio-types';
 import type { ActivityDeps } from './deps';
 import { applyTemplate, templateSource, translate } from './text-operations';
@@ -186,20 +187,14 @@ export function createAudioResults(deps: ActivityDeps) {
         }
       : await compute(jobId, p, a.chunks, a.duration);
     const dir = jobOutputPrefix(jobId).slice(0, -1);
-    // Word timings are kept for subtitles too; the answer shows them when asked (contract §9).
-    const segments = p.word_timestamps ? r.outcome.segments : r.outcome.segments.map(({ words: _, ...s }) => s);
-    const data = shape({ ...r.outcome, segments }, { process_id: jobId, process_dir: dir });
-    // The video endpoints' data (spec §4.7) has no segments: they are added when word timings are asked.
-    if (p.word_timestamps && !('segments' in data)) data.segments = segments;
+    const data = transcriptionData(r.outcome, p, (o) => shape(o, { process_id: jobId, process_dir: dir }));
     const assets = [jobOutputKey(jobId, 'result.md')];
     const writes: Promise<unknown>[] = [];
     if (p.subtitles) {
-      // From the transcript as spoken (a template or a translation has no timings).
-      const text = subtitles(r.outcome.segments, p.subtitles);
+      // Written beside the outputs (contract §9): the answer's text.
       const key = jobOutputKey(jobId, `subtitles.${p.subtitles}`);
-      data.subtitles = text;
       assets.push(key);
-      writes.push(store.put(key, text, { mime: SUBTITLE_MIME[p.subtitles] }));
+      writes.push(store.put(key, String(data.subtitles), { mime: SUBTITLE_MIME[p.subtitles] }));
     }
     const job: JobFields = {
       structured_data: {
@@ -221,7 +216,11 @@ export function createAudioResults(deps: ActivityDeps) {
       ...writes,
     ]);
     // Every fresh success goes to the result cache (use_cache=false skips reading it, not writing it).
-    if (!a.fromCache && a.cacheKey) await writeCache(store, AUDIO_CACHE_OPERATION, a.cacheKey, r.outcome);
+    // The entry names this job, whose folder and record hold the outcome: a hit the API answers without a job names it.
+    if (!a.fromCache && a.cacheKey) {
+      const entry: CachedTranscription = { ...r.outcome, job_id: jobId };
+      await writeCache(store, AUDIO_CACHE_OPERATION, a.cacheKey, entry);
+    }
     return { results: resultPreview(job) };
   }
 }

@@ -8,7 +8,8 @@
  * On 127.0.0.1: the OpenAI-compatible test server of the tests answering at once (so what is left is ours), a Temporal
  * dev server on a temp SQLite file (headless), and the real `worker/main.ts` and `api/main.ts` processes. The load runs
  * come from this process over keep-alive connections (node:http, one socket per client). Knobs (env): BENCH_SEQ_N
- * (300), BENCH_JOB_N (30), BENCH_LOAD_S (20), BENCH_HTML_CLIENTS (50), BENCH_HIT_CLIENTS (20), BENCH_RAW_MS (3000).
+ * (300), BENCH_JOB_N (30), BENCH_LOAD_S (20), BENCH_HTML_CLIENTS (50), BENCH_HIT_CLIENTS (20), BENCH_RAW_MS (3000);
+ * section 5 (audio hits, bench/fastpath-media.ts): BENCH_AUDIO_HIT_N (100), BENCH_AUDIO_JOB_HIT_N (20), BENCH_AUDIO_RAW_N (100).
  */
 import http from 'node:http';
 import fs from 'node:fs';
@@ -22,6 +23,7 @@ import { LocalBlobStore } from '../providers/storage';
 import { freePort, startTemporalDev } from '../scripts/services.mjs';
 import { LLM_MODEL, llmEnv } from '../test/support/llm-env';
 import { startLlmServer } from '../test/support/llm-server';
+import { audioHits } from './fastpath-media';
 import { startService, stopService } from './service';
 import { cleanupRegistry, CpuMeter, envInt, ms, out, ratio, temporalBinary } from './support';
 
@@ -286,6 +288,14 @@ async function main(): Promise<void> {
     out(
       `${hitLoad.rps.toFixed(0)} req/s (goal ≥ 500: ${goal(hitLoad.rps >= 500)}), p99 ${ms(pct(hitLoad.times, 99))} ` +
         `(goal ≤ 50 ms: ${goal(pct(hitLoad.times, 99) <= 50)}); service / raw reads ${ratio(hitLoad.rps, rawReads.ops)}`,
+    );
+
+    // ---- 5. audio cache hit (issue 24): the same upload again, without a job, beside the job path's hit.
+    const audio = await audioHits(base, store, tmp, agent, LLM_MODEL, line);
+    out();
+    for (const l of audio.lines) out(l);
+    out(
+      `audio hit p50 ${ms(pct(audio.direct, 50))}; job path / direct ${ratio(pct(audio.viaJob, 50), pct(audio.direct, 50))}`,
     );
     out();
     out(

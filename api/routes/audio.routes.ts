@@ -12,6 +12,7 @@ import type { JobService } from '../services/jobs';
 import { storeUpload, uploadInput, withUpload } from '../uploads';
 import { validateParameters } from '../services/job-intake';
 import { runSyncJob } from '../services/sync-answer';
+import { answerAudioFromCache } from '../services/direct-answer-media';
 
 /**
  * POST /api/audio/process (spec §4.11, contract §7): the upload is probed by content before any job exists (400
@@ -31,7 +32,9 @@ export function audioRoutes(
     tags: ['Audio'],
     description:
       'Formats by content: flac, m4a, mp3, mp4, mpeg, mpga, oga, ogg, wav, webm. Long recordings are cut at pauses near AUDIO_CHUNK_SECONDS and transcribed in parallel. ' +
-      'A repeated request for the same file, languages and template is answered from the result cache (`X-Cache: hit`) unless `useCache` is false. ' +
+      'A repeated request for the same file, languages and template is answered from the result cache (`X-Cache: hit`) unless `useCache` is false: ' +
+      'for an upload by the API itself, without a job (unless the client asks for one with `Prefer: respond-async` or `wait_ms=0`), ' +
+      '`process_id` and `process_dir` then naming the job that computed the result (its record and files hold the same data). ' +
       'Waits up to MEDIA_SYNC_WAIT_MS; past it, 504 with `details.job_id` (the job goes on; GET /api/jobs/{job_id} ' +
       'gives the same data in `results`).',
     body: audioProcessBody,
@@ -75,6 +78,8 @@ export function audioRoutes(
             error_type: 'empty',
             supported_formats: [...SUPPORTED_FORMATS],
           });
+        // A cache hit is answered without a job (issue 24), before the probe: the entry's bytes were probed by its job.
+        if (await answerAudioFromCache(ctx, { jobs, config }, body.file, options, { started, timestamp })) return;
         const probe = await engines.probeMedia(body.file.filepath);
         audioFormatOf(probe);
         checkDuration(probe, config.MAX_MEDIA_SECONDS);

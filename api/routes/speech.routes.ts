@@ -3,7 +3,7 @@ import type { Config } from '../../core/config';
 import { AppError } from '../../core/errors';
 import { checkDuration } from '../../core/input-budgets';
 import type { AudioParams } from '../../core/job-params';
-import { resultData } from '../../core/job-results';
+import { fromCache, resultData } from '../../core/job-results';
 import { SUPPORTED_FORMATS, audioFormatOf } from '../../core/media-formats';
 import type { AudioSegment } from '../../core/result-shapes';
 import { languageName } from '../../core/speech-languages';
@@ -20,6 +20,16 @@ import type { JobService } from '../services/jobs';
 import { storeUpload, uploadInput, withUpload, type UploadedFile } from '../uploads';
 import { validateParameters } from '../services/job-intake';
 import { answerSync, runSyncJob } from '../services/sync-answer';
+import { transcriptionFromCache } from '../services/direct-answer-media';
+
+/** The fields of an audio job's data the OpenAI formats are cut from. */
+type TranscriptionFields = {
+  original_text: string;
+  detected_language: string;
+  duration: number;
+  segments: AudioSegment[];
+  subtitles?: string;
+};
 
 const holdOpen = (ctx: Context) => {
   // A long recording takes long: no socket timeout cuts the wait, and TCP keep-alive holds idle links open.
@@ -105,7 +115,9 @@ export function speechRoutes(
       "service's key as the API key). The recording runs as an `audio` job (chunking, VAD, result cache) on the " +
       'configured speech model, whatever `model` names; no translation. `response_format`: `json` ({text}), `text`, ' +
       '`srt`, `vtt`, `verbose_json` ({task, language, duration, text, segments, words with ' +
-      '`timestamp_granularities[]=word`}). Errors keep the service envelope (`error.message`, `error.code`). Waits up ' +
+      '`timestamp_granularities[]=word`}). A cached recording is answered by the API without a job (`X-Cache: hit`, no ' +
+      '`X-Job-Id`; `Prefer: respond-async` or `wait_ms=0` still asks for one). ' +
+      'Errors keep the service envelope (`error.message`, `error.code`). Waits up ' +
       'to MEDIA_SYNC_WAIT_MS; past it, 504 with `details.job_id`.',
     body: openAiTranscriptionBody,
     bodyTypes: ['multipart'],
@@ -131,26 +143,31 @@ export function speechRoutes(
           issues: [{ path: 'timestamp_granularities', message: 'only with response_format=verbose_json' }],
         });
       }
-      const upload = await probedUpload(body.file, { duration: true });
-      const parameters = validateParameters('audio', {
-        ...uploadInput(upload),
+      const options = {
         source_language: body.language ?? 'auto',
         target_language: 'auto',
         ...(body.prompt?.trim() ? { prompt: body.prompt.trim() } : {}),
         ...(wantWords ? { word_timestamps: true } : {}),
         ...(format === 'srt' || format === 'vtt' ? { subtitles: format } : {}),
-      });
-      const done = await withUpload(jobs.store, upload, () =>
-        runSyncJob(ctx, jobs, { jobType: 'audio', parameters }, config.MEDIA_SYNC_WAIT_MS),
-      );
-      const data = resultData(done.results) as {
-        original_text: string;
-        detected_language: string;
-        duration: number;
-        segments: AudioSegment[];
-        subtitles?: string;
       };
-      ctx.set('X-Job-Id', done.job_id);
+      // A cache hit is answered without a job (issue 24; `X-Cache: hit`, no `X-Job-Id`), before the probe: the
+      // entry's bytes were probed by its job.
+      let data = (await transcriptionFromCache(
+        ctx,
+        { jobs, config },
+        body.file,
+        options,
+      )) as TranscriptionFields | null;
+      if (!data) {
+        const upload = await probedUpload(body.file, { duration: true });
+        const parameters = validateParameters('audio', { ...uploadInput(upload), ...options });
+        const done = await withUpload(jobs.store, upload, () =>
+          runSyncJob(ctx, jobs, { jobType: 'audio', parameters }, config.MEDIA_SYNC_WAIT_MS),
+        );
+        data = resultData(done.results) as unknown as TranscriptionFields;
+        ctx.set('X-Cache', fromCache(done.results) ? 'hit' : 'miss');
+        ctx.set('X-Job-Id', done.job_id);
+      }
       if (format === 'text') {
         ctx.type = 'text/plain; charset=utf-8';
         ctx.body = `${data.original_text}\n`;

@@ -19,6 +19,7 @@ import {
 import { speechParams } from '../schemas/audio.schemas';
 import type { JobService } from '../services/jobs';
 import { answerSync } from '../services/sync-answer';
+import { answerVideoFromCache } from '../services/direct-answer-media';
 import { storeUpload, uploadInput, withUpload } from '../uploads';
 import { validateParameters } from '../services/job-intake';
 
@@ -115,6 +116,7 @@ function videoTranscriptionRoutes(api: ApiRouter, jobs: JobService, config: Conf
     tags: ['Video'],
     description:
       'Give `file` or `url`. The sound is transcribed as by /api/audio/process (template, translation, result cache); `metadata` is read by ffprobe. ' +
+      'A cached upload is answered by the API without a job (`X-Cache: hit`), unless `useCache` is false or the client asks for a job (`Prefer: respond-async`, `wait_ms=0`). ' +
       'A URL is downloaded by the job (private, loopback and metadata addresses refused unless the server listens on loopback only or ALLOW_PRIVATE_URLS=true). ' +
       'Waits up to MEDIA_SYNC_WAIT_MS; past it, 504 with `details.job_id`.',
     body: videoProcessBody,
@@ -138,8 +140,10 @@ function videoTranscriptionRoutes(api: ApiRouter, jobs: JobService, config: Conf
       if (!body.file) return run(ctx, { url: body.url, ...params });
       if (body.file.size === 0) throw new AppError('INVALID_FORMAT', 'The file is empty.', { error_type: 'empty' });
       const probe = await engines.probeMedia(body.file.filepath, { timeoutMs: 60_000 });
-      transcribableVideo(probe);
+      const picture = transcribableVideo(probe);
       checkDuration(probe, config.MAX_MEDIA_SECONDS);
+      // A cache hit is answered without a job (issue 24), before the upload is stored.
+      if (await answerVideoFromCache(ctx, { jobs, config }, body.file, params, picture)) return;
       const upload = await storeUpload(jobs.store, body.file);
       await withUpload(jobs.store, upload, () => run(ctx, { ...uploadInput(upload), ...params }));
     },

@@ -42,7 +42,7 @@ function inputBytes(params: TransformerParams): number {
 }
 
 /** Whether the client asked for a job instead of an answer (`Prefer: respond-async`, `wait_ms=0`). */
-function asksForJob(ctx: Context): boolean {
+export function asksForJob(ctx: Context): boolean {
   const prefer = ctx.state.prefer as AsyncPreference | undefined;
   return Boolean(prefer?.respondAsync || prefer?.waitMs === 0);
 }

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Config } from '../../core/config';
 import { AppError } from '../../core/errors';
+import { localSpeechModelName } from '../../core/speech-model';
 import { type EngineAnswer, EngineProcess, type EngineRequestOptions, SpeechEngineError } from './engine/process';
 import type { SpeechProvider, Transcript, TranscribeOptions } from './types';
 
@@ -41,7 +42,8 @@ export function localSpeechOptions(config: Config): LocalSpeechOptions {
   return {
     python: config.SPEECH_PYTHON ?? path.join(cache, 'speech-venv', 'bin', 'python'),
     modelDir,
-    model: named ? `whisper-${config.SPEECH_MODEL}` : path.basename(modelDir),
+    // The API names the model the same way (core/speech-model.ts) to find the audio cache entries.
+    model: localSpeechModelName(config),
     processes,
     threads: config.SPEECH_THREADS || Math.max(1, Math.floor(cores / processes)),
     stallTimeoutMs: config.ENGINE_STALL_TIMEOUT_MS,

@@ -1,0 +1,165 @@
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import type { Context } from 'koa';
+import { peekCache } from '../../core/cache';
+import { AUDIO_CACHE_OPERATION, audioCacheKey } from '../../core/cache-keys';
+import type { Config } from '../../core/config';
+import { withDefaults } from '../../core/job-defaults';
+import { countCacheLookup } from '../../core/metrics';
+import { jobOutputPrefix, jobResultsKey } from '../../core/records';
+import { audioData, videoData, type VideoPicture } from '../../core/result-shapes';
+import { speechModelId } from '../../core/speech-model';
+import type { SubtitleFormat } from '../../core/subtitles';
+import { loadTemplate, TEMPLATES_DIR } from '../../core/templates';
+import { transcriptionData, type CachedTranscription } from '../../core/transcription-data';
+import type { UploadedFile } from '../uploads';
+import { asksForJob } from './direct-answer';
+import { validateParameters } from './job-intake';
+import type { JobService } from './jobs';
+
+/**
+ * Audio and video cache hits answered by the API without a job (issue 24), for uploads: `/api/audio/process`,
+ * `/v1/audio/transcriptions` and `/api/video/process`. The key is the `prepareAudio` activity's (core/cache-keys.ts
+ * `audioCacheKey`: the sha256 of the received file, as the blob store computes it, the languages, the template's name and source,
+ * the speech options, the speech model and the language model), and the `data` is built from the entry by the code
+ * that builds a job's (core/transcription-data.ts), so it is the `data` a hit through a job gives, with one difference
+ * for `/api/audio/process`: `process_id` and `process_dir` name the job that computed the entry (its record and its
+ * `result.md` hold this data) instead of a new job's, and no file is written (the subtitles are in `data.subtitles`).
+ * An audio hit is answered before the upload is probed or stored (an entry exists only for bytes a job probed and
+ * transcribed; one longer than MAX_MEDIA_SECONDS goes the job path, whose probe refuses it), a video hit after the probe
+ * (its picture is part of the data) but before the upload is stored. URL inputs still run a job: their key is the hash of the bytes the URL serves, known only after the worker's download.
+ * Rules as in direct-answer.ts: not when the client asked for a job (`Prefer: respond-async`, `wait_ms=0`), nor with
+ * `use_cache` false; a hit takes no heavy-request slot and answers `X-Cache: hit`.
+ */
+
+export interface MediaHitDeps {
+  jobs: JobService;
+  config: Pick<
+    Config,
+    'llm' | 'SPEECH_PROVIDER' | 'SPEECH_MODEL' | 'SPEECH_MODEL_DIR' | 'speechApi' | 'MAX_MEDIA_SECONDS'
+  >;
+}
+
+/** The request's options for its job (languages, template, `use_cache`, speech options), before the input is named. */
+type MediaOptions = Record<string, unknown>;
+
+/** The sha256 of the received upload, as the blob store computes it when the upload is stored. */
+async function sha256Of(file: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+/**
+ * The cache entry of this upload under these options, with the job parameters they validate to; null when not looked
+ * up (a client that asked for a job, `use_cache` false), on a miss, for a template that does not exist (the job answers
+ * its 404) or an entry longer than MAX_MEDIA_SECONDS (the probe answers its 422). The options are validated as the
+ * job's (a 400 is the one the job path gives), the upload named by its received file.
+ */
+async function lookUp(
+  ctx: Context,
+  deps: MediaHitDeps,
+  jobType: 'audio' | 'video',
+  file: UploadedFile,
+  options: MediaOptions,
+): Promise<{ entry: CachedTranscription; params: MediaOptions } | null> {
+  if (asksForJob(ctx) || options.use_cache === false) return null;
+  const params = validateParameters(jobType, { filename: file.filepath, ...options }) as MediaOptions;
+  const p = withDefaults('transcription', params);
+  const template = typeof p.template === 'string' && p.template ? p.template : undefined;
+  // As the activity reads it (`templateSource({ text: '', template })`): no target language.
+  const source = template ? (await loadTemplate(TEMPLATES_DIR, template, undefined))?.source : undefined;
+  if (template && source === undefined) return null;
+  const key = audioCacheKey(await sha256Of(file.filepath), p, {
+    templateSource: source,
+    speechModel: speechModelId(deps.config),
+    llmModel: deps.config.llm?.model,
+  });
+  const entry = await peekCache<CachedTranscription>(deps.jobs.store, AUDIO_CACHE_OPERATION, key);
+  if (!entry || entry.duration > deps.config.MAX_MEDIA_SECONDS) return null;
+  return { entry, params };
+}
+
+/** The speech options as the job's end reads them (`finishTranscription`). */
+const speechOptions = (params: MediaOptions) =>
+  withDefaults('speech', params) as MediaOptions & { word_timestamps: boolean; subtitles?: SubtitleFormat };
+
+function hit(ctx: Context): void {
+  countCacheLookup(AUDIO_CACHE_OPERATION, true);
+  ctx.set('X-Cache', 'hit');
+}
+
+/**
+ * `/api/audio/process`: answers a hit as the route answers a job's (`request`, `process` with no model call,
+ * `data` with `from_cache: true`), before the upload is probed or stored: an entry exists only for bytes a job has
+ * probed (format by content, duration) and transcribed. False (run the job) when there is no hit, or the entry names
+ * no job whose results are still stored (an entry from before it named one, or a job swept by retention):
+ * `process_id` is never made up.
+ */
+export async function answerAudioFromCache(
+  ctx: Context,
+  deps: MediaHitDeps,
+  file: UploadedFile,
+  options: MediaOptions,
+  request: { started: number; timestamp: string },
+): Promise<boolean> {
+  const found = await lookUp(ctx, deps, 'audio', file, options);
+  const jobId = found?.entry.job_id;
+  if (!found || !jobId || !(await deps.jobs.store.stat(jobResultsKey(jobId)))) return false;
+  const job = { process_id: jobId, process_dir: jobOutputPrefix(jobId).slice(0, -1) };
+  const data = transcriptionData(found.entry, speechOptions(found.params), (o) => audioData(o, job));
+  hit(ctx);
+  ctx.body = {
+    status: 'success',
+    request: { id: String(ctx.state.requestId), timestamp: request.timestamp },
+    process: {
+      duration_ms: Math.round(performance.now() - request.started),
+      llm_info: { total_tokens: 0, total_cost: 0, requests: [] },
+    },
+    data: { ...data, from_cache: true },
+  };
+  return true;
+}
+
+/**
+ * `/v1/audio/transcriptions`, before the upload is probed or stored: the fields of a hit's `data` the OpenAI formats
+ * are cut from (`duration`, `detected_language`, `original_text`, `segments`, `subtitles`), or null (run the job).
+ * Answers `X-Cache: hit`; the answer names no job (no `X-Job-Id`).
+ */
+export async function transcriptionFromCache(
+  ctx: Context,
+  deps: MediaHitDeps,
+  file: UploadedFile,
+  options: MediaOptions,
+): Promise<Record<string, unknown> | null> {
+  const found = await lookUp(ctx, deps, 'audio', file, options);
+  if (!found) return null;
+  // The fields the OpenAI formats are cut from (audioData's, without the job's): no job is named.
+  const data = transcriptionData(found.entry, speechOptions(found.params), (o) => ({
+    duration: o.duration,
+    detected_language: o.detected_language,
+    original_text: o.original_text,
+    segments: o.segments,
+  }));
+  hit(ctx);
+  return data;
+}
+
+/**
+ * `/api/video/process` (an upload, probed by the route: the picture is the video's own): a hit answered with the §4.7
+ * data before the upload is stored.
+ */
+export async function answerVideoFromCache(
+  ctx: Context,
+  deps: MediaHitDeps,
+  file: UploadedFile,
+  options: MediaOptions,
+  picture: VideoPicture,
+): Promise<boolean> {
+  const found = await lookUp(ctx, deps, 'video', file, options);
+  if (!found) return false;
+  const data = transcriptionData(found.entry, speechOptions(found.params), (o) => videoData(o, picture));
+  hit(ctx);
+  ctx.body = { status: 'success', data };
+  return true;
+}
