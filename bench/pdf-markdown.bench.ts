@@ -92,13 +92,24 @@ const norm = (t: string) =>
     .replace(/[^\p{L}\p{N}]+/gu, ' ')
     .replace(/\s+/g, ' ')
     .trim();
-const titleKey = (t: string) => norm(t.replace(/^\s*(appendix\s+)?[\dA-Z]+(\.\d+)*\.?\s+/, ''));
+/** A title without its section numbers ("4.1.1 X.509 certificates" and "X.509 certificates" both "certificates"). */
+const titleKey = (t: string) => {
+  let prev = '';
+  let cur = t;
+  while (cur !== prev) [prev, cur] = [cur, cur.replace(/^\s*(appendix\s+)?(\d+|[A-Z])(\.\d+)*\.?\s+/i, '')];
+  return norm(cur);
+};
 
 function headingScores(md: string, outline: string[]): { p: number; r: number; n: number } {
   const truth = new Set(outline.map(titleKey).filter(Boolean));
+  // Lines inside fenced code ("## a comment" of R code) are no headings.
+  let fenced = false;
   const got = md
     .split('\n')
-    .filter((l) => /^#{1,6} /.test(l))
+    .filter((l) => {
+      if (/^(```|~~~)/.test(l)) fenced = !fenced;
+      return !fenced && /^#{1,6} /.test(l);
+    })
     .map((l) => titleKey(l.replace(/^#+ /, '')));
   const hits = got.filter((g) => truth.has(g)).length;
   const found = new Set(got.filter((g) => truth.has(g))).size;

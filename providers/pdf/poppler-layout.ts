@@ -19,15 +19,21 @@ const BASELINE_SHARE = 0.78;
 
 const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
 
-/** XML text with its markup (`<b>`, `<i>`, `<a>`) removed and entities decoded. */
+/** Ligature characters (U+FB00–FB06: ff, fi, fl, ffi, ffl, long st, st) that poppler passes on as they are. */
+const LIGATURES = /[\uFB00-\uFB06]/g;
+
+/** XML text with its markup (`<b>`, `<i>`, `<a>`) removed, entities decoded and ligatures spelt out. */
 function textOf(xml: string): string {
-  return xml.replace(/<[^>]*>/g, '').replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (m, e: string) => {
-    if (e[0] === '#') {
-      const code = e[1] === 'x' || e[1] === 'X' ? parseInt(e.slice(2), 16) : Number(e.slice(1));
-      return Number.isFinite(code) && code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : '';
-    }
-    return ENTITIES[e.toLowerCase()] ?? m;
-  });
+  return xml
+    .replace(LIGATURES, (l) => l.normalize('NFKC'))
+    .replace(/<[^>]*>/g, '')
+    .replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (m, e: string) => {
+      if (e[0] === '#') {
+        const code = e[1] === 'x' || e[1] === 'X' ? parseInt(e.slice(2), 16) : Number(e.slice(1));
+        return Number.isFinite(code) && code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : '';
+      }
+      return ENTITIES[e.toLowerCase()] ?? m;
+    });
 }
 
 const attrs = (tag: string): Record<string, string> => {

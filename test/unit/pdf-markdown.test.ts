@@ -76,6 +76,47 @@ describe('PDF to Markdown (layout rules)', () => {
     );
   });
 
+  it('keeps bold labels that repeat through the document bold text, not headings', () => {
+    const entry = (n: number, name: string) =>
+      page(
+        [
+          item(`2.${n} ${name}`, 72, 780, 14, { bold: true }),
+          item('Synopsis', 72, 750, 10, { bold: true }),
+          ...column([`int ${name}(void);`], 72, 735),
+          item('Returns', 72, 700, 10, { bold: true }),
+          ...column(['The routine returns zero on success.'], 72, 685),
+        ],
+        {},
+        n,
+      );
+    const out = md(entry(1, 'glp_simplex'), entry(2, 'glp_exact'), entry(3, 'glp_interior'));
+    expect(out.split('\n').filter((l) => l.startsWith('#'))).to.deep.equal([
+      '# 2.1 glp_simplex',
+      '# 2.2 glp_exact',
+      '# 2.3 glp_interior',
+    ]);
+    expect(out).to.include('**Synopsis**\n\nint glp_simplex(void);\n\n**Returns**');
+  });
+
+  it('takes no contents line, table header row or cover initials for a heading', () => {
+    const items = [
+      item('M', 72, 800, 30, { bold: true }),
+      item('L', 110, 800, 30, { bold: true }),
+      item('1 Introduction 9', 72, 740, 10, { bold: true }),
+      item('2 Basic routines 14', 72, 726, 10, { bold: true }),
+      ...column(['Some prose that sets the body size of this page, and more of it.'], 72, 700),
+      item('Algorithm', 72, 660, 10, { bold: true }),
+      item('Description', 250, 660, 10, { bold: true }),
+      ...column(['A paragraph of body text after the table head that runs on long.'], 72, 640),
+      item('A bold section', 72, 610, 10, { bold: true }),
+      ...column(['Its text.'], 72, 596),
+    ];
+    const heads = md(page(items))
+      .split('\n')
+      .filter((l) => l.startsWith('#'));
+    expect(heads).to.deep.equal(['# A bold section']);
+  });
+
   it('reads two columns left first, and a title across both before them', () => {
     const left = [
       'Left column line one and',

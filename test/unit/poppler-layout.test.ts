@@ -10,7 +10,7 @@ const XML = `<?xml version="1.0" encoding="UTF-8"?>
 	<fontspec id="0" size="11" family="OXBFNF+CMR10" color="#000000"/>
 	<fontspec id="4" size="14" family="HDCCQC+CMBX12" color="#000000"/>
 <text top="100.000000" left="72.000000" width="120.000000" height="10.000000" font="4">1.1 LP problem</text>
-<text top="120.000000" left="72.000000" width="300.000000" height="10.000000" font="0">such values that satisfy &lt;all&gt; &amp; the first</text>
+<text top="120.000000" left="72.000000" width="300.000000" height="10.000000" font="0">such values that satisfy &lt;all&gt; &amp; the ﬁrst</text>
 <text top="120.500000" left="380.000000" width="40.000000" height="10.000000" font="0">  x  </text>
 </page>
 <page number="4" position="absolute" top="0" left="0" height="792" width="612">
@@ -32,7 +32,7 @@ const XML = `<?xml version="1.0" encoding="UTF-8"?>
 describe('poppler layouts (pdftohtml -xml)', () => {
   const { pages, outline } = parsePdftohtmlXml(XML);
 
-  it('gives each text chunk its baseline from the bottom, its font size and its text with markup and entities undone', () => {
+  it('gives each text chunk its baseline from the bottom, its font size and its text with markup, entities and ligatures undone', () => {
     expect(pages.map((p) => p.page)).to.deep.equal([3, 4]);
     const [title, body] = pages[0].items;
     expect(title).to.include({ str: '1.1 LP problem', x: 72, size: 14, bold: true });

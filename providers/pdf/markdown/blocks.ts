@@ -18,6 +18,11 @@ export interface TextLine {
   bold: boolean;
   mono: boolean;
   group?: string;
+  /**
+   * Runs of text the line is cut into by wide gaps, a leading section number not counted: a heading is one run, a
+   * table's header row several.
+   */
+  parts?: number;
 }
 
 export type Block =
@@ -42,8 +47,12 @@ export function listMarker(text: string): { marker: string; rest: string } | und
   return undefined;
 }
 
+/** A section number standing apart before its title ("2.3", "A.1", "Chapter 3"). */
+const SECTION_LABEL = /^((appendix|chapter|part)\s+)?([\d]{1,3}|[A-Z])(\.\d{1,3})*\.?$/i;
+
 function mergeLine(frags: Fragment[]): TextLine {
   const chars = (f: Fragment) => f.text.length;
+  const label = frags.length > 1 && SECTION_LABEL.test(frags[0].text.trim());
   const main = frags.reduce((a, f) => (chars(f) > chars(a) ? f : a));
   return {
     text: frags.map((f) => f.text).join(' '),
@@ -54,6 +63,7 @@ function mergeLine(frags: Fragment[]): TextLine {
     bold: frags.every((f) => f.bold || /^[\W\d]+$/u.test(f.text)),
     mono: frags.every((f) => f.mono),
     ...(main.group !== undefined ? { group: main.group } : {}),
+    ...(frags.length > 1 ? { parts: frags.length - (label ? 1 : 0) } : {}),
   };
 }
 
