@@ -85,8 +85,10 @@ open(sys.argv[2], "w").write(md)
 print(json.dumps({"ms": ms, "toc": toc}))
 `;
 
+// NFKC: a ligature character ("ﬁ", which pdftotext passes on) and its letters ("fi") are the same text.
 const norm = (t: string) =>
   t
+    .normalize('NFKC')
     .toLowerCase()
     .replace(/[*_#`|>]/g, ' ')
     .replace(/[^\p{L}\p{N}]+/gu, ' ')

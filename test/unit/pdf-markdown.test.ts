@@ -76,6 +76,22 @@ describe('PDF to Markdown (layout rules)', () => {
     );
   });
 
+  it('takes a first line in title case and body type, the next line starting anew, for the title', () => {
+    const sample = column(
+      ['Document and Media Processing Service', 'A sample PDF with a text layer.', 'Second line of text.'],
+      72,
+      730,
+      14,
+      18,
+    );
+    expect(md(page(sample))).to.equal(
+      '# Document and Media Processing Service\n\nA sample PDF with a text layer. Second line of text.',
+    );
+    // A paragraph whose first line breaks before a name is no title.
+    const prose = column(['The committee met with the', 'Mayor of the town in spring.'], 72, 730);
+    expect(md(page(prose))).to.equal('The committee met with the Mayor of the town in spring.');
+  });
+
   it('keeps bold labels that repeat through the document bold text, not headings', () => {
     const entry = (n: number, name: string) =>
       page(

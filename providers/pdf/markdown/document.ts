@@ -95,7 +95,7 @@ function headingOf(b: Block, body: number, outline: OutlineEntry[]): Heading | u
   if (!/\p{L}{2}/u.test(text)) return undefined;
   if (b.lines.some((l) => (l.parts ?? 1) > 1)) return undefined;
   if (CONTENTS_LINE.test(text)) return undefined;
-  if (/[,;!?]$/.test(text)) return undefined;
+  if (/[,;]$/.test(text)) return undefined;
   if (b.size >= body * 1.15) return { text, size: b.size, bold: b.bold };
   if (b.bold && b.size >= body * 0.95 && text.length <= 90 && b.lines.length <= 2 && !/[.:]$/.test(text))
     return { text, size: b.size, bold: b.bold };
@@ -119,6 +119,27 @@ function labelsApart(outs: Out[][], body: number): void {
       if (o.kind === 'heading' && o.h.level === undefined && (count.get(labelKey(o.h.text)) ?? 0) >= 3)
         page[i] = { kind: 'label', text: o.h.text };
     });
+}
+
+/**
+ * A document that opens with a paragraph whose first line is a title in body type (title case, no closing
+ * punctuation, the next line starting anew with a capital): that line is the document's title, a heading.
+ */
+function titleApart(outs: Out[][]): void {
+  const page = outs.find((o) => o.length > 0);
+  const first = page?.[0];
+  if (!page || first?.kind !== 'text' || first.lines.length < 2) return;
+  const [line, next] = first.lines;
+  const words = line.text.split(/\s+/);
+  const long = words.filter((w) => /^\p{L}{4,}/u.test(w));
+  const titleCase = long.length > 0 && long.filter((w) => /^\p{Lu}/u.test(w)).length >= (2 / 3) * long.length;
+  if (words.length > 12 || /[.!?:;,]["'”’)]?$/u.test(line.text) || !titleCase || !/^\p{Lu}/u.test(next.text)) return;
+  page.splice(
+    0,
+    1,
+    { kind: 'heading', h: { text: line.text, size: first.size, bold: first.bold } },
+    { ...first, lines: first.lines.slice(1) },
+  );
 }
 
 /** Heading levels: sizes above the body in decreasing order, then bold body-size headings; the outline's own. */
@@ -216,6 +237,7 @@ export function documentMarkdown(pages: readonly PageLayout[]): DocumentMarkdown
     });
   });
   labelsApart(outs, body);
+  titleApart(outs);
   assignLevels(outs, body);
 
   // A table continued at the top of the next page: one table in the document (a repeated header row dropped); the
