@@ -30,6 +30,7 @@ import { documentMarkdown } from '../providers/pdf/markdown/document';
 import { needsDrawings } from '../providers/pdf/markdown/needs-drawings';
 import type { PageLayout } from '../providers/pdf/markdown/types';
 import { describeInThread, pageLayoutsInThread, pageTextsInThread } from '../providers/pdf/pdfjs-thread';
+import { pdfPageTexts } from '../providers/pdf/poppler';
 import { htmlToPdf, structuredDoc } from '../test/support/html-pdf';
 import { envInt, out } from './support';
 
@@ -163,7 +164,17 @@ async function ours(pdf: string, pages: number[]) {
   const poppler = await best(2, async () =>
     execFileSync('pdftotext', ['-l', String(pages.length), '-enc', 'UTF-8', pdf, '-']).toString(),
   );
+  // What a request costs in the service (providers called as the activity calls them, one process each): the text
+  // layer alone, against the text layer and the layouts read at once plus the rules.
+  const last = pages[pages.length - 1];
+  const serviceText = await best(2, () => pdfPageTexts(pdf, 1, last));
+  const serviceMd = await best(2, async () => {
+    const [, layouts] = await Promise.all([pdfPageTexts(pdf, 1, last), markdownPageLayouts(pdf, pages)]);
+    return documentMarkdown([...layouts.values()]).markdown;
+  });
   return {
+    serviceTextMs: serviceText.ms,
+    serviceMdMs: serviceMd.ms,
     md: md.value.md,
     outline: md.value.outline,
     mdMs: md.ms,
@@ -185,11 +196,17 @@ async function main() {
   out(
     `PDF → Markdown bench: ${files.length} real documents (≤ ${MAX_PAGES} pages each) + 1 generated; pymupdf4llm ${py ? 'in its venv' : 'NOT available'}`,
   );
+  out(
+    `load average at the start: ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  );
   out('');
   out(
-    '| document | pages | drawn | outline | ours H-prec | ours H-rec | pymu H-prec | pymu H-rec | ours sent. | pdf.js-layout sent. | pymu sent. | pdftotext sent. | md ms | pdf.js md ms | pdf.js text ms | pdftotext ms | pymu ms | md/pdftotext | md/pdf.js text |',
+    '| document | pages | drawn | outline | ours H-prec | ours H-rec | pymu H-prec | pymu H-rec | ours sent. | pdf.js-layout sent. | pymu sent. | pdftotext sent. | md ms | pdf.js md ms | pdf.js text ms | pdftotext ms | pymu ms | md/pdftotext | md/pdf.js text | request md/text |',
   );
-  out('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+  out('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
   const sums = {
     oursP: 0,
     oursR: 0,
@@ -203,6 +220,8 @@ async function main() {
     md: 0,
     pdfjsMd: 0,
     oldS: 0,
+    reqMd: 0,
+    reqText: 0,
     text: 0,
     pop: 0,
     pym: 0,
@@ -231,9 +250,11 @@ async function main() {
       out(
         `| ${path.basename(file)} | ${n} | ${o.drawn} | ${o.outline.length} | ${pct(hOurs.p)} | ${pct(hOurs.r)} | ${pct(hPy.p)} | ${pct(hPy.r)} | ` +
           `${pct(s[0])} | ${pct(old)} | ${pct(s[1])} | ${pct(s[2])} | ${o.mdMs.toFixed(0)} | ${o.pdfjsMdMs.toFixed(0)} | ${o.textMs.toFixed(0)} | ${o.popplerMs.toFixed(0)} | ` +
-          `${Number.isFinite(pym.ms) ? pym.ms.toFixed(0) : 'n/a'} | ${(o.mdMs / o.popplerMs).toFixed(2)}× | ${(o.mdMs / o.textMs).toFixed(2)}× |`,
+          `${Number.isFinite(pym.ms) ? pym.ms.toFixed(0) : 'n/a'} | ${(o.mdMs / o.popplerMs).toFixed(2)}× | ${(o.mdMs / o.textMs).toFixed(2)}× | ${(o.serviceMdMs / o.serviceTextMs).toFixed(2)}× |`,
       );
       sums.oldS += old;
+      sums.reqMd += o.serviceMdMs;
+      sums.reqText += o.serviceTextMs;
       sums.pdfjsMd += o.pdfjsMdMs;
       if (o.outline.length) {
         sums.nH++;
@@ -262,6 +283,13 @@ async function main() {
     out(
       `total time: Markdown ${sums.md.toFixed(0)} ms (pdf.js layouts ${sums.pdfjsMd.toFixed(0)} ms), pdf.js text ${sums.text.toFixed(0)} ms (${(sums.md / sums.text).toFixed(2)}×), ` +
         `pdftotext ${sums.pop.toFixed(0)} ms (${(sums.md / sums.pop).toFixed(1)}×), pymupdf4llm ${sums.pym.toFixed(0)} ms`,
+    );
+    out(
+      `a request's reading (text layer, with Markdown: text and layouts at once + rules): Markdown ${sums.reqMd.toFixed(0)} ms, ` +
+        `text ${sums.reqText.toFixed(0)} ms (${(sums.reqMd / sums.reqText).toFixed(2)}×); load average ${os
+          .loadavg()
+          .map((l) => l.toFixed(1))
+          .join(' ')}`,
     );
 
     // The generated report: tables and sentences with a known truth.
