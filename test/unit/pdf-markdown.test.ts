@@ -92,6 +92,33 @@ describe('PDF to Markdown (layout rules)', () => {
     expect(md(page(prose))).to.equal('The committee met with the Mayor of the town in spring.');
   });
 
+  it('keeps a label in another font at the start of its line, though its baseline is a little lower', () => {
+    const items = [
+      ...column(
+        [
+          'The routine returns one of the following codes, each explained on its right side, on the lines that follow',
+          'this paragraph, which runs across the whole width of the page as the text of the manual does.',
+        ],
+        72,
+        730,
+      ),
+      item('GLP_ESING', 72, 700.6, 10, { mono: true }),
+      item('Unable to start the search, because the basis', 144, 701),
+      item('is singular within the working precision.', 144, 689),
+      item('GLP_ECOND', 72, 676.6, 10, { mono: true }),
+      item('Unable to start the search, because the matrix', 144, 677),
+      item('is ill-conditioned.', 144, 665),
+      item('GLP_EBOUND', 72, 652.6, 10, { mono: true }),
+      item('Unable to start the search, because bounds are', 144, 653),
+      item('incorrect.', 144, 641),
+    ];
+    const out = md(page(items));
+    expect(out).to.include(
+      'GLP_ESING Unable to start the search, because the basis is singular within the working precision.',
+    );
+    expect(out).to.include('GLP_EBOUND Unable to start the search, because bounds are incorrect.');
+  });
+
   it('keeps bold labels that repeat through the document bold text, not headings', () => {
     const entry = (n: number, name: string) =>
       page(
