@@ -145,10 +145,12 @@ export async function popplerPageLayouts(
     try {
       const { stdout } = await runTool(
         'pdftohtml',
+        // -nodrm: a document that forbids copying is read, as pdftotext and pdf.js read it for the text layer. No -q:
+        // poppler's complaints on stderr tell an encrypted file from a damaged one (`popplerError`).
         [
           '-xml',
+          '-nodrm',
           '-i',
-          '-q',
           '-hidden',
           '-stdout',
           '-zoom',

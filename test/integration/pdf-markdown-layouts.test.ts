@@ -60,9 +60,26 @@ describe('Markdown layouts (poppler text, pdf.js drawings where needed)', functi
     expect(l.segments).to.deep.equal([]);
   });
 
-  it('refuses a damaged file with the contract error poppler gives for it', async () => {
+  it('reads a document that forbids copying its text, as the text layer does', async () => {
+    const file = path.join(dir, 'nocopy.pdf');
+    await writeFile(
+      file,
+      buildPdf({
+        pages: [{ kind: 'lines', lines: ['Words that may not be copied.'] }],
+        userPassword: '',
+        allowCopy: false,
+      }),
+    );
+    const [l] = [...(await markdownPageLayouts(file, [1])).values()];
+    expect(l.items.map((i) => i.str)).to.deep.equal(['Words that may not be copied.']);
+  });
+
+  it('refuses a damaged file and one locked by a password with the contract errors poppler gives for them', async () => {
     const file = path.join(dir, 'corrupt.pdf');
     await writeFile(file, corruptPdf());
     await expectPdfError(markdownPageLayouts(file, [1]), 'UNPROCESSABLE_INPUT', 'corrupt');
+    const locked = path.join(dir, 'locked.pdf');
+    await writeFile(locked, buildPdf({ pages: [{ kind: 'lines', lines: ['Hidden.'] }], userPassword: 'secret' }));
+    await expectPdfError(markdownPageLayouts(locked, [1]), 'UNPROCESSABLE_INPUT', 'encrypted');
   });
 });
