@@ -119,6 +119,18 @@ describe('PDF to Markdown (layout rules)', () => {
     expect(out).to.include('GLP_EBOUND Unable to start the search, because bounds are incorrect.');
   });
 
+  it('reads a bracketed category at the right margin first, so a wrapped signature stays whole', () => {
+    const items = [
+      ...column(['Some prose of the manual that runs across the page as its body text does here.'], 72, 730),
+      item('int idn2_to_unicode_8z8z (const char * input, char ** output,', 90, 700),
+      item('[Function]', 470, 700),
+      item('int flags)', 120, 688),
+    ];
+    expect(md(page(items))).to.include(
+      '[Function] int idn2_to_unicode_8z8z (const char * input, char ** output, int flags)',
+    );
+  });
+
   it('keeps bold labels that repeat through the document bold text, not headings', () => {
     const entry = (n: number, name: string) =>
       page(

@@ -54,8 +54,13 @@ function mergeLine(frags: Fragment[]): TextLine {
   const chars = (f: Fragment) => f.text.length;
   const label = frags.length > 1 && SECTION_LABEL.test(frags[0].text.trim());
   const main = frags.reduce((a, f) => (chars(f) > chars(a) ? f : a));
+  // A bracketed category set apart at the right margin ("[Function]" of a Texinfo definition, whose signature wraps
+  // onto the next line) is read first: the signature stays whole.
+  const last = frags[frags.length - 1];
+  const category = frags.length > 1 && /^\[[^\]]{1,30}\]$/.test(last.text.trim()) ? last : undefined;
+  const ordered = category ? [category, ...frags.slice(0, -1)] : frags;
   return {
-    text: frags.map((f) => f.text).join(' '),
+    text: ordered.map((f) => f.text).join(' '),
     x0: frags[0].x0,
     x1: frags[frags.length - 1].x1,
     y: main.y,
