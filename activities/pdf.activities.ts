@@ -161,14 +161,14 @@ export function createPdfActivities(deps: ActivityDeps) {
       return withInput(jobId, parameters, async (d) => {
         // Thousands of pages take seconds: the step heartbeats meanwhile (withInput).
         const read = async (): Promise<PageResult[]> => {
-          const texts = await pdf.readPageTexts(d.pdfPath, d.meta.pages, {
-            signal: d.signal,
-            parallel: idleCores(),
-          });
-          const layouts =
+          // The layouts (Markdown) are read by their own processes while the text layer is.
+          const parallel = idleCores();
+          const [texts, layouts] = await Promise.all([
+            pdf.readPageTexts(d.pdfPath, d.meta.pages, { signal: d.signal, parallel }),
             d.p.output_format === 'markdown'
-              ? await pdf.readPageLayouts(d.pdfPath, d.meta.pages, { signal: d.signal })
-              : undefined;
+              ? pdf.readPageLayouts(d.pdfPath, d.meta.pages, { signal: d.signal, parallel })
+              : undefined,
+          ]);
           countPdfPage('native', d.meta.pages.length);
           return d.meta.pages.map((page) => nativePage(page, texts.get(page) ?? '', layouts?.get(page)));
         };
@@ -244,8 +244,11 @@ export function createPdfActivities(deps: ActivityDeps) {
               const reused = r !== null;
               if (!r) {
                 if (method === 'native' || method === 'combined') {
-                  texts ??= await pdf.readPageTexts(pdfPath, pages, { signal });
-                  if (markdown) layouts ??= await pdf.readPageLayouts(pdfPath, pages, { signal });
+                  if (!texts)
+                    [texts, layouts] = await Promise.all([
+                      pdf.readPageTexts(pdfPath, pages, { signal }),
+                      markdown ? pdf.readPageLayouts(pdfPath, pages, { signal }) : undefined,
+                    ]);
                   const text = texts.get(page) ?? '';
                   r = nativePage(page, text, layouts?.get(page));
                   if (method === 'combined')

@@ -17,14 +17,20 @@
  * - tables (generated report only, its HTML is the truth): share of its table rows found as GFM rows.
  * - time: Markdown (pdf.js layouts + rules) against plain text through the same pdf.js thread, and against pdftotext.
  *
- * Run: `npx tsx bench/pdf-markdown.bench.ts` (BENCH_PDFMD_MAX_PAGES caps pages per document, default 60).
+ * Run: `npx tsx bench/pdf-markdown.bench.ts` (BENCH_PDFMD_MAX_PAGES caps pages per document, default 60;
+ * BENCH_PDFMD_ONLY=name reads only the documents whose file name holds it; BENCH_PDFMD_PYMUPDF=0 leaves pymupdf4llm
+ * out, for quick runs).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { markdownPageLayouts } from '../providers/pdf/markdown-layouts';
 import { documentMarkdown } from '../providers/pdf/markdown/document';
+import { needsDrawings } from '../providers/pdf/markdown/needs-drawings';
+import type { PageLayout } from '../providers/pdf/markdown/types';
 import { describeInThread, pageLayoutsInThread, pageTextsInThread } from '../providers/pdf/pdfjs-thread';
+import { pdfPageTexts } from '../providers/pdf/poppler';
 import { htmlToPdf, structuredDoc } from '../test/support/html-pdf';
 import { envInt, out } from './support';
 
@@ -80,20 +86,33 @@ open(sys.argv[2], "w").write(md)
 print(json.dumps({"ms": ms, "toc": toc}))
 `;
 
+// NFKC: a ligature character ("ﬁ", which pdftotext passes on) and its letters ("fi") are the same text.
 const norm = (t: string) =>
   t
+    .normalize('NFKC')
     .toLowerCase()
     .replace(/[*_#`|>]/g, ' ')
     .replace(/[^\p{L}\p{N}]+/gu, ' ')
     .replace(/\s+/g, ' ')
     .trim();
-const titleKey = (t: string) => norm(t.replace(/^\s*(appendix\s+)?[\dA-Z]+(\.\d+)*\.?\s+/, ''));
+/** A title without its section numbers ("4.1.1 X.509 certificates" and "X.509 certificates" both "certificates"). */
+const titleKey = (t: string) => {
+  let prev = '';
+  let cur = t;
+  while (cur !== prev) [prev, cur] = [cur, cur.replace(/^\s*(appendix\s+)?(\d+|[A-Z])(\.\d+)*\.?\s+/i, '')];
+  return norm(cur);
+};
 
 function headingScores(md: string, outline: string[]): { p: number; r: number; n: number } {
   const truth = new Set(outline.map(titleKey).filter(Boolean));
+  // Lines inside fenced code ("## a comment" of R code) are no headings.
+  let fenced = false;
   const got = md
     .split('\n')
-    .filter((l) => /^#{1,6} /.test(l))
+    .filter((l) => {
+      if (/^(```|~~~)/.test(l)) fenced = !fenced;
+      return !fenced && /^#{1,6} /.test(l);
+    })
     .map((l) => titleKey(l.replace(/^#+ /, '')));
   const hits = got.filter((g) => truth.has(g)).length;
   const found = new Set(got.filter((g) => truth.has(g))).size;
@@ -129,20 +148,39 @@ async function best<T>(runs: number, fn: () => Promise<T>): Promise<{ ms: number
   return r;
 }
 
+/** Markdown from layouts, the outline taken out (it is the truth) and given back beside it. */
+function markdownOf(layouts: PageLayout[]) {
+  const outline = layouts.flatMap((l) => (l.outline ?? []).map((o) => o.title));
+  return { md: documentMarkdown(layouts.map((l) => ({ ...l, outline: undefined }))).markdown, outline };
+}
+
 async function ours(pdf: string, pages: number[]) {
-  const md = await best(2, async () => {
-    const layouts = [...(await pageLayoutsInThread(pdf, pages)).values()];
-    const outline = layouts.flatMap((l) => (l.outline ?? []).map((o) => o.title));
-    return { md: documentMarkdown(layouts.map((l) => ({ ...l, outline: undefined }))).markdown, outline };
-  });
+  // The service's path: poppler layouts, pdf.js drawings where the text asks for them.
+  const md = await best(2, async () => markdownOf([...(await markdownPageLayouts(pdf, pages)).values()]));
+  // Last session's path: every page's layout from pdf.js (text, fonts and drawings).
+  const pdfjsMd = await best(2, async () => markdownOf([...(await pageLayoutsInThread(pdf, pages)).values()]));
+  const drawn = [...(await markdownPageLayouts(pdf, pages)).values()].filter((l) => needsDrawings(l)).length;
   const text = await best(2, () => pageTextsInThread(pdf, pages));
   const poppler = await best(2, async () =>
     execFileSync('pdftotext', ['-l', String(pages.length), '-enc', 'UTF-8', pdf, '-']).toString(),
   );
+  // What a request costs in the service (providers called as the activity calls them, one process each): the text
+  // layer alone, against the text layer and the layouts read at once plus the rules.
+  const last = pages[pages.length - 1];
+  const serviceText = await best(2, () => pdfPageTexts(pdf, 1, last));
+  const serviceMd = await best(2, async () => {
+    const [, layouts] = await Promise.all([pdfPageTexts(pdf, 1, last), markdownPageLayouts(pdf, pages)]);
+    return documentMarkdown([...layouts.values()]).markdown;
+  });
   return {
+    serviceTextMs: serviceText.ms,
+    serviceMdMs: serviceMd.ms,
     md: md.value.md,
     outline: md.value.outline,
     mdMs: md.ms,
+    pdfjsMd: pdfjsMd.value.md,
+    pdfjsMdMs: pdfjsMd.ms,
+    drawn,
     textMs: text.ms,
     popplerMs: poppler.ms,
     poppler: poppler.value,
@@ -152,16 +190,23 @@ async function ours(pdf: string, pages: number[]) {
 const pct = (x: number) => (Number.isFinite(x) ? `${(100 * x).toFixed(0)} %` : 'n/a');
 
 async function main() {
-  const py = pymupdfPython();
-  const files = provisionDocs();
+  const py = process.env.BENCH_PDFMD_PYMUPDF === '0' ? null : pymupdfPython();
+  const only = process.env.BENCH_PDFMD_ONLY;
+  const files = provisionDocs().filter((f) => !only || path.basename(f).includes(only));
   out(
     `PDF → Markdown bench: ${files.length} real documents (≤ ${MAX_PAGES} pages each) + 1 generated; pymupdf4llm ${py ? 'in its venv' : 'NOT available'}`,
   );
+  out(
+    `load average at the start: ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  );
   out('');
   out(
-    '| document | pages | outline | ours H-prec | ours H-rec | pymu H-prec | pymu H-rec | ours sent. | pymu sent. | pdftotext sent. | md ms | pdf.js text ms | pdftotext ms | pymu ms | md/text | md/pdftotext |',
+    '| document | pages | drawn | outline | ours H-prec | ours H-rec | pymu H-prec | pymu H-rec | ours sent. | pdf.js-layout sent. | pymu sent. | pdftotext sent. | md ms | pdf.js md ms | pdf.js text ms | pdftotext ms | pymu ms | md/pdftotext | md/pdf.js text | request md/text |',
   );
-  out('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+  out('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
   const sums = {
     oursP: 0,
     oursR: 0,
@@ -173,6 +218,10 @@ async function main() {
     n: 0,
     nH: 0,
     md: 0,
+    pdfjsMd: 0,
+    oldS: 0,
+    reqMd: 0,
+    reqText: 0,
     text: 0,
     pop: 0,
     pym: 0,
@@ -197,11 +246,16 @@ async function main() {
       const hOurs = headingScores(o.md, o.outline);
       const hPy = headingScores(pym.md, o.outline);
       const s = [sentenceShare(o.md, sentences), sentenceShare(pym.md, sentences), sentenceShare(o.poppler, sentences)];
+      const old = sentenceShare(o.pdfjsMd, sentences);
       out(
-        `| ${path.basename(file)} | ${n} | ${o.outline.length} | ${pct(hOurs.p)} | ${pct(hOurs.r)} | ${pct(hPy.p)} | ${pct(hPy.r)} | ` +
-          `${pct(s[0])} | ${pct(s[1])} | ${pct(s[2])} | ${o.mdMs.toFixed(0)} | ${o.textMs.toFixed(0)} | ${o.popplerMs.toFixed(0)} | ` +
-          `${Number.isFinite(pym.ms) ? pym.ms.toFixed(0) : 'n/a'} | ${(o.mdMs / o.textMs).toFixed(2)}× | ${(o.mdMs / o.popplerMs).toFixed(1)}× |`,
+        `| ${path.basename(file)} | ${n} | ${o.drawn} | ${o.outline.length} | ${pct(hOurs.p)} | ${pct(hOurs.r)} | ${pct(hPy.p)} | ${pct(hPy.r)} | ` +
+          `${pct(s[0])} | ${pct(old)} | ${pct(s[1])} | ${pct(s[2])} | ${o.mdMs.toFixed(0)} | ${o.pdfjsMdMs.toFixed(0)} | ${o.textMs.toFixed(0)} | ${o.popplerMs.toFixed(0)} | ` +
+          `${Number.isFinite(pym.ms) ? pym.ms.toFixed(0) : 'n/a'} | ${(o.mdMs / o.popplerMs).toFixed(2)}× | ${(o.mdMs / o.textMs).toFixed(2)}× | ${(o.serviceMdMs / o.serviceTextMs).toFixed(2)}× |`,
       );
+      sums.oldS += old;
+      sums.reqMd += o.serviceMdMs;
+      sums.reqText += o.serviceTextMs;
+      sums.pdfjsMd += o.pdfjsMdMs;
       if (o.outline.length) {
         sums.nH++;
         sums.oursP += hOurs.p;
@@ -224,11 +278,18 @@ async function main() {
         `pymupdf4llm P ${pct(sums.pyP / sums.nH)} R ${pct(sums.pyR / sums.nH)}`,
     );
     out(
-      `mean sentences whole (${sums.n}): ours ${pct(sums.oursS / sums.n)}, pymupdf4llm ${pct(sums.pyS / sums.n)}, pdftotext ${pct(sums.ptS / sums.n)}`,
+      `mean sentences whole (${sums.n}): ours ${pct(sums.oursS / sums.n)} (pdf.js layouts ${pct(sums.oldS / sums.n)}), pymupdf4llm ${pct(sums.pyS / sums.n)}, pdftotext ${pct(sums.ptS / sums.n)}`,
     );
     out(
-      `total time: Markdown ${sums.md.toFixed(0)} ms, pdf.js text ${sums.text.toFixed(0)} ms (${(sums.md / sums.text).toFixed(2)}×), ` +
+      `total time: Markdown ${sums.md.toFixed(0)} ms (pdf.js layouts ${sums.pdfjsMd.toFixed(0)} ms), pdf.js text ${sums.text.toFixed(0)} ms (${(sums.md / sums.text).toFixed(2)}×), ` +
         `pdftotext ${sums.pop.toFixed(0)} ms (${(sums.md / sums.pop).toFixed(1)}×), pymupdf4llm ${sums.pym.toFixed(0)} ms`,
+    );
+    out(
+      `a request's reading (text layer, with Markdown: text and layouts at once + rules): Markdown ${sums.reqMd.toFixed(0)} ms, ` +
+        `text ${sums.reqText.toFixed(0)} ms (${(sums.reqMd / sums.reqText).toFixed(2)}×); load average ${os
+          .loadavg()
+          .map((l) => l.toFixed(1))
+          .join(' ')}`,
     );
 
     // The generated report: tables and sentences with a known truth.

@@ -86,7 +86,7 @@ function listing(items: string[]): string {
 /**
  * A sentence that names what is wrong, for `error.message` (the issues stay in `details.issues`): the missing fields
  * first ("session, url, filename and track are required"), then each other problem with its field
- * ("page_end: must be at least 1"), at most six named.
+ * ("page_end: must be at least 1"), at most six named. Field names keep their case, also at the start.
  */
 export function validationMessage(issues: ValidationIssue[]): string {
   if (issues.length === 0) return 'The request is invalid.';
@@ -103,5 +103,8 @@ export function validationMessage(issues: ValidationIssue[]): string {
   for (const i of others.slice(0, room)) parts.push(i.path ? `${i.path}: ${i.message}` : i.message);
   if (others.length > room) parts.push(`and ${others.length - room} more problem(s) in details.issues`);
   const sentence = parts.join('; ');
-  return `${sentence.charAt(0).toUpperCase()}${sentence.slice(1)}.`;
+  // A sentence that starts with a field name keeps the name as the client spells it (`output_format`, not
+  // `Output_format`); only one that starts with a message of its own is capitalised.
+  const startsWithField = missing.length > 0 || Boolean(others[0]?.path);
+  return `${startsWithField ? sentence.charAt(0) : sentence.charAt(0).toUpperCase()}${sentence.slice(1)}.`;
 }

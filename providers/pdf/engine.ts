@@ -5,7 +5,7 @@
  */
 import type { PdfDescription } from './description';
 import type { PageLayout } from './markdown/types';
-import { pageLayoutsInThread } from './pdfjs-thread';
+import { markdownPageLayouts } from './markdown-layouts';
 import { pagesWithImages } from './poppler';
 import { extractEmbeddedImages, renderPagePng, renderPages, type RenderedPage } from './render';
 import { describePdf, readPageTexts, type PdfTextEngine } from './text-engine';
@@ -34,8 +34,15 @@ export interface PdfEngine {
     pages: readonly number[],
     opts?: PdfCallOptions & { parallel?: number },
   ): Promise<Map<number, string>>;
-  /** Each asked page's layout for Markdown (text items with fonts, rulings, bookmarks), through pdf.js. */
-  readPageLayouts(pdfPath: string, pages: readonly number[], opts?: PdfCallOptions): Promise<Map<number, PageLayout>>;
+  /**
+   * Each asked page's layout for Markdown (text items with fonts and bookmarks through poppler, rulings through pdf.js
+   * where the text shows a table or drawn bullets may be there); `parallel` processes may share a range.
+   */
+  readPageLayouts(
+    pdfPath: string,
+    pages: readonly number[],
+    opts?: PdfCallOptions & { parallel?: number },
+  ): Promise<Map<number, PageLayout>>;
   /** Which of `pages` paint any image (a page without one has nothing to OCR). */
   pagesWithImages(pdfPath: string, pages: readonly number[], opts?: PdfCallOptions): Promise<Set<number>>;
   /** The pages as 300 dpi grayscale images in `outDir`, OCR input, in page order. */
@@ -57,7 +64,7 @@ export function createPdfEngine(textEngine: PdfTextEngine): PdfEngine {
   return {
     describe: (pdfPath, opts) => describePdf(pdfPath, textEngine, opts),
     readPageTexts: (pdfPath, pages, opts) => readPageTexts(pdfPath, pages, textEngine, opts),
-    readPageLayouts: (pdfPath, pages, opts) => pageLayoutsInThread(pdfPath, pages, opts),
+    readPageLayouts: (pdfPath, pages, opts) => markdownPageLayouts(pdfPath, pages, opts),
     pagesWithImages: (pdfPath, pages, opts) => pagesWithImages(pdfPath, pages, opts),
     renderPages: (pdfPath, pages, outDir, opts) => renderPages(pdfPath, pages, outDir, opts),
     renderPagePng: (pdfPath, page, outPath, dpi, opts) => renderPagePng(pdfPath, page, outPath, dpi, opts),

@@ -37,7 +37,8 @@ function segmentOf(a: [number, number], b: [number, number]): Segment | undefine
   return { x0: round(s.x0), y0: round(s.y0), x1: round(s.x1), y1: round(s.y1) };
 }
 
-interface Mark {
+/** A small filled shape about as wide as high: a list bullet drawn as a path. */
+export interface Mark {
   x0: number;
   x1: number;
   y0: number;
@@ -129,7 +130,7 @@ function drawingsOf(
 }
 
 /** Marks that stand just left of a line's text, as bullets of that line. */
-function bulletsOf(marks: readonly Mark[], items: readonly LayoutItem[]): LayoutItem[] {
+export function bulletsOf(marks: readonly Mark[], items: readonly LayoutItem[]): LayoutItem[] {
   const out: LayoutItem[] = [];
   for (const m of marks) {
     const next = items.find(
@@ -202,6 +203,28 @@ function itemsOf(
     });
   }
   return out.map(({ font: _font, ...rest }) => rest);
+}
+
+/** What a page draws: rulings and bullet marks, in page space with the origin at the view's bottom left. */
+export interface PageDrawings {
+  segments: Segment[];
+  marks: Mark[];
+}
+
+/** One page's drawings (1-based `n`) from its operator list, without its text. */
+export async function readPageDrawings(pdfjs: PdfJs, doc: PDFDocumentProxy, n: number): Promise<PageDrawings> {
+  const page = await doc.getPage(n);
+  try {
+    const [x0, y0] = page.view;
+    const { segments, marks } = drawingsOf(pdfjs, await page.getOperatorList());
+    if (!x0 && !y0) return { segments, marks };
+    return {
+      segments: segments.map((s) => ({ x0: s.x0 - x0, x1: s.x1 - x0, y0: s.y0 - y0, y1: s.y1 - y0 })),
+      marks: marks.map((m) => ({ x0: m.x0 - x0, x1: m.x1 - x0, y0: m.y0 - y0, y1: m.y1 - y0 })),
+    };
+  } finally {
+    page.cleanup();
+  }
 }
 
 /** One page's layout (1-based `n`). */

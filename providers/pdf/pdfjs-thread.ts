@@ -19,6 +19,7 @@ import type { PdfDescription } from './description';
 import { PdfError, type PdfErrorReason } from './errors';
 import type { PageLayout } from './markdown/types';
 import { openPdf } from './pdfjs';
+import type { PageDrawings } from './pdfjs-layout';
 
 const THREAD_ENTRY = new URL('./pdfjs.thread.mjs', import.meta.url);
 
@@ -31,11 +32,12 @@ const PAGE_BUDGET_MS = 5_000;
 export type PdfThreadRequest =
   | { operation: 'describe'; pdfPath: string; timeoutMs: number }
   | { operation: 'page-texts'; pdfPath: string; pages: number[]; timeoutMs: number }
-  | { operation: 'page-layouts'; pdfPath: string; pages: number[]; timeoutMs: number };
+  | { operation: 'page-layouts'; pdfPath: string; pages: number[]; timeoutMs: number }
+  | { operation: 'page-drawings'; pdfPath: string; pages: number[]; timeoutMs: number };
 
 /** A thread's answer: the result, or the error as plain data (`code` and `reason` when it was a `PdfError`). */
 export type PdfThreadReply =
-  | { result: PdfDescription | string[] | PageLayout[] }
+  | { result: PdfDescription | string[] | PageLayout[] | PageDrawings[] }
   | { error: { message: string; code?: ErrorCode; reason?: PdfErrorReason } };
 
 export interface PdfThreadOptions {
@@ -74,6 +76,11 @@ export async function answerPdfRequest(request: PdfThreadRequest): Promise<PdfTh
           layouts.push(entries ? { ...layout, outline: entries } : layout);
         }
         return { result: layouts };
+      }
+      if (request.operation === 'page-drawings') {
+        const drawings: PageDrawings[] = [];
+        for (const page of request.pages) drawings.push(await doc.pageDrawings(page));
+        return { result: drawings };
       }
       const texts: string[] = [];
       for (const page of request.pages) texts.push((await doc.pageText(page)).text);
@@ -165,4 +172,20 @@ export async function pageLayoutsInThread(
     opts.signal,
   );
   return new Map(pages.map((page, i) => [page, layouts[i]]));
+}
+
+/** Each asked page's drawings (rulings, bullet marks) through pdf.js in a thread. Same limits as `pageTextsInThread`. */
+export async function pageDrawingsInThread(
+  pdfPath: string,
+  pages: readonly number[],
+  opts: PdfThreadOptions = {},
+): Promise<Map<number, PageDrawings>> {
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_OPEN_TIMEOUT_MS;
+  const limitMs = timeoutMs + pages.length * Math.min(PAGE_BUDGET_MS, timeoutMs);
+  const drawings = await runInThread<PageDrawings[]>(
+    { operation: 'page-drawings', pdfPath, pages: [...pages], timeoutMs },
+    limitMs,
+    opts.signal,
+  );
+  return new Map(pages.map((page, i) => [page, drawings[i]]));
 }

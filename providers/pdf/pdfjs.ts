@@ -14,7 +14,7 @@ import type { PDFDocumentProxy, TextItem, TextMarkedContent } from 'pdfjs-dist/t
 import { PdfError } from './errors';
 import { layoutText, type TextRun } from './layout';
 import type { OutlineEntry, PageLayout } from './markdown/types';
-import { outlineByPage, readPageLayout } from './pdfjs-layout';
+import { outlineByPage, readPageDrawings, readPageLayout, type PageDrawings } from './pdfjs-layout';
 
 /** The document information of contract §6 (`metadata`), snake_case as the API returns it. */
 export interface PdfMetadata {
@@ -47,6 +47,8 @@ export interface PdfDoc {
   pageText(n: number): Promise<PageText>;
   /** Page `n`'s text items with fonts and its drawn rulings, for the Markdown rules. */
   pageLayout(n: number): Promise<PageLayout>;
+  /** Page `n`'s drawn rulings and bullet marks only (its operator list, no text). */
+  pageDrawings(n: number): Promise<PageDrawings>;
   /** The outline's bookmarks by page (1-based); empty without an outline. */
   outline(): Promise<Map<number, OutlineEntry[]>>;
   close(): Promise<void>;
@@ -174,17 +176,24 @@ class PdfJsDoc implements PdfDoc {
     return { text, chars: [...text].length };
   }
 
-  async pageLayout(n: number): Promise<PageLayout> {
+  pageLayout(n: number): Promise<PageLayout> {
+    return this.pageRead(n, readPageLayout, `Reading the layout of page ${n}`);
+  }
+
+  pageDrawings(n: number): Promise<PageDrawings> {
+    return this.pageRead(n, readPageDrawings, `Reading the drawings of page ${n}`);
+  }
+
+  private async pageRead<T>(
+    n: number,
+    read: (pdfjs: PdfJs, doc: PDFDocumentProxy, n: number) => Promise<T>,
+    what: string,
+  ): Promise<T> {
     if (!Number.isInteger(n) || n < 1 || n > this.pageCount) {
       throw new PdfError('VALIDATION_ERROR', 'page_out_of_range', `Page ${n} is outside 1..${this.pageCount}`);
     }
     try {
-      return await withTimeout(
-        readPageLayout(this.pdfjs, this.doc, n),
-        this.timeoutMs,
-        `Reading the layout of page ${n}`,
-        () => {},
-      );
+      return await withTimeout(read(this.pdfjs, this.doc, n), this.timeoutMs, what, () => {});
     } catch (err) {
       if (err instanceof PdfError) throw err;
       throw new PdfError('UNPROCESSABLE_INPUT', 'corrupt', `Page ${n} of the PDF cannot be read`, { cause: err });

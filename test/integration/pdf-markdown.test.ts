@@ -82,6 +82,8 @@ describe('PDF to Markdown on the real engine', function () {
     expect(r.status).to.equal(400);
     expect(r.body.error.code).to.equal('VALIDATION_ERROR');
     expect(JSON.stringify(r.body.error)).to.include('output_format').and.include('html');
+    // The field keeps its name, also at the start of the message.
+    expect(r.body.error.message).to.match(/^output_format: /);
   });
 
   it('gives a pdf job started with /api/pdf/job its Markdown', async () => {

@@ -287,14 +287,14 @@ describe('session processing (POST /api/session/*, legacy event jobs) on the rea
     );
     expect(paths(none)).to.include.members(['event', 'session', 'url', 'filename', 'track']);
     // The message itself names them (contract §8), not only details.issues.
-    expect(none.message).to.equal('Event, session, url, filename and track are required.');
+    expect(none.message).to.equal('event, session, url, filename and track are required.');
     const some = expectError(
       await s.call('POST', '/api/session/process-async', { event: 'E', session: 'S', url: `${site.base}/s/x` }),
       400,
       'VALIDATION_ERROR',
     );
     expect(paths(some)).to.deep.equal(['filename', 'track']);
-    expect(some.message).to.equal('Filename and track are required.');
+    expect(some.message).to.equal('filename and track are required.');
     for (const [field, value] of [
       ['url', '/s/relative'],
       ['url', 'ftp://example.org/x'],
@@ -332,7 +332,7 @@ describe('session processing (POST /api/session/*, legacy event jobs) on the rea
       'parameters.track',
     ]);
     expect(viaJobs.message).to.match(
-      /^Parameters\.session, parameters\.filename and parameters\.track are required; parameters\.url: /,
+      /^parameters\.session, parameters\.filename and parameters\.track are required; parameters\.url: /,
     );
     expectError(
       await s.call('POST', '/api/jobs/', { job_type: 'session', parameters: body('v', { template: 'Nope' }) }),
@@ -351,7 +351,7 @@ describe('session processing (POST /api/session/*, legacy event jobs) on the rea
       'VALIDATION_ERROR',
     );
     expect(paths(batch)).to.deep.equal(['jobs.1.session']);
-    expect(batch.message).to.equal('Jobs.1.session is required.');
+    expect(batch.message).to.equal('jobs.1.session is required.');
     expectError(await s.call('POST', '/api/event-job/batches', { batch_name: 'b', jobs: [] }), 400, 'VALIDATION_ERROR');
     // Nothing reached the site or the model.
     expect(site.count('/s/v') + site.count('/s/x')).to.equal(0);

@@ -63,6 +63,12 @@ describe('toApiError', () => {
     });
 
     it('names what is wrong in the message itself: the missing fields, then each other problem with its field', () => {
+      // A field name keeps its case at the start of the sentence.
+      const format = toApiError(
+        z.object({ output_format: z.enum(['text', 'markdown']) }).safeParse({ output_format: 'html' }).error,
+      );
+      expect(format.body.message).to.match(/^output_format: /);
+      expect(toApiError(z.string().safeParse(5).error).body.message).to.match(/^[A-Z]/);
       const session = z.object({
         event: z.string(),
         session: z.string(),
@@ -72,13 +78,13 @@ describe('toApiError', () => {
         page: z.number().min(1).optional(),
       });
       const none = toApiError(session.safeParse({}).error);
-      expect(none.body.message).to.equal('Event, session, url, filename and track are required.');
+      expect(none.body.message).to.equal('event, session, url, filename and track are required.');
       const one = toApiError(session.safeParse({ event: 'E', session: 'S', url: 'u', filename: 'f', page: 0 }).error);
-      expect(one.body.message).to.match(/^Track is required; page: .*>=\s*1/);
+      expect(one.body.message).to.match(/^track is required; page: .*>=\s*1/);
       const many = toApiError(
         z.object({ a: z.array(z.number()) }).safeParse({ a: ['x', 'y', 'z', 'v', 'w', 'q', 'r', 's'] }).error,
       );
-      expect(many.body.message).to.match(/^A\.0: .*; a\.5: .*; and 2 more problem\(s\) in details\.issues\.$/);
+      expect(many.body.message).to.match(/^a\.0: .*; a\.5: .*; and 2 more problem\(s\) in details\.issues\.$/);
     });
 
     it('gives an empty path for an issue at the root', () => {

@@ -119,7 +119,7 @@ describe('the job contract', () => {
     it('refuses a method it does not know with the message it always gave, at /api/jobs/ and /api/pdf/process', () => {
       const e = refusal(() => validateParameters('pdf', { filename: '/a.pdf', extraction_method: 'magic' }));
       expect(e.code).to.equal('VALIDATION_ERROR');
-      expect(e.message).to.equal(`Parameters.extraction_method: ${BAD_METHOD}.`);
+      expect(e.message).to.equal(`parameters.extraction_method: ${BAD_METHOD}.`);
       expect(e.details).to.deep.equal({ issues: [{ path: 'parameters.extraction_method', message: BAD_METHOD }] });
       const form = processBody.safeParse({ url: 'https://example.org/a.pdf', extraction_method: 'magic' });
       expect(form.success).to.equal(false);

@@ -76,6 +76,102 @@ describe('PDF to Markdown (layout rules)', () => {
     );
   });
 
+  it('takes a first line in title case and body type, the next line starting anew, for the title', () => {
+    const sample = column(
+      ['Document and Media Processing Service', 'A sample PDF with a text layer.', 'Second line of text.'],
+      72,
+      730,
+      14,
+      18,
+    );
+    expect(md(page(sample))).to.equal(
+      '# Document and Media Processing Service\n\nA sample PDF with a text layer. Second line of text.',
+    );
+    // A paragraph whose first line breaks before a name is no title.
+    const prose = column(['The committee met with the', 'Mayor of the town in spring.'], 72, 730);
+    expect(md(page(prose))).to.equal('The committee met with the Mayor of the town in spring.');
+  });
+
+  it('keeps a label in another font at the start of its line, though its baseline is a little lower', () => {
+    const items = [
+      ...column(
+        [
+          'The routine returns one of the following codes, each explained on its right side, on the lines that follow',
+          'this paragraph, which runs across the whole width of the page as the text of the manual does.',
+        ],
+        72,
+        730,
+      ),
+      item('GLP_ESING', 72, 700.6, 10, { mono: true }),
+      item('Unable to start the search, because the basis', 144, 701),
+      item('is singular within the working precision.', 144, 689),
+      item('GLP_ECOND', 72, 676.6, 10, { mono: true }),
+      item('Unable to start the search, because the matrix', 144, 677),
+      item('is ill-conditioned.', 144, 665),
+      item('GLP_EBOUND', 72, 652.6, 10, { mono: true }),
+      item('Unable to start the search, because bounds are', 144, 653),
+      item('incorrect.', 144, 641),
+    ];
+    const out = md(page(items));
+    expect(out).to.include(
+      'GLP_ESING Unable to start the search, because the basis is singular within the working precision.',
+    );
+    expect(out).to.include('GLP_EBOUND Unable to start the search, because bounds are incorrect.');
+  });
+
+  it('reads a bracketed category at the right margin first, so a wrapped signature stays whole', () => {
+    const items = [
+      ...column(['Some prose of the manual that runs across the page as its body text does here.'], 72, 730),
+      item('int idn2_to_unicode_8z8z (const char * input, char ** output,', 90, 700),
+      item('[Function]', 470, 700),
+      item('int flags)', 120, 688),
+    ];
+    expect(md(page(items))).to.include(
+      '[Function] int idn2_to_unicode_8z8z (const char * input, char ** output, int flags)',
+    );
+  });
+
+  it('keeps bold labels that repeat through the document bold text, not headings', () => {
+    const entry = (n: number, name: string) =>
+      page(
+        [
+          item(`2.${n} ${name}`, 72, 780, 14, { bold: true }),
+          item('Synopsis', 72, 750, 10, { bold: true }),
+          ...column([`int ${name}(void);`], 72, 735),
+          item('Returns', 72, 700, 10, { bold: true }),
+          ...column(['The routine returns zero on success.'], 72, 685),
+        ],
+        {},
+        n,
+      );
+    const out = md(entry(1, 'glp_simplex'), entry(2, 'glp_exact'), entry(3, 'glp_interior'));
+    expect(out.split('\n').filter((l) => l.startsWith('#'))).to.deep.equal([
+      '# 2.1 glp_simplex',
+      '# 2.2 glp_exact',
+      '# 2.3 glp_interior',
+    ]);
+    expect(out).to.include('**Synopsis**\n\nint glp_simplex(void);\n\n**Returns**');
+  });
+
+  it('takes no contents line, table header row or cover initials for a heading', () => {
+    const items = [
+      item('M', 72, 800, 30, { bold: true }),
+      item('L', 110, 800, 30, { bold: true }),
+      item('1 Introduction 9', 72, 740, 10, { bold: true }),
+      item('2 Basic routines 14', 72, 726, 10, { bold: true }),
+      ...column(['Some prose that sets the body size of this page, and more of it.'], 72, 700),
+      item('Algorithm', 72, 660, 10, { bold: true }),
+      item('Description', 250, 660, 10, { bold: true }),
+      ...column(['A paragraph of body text after the table head that runs on long.'], 72, 640),
+      item('A bold section', 72, 610, 10, { bold: true }),
+      ...column(['Its text.'], 72, 596),
+    ];
+    const heads = md(page(items))
+      .split('\n')
+      .filter((l) => l.startsWith('#'));
+    expect(heads).to.deep.equal(['# A bold section']);
+  });
+
   it('reads two columns left first, and a title across both before them', () => {
     const left = [
       'Left column line one and',

@@ -18,6 +18,11 @@ export interface TextLine {
   bold: boolean;
   mono: boolean;
   group?: string;
+  /**
+   * Runs of text the line is cut into by wide gaps, a leading section number not counted: a heading is one run, a
+   * table's header row several.
+   */
+  parts?: number;
 }
 
 export type Block =
@@ -42,11 +47,20 @@ export function listMarker(text: string): { marker: string; rest: string } | und
   return undefined;
 }
 
+/** A section number standing apart before its title ("2.3", "A.1", "Chapter 3"). */
+const SECTION_LABEL = /^((appendix|chapter|part)\s+)?([\d]{1,3}|[A-Z])(\.\d{1,3})*\.?$/i;
+
 function mergeLine(frags: Fragment[]): TextLine {
   const chars = (f: Fragment) => f.text.length;
+  const label = frags.length > 1 && SECTION_LABEL.test(frags[0].text.trim());
   const main = frags.reduce((a, f) => (chars(f) > chars(a) ? f : a));
+  // A bracketed category set apart at the right margin ("[Function]" of a Texinfo definition, whose signature wraps
+  // onto the next line) is read first: the signature stays whole.
+  const last = frags[frags.length - 1];
+  const category = frags.length > 1 && /^\[[^\]]{1,30}\]$/.test(last.text.trim()) ? last : undefined;
+  const ordered = category ? [category, ...frags.slice(0, -1)] : frags;
   return {
-    text: frags.map((f) => f.text).join(' '),
+    text: ordered.map((f) => f.text).join(' '),
     x0: frags[0].x0,
     x1: frags[frags.length - 1].x1,
     y: main.y,
@@ -54,6 +68,7 @@ function mergeLine(frags: Fragment[]): TextLine {
     bold: frags.every((f) => f.bold || /^[\W\d]+$/u.test(f.text)),
     mono: frags.every((f) => f.mono),
     ...(main.group !== undefined ? { group: main.group } : {}),
+    ...(frags.length > 1 ? { parts: frags.length - (label ? 1 : 0) } : {}),
   };
 }
 

@@ -76,7 +76,10 @@ interface Heading {
   level?: number;
 }
 
-type Out = { kind: 'heading'; h: Heading } | Block;
+type Out = { kind: 'heading'; h: Heading } | { kind: 'label'; text: string } | Block;
+
+/** A contents line: a section number first and a page number last, or dot leaders before the page number. */
+const CONTENTS_LINE = /^((appendix|chapter)\s+)?(\d+|[A-Z])(\.\d+)*\.?\s.*\s\d{1,4}$|(\s?\.){2,}\s*\d{1,4}$/i;
 
 function headingOf(b: Block, body: number, outline: OutlineEntry[]): Heading | undefined {
   if (b.kind !== 'text' && b.kind !== 'list') return undefined;
@@ -87,11 +90,56 @@ function headingOf(b: Block, body: number, outline: OutlineEntry[]): Heading | u
   const match = outline.find((o) => normTitle(o.title) !== '' && normTitle(o.title) === normTitle(text));
   if (match) return { text, size: b.size, bold: b.bold, level: match.level };
   if (b.kind === 'list' && !(b.size >= body * 1.15)) return undefined;
+  // A heading is a title: a word of two letters at least (no initials of a cover), one run of text per line (a
+  // table's header row is several), no contents line, no sentence or clause ending.
+  if (!/\p{L}{2}/u.test(text)) return undefined;
+  if (b.lines.some((l) => (l.parts ?? 1) > 1)) return undefined;
+  if (CONTENTS_LINE.test(text)) return undefined;
   if (/[,;]$/.test(text)) return undefined;
   if (b.size >= body * 1.15) return { text, size: b.size, bold: b.bold };
   if (b.bold && b.size >= body * 0.95 && text.length <= 90 && b.lines.length <= 2 && !/[.:]$/.test(text))
     return { text, size: b.size, bold: b.bold };
   return undefined;
+}
+
+/** How many times a heading candidate appears in the document, numbers aside: a label repeats, a title does not. */
+const labelKey = (t: string) => t.toLowerCase().replace(/\d+/g, '#').replace(/\s+/g, ' ').trim();
+
+/**
+ * Bold candidates of body size that the outline does not confirm and that repeat three times or more ("Synopsis",
+ * "Returns", "Since: 3.1") are labels of a definition list: bold text, not headings.
+ */
+function labelsApart(outs: Out[][], body: number): void {
+  const count = new Map<string, number>();
+  for (const o of outs.flat())
+    if (o.kind === 'heading' && o.h.level === undefined && o.h.size < body * 1.15)
+      count.set(labelKey(o.h.text), (count.get(labelKey(o.h.text)) ?? 0) + 1);
+  for (const page of outs)
+    page.forEach((o, i) => {
+      if (o.kind === 'heading' && o.h.level === undefined && (count.get(labelKey(o.h.text)) ?? 0) >= 3)
+        page[i] = { kind: 'label', text: o.h.text };
+    });
+}
+
+/**
+ * A document that opens with a paragraph whose first line is a title in body type (title case, no closing
+ * punctuation, the next line starting anew with a capital): that line is the document's title, a heading.
+ */
+function titleApart(outs: Out[][]): void {
+  const page = outs.find((o) => o.length > 0);
+  const first = page?.[0];
+  if (!page || first?.kind !== 'text' || first.lines.length < 2) return;
+  const [line, next] = first.lines;
+  const words = line.text.split(/\s+/);
+  const long = words.filter((w) => /^\p{L}{4,}/u.test(w));
+  const titleCase = long.length > 0 && long.filter((w) => /^\p{Lu}/u.test(w)).length >= (2 / 3) * long.length;
+  if (words.length > 12 || /[.!?:;,]["'”’)]?$/u.test(line.text) || !titleCase || !/^\p{Lu}/u.test(next.text)) return;
+  page.splice(
+    0,
+    1,
+    { kind: 'heading', h: { text: line.text, size: first.size, bold: first.bold } },
+    { ...first, lines: first.lines.slice(1) },
+  );
 }
 
 /** Heading levels: sizes above the body in decreasing order, then bold body-size headings; the outline's own. */
@@ -138,6 +186,8 @@ function renderOut(o: Out, listBase: number): string {
   switch (o.kind) {
     case 'heading':
       return `${'#'.repeat(o.h.level ?? 1)} ${o.h.text}`;
+    case 'label':
+      return `**${o.text.replace(/\*/g, '\\*')}**`;
     case 'table':
       return renderTable(o.table.rows);
     case 'code':
@@ -186,6 +236,8 @@ export function documentMarkdown(pages: readonly PageLayout[]): DocumentMarkdown
       return h ? ({ kind: 'heading', h } as Out) : b;
     });
   });
+  labelsApart(outs, body);
+  titleApart(outs);
   assignLevels(outs, body);
 
   // A table continued at the top of the next page: one table in the document (a repeated header row dropped); the

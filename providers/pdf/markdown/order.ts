@@ -25,9 +25,10 @@ const COLUMN_MIN_ROWS = 3;
 const MAX_DEPTH = 3;
 const BAND_GAP_EM = 4;
 
-function box(e: Element): Box {
+/** A fragment stands at its line's top baseline: fragments of one line in fonts with other baselines stay together. */
+function box(e: Element, lineTop: Map<number, number>): Box {
   if (e.kind === 'table') return { e, x0: e.t.x0, x1: e.t.x1, top: e.t.top, size: 10, row: `t${e.t.top}` };
-  return { e, x0: e.f.x0, x1: e.f.x1, top: e.f.y, size: e.f.size, row: `l${e.f.line}` };
+  return { e, x0: e.f.x0, x1: e.f.x1, top: lineTop.get(e.f.line) ?? e.f.y, size: e.f.size, row: `l${e.f.line}` };
 }
 
 const median = (v: number[]) => {
@@ -126,6 +127,11 @@ function orderBoxes(boxes: Box[], depth: number): Box[] {
 
 /** The elements in reading order. */
 export function readingOrder(frags: readonly Fragment[], tables: readonly Table[]): Element[] {
-  const boxes = [...frags.map((f) => box({ kind: 'text', f })), ...tables.map((t) => box({ kind: 'table', t }))];
+  const lineTop = new Map<number, number>();
+  for (const f of frags) lineTop.set(f.line, Math.max(lineTop.get(f.line) ?? -Infinity, f.y));
+  const boxes = [
+    ...frags.map((f) => box({ kind: 'text', f }, lineTop)),
+    ...tables.map((t) => box({ kind: 'table', t }, lineTop)),
+  ];
   return orderBoxes(boxes, 0).map((b) => b.e);
 }

@@ -1,0 +1,192 @@
+/**
+ * Page layouts for the Markdown rules (`markdown/types.ts`) from poppler: `pdftohtml -xml` gives each text chunk its
+ * position, its font (family name and size) and bold/italic, with poppler's text extraction (the one `pdftotext`
+ * uses: ligatures of Type 1 fonts mapped, word spaces from glyph gaps), and the outline with its pages. It reads a
+ * page in about the time `pdftotext` does. It gives no drawings: the rulings and drawn bullets come from pdf.js's
+ * operator list, which only the pages that may need them pay for (`layout-sources.ts`).
+ */
+import { runTool } from '../process/run-tool';
+import type { LayoutItem, OutlineEntry, PageLayout } from './markdown/types';
+import { popplerError } from './poppler';
+import { contiguousRanges } from './render';
+
+/** Font names of bold and monospace faces (the same families pdf.js's layout knows). */
+export const BOLD_FONT = /bold|black|heavy|semibold|demi|cmbx|cmb\d|[-,+]bd|sfbx|ptmb|phvb/i;
+export const MONO_FONT = /mono|courier|consol|typewriter|cmtt|lmtt|menlo|inconsolata|sfmono|pcrr|ptmr8t-tt|code/i;
+
+/** Where a chunk's baseline lies between its top and bottom (poppler gives the font's ascent-to-descent box). */
+const BASELINE_SHARE = 0.78;
+
+const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
+
+/** Ligature characters (U+FB00–FB06: ff, fi, fl, ffi, ffl, long st, st) that poppler passes on as they are. */
+const LIGATURES = /[\uFB00-\uFB06]/g;
+
+/** XML text with its markup (`<b>`, `<i>`, `<a>`) removed, entities decoded and ligatures spelt out. */
+function textOf(xml: string): string {
+  return xml
+    .replace(LIGATURES, (l) => l.normalize('NFKC'))
+    .replace(/<[^>]*>/g, '')
+    .replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (m, e: string) => {
+      if (e[0] === '#') {
+        const code = e[1] === 'x' || e[1] === 'X' ? parseInt(e.slice(2), 16) : Number(e.slice(1));
+        return Number.isFinite(code) && code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : '';
+      }
+      return ENTITIES[e.toLowerCase()] ?? m;
+    });
+}
+
+const attrs = (tag: string): Record<string, string> => {
+  const out: Record<string, string> = {};
+  for (const m of tag.matchAll(/([a-z]+)="([^"]*)"/gi)) out[m[1]] = m[2];
+  return out;
+};
+
+const round = (v: number) => Math.round(v * 100) / 100;
+
+export interface PopplerLayouts {
+  pages: PageLayout[];
+  /** The outline's bookmarks by page (1-based). */
+  outline: Map<number, OutlineEntry[]>;
+}
+
+/**
+ * Parses `pdftohtml -xml -zoom 1 -noroundcoord` output: pages (points, origin bottom left, `y` the baseline) and
+ * the outline. Font ids are numbered across the whole output (a font is declared on the first page using it). Pure.
+ */
+export function parsePdftohtmlXml(xml: string): PopplerLayouts {
+  const fonts = new Map<string, { size: number; bold: boolean; mono: boolean }>();
+  const pages: PageLayout[] = [];
+  let page: PageLayout | undefined;
+  const tokens =
+    /<page\s[^>]*>|<\/page>|<fontspec\s[^>]*\/>|<text\s[^>]*>([\s\S]*?)<\/text>|<outline>|<\/outline>|<item\s[^>]*>([\s\S]*?)<\/item>/g;
+  const outline = new Map<number, OutlineEntry[]>();
+  let depth = 0;
+  for (const m of xml.matchAll(tokens)) {
+    const tok = m[0];
+    if (tok.startsWith('<page')) {
+      const a = attrs(tok);
+      page = { page: Number(a.number), width: Number(a.width), height: Number(a.height), items: [], segments: [] };
+      pages.push(page);
+    } else if (tok === '</page>') page = undefined;
+    else if (tok.startsWith('<fontspec')) {
+      const a = attrs(tok);
+      fonts.set(a.id, {
+        size: Number(a.size),
+        bold: BOLD_FONT.test(a.family ?? ''),
+        mono: MONO_FONT.test(a.family ?? ''),
+      });
+    } else if (tok.startsWith('<text')) {
+      if (!page) continue;
+      const a = attrs(tok.slice(0, tok.indexOf('>') + 1));
+      const inner = m[1] ?? '';
+      const raw = textOf(inner);
+      const str = raw.trim();
+      const top = Number(a.top);
+      const left = Number(a.left);
+      const width = Number(a.width);
+      const height = Number(a.height);
+      if (!str || ![top, left, width, height].every(Number.isFinite) || width <= 0) continue;
+      const font = fonts.get(a.font);
+      const size = font?.size && font.size > 0 ? font.size : height;
+      // Spaces at either end hold width that is no text: the extent of the text itself counts.
+      const per = width / raw.length;
+      const lead = raw.length - raw.trimStart().length;
+      const item: LayoutItem = {
+        str,
+        x: round(left + lead * per),
+        y: round(page.height - (top + BASELINE_SHARE * height)),
+        w: round(str.length * per),
+        size,
+      };
+      if (font?.bold || /^\s*(<[ai][^>]*>\s*)*<b>/.test(inner)) item.bold = true;
+      if (font?.mono) item.mono = true;
+      page.items.push(item);
+    } else if (tok === '<outline>') depth++;
+    else if (tok === '</outline>') depth--;
+    else if (tok.startsWith('<item')) {
+      const n = Number(attrs(tok.slice(0, tok.indexOf('>') + 1)).page);
+      const title = textOf(m[2] ?? '')
+        .replace(/\s+/g, ' ')
+        .trim();
+      if (!Number.isInteger(n) || n < 1 || !title || depth < 1) continue;
+      const list = outline.get(n) ?? [];
+      list.push({ title, level: Math.min(depth, 6) });
+      outline.set(n, list);
+    }
+  }
+  return { pages, outline };
+}
+
+/** Pages a pdftohtml process should at least get: each one parses the document's structure again. */
+const MIN_PAGES_PER_PROCESS = 25;
+
+/**
+ * The asked pages' layouts (text items with fonts, no drawings) and the outline's bookmarks pointing at them, read by
+ * `pdftohtml` processes: each run of consecutive pages cut into up to `parallel` parts read at once.
+ */
+export async function popplerPageLayouts(
+  pdfPath: string,
+  pages: readonly number[],
+  opts: { signal?: AbortSignal; parallel?: number } = {},
+): Promise<Map<number, PageLayout>> {
+  const parts: [number, number][] = [];
+  const parallel = Math.max(1, opts.parallel ?? 1);
+  for (const [first, last] of contiguousRanges(pages)) {
+    const count = last - first + 1;
+    const n = Math.max(1, Math.min(parallel, Math.floor(count / MIN_PAGES_PER_PROCESS)));
+    for (let i = 0, from = first; i < n; i++) {
+      const size = Math.floor(count / n) + (i < count % n ? 1 : 0);
+      parts.push([from, from + size - 1]);
+      from += size;
+    }
+  }
+  const read = async ([f, l]: [number, number]) => {
+    try {
+      const { stdout } = await runTool(
+        'pdftohtml',
+        // -nodrm: a document that forbids copying is read, as pdftotext and pdf.js read it for the text layer. No -q:
+        // poppler's complaints on stderr tell an encrypted file from a damaged one (`popplerError`).
+        [
+          '-xml',
+          '-nodrm',
+          '-i',
+          '-hidden',
+          '-stdout',
+          '-zoom',
+          '1',
+          '-noroundcoord',
+          '-f',
+          String(f),
+          '-l',
+          String(l),
+          pdfPath,
+        ],
+        { signal: opts.signal, timeoutMs: 30_000 + 500 * (l - f + 1) },
+      );
+      return parsePdftohtmlXml(stdout.toString('utf8'));
+    } catch (err) {
+      throw popplerError(err);
+    }
+  };
+  // At most `parallel` processes at once.
+  const results: PopplerLayouts[] = new Array(parts.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(parallel, parts.length) }, async () => {
+      while (next < parts.length) {
+        const i = next++;
+        results[i] = await read(parts[i]);
+      }
+    }),
+  );
+  const out = new Map<number, PageLayout>();
+  const outline = results[0]?.outline ?? new Map<number, OutlineEntry[]>();
+  for (const r of results)
+    for (const p of r.pages) {
+      const entries = outline.get(p.page);
+      out.set(p.page, entries ? { ...p, outline: entries } : p);
+    }
+  for (const p of pages) if (!out.has(p)) out.set(p, { page: p, width: 0, height: 0, items: [], segments: [] });
+  return out;
+}
