@@ -12,6 +12,7 @@ import { imageHeaderMetadata } from '../../providers/image/metadata';
 import { checkYtDlp } from '../../providers/media/hosted';
 import { probeMedia } from '../../providers/media/probe';
 import { installedLanguages } from '../../providers/ocr/tesseract';
+import { describePdf, readPageTexts } from '../../providers/pdf/text-engine';
 import { LocalBlobStore } from '../../providers/storage';
 import { tempDir } from './servers';
 import { trackCalls } from './temporal-calls';
@@ -34,6 +35,8 @@ export const apiEngines = (config: Config): ApiEngines => ({
   ocrLanguages: installedLanguages,
   checkHostedVideo: () => checkYtDlp(ytDlpPath(config)),
   transformHtml: runHtmlOperationInThread,
+  describePdf: (file, opts) => describePdf(file, 'poppler', opts),
+  readPdfPageTexts: (file, pages, opts) => readPageTexts(file, pages, 'poppler', opts),
 });
 
 /**

@@ -1,0 +1,133 @@
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import type { Context } from 'koa';
+import { cacheFileKey, writeCacheRef } from '../../core/cache';
+import { PDF_CACHE_OPERATION, pdfCacheKey } from '../../core/cache-keys';
+import type { Config } from '../../core/config';
+import { AppError } from '../../core/errors';
+import { packJobFields, resultPreview, type JobFields } from '../../core/job-results';
+import { countCacheLookup, countPdfPage } from '../../core/metrics';
+import { idleCores, joinPageTexts, pdfMetadata, pdfPagesToRead } from '../../core/pdf-text';
+import { pdfData } from '../../core/result-shapes';
+import type { ApiEngines } from '../engines';
+import type { UploadedFile } from '../uploads';
+import type { AsyncPreference } from './async-preference';
+import { answerPdfFromCache } from './direct-answer';
+import type { JobService } from './jobs';
+
+export interface DirectPdfDeps {
+  jobs: JobService;
+  config: Pick<Config, 'INLINE_PDF_MAX_PAGES' | 'MAX_PDF_PAGES' | 'PDF_TEXT_ENGINE' | 'llm'>;
+  engines: Pick<ApiEngines, 'describePdf' | 'readPdfPageTexts'>;
+}
+
+const PREFIX = Buffer.from('{"status":"success","data":');
+const SUFFIX = Buffer.from('}');
+const NO_LLM = { total_tokens: 0, total_cost: 0, requests: [] };
+
+/** The sha256 of a file, as the blob store computes it on upload (the result cache's input hash). */
+async function fileSha256(file: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+/**
+ * Whether a `/api/pdf/process` upload may be answered without a job (issue 24), before its document is read: a
+ * `native` text request (no template, page images or Markdown) on the poppler text engine, `INLINE_PDF_MAX_PAGES`
+ * above 0, and a client that did not ask for a job (`Prefer: respond-async`, `wait_ms`: as the transformer's direct
+ * path, a client that names a wait gets a job).
+ */
+export function mayAnswerPdfDirectly(
+  ctx: Context,
+  config: DirectPdfDeps['config'],
+  p: Record<string, unknown>,
+): boolean {
+  const prefer = ctx.state.prefer as AsyncPreference | undefined;
+  if (prefer?.respondAsync || prefer?.waitMs !== undefined) return false;
+  if (config.INLINE_PDF_MAX_PAGES <= 0 || config.PDF_TEXT_ENGINE !== 'poppler') return false;
+  return p.extraction_method === 'native' && p.output_format !== 'markdown' && !p.template && !p.includeImages;
+}
+
+/**
+ * Answers a small synchronous `native` PDF request without a job (issue 24), from the upload's temporary file (removed
+ * by the body middleware when the request ends): no upload to the blob store, no scratch copy, no trip through
+ * Temporal. Call only when {@link mayAnswerPdfDirectly}. In order:
+ * - a cache hit (unless `use_cache` is false) is streamed from the entry, as `answerPdfFromCache` answers it;
+ * - a heavy-request slot is taken (429 when the bound is full), held until the answer is sent;
+ * - `pdfinfo` checks the document (the activity's errors: 400 not a PDF, 422 encrypted, corrupt or empty) and the
+ *   page limit and range (`MAX_PDF_PAGES`, `page_start`/`page_end`: 400, the activity's message and details);
+ * - more than `INLINE_PDF_MAX_PAGES` pages to read: false, and the caller runs the job as before;
+ * - `pdftotext` reads the range, split across the idle cores (child processes, killed when the client goes away),
+ *   and the text and metadata are built by the activity's code (core/pdf-text.ts), so `data` is the job's;
+ * - the result is stored as the job path stores it (the `data` bytes, the job fields, `result.md`) under
+ *   `cache/files/`, and the cache entry points at it: a later request is a hit, here or in a job (which copies it).
+ * Errors carry no `details.job_id` (there is no job); otherwise their envelopes are the job path's.
+ */
+export async function answerPdfDirectly(
+  ctx: Context,
+  deps: DirectPdfDeps,
+  file: UploadedFile,
+  p: Record<string, unknown>,
+): Promise<boolean> {
+  const { config, jobs, engines } = deps;
+  const store = jobs.store;
+  const sha256 = await fileSha256(file.filepath);
+  if (await answerPdfFromCache(ctx, deps, sha256, p)) return true;
+  jobs.heavy.enter(ctx);
+  const gone = new AbortController();
+  const onClose = () => gone.abort(new Error('client closed the request'));
+  ctx.res.once('close', onClose);
+  let texts: Map<number, string>;
+  let meta: { pageCount: number; title: string; author: string; pages: number[] };
+  try {
+    const desc = await engines.describePdf(file.filepath, { signal: gone.signal });
+    const toRead = pdfPagesToRead(desc.pageCount, p, config.MAX_PDF_PAGES);
+    if (!toRead.ok) throw new AppError(toRead.code, toRead.message, toRead.details);
+    if (toRead.pages.length > config.INLINE_PDF_MAX_PAGES) return false;
+    meta = { pageCount: desc.pageCount, title: desc.title, author: desc.author, pages: toRead.pages };
+    texts = await engines.readPdfPageTexts(file.filepath, meta.pages, { signal: gone.signal, parallel: idleCores() });
+  } finally {
+    ctx.res.off('close', onClose);
+  }
+  countPdfPage('native', meta.pages.length);
+  const contents = meta.pages.map((page) => ({ page, text: texts.get(page) ?? '', method: 'native' }));
+  const text = joinPageTexts(contents);
+  const metadata = pdfMetadata(meta, contents, []);
+  const data = pdfData(text, metadata, null);
+  const bytes = Buffer.from(JSON.stringify(data));
+  const key = pdfCacheKey(sha256, p, { textEngine: config.PDF_TEXT_ENGINE, visionModel: config.llm?.visionModel });
+  if (key) {
+    if (p.use_cache !== false) countCacheLookup(PDF_CACHE_OPERATION, false);
+    // As the job stores its results (core/job-results.ts): the data once, the job fields beside it pointing into it.
+    // A hit in a job replaces the job's own fields (assets, target_dir, llm_info, from_cache).
+    const job: JobFields = {
+      structured_data: { extracted_text: text, metadata },
+      assets: [],
+      target_dir: '',
+      llm_info: NO_LLM,
+      from_cache: false,
+    };
+    const files = {
+      data: cacheFileKey(PDF_CACHE_OPERATION, key, 'data.json'),
+      fields: cacheFileKey(PDF_CACHE_OPERATION, key, 'fields.json'),
+      md: cacheFileKey(PDF_CACHE_OPERATION, key, 'result.md'),
+    };
+    await Promise.all([
+      store.put(files.data, bytes, { mime: 'application/json' }),
+      store.put(files.md, text, { mime: 'text/markdown; charset=utf-8' }),
+      store.put(files.fields, JSON.stringify(packJobFields(data, job)), { mime: 'application/json' }),
+    ]);
+    // The entry last: it points only at complete files.
+    await writeCacheRef(store, PDF_CACHE_OPERATION, key, {
+      data: files.data,
+      fields: files.fields,
+      files: { 'result.md': files.md },
+      preview: { structured_data: resultPreview(job).structured_data },
+    });
+  }
+  ctx.set('X-Cache', 'miss');
+  ctx.type = 'application/json; charset=utf-8';
+  ctx.body = Buffer.concat([PREFIX, bytes, SUFFIX]);
+  return true;
+}
