@@ -13,7 +13,7 @@ export interface ApiPdfDescription {
  * decompression bomb), and for `/api/health`. The API imports no provider: the composition root (api/main.ts) builds
  * these from them and hands them to `createApp`, as worker/main.ts builds the activities' engines. Everything else
  * runs in the worker, except small pure transforms (`transformHtml`) and the text layer of small PDFs (`describePdf`,
- * `readPdfPageTexts`).
+ * `readPdfTextUpTo`).
  */
 export interface ApiEngines {
   /** ffprobe: the container, duration and first streams of a media file, from its content (`INVALID_FORMAT` else). */
@@ -36,12 +36,9 @@ export interface ApiEngines {
    */
   describePdf(file: string, opts: { signal?: AbortSignal }): Promise<ApiPdfDescription>;
   /**
-   * poppler's `pdftotext` as child processes (the range split across `parallel` of them), as the activity runs it:
-   * the text layer of each asked page, '' for a page without one. The signal kills the processes.
+   * poppler's `pdftotext` as a child process (the code the activity runs, in one process): the text layer of pages
+   * `first..last`, or up to the document's last page when it ends before, one entry per page read. It may start
+   * before `describePdf` answers. The signal kills the process.
    */
-  readPdfPageTexts(
-    file: string,
-    pages: readonly number[],
-    opts: { signal?: AbortSignal; parallel?: number },
-  ): Promise<Map<number, string>>;
+  readPdfTextUpTo(file: string, first: number, last: number, opts: { signal?: AbortSignal }): Promise<string[]>;
 }

@@ -9,7 +9,8 @@ import { runHtmlOperationInThread } from '../providers/html';
 import { imageHeaderMetadata } from '../providers/image/metadata';
 import { checkYtDlp } from '../providers/media/hosted';
 import { probeMedia } from '../providers/media/probe';
-import { describePdf, readPageTexts } from '../providers/pdf/text-engine';
+import { pdfPageTextsUpTo } from '../providers/pdf/poppler';
+import { describePdf } from '../providers/pdf/text-engine';
 import { installedLanguages } from '../providers/ocr/tesseract';
 import { configureEngineWatchdog } from '../providers/process/run-tool';
 import { createBlobStore } from '../providers/storage';
@@ -47,7 +48,7 @@ async function main(): Promise<void> {
     transformHtml: runHtmlOperationInThread,
     // Small native PDF requests (INLINE_PDF_MAX_PAGES): poppler's processes, the activity's code.
     describePdf: (file, opts) => describePdf(file, 'poppler', opts),
-    readPdfPageTexts: (file, pages, opts) => readPageTexts(file, pages, 'poppler', opts),
+    readPdfTextUpTo: pdfPageTextsUpTo,
   };
   // The first small HTML transform would pay for its thread's start (tsx and the converters load: about a second);
   // one thread is started now, off the event loop.

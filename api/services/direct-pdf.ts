@@ -7,7 +7,7 @@ import type { Config } from '../../core/config';
 import { AppError } from '../../core/errors';
 import { packJobFields, resultPreview, type JobFields } from '../../core/job-results';
 import { countCacheLookup, countPdfPage } from '../../core/metrics';
-import { idleCores, joinPageTexts, pdfMetadata, pdfPagesToRead } from '../../core/pdf-text';
+import { joinPageTexts, pdfMetadata, pdfPagesToRead } from '../../core/pdf-text';
 import { pdfData } from '../../core/result-shapes';
 import type { ApiEngines } from '../engines';
 import type { UploadedFile } from '../uploads';
@@ -18,7 +18,7 @@ import type { JobService } from './jobs';
 export interface DirectPdfDeps {
   jobs: JobService;
   config: Pick<Config, 'INLINE_PDF_MAX_PAGES' | 'MAX_PDF_PAGES' | 'PDF_TEXT_ENGINE' | 'llm'>;
-  engines: Pick<ApiEngines, 'describePdf' | 'readPdfPageTexts'>;
+  engines: Pick<ApiEngines, 'describePdf' | 'readPdfTextUpTo'>;
 }
 
 const PREFIX = Buffer.from('{"status":"success","data":');
@@ -50,18 +50,63 @@ export function mayAnswerPdfDirectly(
 }
 
 /**
+ * The cache writes of direct answers still in progress, by cache key: a request for the same key in this process waits
+ * for them before it looks for a hit, so a repeat right after an answer is a hit. Elsewhere (a job, another API
+ * process) an entry not written yet is a miss, which reads the document again: the same answer.
+ */
+const pendingWrites = new Map<string, Promise<void>>();
+
+/** Stores a direct result as a job stores its results, and points the cache entry at it (the entry last). */
+async function storeResult(
+  store: JobService['store'],
+  key: string,
+  bytes: Buffer,
+  data: Record<string, unknown>,
+  text: string,
+  metadata: Record<string, unknown>,
+): Promise<void> {
+  // As the job stores its results (core/job-results.ts): the data once, the job fields beside it pointing into it.
+  // A hit in a job replaces the job's own fields (assets, target_dir, llm_info, from_cache).
+  const job: JobFields = {
+    structured_data: { extracted_text: text, metadata },
+    assets: [],
+    target_dir: '',
+    llm_info: NO_LLM,
+    from_cache: false,
+  };
+  const files = {
+    data: cacheFileKey(PDF_CACHE_OPERATION, key, 'data.json'),
+    fields: cacheFileKey(PDF_CACHE_OPERATION, key, 'fields.json'),
+    md: cacheFileKey(PDF_CACHE_OPERATION, key, 'result.md'),
+  };
+  await Promise.all([
+    store.put(files.data, bytes, { mime: 'application/json' }),
+    store.put(files.md, text, { mime: 'text/markdown; charset=utf-8' }),
+    store.put(files.fields, JSON.stringify(packJobFields(data, job)), { mime: 'application/json' }),
+  ]);
+  await writeCacheRef(store, PDF_CACHE_OPERATION, key, {
+    data: files.data,
+    fields: files.fields,
+    files: { 'result.md': files.md },
+    preview: { structured_data: resultPreview(job).structured_data },
+  });
+}
+
+/**
  * Answers a small synchronous `native` PDF request without a job (issue 24), from the upload's temporary file (removed
  * by the body middleware when the request ends): no upload to the blob store, no scratch copy, no trip through
  * Temporal. Call only when {@link mayAnswerPdfDirectly}. In order:
  * - a cache hit (unless `use_cache` is false) is streamed from the entry, as `answerPdfFromCache` answers it;
  * - a heavy-request slot is taken (429 when the bound is full), held until the answer is sent;
  * - `pdfinfo` checks the document (the activity's errors: 400 not a PDF, 422 encrypted, corrupt or empty) and the
- *   page limit and range (`MAX_PDF_PAGES`, `page_start`/`page_end`: 400, the activity's message and details);
+ *   page limit and range (`MAX_PDF_PAGES`, `page_start`/`page_end`: 400, the activity's message and details), while
+ *   `pdftotext` already reads the range (at most `INLINE_PDF_MAX_PAGES` pages) beside it: one process, since both
+ *   parse the document and the page count is not known yet. A refusal kills it;
  * - more than `INLINE_PDF_MAX_PAGES` pages to read: false, and the caller runs the job as before;
- * - `pdftotext` reads the range, split across the idle cores (child processes, killed when the client goes away),
- *   and the text and metadata are built by the activity's code (core/pdf-text.ts), so `data` is the job's;
+ * - the text and metadata are built by the activity's code (core/pdf-text.ts), so `data` is the job's;
  * - the result is stored as the job path stores it (the `data` bytes, the job fields, `result.md`) under
  *   `cache/files/`, and the cache entry points at it: a later request is a hit, here or in a job (which copies it).
+ *   The writes run on after the answer is sent (a failed one is logged: the next request reads the document again).
  * Errors carry no `details.job_id` (there is no job); otherwise their envelopes are the job path's.
  */
 export async function answerPdfDirectly(
@@ -73,58 +118,56 @@ export async function answerPdfDirectly(
   const { config, jobs, engines } = deps;
   const store = jobs.store;
   const sha256 = await fileSha256(file.filepath);
+  const key = pdfCacheKey(sha256, p, { textEngine: config.PDF_TEXT_ENGINE, visionModel: config.llm?.visionModel });
+  const pending = key ? pendingWrites.get(key) : undefined;
+  if (pending) await pending.catch(() => undefined);
   if (await answerPdfFromCache(ctx, deps, sha256, p)) return true;
   jobs.heavy.enter(ctx);
-  const gone = new AbortController();
-  const onClose = () => gone.abort(new Error('client closed the request'));
+  // Killed when the client goes away, or when the document is refused or goes to a job.
+  const stop = new AbortController();
+  const onClose = () => stop.abort(new Error('client closed the request'));
   ctx.res.once('close', onClose);
-  let texts: Map<number, string>;
+  const first = typeof p.page_start === 'number' ? p.page_start : 1;
+  const upTo = Math.min(
+    typeof p.page_end === 'number' ? p.page_end : Number.MAX_SAFE_INTEGER,
+    first + config.INLINE_PDF_MAX_PAGES - 1,
+  );
+  const reading = engines.readPdfTextUpTo(file.filepath, first, upTo, { signal: stop.signal });
+  // Handled at once (a damaged file fails it before pdfinfo answers); awaited below.
+  reading.catch(() => undefined);
+  let texts: string[];
   let meta: { pageCount: number; title: string; author: string; pages: number[] };
   try {
-    const desc = await engines.describePdf(file.filepath, { signal: gone.signal });
+    const desc = await engines.describePdf(file.filepath, { signal: stop.signal });
     const toRead = pdfPagesToRead(desc.pageCount, p, config.MAX_PDF_PAGES);
     if (!toRead.ok) throw new AppError(toRead.code, toRead.message, toRead.details);
     if (toRead.pages.length > config.INLINE_PDF_MAX_PAGES) return false;
     meta = { pageCount: desc.pageCount, title: desc.title, author: desc.author, pages: toRead.pages };
-    texts = await engines.readPdfPageTexts(file.filepath, meta.pages, { signal: gone.signal, parallel: idleCores() });
+    texts = await reading;
   } finally {
     ctx.res.off('close', onClose);
+    // Settled before the answer: no pdftotext outlives its request.
+    stop.abort(new Error('not needed'));
+    await reading.catch(() => undefined);
   }
+  // pdftotext read from `first` to the range's end (or the document's): exactly the pages to read.
+  if (texts.length !== meta.pages.length)
+    throw new Error(`pdftotext read ${texts.length} pages of ${meta.pages.length}`);
   countPdfPage('native', meta.pages.length);
-  const contents = meta.pages.map((page) => ({ page, text: texts.get(page) ?? '', method: 'native' }));
+  const contents = meta.pages.map((page, i) => ({ page, text: texts[i], method: 'native' }));
   const text = joinPageTexts(contents);
   const metadata = pdfMetadata(meta, contents, []);
   const data = pdfData(text, metadata, null);
   const bytes = Buffer.from(JSON.stringify(data));
-  const key = pdfCacheKey(sha256, p, { textEngine: config.PDF_TEXT_ENGINE, visionModel: config.llm?.visionModel });
   if (key) {
     if (p.use_cache !== false) countCacheLookup(PDF_CACHE_OPERATION, false);
-    // As the job stores its results (core/job-results.ts): the data once, the job fields beside it pointing into it.
-    // A hit in a job replaces the job's own fields (assets, target_dir, llm_info, from_cache).
-    const job: JobFields = {
-      structured_data: { extracted_text: text, metadata },
-      assets: [],
-      target_dir: '',
-      llm_info: NO_LLM,
-      from_cache: false,
-    };
-    const files = {
-      data: cacheFileKey(PDF_CACHE_OPERATION, key, 'data.json'),
-      fields: cacheFileKey(PDF_CACHE_OPERATION, key, 'fields.json'),
-      md: cacheFileKey(PDF_CACHE_OPERATION, key, 'result.md'),
-    };
-    await Promise.all([
-      store.put(files.data, bytes, { mime: 'application/json' }),
-      store.put(files.md, text, { mime: 'text/markdown; charset=utf-8' }),
-      store.put(files.fields, JSON.stringify(packJobFields(data, job)), { mime: 'application/json' }),
-    ]);
-    // The entry last: it points only at complete files.
-    await writeCacheRef(store, PDF_CACHE_OPERATION, key, {
-      data: files.data,
-      fields: files.fields,
-      files: { 'result.md': files.md },
-      preview: { structured_data: resultPreview(job).structured_data },
-    });
+    const log = ctx.state.log as { warn(o: object, m: string): void } | undefined;
+    const writing = storeResult(store, key, bytes, data, text, metadata)
+      .catch((err: unknown) => log?.warn({ err }, 'direct PDF result not cached'))
+      .finally(() => {
+        if (pendingWrites.get(key) === writing) pendingWrites.delete(key);
+      });
+    pendingWrites.set(key, writing);
   }
   ctx.set('X-Cache', 'miss');
   ctx.type = 'application/json; charset=utf-8';

@@ -12,7 +12,8 @@ import { imageHeaderMetadata } from '../../providers/image/metadata';
 import { checkYtDlp } from '../../providers/media/hosted';
 import { probeMedia } from '../../providers/media/probe';
 import { installedLanguages } from '../../providers/ocr/tesseract';
-import { describePdf, readPageTexts } from '../../providers/pdf/text-engine';
+import { pdfPageTextsUpTo } from '../../providers/pdf/poppler';
+import { describePdf } from '../../providers/pdf/text-engine';
 import { LocalBlobStore } from '../../providers/storage';
 import { tempDir } from './servers';
 import { trackCalls } from './temporal-calls';
@@ -36,7 +37,7 @@ export const apiEngines = (config: Config): ApiEngines => ({
   checkHostedVideo: () => checkYtDlp(ytDlpPath(config)),
   transformHtml: runHtmlOperationInThread,
   describePdf: (file, opts) => describePdf(file, 'poppler', opts),
-  readPdfPageTexts: (file, pages, opts) => readPageTexts(file, pages, 'poppler', opts),
+  readPdfTextUpTo: pdfPageTextsUpTo,
 });
 
 /**
