@@ -13,7 +13,7 @@ export interface ApiPdfDescription {
  * decompression bomb), and for `/api/health`. The API imports no provider: the composition root (api/main.ts) builds
  * these from them and hands them to `createApp`, as worker/main.ts builds the activities' engines. Everything else
  * runs in the worker, except small pure transforms (`transformHtml`) and the text layer of small PDFs (`describePdf`,
- * `readPdfTextUpTo`).
+ * `readPdfTextUpTo`, `readPdfPageTexts`).
  */
 export interface ApiEngines {
   /** ffprobe: the container, duration and first streams of a media file, from its content (`INVALID_FORMAT` else). */
@@ -41,4 +41,13 @@ export interface ApiEngines {
    * before `describePdf` answers. The signal kills the process.
    */
   readPdfTextUpTo(file: string, first: number, last: number, opts: { signal?: AbortSignal }): Promise<string[]>;
+  /**
+   * poppler's `pdftotext` as child processes, the range split across `parallel` of them, as the activity runs it: the
+   * text layer of each asked page, '' for a page without one. The signal kills the processes.
+   */
+  readPdfPageTexts(
+    file: string,
+    pages: readonly number[],
+    opts: { signal?: AbortSignal; parallel?: number },
+  ): Promise<Map<number, string>>;
 }

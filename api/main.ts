@@ -10,7 +10,7 @@ import { imageHeaderMetadata } from '../providers/image/metadata';
 import { checkYtDlp } from '../providers/media/hosted';
 import { probeMedia } from '../providers/media/probe';
 import { pdfPageTextsUpTo } from '../providers/pdf/poppler';
-import { describePdf } from '../providers/pdf/text-engine';
+import { describePdf, readPageTexts } from '../providers/pdf/text-engine';
 import { installedLanguages } from '../providers/ocr/tesseract';
 import { configureEngineWatchdog } from '../providers/process/run-tool';
 import { createBlobStore } from '../providers/storage';
@@ -49,6 +49,7 @@ async function main(): Promise<void> {
     // Small native PDF requests (INLINE_PDF_MAX_PAGES): poppler's processes, the activity's code.
     describePdf: (file, opts) => describePdf(file, 'poppler', opts),
     readPdfTextUpTo: pdfPageTextsUpTo,
+    readPdfPageTexts: (file, pages, opts) => readPageTexts(file, pages, 'poppler', opts),
   };
   // The first small HTML transform would pay for its thread's start (tsx and the converters load: about a second);
   // one thread is started now, off the event loop.

@@ -13,14 +13,18 @@ import type { LlmServer } from '../support/llm-server';
 import { buildPdf, corruptPdf, zeroPagePdf } from '../support/pdf-factory';
 import { postMultipart, postPdf } from '../support/pdf-http';
 import { holdModel, unique } from '../support/results';
+import { popplerPids } from '../support/proc-tree';
+import { directPdfReading } from '../../api/services/direct-pdf';
+import { idleCores } from '../../core/pdf-text';
 
 // Issue 24: a small synchronous `native` request to /api/pdf/process is answered by the API itself (pdfinfo and
 // pdftotext as its child processes), without a job, with the job's `data`; a larger one, or a client asking for a
 // job, runs one as before. The real API and worker, the shared Temporal dev server, poppler, the local blob store.
 // Workflow starts are counted at the API's Temporal client, through which every start passes.
 
-const INLINE = 12;
-const MAX_PAGES = 20;
+// 60 pages: enough for pdftotext to be split in two (at least 25 pages a process).
+const INLINE = 60;
+const MAX_PAGES = 80;
 
 /** A PDF of `pages` pages of distinct text (one without a text layer), with a title and an author. */
 function docPdf(pages: number): Buffer {
@@ -67,8 +71,10 @@ describe('native PDF text answered by the API without a job (INLINE_PDF_MAX_PAGE
       type: 'application/pdf',
     });
 
-  /** Nothing of a request stays behind: no upload blob, no temporary upload, no scratch file. */
+  /** Nothing of a request stays behind: no engine process, no upload blob, no temporary upload, no scratch file. */
   async function nothingLeft(): Promise<void> {
+    // The API runs in this process: its pdfinfo and pdftotext are children of it.
+    expect(popplerPids(process.pid), 'no poppler process left').to.deep.equal([]);
     expect((await s.worker.store.list('uploads/')).map((b) => b.key)).to.deep.equal([]);
     // The per-process directories stay; what a request puts in them goes.
     for (const dir of [path.join(s.api.config.dataDir, 'tmp', 'uploads'), s.api.config.scratchDir]) {
@@ -80,31 +86,46 @@ describe('native PDF text answered by the API without a job (INLINE_PDF_MAX_PAGE
     }
   }
 
-  it('answers a multi-page document and page ranges with the data of the job, without a workflow', async () => {
+  for (const [cores, how] of [
+    [1, 'one pdftotext beside pdfinfo'],
+    [2, 'pdftotext split across two processes after pdfinfo'],
+  ] as const) {
+    it(`answers a multi-page document and page ranges with the data of the job, without a workflow (${how})`, async () => {
+      const pdf = docPdf(INLINE);
+      directPdfReading.idleCores = () => cores;
+      try {
+        const ranges: Record<string, string>[] = [
+          {},
+          { page_start: '3', page_end: '57' },
+          { page_start: '50' },
+          { page_start: '55', page_end: '75' },
+          { page_end: '1' },
+        ];
+        for (const range of ranges) {
+          const fields = { extraction_method: 'native', useCache: 'false', ...range };
+          const job = await viaJob(fields, pdf);
+          expect(job.status, JSON.stringify(job.body).slice(0, 300)).to.equal(200);
+          expect(started, 'the job path runs a workflow').to.have.length(1);
+          const direct = await postPdf(s, fields, pdf);
+          expect(direct.status, JSON.stringify(direct.body).slice(0, 300)).to.equal(200);
+          expect(started, `no workflow for ${JSON.stringify(range)}`).to.have.length(1);
+          expect([direct.headers.get('x-cache'), job.headers.get('x-cache')]).to.deep.equal(['miss', 'miss']);
+          expect(direct.headers.get('content-type')).to.match(/^application\/json/);
+          // Field by field: the same envelope, the same data (text, page entries, title, author, archive fields).
+          expect(Object.keys(direct.body.data)).to.deep.equal(Object.keys(job.body.data));
+          for (const k of Object.keys(job.body.data)) expect(direct.body.data[k], k).to.deep.equal(job.body.data[k]);
+          expect(direct.body).to.deep.equal(job.body);
+          started = [];
+        }
+      } finally {
+        directPdfReading.idleCores = idleCores;
+      }
+      await nothingLeft();
+    });
+  }
+
+  it('answers with the document facts and only the pages asked for', async () => {
     const pdf = docPdf(10);
-    const ranges: Record<string, string>[] = [
-      {},
-      { page_start: '3', page_end: '7' },
-      { page_start: '9' },
-      { page_start: '8', page_end: '15' },
-      { page_end: '1' },
-    ];
-    for (const range of ranges) {
-      const fields = { extraction_method: 'native', useCache: 'false', ...range };
-      const job = await viaJob(fields, pdf);
-      expect(job.status, JSON.stringify(job.body).slice(0, 300)).to.equal(200);
-      expect(started, 'the job path runs a workflow').to.have.length(1);
-      const direct = await postPdf(s, fields, pdf);
-      expect(direct.status, JSON.stringify(direct.body).slice(0, 300)).to.equal(200);
-      expect(started, `no workflow for ${JSON.stringify(range)}`).to.have.length(1);
-      expect([direct.headers.get('x-cache'), job.headers.get('x-cache')]).to.deep.equal(['miss', 'miss']);
-      expect(direct.headers.get('content-type')).to.match(/^application\/json/);
-      // Field by field: the same envelope, the same data (text, page entries, title, author, archive fields).
-      expect(Object.keys(direct.body.data)).to.deep.equal(Object.keys(job.body.data));
-      for (const k of Object.keys(job.body.data)) expect(direct.body.data[k], k).to.deep.equal(job.body.data[k]);
-      expect(direct.body).to.deep.equal(job.body);
-      started = [];
-    }
     // The checks above compared real answers: the text, the pages and the document's facts are there.
     const whole = (await postPdf(s, { extraction_method: 'native', page_start: '2', page_end: '4' }, pdf)).body.data;
     expect(whole.metadata).to.include({ page_count: 10, title: 'Direkt gelesen', author: 'Ada Größe' });
@@ -181,7 +202,9 @@ describe('native PDF text answered by the API without a job (INLINE_PDF_MAX_PAGE
       const job = await viaJob(fields, pdf);
       expect(job.status, JSON.stringify(job.body)).to.equal(status);
       expect(started).to.have.length(1);
-      const direct = await postPdf(s, fields, pdf);
+      // One pdftotext started beside pdfinfo (the way a busy machine reads): a refusal must stop it.
+      directPdfReading.idleCores = () => 1;
+      const direct = await postPdf(s, fields, pdf).finally(() => (directPdfReading.idleCores = idleCores));
       expect(direct.status, JSON.stringify(direct.body)).to.equal(status);
       expect(started, 'no workflow').to.have.length(1);
       // The one documented difference: the job path names its job.

@@ -13,7 +13,7 @@ import { checkYtDlp } from '../../providers/media/hosted';
 import { probeMedia } from '../../providers/media/probe';
 import { installedLanguages } from '../../providers/ocr/tesseract';
 import { pdfPageTextsUpTo } from '../../providers/pdf/poppler';
-import { describePdf } from '../../providers/pdf/text-engine';
+import { describePdf, readPageTexts } from '../../providers/pdf/text-engine';
 import { LocalBlobStore } from '../../providers/storage';
 import { tempDir } from './servers';
 import { trackCalls } from './temporal-calls';
@@ -38,6 +38,7 @@ export const apiEngines = (config: Config): ApiEngines => ({
   transformHtml: runHtmlOperationInThread,
   describePdf: (file, opts) => describePdf(file, 'poppler', opts),
   readPdfTextUpTo: pdfPageTextsUpTo,
+  readPdfPageTexts: (file, pages, opts) => readPageTexts(file, pages, 'poppler', opts),
 });
 
 /**
