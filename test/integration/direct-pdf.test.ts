@@ -232,10 +232,32 @@ describe('native PDF text answered by the API without a job (INLINE_PDF_MAX_PAGE
     expect(part.status, JSON.stringify(part.body).slice(0, 300)).to.equal(200);
     expect(part.body.data.metadata.text_contents).to.have.length(INLINE);
     expect(started, `${INLINE} pages: no job`).to.have.length(1);
-    // Markdown, a template-free but image-asking request, and other methods go on as jobs.
-    const md = await postPdf(s, { extraction_method: 'native', output_format: 'markdown' }, docPdf(1));
-    expect(md.status, JSON.stringify(md.body).slice(0, 300)).to.equal(200);
-    expect(started).to.have.length(2);
+    // Markdown, page images and other methods go on as jobs.
+    const small = docPdf(1);
+    const others: Record<string, string>[] = [
+      { output_format: 'markdown' },
+      { includeImages: 'true' },
+      { extraction_method: 'combined', ocr_language: 'en' },
+    ];
+    for (const fields of others) {
+      const r = await postPdf(s, { extraction_method: 'native', useCache: 'false', ...fields }, small);
+      expect(r.status, JSON.stringify(r.body).slice(0, 300)).to.equal(200);
+    }
+    expect(started).to.have.length(4);
+    await nothingLeft();
+  });
+
+  it('runs every native request as a job with INLINE_PDF_MAX_PAGES=0', async () => {
+    // The route reads the setting per request from the app's configuration (loaded once from the environment).
+    const config = s.api.config as { INLINE_PDF_MAX_PAGES: number };
+    config.INLINE_PDF_MAX_PAGES = 0;
+    try {
+      const r = await postPdf(s, { extraction_method: 'native', useCache: 'false' }, docPdf(1));
+      expect(r.status, JSON.stringify(r.body).slice(0, 300)).to.equal(200);
+      expect(started, 'threshold 0: a job').to.have.length(1);
+    } finally {
+      config.INLINE_PDF_MAX_PAGES = INLINE;
+    }
     await nothingLeft();
   });
 
