@@ -3,7 +3,7 @@ import { createReadStream } from 'node:fs';
 import type { Context } from 'koa';
 import { cacheFileKey, writeCacheRef } from '../../core/cache';
 import { PDF_CACHE_OPERATION, pdfCacheKey } from '../../core/cache-keys';
-import type { Config } from '../../core/config';
+import { mediaSlots, type Config } from '../../core/config';
 import { AppError } from '../../core/errors';
 import { packJobFields, resultPreview, type JobFields } from '../../core/job-results';
 import { countCacheLookup, countPdfPage } from '../../core/metrics';
@@ -17,7 +17,7 @@ import type { JobService } from './jobs';
 
 export interface DirectPdfDeps {
   jobs: JobService;
-  config: Pick<Config, 'INLINE_PDF_MAX_PAGES' | 'MAX_PDF_PAGES' | 'PDF_TEXT_ENGINE' | 'llm'>;
+  config: Pick<Config, 'INLINE_PDF_MAX_PAGES' | 'MAX_PDF_PAGES' | 'PDF_TEXT_ENGINE' | 'llm' | 'MEDIA_CONCURRENCY'>;
   engines: Pick<ApiEngines, 'describePdf' | 'readPdfTextUpTo' | 'readPdfPageTexts'>;
 }
 
@@ -62,6 +62,9 @@ export function mayAnswerPdfDirectly(
  */
 const pendingWrites = new Map<string, Promise<void>>();
 
+/** Direct reads running in this process: at most one per media slot (`mediaSlots`), as the worker's media queue. */
+let directReads = 0;
+
 /** Stores a direct result as a job stores its results, and points the cache entry at it (the entry last). */
 async function storeResult(
   store: JobService['store'],
@@ -103,6 +106,8 @@ async function storeResult(
  * by the body middleware when the request ends): no upload to the blob store, no scratch copy, no trip through
  * Temporal. Call only when {@link mayAnswerPdfDirectly}. In order:
  * - a cache hit (unless `use_cache` is false) is streamed from the entry, as `answerPdfFromCache` answers it;
+ * - past one direct read per media slot (`MEDIA_CONCURRENCY`, default one per core) running in this process: false,
+ *   and the request runs as a job (queued on the worker's media slots), so the API's cores stay bounded;
  * - a heavy-request slot is taken (429 when the bound is full), held until the answer is sent;
  * - `pdfinfo` checks the document (the activity's errors: 400 not a PDF, 422 encrypted, corrupt or empty) and the
  *   page limit and range (`MAX_PDF_PAGES`, `page_start`/`page_end`: 400, the activity's message and details);
@@ -122,14 +127,32 @@ export async function answerPdfDirectly(
   file: UploadedFile,
   p: Record<string, unknown>,
 ): Promise<boolean> {
-  const { config, jobs, engines } = deps;
-  const store = jobs.store;
+  const { config, jobs } = deps;
   const sha256 = await fileSha256(file.filepath);
   const key = pdfCacheKey(sha256, p, { textEngine: config.PDF_TEXT_ENGINE, visionModel: config.llm?.visionModel });
   const pending = key ? pendingWrites.get(key) : undefined;
   if (pending) await pending.catch(() => undefined);
   if (await answerPdfFromCache(ctx, deps, sha256, p)) return true;
+  // The API's cores are bounded like the worker's: past one read per media slot, the request queues as a job.
+  if (directReads >= mediaSlots(config)) return false;
   jobs.heavy.enter(ctx);
+  directReads += 1;
+  try {
+    return await readDirectly(ctx, deps, file, p, key);
+  } finally {
+    directReads -= 1;
+  }
+}
+
+async function readDirectly(
+  ctx: Context,
+  deps: DirectPdfDeps,
+  file: UploadedFile,
+  p: Record<string, unknown>,
+  key: string | null,
+): Promise<boolean> {
+  const { config, jobs, engines } = deps;
+  const store = jobs.store;
   // Killed when the client goes away, or when the document is refused or goes to a job.
   const stop = new AbortController();
   const onClose = () => stop.abort(new Error('client closed the request'));
