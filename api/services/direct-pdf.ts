@@ -162,8 +162,9 @@ async function readDirectly(
     typeof p.page_end === 'number' ? p.page_end : Number.MAX_SAFE_INTEGER,
     first + config.INLINE_PDF_MAX_PAGES - 1,
   );
-  // Two idle cores or more: pdfinfo first, then the range split across them (the activity's way; on 2 idle cores 70 ms
-  // against 80 ms for the 200-page bench file). Else one pdftotext starts beside pdfinfo, before the count is known.
+  // Two idle cores or more: pdfinfo first, then the range split across them (the activity's way: 70 against 80 ms for
+  // the 200-page bench file, measured in the bench's small process; each spawn costs the 280 MB API ~10 ms more, see
+  // bench/README.md). Else one pdftotext starts beside pdfinfo, before the count is known: one spawn on the way.
   const parallel = directPdfReading.idleCores();
   const reading = parallel > 1 ? null : engines.readPdfTextUpTo(file.filepath, first, upTo, { signal: stop.signal });
   // Handled at once (a damaged file fails it before pdfinfo answers); awaited below.
