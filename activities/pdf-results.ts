@@ -10,6 +10,7 @@ import {
   type StoredJobFields,
 } from '../core/job-results';
 import { PDF_CACHE_OPERATION, pdfCacheKey } from '../core/cache-keys';
+import { joinPageTexts, pdfMetadata } from '../core/pdf-text';
 import { jobFieldsKey, jobOutputKey, jobOutputPrefix, jobResultsKey } from '../core/records';
 import { pdfData } from '../core/result-shapes';
 import type { ActivityDeps } from './deps';
@@ -68,10 +69,7 @@ export function createPdfResults(deps: ActivityDeps) {
     contents: PageResult[],
   ): Promise<{ text: string; markdown?: string; metadata: Record<string, unknown>; llmInfo: LlmInfo }> {
     const { jobId, parameters: p, meta } = f;
-    let text = contents
-      .map((c) => c.text.trim())
-      .filter(Boolean)
-      .join('\n\n');
+    let text = joinPageTexts(contents);
     const requests = f.llm.flatMap((l) => l.requests);
     if (typeof p.template === 'string' && p.template) {
       const r = await applyTemplate(jobModel(llm, store, jobId), {
@@ -85,19 +83,17 @@ export function createPdfResults(deps: ActivityDeps) {
         requests.push({ model: u.model, purpose: u.purpose, tokens: u.tokens, duration_ms: u.duration_ms });
     }
     const md = p.output_format === 'markdown' ? pageMarkdown(contents) : undefined;
-    const metadata = {
-      page_count: meta.pageCount,
-      author: meta.author,
-      title: meta.title,
-      text_contents: contents.map((c, i) => ({
+    const metadata = pdfMetadata(
+      meta,
+      contents.map((c, i) => ({
         page: c.page,
         text: c.text,
         method: c.method,
         ...(c.rotation ? { rotation: c.rotation } : {}),
         ...(md ? { markdown: md.pages[i], quality: c.quality ?? pageQuality(c.text) } : {}),
       })),
-      image_paths: f.images?.image_paths ?? [],
-    };
+      f.images?.image_paths ?? [],
+    );
     const llmInfo = {
       total_tokens: f.llm.reduce((a, l) => a + l.total_tokens, 0),
       total_cost: f.llm.reduce((a, l) => a + l.total_cost, 0),

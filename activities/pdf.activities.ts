@@ -1,5 +1,4 @@
 import type { Readable } from 'node:stream';
-import os from 'node:os';
 import path from 'node:path';
 import { activityInfo, ApplicationFailure, cancellationSignal, heartbeat } from '@temporalio/activity';
 import yazl from 'yazl';
@@ -10,7 +9,7 @@ import { countPdfPage } from '../core/metrics';
 import { mapPool } from '../core/pool';
 import { BlobNotFoundError, readBlobJson, writeBlobJson } from '../core/blob-store';
 import type { LlmInfo } from '../core/job-results';
-import { pageRange } from '../core/page-range';
+import { idleCores, pdfPagesToRead } from '../core/pdf-text';
 import { scratchAt } from '../core/scratch';
 import { jobInternalKey, jobOutputKey } from '../core/records';
 import { toTesseractLanguages } from '../providers/ocr/tesseract';
@@ -27,6 +26,7 @@ import type { PageResult, PdfMeta } from './pdf-types';
 import { fullParameters, heartbeating } from './job-steps';
 
 export type { PageResult, PdfMeta } from './pdf-types';
+export { idleCores } from '../core/pdf-text';
 
 /** The parameters of the jobs that read a PDF: pdf jobs, and external OCR's preparation. */
 type PdfInputParams = PdfParams | ExternalOcrParams;
@@ -49,16 +49,6 @@ async function readOptionalJson<T>(store: ActivityDeps['store'], key: string): P
     if (e instanceof BlobNotFoundError || e instanceof SyntaxError) return null;
     throw e;
   }
-}
-
-/**
- * How many processes may read parts of a text layer at once: the cores the last minute left idle (1-minute load
- * average), at least one. Split across processes, a 200-page layer reads in about half the time on idle cores; on
- * busy ones each part waits for a core and pays its own start and document parse (measured on 2 cores under load
- * 10: one process 75 ms, two 109 ms, median of 7).
- */
-export function idleCores(cores = os.availableParallelism(), load1 = os.loadavg()[0]): number {
-  return Math.max(1, Math.min(cores, Math.round(cores - load1)));
 }
 
 export function createPdfActivities(deps: ActivityDeps) {
@@ -106,25 +96,9 @@ export function createPdfActivities(deps: ActivityDeps) {
   async function describeInput(pdfPath: string, p: Record<string, unknown>, signal: AbortSignal): Promise<PdfMeta> {
     const desc = await pdf.describe(pdfPath, { signal });
     const n = desc.pageCount;
-    if (n > config.MAX_PDF_PAGES)
-      throw ApplicationFailure.nonRetryable(
-        `The PDF has ${n} pages; at most ${config.MAX_PDF_PAGES} are processed.`,
-        'VALIDATION_ERROR',
-        { limit: config.MAX_PDF_PAGES, page_count: n },
-      );
-    const range = pageRange(p, n);
-    if (!range.ok) {
-      throw ApplicationFailure.nonRetryable(
-        `The page range ${String(p.page_start ?? 1)}-${String(p.page_end ?? n)} lies outside the document's ${n} pages.`,
-        'VALIDATION_ERROR',
-        {
-          issues: [range.issue],
-          page_count: n,
-        },
-      );
-    }
-    const { first, last = n } = range;
-    const pages = Array.from({ length: last - first + 1 }, (_, i) => first + i);
+    const toRead = pdfPagesToRead(n, p, config.MAX_PDF_PAGES);
+    if (!toRead.ok) throw ApplicationFailure.nonRetryable(toRead.message, toRead.code, toRead.details);
+    const { pages } = toRead;
     return { pageCount: n, title: desc.title, author: desc.author, pages };
   }
 

@@ -95,7 +95,7 @@ export function createApp(deps: AppDeps): App {
   commonRoutes(api, transformerDeps);
   transformerRoutes(api, transformerDeps);
   templateRoutes(api);
-  pdfRoutes(api, jobs, config);
+  pdfRoutes(api, jobs, config, deps.engines);
   imageOcrRoutes(api, jobs, config, deps.engines);
   videoRoutes(api, jobs, config, deps.engines);
   audioRoutes(api, jobs, config, deps.engines);

@@ -9,6 +9,8 @@ import { runHtmlOperationInThread } from '../providers/html';
 import { imageHeaderMetadata } from '../providers/image/metadata';
 import { checkYtDlp } from '../providers/media/hosted';
 import { probeMedia } from '../providers/media/probe';
+import { pdfPageTextsUpTo } from '../providers/pdf/poppler';
+import { describePdf, readPageTexts } from '../providers/pdf/text-engine';
 import { installedLanguages } from '../providers/ocr/tesseract';
 import { configureEngineWatchdog } from '../providers/process/run-tool';
 import { createBlobStore } from '../providers/storage';
@@ -44,6 +46,10 @@ async function main(): Promise<void> {
     ocrLanguages: installedLanguages,
     checkHostedVideo: () => checkYtDlp(ytDlpPath(config)),
     transformHtml: runHtmlOperationInThread,
+    // Small native PDF requests (INLINE_PDF_MAX_PAGES): poppler's processes, the activity's code.
+    describePdf: (file, opts) => describePdf(file, 'poppler', opts),
+    readPdfTextUpTo: pdfPageTextsUpTo,
+    readPdfPageTexts: (file, pages, opts) => readPageTexts(file, pages, 'poppler', opts),
   };
   // The first small HTML transform would pay for its thread's start (tsx and the converters load: about a second);
   // one thread is started now, off the event loop.

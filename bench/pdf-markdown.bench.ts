@@ -33,39 +33,9 @@ import { describeInThread, pageLayoutsInThread, pageTextsInThread } from '../pro
 import { pdfPageTexts } from '../providers/pdf/poppler';
 import { htmlToPdf, structuredDoc } from '../test/support/html-pdf';
 import { envInt, out } from './support';
+import { BENCH_PDF_CACHE as CACHE, provisionDocs } from './real-pdfs';
 
-const CACHE = path.join(process.env.DOCPROC_CACHE_DIR || path.join(os.homedir(), '.cache', 'docproc'), 'bench-pdfmd');
 const MAX_PAGES = envInt('BENCH_PDFMD_MAX_PAGES', 60);
-const DEBS = ['glpk-doc', 'gnutls-doc', 'libidn2-doc', 'asymptote-doc', 'r-doc-pdf'];
-const DOCS = [
-  'usr/share/doc/glpk-doc/glpk.pdf',
-  'usr/share/doc/glpk-doc/graphs.pdf',
-  'usr/share/doc/glpk-doc/cnfsat.pdf',
-  'usr/share/doc/gnutls-doc/gnutls.pdf',
-  'usr/share/doc/libidn2-doc/libidn2.pdf',
-  'usr/share/doc/asymptote/asy-latex.pdf',
-  'usr/share/doc/asymptote/CAD.pdf',
-  'usr/share/R/doc/manual/R-FAQ.pdf',
-  'usr/share/R/doc/manual/R-data.pdf',
-];
-const SYSTEM_DOCS = [
-  '/usr/share/doc/libtasn1-doc/libtasn1.pdf',
-  '/usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf',
-];
-
-function provisionDocs(): string[] {
-  const root = path.join(CACHE, 'root');
-  fs.mkdirSync(root, { recursive: true });
-  if (!DOCS.every((d) => fs.existsSync(path.join(root, d)))) {
-    const debs = path.join(CACHE, 'debs');
-    fs.mkdirSync(debs, { recursive: true });
-    execFileSync('apt-get', ['download', ...DEBS], { cwd: debs, stdio: 'ignore' });
-    for (const f of fs.readdirSync(debs).filter((n) => n.endsWith('.deb')))
-      execFileSync('dpkg-deb', ['-x', path.join(debs, f), root]);
-  }
-  return [...DOCS.map((d) => path.join(root, d)), ...SYSTEM_DOCS.filter((d) => fs.existsSync(d))];
-}
-
 function pymupdfPython(): string | null {
   const venv = path.join(CACHE, 'pymupdf-venv');
   const py = path.join(venv, 'bin', 'python');

@@ -18,7 +18,11 @@ function cacheBlobKey(operation: string, key: string): string {
  * entry answers as a miss.
  */
 export interface CacheRef {
-  job_id: string;
+  /**
+   * The job whose results these are; absent when the API computed the result itself (a direct answer, issue 24):
+   * its files then live under {@link cacheFileKey} and are swept by age with the entries.
+   */
+  job_id?: string;
   /** The job's results blob (the endpoint's `data`) and its job fields. */
   data: string;
   fields: string;
@@ -26,6 +30,15 @@ export interface CacheRef {
   files: Record<string, string>;
   /** What the workflow keeps of the results (`resultPreview`), for a hit to answer without reading the data. */
   preview: Record<string, unknown>;
+}
+
+/**
+ * Where the API keeps the files of a result it computed itself (no job holds them), for an entry that points at them:
+ * `cache/files/<operation>/<key>/<name>`, under `cache/` so retention sweeps them by age as it sweeps the entries.
+ */
+export function cacheFileKey(operation: string, key: string, name: string): string {
+  if (!/^[a-z0-9][a-z0-9.-]{0,63}$/.test(name)) throw new Error('invalid cache file name');
+  return `cache/files/${cacheBlobKey(operation, key).slice('cache/'.length, -'.json'.length)}/${name}`;
 }
 
 interface CacheEntry<T> {

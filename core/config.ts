@@ -141,6 +141,12 @@ export const configSchema = z.object({
    * cache hit from the entry, a model-free HTML operation computed in the API's worker threads. 0: always a job.
    */
   INLINE_TRANSFORM_MAX_BYTES: int(262_144, 0, 16_777_216),
+  /**
+   * Synchronous `native` text requests to `/api/pdf/process` (an upload, no template, page images or Markdown, the
+   * poppler text engine) that read at most this many pages are answered by the API without a job: pdfinfo and
+   * pdftotext run as child processes of the API. 0: always a job.
+   */
+  INLINE_PDF_MAX_PAGES: int(300, 0, 100_000),
   /** How long the synchronous media endpoints (`/api/audio/process`) wait for their job before answering 504. */
   MEDIA_SYNC_WAIT_MS: int(1_800_000, 1000, 86_400_000),
   /**

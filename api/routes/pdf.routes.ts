@@ -13,6 +13,8 @@ import { jobAccepted, jobIdParam, jobInProgress, zipResponse } from '../schemas/
 import { externalOcrBody, externalOcrResult, jobBody, pdfProcessResult, processBody } from '../schemas/pdf.schemas';
 import { attachment } from '../services/archive';
 import { answerPdfFromCache } from '../services/direct-answer';
+import { answerPdfDirectly, mayAnswerPdfDirectly } from '../services/direct-pdf';
+import type { ApiEngines } from '../engines';
 import { jobErrorToAppError, type JobService } from '../services/jobs';
 import { answerSync, answerWithResults } from '../services/sync-answer';
 import { storeUpload, uploadInput, withUpload } from '../uploads';
@@ -33,10 +35,11 @@ async function hasPdfHeader(file: string): Promise<boolean> {
  * The /api/pdf routes (spec §4.2, contract §6): synchronous extraction of an upload, jobs for files inside
  * INPUT_ROOTS, external OCR (callback → 202 at once; else wait up to wait_ms → 200 or 202) and its pages archive.
  */
-export function pdfRoutes(api: ApiRouter, jobs: JobService, config: Config): void {
+export function pdfRoutes(api: ApiRouter, jobs: JobService, config: Config, engines: ApiEngines): void {
   const syncWaitMs = config.SYNC_WAIT_MS;
   const llmConfigured = config.llm?.vision === true;
   const tags = ['PDF'];
+  const direct = { jobs, config, engines };
   api.add({
     method: 'post',
     path: '/api/pdf/process',
@@ -46,13 +49,19 @@ export function pdfRoutes(api: ApiRouter, jobs: JobService, config: Config): voi
       'Runs the pdf pipeline as a job and waits for it; past the limit, 504 with `details.job_id` and the work goes ' +
       'on. A repeated request for the same document, method, page range and languages is answered from the result ' +
       'cache (`X-Cache: hit`, without a job unless one is asked for with `Prefer: respond-async` or `wait_ms=0`) ' +
-      'unless `useCache` is false; requests with a template or page images always run.',
+      'unless `useCache` is false; requests with a template or page images always run. A `native` text request ' +
+      '(no template, page images or Markdown) that reads at most INLINE_PDF_MAX_PAGES pages is answered by the API ' +
+      'itself, without a job (the same `data`; its errors carry no `details.job_id`), unless the client asks for a ' +
+      'job (`Prefer: respond-async` or `wait_ms`).',
     body: processBody,
     bodyTypes: ['multipart'],
     responses: {
       200: jsonResponse(pdfProcessResult, 'The text'),
       403: errorResponse('The url is not allowed (a private, loopback or metadata address)'),
       422: errorResponse('Corrupt, encrypted or empty PDF'),
+      429: errorResponse(
+        'RATE_LIMITED: MAX_HEAVY_REQUESTS synchronous requests are being processed; retry after Retry-After',
+      ),
       502: errorResponse('The url could not be fetched'),
       504: errorResponse('Still running; poll details.job_id'),
     },
@@ -91,6 +100,9 @@ export function pdfRoutes(api: ApiRouter, jobs: JobService, config: Config): voi
           syncWaitMs,
         );
       if (body.file.size === 0) throw new AppError('UNPROCESSABLE_INPUT', 'The file is empty.', { reason: 'empty' });
+      // A small native text request is answered without a job (issue 24); a larger one goes on as a job.
+      if (mayAnswerPdfDirectly(ctx, config, options) && (await answerPdfDirectly(ctx, direct, body.file, options)))
+        return;
       const upload = await storeUpload(jobs.store, body.file);
       const parameters = validateParameters('pdf', { ...uploadInput(upload), ...options });
       await withUpload(jobs.store, upload, async () => {

@@ -114,7 +114,7 @@ export async function answerDirectly(
  */
 export async function answerPdfFromCache(
   ctx: Context,
-  deps: Pick<DirectAnswerDeps, 'jobs' | 'config'>,
+  deps: { jobs: JobService; config: Pick<Config, 'llm' | 'PDF_TEXT_ENGINE'> },
   sha256: string,
   params: Record<string, unknown>,
 ): Promise<boolean> {

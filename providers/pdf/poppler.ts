@@ -212,6 +212,33 @@ export async function pdfPageTexts(
 }
 
 /**
+ * The text of pages `first..last`, or of `first` to the document's last page when it ends before `last` (pdftotext
+ * stops there): one entry per page read, in order, split and tidied as {@link pdfPageTexts} does. One process. For a
+ * caller that starts reading before it knows the page count (the API's direct answer runs it beside `pdfinfo`).
+ */
+export async function pdfPageTextsUpTo(
+  pdfPath: string,
+  first: number,
+  last: number,
+  opts: Omit<PdfTextOptions, 'parallel'> = {},
+): Promise<string[]> {
+  if (!Number.isInteger(first) || !Number.isInteger(last) || first < 1 || last < first) {
+    throw new PdfError('VALIDATION_ERROR', 'page_out_of_range', `The page range ${first}-${last} is not valid`);
+  }
+  try {
+    const { stdout } = await runTool(
+      'pdftotext',
+      ['-enc', 'UTF-8', '-f', String(first), '-l', String(last), pdfPath, '-'],
+      { signal: opts.signal, timeoutMs: opts.timeoutMs ?? 30_000 + 500 * (last - first + 1) },
+    );
+    // A form feed ends every page: what follows the last one is not a page.
+    return stdout.toString('utf8').split('\f').slice(0, -1).map(tidyPageText);
+  } catch (err) {
+    throw popplerError(err);
+  }
+}
+
+/**
  * The pages of a `pdfimages -list` listing that paint at least one image: every row after the two header lines
  * starts with its page number (image XObjects, inline images, stencil masks and soft masks alike). Pure.
  */

@@ -86,20 +86,23 @@ describe('Prometheus metrics of the API and the worker', function () {
 
   it('counts requests by route pattern and status, jobs, pages, cache lookups, webhooks and activity times', async () => {
     let pages = 0;
-    for (let i = 0; i < 2; i++) {
-      const r = await fetch(`${url}/api/pdf/process`, {
+    // The first call asks for a job (`wait_ms`), the second is a cache hit the API answers, the third (another
+    // range) is read by the API itself (INLINE_PDF_MAX_PAGES): its miss and its page are the API's.
+    for (let i = 0; i < 3; i++) {
+      const r = await fetch(`${url}/api/pdf/process${i === 0 ? '?wait_ms=60000' : ''}`, {
         method: 'POST',
         headers: auth,
         body: (() => {
           const form = new FormData();
           form.append('file', new Blob([new Uint8Array(SAMPLE)], { type: 'application/pdf' }), 'sample.pdf');
           form.append('extraction_method', 'native');
+          if (i === 2) form.append('page_end', '1');
           return form;
         })(),
       });
       expect(r.status, await r.clone().text()).to.equal(200);
       pages ||= ((await r.json()) as any).data.metadata.text_contents.length;
-      expect(r.headers.get('x-cache') ?? 'miss').to.equal(i === 0 ? 'miss' : 'hit');
+      expect(r.headers.get('x-cache') ?? 'miss').to.equal(i === 1 ? 'hit' : 'miss');
     }
     const created = await fetch(`${url}/api/jobs/`, {
       method: 'POST',
@@ -125,7 +128,7 @@ describe('Prometheus metrics of the API and the worker', function () {
 
     const api = await fetch(`${url}/metrics`, { headers: auth }).then((r) => r.text());
     const http = 'docproc_http_request_duration_seconds_count';
-    expect(value(api, http, { method: 'POST', route: '/api/pdf/process', status: '200' })).to.equal(2);
+    expect(value(api, http, { method: 'POST', route: '/api/pdf/process', status: '200' })).to.equal(3);
     expect(
       value(api, http, { method: 'POST', route: '/api/jobs/', status: '202' }) +
         value(api, http, { method: 'POST', route: '/api/jobs/', status: '200' }),
@@ -138,6 +141,8 @@ describe('Prometheus metrics of the API and the worker', function () {
     expect(value(api, 'process_resident_memory_bytes')).to.be.above(0);
     // The second call is answered from the cache by the API itself, without a job (issue 24): its hit is the API's.
     expect(value(api, 'docproc_cache_lookups_total', { operation: 'pdf', result: 'hit' })).to.equal(1);
+    expect(value(api, 'docproc_cache_lookups_total', { operation: 'pdf', result: 'miss' })).to.equal(1);
+    expect(value(api, 'docproc_pdf_pages_processed_total', { method: 'native' })).to.equal(1);
 
     // The receiver saw the webhook before its activity returned, and a job's workflow closes after its answer and its
     // webhooks: wait until the worker has seen both workflows close (the PDF cache hit started none).

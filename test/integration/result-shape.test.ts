@@ -143,9 +143,18 @@ describe('One result shape for synchronous answers, job results and webhooks', f
   describe('pdf', () => {
     it('answers the data its job results hold, also with page images, and a job webhook sends the same data', async () => {
       const pdf = textPdf([unique('Erste Zeile des Berichts.'), 'Zweite Zeile mit Umlauten: Grüße.']);
-      const sync = await syncCall(s.worker.store, () => postPdf(s, {}, pdf));
+      // `wait_ms` asks for a job (a small native request is otherwise answered without one, with the same data).
+      const sync = await syncCall(s.worker.store, () =>
+        postMultipart(
+          `${s.url}/api/pdf/process?wait_ms=60000`,
+          {},
+          { bytes: pdf, name: 'p.pdf', type: 'application/pdf' },
+        ),
+      );
       expectResultsCarry(await results(sync.jobId), sync.data, PDF_FIELDS);
       expect(sync.data.metadata.page_count).to.equal(1);
+      const direct = await postPdf(s, { useCache: 'false' }, pdf);
+      expect([direct.status, direct.body.data]).to.deep.equal([200, sync.data]);
 
       const file = path.join(dir, 'bericht.pdf');
       writeFileSync(file, pdf);

@@ -75,7 +75,9 @@ describe('Stored results: streamed answers, the text stored once, the heavy-requ
     },
     // External OCR is configured (its route answers 503 otherwise) at an address where nothing listens: the requests
     // here that reach it are refused before any job exists.
-    { MAX_HEAVY_REQUESTS: '1', EXTERNAL_OCR_URL: 'http://127.0.0.1:9' },
+    // INLINE_PDF_MAX_PAGES=0: every PDF request here runs as a job, whose stored results are what is tested
+    // (test/integration/direct-pdf.test.ts covers the answers the API gives without one).
+    { MAX_HEAVY_REQUESTS: '1', EXTERNAL_OCR_URL: 'http://127.0.0.1:9', INLINE_PDF_MAX_PAGES: '0' },
   );
 
   it('answers a repeated request from the cache with the very bytes of the first answer, streamed from the stored data', async () => {

@@ -12,6 +12,8 @@ import { imageHeaderMetadata } from '../../providers/image/metadata';
 import { checkYtDlp } from '../../providers/media/hosted';
 import { probeMedia } from '../../providers/media/probe';
 import { installedLanguages } from '../../providers/ocr/tesseract';
+import { pdfPageTextsUpTo } from '../../providers/pdf/poppler';
+import { describePdf, readPageTexts } from '../../providers/pdf/text-engine';
 import { LocalBlobStore } from '../../providers/storage';
 import { tempDir } from './servers';
 import { trackCalls } from './temporal-calls';
@@ -34,6 +36,9 @@ export const apiEngines = (config: Config): ApiEngines => ({
   ocrLanguages: installedLanguages,
   checkHostedVideo: () => checkYtDlp(ytDlpPath(config)),
   transformHtml: runHtmlOperationInThread,
+  describePdf: (file, opts) => describePdf(file, 'poppler', opts),
+  readPdfTextUpTo: pdfPageTextsUpTo,
+  readPdfPageTexts: (file, pages, opts) => readPageTexts(file, pages, 'poppler', opts),
 });
 
 /**

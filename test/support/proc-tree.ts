@@ -22,3 +22,6 @@ function childPids(pid: number | undefined, match?: RegExp): number[] {
 
 /** The speech engine processes (whisper_engine.py) a worker runs. */
 export const enginePids = (workerPid: number | undefined): number[] => childPids(workerPid, /whisper_engine\.py/);
+
+/** The poppler processes (pdfinfo, pdftotext) a process runs: none should outlive the request that started them. */
+export const popplerPids = (pid: number): number[] => childPids(pid, /\b(pdfinfo|pdftotext)\b/);

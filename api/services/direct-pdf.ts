@@ -1,0 +1,214 @@
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import type { Context } from 'koa';
+import { cacheFileKey, writeCacheRef } from '../../core/cache';
+import { PDF_CACHE_OPERATION, pdfCacheKey } from '../../core/cache-keys';
+import { mediaSlots, type Config } from '../../core/config';
+import { AppError } from '../../core/errors';
+import { packJobFields, resultPreview, type JobFields } from '../../core/job-results';
+import { countCacheLookup, countPdfPage } from '../../core/metrics';
+import { idleCores, joinPageTexts, pdfMetadata, pdfPagesToRead } from '../../core/pdf-text';
+import { pdfData } from '../../core/result-shapes';
+import type { ApiEngines } from '../engines';
+import type { UploadedFile } from '../uploads';
+import type { AsyncPreference } from './async-preference';
+import { answerPdfFromCache } from './direct-answer';
+import type { JobService } from './jobs';
+
+export interface DirectPdfDeps {
+  jobs: JobService;
+  config: Pick<Config, 'INLINE_PDF_MAX_PAGES' | 'MAX_PDF_PAGES' | 'PDF_TEXT_ENGINE' | 'llm' | 'MEDIA_CONCURRENCY'>;
+  engines: Pick<ApiEngines, 'describePdf' | 'readPdfTextUpTo' | 'readPdfPageTexts'>;
+}
+
+/**
+ * How many cores the last minute left idle (`idleCores`), which picks how the text layer is read; a test sets it to
+ * run each way on any machine.
+ */
+export const directPdfReading = { idleCores };
+
+const PREFIX = Buffer.from('{"status":"success","data":');
+const SUFFIX = Buffer.from('}');
+const NO_LLM = { total_tokens: 0, total_cost: 0, requests: [] };
+
+/** The sha256 of a file, as the blob store computes it on upload (the result cache's input hash). */
+async function fileSha256(file: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+/**
+ * Whether a `/api/pdf/process` upload may be answered without a job (issue 24), before its document is read: a
+ * `native` text request (no template, page images or Markdown) on the poppler text engine, `INLINE_PDF_MAX_PAGES`
+ * above 0, and a client that did not ask for a job (`Prefer: respond-async`, `wait_ms`: as the transformer's direct
+ * path, a client that names a wait gets a job).
+ */
+export function mayAnswerPdfDirectly(
+  ctx: Context,
+  config: DirectPdfDeps['config'],
+  p: Record<string, unknown>,
+): boolean {
+  const prefer = ctx.state.prefer as AsyncPreference | undefined;
+  if (prefer?.respondAsync || prefer?.waitMs !== undefined) return false;
+  if (config.INLINE_PDF_MAX_PAGES <= 0 || config.PDF_TEXT_ENGINE !== 'poppler') return false;
+  return p.extraction_method === 'native' && p.output_format !== 'markdown' && !p.template && !p.includeImages;
+}
+
+/**
+ * The cache writes of direct answers still in progress, by cache key: a request for the same key in this process waits
+ * for them before it looks for a hit, so a repeat right after an answer is a hit. Elsewhere (a job, another API
+ * process) an entry not written yet is a miss, which reads the document again: the same answer.
+ */
+const pendingWrites = new Map<string, Promise<void>>();
+
+/** Direct reads running in this process: at most one per media slot (`mediaSlots`), as the worker's media queue. */
+let directReads = 0;
+
+/** Stores a direct result as a job stores its results, and points the cache entry at it (the entry last). */
+async function storeResult(
+  store: JobService['store'],
+  key: string,
+  bytes: Buffer,
+  data: Record<string, unknown>,
+  text: string,
+  metadata: Record<string, unknown>,
+): Promise<void> {
+  // As the job stores its results (core/job-results.ts): the data once, the job fields beside it pointing into it.
+  // A hit in a job replaces the job's own fields (assets, target_dir, llm_info, from_cache).
+  const job: JobFields = {
+    structured_data: { extracted_text: text, metadata },
+    assets: [],
+    target_dir: '',
+    llm_info: NO_LLM,
+    from_cache: false,
+  };
+  const files = {
+    data: cacheFileKey(PDF_CACHE_OPERATION, key, 'data.json'),
+    fields: cacheFileKey(PDF_CACHE_OPERATION, key, 'fields.json'),
+    md: cacheFileKey(PDF_CACHE_OPERATION, key, 'result.md'),
+  };
+  await Promise.all([
+    store.put(files.data, bytes, { mime: 'application/json' }),
+    store.put(files.md, text, { mime: 'text/markdown; charset=utf-8' }),
+    store.put(files.fields, JSON.stringify(packJobFields(data, job)), { mime: 'application/json' }),
+  ]);
+  await writeCacheRef(store, PDF_CACHE_OPERATION, key, {
+    data: files.data,
+    fields: files.fields,
+    files: { 'result.md': files.md },
+    preview: { structured_data: resultPreview(job).structured_data },
+  });
+}
+
+/**
+ * Answers a small synchronous `native` PDF request without a job (issue 24), from the upload's temporary file (removed
+ * by the body middleware when the request ends): no upload to the blob store, no scratch copy, no trip through
+ * Temporal. Call only when {@link mayAnswerPdfDirectly}. In order:
+ * - a cache hit (unless `use_cache` is false) is streamed from the entry, as `answerPdfFromCache` answers it;
+ * - past one direct read per media slot (`MEDIA_CONCURRENCY`, default one per core) running in this process: false,
+ *   and the request runs as a job (queued on the worker's media slots), so the API's cores stay bounded;
+ * - a heavy-request slot is taken (429 when the bound is full), held until the answer is sent;
+ * - `pdfinfo` checks the document (the activity's errors: 400 not a PDF, 422 encrypted, corrupt or empty) and the
+ *   page limit and range (`MAX_PDF_PAGES`, `page_start`/`page_end`: 400, the activity's message and details);
+ * - `pdftotext` reads the range: with two or more idle cores (`idleCores`) after `pdfinfo`, split across them as the
+ *   activity does; else in one process started beside `pdfinfo` (at most `INLINE_PDF_MAX_PAGES` pages, the count not
+ *   known yet), which a refusal kills;
+ * - more than `INLINE_PDF_MAX_PAGES` pages to read: false, and the caller runs the job as before;
+ * - the text and metadata are built by the activity's code (core/pdf-text.ts), so `data` is the job's;
+ * - the result is stored as the job path stores it (the `data` bytes, the job fields, `result.md`) under
+ *   `cache/files/`, and the cache entry points at it: a later request is a hit, here or in a job (which copies it).
+ *   The writes run on after the answer is sent (a failed one is logged: the next request reads the document again).
+ * Errors carry no `details.job_id` (there is no job); otherwise their envelopes are the job path's.
+ */
+export async function answerPdfDirectly(
+  ctx: Context,
+  deps: DirectPdfDeps,
+  file: UploadedFile,
+  p: Record<string, unknown>,
+): Promise<boolean> {
+  const { config, jobs } = deps;
+  const sha256 = await fileSha256(file.filepath);
+  const key = pdfCacheKey(sha256, p, { textEngine: config.PDF_TEXT_ENGINE, visionModel: config.llm?.visionModel });
+  const pending = key ? pendingWrites.get(key) : undefined;
+  if (pending) await pending.catch(() => undefined);
+  if (await answerPdfFromCache(ctx, deps, sha256, p)) return true;
+  // The API's cores are bounded like the worker's: past one read per media slot, the request queues as a job.
+  if (directReads >= mediaSlots(config)) return false;
+  jobs.heavy.enter(ctx);
+  directReads += 1;
+  try {
+    return await readDirectly(ctx, deps, file, p, key);
+  } finally {
+    directReads -= 1;
+  }
+}
+
+async function readDirectly(
+  ctx: Context,
+  deps: DirectPdfDeps,
+  file: UploadedFile,
+  p: Record<string, unknown>,
+  key: string | null,
+): Promise<boolean> {
+  const { config, jobs, engines } = deps;
+  const store = jobs.store;
+  // Killed when the client goes away, or when the document is refused or goes to a job.
+  const stop = new AbortController();
+  const onClose = () => stop.abort(new Error('client closed the request'));
+  ctx.res.once('close', onClose);
+  const first = typeof p.page_start === 'number' ? p.page_start : 1;
+  const upTo = Math.min(
+    typeof p.page_end === 'number' ? p.page_end : Number.MAX_SAFE_INTEGER,
+    first + config.INLINE_PDF_MAX_PAGES - 1,
+  );
+  // Two idle cores or more: pdfinfo first, then the range split across them (the activity's way: 70 against 80 ms for
+  // the 200-page bench file, measured in the bench's small process; each spawn costs the 280 MB API ~10 ms more, see
+  // bench/README.md). Else one pdftotext starts beside pdfinfo, before the count is known: one spawn on the way.
+  const parallel = directPdfReading.idleCores();
+  const reading = parallel > 1 ? null : engines.readPdfTextUpTo(file.filepath, first, upTo, { signal: stop.signal });
+  // Handled at once (a damaged file fails it before pdfinfo answers); awaited below.
+  reading?.catch(() => undefined);
+  let texts: string[];
+  let meta: { pageCount: number; title: string; author: string; pages: number[] };
+  try {
+    const desc = await engines.describePdf(file.filepath, { signal: stop.signal });
+    const toRead = pdfPagesToRead(desc.pageCount, p, config.MAX_PDF_PAGES);
+    if (!toRead.ok) throw new AppError(toRead.code, toRead.message, toRead.details);
+    if (toRead.pages.length > config.INLINE_PDF_MAX_PAGES) return false;
+    meta = { pageCount: desc.pageCount, title: desc.title, author: desc.author, pages: toRead.pages };
+    texts = reading
+      ? await reading
+      : await engines
+          .readPdfPageTexts(file.filepath, meta.pages, { signal: stop.signal, parallel })
+          .then((m) => meta.pages.map((page) => m.get(page) ?? ''));
+  } finally {
+    ctx.res.off('close', onClose);
+    // Settled before the answer: no pdftotext outlives its request.
+    stop.abort(new Error('not needed'));
+    await reading?.catch(() => undefined);
+  }
+  // pdftotext read from `first` to the range's end (or the document's): exactly the pages to read.
+  if (texts.length !== meta.pages.length)
+    throw new Error(`pdftotext read ${texts.length} pages of ${meta.pages.length}`);
+  countPdfPage('native', meta.pages.length);
+  const contents = meta.pages.map((page, i) => ({ page, text: texts[i], method: 'native' }));
+  const text = joinPageTexts(contents);
+  const metadata = pdfMetadata(meta, contents, []);
+  const data = pdfData(text, metadata, null);
+  const bytes = Buffer.from(JSON.stringify(data));
+  if (key) {
+    if (p.use_cache !== false) countCacheLookup(PDF_CACHE_OPERATION, false);
+    const log = ctx.state.log as { warn(o: object, m: string): void } | undefined;
+    const writing = storeResult(store, key, bytes, data, text, metadata)
+      .catch((err: unknown) => log?.warn({ err }, 'direct PDF result not cached'))
+      .finally(() => {
+        if (pendingWrites.get(key) === writing) pendingWrites.delete(key);
+      });
+    pendingWrites.set(key, writing);
+  }
+  ctx.set('X-Cache', 'miss');
+  ctx.type = 'application/json; charset=utf-8';
+  ctx.body = Buffer.concat([PREFIX, bytes, SUFFIX]);
+  return true;
+}

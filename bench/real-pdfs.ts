@@ -1,0 +1,80 @@
+/**
+ * Real, freely licensed PDFs for the benches, fetched into the engine cache once and the same every run: Debian doc
+ * packages (`apt-get download`, unpacked with `dpkg-deb -x`: GLPK (GPL), GnuTLS (GFDL), libidn2 (GFDL), Asymptote
+ * (LGPL/GPL), R manuals (GPL)) and two already on Debian systems (libtasn1, shared-mime-info).
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+export const BENCH_PDF_CACHE = path.join(
+  process.env.DOCPROC_CACHE_DIR || path.join(os.homedir(), '.cache', 'docproc'),
+  'bench-pdfmd',
+);
+const ROOT = path.join(BENCH_PDF_CACHE, 'root');
+const DEBS = ['glpk-doc', 'gnutls-doc', 'libidn2-doc', 'asymptote-doc', 'r-doc-pdf'];
+const DOCS = [
+  'usr/share/doc/glpk-doc/glpk.pdf',
+  'usr/share/doc/glpk-doc/graphs.pdf',
+  'usr/share/doc/glpk-doc/cnfsat.pdf',
+  'usr/share/doc/gnutls-doc/gnutls.pdf',
+  'usr/share/doc/libidn2-doc/libidn2.pdf',
+  'usr/share/doc/asymptote/asy-latex.pdf',
+  'usr/share/doc/asymptote/CAD.pdf',
+  'usr/share/R/doc/manual/R-FAQ.pdf',
+  'usr/share/R/doc/manual/R-data.pdf',
+];
+const SYSTEM_DOCS = [
+  '/usr/share/doc/libtasn1-doc/libtasn1.pdf',
+  '/usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf',
+];
+
+/** The PDF Markdown bench's documents, downloaded and unpacked on first use. */
+export function provisionDocs(): string[] {
+  fs.mkdirSync(ROOT, { recursive: true });
+  if (!DOCS.every((d) => fs.existsSync(path.join(ROOT, d)))) {
+    const debs = path.join(BENCH_PDF_CACHE, 'debs');
+    fs.mkdirSync(debs, { recursive: true });
+    execFileSync('apt-get', ['download', ...DEBS], { cwd: debs, stdio: 'ignore' });
+    for (const f of fs.readdirSync(debs).filter((n) => n.endsWith('.deb')))
+      execFileSync('dpkg-deb', ['-x', path.join(debs, f), ROOT]);
+  }
+  return [...DOCS.map((d) => path.join(ROOT, d)), ...SYSTEM_DOCS.filter((d) => fs.existsSync(d))];
+}
+
+/** The page count `pdfinfo` reports, or 0 when it cannot read the file. */
+function pageCount(file: string): number {
+  try {
+    const info = execFileSync('pdfinfo', [file], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    return Number(/^Pages:\s+(\d+)/m.exec(info)?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Every PDF the same packages hold (not only the Markdown bench's) with `min`..`max` pages, each file once (the
+ * packages link some under several names), sorted by pages.
+ */
+export function realPdfsWithPages(min: number, max: number): { file: string; pages: number; bytes: number }[] {
+  provisionDocs();
+  const seen = new Set<string>();
+  const found: { file: string; pages: number; bytes: number }[] = [];
+  const files = [
+    ...fs
+      .readdirSync(ROOT, { recursive: true, withFileTypes: true })
+      .filter((e) => e.name.endsWith('.pdf'))
+      .map((e) => path.join(e.parentPath, e.name)),
+    ...SYSTEM_DOCS,
+  ];
+  for (const f of files) {
+    if (!fs.existsSync(f)) continue;
+    const real = fs.realpathSync(f);
+    if (seen.has(real)) continue;
+    seen.add(real);
+    const pages = pageCount(real);
+    if (pages >= min && pages <= max) found.push({ file: real, pages, bytes: fs.statSync(real).size });
+  }
+  return found.sort((a, b) => a.pages - b.pages);
+}

@@ -1,0 +1,79 @@
+import os from 'node:os';
+import { pageRange } from './page-range';
+
+/**
+ * What the two readers of a PDF's text layer share (issue 24): the `readPdfText` activity and the API's direct answer
+ * to a small synchronous `native` request (api/services/direct-pdf.ts). The same checks, the same split across
+ * processes, the same text and metadata, so both give one answer.
+ */
+
+/**
+ * How many processes may read parts of a text layer at once: the cores the last minute left idle (1-minute load
+ * average), at least one. Split across processes, a 200-page layer reads in about half the time on idle cores; on
+ * busy ones each part waits for a core and pays its own start and document parse (measured on 2 cores under load
+ * 10: one process 75 ms, two 109 ms, median of 7).
+ */
+export function idleCores(cores = os.availableParallelism(), load1 = os.loadavg()[0]): number {
+  return Math.max(1, Math.min(cores, Math.round(cores - load1)));
+}
+
+/** A refusal of the document or the range, as the contract's `VALIDATION_ERROR` (code, message, details). */
+export interface PdfPagesRefusal {
+  ok: false;
+  code: 'VALIDATION_ERROR';
+  message: string;
+  details: Record<string, unknown>;
+}
+
+/**
+ * The pages to read of a document of `pageCount` pages: at most `maxPages` (`MAX_PDF_PAGES`) pages in the document,
+ * and the requested range (`page_start`, `page_end`) inside it. The caller throws the refusal its own way (the
+ * activity a non-retryable failure, the API an `AppError`): the same code, message and details.
+ */
+export function pdfPagesToRead(
+  pageCount: number,
+  p: { page_start?: unknown; page_end?: unknown },
+  maxPages: number,
+): { ok: true; pages: number[] } | PdfPagesRefusal {
+  const n = pageCount;
+  if (n > maxPages)
+    return {
+      ok: false,
+      code: 'VALIDATION_ERROR',
+      message: `The PDF has ${n} pages; at most ${maxPages} are processed.`,
+      details: { limit: maxPages, page_count: n },
+    };
+  const range = pageRange(p, n);
+  if (!range.ok)
+    return {
+      ok: false,
+      code: 'VALIDATION_ERROR',
+      message: `The page range ${String(p.page_start ?? 1)}-${String(p.page_end ?? n)} lies outside the document's ${n} pages.`,
+      details: { issues: [range.issue], page_count: n },
+    };
+  const { first, last = n } = range;
+  return { ok: true, pages: Array.from({ length: last - first + 1 }, (_, i) => first + i) };
+}
+
+/** The document's text: each page's text trimmed, empty pages left out, pages separated by a blank line. */
+export function joinPageTexts(pages: readonly { text: string }[]): string {
+  return pages
+    .map((c) => c.text.trim())
+    .filter(Boolean)
+    .join('\n\n');
+}
+
+/** The `metadata` of a PDF result (`/api/pdf/process` `data.metadata`), its page entries built by the caller. */
+export function pdfMetadata(
+  meta: { pageCount: number; title: string; author: string },
+  textContents: Record<string, unknown>[],
+  imagePaths: string[],
+): Record<string, unknown> {
+  return {
+    page_count: meta.pageCount,
+    author: meta.author,
+    title: meta.title,
+    text_contents: textContents,
+    image_paths: imagePaths,
+  };
+}
