@@ -1,6 +1,5 @@
-import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import type { Context } from 'koa';
+import { fileSha256 } from '../../core/file-hash';
 import { peekCache } from '../../core/cache';
 import { AUDIO_CACHE_OPERATION, audioCacheKey } from '../../core/cache-keys';
 import type { Config } from '../../core/config';
@@ -43,13 +42,6 @@ export interface MediaHitDeps {
 /** The request's options for its job (languages, template, `use_cache`, speech options), before the input is named. */
 type MediaOptions = Record<string, unknown>;
 
-/** The sha256 of the received upload, as the blob store computes it when the upload is stored. */
-async function sha256Of(file: string): Promise<string> {
-  const hash = createHash('sha256');
-  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
-  return hash.digest('hex');
-}
-
 /**
  * The cache entry of this upload under these options, with the job parameters they validate to; null when not looked
  * up (a client that asked for a job, `use_cache` false), on a miss, for a template that does not exist (the job answers
@@ -70,7 +62,7 @@ async function lookUp(
   // As the activity reads it (`templateSource({ text: '', template })`): no target language.
   const source = template ? (await loadTemplate(TEMPLATES_DIR, template, undefined))?.source : undefined;
   if (template && source === undefined) return null;
-  const key = audioCacheKey(await sha256Of(file.filepath), p, {
+  const key = audioCacheKey(await fileSha256(file.filepath), p, {
     templateSource: source,
     speechModel: speechModelId(deps.config),
     llmModel: deps.config.llm?.model,

@@ -1,6 +1,5 @@
-import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import type { Context } from 'koa';
+import { fileSha256 } from '../../core/file-hash';
 import { cacheFileKey, writeCacheRef } from '../../core/cache';
 import { PDF_CACHE_OPERATION, pdfCacheKey } from '../../core/cache-keys';
 import { mediaSlots, type Config } from '../../core/config';
@@ -30,13 +29,6 @@ export const directPdfReading = { idleCores };
 const PREFIX = Buffer.from('{"status":"success","data":');
 const SUFFIX = Buffer.from('}');
 const NO_LLM = { total_tokens: 0, total_cost: 0, requests: [] };
-
-/** The sha256 of a file, as the blob store computes it on upload (the result cache's input hash). */
-async function fileSha256(file: string): Promise<string> {
-  const hash = createHash('sha256');
-  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
-  return hash.digest('hex');
-}
 
 /**
  * Whether a `/api/pdf/process` upload may be answered without a job (issue 24), before its document is read: a
