@@ -8,6 +8,7 @@ import { jobInternalKey, jobOutputKey, jobOutputPrefix } from '../core/records';
 import type { AudioOutcome, AudioSegment } from '../core/result-shapes';
 import type { LlmUsage } from '../providers/llm';
 import { SUBTITLE_MIME, subtitles } from '../core/subtitles';
+import { diarize } from '../core/diarize';
 import type { AudioSpan, ChunkTranscript } from './audio-types';
 import type { ActivityDeps } from './deps';
 import { applyTemplate, templateSource, translate } from './text-operations';
@@ -66,6 +67,22 @@ export function stitchSegments(chunks: ChunkTranscript[], opts: { words?: boolea
   return out;
 }
 
+/**
+ * With `diarize`: speaker labels on the stitched segments and their words, from every chunk's speaker windows put on
+ * the recording's time line and clustered together (core/diarize.ts), so one voice keeps one label across chunks.
+ */
+export function labelSpeakers(
+  segments: AudioSegment[],
+  chunks: ChunkTranscript[],
+  p: { diarize?: boolean; max_speakers?: number },
+): AudioSegment[] {
+  if (!p.diarize) return segments;
+  const windows = chunks.flatMap((c) =>
+    (c.speakerWindows ?? []).map((w) => ({ start: c.start + w.start, end: c.start + w.end, embedding: w.embedding })),
+  );
+  return diarize(segments, windows, { maxSpeakers: p.max_speakers });
+}
+
 /** The language of most of the audio (seconds per chunk), or `fallback` when no chunk reports one. */
 export function dominantLanguage(chunks: ChunkTranscript[], fallback: string): string {
   const seconds = new Map<string, number>();
@@ -111,7 +128,7 @@ export function createAudioResults(deps: ActivityDeps) {
 
   async function compute(
     jobId: string,
-    p: TranscriptionParams & { word_timestamps: boolean },
+    p: TranscriptionParams & { word_timestamps: boolean; diarize: boolean },
     spans: AudioSpan[],
     duration: number,
   ): Promise<{ outcome: AudioOutcome; llmInfo: LlmInfo }> {
@@ -168,7 +185,11 @@ export function createAudioResults(deps: ActivityDeps) {
       llm_model: llmModel ?? translationModel,
       translation_model: translationModel,
       token_count: llmInfo.total_tokens,
-      segments: stitchSegments(chunks, { words: p.word_timestamps || p.subtitles !== undefined }),
+      segments: labelSpeakers(
+        stitchSegments(chunks, { words: p.word_timestamps || p.subtitles !== undefined || p.diarize }),
+        chunks,
+        p,
+      ),
     };
     return { outcome, llmInfo };
   }
@@ -189,8 +210,8 @@ export function createAudioResults(deps: ActivityDeps) {
     // Word timings are kept for subtitles too; the answer shows them when asked (contract §9).
     const segments = p.word_timestamps ? r.outcome.segments : r.outcome.segments.map(({ words: _, ...s }) => s);
     const data = shape({ ...r.outcome, segments }, { process_id: jobId, process_dir: dir });
-    // The video endpoints' data (spec §4.7) has no segments: they are added when word timings are asked.
-    if (p.word_timestamps && !('segments' in data)) data.segments = segments;
+    // The video endpoints' data (spec §4.7) has no segments: they are added when word timings or speakers are asked.
+    if ((p.word_timestamps || p.diarize) && !('segments' in data)) data.segments = segments;
     const assets = [jobOutputKey(jobId, 'result.md')];
     const writes: Promise<unknown>[] = [];
     if (p.subtitles) {
