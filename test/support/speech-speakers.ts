@@ -67,11 +67,14 @@ export function labelledSpans(
 
 /**
  * The diarization error rate as the brief measures it: the share of the reference speech time (10 ms frames inside
- * the turns) that the answer labels with the wrong speaker, after the best one-to-one mapping of its labels onto the
- * reference speakers; reference speech the answer leaves unlabelled counts as wrong. Labels beyond the reference
- * speakers map to nobody (wrong wherever they appear).
+ * the turns) that the answer labels with the wrong speaker after the best one-to-one mapping of its labels onto the
+ * reference speakers (`confusion`), plus the share it leaves unlabelled (`missed`: speech the transcript does not
+ * cover). Labels beyond the reference speakers map to nobody (wrong wherever they appear).
  */
-export function diarizationErrorRate(turns: Turn[], hyp: { start: number; end: number; label: string }[]): number {
+export function diarizationErrorRate(
+  turns: Turn[],
+  hyp: { start: number; end: number; label: string }[],
+): { der: number; confusion: number; missed: number } {
   const step = 0.01;
   const frames: { ref: number; hyp: string }[] = [];
   const sorted = [...hyp].sort((a, b) => a.start - b.start);
@@ -89,10 +92,11 @@ export function diarizationErrorRate(turns: Turn[], hyp: { start: number; end: n
       frames.push({ ref: t.speaker, hyp: label });
     }
   }
+  if (!frames.length) return { der: 0, confusion: 0, missed: 0 };
   const labels = [...new Set(frames.map((f) => f.hyp).filter(Boolean))];
   const speakers = [...new Set(turns.map((t) => t.speaker))];
   let bestCorrect = 0;
-  // Best mapping: try every assignment of reference speakers to distinct labels (few speakers: brute force).
+  // Best mapping: every assignment of reference speakers to distinct labels (few speakers: brute force).
   const assign = (i: number, used: Set<string>, map: Map<number, string>) => {
     if (i === speakers.length) {
       const correct = frames.filter((f) => f.hyp && map.get(f.ref) === f.hyp).length;
@@ -108,5 +112,7 @@ export function diarizationErrorRate(turns: Turn[], hyp: { start: number; end: n
     }
   };
   assign(0, new Set(), new Map());
-  return frames.length ? 1 - bestCorrect / frames.length : 0;
+  const missed = frames.filter((f) => !f.hyp).length / frames.length;
+  const der = 1 - bestCorrect / frames.length;
+  return { der, confusion: der - missed, missed };
 }
