@@ -17,18 +17,22 @@ export interface SpeakerWindow {
 export interface DiarizeOptions {
   /** At most this many speakers: clusters are merged past the similarity threshold until there are no more. */
   maxSpeakers?: number;
-  /** Clusters whose centroids are at least this similar (cosine) are one speaker. */
+  /** Clusters at least this similar (average cosine between their pieces) are one speaker. */
   threshold?: number;
 }
 
 /**
- * Cosine similarity above which two clusters of speech are one voice. GE2E embeddings of one speaker's segments lie
- * at 0.80-0.95 of each other; different speakers at 0.45-0.78 (measured on espeak-ng voices and on the human voices
- * of the Asterisk prompt packages, bench/README.md).
+ * Average cosine similarity above which two clusters of speech are one voice. Calibrated on 14 recordings (espeak-ng
+ * voices; the human voices of the Asterisk prompt packages, bench/README.md): at 0.70 every one-voice recording got
+ * one label and every clearly different pair two; 0.75 splits one telephone voice in two, 0.65 merges a man's and a
+ * woman's voice. Two similar voices (two women on a telephone line) are merged at 0.70: `max_speakers` cannot split
+ * them, and a lower threshold would split single voices.
  */
-export const DEFAULT_SPEAKER_THRESHOLD = 0.78;
+export const DEFAULT_SPEAKER_THRESHOLD = 0.7;
 /** A speaker change inside a segment counts from this many consecutive windows of the other voice (about 2.4 s). */
 const MIN_TURN_WINDOWS = 2;
+/** Windows per clustered piece (0.8 s apart: about 3 s of speech). */
+const PIECE_WINDOWS = 3;
 
 const dot = (a: Float64Array, b: Float64Array): number => {
   let s = 0;
@@ -40,10 +44,15 @@ const unit = (v: Float64Array): Float64Array => {
   return v.map((x) => x / n);
 };
 
+/** Pieces clustered at most: a longer recording clusters an even sample of them and assigns the rest. */
+const MAX_CLUSTERED = 2000;
+
 /**
- * Agglomerative clustering of weighted unit vectors by centroid cosine: the two most similar clusters merge while
- * their similarity is at least `threshold`, or while there are more than `maxClusters`. Returns a cluster index per
- * vector (0, 1, ... in no particular order) and the clusters' unit centroids.
+ * Agglomerative clustering of weighted unit vectors by average linkage (the weighted mean of the pairwise cosines
+ * between two clusters): the two most similar clusters merge while their similarity is at least `threshold`, or while
+ * there are more than `maxClusters`. Average linkage, not centroid: the centroids of big clusters lose their noise and
+ * drift together, and a piece holding two voices would bridge them. Returns a cluster index per vector (0, 1, ... in
+ * order of first appearance) and the clusters' unit centroids.
  */
 export function clusterEmbeddings(
   vectors: Float64Array[],
@@ -52,11 +61,14 @@ export function clusterEmbeddings(
   maxClusters = Infinity,
 ): { assignment: number[]; centroids: Float64Array[] } {
   const n = vectors.length;
-  const sums = vectors.map((v, i) => v.map((x) => x * weights[i]));
-  const dirs = sums.map(unit);
+  const sim = new Float32Array(n * n);
+  for (let i = 0; i < n; i++)
+    for (let j = i + 1; j < n; j++) sim[i * n + j] = sim[j * n + i] = dot(vectors[i], vectors[j]);
+  const size = [...weights];
   const alive = new Array<boolean>(n).fill(true);
   const parent = Array.from({ length: n }, (_, i) => i);
-  // Each cluster's most similar other cluster (kept up to date, so a merge costs O(n) rows, not O(n^2)).
+  // Each cluster's most similar other cluster. A merge only lowers or averages similarities (Lance-Williams), so only
+  // the rows that pointed at the merged pair need a new scan.
   const best = new Int32Array(n).fill(-1);
   const bestSim = new Float64Array(n).fill(-Infinity);
   const refresh = (i: number) => {
@@ -64,8 +76,8 @@ export function clusterEmbeddings(
     bestSim[i] = -Infinity;
     for (let j = 0; j < n; j++) {
       if (j === i || !alive[j]) continue;
-      const s = dot(dirs[i], dirs[j]);
-      if (s > bestSim[i]) [best[i], bestSim[i]] = [j, s];
+      const v = sim[i * n + j];
+      if (v > bestSim[i]) [best[i], bestSim[i]] = [j, v];
     }
   };
   for (let i = 0; i < n; i++) refresh(i);
@@ -75,33 +87,32 @@ export function clusterEmbeddings(
     for (let i = 0; i < n; i++) if (alive[i] && best[i] >= 0 && (a < 0 || bestSim[i] > bestSim[a])) a = i;
     if (a < 0 || (bestSim[a] < threshold && count <= maxClusters)) break;
     const b = best[a];
-    for (let k = 0; k < sums[a].length; k++) sums[a][k] += sums[b][k];
-    dirs[a] = unit(sums[a]);
+    for (let k = 0; k < n; k++) {
+      if (!alive[k] || k === a || k === b) continue;
+      const v = (size[a] * sim[a * n + k] + size[b] * sim[b * n + k]) / (size[a] + size[b]);
+      sim[a * n + k] = sim[k * n + a] = v;
+    }
+    size[a] += size[b];
     alive[b] = false;
     parent[b] = a;
     count -= 1;
     refresh(a);
-    for (let k = 0; k < n; k++) {
-      if (!alive[k] || k === a) continue;
-      if (best[k] === a || best[k] === b) refresh(k);
-      else {
-        const s = dot(dirs[k], dirs[a]);
-        if (s > bestSim[k]) [best[k], bestSim[k]] = [a, s];
-      }
-    }
+    for (let k = 0; k < n; k++) if (alive[k] && k !== a && (best[k] === a || best[k] === b)) refresh(k);
   }
   const root = (i: number): number => (parent[i] === i ? i : (parent[i] = root(parent[i])));
   const ids = new Map<number, number>();
-  const centroids: Float64Array[] = [];
-  const assignment = vectors.map((_, i) => {
+  const sums: Float64Array[] = [];
+  const assignment = vectors.map((v, i) => {
     const r = root(i);
     if (!ids.has(r)) {
-      ids.set(r, centroids.length);
-      centroids.push(dirs[r]);
+      ids.set(r, sums.length);
+      sums.push(new Float64Array(v.length));
     }
-    return ids.get(r)!;
+    const c = ids.get(r)!;
+    for (let k = 0; k < v.length; k++) sums[c][k] += v[k] * weights[i];
+    return c;
   });
-  return { assignment, centroids };
+  return { assignment, centroids: sums.map(unit) };
 }
 
 const argmax = (v: Float64Array, centroids: Float64Array[]): number => {
@@ -116,10 +127,11 @@ const argmax = (v: Float64Array, centroids: Float64Array[]): number => {
 
 /**
  * The segments with `speaker` on each segment and each word. Windows belong to the segment holding their midpoint;
- * a segment is clustered by the mean of its windows; a window takes the nearest speaker's centroid, and a run of at
- * least two windows of another speaker inside a segment is a turn its words show (shorter runs are noise of 1.6 s
- * windows straddling a pause). A segment's speaker is the one who speaks most of its words' time. A segment without a
- * window (shorter than 0.3 s) takes the speaker before it (or after it, at the start).
+ * pieces of up to three consecutive windows of a segment (about 3 s) are clustered by their mean; every window then
+ * takes the nearest speaker's centroid, and a run of at least two windows of another speaker inside a segment is a turn
+ * its words show (shorter runs are noise of 1.6 s windows straddling a pause). A segment's speaker is the one who
+ * speaks most of its words' time. A segment without a window (shorter than 0.3 s) takes the speaker before it (or the
+ * first speaker, at the start).
  */
 export function diarize(segments: AudioSegment[], windows: SpeakerWindow[], opts: DiarizeOptions = {}): AudioSegment[] {
   const threshold = opts.threshold ?? DEFAULT_SPEAKER_THRESHOLD;
@@ -136,35 +148,51 @@ export function diarize(segments: AudioSegment[], windows: SpeakerWindow[], opts
   }
   const embedded = segments.map((_, i) => i).filter((i) => perSegment[i].length > 0);
   if (embedded.length === 0) return segments.map((s) => withSpeaker(s, 'SPEAKER_1'));
-  const means = embedded.map((i) => {
-    const m = new Float64Array(perSegment[i][0].v.length);
-    for (const { v } of perSegment[i]) for (let k = 0; k < m.length; k++) m[k] += v[k];
-    return unit(m);
-  });
-  const { assignment, centroids } = clusterEmbeddings(
-    means,
-    embedded.map((i) => perSegment[i].length),
+  // Pieces of at most PIECE_WINDOWS consecutive windows (about 3 s): a segment that holds a turn is clustered in parts.
+  const pieces: { segment: number; v: Float64Array; weight: number }[] = [];
+  for (const i of embedded) {
+    const ws = perSegment[i];
+    const parts = Math.ceil(ws.length / PIECE_WINDOWS);
+    for (let p = 0; p < parts; p++) {
+      const group = ws.slice(Math.floor((p * ws.length) / parts), Math.floor(((p + 1) * ws.length) / parts));
+      const m = new Float64Array(group[0].v.length);
+      for (const { v } of group) for (let k = 0; k < m.length; k++) m[k] += v[k];
+      pieces.push({ segment: i, v: unit(m), weight: group.length });
+    }
+  }
+  // A long recording: an even sample is clustered, every window then goes to its nearest speaker all the same.
+  const step = Math.max(1, pieces.length / MAX_CLUSTERED);
+  const sample = Array.from({ length: Math.min(pieces.length, MAX_CLUSTERED) }, (_, k) => pieces[Math.floor(k * step)]);
+  const { centroids } = clusterEmbeddings(
+    sample.map((p) => p.v),
+    sample.map((p) => p.weight),
     threshold,
     opts.maxSpeakers ?? Infinity,
   );
-  // Labels in order of first speech.
-  const order = new Map<number, string>();
-  for (const c of assignment) if (!order.has(c)) order.set(c, `SPEAKER_${order.size + 1}`);
-  const label = (c: number) => order.get(c)!;
-  const segmentCluster = new Map<number, number>(embedded.map((i, k) => [i, assignment[k]]));
-  let previous: string | undefined;
-  const firstLabel = label(assignment[0]);
-  return segments.map((s, i) => {
-    const own = segmentCluster.get(i);
-    if (own === undefined) return withSpeaker(s, (previous ??= firstLabel));
+  // Every window to its nearest speaker; runs shorter than a turn inside a segment take the segment's majority.
+  const labelled = segments.map((_, i) => {
     const wins = perSegment[i].map((w) => ({ mid: w.mid, c: argmax(w.v, centroids) }));
-    // Runs shorter than a turn take the segment's own speaker.
+    const votes = new Map<number, number>();
+    for (const w of wins) votes.set(w.c, (votes.get(w.c) ?? 0) + 1);
+    const own = [...votes].sort((x, y) => y[1] - x[1])[0]?.[0];
     for (let k = 0; k < wins.length;) {
       let e = k;
       while (e < wins.length && wins[e].c === wins[k].c) e += 1;
-      if (e - k < MIN_TURN_WINDOWS) for (let j = k; j < e; j++) wins[j].c = own;
+      if (e - k < MIN_TURN_WINDOWS && own !== undefined) for (let j = k; j < e; j++) wins[j].c = own;
       k = e;
     }
+    return { wins, own };
+  });
+  // Labels in order of first speech.
+  const order = new Map<number, string>();
+  for (const { wins } of labelled)
+    for (const w of wins) if (!order.has(w.c)) order.set(w.c, `SPEAKER_${order.size + 1}`);
+  const label = (c: number) => order.get(c)!;
+  let previous: string | undefined;
+  const firstLabel = label(labelled.find((l) => l.own !== undefined)!.own!);
+  return segments.map((s, i) => {
+    const { wins, own } = labelled[i];
+    if (own === undefined) return withSpeaker(s, (previous ??= firstLabel));
     if (!s.words?.length) return withSpeaker(s, (previous = label(own)));
     const words = s.words.map((w) => {
       const mid = (w.start + w.end) / 2;

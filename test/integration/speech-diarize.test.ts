@@ -72,7 +72,7 @@ describe('Speaker labels (diarize=true) with the local speech engine and speaker
       await post(
         s.url,
         '/api/audio/process',
-        { source_language: 'en', target_language: 'en', diarize: 'true', word_timestamps: 'true' },
+        { source_language: 'en', target_language: 'en', diarize: 'true', word_timestamps: 'true', subtitles: 'srt' },
         two.file,
       ),
     );
@@ -90,6 +90,10 @@ describe('Speaker labels (diarize=true) with the local speech engine and speaker
     const der = diarizationErrorRate(two.turns, labelledSpans(segments));
     expect(der.confusion, JSON.stringify(der)).to.be.at.most(0.05);
     expect(der.der, JSON.stringify(der)).to.be.at.most(0.1);
+    // The subtitles mark every turn (eight turns, in order), lines within 42 characters with the mark.
+    const marks = [...body.data.subtitles.matchAll(/\[(SPEAKER_\d)\] /g)].map((m: RegExpMatchArray) => m[1]);
+    expect(marks).to.deep.equal(two.turns.map((t) => `SPEAKER_${t.speaker + 1}`));
+    for (const line of body.data.subtitles.split('\n')) expect(line.length, line).to.be.at.most(42);
   });
 
   it('one voice is one speaker; without word_timestamps the segments carry the speaker and no words', async () => {

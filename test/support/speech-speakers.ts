@@ -114,5 +114,5 @@ export function diarizationErrorRate(
   assign(0, new Set(), new Map());
   const missed = frames.filter((f) => !f.hyp).length / frames.length;
   const der = 1 - bestCorrect / frames.length;
-  return { der, confusion: der - missed, missed };
+  return { der, confusion: Math.max(0, der - missed), missed };
 }

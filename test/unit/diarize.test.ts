@@ -131,12 +131,29 @@ describe('diarize: speaker labels from speaker embeddings', () => {
     expect(out[2]).to.not.have.property('words');
   });
 
+  it('pieces that hold both voices (turns inside segments) do not chain the two voices into one', () => {
+    // Voices as close as a man's and a woman's telephone voice (0.68), chained by pieces whose means lie between them.
+    const vs = voices(2, 19, 0.68);
+    const r = rng(20);
+    const { segments, windows } = conversation([0, 1, 0, 1, 0, 1], vs, 21);
+    // Two more segments, each a turn from one voice to the other in 2.4 s.
+    const mixed: AudioSegment[] = [];
+    const extra: SpeakerWindow[] = [];
+    for (let k = 0; k < 2; k++) {
+      const start = 24 + k * 4;
+      mixed.push({ id: 6 + k, start, end: start + 2.4, text: 'a b' });
+      extra.push(windowOf(vs[0], r, start, start + 1.6), windowOf(vs[1], r, start + 0.8, start + 2.4));
+    }
+    const out = diarize([...segments, ...mixed], [...windows, ...extra]);
+    expect(out.slice(0, 6).map((s) => s.speaker)).to.deep.equal([1, 2, 1, 2, 1, 2].map((n) => `SPEAKER_${n}`));
+  });
+
   it('no windows at all: every segment is SPEAKER_1', () => {
     const { segments } = conversation([0, 1], voices(2, 17), 18);
     expect(diarize(segments, []).map((s) => s.speaker)).to.deep.equal(['SPEAKER_1', 'SPEAKER_1']);
   });
 
-  it('clusterEmbeddings: merges by centroid cosine down to the threshold, or further to the cluster cap', () => {
+  it('clusterEmbeddings: merges by average cosine down to the threshold, or further to the cluster cap', () => {
     const v = (a: number, b: number) => Float64Array.from(normed([a, b]));
     const points = [v(1, 0), v(0.99, 0.1), v(0, 1), v(0.1, 0.99)];
     const weights = [1, 1, 1, 1];
