@@ -26,7 +26,9 @@ import {
   type Turn,
 } from '../test/support/speech-speakers';
 import { startService, stopService, type Service } from './service';
-import { cleanupRegistry, envInt, out, secs, temporalBinary } from './support';
+import { cleanupRegistry, envInt, out, procCpuSeconds, secs, temporalBinary } from './support';
+import { loadConfig } from '../core/config';
+import { LocalSpeechProvider, localSpeechOptions } from '../providers/speech/local';
 
 const MINUTES = envInt('BENCH_DIARIZE_MINUTES', 5);
 const REAL_DIR = process.env.BENCH_AUDIO_REAL_DIR ?? '';
@@ -149,6 +151,29 @@ async function main(): Promise<void> {
       ['en+m3', 'en+f3'],
       Array.from({ length: turnsFor }, (_, i) => DIALOGUE[i % 8]),
     );
+
+    // The engine alone (one process, as one media slot of the service): CPU seconds of the process, which a shared
+    // machine changes less than wall time, for the long dialogue without and with speaker windows.
+    const engine = new LocalSpeechProvider({
+      ...localSpeechOptions(loadConfig({ ...process.env, MEDIA_CONCURRENCY: '', SPEECH_THREADS: '' })),
+      processes: 1,
+    });
+    cleanups.add(() => engine.close());
+    await engine.transcribe(recordings[0].file, { language: 'en', speakers: true });
+    const [pid] = engine.pids();
+    const cpu: Record<string, number> = {};
+    for (const speakers of [false, true, false, true]) {
+      const c0 = procCpuSeconds(pid);
+      const t0 = performance.now();
+      await engine.transcribe(long.file, { language: 'en', speakers });
+      const key = speakers ? 'with' : 'without';
+      cpu[key] = Math.min(cpu[key] ?? Infinity, procCpuSeconds(pid) - c0);
+      out(
+        `engine alone, ${long.seconds.toFixed(0)} s dialogue, speakers ${speakers ? 'on ' : 'off'}: CPU ${cpu[key].toFixed(1)} s (best so far), wall ${secs(performance.now() - t0)}`,
+      );
+    }
+    out(`engine CPU with / without speaker windows: ${(cpu.with / cpu.without).toFixed(2)}× (best of two each)`);
+    await engine.close();
 
     const dbDir = fs.mkdtempSync(path.join(os.tmpdir(), 'docproc-bench-diarize-temporal-'));
     cleanups.add(async () => fs.rmSync(dbDir, { recursive: true, force: true }));
