@@ -24,6 +24,9 @@ import sys
 import time
 
 os.environ["HF_HUB_OFFLINE"] = "1"
+# numpy's OpenBLAS (the speaker encoder's LSTM) on one thread: with a thread per core it spun the cores it waited on
+# (278 windows: 21 s of CPU with the default threads on a busy 2-core machine, 1.5 s on one thread).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 
 import ctranslate2  # noqa: E402
