@@ -148,6 +148,13 @@ describe('diarize: speaker labels from speaker embeddings', () => {
     expect(out.slice(0, 6).map((s) => s.speaker)).to.deep.equal([1, 2, 1, 2, 1, 2].map((n) => `SPEAKER_${n}`));
   });
 
+  it('a recording of more pieces than are clustered (2,400 turns) still labels every turn', () => {
+    const who = Array.from({ length: 2400 }, (_, i) => (i % 3 === 0 ? 1 : 0));
+    const { segments, windows } = conversation(who, voices(2, 22), 23);
+    const out = diarize(segments, windows);
+    expect(out.map((s) => s.speaker)).to.deep.equal(who.map((w) => `SPEAKER_${w === 1 ? 1 : 2}`));
+  });
+
   it('no windows at all: every segment is SPEAKER_1', () => {
     const { segments } = conversation([0, 1], voices(2, 17), 18);
     expect(diarize(segments, []).map((s) => s.speaker)).to.deep.equal(['SPEAKER_1', 'SPEAKER_1']);
