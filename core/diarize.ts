@@ -23,14 +23,17 @@ export interface DiarizeOptions {
 
 /**
  * Average cosine similarity above which two clusters of speech are one voice. Calibrated on 14 recordings (espeak-ng
- * voices; the human voices of the Asterisk prompt packages, bench/README.md): at 0.70 every one-voice recording got
- * one label and every clearly different pair two; 0.75 splits one telephone voice in two, 0.65 merges a man's and a
- * woman's voice. Two similar voices (two women on a telephone line) are merged at 0.70: `max_speakers` cannot split
- * them, and a lower threshold would split single voices.
+ * voices; the human voices of the Asterisk prompt packages, bench/README.md), with clusters under 3 windows folded into
+ * the nearest speaker: at 0.75, 12 of 14 got the right number of speakers; the two others were split (one person
+ * speaking two languages; a woman's telephone voice in three), with 14-15 % of the speech mislabelled. At 0.70 two
+ * were merged instead (two women on a telephone line; two male espeak-ng voices) with 25-47 % mislabelled, and
+ * `max_speakers` can merge but never split.
  */
-export const DEFAULT_SPEAKER_THRESHOLD = 0.7;
+export const DEFAULT_SPEAKER_THRESHOLD = 0.75;
 /** A speaker change inside a segment counts from this many consecutive windows of the other voice (about 2.4 s). */
 const MIN_TURN_WINDOWS = 2;
+/** Windows a speaker needs (about 3 s of speech, in any number of turns). */
+const MIN_SPEAKER_WINDOWS = 3;
 /** Windows per clustered piece (0.8 s apart: about 3 s of speech). */
 const PIECE_WINDOWS = 3;
 
@@ -163,12 +166,18 @@ export function diarize(segments: AudioSegment[], windows: SpeakerWindow[], opts
   // A long recording: an even sample is clustered, every window then goes to its nearest speaker all the same.
   const step = Math.max(1, pieces.length / MAX_CLUSTERED);
   const sample = Array.from({ length: Math.min(pieces.length, MAX_CLUSTERED) }, (_, k) => pieces[Math.floor(k * step)]);
-  const { centroids } = clusterEmbeddings(
+  const clusters = clusterEmbeddings(
     sample.map((p) => p.v),
     sample.map((p) => p.weight),
     threshold,
     opts.maxSpeakers ?? Infinity,
   );
+  // A cluster of less than MIN_SPEAKER_WINDOWS windows (about 3 s of speech) is not a speaker of its own: a cough, a
+  // laugh, a word at a turn; its windows go to the nearest real speaker.
+  const weight = clusters.centroids.map(() => 0);
+  clusters.assignment.forEach((c, k) => (weight[c] += sample[k].weight));
+  const kept = clusters.centroids.filter((_, c) => weight[c] >= MIN_SPEAKER_WINDOWS);
+  const centroids = kept.length ? kept : clusters.centroids;
   // Every window to its nearest speaker; runs shorter than a turn inside a segment take the segment's majority.
   const labelled = segments.map((_, i) => {
     const wins = perSegment[i].map((w) => ({ mid: w.mid, c: argmax(w.v, centroids) }));

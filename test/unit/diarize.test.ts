@@ -66,8 +66,8 @@ describe('diarize: speaker labels from speaker embeddings', () => {
   });
 
   it('the second voice speaking first is SPEAKER_1', () => {
-    const { segments, windows } = conversation([1, 0, 1], voices(2, 3), 4);
-    expect(diarize(segments, windows).map((s) => s.speaker)).to.deep.equal(['SPEAKER_1', 'SPEAKER_2', 'SPEAKER_1']);
+    const { segments, windows } = conversation([1, 0, 1, 0], voices(2, 3), 4);
+    expect(diarize(segments, windows).map((s) => s.speaker)).to.deep.equal([1, 2, 1, 2].map((n) => `SPEAKER_${n}`));
   });
 
   it('one voice is one speaker', () => {
@@ -153,6 +153,22 @@ describe('diarize: speaker labels from speaker embeddings', () => {
     const { segments, windows } = conversation(who, voices(2, 22), 23);
     const out = diarize(segments, windows);
     expect(out.map((s) => s.speaker)).to.deep.equal(who.map((w) => `SPEAKER_${w === 1 ? 1 : 2}`));
+  });
+
+  it('a voice heard in fewer than 3 windows (a cough, a word) is no speaker of its own', () => {
+    const vs = voices(3, 24);
+    const { segments, windows } = conversation([0, 1, 0, 1, 0, 1], vs, 25);
+    const r = rng(26);
+    const blip: AudioSegment = { id: 6, start: 24, end: 25.6, text: 'hm' };
+    const out = diarize([...segments, blip], [...windows, windowOf(vs[2], r, 24, 25.6)]);
+    expect(new Set(out.map((s) => s.speaker))).to.deep.equal(new Set(['SPEAKER_1', 'SPEAKER_2']));
+    // Heard for longer, the third voice is a speaker.
+    const longer: AudioSegment = { id: 6, start: 24, end: 28, text: 'a b c' };
+    const three = diarize(
+      [...segments, longer],
+      [...windows, ...[24, 24.8, 25.6, 26.4].map((t) => windowOf(vs[2], r, t, t + 1.6))],
+    );
+    expect(three.at(-1)!.speaker).to.equal('SPEAKER_3');
   });
 
   it('no windows at all: every segment is SPEAKER_1', () => {
