@@ -8,6 +8,7 @@ import { jobInternalKey, jobOutputKey, jobOutputPrefix } from '../core/records';
 import type { AudioOutcome, AudioSegment } from '../core/result-shapes';
 import type { LlmUsage } from '../providers/llm';
 import { SUBTITLE_MIME } from '../core/subtitles';
+import { diarize } from '../core/diarize';
 import { transcriptionData, type CachedTranscription } from '../core/transcription-data';
 import type { AudioSpan, ChunkTranscript } from './audio-types';
 import type { ActivityDeps } from './deps';
@@ -67,6 +68,22 @@ export function stitchSegments(chunks: ChunkTranscript[], opts: { words?: boolea
   return out;
 }
 
+/**
+ * With `diarize`: speaker labels on the stitched segments and their words, from every chunk's speaker windows put on
+ * the recording's time line and clustered together (core/diarize.ts), so one voice keeps one label across chunks.
+ */
+export function labelSpeakers(
+  segments: AudioSegment[],
+  chunks: ChunkTranscript[],
+  p: { diarize?: boolean; max_speakers?: number },
+): AudioSegment[] {
+  if (!p.diarize) return segments;
+  const windows = chunks.flatMap((c) =>
+    (c.speakerWindows ?? []).map((w) => ({ start: c.start + w.start, end: c.start + w.end, embedding: w.embedding })),
+  );
+  return diarize(segments, windows, { maxSpeakers: p.max_speakers });
+}
+
 /** The language of most of the audio (seconds per chunk), or `fallback` when no chunk reports one. */
 export function dominantLanguage(chunks: ChunkTranscript[], fallback: string): string {
   const seconds = new Map<string, number>();
@@ -112,7 +129,7 @@ export function createAudioResults(deps: ActivityDeps) {
 
   async function compute(
     jobId: string,
-    p: TranscriptionParams & { word_timestamps: boolean },
+    p: TranscriptionParams & { word_timestamps: boolean; diarize: boolean },
     spans: AudioSpan[],
     duration: number,
   ): Promise<{ outcome: AudioOutcome; llmInfo: LlmInfo }> {
@@ -169,7 +186,11 @@ export function createAudioResults(deps: ActivityDeps) {
       llm_model: llmModel ?? translationModel,
       translation_model: translationModel,
       token_count: llmInfo.total_tokens,
-      segments: stitchSegments(chunks, { words: p.word_timestamps || p.subtitles !== undefined }),
+      segments: labelSpeakers(
+        stitchSegments(chunks, { words: p.word_timestamps || p.subtitles !== undefined || p.diarize }),
+        chunks,
+        p,
+      ),
     };
     return { outcome, llmInfo };
   }

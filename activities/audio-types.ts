@@ -1,4 +1,4 @@
-import type { SpeechSegment } from '../providers/speech/types';
+import type { SpeakerWindow, SpeechSegment } from '../providers/speech/types';
 
 /** Types the audio activities share (their own module, so audio.activities and audio-results import no cycle). */
 
@@ -36,4 +36,6 @@ export interface ChunkTranscript {
   segments: SpeechSegment[];
   model: string;
   duration_ms: number;
+  /** With `diarize`: speaker embeddings of the chunk's speech, times relative to the chunk's start. */
+  speakerWindows?: SpeakerWindow[];
 }

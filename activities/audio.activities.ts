@@ -1,6 +1,7 @@
 import { createReadStream } from 'node:fs';
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/activity';
+import { AppError } from '../core/errors';
 import { writeBlobJson } from '../core/blob-store';
 import { readCache } from '../core/cache';
 import { AUDIO_CACHE_OPERATION } from '../core/cache-keys';
@@ -35,6 +36,16 @@ export function createAudioActivities(deps: ActivityDeps) {
   const speechModel = () => deps.speech?.describe().model ?? '';
   const finish = createAudioResults(deps);
   const scratch = scratchAt(config.scratchDir);
+  // Speaker labels need the local engine's speaker model: a hosted endpoint cannot honour `diarize` (no silent
+  // transcript without speakers).
+  const refuseUnsupported = (p: TranscriptionParams) => {
+    if (p.diarize === true && deps.speech?.describe().provider === 'openai')
+      throw new AppError(
+        'UNPROCESSABLE_INPUT',
+        'diarize is not available with the hosted speech provider (SPEECH_PROVIDER=openai): speaker labels need the local engine.',
+        { reason: 'option_not_supported', option: 'diarize', provider: 'openai' },
+      );
+  };
 
   return {
     /**
@@ -61,6 +72,7 @@ export function createAudioActivities(deps: ActivityDeps) {
             download: mediaDownload,
           }),
         ));
+      refuseUnsupported(p);
       const key = await audioCacheKey(input.sha256, p, speechModel(), deps.llm?.describe().model);
       const hit = p.use_cache !== false ? await readCache<AudioOutcome>(store, AUDIO_CACHE_OPERATION, key) : null;
       if (hit) {
@@ -118,6 +130,8 @@ export function createAudioActivities(deps: ActivityDeps) {
       prompt?: string;
       /** Word timings asked (a remote endpoint gives them only then; the local engine always does). */
       words?: boolean;
+      /** `diarize`: speaker embeddings of the speech kept beside the transcript (the local engine only). */
+      speakers?: boolean;
     }) {
       const key = chunkKey(a.jobId, a.index);
       if (await store.stat(key)) return { reused: true };
@@ -134,7 +148,14 @@ export function createAudioActivities(deps: ActivityDeps) {
           scratch.withDir('chunk-', async (dir) => {
             const out = path.join(dir, `chunk-${a.index}.wav`);
             await media.cutChunk(wav, a.start, a.end, out, { signal });
-            return speech.transcribe(out, { language, signal, vad: a.vad, prompt: a.prompt, words: a.words });
+            return speech.transcribe(out, {
+              language,
+              signal,
+              vad: a.vad,
+              prompt: a.prompt,
+              words: a.words,
+              ...(a.speakers ? { speakers: true } : {}),
+            });
           }),
         ),
       );
@@ -148,6 +169,7 @@ export function createAudioActivities(deps: ActivityDeps) {
         segments: t.segments,
         model: t.model,
         duration_ms: t.durationMs,
+        ...(t.speakerWindows ? { speakerWindows: t.speakerWindows } : {}),
       };
       await writeBlobJson(store, key, kept);
       countAudioSeconds(a.end - a.start);

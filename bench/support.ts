@@ -64,7 +64,7 @@ export function resetPeak(pid: number | undefined): boolean {
 }
 
 /** CPU seconds (user + system) a process has used so far, from /proc/<pid>/stat; NaN when unreadable. */
-function procCpuSeconds(pid: number | undefined): number {
+export function procCpuSeconds(pid: number | undefined): number {
   if (!pid) return NaN;
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');

@@ -21,7 +21,7 @@ export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 export const JOB_DEFAULTS: {
   pdf: { extraction_method: ExtractionMethod };
   transcription: { source_language: string; target_language: string };
-  speech: { word_timestamps: boolean; vad: boolean };
+  speech: { word_timestamps: boolean; vad: boolean; diarize: boolean };
   session: { source_language: string; target_language: string; template: string; create_archive: boolean };
   transformer: { source_language: string; target_language: string };
   summary: { target_language: string };
@@ -30,7 +30,7 @@ export const JOB_DEFAULTS: {
   transcription: { source_language: 'de', target_language: 'de' },
   // Audio and video options beyond the spec (contract §9): assumed when absent, never recorded, so jobs from before
   // them read as they did. `subtitles` and `prompt` have none (absent: no subtitles, no prompt).
-  speech: { word_timestamps: false, vad: true },
+  speech: { word_timestamps: false, vad: true, diarize: false },
   session: { source_language: 'en', target_language: 'de', template: 'Session', create_archive: false },
   transformer: { source_language: 'de', target_language: 'de' },
   summary: { target_language: 'de' },

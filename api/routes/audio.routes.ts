@@ -44,7 +44,9 @@ export function audioRoutes(
       400: errorResponse('Not a supported audio or video format, or no audio stream'),
       403: errorResponse('The url is not allowed (a private, loopback or metadata address)'),
       502: errorResponse('The url could not be fetched'),
-      422: errorResponse('The recording could not be decoded, or lasts longer than MAX_MEDIA_SECONDS'),
+      422: errorResponse(
+        'The recording could not be decoded, or lasts longer than MAX_MEDIA_SECONDS, or diarize was asked of the hosted speech provider',
+      ),
       504: errorResponse('Still running; poll details.job_id'),
     },
     handler: async (ctx, { body }) => {

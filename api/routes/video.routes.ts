@@ -75,7 +75,9 @@ export function videoRoutes(api: ApiRouter, jobs: JobService, config: Config, en
 const transcriptionErrors = {
   403: errorResponse('The URL is not allowed (a private, loopback or metadata address)'),
   413: errorResponse('The video is larger than MAX_UPLOAD_MB'),
-  422: errorResponse('The recording could not be decoded, or lasts longer than MAX_MEDIA_SECONDS'),
+  422: errorResponse(
+    'The recording could not be decoded, or lasts longer than MAX_MEDIA_SECONDS, or diarize was asked of the hosted speech provider',
+  ),
   502: errorResponse('The URL could not be downloaded'),
   504: errorResponse('Still running; poll details.job_id'),
 };

@@ -1,8 +1,8 @@
 import { JOB_DEFAULTS } from '../../core/job-defaults';
-import { SUBTITLE_FORMATS } from '../../core/job-params-media';
+import { MAX_SPEAKERS, SUBTITLE_FORMATS } from '../../core/job-params-media';
 import { z } from '../openapi';
 import { uploadedFile } from '../uploads';
-import { formBool, httpUrl } from './form';
+import { formBool, formInt, httpUrl } from './form';
 
 /** Schemas of /api/audio (spec §4.11). */
 
@@ -32,11 +32,29 @@ export const speechOptions = {
     .max(1000)
     .optional()
     .openapi({ description: 'Names and terms the recording uses, to steer their spelling' }),
+  diarize: formBool(JOB_DEFAULTS.speech.diarize).openapi({
+    description:
+      'Speaker labels: each segment (and word) carries `speaker` (`SPEAKER_1`, `SPEAKER_2`... in order of first ' +
+      'speech), from a speaker-embedding model run on the local engine (video: `segments` are added). The hosted ' +
+      'speech provider cannot do it: 422 naming diarize',
+  }),
+  max_speakers: formInt(1, MAX_SPEAKERS).openapi({
+    description: 'With diarize=true: at most this many speakers (default: as many as the voices differ)',
+  }),
 };
 
 /** The job parameters of the options beyond the spec: only what differs from the defaults is recorded. */
-export function speechParams(b: { word_timestamps?: boolean; subtitles?: string; vad?: boolean; prompt?: string }) {
+export function speechParams(b: {
+  word_timestamps?: boolean;
+  subtitles?: string;
+  vad?: boolean;
+  prompt?: string;
+  diarize?: boolean;
+  max_speakers?: number;
+}) {
   return {
+    ...(b.diarize ? { diarize: true } : {}),
+    ...(b.max_speakers !== undefined ? { max_speakers: b.max_speakers } : {}),
     ...(b.word_timestamps ? { word_timestamps: true } : {}),
     ...(b.subtitles ? { subtitles: b.subtitles } : {}),
     ...(b.vad === false ? { vad: false } : {}),
@@ -85,6 +103,7 @@ export const audioWord = z
     start: z.number(),
     end: z.number(),
     probability: z.number().nullable().openapi({ description: 'Null when the speech provider reports none' }),
+    speaker: z.string().optional().openapi({ description: 'With diarize=true', example: 'SPEAKER_1' }),
   })
   .openapi('AudioWord');
 
@@ -95,6 +114,10 @@ export const audioSegment = z
     end: z.number(),
     text: z.string(),
     words: z.array(audioWord).optional().openapi({ description: 'With word_timestamps=true' }),
+    speaker: z
+      .string()
+      .optional()
+      .openapi({ description: 'With diarize=true: who speaks most of the segment', example: 'SPEAKER_1' }),
   })
   .openapi('AudioSegment');
 

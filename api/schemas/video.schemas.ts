@@ -48,7 +48,7 @@ export const videoProcessResult = envelope(
   z.object({
     duration: z.number().openapi({ description: 'Seconds' }),
     transcription: z.string().openapi({ description: 'After the template and the translation' }),
-    segments: z.array(audioSegment).optional().openapi({ description: 'With word_timestamps=true' }),
+    segments: z.array(audioSegment).optional().openapi({ description: 'With word_timestamps=true or diarize=true' }),
     subtitles: z.string().optional().openapi({ description: "With subtitles=srt|vtt: the file's text" }),
     metadata: z.object({
       resolution: z.string().openapi({ example: '1280x720' }),
@@ -74,7 +74,7 @@ export const videoHostedResult = envelope(
     title: z.string(),
     duration: z.number().openapi({ description: 'Seconds' }),
     transcription: z.string().openapi({ description: 'After the template and the translation' }),
-    segments: z.array(audioSegment).optional().openapi({ description: 'With word_timestamps=true' }),
+    segments: z.array(audioSegment).optional().openapi({ description: 'With word_timestamps=true or diarize=true' }),
     subtitles: z.string().optional().openapi({ description: "With subtitles=srt|vtt: the file's text" }),
     metadata: z.object({
       uploader: z.string().nullable(),

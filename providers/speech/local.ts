@@ -9,11 +9,16 @@ import type { SpeechProvider, Transcript, TranscribeOptions } from './types';
 
 export { SpeechEngineError };
 
+/** The speaker model's folder under `<cache>/models` (scripts/engines-speech.mjs puts Resemblyzer's weights there). */
+export const SPEAKER_MODEL_DIR = 'resemblyzer-0.1.4';
+
 export interface LocalSpeechOptions {
   /** The python of the speech venv (faster-whisper installed). */
   python: string;
   /** A CTranslate2 Whisper model directory (model.bin, config.json, tokenizer.json, vocabulary.json). */
   modelDir: string;
+  /** Resemblyzer's GE2E speaker encoder weights (`pretrained.pt`), for `diarize`. */
+  speakerModel?: string;
   /** Reported as `Transcript.model`, e.g. `whisper-base`. */
   model: string;
   /** Engine processes, each with the model loaded once: the most transcriptions at once. */
@@ -43,6 +48,7 @@ export function localSpeechOptions(config: Config): LocalSpeechOptions {
     python: config.SPEECH_PYTHON ?? path.join(cache, 'speech-venv', 'bin', 'python'),
     modelDir,
     // The API names the model the same way (core/speech-model.ts) to find the audio cache entries.
+    speakerModel: path.join(cache, 'models', SPEAKER_MODEL_DIR, 'pretrained.pt'),
     model: localSpeechModelName(config),
     processes,
     threads: config.SPEECH_THREADS || Math.max(1, Math.floor(cores / processes)),
@@ -78,7 +84,12 @@ export class LocalSpeechProvider implements SpeechProvider {
   async transcribe(audioPath: string, opts: TranscribeOptions = {}): Promise<Transcript> {
     const language = opts.language && opts.language !== 'auto' ? opts.language : null;
     const t0 = performance.now();
-    const answer = await this.call(audioPath, language, { vad: opts.vad, prompt: opts.prompt }, opts.signal);
+    const answer = await this.call(
+      audioPath,
+      language,
+      { vad: opts.vad, prompt: opts.prompt, ...(opts.speakers ? { speakers: true } : {}) },
+      opts.signal,
+    );
     const raw = answer.segments ?? [];
     const segments = raw.map((s) => ({
       start: s.start,
@@ -98,6 +109,7 @@ export class LocalSpeechProvider implements SpeechProvider {
       segments,
       model: this.options.model,
       durationMs: Math.round(performance.now() - t0),
+      ...(opts.speakers ? { speakerWindows: answer.speaker_windows ?? [] } : {}),
     };
   }
 
@@ -154,7 +166,7 @@ export class LocalSpeechProvider implements SpeechProvider {
 
   private processFor(slot: Slot): EngineProcess {
     if (slot.proc && !slot.proc.dead) return slot.proc;
-    const { python, modelDir, threads, stallTimeoutMs } = this.options;
+    const { python, modelDir, threads, stallTimeoutMs, speakerModel } = this.options;
     if (!fs.existsSync(python) || !fs.existsSync(path.join(modelDir, 'model.bin'))) {
       throw new AppError(
         'PROVIDER_NOT_CONFIGURED',
@@ -165,7 +177,7 @@ export class LocalSpeechProvider implements SpeechProvider {
         },
       );
     }
-    slot.proc = new EngineProcess({ python, modelDir, threads, stallTimeoutMs });
+    slot.proc = new EngineProcess({ python, modelDir, threads, stallTimeoutMs, speakerModel });
     return slot.proc;
   }
 
@@ -204,6 +216,14 @@ function toError(error: { kind: string; message: string }, audioPath: string): E
       'UNPROCESSABLE_INPUT',
       'The audio could not be decoded',
       { reason: 'undecodable_audio' },
+      { cause: new Error(error.message) },
+    );
+  }
+  if (error.kind === 'speaker_model_missing') {
+    return new AppError(
+      'PROVIDER_NOT_CONFIGURED',
+      'The speaker model for diarize is not provisioned (npm start or npm test set it up)',
+      { provider: 'speech', reason: 'speaker_model_missing' },
       { cause: new Error(error.message) },
     );
   }

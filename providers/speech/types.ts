@@ -1,3 +1,5 @@
+import type { SpeakerWindow } from '../../core/diarize';
+
 /** One word with its timing and the model's confidence in it (0..1). `word` keeps its leading space. */
 export interface SpeechWord {
   word: string;
@@ -16,6 +18,9 @@ export interface SpeechSegment {
   words?: SpeechWord[];
 }
 
+/** One window of speech (times as the segments') and its speaker embedding (unit length; cosine = dot product). */
+export type { SpeakerWindow };
+
 /** What a speech engine heard in one audio file (one chunk of a longer recording, or the whole of a short one). */
 export interface Transcript {
   /** ISO 639-1 code, given or detected. */
@@ -30,6 +35,8 @@ export interface Transcript {
   model: string;
   /** Wall time of the engine call. */
   durationMs: number;
+  /** With `speakers` (the local engine only): speaker embeddings of the speech, clustered by core/diarize.ts. */
+  speakerWindows?: SpeakerWindow[];
 }
 
 export interface TranscribeOptions {
@@ -41,6 +48,11 @@ export interface TranscribeOptions {
   prompt?: string;
   /** Ask for word timings (the local engine always computes them; a remote endpoint is asked only then). */
   words?: boolean;
+  /**
+   * Speaker embeddings of the speech (`Transcript.speakerWindows`), for `diarize`. Only the local engine has a
+   * speaker model: a remote provider refuses the option before any work (422 naming `diarize`).
+   */
+  speakers?: boolean;
   /** Aborts the call: a local engine process is killed (and restarted for the next call), a request aborted. */
   signal?: AbortSignal;
 }

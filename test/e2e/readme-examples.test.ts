@@ -283,6 +283,18 @@ const EXAMPLES: Entry[] = [
     },
   },
   {
+    name: 'audio: speaker labels',
+    method: 'POST',
+    path: '/api/audio/process',
+    has: ['-F diarize=true'],
+    check: (a) => {
+      const segments = a.body.data.segments as { speaker: string; text: string }[];
+      expect(segments.length).to.be.at.least(1);
+      // The README's recording has one voice: one label.
+      expect([...new Set(segments.map((s) => s.speaker))]).to.deep.equal(['SPEAKER_1']);
+    },
+  },
+  {
     name: 'audio: language detection',
     method: 'POST',
     path: '/api/audio/detect-language',

@@ -96,6 +96,37 @@ describe('local speech provider (faster-whisper, real Whisper base model)', func
     expect(speech.pids()).to.deep.equal([pid]);
   });
 
+  it('speaker windows: unit 256-dim embeddings inside the speech; without the speaker model, PROVIDER_NOT_CONFIGURED and the process goes on', async () => {
+    const t = await speech.transcribe(audio.en, { language: 'en', speakers: true });
+    expect(t.speakerWindows!.length).to.be.at.least(3);
+    for (const w of t.speakerWindows!) {
+      expect(w.embedding).to.have.length(256);
+      expect(Math.hypot(...w.embedding)).to.be.closeTo(1, 0.01);
+      expect(w.start).to.be.at.least(0);
+      expect(w.end)
+        .to.be.above(w.start)
+        .and.at.most(t.duration + 0.01);
+    }
+    // Not asked: none computed.
+    expect((await speech.transcribe(audio.en, { language: 'en' })).speakerWindows).to.equal(undefined);
+    const missing = new LocalSpeechProvider({
+      ...localSpeechOptions(loadConfig(process.env)),
+      processes: 1,
+      speakerModel: path.join(dir, 'no-such-model.pt'),
+    });
+    try {
+      const err = await missing.transcribe(audio.en, { language: 'en', speakers: true }).catch((e: unknown) => e);
+      expect(err).to.be.instanceOf(AppError);
+      expect((err as AppError).code).to.equal('PROVIDER_NOT_CONFIGURED');
+      expect((err as AppError).details).to.deep.equal({ provider: 'speech', reason: 'speaker_model_missing' });
+      const [pid] = missing.pids();
+      expect((await missing.transcribe(audio.en, { language: 'en' })).text).to.match(/park|children|weather/i);
+      expect(missing.pids()).to.deep.equal([pid]);
+    } finally {
+      await missing.close();
+    }
+  });
+
   it('an abort kills the engine process; the next call starts another', async () => {
     await transcribeShort();
     const [pid] = speech.pids();

@@ -5,6 +5,8 @@ import { chunkKey } from '../../activities/audio-results';
 import type { AudioPrepared, ChunkTranscript } from '../../activities/audio-types';
 import { readBlobJson } from '../../core/blob-store';
 import { AppError } from '../../core/errors';
+import { loadConfig } from '../../core/config';
+import { createOpenAiSpeechProvider } from '../../providers/speech/openai';
 import { activityHarness, failureOf, retryable } from '../support/activity-harness';
 import { fakeRecording, type FakeRecording, type InMemorySpeechEngine } from '../support/in-memory-engines';
 
@@ -47,6 +49,26 @@ describe('activities: prepareAudio (in-memory media engine)', () => {
   let h: Harness;
   beforeEach(async () => (h = await activityHarness({ env: { AUDIO_CHUNK_SECONDS: '30', MAX_MEDIA_SECONDS: '600' } })));
   afterEach(() => h.remove());
+
+  it('diarize with the hosted speech provider is refused at once, naming the option (422), before any engine runs', async () => {
+    const hosted = await activityHarness({
+      env: { SPEECH_PROVIDER: 'openai', SPEECH_BASE_URL: 'http://127.0.0.1:9/v1' },
+      speech: createOpenAiSpeechProvider(
+        loadConfig({ SPEECH_PROVIDER: 'openai', SPEECH_BASE_URL: 'http://127.0.0.1:9/v1' }),
+      ),
+    });
+    try {
+      const err = await failureOf(prepare(hosted, 'job-dz', RECORDING, { diarize: true }));
+      expect(retryable(err)).to.equal(false);
+      expect((err as ApplicationFailure).type).to.equal('UNPROCESSABLE_INPUT');
+      expect((err as ApplicationFailure).message).to.include('diarize');
+      expect(hosted.media.calls).to.deep.equal({ probe: 0, decodeToWav: 0, planChunks: 0, cutChunk: [] });
+    } finally {
+      await hosted.remove();
+    }
+    // The local engine takes it.
+    expect((await prepare(h, 'job-dz2', RECORDING, { diarize: true })).chunks.length).to.equal(4);
+  });
 
   it('probes, decodes and plans the recording once; a retry or restart reuses the kept plan without the engine', async () => {
     const p = await prepare(h, 'job-a1');

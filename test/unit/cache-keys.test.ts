@@ -166,8 +166,12 @@ describe('cache keys', () => {
       audioCacheKey(SHA, { source_language: 'en', vad: false }, ctx),
       audioCacheKey(SHA, { source_language: 'en', prompt: 'Kowalczyk' }, ctx),
       audioCacheKey(SHA, { source_language: 'en', prompt: 'Kubernetes' }, ctx),
+      audioCacheKey(SHA, { source_language: 'en', diarize: true }, ctx),
+      audioCacheKey(SHA, { source_language: 'en', diarize: true, max_speakers: 2 }, ctx),
     ]);
-    expect(keys.size).to.equal(5);
+    expect(keys.size).to.equal(7);
+    // diarize=false is the default.
+    expect(audioCacheKey(SHA, { source_language: 'en', diarize: false }, ctx)).to.equal(plain);
   });
 
   it("keys a session video's transcript by URL, source language and speech model", () => {

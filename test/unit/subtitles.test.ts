@@ -76,4 +76,32 @@ describe('subtitles (core/subtitles.ts)', () => {
     expect(formatCues([], 'srt')).to.equal('');
     expect(formatCues([], 'vtt')).to.equal('WEBVTT\n\n');
   });
+
+  it('with speaker labels a cue never spans a turn: SRT marks each turn, WebVTT makes every cue a voice span', () => {
+    const a = sentence('we should leave early tomorrow', 0, 0.3);
+    // The second speaker answers without a pause and without a sentence end: only the turn ends the cue.
+    const b = sentence('yes at nine', a.end + 0.1, 0.3);
+    const c = sentence('and take the old road through the hills past the lake and the village', b.end + 0.1, 0.3);
+    const label = (seg: ReturnType<typeof sentence>, speaker: string) => ({
+      ...seg,
+      speaker,
+      words: seg.words.map((w) => ({ ...w, speaker })),
+    });
+    const segments = [label(a, 'SPEAKER_1'), label(b, 'SPEAKER_2'), label(c, 'SPEAKER_2')];
+    const srt = buildCues(segments, BROADCAST_RULES, { markTurns: true });
+    expect(srt.map(cueText)).to.deep.equal([
+      '[SPEAKER_1] we should leave early tomorrow',
+      '[SPEAKER_2] yes at nine and take the old road through the hills past the lake and',
+      'the village',
+    ]);
+    for (const cue of srt) for (const line of cue.lines) expect(line.length, line).to.be.at.most(42);
+    expect(srt.map((x) => x.speaker)).to.deep.equal(['SPEAKER_1', 'SPEAKER_2', 'SPEAKER_2']);
+    const vtt = subtitles(segments, 'vtt');
+    expect(vtt).to.include('\n<v SPEAKER_1>we should leave early tomorrow\n');
+    expect(vtt.match(/<v SPEAKER_\d>/g)?.length).to.equal(vtt.match(/ --> /g)?.length);
+    expect(vtt).to.include('\n<v SPEAKER_2>yes at nine');
+    expect(vtt).not.to.include('[SPEAKER');
+    // Without labels nothing changes.
+    expect(subtitles([a, b, c], 'srt')).not.to.match(/SPEAKER|<v /);
+  });
 });

@@ -43,6 +43,7 @@ export async function transcribeMedia(
       ...(parameters.vad === false ? { vad: false } : {}),
       ...(typeof parameters.prompt === 'string' && parameters.prompt.trim() ? { prompt: parameters.prompt } : {}),
       ...(parameters.word_timestamps === true || parameters.subtitles ? { words: true } : {}),
+      ...(parameters.diarize === true ? { speakers: true } : {}),
     };
     let seconds = 0;
     let reused = 0;

@@ -2,6 +2,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { engineStallTimeoutMs, StallWatchdog, type EngineStallError } from '../../process/run-tool';
+import type { SpeakerWindow } from '../types';
 
 /** The engine script, run by the speech venv's python. */
 export const ENGINE_SCRIPT = fileURLToPath(new URL('./whisper_engine.py', import.meta.url));
@@ -19,7 +20,9 @@ export interface EngineAnswer {
     /** Since this engine version; absent in an older engine's answer. */
     words?: { word: string; start: number; end: number; probability: number }[];
   }[];
-  error?: { kind: 'undecodable_audio' | 'bad_request' | 'internal'; message: string };
+  /** With `speakers`: one speaker embedding per 1.6 s window of the segments' speech (speaker_encoder.py). */
+  speaker_windows?: SpeakerWindow[];
+  error?: { kind: 'undecodable_audio' | 'bad_request' | 'speaker_model_missing' | 'internal'; message: string };
   /** A progress line while a request is decoded (seconds of audio done), not its answer. */
   progress?: number;
 }
@@ -29,6 +32,8 @@ export interface EngineRequestOptions {
   vad?: boolean;
   prompt?: string;
   op?: 'transcribe' | 'detect_language';
+  /** Speaker embeddings of the speech too (`speaker_windows`), for diarization. */
+  speakers?: boolean;
 }
 
 /** The engine process ended (crashed, was killed, or could not start): trying again with a fresh one may help. */
@@ -44,6 +49,8 @@ export interface EngineProcessOptions {
   python: string;
   modelDir: string;
   threads: number;
+  /** Resemblyzer's `pretrained.pt` (loaded on the first request that asks for speakers). */
+  speakerModel?: string;
   /**
    * No progress line, log line or answer for this long while loading or transcribing: killed (default:
    * `ENGINE_STALL_TIMEOUT_MS`).
@@ -76,9 +83,9 @@ export class EngineProcess {
   private stalled: EngineStallError | null = null;
 
   constructor(opts: EngineProcessOptions) {
-    this.child = spawn(opts.python, [ENGINE_SCRIPT, '--model-dir', opts.modelDir, '--threads', String(opts.threads)], {
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
+    const args = [ENGINE_SCRIPT, '--model-dir', opts.modelDir, '--threads', String(opts.threads)];
+    if (opts.speakerModel) args.push('--speaker-model', opts.speakerModel);
+    this.child = spawn(opts.python, args, { stdio: ['pipe', 'pipe', 'pipe'] });
     this.watchdog = new StallWatchdog(ENGINE_NAME, opts.stallTimeoutMs ?? engineStallTimeoutMs(), (err) => {
       this.stalled = err;
       void this.kill();
@@ -159,8 +166,16 @@ export class EngineProcess {
     return new Promise<EngineAnswer>((resolve, reject) => {
       this.pending = { id, resolve, reject };
       this.watchdog.start(this.child.pid);
-      const { vad = true, prompt, op } = opts;
-      const line = { id, audio, language, vad, ...(prompt ? { prompt } : {}), ...(op ? { op } : {}) };
+      const { vad = true, prompt, op, speakers } = opts;
+      const line = {
+        id,
+        audio,
+        language,
+        vad,
+        ...(prompt ? { prompt } : {}),
+        ...(op ? { op } : {}),
+        ...(speakers ? { speakers: true } : {}),
+      };
       this.child.stdin.write(JSON.stringify(line) + '\n');
     });
   }

@@ -1,12 +1,17 @@
 """The local speech engine: faster-whisper with one model loaded once, answering JSON lines over stdio.
 
 Request (one line on stdin):  {"id": ..., "audio": "<path>", "language": "<ISO 639-1>" | null, "vad": true,
-                               "prompt": "<names and terms>" | null, "op": "transcribe" | "detect_language"}
+                               "prompt": "<names and terms>" | null, "op": "transcribe" | "detect_language",
+                               "speakers": true | false}
                               (every key but id and audio optional: an older client's request means what it meant)
 Answer (one line on stdout):  {"id", "language", "language_probability", "duration",
-                               "segments": [{"start", "end", "text", "words": [{"word", "start", "end", "probability"}]}]}
+                               "segments": [{"start", "end", "text", "words": [{"word", "start", "end", "probability"}]}],
+                               "speaker_windows": [{"start", "end", "embedding": [256 numbers]}]}  (with "speakers" only)
                            or, for "detect_language", {"id", "language", "language_probability", "duration"}
-                           or {"id", "error": {"kind": "undecodable_audio" | "bad_request" | "internal", "message"}}
+                           or {"id", "error": {"kind": "undecodable_audio" | "bad_request" | "speaker_model_missing" |
+                                                         "internal", "message"}}
+With "speakers", the answer carries one speaker embedding (speaker_encoder.py, GE2E) per 1.6 s window over each
+segment's speech: the worker clusters them across the chunks of a recording into speaker labels (core/diarize.ts).
 While it decodes it writes progress lines {"id", "progress": <seconds of audio done>}, one per segment: the worker's
 engine watchdog takes them as signs of life (a long chunk is never taken for a hung engine).
 Once the model is loaded it writes {"ready": true}. Logs go to stderr only. Nothing is downloaded: the model is a
@@ -19,6 +24,9 @@ import sys
 import time
 
 os.environ["HF_HUB_OFFLINE"] = "1"
+# numpy's OpenBLAS (the speaker encoder's LSTM) on one thread: with a thread per core it spun the cores it waited on
+# (278 windows: 21 s of CPU with the default threads on a busy 2-core machine, 1.5 s on one thread).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 
 import ctranslate2  # noqa: E402
@@ -45,7 +53,36 @@ def reply(obj):
     sys.stdout.flush()
 
 
-def transcribe(model, req, progress=lambda seconds: None):
+class Speakers:
+    """The speaker encoder, loaded on the first request that asks for speakers (most never do)."""
+
+    def __init__(self, weights):
+        self.weights = weights
+        self.encoder = None
+
+    def windows(self, audio, segments):
+        if self.encoder is None:
+            if not self.weights or not os.path.isfile(self.weights):
+                raise SpeakerModelMissing(f"no speaker model at {self.weights}")
+            from speaker_encoder import SpeakerEncoder
+
+            t0 = time.monotonic()
+            self.encoder = SpeakerEncoder(self.weights)
+            log(f"speaker model {self.weights} loaded in {time.monotonic() - t0:.2f} s")
+        from speaker_encoder import embed_windows
+
+        spans = [(s["start"], s["end"]) for s in segments]
+        return [
+            {"start": round(a, 3), "end": round(b, 3), "embedding": [round(float(x), 4) for x in v]}
+            for _, a, b, v in embed_windows(self.encoder, audio, spans)
+        ]
+
+
+class SpeakerModelMissing(Exception):
+    pass
+
+
+def transcribe(model, req, progress=lambda seconds: None, speakers=None):
     audio = load(req)
     if isinstance(audio, dict):
         return audio
@@ -78,12 +115,18 @@ def transcribe(model, req, progress=lambda seconds: None):
         ]
         out.append({"start": round(s.start, 3), "end": round(s.end, 3), "text": s.text, "words": words})
         progress(round(s.end, 3))
-    return {
+    answer = {
         "language": info.language,
         "language_probability": info.language_probability,
         "duration": audio.size / SAMPLE_RATE,
         "segments": out,
     }
+    if req.get("speakers") and speakers is not None:
+        try:
+            answer["speaker_windows"] = speakers.windows(audio, out)
+        except SpeakerModelMissing as e:
+            return {"error": {"kind": "speaker_model_missing", "message": str(e)}}
+    return answer
 
 
 def load(req):
@@ -106,10 +149,12 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--model-dir", required=True)
     parser.add_argument("--threads", type=int, default=0)
+    parser.add_argument("--speaker-model", default=None, help="Resemblyzer's pretrained.pt (for speaker windows)")
     args = parser.parse_args()
     t0 = time.monotonic()
     model = WhisperModel(args.model_dir, device="cpu", compute_type="int8", cpu_threads=args.threads, local_files_only=True)
     log(f"model {args.model_dir} loaded in {time.monotonic() - t0:.2f} s, {args.threads or 'default'} threads")
+    speakers = Speakers(args.speaker_model)
     reply({"ready": True})
     for line in sys.stdin:
         if not line.strip():
@@ -118,7 +163,7 @@ def main():
         try:
             req = json.loads(line)
             req_id = req.get("id")
-            result = transcribe(model, req, lambda seconds, i=req_id: reply({"id": i, "progress": seconds}))
+            result = transcribe(model, req, lambda seconds, i=req_id: reply({"id": i, "progress": seconds}), speakers)
         except Exception as e:
             log(f"request {req_id} failed: {type(e).__name__}: {e}")
             result = {"error": {"kind": "internal", "message": f"{type(e).__name__}: {e}"}}
