@@ -30,7 +30,7 @@ export interface ApiEngines {
    */
   transformHtml(operation: HtmlOperation, html: string, signal?: AbortSignal): Promise<HtmlOutcome>;
   /**
-   * poppler's `pdfinfo` as a child process, as the `readPdfText` activity runs it: the page count, title and author
+   * poppler's `pdfinfo` as a process (started by the tool launcher), as the `readPdfText` activity runs it: the page count, title and author
    * of a readable PDF. Rejects with the activity's `PdfError`s (`INVALID_FORMAT` not a PDF; `UNPROCESSABLE_INPUT`
    * encrypted, corrupt, empty).
    */

@@ -155,8 +155,9 @@ async function readDirectly(
     first + config.INLINE_PDF_MAX_PAGES - 1,
   );
   // Two idle cores or more: pdfinfo first, then the range split across them (the activity's way: 70 against 80 ms for
-  // the 200-page bench file, measured in the bench's small process; each spawn costs the 280 MB API ~10 ms more, see
-  // bench/README.md). Else one pdftotext starts beside pdfinfo, before the count is known: one spawn on the way.
+  // the 200-page bench file, measured in the bench's small process). Else one pdftotext starts beside pdfinfo, before
+  // the count is known. The tools are started by the tool launcher (providers/process/launcher.ts), not forked from
+  // this 200–300 MB process, whose every fork stalled the event loop 4–13 ms (bench/README.md, issue 24).
   const parallel = directPdfReading.idleCores();
   const reading = parallel > 1 ? null : engines.readPdfTextUpTo(file.filepath, first, upTo, { signal: stop.signal });
   // Handled at once (a damaged file fails it before pdfinfo answers); awaited below.

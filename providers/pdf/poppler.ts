@@ -1,12 +1,14 @@
 /**
  * Poppler's command line tools for reading a PDF: `pdfinfo` (page count, document information), `pdftotext`
  * (the text layer in poppler's reading order, page by page) and `pdfimages -list` (which pages paint images). Each is a
- * separate process bounded by a timeout and
+ * separate process, started by the process's tool launcher (providers/process/launcher.ts: a fork of the big API or
+ * worker process would block its event loop ~10 ms), bounded by a timeout and
  * killed on abort, so a hostile file can never hold the caller: unlike pdf.js, whose parsing runs on the caller's
  * thread and cannot be interrupted.
  */
 import { open } from 'node:fs/promises';
-import { ToolExitError, ToolTimeoutError, runTool } from '../process/run-tool';
+import { runLaunchedTool } from '../process/launcher';
+import { ToolExitError, ToolTimeoutError } from '../process/run-tool';
 import { PdfError } from './errors';
 
 /** Maps poppler's complaints about the input to `PdfError`s; anything else stays as it is. */
@@ -85,7 +87,7 @@ export async function pdfInfo(
   opts: { signal?: AbortSignal; timeoutMs?: number } = {},
 ): Promise<PdfInfo> {
   try {
-    const { stdout } = await runTool('pdfinfo', ['-enc', 'UTF-8', pdfPath], {
+    const { stdout } = await runLaunchedTool('pdfinfo', ['-enc', 'UTF-8', pdfPath], {
       signal: opts.signal,
       timeoutMs: opts.timeoutMs ?? 30_000,
     });
@@ -111,7 +113,7 @@ export async function pageSizes(
   opts: { signal?: AbortSignal } = {},
 ): Promise<Map<number, { width: number; height: number }>> {
   try {
-    const { stdout } = await runTool('pdfinfo', ['-f', String(first), '-l', String(last), pdfPath], {
+    const { stdout } = await runLaunchedTool('pdfinfo', ['-f', String(first), '-l', String(last), pdfPath], {
       signal: opts.signal,
       timeoutMs: 30_000 + 5 * (last - first + 1),
     });
@@ -194,7 +196,7 @@ export async function pdfPageTexts(
     ranges.map(async ([f, l]) => {
       const n = l - f + 1;
       try {
-        const { stdout } = await runTool(
+        const { stdout } = await runLaunchedTool(
           'pdftotext',
           ['-enc', 'UTF-8', '-f', String(f), '-l', String(l), pdfPath, '-'],
           {
@@ -226,7 +228,7 @@ export async function pdfPageTextsUpTo(
     throw new PdfError('VALIDATION_ERROR', 'page_out_of_range', `The page range ${first}-${last} is not valid`);
   }
   try {
-    const { stdout } = await runTool(
+    const { stdout } = await runLaunchedTool(
       'pdftotext',
       ['-enc', 'UTF-8', '-f', String(first), '-l', String(last), pdfPath, '-'],
       { signal: opts.signal, timeoutMs: opts.timeoutMs ?? 30_000 + 500 * (last - first + 1) },
@@ -267,7 +269,7 @@ export async function pagesWithImages(
   const first = Math.min(...pages);
   const last = Math.max(...pages);
   try {
-    const { stdout } = await runTool('pdfimages', ['-list', '-f', String(first), '-l', String(last), pdfPath], {
+    const { stdout } = await runLaunchedTool('pdfimages', ['-list', '-f', String(first), '-l', String(last), pdfPath], {
       signal: opts.signal,
       timeoutMs: opts.timeoutMs ?? 30_000 + 500 * (last - first + 1),
     });

@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 
 /** Pids whose parent is `pid` (and whose command line matches `match`, when given); [] where /proc is missing. */
-function childPids(pid: number | undefined, match?: RegExp): number[] {
+export function childPids(pid: number | undefined, match?: RegExp): number[] {
   if (!pid || !fs.existsSync('/proc')) return [];
   const found: number[] = [];
   for (const e of fs.readdirSync('/proc')) {
@@ -23,5 +23,12 @@ function childPids(pid: number | undefined, match?: RegExp): number[] {
 /** The speech engine processes (whisper_engine.py) a worker runs. */
 export const enginePids = (workerPid: number | undefined): number[] => childPids(workerPid, /whisper_engine\.py/);
 
-/** The poppler processes (pdfinfo, pdftotext) a process runs: none should outlive the request that started them. */
-export const popplerPids = (pid: number): number[] => childPids(pid, /\b(pdfinfo|pdftotext)\b/);
+/** The tool launchers (providers/process/tool_launcher.py) a process runs: at most one. */
+export const launcherPids = (pid: number): number[] => childPids(pid, /tool_launcher\.py/);
+
+/**
+ * The poppler processes (pdfinfo, pdftotext) a process runs, as its children or through its tool launcher: none
+ * should outlive the request that started them.
+ */
+export const popplerPids = (pid: number): number[] =>
+  [pid, ...launcherPids(pid)].flatMap((p) => childPids(p, /\b(pdfinfo|pdftotext)\b/));
