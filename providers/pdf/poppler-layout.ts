@@ -24,6 +24,8 @@ const LIGATURES = /[\uFB00-\uFB06]/g;
 
 /** XML text with its markup (`<b>`, `<i>`, `<a>`) removed, entities decoded and ligatures spelt out. */
 function textOf(xml: string): string {
+  // Most chunks hold none of these: no replacing then.
+  if (!/[<&\uFB00-\uFB06]/.test(xml)) return xml;
   return xml
     .replace(LIGATURES, (l) => l.normalize('NFKC'))
     .replace(/<[^>]*>/g, '')
@@ -35,6 +37,16 @@ function textOf(xml: string): string {
       return ENTITIES[e.toLowerCase()] ?? m;
     });
 }
+
+/** A `<text>` tag as pdftohtml writes it (attributes in this order); another form is read by `attrs`. */
+const TEXT_TAG = /^<text top="([^"]*)" left="([^"]*)" width="([^"]*)" height="([^"]*)" font="([^"]*)">/;
+
+const textAttrs = (tag: string): Record<string, string | undefined> => {
+  const m = TEXT_TAG.exec(tag);
+  return m
+    ? { top: m[1], left: m[2], width: m[3], height: m[4], font: m[5] }
+    : attrs(tag.slice(0, tag.indexOf('>') + 1));
+};
 
 const attrs = (tag: string): Record<string, string> => {
   const out: Record<string, string> = {};
@@ -78,7 +90,7 @@ export function parsePdftohtmlXml(xml: string): PopplerLayouts {
       });
     } else if (tok.startsWith('<text')) {
       if (!page) continue;
-      const a = attrs(tok.slice(0, tok.indexOf('>') + 1));
+      const a = textAttrs(tok);
       const inner = m[1] ?? '';
       const raw = textOf(inner);
       const str = raw.trim();
@@ -87,7 +99,7 @@ export function parsePdftohtmlXml(xml: string): PopplerLayouts {
       const width = Number(a.width);
       const height = Number(a.height);
       if (!str || ![top, left, width, height].every(Number.isFinite) || width <= 0) continue;
-      const font = fonts.get(a.font);
+      const font = a.font === undefined ? undefined : fonts.get(a.font);
       const size = font?.size && font.size > 0 ? font.size : height;
       // Spaces at either end hold width that is no text: the extent of the text itself counts.
       const per = width / raw.length;
