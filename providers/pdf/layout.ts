@@ -183,16 +183,43 @@ export function gutterCandidates(
 ): Gutter[] {
   const bins = Math.min(opts.maxBins, Math.ceil(span));
   const binW = span / bins;
-  const cover = new Int32Array(bins);
+  // Each row adds one to the bins its spans cover (their union), as a difference array: the spans' bin ranges in
+  // order of their start, overlapping ones merged, each range +1 at its start and -1 after its end. Linear in the
+  // spans and the bins, where marking bin by bin costs rows × bins.
+  const diff = new Int32Array(bins + 1);
+  const ranges: [number, number][] = [];
   for (const row of rows) {
-    const marked = new Uint8Array(bins);
+    ranges.length = 0;
+    let sorted = true;
     for (const g of row) {
       const a = Math.max(0, Math.floor((g.x0 - minX) / binW));
       const b = Math.min(bins - 1, Math.ceil((g.x1 - minX) / binW) - 1);
-      for (let i = a; i <= b; i++) marked[i] = 1;
+      if (!(a <= b)) continue;
+      if (ranges.length > 0 && a < ranges[ranges.length - 1][0]) sorted = false;
+      ranges.push([a, b]);
     }
-    for (let i = 0; i < bins; i++) cover[i] += marked[i];
+    if (!sorted) ranges.sort((p, q) => p[0] - q[0]);
+    let start = -1;
+    let end = -1;
+    for (const [a, b] of ranges) {
+      if (start >= 0 && a <= end + 1) {
+        if (b > end) end = b;
+        continue;
+      }
+      if (start >= 0) {
+        diff[start]++;
+        diff[end + 1]--;
+      }
+      start = a;
+      end = b;
+    }
+    if (start >= 0) {
+      diff[start]++;
+      diff[end + 1]--;
+    }
   }
+  const cover = new Int32Array(bins);
+  for (let i = 0, run = 0; i < bins; i++) cover[i] = run += diff[i];
   const lo = Math.floor(bins * opts.lo);
   const hi = Math.ceil(bins * opts.hi);
   const candidates: Gutter[] = [];

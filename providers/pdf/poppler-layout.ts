@@ -5,6 +5,7 @@
  * page in about the time `pdftotext` does. It gives no drawings: the rulings and drawn bullets come from pdf.js's
  * operator list, which only the pages that may need them pay for (`layout-sources.ts`).
  */
+import { StringDecoder } from 'node:string_decoder';
 import { runTool } from '../process/run-tool';
 import type { LayoutItem, OutlineEntry, PageLayout } from './markdown/types';
 import { popplerError } from './poppler';
@@ -24,6 +25,8 @@ const LIGATURES = /[\uFB00-\uFB06]/g;
 
 /** XML text with its markup (`<b>`, `<i>`, `<a>`) removed, entities decoded and ligatures spelt out. */
 function textOf(xml: string): string {
+  // Most chunks hold none of these: no replacing then.
+  if (!/[<&\uFB00-\uFB06]/.test(xml)) return xml;
   return xml
     .replace(LIGATURES, (l) => l.normalize('NFKC'))
     .replace(/<[^>]*>/g, '')
@@ -35,6 +38,16 @@ function textOf(xml: string): string {
       return ENTITIES[e.toLowerCase()] ?? m;
     });
 }
+
+/** A `<text>` tag as pdftohtml writes it (attributes in this order); another form is read by `attrs`. */
+const TEXT_TAG = /^<text top="([^"]*)" left="([^"]*)" width="([^"]*)" height="([^"]*)" font="([^"]*)">/;
+
+const textAttrs = (tag: string): Record<string, string | undefined> => {
+  const m = TEXT_TAG.exec(tag);
+  return m
+    ? { top: m[1], left: m[2], width: m[3], height: m[4], font: m[5] }
+    : attrs(tag.slice(0, tag.indexOf('>') + 1));
+};
 
 const attrs = (tag: string): Record<string, string> => {
   const out: Record<string, string> = {};
@@ -50,72 +63,117 @@ export interface PopplerLayouts {
   outline: Map<number, OutlineEntry[]>;
 }
 
+const TOKENS =
+  /<page\s[^>]*>|<\/page>|<fontspec\s[^>]*\/>|<text\s[^>]*>([\s\S]*?)<\/text>|<outline>|<\/outline>|<item\s[^>]*>([\s\S]*?)<\/item>/g;
+
 /**
- * Parses `pdftohtml -xml -zoom 1 -noroundcoord` output: pages (points, origin bottom left, `y` the baseline) and
- * the outline. Font ids are numbered across the whole output (a font is declared on the first page using it). Pure.
+ * Reads `pdftohtml -xml -zoom 1 -noroundcoord` output as it comes (`push`), page by page: each page is parsed, and
+ * given to `onPage`, as soon as its `</page>` has arrived; `end` parses the rest (the outline follows the pages) and
+ * gives all. Pages in points, origin bottom left, `y` the baseline. Font ids are numbered across the whole output (a
+ * font is declared on the first page using it). Pure apart from the callback.
  */
-export function parsePdftohtmlXml(xml: string): PopplerLayouts {
-  const fonts = new Map<string, { size: number; bold: boolean; mono: boolean }>();
-  const pages: PageLayout[] = [];
-  let page: PageLayout | undefined;
-  const tokens =
-    /<page\s[^>]*>|<\/page>|<fontspec\s[^>]*\/>|<text\s[^>]*>([\s\S]*?)<\/text>|<outline>|<\/outline>|<item\s[^>]*>([\s\S]*?)<\/item>/g;
-  const outline = new Map<number, OutlineEntry[]>();
-  let depth = 0;
-  for (const m of xml.matchAll(tokens)) {
-    const tok = m[0];
-    if (tok.startsWith('<page')) {
-      const a = attrs(tok);
-      page = { page: Number(a.number), width: Number(a.width), height: Number(a.height), items: [], segments: [] };
-      pages.push(page);
-    } else if (tok === '</page>') page = undefined;
-    else if (tok.startsWith('<fontspec')) {
-      const a = attrs(tok);
-      fonts.set(a.id, {
-        size: Number(a.size),
-        bold: BOLD_FONT.test(a.family ?? ''),
-        mono: MONO_FONT.test(a.family ?? ''),
-      });
-    } else if (tok.startsWith('<text')) {
-      if (!page) continue;
-      const a = attrs(tok.slice(0, tok.indexOf('>') + 1));
-      const inner = m[1] ?? '';
-      const raw = textOf(inner);
-      const str = raw.trim();
-      const top = Number(a.top);
-      const left = Number(a.left);
-      const width = Number(a.width);
-      const height = Number(a.height);
-      if (!str || ![top, left, width, height].every(Number.isFinite) || width <= 0) continue;
-      const font = fonts.get(a.font);
-      const size = font?.size && font.size > 0 ? font.size : height;
-      // Spaces at either end hold width that is no text: the extent of the text itself counts.
-      const per = width / raw.length;
-      const lead = raw.length - raw.trimStart().length;
-      const item: LayoutItem = {
-        str,
-        x: round(left + lead * per),
-        y: round(page.height - (top + BASELINE_SHARE * height)),
-        w: round(str.length * per),
-        size,
-      };
-      if (font?.bold || /^\s*(<[ai][^>]*>\s*)*<b>/.test(inner)) item.bold = true;
-      if (font?.mono) item.mono = true;
-      page.items.push(item);
-    } else if (tok === '<outline>') depth++;
-    else if (tok === '</outline>') depth--;
-    else if (tok.startsWith('<item')) {
-      const n = Number(attrs(tok.slice(0, tok.indexOf('>') + 1)).page);
-      const title = textOf(m[2] ?? '')
-        .replace(/\s+/g, ' ')
-        .trim();
-      if (!Number.isInteger(n) || n < 1 || !title || depth < 1) continue;
-      const list = outline.get(n) ?? [];
-      list.push({ title, level: Math.min(depth, 6) });
-      outline.set(n, list);
+export class PdftohtmlXmlReader {
+  private readonly fonts = new Map<string, { size: number; bold: boolean; mono: boolean }>();
+  private readonly pages: PageLayout[] = [];
+  private readonly outline = new Map<number, OutlineEntry[]>();
+  private page: PageLayout | undefined;
+  private depth = 0;
+  /** Text after the last complete page. */
+  private rest = '';
+
+  constructor(private readonly onPage?: (page: PageLayout) => void) {}
+
+  push(text: string): void {
+    // `rest` holds no whole `</page>`: a new one ends in `text`, and may begin in the last characters of `rest`.
+    const tail = this.rest.slice(-('</page>'.length - 1));
+    const end = (tail + text).lastIndexOf('</page>');
+    if (end < 0) {
+      this.rest += text;
+      return;
+    }
+    const cut = end - tail.length + '</page>'.length;
+    this.parse(this.rest + text.slice(0, cut));
+    this.rest = text.slice(cut);
+  }
+
+  end(): PopplerLayouts {
+    this.parse(this.rest);
+    this.rest = '';
+    return { pages: this.pages, outline: this.outline };
+  }
+
+  private parse(xml: string): void {
+    const { fonts, outline } = this;
+    for (const m of xml.matchAll(TOKENS)) {
+      const tok = m[0];
+      if (tok.startsWith('<page')) {
+        const a = attrs(tok);
+        this.page = {
+          page: Number(a.number),
+          width: Number(a.width),
+          height: Number(a.height),
+          items: [],
+          segments: [],
+        };
+        this.pages.push(this.page);
+      } else if (tok === '</page>') {
+        if (this.page) this.onPage?.(this.page);
+        this.page = undefined;
+      } else if (tok.startsWith('<fontspec')) {
+        const a = attrs(tok);
+        fonts.set(a.id, {
+          size: Number(a.size),
+          bold: BOLD_FONT.test(a.family ?? ''),
+          mono: MONO_FONT.test(a.family ?? ''),
+        });
+      } else if (tok.startsWith('<text')) {
+        const page = this.page;
+        if (!page) continue;
+        const a = textAttrs(tok);
+        const inner = m[1] ?? '';
+        const raw = textOf(inner);
+        const str = raw.trim();
+        const top = Number(a.top);
+        const left = Number(a.left);
+        const width = Number(a.width);
+        const height = Number(a.height);
+        if (!str || ![top, left, width, height].every(Number.isFinite) || width <= 0) continue;
+        const font = a.font === undefined ? undefined : fonts.get(a.font);
+        const size = font?.size && font.size > 0 ? font.size : height;
+        // Spaces at either end hold width that is no text: the extent of the text itself counts.
+        const per = width / raw.length;
+        const lead = raw.length - raw.trimStart().length;
+        const item: LayoutItem = {
+          str,
+          x: round(left + lead * per),
+          y: round(page.height - (top + BASELINE_SHARE * height)),
+          w: round(str.length * per),
+          size,
+        };
+        if (font?.bold || /^\s*(<[ai][^>]*>\s*)*<b>/.test(inner)) item.bold = true;
+        if (font?.mono) item.mono = true;
+        page.items.push(item);
+      } else if (tok === '<outline>') this.depth++;
+      else if (tok === '</outline>') this.depth--;
+      else if (tok.startsWith('<item')) {
+        const n = Number(attrs(tok.slice(0, tok.indexOf('>') + 1)).page);
+        const title = textOf(m[2] ?? '')
+          .replace(/\s+/g, ' ')
+          .trim();
+        if (!Number.isInteger(n) || n < 1 || !title || this.depth < 1) continue;
+        const list = outline.get(n) ?? [];
+        list.push({ title, level: Math.min(this.depth, 6) });
+        outline.set(n, list);
+      }
     }
   }
-  return { pages, outline };
+}
+
+/** Parses a whole `pdftohtml -xml -zoom 1 -noroundcoord` output (`PdftohtmlXmlReader`). Pure. */
+export function parsePdftohtmlXml(xml: string): PopplerLayouts {
+  const reader = new PdftohtmlXmlReader();
+  reader.push(xml);
+  return reader.end();
 }
 
 /** Pages a pdftohtml process should at least get: each one parses the document's structure again. */
@@ -128,7 +186,12 @@ const MIN_PAGES_PER_PROCESS = 25;
 export async function popplerPageLayouts(
   pdfPath: string,
   pages: readonly number[],
-  opts: { signal?: AbortSignal; parallel?: number } = {},
+  opts: {
+    signal?: AbortSignal;
+    parallel?: number;
+    /** Called with each page's layout (without the outline) as soon as pdftohtml has written it. */
+    onPage?: (layout: PageLayout) => void;
+  } = {},
 ): Promise<Map<number, PageLayout>> {
   const parts: [number, number][] = [];
   const parallel = Math.max(1, opts.parallel ?? 1);
@@ -142,8 +205,11 @@ export async function popplerPageLayouts(
     }
   }
   const read = async ([f, l]: [number, number]) => {
+    // Parsed as it comes: each page is known (`onPage`) while pdftohtml still reads the next ones.
+    const reader = new PdftohtmlXmlReader(opts.onPage);
+    const utf8 = new StringDecoder('utf8');
     try {
-      const { stdout } = await runTool(
+      await runTool(
         'pdftohtml',
         // -nodrm: a document that forbids copying is read, as pdftotext and pdf.js read it for the text layer. No -q:
         // poppler's complaints on stderr tell an encrypted file from a damaged one (`popplerError`).
@@ -162,9 +228,14 @@ export async function popplerPageLayouts(
           String(l),
           pdfPath,
         ],
-        { signal: opts.signal, timeoutMs: 30_000 + 500 * (l - f + 1) },
+        {
+          signal: opts.signal,
+          timeoutMs: 30_000 + 500 * (l - f + 1),
+          onStdout: (chunk) => reader.push(utf8.write(chunk)),
+        },
       );
-      return parsePdftohtmlXml(stdout.toString('utf8'));
+      reader.push(utf8.end());
+      return reader.end();
     } catch (err) {
       throw popplerError(err);
     }

@@ -31,6 +31,11 @@ export interface RunToolOptions {
    * Opens fd 3 for the tool's progress reports (ffmpeg `-progress pipe:3`): progress for the watchdog, then dropped.
    */
   progressPipe?: boolean;
+  /**
+   * Called with each chunk of stdout as it comes (a reader that parses while the tool still writes); the chunks are
+   * then not kept (`stdout` of the result is empty). The byte limit holds all the same.
+   */
+  onStdout?: (chunk: Buffer) => void;
 }
 
 /**
@@ -171,7 +176,13 @@ export function runTool(command: string, args: string[], opts: RunToolOptions): 
       watchdog.touch();
       outBytes += d.length;
       if (outBytes > maxStdoutBytes) kill(new Error(`${command} wrote more than ${maxStdoutBytes} bytes`));
-      else out.push(d);
+      else if (opts.onStdout) {
+        try {
+          opts.onStdout(d);
+        } catch (err) {
+          kill(err instanceof Error ? err : new Error(String(err)));
+        }
+      } else out.push(d);
     });
     (child.stderr as Readable).on('data', (d: Buffer) => {
       watchdog.touch();

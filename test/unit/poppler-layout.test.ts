@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { drawingNeed } from '../../providers/pdf/markdown/needs-drawings';
 import type { LayoutItem } from '../../providers/pdf/markdown/types';
-import { parsePdftohtmlXml } from '../../providers/pdf/poppler-layout';
+import { parsePdftohtmlXml, PdftohtmlXmlReader } from '../../providers/pdf/poppler-layout';
 
 // What `pdftohtml -xml -zoom 1 -noroundcoord` prints (abridged from a LaTeX manual read by poppler 22.12).
 const XML = `<?xml version="1.0" encoding="UTF-8"?>
@@ -31,6 +31,25 @@ const XML = `<?xml version="1.0" encoding="UTF-8"?>
 
 describe('poppler layouts (pdftohtml -xml)', () => {
   const { pages, outline } = parsePdftohtmlXml(XML);
+
+  it('reads the output as it comes, cut anywhere, to the same layouts, each page given once its end has arrived', () => {
+    const whole = JSON.stringify(parsePdftohtmlXml(XML), (_k, v: unknown) => (v instanceof Map ? [...v] : v));
+    for (const step of [1, 7, 64, 300]) {
+      const seen: number[] = [];
+      let read = '';
+      const reader = new PdftohtmlXmlReader((p) => {
+        seen.push(p.page);
+        // A page is given once its end is in what was read, never before.
+        expect(read.split('</page>').length - 1).to.be.at.least(seen.length);
+      });
+      for (let i = 0; i < XML.length; i += step) {
+        read += XML.slice(i, i + step);
+        reader.push(XML.slice(i, i + step));
+      }
+      expect(seen).to.deep.equal([3, 4]);
+      expect(JSON.stringify(reader.end(), (_k, v: unknown) => (v instanceof Map ? [...v] : v))).to.equal(whole);
+    }
+  });
 
   it('gives each text chunk its baseline from the bottom, its font size and its text with markup, entities and ligatures undone', () => {
     expect(pages.map((p) => p.page)).to.deep.equal([3, 4]);

@@ -181,8 +181,10 @@ export function joinLines(lines: readonly string[]): string {
       out = line;
       continue;
     }
-    const soft = /\u00AD$/.test(out);
-    const hyphen = /\p{L}-$/u.test(out) && /^\p{Ll}/u.test(line);
+    // The end of `out` is tested on its last characters: an end-anchored pattern on the growing paragraph would scan
+    // all of it for every line (quadratic in a paragraph's length).
+    const soft = out.endsWith('\u00AD');
+    const hyphen = out.endsWith('-') && /\p{L}-$/u.test(out.slice(-3)) && /^\p{Ll}/u.test(line);
     if (soft) out = out.slice(0, -1) + line;
     else if (hyphen) out = out.slice(0, -1) + line;
     else out += ` ${line}`;

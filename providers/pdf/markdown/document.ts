@@ -87,7 +87,8 @@ function headingOf(b: Block, body: number, outline: OutlineEntry[]): Heading | u
   if (!/\p{L}/u.test(text) || text.length > 160 || b.lines.length > 3) return undefined;
   // A table of contents entry (its leaders squashed by blocks.ts) names a heading; it is none.
   if (/ … [\divxlc]+$/i.test(text)) return undefined;
-  const match = outline.find((o) => normTitle(o.title) !== '' && normTitle(o.title) === normTitle(text));
+  const title = outline.length > 0 ? normTitle(text) : '';
+  const match = title !== '' ? outline.find((o) => normTitle(o.title) === title) : undefined;
   if (match) return { text, size: b.size, bold: b.bold, level: match.level };
   if (b.kind === 'list' && !(b.size >= body * 1.15)) return undefined;
   // A heading is a title: a word of two letters at least (no initials of a cover), one run of text per line (a

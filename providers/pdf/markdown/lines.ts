@@ -144,9 +144,25 @@ function cutAtRulings(items: readonly LayoutItem[], verticals: readonly Segment[
   return out;
 }
 
+/**
+ * Fragments of a page read without drawings, by its items array: deciding which pages need drawings
+ * (`needs-drawings.ts`) and the rules read the same items, most pages without any drawing. Arrays of items are not
+ * changed once read (the count is checked all the same); fragments are not changed by their readers.
+ */
+const withoutDrawings = new WeakMap<readonly LayoutItem[], { count: number; frags: readonly Fragment[] }>();
+
 /** The page's fragments, line by line top to bottom, left to right within a line. */
 export function toFragments(items: readonly LayoutItem[], segments: readonly Segment[] = []): Fragment[] {
   const verticals = segments.filter((s) => s.x1 - s.x0 < 2 && s.y1 - s.y0 > 4);
+  if (verticals.length > 0) return fragmentsOf(items, verticals);
+  const known = withoutDrawings.get(items);
+  if (known && known.count === items.length) return [...known.frags];
+  const frags = fragmentsOf(items, verticals);
+  withoutDrawings.set(items, { count: items.length, frags });
+  return [...frags];
+}
+
+function fragmentsOf(items: readonly LayoutItem[], verticals: readonly Segment[]): Fragment[] {
   const out: Fragment[] = [];
   groupLines(cutAtRulings(items, verticals)).forEach((line, n) => {
     let cur: LayoutItem[] = [];

@@ -34,7 +34,11 @@ export function drawingNeed(layout: Pick<PageLayout, 'items' | 'width'>): 'table
   const frags = toFragments(layout.items);
   if (frags.length === 0) return undefined;
   const lines = new Map<number, Fragment[]>();
-  for (const f of frags) lines.set(f.line, [...(lines.get(f.line) ?? []), f]);
+  for (const f of frags) {
+    const line = lines.get(f.line);
+    if (line) line.push(f);
+    else lines.set(f.line, [f]);
+  }
   const width = layout.width > 0 ? layout.width : Math.max(...frags.map((f) => f.x1));
   if (tableCandidate([...lines.values()], width)) return 'table';
   if (indentRun([...lines.values()])) return 'bullets';

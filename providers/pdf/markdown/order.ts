@@ -38,7 +38,11 @@ const median = (v: number[]) => {
 
 function rowsOf(boxes: Box[]): Box[][] {
   const m = new Map<string, Box[]>();
-  for (const b of boxes) m.set(b.row, [...(m.get(b.row) ?? []), b]);
+  for (const b of boxes) {
+    const row = m.get(b.row);
+    if (row) row.push(b);
+    else m.set(b.row, [b]);
+  }
   return [...m.values()];
 }
 
