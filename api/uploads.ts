@@ -1,6 +1,7 @@
 import { createReadStream } from 'node:fs';
 import path from 'node:path';
 import { z } from './openapi';
+import { fileSha256 } from '../core/file-hash';
 import type { BlobRef, BlobStore } from '../core/blob-store';
 import { AppError } from '../core/errors';
 import { DISCARD_UPLOAD } from '../core/job-params';
@@ -23,6 +24,20 @@ export const uploadedFile = z
   )
   .openapi({ type: 'string', format: 'binary' });
 
+/** The hashes of received uploads, computed at most once per request (`uploadSha256`). */
+const uploadHashes = new WeakMap<UploadedFile, Promise<string>>();
+
+/**
+ * The sha256 of a received upload, as the blob store records it: computed once per upload, so a route that looks its
+ * result up in the cache before storing it (api/services/direct-pdf.ts, direct-answer-media.ts) does not make
+ * `storeUpload` hash the bytes a second time.
+ */
+export function uploadSha256(file: UploadedFile): Promise<string> {
+  let hash = uploadHashes.get(file);
+  if (!hash) uploadHashes.set(file, (hash = fileSha256(file.filepath)));
+  return hash;
+}
+
 export interface StoredUpload extends BlobRef {
   originalName: string;
 }
@@ -34,8 +49,11 @@ export interface StoredUpload extends BlobRef {
 export async function storeUpload(store: BlobStore, file: UploadedFile): Promise<StoredUpload> {
   const original = file.originalFilename ?? 'upload';
   const key = newUploadKey(path.extname(original));
+  // Already hashed for a cache lookup (`uploadSha256`): the store records that hash instead of computing it again.
+  const known = uploadHashes.get(file);
   const ref = await store.put(key, createReadStream(file.filepath), {
     mime: file.mimetype ?? 'application/octet-stream',
+    ...(known ? { sha256: await known } : {}),
   });
   return { ...ref, originalName: original };
 }

@@ -14,6 +14,11 @@ export interface BlobStat extends BlobRef {
 
 export interface PutOptions {
   mime?: string;
+  /**
+   * The body's sha256 (hex) when the caller has already computed it over the same bytes (an upload the API hashed
+   * for its cache lookup, api/uploads.ts `uploadSha256`): recorded as the blob's hash instead of hashing again.
+   */
+  sha256?: string;
 }
 
 /**

@@ -1,5 +1,4 @@
 import type { Context } from 'koa';
-import { fileSha256 } from '../../core/file-hash';
 import { peekCache } from '../../core/cache';
 import { AUDIO_CACHE_OPERATION, audioCacheKey } from '../../core/cache-keys';
 import type { Config } from '../../core/config';
@@ -11,7 +10,7 @@ import { speechModelId } from '../../core/speech-model';
 import type { SubtitleFormat } from '../../core/subtitles';
 import { loadTemplate, TEMPLATES_DIR } from '../../core/templates';
 import { transcriptionData, type CachedTranscription } from '../../core/transcription-data';
-import type { UploadedFile } from '../uploads';
+import { uploadSha256, type UploadedFile } from '../uploads';
 import { asksForJob } from './direct-answer';
 import { validateParameters } from './job-intake';
 import type { JobService } from './jobs';
@@ -62,7 +61,7 @@ async function lookUp(
   // As the activity reads it (`templateSource({ text: '', template })`): no target language.
   const source = template ? (await loadTemplate(TEMPLATES_DIR, template, undefined))?.source : undefined;
   if (template && source === undefined) return null;
-  const key = audioCacheKey(await fileSha256(file.filepath), p, {
+  const key = audioCacheKey(await uploadSha256(file), p, {
     templateSource: source,
     speechModel: speechModelId(deps.config),
     llmModel: deps.config.llm?.model,

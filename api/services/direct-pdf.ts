@@ -1,5 +1,4 @@
 import type { Context } from 'koa';
-import { fileSha256 } from '../../core/file-hash';
 import { cacheFileKey, writeCacheRef } from '../../core/cache';
 import { PDF_CACHE_OPERATION, pdfCacheKey } from '../../core/cache-keys';
 import { mediaSlots, type Config } from '../../core/config';
@@ -9,7 +8,7 @@ import { countCacheLookup, countPdfPage } from '../../core/metrics';
 import { idleCores, joinPageTexts, pdfMetadata, pdfPagesToRead } from '../../core/pdf-text';
 import { pdfData } from '../../core/result-shapes';
 import type { ApiEngines } from '../engines';
-import type { UploadedFile } from '../uploads';
+import { uploadSha256, type UploadedFile } from '../uploads';
 import type { AsyncPreference } from './async-preference';
 import { answerPdfFromCache } from './direct-answer';
 import type { JobService } from './jobs';
@@ -120,7 +119,7 @@ export async function answerPdfDirectly(
   p: Record<string, unknown>,
 ): Promise<boolean> {
   const { config, jobs } = deps;
-  const sha256 = await fileSha256(file.filepath);
+  const sha256 = await uploadSha256(file);
   const key = pdfCacheKey(sha256, p, { textEngine: config.PDF_TEXT_ENGINE, visionModel: config.llm?.visionModel });
   const pending = key ? pendingWrites.get(key) : undefined;
   if (pending) await pending.catch(() => undefined);

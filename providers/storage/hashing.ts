@@ -1,17 +1,21 @@
 import { createHash } from 'node:crypto';
 import { Readable, Transform } from 'node:stream';
 
-/** A pass-through stream that counts bytes and hashes them as they flow. */
+/** A pass-through stream that counts bytes and hashes them as they flow (unless their hash is known already). */
 export class HashingStream extends Transform {
-  private readonly hash = createHash('sha256');
+  private readonly hash;
   size = 0;
+  constructor(private readonly known?: string) {
+    super();
+    this.hash = known === undefined ? createHash('sha256') : undefined;
+  }
   override _transform(chunk: Buffer, _enc: BufferEncoding, cb: (e?: Error | null, d?: Buffer) => void): void {
-    this.hash.update(chunk);
+    this.hash?.update(chunk);
     this.size += chunk.length;
     cb(null, chunk);
   }
   digest(): string {
-    return this.hash.digest('hex');
+    return this.known ?? this.hash!.digest('hex');
   }
 }
 

@@ -74,10 +74,10 @@ export class LocalBlobStore implements BlobStore {
         // Bytes already in memory: one write, no stream machinery.
         const bytes = typeof body === 'string' ? Buffer.from(body) : body;
         await fs.writeFile(tmpFile, bytes, { flag: 'wx' });
-        sha256 = createHash('sha256').update(bytes).digest('hex');
+        sha256 = opts.sha256 ?? createHash('sha256').update(bytes).digest('hex');
         size = bytes.length;
       } else {
-        const hasher = new HashingStream();
+        const hasher = new HashingStream(opts.sha256);
         await pipeline(body, hasher, createWriteStream(tmpFile, { flags: 'wx' }));
         sha256 = hasher.digest();
         size = hasher.size;

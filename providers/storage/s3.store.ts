@@ -69,7 +69,8 @@ export class S3BlobStore implements BlobStore {
     // stream and leaves its multipart upload behind when the source fails. So parts are cut here: a body smaller
     // than one part is a single PUT, a larger one a multipart upload completed only once the source has ended
     // (S3 makes either atomic) and aborted on any failure. At most one part is held in memory.
-    const hasher = createHash('sha256');
+    // The hash is the caller's when it has computed it over the same bytes (PutOptions.sha256).
+    const hasher = opts.sha256 === undefined ? createHash('sha256') : undefined;
     let size = 0;
     let pending: Buffer[] = [];
     let pendingBytes = 0;
@@ -91,7 +92,7 @@ export class S3BlobStore implements BlobStore {
     try {
       for await (const c of toReadable(body)) {
         const chunk = Buffer.isBuffer(c) ? c : Buffer.from(c as Uint8Array);
-        hasher.update(chunk);
+        hasher?.update(chunk);
         size += chunk.length;
         pending.push(chunk);
         pendingBytes += chunk.length;
@@ -110,7 +111,7 @@ export class S3BlobStore implements BlobStore {
         await this.client.abortMultipartUpload(this.bucket, key, uploadId).catch(() => undefined);
       throw err;
     }
-    const ref: BlobRef = { key, sha256: hasher.digest('hex'), size, mime };
+    const ref: BlobRef = { key, sha256: opts.sha256 ?? hasher!.digest('hex'), size, mime };
     const meta = Buffer.from(JSON.stringify({ sha256: ref.sha256, size: ref.size, mime }));
     await this.client.putObject(this.bucket, META_PREFIX + key + '.json', meta, meta.length, {
       'Content-Type': 'application/json',

@@ -80,6 +80,17 @@ function blobStoreContract(name: string, setup: () => Promise<Backend>): void {
       });
     });
 
+    it('put with the sha256 its caller computed records that hash, streamed or in memory', async () => {
+      const bytes = randomBytes(70_000);
+      const known = sha256(bytes);
+      const streamed = await store.put('put/known.bin', Readable.from([bytes]), { sha256: known });
+      expect(streamed).to.include({ sha256: known, size: bytes.length });
+      expect((await store.stat('put/known.bin'))?.sha256).to.equal(known);
+      const inMemory = await store.put('put/known-buffer.bin', bytes, { sha256: known });
+      expect(inMemory).to.include({ sha256: known, size: bytes.length });
+      expect(await readAll(await store.get('put/known.bin'))).to.deep.equal(bytes);
+    });
+
     it('put of an empty body round-trips', async () => {
       const ref = await store.put('put/empty.bin', Buffer.alloc(0));
       expect(ref.size).to.equal(0);
