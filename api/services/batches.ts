@@ -201,14 +201,34 @@ export class BatchService {
     );
   }
 
-  /** Flips the batch's flag, or sets it to `active` when given (idempotent). Answers the flag after the change. */
+  /**
+   * Flips the batch's flag, or sets it to `active` when given (idempotent). Answers the flag after the change. A
+   * running batch takes it as a signal; a finished one keeps it in its final record, which the batch's last step
+   * writes after its state reads `completed`: the toggle waits for that step (the workflow's close), also when the
+   * batch closes between the read and the signal.
+   */
   async toggleActive(batchId: string, active?: boolean): Promise<boolean> {
     const before = await this.require(batchId);
-    if (before.status === 'completed') return this.toggleRecord(batchId, before, active);
-    const handle = this.temporal.client.workflow.getHandle(batchId);
-    await handle.signal(toggleActiveSignal, active === undefined ? {} : { active });
-    const after = await handle.query(batchStateQuery);
-    return after.active;
+    if (before.status !== 'completed') {
+      const handle = this.temporal.client.workflow.getHandle(batchId);
+      try {
+        await handle.signal(toggleActiveSignal, active === undefined ? {} : { active });
+        const after = await handle.query(batchStateQuery);
+        return after.active;
+      } catch (e) {
+        if (!(e instanceof WorkflowNotFoundError)) throw e;
+      }
+    }
+    await this.closed(batchId);
+    return this.toggleRecord(batchId, await this.require(batchId), active);
+  }
+
+  /** Resolves once the batch's workflow has closed (its final record written), however it ended. */
+  private async closed(batchId: string): Promise<void> {
+    await this.temporal.client.workflow
+      .getHandle(batchId)
+      .result()
+      .catch(() => undefined);
   }
 
   /** A finished batch keeps its flag in its record (nothing is left to start). */
@@ -222,9 +242,15 @@ export class BatchService {
   async failAll(batchId: string, reason: string): Promise<number> {
     const s = await this.require(batchId);
     if (s.status === 'completed') return 0;
-    const r = await this.temporal.client.workflow
-      .getHandle(batchId)
-      .executeUpdate(failAllUpdate, { args: [{ reason }] });
-    return r.failed_count;
+    try {
+      const r = await this.temporal.client.workflow
+        .getHandle(batchId)
+        .executeUpdate(failAllUpdate, { args: [{ reason }] });
+      return r.failed_count;
+    } catch (e) {
+      // The batch closed between the read and the update: every job had ended, nothing is left to fail.
+      if (e instanceof WorkflowNotFoundError) return 0;
+      throw e;
+    }
   }
 }
