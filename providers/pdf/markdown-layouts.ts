@@ -1,13 +1,15 @@
 /**
- * The layouts the Markdown rules read, from two engines: the text (chunks with fonts and positions) and the outline
- * from poppler (`poppler-layout.ts`: fast, ligatures mapped), the drawings (rulings, bullets drawn as shapes) from
- * pdf.js's operator list (`pdfjs-layout.ts`), only for the pages whose text shows they may need them
- * (`markdown/needs-drawings.ts`).
+ * The layouts the Markdown rules read: the text (chunks with fonts and positions) and the outline from poppler
+ * (`poppler-layout.ts`: fast, ligatures mapped), the drawings (rulings, bullets drawn as shapes) from the pages'
+ * content streams (`content-drawings.ts`; pdf.js's operator list, `pdfjs-layout.ts`, for a file that reader cannot
+ * read), only for the pages whose text shows they may need them (`markdown/needs-drawings.ts`).
  */
-import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { ContentDrawings } from './content-drawings';
+import { bulletsOf, type PageDrawings } from './drawings';
 import { needsDrawings } from './markdown/needs-drawings';
 import type { PageLayout } from './markdown/types';
-import { bulletsOf, type PageDrawings } from './pdfjs-layout';
+import { PdfUnsupported } from './pdf-syntax';
 import { pageDrawingsInThread } from './pdfjs-thread';
 import { popplerPageLayouts } from './poppler-layout';
 
@@ -18,78 +20,68 @@ export interface MarkdownLayoutOptions {
 }
 
 /**
- * Pages needing drawings that make a pdf.js call worth starting while pdftohtml still reads (a call costs a message
- * each way; the document stays open in the thread between the calls of one reading).
- */
-const DRAWINGS_BATCH = 2;
-
-/**
- * Each asked page's layout for the Markdown rules; the drawings only where needed. The two engines overlap: pdftohtml's
- * pages are parsed as it writes them, and the pages that need drawings go to pdf.js's thread in batches (one call at
- * a time) while pdftohtml reads on; what is left when it ends goes in a last call.
+ * Each asked page's layout for the Markdown rules; the drawings only where needed. pdftohtml's pages are parsed as it
+ * writes them, and each page that needs drawings is read by our content-stream reader meanwhile (it needs no fonts:
+ * about a millisecond a page, where pdf.js converts every font a page uses first). The pages of a file that reader
+ * cannot read go to pdf.js's thread in one call at the end.
  */
 export async function markdownPageLayouts(
   pdfPath: string,
   pages: readonly number[],
   opts: MarkdownLayoutOptions = {},
 ): Promise<Map<number, PageLayout>> {
-  // A failure of either engine stops the other.
-  const stop = new AbortController();
-  const signal = opts.signal ? AbortSignal.any([opts.signal, stop.signal]) : stop.signal;
-  const session = randomUUID();
-  const pending: number[] = [];
+  let failed = false;
   const drawings = new Map<number, PageDrawings>();
-  let running: Promise<void> | undefined;
-  let failure: unknown;
-  let popplerDone = false;
-  // Whether the last call asked its thread to keep the document: then a last call ends the session (with no pages
-  // when none are left: it only closes the document).
-  let kept = false;
-  const launch = (): void => {
-    if (running || failure !== undefined) return;
-    if (!popplerDone && pending.length < DRAWINGS_BATCH) return;
-    if (pending.length === 0 && !kept) return;
-    const batch = pending.splice(0);
-    kept = !popplerDone;
-    // The document stays open in pdf.js's thread until the last call (fonts are loaded once).
-    running = pageDrawingsInThread(pdfPath, batch, { signal, session: { id: session, keep: kept } })
-      .then((d) => {
-        for (const [page, x] of d) drawings.set(page, x);
-      })
-      .catch((err: unknown) => {
-        failure ??= err;
-        stop.abort(err);
-      })
-      .finally(() => {
-        running = undefined;
-        launch();
-      });
+  const forPdfJs: number[] = [];
+  let reader: Promise<ContentDrawings | undefined> | undefined;
+  let reading = Promise.resolve();
+  const draw = (page: number) => {
+    // Opened at the first page that needs drawings (a document that needs none is not parsed twice).
+    reader ??= readFile(pdfPath).then(
+      (bytes) => {
+        try {
+          return new ContentDrawings(bytes);
+        } catch {
+          return undefined; // PdfUnsupported, or a file out of shape: pdf.js reads it (and names what is wrong)
+        }
+      },
+      () => undefined,
+    );
+    const r = reader;
+    reading = reading.then(async () => {
+      const doc = await r;
+      if (failed) return;
+      try {
+        if (!doc) throw new PdfUnsupported('not readable here');
+        drawings.set(page, doc.pageDrawings(page));
+      } catch {
+        forPdfJs.push(page);
+      }
+    });
   };
   let layouts: Map<number, PageLayout>;
   try {
     layouts = await popplerPageLayouts(pdfPath, pages, {
-      signal,
+      signal: opts.signal,
       parallel: opts.parallel,
       onPage: (l) => {
-        if (needsDrawings(l)) {
-          pending.push(l.page);
-          launch();
-        }
+        if (needsDrawings(l)) draw(l.page);
       },
     });
   } catch (err) {
-    // pdftohtml's own error, unless it was stopped by a failure of pdf.js.
-    failure ??= err;
-    stop.abort(err);
+    failed = true;
+    await reading;
+    throw err;
   }
-  popplerDone = true;
-  launch();
-  while (running) await running;
-  if (failure !== undefined) throw failure;
+  await reading;
+  if (forPdfJs.length) {
+    const read = await pageDrawingsInThread(pdfPath, forPdfJs, { signal: opts.signal });
+    for (const [p, d] of read) drawings.set(p, d);
+  }
   for (const [page, d] of drawings) {
-    const l = layouts!.get(page);
+    const l = layouts.get(page);
     if (!l) continue;
-    layouts!.set(page, { ...l, segments: d.segments, items: [...l.items, ...bulletsOf(d.marks, l.items)] });
+    layouts.set(page, { ...l, segments: d.segments, items: [...l.items, ...bulletsOf(d.marks, l.items)] });
   }
-  return layouts!;
+  return layouts;
 }

@@ -19,7 +19,7 @@ import type { PdfDescription } from './description';
 import { PdfError, type PdfErrorReason } from './errors';
 import type { PageLayout } from './markdown/types';
 import { openPdf } from './pdfjs';
-import type { PageDrawings } from './pdfjs-layout';
+import type { PageDrawings } from './drawings';
 
 const THREAD_ENTRY = new URL('./pdfjs.thread.mjs', import.meta.url);
 
@@ -33,15 +33,7 @@ export type PdfThreadRequest =
   | { operation: 'describe'; pdfPath: string; timeoutMs: number }
   | { operation: 'page-texts'; pdfPath: string; pages: number[]; timeoutMs: number }
   | { operation: 'page-layouts'; pdfPath: string; pages: number[]; timeoutMs: number }
-  | {
-      operation: 'page-drawings';
-      pdfPath: string;
-      pages: number[];
-      timeoutMs: number;
-      /** Calls of one session find the document their thread kept open (`keep`) for them: opened once, fonts too. */
-      session?: string;
-      keep?: boolean;
-    };
+  | { operation: 'page-drawings'; pdfPath: string; pages: number[]; timeoutMs: number };
 
 /** A thread's answer: the result, or the error as plain data (`code` and `reason` when it was a `PdfError`). */
 export type PdfThreadReply =
@@ -66,45 +58,10 @@ const pool = new ThreadPool(THREAD_ENTRY, {
 /** Threads working on a call now (for tests: a call that ends by timeout or abort leaves none behind). */
 export const pdfjsThreadsRunning = (): number => pool.busy;
 
-type OpenPdf = Awaited<ReturnType<typeof openPdf>>;
-
-/**
- * The document a session's call asked its thread to keep open (`keep`), for the session's next call; closed by the
- * thread's next call of any other session, or after `HOLD_MS` without one.
- */
-let held: { session: string; doc: OpenPdf; timer: NodeJS.Timeout } | undefined;
-const HOLD_MS = 10_000;
-
-async function release(): Promise<void> {
-  const h = held;
-  held = undefined;
-  if (!h) return;
-  clearTimeout(h.timer);
-  await h.doc.close();
-}
-
-/** The document of a request: the one kept for its session, or opened (any other kept one closed first). */
-async function documentOf(request: PdfThreadRequest): Promise<OpenPdf> {
-  const session = 'session' in request ? request.session : undefined;
-  if (session !== undefined && held?.session === session) {
-    const { doc, timer } = held;
-    clearTimeout(timer);
-    held = undefined;
-    return doc;
-  }
-  await release();
-  return openPdf(await readFile(request.pdfPath), { timeoutMs: request.timeoutMs });
-}
-
 /** The work of one request, run by `pdfjs.thread.mjs` inside the thread; never throws. */
 export async function answerPdfRequest(request: PdfThreadRequest): Promise<PdfThreadReply> {
   try {
-    // No pages: only the end of a session (its kept document closed, none opened).
-    if (request.operation === 'page-drawings' && request.pages.length === 0) {
-      if (request.session !== undefined && held?.session === request.session) await release();
-      return { result: [] };
-    }
-    const doc = await documentOf(request);
+    const doc = await openPdf(await readFile(request.pdfPath), { timeoutMs: request.timeoutMs });
     try {
       if (request.operation === 'describe') {
         const meta = await doc.metadata();
@@ -129,11 +86,7 @@ export async function answerPdfRequest(request: PdfThreadRequest): Promise<PdfTh
       for (const page of request.pages) texts.push((await doc.pageText(page)).text);
       return { result: texts };
     } finally {
-      if ('session' in request && request.session !== undefined && request.keep) {
-        const session = request.session;
-        held = { session, doc, timer: setTimeout(() => void release().catch(() => {}), HOLD_MS) };
-        held.timer.unref();
-      } else await doc.close();
+      await doc.close();
     }
   } catch (err) {
     if (err instanceof PdfError) return { error: { message: err.message, code: err.code, reason: err.reason } };
@@ -221,29 +174,19 @@ export async function pageLayoutsInThread(
   return new Map(pages.map((page, i) => [page, layouts[i]]));
 }
 
-/** Each asked page's drawings (rulings, bullet marks) through pdf.js in a thread. Same limits as `pageTextsInThread`. */
+/**
+ * Each asked page's drawings (rulings, bullet marks) through pdf.js in a thread, for a file our content-stream reader
+ * (`content-drawings.ts`) leaves to pdf.js. Same limits as `pageTextsInThread`.
+ */
 export async function pageDrawingsInThread(
   pdfPath: string,
   pages: readonly number[],
-  opts: PdfThreadOptions & {
-    /**
-     * Calls that read one document in turns (pages known one batch after another) name a session; each but the last
-     * asks its thread to keep the document open (`keep`): the next call, on the same thread (the pool reuses the
-     * thread idle last), does not open it and load its fonts again.
-     */
-    session?: { id: string; keep: boolean };
-  } = {},
+  opts: PdfThreadOptions = {},
 ): Promise<Map<number, PageDrawings>> {
   const timeoutMs = opts.timeoutMs ?? DEFAULT_OPEN_TIMEOUT_MS;
   const limitMs = timeoutMs + pages.length * Math.min(PAGE_BUDGET_MS, timeoutMs);
   const drawings = await runInThread<PageDrawings[]>(
-    {
-      operation: 'page-drawings',
-      pdfPath,
-      pages: [...pages],
-      timeoutMs,
-      ...(opts.session ? { session: opts.session.id, keep: opts.session.keep } : {}),
-    },
+    { operation: 'page-drawings', pdfPath, pages: [...pages], timeoutMs },
     limitMs,
     opts.signal,
   );

@@ -14,7 +14,8 @@ import type { PDFDocumentProxy, TextItem, TextMarkedContent } from 'pdfjs-dist/t
 import { PdfError } from './errors';
 import { layoutText, type TextRun } from './layout';
 import type { OutlineEntry, PageLayout } from './markdown/types';
-import { outlineByPage, readPageDrawings, readPageLayout, type PageDrawings } from './pdfjs-layout';
+import type { PageDrawings } from './drawings';
+import { outlineByPage, readPageDrawings, readPageLayout } from './pdfjs-layout';
 
 /** The document information of contract §6 (`metadata`), snake_case as the API returns it. */
 export interface PdfMetadata {

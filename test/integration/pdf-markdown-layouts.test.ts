@@ -4,16 +4,16 @@ import os from 'node:os';
 import path from 'node:path';
 import { markdownPageLayouts } from '../../providers/pdf/markdown-layouts';
 import { drawingNeed } from '../../providers/pdf/markdown/needs-drawings';
-import { pageDrawingsInThread, pdfjsThreadsRunning } from '../../providers/pdf/pdfjs-thread';
+import { pdfjsThreadsRunning } from '../../providers/pdf/pdfjs-thread';
 import { popplerPageLayouts } from '../../providers/pdf/poppler-layout';
 import { expectPdfError } from '../support/assert';
 import { htmlToPdf, structuredDoc } from '../support/html-pdf';
 import { buildPdf, corruptPdf } from '../support/pdf-factory';
 
-// The layouts the Markdown rules read, from real poppler (pdftohtml -xml) and real pdf.js (drawings), on PDFs
+// The layouts the Markdown rules read, from real poppler (pdftohtml -xml) and the pages' content streams, on PDFs
 // generated here: a report printed by Chromium (tables ruled and not, bullets drawn as shapes) and plain pages.
 
-describe('Markdown layouts (poppler text, pdf.js drawings where needed)', function () {
+describe('Markdown layouts (poppler text, drawings from the content stream where needed)', function () {
   this.timeout(120_000);
   let dir: string;
   let report: string;
@@ -30,7 +30,7 @@ describe('Markdown layouts (poppler text, pdf.js drawings where needed)', functi
     const layouts = await markdownPageLayouts(report, [1, 2, 3]);
     for (const [page, l] of layouts) {
       const need = drawingNeed(text.get(page)!);
-      // Poppler gives no drawings: a page has segments only when pdf.js was asked for them.
+      // Poppler gives no drawings: a page has segments only when its drawings were read.
       if (!need) expect(l.segments, `page ${page}`).to.deep.equal([]);
       expect(l.items.length).to.be.at.least(text.get(page)!.items.length);
     }
@@ -40,18 +40,6 @@ describe('Markdown layouts (poppler text, pdf.js drawings where needed)', functi
     expect(layouts.get(1)!.items.filter((i) => i.str === '•')).to.have.length(3);
     expect(layouts.get(2)!.segments.length).to.be.above(10);
     expect(layouts.get(3)!.segments.length).to.be.above(4);
-    expect(pdfjsThreadsRunning()).to.equal(0);
-  });
-
-  it('reads drawings in calls of one session (the document kept open between them) as one call reads them', async () => {
-    const once = await pageDrawingsInThread(report, [1, 2, 3]);
-    const id = `test-${Date.now()}`;
-    const first = await pageDrawingsInThread(report, [1], { session: { id, keep: true } });
-    const rest = await pageDrawingsInThread(report, [2, 3], { session: { id, keep: true } });
-    // The end of a session with no pages left: its document closed, nothing read.
-    expect((await pageDrawingsInThread(report, [], { session: { id, keep: false } })).size).to.equal(0);
-    expect(new Map([...first, ...rest])).to.deep.equal(once);
-    expect([...once.values()].some((d) => d.segments.length > 0)).to.equal(true);
     expect(pdfjsThreadsRunning()).to.equal(0);
   });
 

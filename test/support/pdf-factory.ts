@@ -47,7 +47,20 @@ export type PageSpec =
   /** Free text runs, drawn in the given order, on an A4 page or one of `box` points (width, height). */
   | { kind: 'runs'; runs: TextRun[]; box?: [number, number] }
   /** A full-page image and no text layer, as a scanner makes it. */
-  | { kind: 'image'; image: GrayImage; dpi: number };
+  | { kind: 'image'; image: GrayImage; dpi: number }
+  /**
+   * Text runs, then `content` (raw content-stream operators: paths, transforms) on an A4 page whose view (crop box)
+   * may start off the origin; `forms` are form XObjects it may draw with `/Name Do` (each form may draw the others),
+   * `compress` deflates the page's content stream.
+   */
+  | {
+      kind: 'drawing';
+      runs?: TextRun[];
+      content: string;
+      forms?: Record<string, { content: string; matrix?: number[] }>;
+      cropBox?: [number, number, number, number];
+      compress?: boolean;
+    };
 
 interface PdfSpec {
   pages: PageSpec[];
@@ -123,17 +136,40 @@ export function buildPdf(spec: PdfSpec): Buffer {
       );
       resources = `/XObject << /Im1 ${img} 0 R >>`;
       content = `q ${box[0]} 0 0 ${box[1]} 0 0 cm /Im1 Do Q`;
+    } else if (page.kind === 'drawing') {
+      content = `${runsContent(page.runs ?? [])}\n${page.content}`;
+      const names = Object.keys(page.forms ?? {});
+      if (names.length) {
+        // One resource dictionary for the page and every form: a form may draw any other (or itself).
+        const nums = names.map(() => w.reserve());
+        const xobjects = `/XObject << ${names.map((n, i) => `/${n} ${nums[i]} 0 R`).join(' ')} >>`;
+        names.forEach((n, i) => {
+          const form = page.forms![n];
+          const matrix = form.matrix ? `/Matrix [${form.matrix.join(' ')}]` : '';
+          w.set(
+            nums[i],
+            () =>
+              `/Type /XObject /Subtype /Form /BBox [0 0 ${PAGE_WIDTH} ${PAGE_HEIGHT}] ${matrix} /Resources << ${xobjects} >>`,
+            Buffer.from(form.content, 'latin1'),
+          );
+        });
+        resources += ` ${xobjects}`;
+      }
     } else if (page.kind === 'lines') content = linesContent(page);
     else if (page.kind === 'columns') content = columnsContent(page);
     else {
       content = runsContent(page.runs);
       if (page.box) box = page.box;
     }
-    const stream = w.add(() => '', Buffer.from(content, 'latin1'));
+    const compress = page.kind === 'drawing' && page.compress;
+    const stream = compress
+      ? w.add(() => '/Filter /FlateDecode', deflateSync(Buffer.from(content, 'latin1')))
+      : w.add(() => '', Buffer.from(content, 'latin1'));
+    const crop = page.kind === 'drawing' && page.cropBox ? ` /CropBox [${page.cropBox.join(' ')}]` : '';
     kids.push(
       w.add(
         () =>
-          `/Type /Page /Parent ${pagesNum} 0 R /MediaBox [0 0 ${box.join(' ')}] /Contents ${stream} 0 R /Resources << ${resources} >>`,
+          `/Type /Page /Parent ${pagesNum} 0 R /MediaBox [0 0 ${box.join(' ')}]${crop} /Contents ${stream} 0 R /Resources << ${resources} >>`,
       ),
     );
   }
