@@ -12,8 +12,12 @@ import { isDict, Lexer, nameOf, numbersOf, PdfName, PdfStream, PdfUnsupported, t
 
 /** Form XObjects nested deeper than this are not followed (pdf.js stops at a loop; real documents nest 2–3). */
 const MAX_FORM_DEPTH = 12;
-/** Operators read per page at most, forms included (a page of real text is some 10 000). */
-const MAX_OPERATORS = 5_000_000;
+/**
+ * Operators read at most per page (forms included; a page of real text is some 10 000) and per document: past them
+ * the reader runs in the caller's thread no longer, and pdf.js (in a thread it can stop) reads what is left.
+ */
+const MAX_PAGE_OPERATORS = 2_000_000;
+const MAX_DOCUMENT_OPERATORS = 20_000_000;
 
 const f32 = Math.fround;
 
@@ -63,6 +67,8 @@ export class ContentDrawings {
   private readonly objects: PdfObjects;
   /** Form XObjects' decoded content, by stream (a form drawn on every page is decoded once). */
   private readonly forms = new Map<PdfStream, Uint8Array>();
+  /** Operators read so far in this document. */
+  operators = 0;
 
   /** Throws `PdfUnsupported` for a file this reader leaves to pdf.js. */
   constructor(bytes: Uint8Array) {
@@ -172,7 +178,8 @@ class Run {
         nums.length = 0;
         continue;
       }
-      if (++this.operators > MAX_OPERATORS) throw new PdfUnsupported('too many operators');
+      if (++this.operators > MAX_PAGE_OPERATORS || ++this.doc.operators > MAX_DOCUMENT_OPERATORS)
+        throw new PdfUnsupported('too many operators');
       if (!this.sink.open) return;
       const k = nums.length;
       switch (t) {

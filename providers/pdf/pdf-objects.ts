@@ -23,8 +23,9 @@ import {
 
 type XrefEntry = { offset: number } | { stream: number; index: number } | null;
 
-/** The most one stream may decode to (a page's content is far smaller). */
+/** The most one stream, and all streams of a document, may decode to (a page's content is far smaller). */
 const MAX_DECODED = 64 * 1024 * 1024;
+const MAX_DECODED_TOTAL = 256 * 1024 * 1024;
 const MAX_PAGES = 100_000;
 
 /** A page: its dictionary, resources (inherited), and its view (crop box within the media box) as pdf.js has it. */
@@ -43,6 +44,8 @@ export class PdfObjects {
   >();
   private readonly trailer: PdfDict;
   private pageList?: PdfPage[];
+  /** Bytes decoded so far (bounded: a file may point at one huge stream many times). */
+  private decoded = 0;
 
   constructor(private readonly b: Uint8Array) {
     this.trailer = this.readXref();
@@ -111,6 +114,8 @@ export class PdfObjects {
       const name = nameOf(this.resolve(f));
       const p = this.resolve(Array.isArray(parms) ? parms[i] : parms);
       data = decodeWith(name, data, isDict(p) ? p : undefined, (v) => this.resolve(v));
+      this.decoded += data.length;
+      if (this.decoded > MAX_DECODED_TOTAL) throw new PdfUnsupported('streams that decode to too much');
     });
     return data;
   }

@@ -162,6 +162,16 @@ describe('Drawings from content streams (ours) against pdf.js', function () {
       'latin1',
     );
     expect(() => ourDrawings(off)).to.throw(PdfUnsupported);
+    // Forms that each draw the next four times: millions of operators from a few bytes. Past the page's budget the
+    // reader stops (pdf.js, in a thread it can stop, gets the file).
+    const forms = Object.fromEntries(
+      Array.from({ length: 12 }, (_, i) => [
+        `F${i}`,
+        { content: i < 11 ? `/F${i + 1} Do `.repeat(4) : '0 0 m 9 0 l n' },
+      ]),
+    );
+    const bomb = buildPdf({ pages: [{ kind: 'drawing', content: '/F0 Do', forms }] });
+    expect(() => ourDrawings(bomb)).to.throw(PdfUnsupported, 'too many operators');
   });
 });
 
