@@ -6,9 +6,30 @@
  * closing strokes, bounds with exact curve extremes, float32 coordinates), so both give the same drawings; a test
  * compares them on real documents. A file this reader cannot read (`PdfUnsupported`) is read by pdf.js.
  */
-import { CLOSE, CURVE, DrawingsSink, LINE, MOVE, mul, type Matrix, type PageDrawings } from './drawings';
+import {
+  bezierBounds,
+  CLOSE,
+  CURVE,
+  DrawingsSink,
+  LINE,
+  MOVE,
+  mul,
+  point,
+  type Matrix,
+  type PageDrawings,
+} from './drawings';
 import { PdfObjects, type PdfPage } from './pdf-objects';
-import { isDict, Lexer, nameOf, numbersOf, PdfName, PdfStream, PdfUnsupported, type PdfDict } from './pdf-syntax';
+import {
+  isDict,
+  Lexer,
+  nameOf,
+  numbersOf,
+  PdfName,
+  PdfStream,
+  PdfUnsupported,
+  skipInlineImage,
+  type PdfDict,
+} from './pdf-syntax';
 
 /** Form XObjects nested deeper than this are not followed (pdf.js stops at a loop; real documents nest 2–3). */
 const MAX_FORM_DEPTH = 12;
@@ -20,47 +41,6 @@ const MAX_PAGE_OPERATORS = 2_000_000;
 const MAX_DOCUMENT_OPERATORS = 20_000_000;
 
 const f32 = Math.fround;
-
-/** Bounds of a cubic Bézier added to `mm` (pdf.js's `Util.bezierBoundingBox`: the end points and the extremes). */
-function bezierBounds(
-  x0: number,
-  y0: number,
-  x1: number,
-  y1: number,
-  x2: number,
-  y2: number,
-  x3: number,
-  y3: number,
-  mm: number[],
-): void {
-  mm[0] = Math.min(mm[0], x0, x3);
-  mm[1] = Math.min(mm[1], y0, y3);
-  mm[2] = Math.max(mm[2], x0, x3);
-  mm[3] = Math.max(mm[3], y0, y3);
-  const onCurve = (t: number) => {
-    if (t < 0 || t > 1) return;
-    const mt = 1 - t;
-    const x = x0 * mt * mt * mt + 3 * x1 * t * mt * mt + 3 * x2 * t * t * mt + x3 * t * t * t;
-    const y = y0 * mt * mt * mt + 3 * y1 * t * mt * mt + 3 * y2 * t * t * mt + y3 * t * t * t;
-    mm[0] = Math.min(mm[0], x);
-    mm[1] = Math.min(mm[1], y);
-    mm[2] = Math.max(mm[2], x);
-    mm[3] = Math.max(mm[3], y);
-  };
-  const extremes = (a: number, b: number, c: number) => {
-    if (Math.abs(a) < 1e-12) {
-      if (Math.abs(b) >= 1e-12) onCurve(-c / b);
-      return;
-    }
-    const delta = b * b - 4 * c * a;
-    if (delta < 0) return;
-    const sq = Math.sqrt(delta);
-    onCurve((-b + sq) / (2 * a));
-    onCurve((-b - sq) / (2 * a));
-  };
-  extremes(3 * (-x0 + 3 * (x1 - x2) + x3), 6 * (x0 - 2 * x1 + x2), 3 * (x1 - x0));
-  extremes(3 * (-y0 + 3 * (y1 - y2) + y3), 6 * (y0 - 2 * y1 + y2), 3 * (y1 - y0));
-}
 
 /** The drawings of each page of one document, read from its content streams. */
 export class ContentDrawings {
@@ -330,42 +310,4 @@ class Run {
       this.minMax.splice(0, 4, ...mm);
     }
   }
-}
-
-function point(mm: number[], x: number, y: number): void {
-  if (x < mm[0]) mm[0] = x;
-  if (y < mm[1]) mm[1] = y;
-  if (x > mm[2]) mm[2] = x;
-  if (y > mm[3]) mm[3] = y;
-}
-
-/**
- * Past an inline image (`BI` … `ID` data `EI`): its dictionary, then its data up to an `EI` that stands alone (white
- * space before, white space or the end after), or `/L` bytes when the dictionary gives its length.
- */
-function skipInlineImage(lex: Lexer): void {
-  let length: number | undefined;
-  for (;;) {
-    const t = lex.next();
-    if (t === undefined) return;
-    if (t === 'ID') break;
-    if (t instanceof PdfName && (t.name === 'L' || t.name === 'Length')) {
-      const v = lex.next();
-      if (typeof v === 'number') length = v;
-    }
-  }
-  const b = lex.b;
-  let p = lex.pos + 1; // one white-space byte after ID
-  if (length !== undefined) {
-    lex.pos = Math.min(lex.end, p + length);
-    return;
-  }
-  const ws = (c: number | undefined) => c === undefined || c === 32 || c === 10 || c === 13 || c === 9 || c === 0;
-  for (; p + 1 < lex.end; p++) {
-    if (b[p] === 69 && b[p + 1] === 73 && ws(b[p - 1]) && (p + 2 >= lex.end || ws(b[p + 2]))) {
-      lex.pos = p + 2;
-      return;
-    }
-  }
-  lex.pos = lex.end;
 }

@@ -138,6 +138,55 @@ export class DrawingsSink {
   }
 }
 
+export /** Bounds of a cubic Bézier added to `mm` (pdf.js's `Util.bezierBoundingBox`: the end points and the extremes). */
+function bezierBounds(
+  x0: number,
+  y0: number,
+  x1: number,
+  y1: number,
+  x2: number,
+  y2: number,
+  x3: number,
+  y3: number,
+  mm: number[],
+): void {
+  mm[0] = Math.min(mm[0], x0, x3);
+  mm[1] = Math.min(mm[1], y0, y3);
+  mm[2] = Math.max(mm[2], x0, x3);
+  mm[3] = Math.max(mm[3], y0, y3);
+  const onCurve = (t: number) => {
+    if (t < 0 || t > 1) return;
+    const mt = 1 - t;
+    const x = x0 * mt * mt * mt + 3 * x1 * t * mt * mt + 3 * x2 * t * t * mt + x3 * t * t * t;
+    const y = y0 * mt * mt * mt + 3 * y1 * t * mt * mt + 3 * y2 * t * t * mt + y3 * t * t * t;
+    mm[0] = Math.min(mm[0], x);
+    mm[1] = Math.min(mm[1], y);
+    mm[2] = Math.max(mm[2], x);
+    mm[3] = Math.max(mm[3], y);
+  };
+  const extremes = (a: number, b: number, c: number) => {
+    if (Math.abs(a) < 1e-12) {
+      if (Math.abs(b) >= 1e-12) onCurve(-c / b);
+      return;
+    }
+    const delta = b * b - 4 * c * a;
+    if (delta < 0) return;
+    const sq = Math.sqrt(delta);
+    onCurve((-b + sq) / (2 * a));
+    onCurve((-b - sq) / (2 * a));
+  };
+  extremes(3 * (-x0 + 3 * (x1 - x2) + x3), 6 * (x0 - 2 * x1 + x2), 3 * (x1 - x0));
+  extremes(3 * (-y0 + 3 * (y1 - y2) + y3), 6 * (y0 - 2 * y1 + y2), 3 * (y1 - y0));
+}
+
+/** `(x, y)` added to the bounds `mm`. */
+export function point(mm: number[], x: number, y: number): void {
+  if (x < mm[0]) mm[0] = x;
+  if (y < mm[1]) mm[1] = y;
+  if (x > mm[2]) mm[2] = x;
+  if (y > mm[3]) mm[3] = y;
+}
+
 /** Marks that stand just left of a line's text, as bullets of that line. */
 export function bulletsOf(marks: readonly Mark[], items: readonly LayoutItem[]): LayoutItem[] {
   const out: LayoutItem[] = [];

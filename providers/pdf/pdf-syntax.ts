@@ -235,3 +235,34 @@ export const isDict = (v: PdfValue | undefined): v is PdfDict => v instanceof Ma
 export const nameOf = (v: PdfValue | undefined): string | undefined => (v instanceof PdfName ? v.name : undefined);
 export const numbersOf = (v: PdfValue | undefined, n: number): number[] | undefined =>
   Array.isArray(v) && v.length === n && v.every((x) => typeof x === 'number') ? (v as number[]) : undefined;
+
+/**
+ * Past an inline image (`BI` … `ID` data `EI`): its dictionary, then its data up to an `EI` that stands alone (white
+ * space before, white space or the end after), or `/L` bytes when the dictionary gives its length.
+ */
+export function skipInlineImage(lex: Lexer): void {
+  let length: number | undefined;
+  for (;;) {
+    const t = lex.next();
+    if (t === undefined) return;
+    if (t === 'ID') break;
+    if (t instanceof PdfName && (t.name === 'L' || t.name === 'Length')) {
+      const v = lex.next();
+      if (typeof v === 'number') length = v;
+    }
+  }
+  const b = lex.b;
+  let p = lex.pos + 1; // one white-space byte after ID
+  if (length !== undefined) {
+    lex.pos = Math.min(lex.end, p + length);
+    return;
+  }
+  const ws = (c: number | undefined) => c === undefined || c === 32 || c === 10 || c === 13 || c === 9 || c === 0;
+  for (; p + 1 < lex.end; p++) {
+    if (b[p] === 69 && b[p + 1] === 73 && ws(b[p - 1]) && (p + 2 >= lex.end || ws(b[p + 2]))) {
+      lex.pos = p + 2;
+      return;
+    }
+  }
+  lex.pos = lex.end;
+}
