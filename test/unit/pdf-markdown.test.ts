@@ -119,6 +119,23 @@ describe('PDF to Markdown (layout rules)', () => {
     expect(out).to.include('GLP_EBOUND Unable to start the search, because bounds are incorrect.');
   });
 
+  it('keeps a raised glyph kerned back over the one before in its line (the A of the LaTeX logo)', () => {
+    // As pdftohtml gives asy-latex.pdf's abstract: `L`, a smaller `A` 2 pt higher starting inside the `L`, `TEX`.
+    const items = [
+      item('This package provides integration of inline and external Asymptote', 183.46, 557.71, 9, { w: 290.04 }),
+      item('graphics within a L', 169.63, 547.97, 9, { w: 78.53 }),
+      item('A', 244.85, 549.98, 6, { w: 5.36 }),
+      item('TEX document.', 248.82, 546.46, 9, { w: 62.2 }),
+      item('This is the documentation for the package, which comes with Asymptote.', 144.73, 500, 10),
+    ];
+    const out = md(page(items));
+    expect(out).to.include('graphics within a LATEX document.');
+    expect(out.split('\n')).not.to.include('A');
+    // Two runs that truly cover one another at close baselines are still two lines, read top to bottom.
+    const twice = md(page([item('first line of text', 72, 700, 10), item('second line here', 70, 697, 10)]));
+    expect(twice).to.equal('first line of text second line here');
+  });
+
   it('reads a bracketed category at the right margin first, so a wrapped signature stays whole', () => {
     const items = [
       ...column(['Some prose of the manual that runs across the page as its body text does here.'], 72, 730),
