@@ -268,6 +268,30 @@ describe('PDF to Markdown (layout rules)', () => {
     expect(doc.pages.map((p) => p.markdown)).to.deep.equal([1, 2, 3].map((n) => `Body text of page ${n} is here.`));
   });
 
+  it("removes a chapter's running header carrying the page number, though it stands on few of the pages", () => {
+    // Texinfo: "Chapter 2: Usage 12" at the top of the chapter's pages, the number running with the page.
+    const header = (n: number) => (n >= 3 && n <= 5 ? [item(`Chapter 2: Usage ${n + 9}`, 72, 800, 10)] : []);
+    const pages = Array.from({ length: 10 }, (_, i) => i + 1).map((n) =>
+      page(
+        [
+          ...header(n),
+          ...column([`Body text of page ${n} runs here,`, 'on two lines.'], 72, 740),
+          // A margin line whose number does not run with the page stays.
+          ...(n >= 6 && n <= 8 ? [item('See table 4 below', 72, 40, 10)] : []),
+        ],
+        {},
+        n,
+      ),
+    );
+    const out = md(...pages);
+    expect(out).not.to.include('Chapter 2');
+    expect(out).to.include('Body text of page 3 runs here, on two lines.');
+    expect(out.match(/See table 4 below/g)).to.have.length(3);
+    // On two pages only, the same line is kept: it may be the document's own.
+    const two = md(...pages.map((p) => (p.page === 5 ? { ...p, items: p.items.slice(1) } : p)));
+    expect(two.match(/Chapter 2: Usage/g)).to.have.length(2);
+  });
+
   it('reads a ruled grid as a GFM table, pipes escaped', () => {
     const g = grid(
       [
