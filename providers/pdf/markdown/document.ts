@@ -1,10 +1,10 @@
 /**
  * A document's Markdown from its pages' layouts (`types.ts`): running headers, footers and page numbers removed
- * (text in the top or bottom margin that repeats across pages, digits aside), tables and reading order per page
- * (`tables.ts`, `order.ts`), blocks (`blocks.ts`), then the document's decisions: the body font size (the size most
- * characters have), headings (larger than the body, or bold lines on their own) with levels by size, the outline
- * confirming titles and giving levels, a table that goes on at the top of the next page joined to the one before,
- * and a paragraph cut by a page break joined. Pure.
+ * (text in the top or bottom margin that repeats across pages, digits aside, or carries the page number), tables and
+ * reading order per page (`tables.ts`, `order.ts`), blocks (`blocks.ts`), then the document's decisions: the body
+ * font size (the size most characters have), headings (larger than the body, or bold lines on their own) with levels
+ * by size, the outline confirming titles and giving levels, a table that goes on at the top of the next page joined
+ * to the one before, and a paragraph cut by a page break joined. Pure.
  */
 import { joinLines, listMarker, toBlocks, type Block, type TextLine } from './blocks';
 import { toFragments, type Fragment } from './lines';
