@@ -119,6 +119,23 @@ describe('PDF to Markdown (layout rules)', () => {
     expect(out).to.include('GLP_EBOUND Unable to start the search, because bounds are incorrect.');
   });
 
+  it('keeps a raised glyph kerned back over the one before in its line (the A of the LaTeX logo)', () => {
+    // As pdftohtml gives asy-latex.pdf's abstract: `L`, a smaller `A` 2 pt higher starting inside the `L`, `TEX`.
+    const items = [
+      item('This package provides integration of inline and external Asymptote', 183.46, 557.71, 9, { w: 290.04 }),
+      item('graphics within a L', 169.63, 547.97, 9, { w: 78.53 }),
+      item('A', 244.85, 549.98, 6, { w: 5.36 }),
+      item('TEX document.', 248.82, 546.46, 9, { w: 62.2 }),
+      item('This is the documentation for the package, which comes with Asymptote.', 144.73, 500, 10),
+    ];
+    const out = md(page(items));
+    expect(out).to.include('graphics within a LATEX document.');
+    expect(out.split('\n')).not.to.include('A');
+    // Two runs that truly cover one another at close baselines are still two lines, read top to bottom.
+    const twice = md(page([item('first line of text', 72, 700, 10), item('second line here', 70, 697, 10)]));
+    expect(twice).to.equal('first line of text second line here');
+  });
+
   it('reads a bracketed category at the right margin first, so a wrapped signature stays whole', () => {
     const items = [
       ...column(['Some prose of the manual that runs across the page as its body text does here.'], 72, 730),
@@ -249,6 +266,30 @@ describe('PDF to Markdown (layout rules)', () => {
       'Body text of page 1 is here.\n\nBody text of page 2 is here.\n\nBody text of page 3 is here.',
     );
     expect(doc.pages.map((p) => p.markdown)).to.deep.equal([1, 2, 3].map((n) => `Body text of page ${n} is here.`));
+  });
+
+  it("removes a chapter's running header carrying the page number, though it stands on few of the pages", () => {
+    // Texinfo: "Chapter 2: Usage 12" at the top of the chapter's pages, the number running with the page.
+    const header = (n: number) => (n >= 3 && n <= 5 ? [item(`Chapter 2: Usage ${n + 9}`, 72, 800, 10)] : []);
+    const pages = Array.from({ length: 10 }, (_, i) => i + 1).map((n) =>
+      page(
+        [
+          ...header(n),
+          ...column([`Body text of page ${n} runs here,`, 'on two lines.'], 72, 740),
+          // A margin line whose number does not run with the page stays.
+          ...(n >= 6 && n <= 8 ? [item('See table 4 below', 72, 40, 10)] : []),
+        ],
+        {},
+        n,
+      ),
+    );
+    const out = md(...pages);
+    expect(out).not.to.include('Chapter 2');
+    expect(out).to.include('Body text of page 3 runs here, on two lines.');
+    expect(out.match(/See table 4 below/g)).to.have.length(3);
+    // On two pages only, the same line is kept: it may be the document's own.
+    const two = md(...pages.map((p) => (p.page === 5 ? { ...p, items: p.items.slice(1) } : p)));
+    expect(two.match(/Chapter 2: Usage/g)).to.have.length(2);
   });
 
   it('reads a ruled grid as a GFM table, pipes escaped', () => {

@@ -1,10 +1,10 @@
 /**
  * A document's Markdown from its pages' layouts (`types.ts`): running headers, footers and page numbers removed
- * (text in the top or bottom margin that repeats across pages, digits aside), tables and reading order per page
- * (`tables.ts`, `order.ts`), blocks (`blocks.ts`), then the document's decisions: the body font size (the size most
- * characters have), headings (larger than the body, or bold lines on their own) with levels by size, the outline
- * confirming titles and giving levels, a table that goes on at the top of the next page joined to the one before,
- * and a paragraph cut by a page break joined. Pure.
+ * (text in the top or bottom margin that repeats across pages, digits aside, or carries the page number), tables and
+ * reading order per page (`tables.ts`, `order.ts`), blocks (`blocks.ts`), then the document's decisions: the body
+ * font size (the size most characters have), headings (larger than the body, or bold lines on their own) with levels
+ * by size, the outline confirming titles and giving levels, a table that goes on at the top of the next page joined
+ * to the one before, and a paragraph cut by a page break joined. Pure.
  */
 import { joinLines, listMarker, toBlocks, type Block, type TextLine } from './blocks';
 import { toFragments, type Fragment } from './lines';
@@ -52,9 +52,32 @@ function withoutFurniture(pages: readonly PageLayout[], frags: Fragment[][]): Fr
   const minPages = Math.max(2, Math.ceil(0.4 * pages.length));
   const furniture = (p: PageLayout, f: Fragment) =>
     inMargin(p, f) && (PAGE_NUMBER.test(f.text.trim()) || (seen.get(normKey(f.text))?.size ?? 0) >= minPages);
+  // A header that names the chapter ("Chapter 4: Function reference 12") changes with the chapter, so it repeats on
+  // fewer pages than the share above; it carries the page number, though: a margin line that starts or ends with a
+  // number running with the page (the same text, numbers aside, and the same difference between its number and the
+  // page's) on three pages or more is a running header, whatever it says.
+  const withPage = pages.map((p, i) => {
+    const lines = new Map<number, Fragment[]>();
+    for (const f of frags[i]) if (inMargin(p, f)) lines.set(f.line, [...(lines.get(f.line) ?? []), f]);
+    return [...lines].map(([line, fs]) => {
+      const text = fs
+        .map((f) => f.text)
+        .join(' ')
+        .trim();
+      const ends = [...text.matchAll(/^\d{1,4}(?=\D)|(?<=\D)\d{1,4}$/g)].map((m) => Number(m[0]));
+      return { line, keys: ends.map((n) => `${normKey(text)}@${n - p.page}`) };
+    });
+  });
+  const running = new Map<string, Set<number>>();
+  withPage.forEach((ls, i) => {
+    for (const k of ls.flatMap((l) => l.keys)) running.set(k, (running.get(k) ?? new Set()).add(i));
+  });
+  const runningLines = withPage.map(
+    (ls) => new Set(ls.filter((l) => l.keys.some((k) => (running.get(k)?.size ?? 0) >= 3)).map((l) => l.line)),
+  );
   // A line goes only as a whole: a number in the last row of a table is no page number.
   return pages.map((p, i) => {
-    const kept = new Set(frags[i].filter((f) => !furniture(p, f)).map((f) => f.line));
+    const kept = new Set(frags[i].filter((f) => !furniture(p, f) && !runningLines[i].has(f.line)).map((f) => f.line));
     return frags[i].filter((f) => kept.has(f.line));
   });
 }

@@ -35,9 +35,18 @@ interface Line {
   items: LayoutItem[];
 }
 
+/**
+ * Two items that cover one another are not one line (a line above or below at close spacing, text printed twice).
+ * A glyph kerned back over the last glyph of the item before it is no such cover: the raised, smaller `A` of the LaTeX
+ * logo starts inside the `L` and runs on past it (`L`, `A`, `TEX`: three items, the `A` a little higher).
+ */
 const overlaps = (a: LayoutItem, b: LayoutItem) => {
   const o = Math.min(a.x + a.w, b.x + b.w) - Math.max(a.x, b.x);
-  return o > 0.5 * Math.min(a.w, b.w) && o > 0.5;
+  if (!(o > 0.5 * Math.min(a.w, b.w) && o > 0.5)) return false;
+  const [left, right] = a.x <= b.x ? [a, b] : [b, a];
+  const lastGlyph = left.w / Math.max(1, [...left.str].length);
+  const kerned = right.x > left.x + left.w - lastGlyph && right.x + right.w > left.x + left.w;
+  return !kerned;
 };
 
 /** Items grouped by baseline, top to bottom, each line's items left to right. */
