@@ -36,6 +36,7 @@ export interface PdfPage {
 export class PdfObjects {
   private readonly xref = new Map<number, XrefEntry>();
   private readonly cache = new Map<number, PdfValue>();
+  private readonly reading = new Set<number>();
   private readonly objectStreams = new Map<
     number,
     { bytes: Uint8Array; first: number; offsets: Map<number, number> }
@@ -214,21 +215,28 @@ export class PdfObjects {
 
   private object(num: number): PdfValue | undefined {
     if (this.cache.has(num)) return this.cache.get(num);
-    const e = this.xref.get(num);
-    let v: PdfValue | undefined = null;
-    if (e && 'offset' in e) v = this.objectAt(e.offset, num);
-    else if (e) v = this.inObjectStream(e.stream, num);
-    this.cache.set(num, v);
-    return v;
+    // An object that needs itself to be read (a /Length, an object stream pointing into itself).
+    if (this.reading.has(num)) throw new PdfUnsupported('an object that refers to itself');
+    this.reading.add(num);
+    try {
+      const e = this.xref.get(num);
+      let v: PdfValue | undefined = null;
+      if (e && 'offset' in e) v = this.objectAt(e.offset, num);
+      else if (e) v = this.inObjectStream(e.stream, num);
+      this.cache.set(num, v);
+      return v;
+    } finally {
+      this.reading.delete(num);
+    }
   }
 
   /** The indirect object written at `offset` (`num` checked when given). */
   private objectAt(offset: number, num: number | undefined): PdfValue {
     const lex = new Lexer(this.b, offset);
     const n = lex.next();
-    lex.next();
+    const gen = lex.next();
     const obj = lex.next();
-    if (typeof n !== 'number' || obj !== 'obj' || (num !== undefined && n !== num))
+    if (typeof n !== 'number' || typeof gen !== 'number' || obj !== 'obj' || (num !== undefined && n !== num))
       throw new PdfUnsupported('a cross-reference that misses its object');
     const v = lex.value(lex.next(), true);
     if (!isDict(v)) return v;

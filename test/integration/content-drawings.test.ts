@@ -173,6 +173,35 @@ describe('Drawings from content streams (ours) against pdf.js', function () {
     const bomb = buildPdf({ pages: [{ kind: 'drawing', content: '/F0 Do', forms }] });
     expect(() => ourDrawings(bomb)).to.throw(PdfUnsupported, 'too many operators');
   });
+
+  it('reads damaged copies of a file or refuses them as unsupported, never with another error', async () => {
+    // 400 copies of the compact fixture with 1–8 bytes changed at random (a fixed seed), a fifth of them cut short.
+    const base = toXrefStream(fixture);
+    let seed = 25;
+    const rnd = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
+    const outcomes = { read: 0, unsupported: 0 };
+    for (let i = 0; i < 400; i++) {
+      const b = Buffer.from(base);
+      for (let k = 1 + Math.floor(rnd() * 8); k > 0; k--) b[Math.floor(rnd() * b.length)] = Math.floor(rnd() * 256);
+      const copy = rnd() < 0.2 ? b.subarray(0, Math.floor(rnd() * b.length)) : b;
+      try {
+        ourDrawings(copy);
+        outcomes.read++;
+      } catch (err) {
+        if (!(err instanceof PdfUnsupported)) throw err;
+        outcomes.unsupported++;
+      }
+    }
+    expect(outcomes.read).to.be.above(0);
+    expect(outcomes.unsupported).to.be.above(0);
+    // One damaged copy through the Markdown layouts: an answer, or poppler's contract error; no thread left.
+    const damaged = path.join(dir, 'damaged.pdf');
+    await writeFile(damaged, Buffer.concat([base.subarray(0, 600), Buffer.alloc(40, 0x41), base.subarray(640)]));
+    await markdownPageLayouts(damaged, [1]).catch((err: unknown) => {
+      expect((err as { code?: string }).code).to.equal('UNPROCESSABLE_INPUT');
+    });
+    expect(pdfjsThreadsRunning()).to.equal(0);
+  });
 });
 
 /**
