@@ -173,50 +173,18 @@ class Run {
           if (k >= 6) this.ctm = mul(this.ctm, nums.slice(k - 6) as Matrix);
           break;
         case 'm':
-          if (k >= 2) {
-            const x = (this.cx = nums[k - 2]);
-            const y = (this.cy = nums[k - 1]);
-            this.path.push(MOVE, f32(x), f32(y));
-            point(mm, x, y);
-          }
-          break;
         case 'l':
-          if (k >= 2) {
-            const x = (this.cx = nums[k - 2]);
-            const y = (this.cy = nums[k - 1]);
-            this.path.push(LINE, f32(x), f32(y));
-            point(mm, x, y);
-          }
+          if (k >= 2) this.to(t === 'm' ? MOVE : LINE, nums[k - 2], nums[k - 1]);
           break;
+        // A cubic curve; `v` takes the current point as its first control point, `y` its end as the second.
         case 'c':
-          if (k >= 6) {
-            const [x1, y1, x2, y2, x, y] = nums.slice(k - 6);
-            const [sx, sy] = [this.cx, this.cy];
-            this.cx = x;
-            this.cy = y;
-            this.path.push(CURVE, f32(x1), f32(y1), f32(x2), f32(y2), f32(x), f32(y));
-            bezierBounds(sx, sy, x1, y1, x2, y2, x, y, mm);
-          }
+          if (k >= 6) this.curve(nums[k - 6], nums[k - 5], nums[k - 4], nums[k - 3], nums[k - 2], nums[k - 1]);
           break;
         case 'v':
-          if (k >= 4) {
-            const [x1, y1, x, y] = nums.slice(k - 4);
-            const [sx, sy] = [this.cx, this.cy];
-            this.cx = x;
-            this.cy = y;
-            this.path.push(CURVE, f32(sx), f32(sy), f32(x1), f32(y1), f32(x), f32(y));
-            bezierBounds(sx, sy, sx, sy, x1, y1, x, y, mm);
-          }
+          if (k >= 4) this.curve(this.cx, this.cy, nums[k - 4], nums[k - 3], nums[k - 2], nums[k - 1]);
           break;
         case 'y':
-          if (k >= 4) {
-            const [x1, y1, x, y] = nums.slice(k - 4);
-            const [sx, sy] = [this.cx, this.cy];
-            this.cx = x;
-            this.cy = y;
-            this.path.push(CURVE, f32(x1), f32(y1), f32(x), f32(y), f32(x), f32(y));
-            bezierBounds(sx, sy, x1, y1, x, y, x, y, mm);
-          }
+          if (k >= 4) this.curve(nums[k - 4], nums[k - 3], nums[k - 2], nums[k - 1], nums[k - 2], nums[k - 1]);
           break;
         case 'h':
           this.path.push(CLOSE);
@@ -273,6 +241,20 @@ class Run {
       nums.length = 0;
       lastName = undefined;
     }
+  }
+
+  private to(code: number, x: number, y: number): void {
+    this.cx = x;
+    this.cy = y;
+    this.path.push(code, f32(x), f32(y));
+    point(this.minMax, x, y);
+  }
+
+  private curve(x1: number, y1: number, x2: number, y2: number, x: number, y: number): void {
+    bezierBounds(this.cx, this.cy, x1, y1, x2, y2, x, y, this.minMax);
+    this.cx = x;
+    this.cy = y;
+    this.path.push(CURVE, f32(x1), f32(y1), f32(x2), f32(y2), f32(x), f32(y));
   }
 
   private paint(op: string): void {
