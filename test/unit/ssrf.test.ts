@@ -1,11 +1,6 @@
 import { expect } from 'chai';
-import {
-  checkTarget,
-  ForbiddenTargetError,
-  isForbiddenAddress,
-  OutboundError,
-  type OutboundPolicy,
-} from '../../providers/http/ssrf';
+import { isForbiddenAddress } from '../../providers/http/address-classifier';
+import { checkTarget, ForbiddenTargetError, OutboundError, type OutboundPolicy } from '../../providers/http/ssrf';
 
 // No traffic: isForbiddenAddress is a pure function, and checkTarget only resolves literal IPs and `localhost`.
 
