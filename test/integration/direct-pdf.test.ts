@@ -232,10 +232,9 @@ describe('native PDF text answered by the API without a job (INLINE_PDF_MAX_PAGE
     expect(part.status, JSON.stringify(part.body).slice(0, 300)).to.equal(200);
     expect(part.body.data.metadata.text_contents).to.have.length(INLINE);
     expect(started, `${INLINE} pages: no job`).to.have.length(1);
-    // Markdown, page images and other methods go on as jobs.
+    // Page images and other methods go on as jobs (Markdown is answered directly: direct-pdf-markdown.test.ts).
     const small = docPdf(1);
     const others: Record<string, string>[] = [
-      { output_format: 'markdown' },
       { includeImages: 'true' },
       { extraction_method: 'combined', ocr_language: 'en' },
     ];
@@ -243,7 +242,7 @@ describe('native PDF text answered by the API without a job (INLINE_PDF_MAX_PAGE
       const r = await postPdf(s, { extraction_method: 'native', useCache: 'false', ...fields }, small);
       expect(r.status, JSON.stringify(r.body).slice(0, 300)).to.equal(200);
     }
-    expect(started).to.have.length(4);
+    expect(started).to.have.length(3);
     await nothingLeft();
   });
 
