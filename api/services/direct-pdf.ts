@@ -76,7 +76,7 @@ async function storeResult(store: JobService['store'], key: string, r: DirectPdf
 }
 
 /**
- * Answers a small synchronous `native` PDF request without a job (issue 24), from the upload's temporary file (removed
+ * Answers a small synchronous `native` PDF request, text or Markdown, without a job (issues 24, 25), from the upload's temporary file (removed
  * by the body middleware when the request ends): no upload to the blob store, no scratch copy, no trip through
  * Temporal. Call only when {@link mayAnswerPdfDirectly}. In order:
  * - a cache hit (unless `use_cache` is false) is streamed from the entry, as `answerPdfFromCache` answers it;
@@ -89,6 +89,9 @@ async function storeResult(store: JobService['store'], key: string, r: DirectPdf
  *   activity does; else in one process started beside `pdfinfo` (at most `INLINE_PDF_MAX_PAGES` pages, the count not
  *   known yet), which a refusal kills;
  * - more than `INLINE_PDF_MAX_PAGES` pages to read: false, and the caller runs the job as before;
+ * - `output_format=markdown` (issue 25): no `pdftotext` beside `pdfinfo`; after it, `readPdfMarkdown` reads the text
+ *   layer and the layouts at once in a worker thread, which builds the Markdown, the page qualities and the stored
+ *   result there (the job's code), so nothing of it runs on this event loop;
  * - the text and metadata are built by the activity's code (core/pdf-text.ts), so `data` is the job's;
  * - the result is stored as the job path stores it (the `data` bytes, the job fields, `result.md`) under
  *   `cache/files/`, and the cache entry points at it: a later request is a hit, here or in a job (which copies it).
