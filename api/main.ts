@@ -9,7 +9,7 @@ import { runHtmlOperationInThread } from '../providers/html';
 import { imageHeaderMetadata } from '../providers/image/metadata';
 import { checkYtDlp } from '../providers/media/hosted';
 import { probeMedia } from '../providers/media/probe';
-import { nativeMarkdownInThread } from '../providers/pdf/native-markdown-thread';
+import { nativeMarkdownInThread, warmNativeMarkdownThread } from '../providers/pdf/native-markdown-thread';
 import { pdfPageTextsUpTo } from '../providers/pdf/poppler';
 import { describePdf, readPageTexts } from '../providers/pdf/text-engine';
 import { installedLanguages } from '../providers/ocr/tesseract';
@@ -60,6 +60,9 @@ async function main(): Promise<void> {
     void engines
       .transformHtml('html-to-markdown', '')
       .catch((err: unknown) => logger.warn({ err }, 'html thread warm-up'));
+  // Likewise the thread that builds small native Markdown answers (INLINE_PDF_MAX_PAGES, issue 25).
+  if (config.INLINE_PDF_MAX_PAGES > 0 && config.PDF_TEXT_ENGINE === 'poppler')
+    void warmNativeMarkdownThread().catch((err: unknown) => logger.warn({ err }, 'PDF Markdown thread warm-up'));
   const app = createApp({ config, logger, store, temporal, drain, engines });
   const server = http.createServer(app.listener);
   server.requestTimeout = 0;

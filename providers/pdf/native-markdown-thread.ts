@@ -7,8 +7,8 @@
  * layout step alone stalled it up to 65 ms (asymptote.pdf, 196 pages) and handing 236 pages of layouts to a thread
  * 26–45 ms, the rules 50–170 ms (bench/README.md).
  *
- * A small pool (one thread per core at most; the API runs at most one direct read per media slot), a thread idle
- * for a minute ends (with its tool launcher). An abort terminates the thread: its `pdftotext` processes go with the
+ * A small pool (one thread per core at most; the API runs at most one direct read per media slot), its threads kept
+ * (the API starts one at start: `warmNativeMarkdownThread`). An abort terminates the thread: its `pdftotext` processes go with the
  * launcher, whose lifeline (stdin) closes; `pdftohtml` with its output pipe.
  */
 import os from 'node:os';
@@ -53,7 +53,14 @@ export async function answerNativeMarkdown(request: NativeMarkdownRequest): Prom
   }
 }
 
-const pool = new ThreadPool(THREAD_ENTRY, { maxThreads: Math.max(1, os.availableParallelism()), idleMs: 60_000 });
+// Threads are kept, as the HTML pool's are: a new one costs 0.5–0.8 s to start (tsx and the modules load), more than a
+// job's overhead. At most one per core: the API reads at most one document per media slot itself.
+const pool = new ThreadPool(THREAD_ENTRY, { maxThreads: Math.max(1, os.availableParallelism()) });
+
+/** Starts a thread (its modules loaded) before the first request needs it; reads nothing. */
+export async function warmNativeMarkdownThread(): Promise<void> {
+  await pool.run({ warm: true });
+}
 
 /** Threads reading now (tests: none is left behind after a request). */
 export const nativeMarkdownThreadsBusy = (): number => pool.busy;

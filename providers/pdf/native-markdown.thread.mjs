@@ -7,6 +7,8 @@ import { register } from 'tsx/esm/api';
 register();
 const { answerNativeMarkdown } = await import('./native-markdown-thread.ts');
 parentPort.on('message', async ({ id, ...request }) => {
+  // A warm-up: the modules are loaded (above); nothing to read.
+  if (request.warm) return parentPort.postMessage({ id, result: null });
   const reply = await answerNativeMarkdown(request);
   if (!('result' in reply)) return parentPort.postMessage({ id, result: reply });
   // A buffer of its own (a small one may share Buffer's pool slab, which must not be transferred).
