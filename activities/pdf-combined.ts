@@ -1,14 +1,10 @@
 import { pageQuality } from '../providers/pdf/markdown/quality';
-import type { PageLayout } from '../providers/pdf/markdown/types';
+import { pageDims } from '../providers/pdf/markdown/pages';
 import { scoreTextLayer } from '../providers/pdf/text-layer';
 import type { PageResult } from './pdf-types';
 
 /** OCR confidence under which `combined` asks the vision model (when one is configured). */
 export const LOW_CONFIDENCE = 60;
-
-/** The page size a quality score weighs glyphs against, when the layout is known. */
-export const pageDims = (layout: PageLayout | undefined) =>
-  layout ? { width: layout.width, height: layout.height } : {};
 
 /** How `combined` reads a page other than by its text layer; each is called only when the rule needs it. */
 export interface CombinedReaders {

@@ -8,7 +8,7 @@ import type { PageLayout } from '../providers/pdf/markdown/types';
 import { imagePart, type LlmUsage } from '../providers/llm';
 import type { ActivityDeps } from './deps';
 import { jobModel } from './model-journal';
-import { pageDims } from './pdf-combined';
+import { nativePage as nativeTextPage, pageDims } from '../providers/pdf/markdown/pages';
 import type { PageResult } from './pdf-types';
 
 /**
@@ -50,13 +50,9 @@ export function createPageReaders(deps: {
     });
   }
 
-  /** A text-layer page; with its layout (markdown) and its quality. */
-  const nativePage = (page: number, text: string, layout: PageLayout | undefined): PageResult => ({
-    page,
-    text,
-    method: 'native',
-    ...(layout ? { layout, quality: pageQuality(text, pageDims(layout)) } : {}),
-  });
+  /** A text-layer page; with its layout (markdown) and its quality (shared with the API's direct answer). */
+  const nativePage = (page: number, text: string, layout: PageLayout | undefined): PageResult =>
+    nativeTextPage(page, text, layout);
 
   async function visionPage(
     jobId: string,

@@ -10,14 +10,13 @@ import {
   type StoredJobFields,
 } from '../core/job-results';
 import { PDF_CACHE_OPERATION, pdfCacheKey } from '../core/cache-keys';
-import { joinPageTexts, pdfMetadata } from '../core/pdf-text';
+import { joinPageTexts, pdfMetadata, pdfPageEntry } from '../core/pdf-text';
 import { jobFieldsKey, jobOutputKey, jobOutputPrefix, jobResultsKey } from '../core/records';
 import { pdfData } from '../core/result-shapes';
 import type { ActivityDeps } from './deps';
 import { applyTemplate } from './text-operations';
 import { jobModel } from './model-journal';
-import { documentMarkdown } from '../providers/pdf/markdown/document';
-import { pageQuality } from '../providers/pdf/markdown/quality';
+import { pagesMarkdown } from '../providers/pdf/markdown/pages';
 import type { PageResult, PdfMeta } from './pdf-types';
 
 /** The page renders' archive of a job (`renderPdfImages`). */
@@ -37,20 +36,6 @@ export interface PdfFinish {
   llm: LlmInfo[];
   /** Reads the pages; not called when the result comes from the cache. */
   contents: () => Promise<PageResult[]>;
-}
-
-/**
- * The document's Markdown and each page's (contract §9) from the pages' layouts. A page read by a vision model has
- * no layout and answers Markdown already: it is taken as it is, and the document is then its pages one after the
- * other (the rules across pages, such as a table joined over a page break, apply among the pages with a layout).
- */
-function pageMarkdown(contents: PageResult[]): { markdown: string; pages: string[] } {
-  const withLayout = contents.filter((c) => c.layout);
-  const doc = documentMarkdown(withLayout.map((c) => c.layout!));
-  const byPage = new Map(doc.pages.map((p) => [p.page, p.markdown]));
-  const pages = contents.map((c) => (c.layout ? (byPage.get(c.page) ?? '') : c.text.trim()));
-  if (withLayout.length === contents.length) return { markdown: doc.markdown, pages };
-  return { markdown: pages.filter(Boolean).join('\n\n'), pages };
 }
 
 const NO_LLM: LlmInfo = { total_tokens: 0, total_cost: 0, requests: [] };
@@ -82,16 +67,10 @@ export function createPdfResults(deps: ActivityDeps) {
       for (const u of r.usages)
         requests.push({ model: u.model, purpose: u.purpose, tokens: u.tokens, duration_ms: u.duration_ms });
     }
-    const md = p.output_format === 'markdown' ? pageMarkdown(contents) : undefined;
+    const md = p.output_format === 'markdown' ? pagesMarkdown(contents) : undefined;
     const metadata = pdfMetadata(
       meta,
-      contents.map((c, i) => ({
-        page: c.page,
-        text: c.text,
-        method: c.method,
-        ...(c.rotation ? { rotation: c.rotation } : {}),
-        ...(md ? { markdown: md.pages[i], quality: c.quality ?? pageQuality(c.text) } : {}),
-      })),
+      contents.map((c, i) => pdfPageEntry(c, md?.pages[i])),
       f.images?.image_paths ?? [],
     );
     const llmInfo = {

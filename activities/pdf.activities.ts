@@ -14,6 +14,7 @@ import { scratchAt } from '../core/scratch';
 import { jobInternalKey, jobOutputKey } from '../core/records';
 import { toTesseractLanguages } from '../providers/ocr/tesseract';
 import type { PageLayout } from '../providers/pdf/markdown/types';
+import { readNativePages } from '../providers/pdf/native-pages';
 import { UsageRecorder, type LlmUsage } from '../providers/llm';
 import type { ActivityDeps } from './deps';
 import { jobInputBlob, urlDownload } from './input-blob';
@@ -134,17 +135,15 @@ export function createPdfActivities(deps: ActivityDeps) {
     async readPdfText({ jobId, parameters, finish }: { jobId: string; parameters: PdfParams; finish: boolean }) {
       return withInput(jobId, parameters, async (d) => {
         // Thousands of pages take seconds: the step heartbeats meanwhile (withInput).
+        // The text layer and the layouts (Markdown) at once: the code the API's direct answer runs.
         const read = async (): Promise<PageResult[]> => {
-          // The layouts (Markdown) are read by their own processes while the text layer is.
-          const parallel = idleCores();
-          const [texts, layouts] = await Promise.all([
-            pdf.readPageTexts(d.pdfPath, d.meta.pages, { signal: d.signal, parallel }),
-            d.p.output_format === 'markdown'
-              ? pdf.readPageLayouts(d.pdfPath, d.meta.pages, { signal: d.signal, parallel })
-              : undefined,
-          ]);
+          const pages = await readNativePages(pdf, d.pdfPath, d.meta.pages, {
+            signal: d.signal,
+            parallel: idleCores(),
+            markdown: d.p.output_format === 'markdown',
+          });
           countPdfPage('native', d.meta.pages.length);
-          return d.meta.pages.map((page) => nativePage(page, texts.get(page) ?? '', layouts?.get(page)));
+          return pages;
         };
         if (finish)
           return {

@@ -1,5 +1,6 @@
 import type { HtmlOperation, HtmlOutcome } from '../core/html/outcome';
 import type { MediaProbe } from '../core/media-formats';
+import type { DirectPdfResult } from '../core/pdf-text';
 
 /** What the API needs to know of a PDF before reading its text layer (providers/pdf `PdfDescription`). */
 export interface ApiPdfDescription {
@@ -13,7 +14,7 @@ export interface ApiPdfDescription {
  * decompression bomb), and for `/api/health`. The API imports no provider: the composition root (api/main.ts) builds
  * these from them and hands them to `createApp`, as worker/main.ts builds the activities' engines. Everything else
  * runs in the worker, except small pure transforms (`transformHtml`) and the text layer of small PDFs (`describePdf`,
- * `readPdfTextUpTo`, `readPdfPageTexts`).
+ * `readPdfTextUpTo`, `readPdfPageTexts`), with their Markdown (`readPdfMarkdown`).
  */
 export interface ApiEngines {
   /** ffprobe: the container, duration and first streams of a media file, from its content (`INVALID_FORMAT` else). */
@@ -50,4 +51,15 @@ export interface ApiEngines {
     pages: readonly number[],
     opts: { signal?: AbortSignal; parallel?: number },
   ): Promise<Map<number, string>>;
+  /**
+   * A small `native` + `output_format=markdown` read (issue 25) in a worker thread, never on the API's event loop: the
+   * text layer (`pdftotext`) and the layouts (`pdftohtml -xml`, the drawings from the content streams) of `meta.pages`
+   * read at once, the Markdown rules and each page's quality, and the result as a job stores it, all by the code the
+   * pdf job runs. Rejects with the activity's errors; the signal terminates the thread (and its processes).
+   */
+  readPdfMarkdown(
+    file: string,
+    meta: { pageCount: number; title: string; author: string; pages: number[] },
+    opts: { signal?: AbortSignal; parallel?: number },
+  ): Promise<DirectPdfResult>;
 }

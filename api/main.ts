@@ -9,6 +9,7 @@ import { runHtmlOperationInThread } from '../providers/html';
 import { imageHeaderMetadata } from '../providers/image/metadata';
 import { checkYtDlp } from '../providers/media/hosted';
 import { probeMedia } from '../providers/media/probe';
+import { nativeMarkdownInThread, warmNativeMarkdownThread } from '../providers/pdf/native-markdown-thread';
 import { pdfPageTextsUpTo } from '../providers/pdf/poppler';
 import { describePdf, readPageTexts } from '../providers/pdf/text-engine';
 import { installedLanguages } from '../providers/ocr/tesseract';
@@ -50,6 +51,8 @@ async function main(): Promise<void> {
     describePdf: (file, opts) => describePdf(file, 'poppler', opts),
     readPdfTextUpTo: pdfPageTextsUpTo,
     readPdfPageTexts: (file, pages, opts) => readPageTexts(file, pages, 'poppler', opts),
+    // Their Markdown: read, built and serialised in a worker thread (the job's code).
+    readPdfMarkdown: nativeMarkdownInThread,
   };
   // The first small HTML transform would pay for its thread's start (tsx and the converters load: about a second);
   // one thread is started now, off the event loop.
@@ -57,6 +60,9 @@ async function main(): Promise<void> {
     void engines
       .transformHtml('html-to-markdown', '')
       .catch((err: unknown) => logger.warn({ err }, 'html thread warm-up'));
+  // Likewise the thread that builds small native Markdown answers (INLINE_PDF_MAX_PAGES, issue 25).
+  if (config.INLINE_PDF_MAX_PAGES > 0 && config.PDF_TEXT_ENGINE === 'poppler')
+    void warmNativeMarkdownThread().catch((err: unknown) => logger.warn({ err }, 'PDF Markdown thread warm-up'));
   const app = createApp({ config, logger, store, temporal, drain, engines });
   const server = http.createServer(app.listener);
   server.requestTimeout = 0;

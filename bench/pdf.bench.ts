@@ -10,10 +10,12 @@
  * `worker/main.ts` and `api/main.ts` processes as `npm start` runs them, with MEDIA_CONCURRENCY unset (one media
  * slot per core). The native requests are answered by the API itself (INLINE_PDF_MAX_PAGES, issue 24); the same
  * requests with `wait_ms` run as jobs, measured beside them. Real documents of 100–261 pages from Debian doc packages
- * (bench/real-pdfs.ts) are read by `pdftotext` and the service (direct) in the same run.
+ * (bench/real-pdfs.ts) are read by `pdftotext` and the service (direct) in the same run. The same documents with
+ * `output_format=markdown` (direct and as a job) beside the text request and `pdftotext` (issue 25).
  * Knobs (env): BENCH_TEXT_PAGES (200), BENCH_SCAN_PAGES (20), BENCH_NATIVE_RUNS (3, direct), BENCH_NATIVE_JOB_RUNS
  * (3, as jobs), BENCH_REAL_RUNS (3 per real document; 0 skips them),
  * BENCH_PDFJS_RUNS (2: native requests to a second api/worker pair with PDF_TEXT_ENGINE=pdfjs; 0 skips it),
+ * BENCH_MD_RUNS (3; 0 skips the Markdown section), BENCH_MD_JOB_RUNS (1),
  * BENCH_OCR_RUNS (2, at least 1; the second only when the run so far took under 200 s), BENCH_TQ_PARTITIONS (unset: the
  * dev
  * server settings of scripts/services.mjs, one partition per task queue; a number sets
@@ -64,6 +66,12 @@ const TQ_PARTITIONS = envInt('BENCH_TQ_PARTITIONS', 0);
 const NATIVE_JOB_RUNS = envInt('BENCH_NATIVE_JOB_RUNS', 3);
 /** Real documents of 100–261 pages (bench/real-pdfs.ts), each read this many times by pdftotext and the service. */
 const REAL_RUNS = envInt('BENCH_REAL_RUNS', 3);
+/**
+ * Markdown through HTTP (issue 25): runs per document of `output_format=markdown` (direct), of the text request and of
+ * `pdftotext`, on the generated PDF and the real documents (0 skips the section); as a job, BENCH_MD_JOB_RUNS (1).
+ */
+const MD_RUNS = envInt('BENCH_MD_RUNS', 3);
+const MD_JOB_RUNS = envInt('BENCH_MD_JOB_RUNS', 1);
 /** `wait_ms` asks the service for a job: the native requests that measure the job path. */
 const AS_JOB = '?wait_ms=300000';
 const NATIVE_GOAL = 1.3;
@@ -227,14 +235,23 @@ interface ProcessRun {
   pages: { page: number; text: string; method: string }[];
   pageCount: number;
   jobId?: string;
+  /** The answer's `data` as it came (to compare the direct answer with the job's). */
+  data?: string;
 }
 
 /** POSTs a PDF; `query` `?wait_ms=…` asks for a job (a small native request is otherwise read by the API itself). */
-async function postPdf(url: string, file: Buffer, method: string, query = ''): Promise<ProcessRun> {
+async function postPdf(
+  url: string,
+  file: Buffer,
+  method: string,
+  query = '',
+  fields: Record<string, string> = {},
+): Promise<ProcessRun> {
   const form = new FormData();
   form.append('file', new Blob([new Uint8Array(file)], { type: 'application/pdf' }), 'bench.pdf');
   form.append('extraction_method', method);
   form.append('useCache', 'false');
+  for (const [k, v] of Object.entries(fields)) form.append(k, v);
   const sentAt = nowEpoch();
   const t0 = performance.now();
   const res = await fetch(`${url}/api/pdf/process${query}`, {
@@ -261,6 +278,7 @@ async function postPdf(url: string, file: Buffer, method: string, query = ''): P
     text: String(d.extracted_text ?? ''),
     pages: d.metadata?.text_contents ?? [],
     pageCount: d.metadata?.page_count ?? NaN,
+    data: body.slice(body.indexOf('"data":')),
   };
 }
 
@@ -695,6 +713,64 @@ async function main(): Promise<void> {
       );
     }
 
+    // ================================================================================== MARKDOWN
+    const mdRows: { name: string; pages: number; raw: number; text: number; md: number; job: number }[] = [];
+    if (MD_RUNS > 0) {
+      out('');
+      out(
+        '== MARKDOWN: POST /api/pdf/process native output_format=markdown (direct, and as a job) vs the text request vs pdftotext ==',
+      );
+      const MD_FIELDS = { output_format: 'markdown' };
+      // The first Markdown request starts the API's Markdown thread (about 0.6 s): not measured.
+      t = performance.now();
+      await postPdf(svc.url, warm, 'native', '', MD_FIELDS);
+      out(`warm-up: 2-page Markdown request (direct) in ${ms(performance.now() - t)}`);
+      const docs = [
+        { name: `generated (${TEXT_PAGES} pages)`, file: textFile, bytes: text.pdf, pages: TEXT_PAGES },
+        ...realPdfsWithPages(100, 261).map((d) => ({
+          name: path.basename(d.file),
+          file: d.file,
+          bytes: fs.readFileSync(d.file),
+          pages: d.pages,
+        })),
+      ];
+      for (const doc of docs) {
+        const best = (runs: { ms: number }[]) => Math.min(...runs.map((r) => r.ms));
+        const raws: { ms: number }[] = [];
+        const texts: ProcessRun[] = [];
+        const mds: ProcessRun[] = [];
+        // Interleaved, so a burst of load meets each kind alike.
+        for (let i = 0; i < MD_RUNS; i++) {
+          raws.push(await runTimed('pdftotext', ['-enc', 'UTF-8', doc.file, '-']));
+          texts.push(await postPdf(svc.url, doc.bytes, 'native'));
+          mds.push(await postPdf(svc.url, doc.bytes, 'native', '', MD_FIELDS));
+        }
+        const jobs: ProcessRun[] = [];
+        for (let i = 0; i < MD_JOB_RUNS; i++) {
+          jobs.push(await postPdf(svc.url, doc.bytes, 'native', AS_JOB, MD_FIELDS));
+          await newPdfJob(client, seen);
+        }
+        const row = {
+          name: doc.name,
+          pages: doc.pages,
+          raw: best(raws),
+          text: best(texts),
+          md: best(mds),
+          job: jobs.length ? best(jobs) : NaN,
+        };
+        mdRows.push(row);
+        const same = jobs.every((j) => j.data === mds[0].data);
+        out(
+          `${doc.name}: pdftotext ${raws.map((r) => ms(r.ms)).join(', ')}; text (direct) ${texts.map((r) => ms(r.ms)).join(', ')}; ` +
+            `Markdown (direct) ${mds.map((r) => ms(r.ms)).join(', ')}; Markdown as a job ${jobs.map((r) => ms(r.ms)).join(', ')}`,
+        );
+        out(
+          `  best: Markdown ${ms(row.md)} = ${ratio(row.md, row.text)} of the text request, ${ratio(row.md, row.raw)} of pdftotext; ` +
+            `as a job ${ms(row.job)} = ${ratio(row.job, row.text)} of the text request; direct data = job data: ${same ? 'yes' : 'NO'}`,
+        );
+      }
+    }
+
     // ================================================================================== OCR
     out('');
     out(
@@ -787,6 +863,10 @@ async function main(): Promise<void> {
         `real      ${r.name} (${r.pages} pages): service ${ms(r.svc)} vs pdftotext ${ms(r.raw)} → ${ratio(r.svc, r.raw)} (goal ≤ ${NATIVE_GOAL}×: ${r.svc <= NATIVE_GOAL * r.raw ? 'met' : 'NOT met'}); text identical: ${r.same ? 'yes' : 'no'}`,
       );
     out(`          characters: service ${svcChars.length}, pdftotext ${rawChars.length}`);
+    for (const r of mdRows)
+      out(
+        `markdown  ${r.name}: direct ${ms(r.md)} = ${ratio(r.md, r.text)} of the text request (${ms(r.text)}), ${ratio(r.md, r.raw)} of pdftotext (${ms(r.raw)}); as a job ${ms(r.job)} = ${ratio(r.job, r.text)} of the text request`,
+      );
     out(
       `local_ocr ${SCAN_PAGES} pages: service ${secs(ocrBest)} (best of ${ocr.length}: ${ocr.map((r) => secs(r.ms)).join(', ')}) vs renders + serial tesseract ${secs(rawOcrTotal)} (render ${secs(render.ms)} + OCR ${secs(rawOcrMs)}) → ${ratio(ocrBest, rawOcrTotal)} (goal ≤ ${OCR_GOAL}×: ${ocrBest <= OCR_GOAL * rawOcrTotal ? 'met' : 'NOT met'})`,
     );

@@ -130,9 +130,9 @@ export const configSchema = z.object({
    */
   INLINE_TRANSFORM_MAX_BYTES: int(262_144, 0, 16_777_216),
   /**
-   * Synchronous `native` text requests to `/api/pdf/process` (an upload, no template, page images or Markdown, the
+   * Synchronous `native` requests to `/api/pdf/process` (an upload, text or Markdown, no template or page images, the
    * poppler text engine) that read at most this many pages are answered by the API without a job: pdfinfo and
-   * pdftotext run as child processes of the API. 0: always a job.
+   * pdftotext run as child processes of the API (Markdown: with pdftohtml, in a worker thread). 0: always a job.
    */
   INLINE_PDF_MAX_PAGES: int(300, 0, 100_000),
   /** How long the synchronous media endpoints (`/api/audio/process`) wait for their job before answering 504. */

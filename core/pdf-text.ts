@@ -1,5 +1,7 @@
 import os from 'node:os';
+import { packJobFields, resultPreview, type JobFields, type StoredJobFields } from './job-results';
 import { pageRange } from './page-range';
+import { pdfData } from './result-shapes';
 
 /**
  * What the two readers of a PDF's text layer share (issue 24): the `readPdfText` activity and the API's direct answer
@@ -61,6 +63,72 @@ export function joinPageTexts(pages: readonly { text: string }[]): string {
     .map((c) => c.text.trim())
     .filter(Boolean)
     .join('\n\n');
+}
+
+/** A page as a PDF result's `metadata.text_contents[]` entry needs it. */
+export interface PdfPageRead {
+  page: number;
+  text: string;
+  method: string;
+  rotation?: number;
+}
+
+/**
+ * A page's `metadata.text_contents[]` entry: page, text, method, the rotation of a turned scan, and with
+ * `output_format=markdown` the page's Markdown and quality (`md`). One builder for the job and the API's direct answer,
+ * so both give the same entries (key order included).
+ */
+export function pdfPageEntry(c: PdfPageRead, md?: { markdown: string; quality: unknown }): Record<string, unknown> {
+  return {
+    page: c.page,
+    text: c.text,
+    method: c.method,
+    ...(c.rotation ? { rotation: c.rotation } : {}),
+    ...(md ? { markdown: md.markdown, quality: md.quality } : {}),
+  };
+}
+
+/**
+ * A result read without a job (the API's direct answer, issue 24), as the job path stores one: the endpoint's `data`
+ * as JSON bytes (streamed as they are), the job fields packed against it (`packJobFields`: references into `data`),
+ * the preview a cache entry carries, and `result.md` (the Markdown when asked for, else the text).
+ */
+export interface DirectPdfResult {
+  data: Uint8Array;
+  fields: StoredJobFields;
+  preview: Record<string, unknown>;
+  md: string;
+}
+
+const NO_LLM = { total_tokens: 0, total_cost: 0, requests: [] };
+
+/**
+ * The {@link DirectPdfResult} of a document's pages (`entries`: {@link pdfPageEntry}), with its Markdown when asked
+ * for: the `data` a job answers (`pdfData`), the text joined as the job joins it.
+ */
+export function directPdfResult(
+  meta: { pageCount: number; title: string; author: string },
+  entries: Record<string, unknown>[],
+  markdown?: string,
+): DirectPdfResult {
+  const text = joinPageTexts(entries as unknown as { text: string }[]);
+  const metadata = pdfMetadata(meta, entries, []);
+  const data = pdfData(text, metadata, null, markdown);
+  // As the job stores its results (core/job-results.ts): the data once, the job fields beside it pointing into it.
+  // A hit in a job replaces the job's own fields (assets, target_dir, llm_info, from_cache).
+  const job: JobFields = {
+    structured_data: { extracted_text: text, metadata },
+    assets: [],
+    target_dir: '',
+    llm_info: NO_LLM,
+    from_cache: false,
+  };
+  return {
+    data: Buffer.from(JSON.stringify(data)),
+    fields: packJobFields(data, job),
+    preview: { structured_data: resultPreview(job).structured_data },
+    md: markdown ?? text,
+  };
 }
 
 /** The `metadata` of a PDF result (`/api/pdf/process` `data.metadata`), its page entries built by the caller. */

@@ -49,9 +49,9 @@ export function pdfRoutes(api: ApiRouter, jobs: JobService, config: Config, engi
       'Runs the pdf pipeline as a job and waits for it; past the limit, 504 with `details.job_id` and the work goes ' +
       'on. A repeated request for the same document, method, page range and languages is answered from the result ' +
       'cache (`X-Cache: hit`, without a job unless one is asked for with `Prefer: respond-async` or `wait_ms=0`) ' +
-      'unless `useCache` is false; requests with a template or page images always run. A `native` text request ' +
-      '(no template, page images or Markdown) that reads at most INLINE_PDF_MAX_PAGES pages is answered by the API ' +
-      'itself, without a job (the same `data`; its errors carry no `details.job_id`), unless the client asks for a ' +
+      'unless `useCache` is false; requests with a template or page images always run. A `native` request (text or ' +
+      '`output_format=markdown`; no template or page images) that reads at most INLINE_PDF_MAX_PAGES pages is ' +
+      'answered by the API itself, without a job (the same `data`; its errors carry no `details.job_id`), unless the client asks for a ' +
       'job (`Prefer: respond-async` or `wait_ms`).',
     body: processBody,
     bodyTypes: ['multipart'],
@@ -100,7 +100,8 @@ export function pdfRoutes(api: ApiRouter, jobs: JobService, config: Config, engi
           syncWaitMs,
         );
       if (body.file.size === 0) throw new AppError('UNPROCESSABLE_INPUT', 'The file is empty.', { reason: 'empty' });
-      // A small native text request is answered without a job (issue 24); a larger one goes on as a job.
+      // A small native request (text, or Markdown: issue 25) is answered without a job (issue 24); a larger one goes on
+      // as a job.
       if (mayAnswerPdfDirectly(ctx, config, options) && (await answerPdfDirectly(ctx, direct, body.file, options)))
         return;
       const upload = await storeUpload(jobs.store, body.file);

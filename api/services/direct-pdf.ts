@@ -3,10 +3,8 @@ import { cacheFileKey, writeCacheRef } from '../../core/cache';
 import { PDF_CACHE_OPERATION, pdfCacheKey } from '../../core/cache-keys';
 import { mediaSlots, type Config } from '../../core/config';
 import { AppError } from '../../core/errors';
-import { packJobFields, resultPreview, type JobFields } from '../../core/job-results';
 import { countCacheLookup, countPdfPage } from '../../core/metrics';
-import { idleCores, joinPageTexts, pdfMetadata, pdfPagesToRead } from '../../core/pdf-text';
-import { pdfData } from '../../core/result-shapes';
+import { directPdfResult, idleCores, pdfPageEntry, pdfPagesToRead, type DirectPdfResult } from '../../core/pdf-text';
 import type { ApiEngines } from '../engines';
 import { uploadSha256, type UploadedFile } from '../uploads';
 import type { AsyncPreference } from './async-preference';
@@ -16,7 +14,7 @@ import type { JobService } from './jobs';
 export interface DirectPdfDeps {
   jobs: JobService;
   config: Pick<Config, 'INLINE_PDF_MAX_PAGES' | 'MAX_PDF_PAGES' | 'PDF_TEXT_ENGINE' | 'llm' | 'MEDIA_CONCURRENCY'>;
-  engines: Pick<ApiEngines, 'describePdf' | 'readPdfTextUpTo' | 'readPdfPageTexts'>;
+  engines: Pick<ApiEngines, 'describePdf' | 'readPdfTextUpTo' | 'readPdfPageTexts' | 'readPdfMarkdown'>;
 }
 
 /**
@@ -27,12 +25,11 @@ export const directPdfReading = { idleCores };
 
 const PREFIX = Buffer.from('{"status":"success","data":');
 const SUFFIX = Buffer.from('}');
-const NO_LLM = { total_tokens: 0, total_cost: 0, requests: [] };
 
 /**
  * Whether a `/api/pdf/process` upload may be answered without a job (issue 24), before its document is read: a
- * `native` text request (no template, page images or Markdown) on the poppler text engine, `INLINE_PDF_MAX_PAGES`
- * above 0, and a client that did not ask for a job (`Prefer: respond-async`, `wait_ms`: as the transformer's direct
+ * `native` request, text or Markdown (issue 25), without template or page images, on the poppler text engine,
+ * `INLINE_PDF_MAX_PAGES` above 0, and a client that did not ask for a job (`Prefer: respond-async`, `wait_ms`: as the transformer's direct
  * path, a client that names a wait gets a job).
  */
 export function mayAnswerPdfDirectly(
@@ -43,7 +40,7 @@ export function mayAnswerPdfDirectly(
   const prefer = ctx.state.prefer as AsyncPreference | undefined;
   if (prefer?.respondAsync || prefer?.waitMs !== undefined) return false;
   if (config.INLINE_PDF_MAX_PAGES <= 0 || config.PDF_TEXT_ENGINE !== 'poppler') return false;
-  return p.extraction_method === 'native' && p.output_format !== 'markdown' && !p.template && !p.includeImages;
+  return p.extraction_method === 'native' && !p.template && !p.includeImages;
 }
 
 /**
@@ -57,43 +54,29 @@ const pendingWrites = new Map<string, Promise<void>>();
 let directReads = 0;
 
 /** Stores a direct result as a job stores its results, and points the cache entry at it (the entry last). */
-async function storeResult(
-  store: JobService['store'],
-  key: string,
-  bytes: Buffer,
-  data: Record<string, unknown>,
-  text: string,
-  metadata: Record<string, unknown>,
-): Promise<void> {
-  // As the job stores its results (core/job-results.ts): the data once, the job fields beside it pointing into it.
-  // A hit in a job replaces the job's own fields (assets, target_dir, llm_info, from_cache).
-  const job: JobFields = {
-    structured_data: { extracted_text: text, metadata },
-    assets: [],
-    target_dir: '',
-    llm_info: NO_LLM,
-    from_cache: false,
-  };
+async function storeResult(store: JobService['store'], key: string, r: DirectPdfResult): Promise<void> {
   const files = {
     data: cacheFileKey(PDF_CACHE_OPERATION, key, 'data.json'),
     fields: cacheFileKey(PDF_CACHE_OPERATION, key, 'fields.json'),
     md: cacheFileKey(PDF_CACHE_OPERATION, key, 'result.md'),
   };
   await Promise.all([
-    store.put(files.data, bytes, { mime: 'application/json' }),
-    store.put(files.md, text, { mime: 'text/markdown; charset=utf-8' }),
-    store.put(files.fields, JSON.stringify(packJobFields(data, job)), { mime: 'application/json' }),
+    store.put(files.data, Buffer.from(r.data.buffer, r.data.byteOffset, r.data.byteLength), {
+      mime: 'application/json',
+    }),
+    store.put(files.md, r.md, { mime: 'text/markdown; charset=utf-8' }),
+    store.put(files.fields, JSON.stringify(r.fields), { mime: 'application/json' }),
   ]);
   await writeCacheRef(store, PDF_CACHE_OPERATION, key, {
     data: files.data,
     fields: files.fields,
     files: { 'result.md': files.md },
-    preview: { structured_data: resultPreview(job).structured_data },
+    preview: r.preview,
   });
 }
 
 /**
- * Answers a small synchronous `native` PDF request without a job (issue 24), from the upload's temporary file (removed
+ * Answers a small synchronous `native` PDF request, text or Markdown, without a job (issues 24, 25), from the upload's temporary file (removed
  * by the body middleware when the request ends): no upload to the blob store, no scratch copy, no trip through
  * Temporal. Call only when {@link mayAnswerPdfDirectly}. In order:
  * - a cache hit (unless `use_cache` is false) is streamed from the entry, as `answerPdfFromCache` answers it;
@@ -106,6 +89,9 @@ async function storeResult(
  *   activity does; else in one process started beside `pdfinfo` (at most `INLINE_PDF_MAX_PAGES` pages, the count not
  *   known yet), which a refusal kills;
  * - more than `INLINE_PDF_MAX_PAGES` pages to read: false, and the caller runs the job as before;
+ * - `output_format=markdown` (issue 25): no `pdftotext` beside `pdfinfo`; after it, `readPdfMarkdown` reads the text
+ *   layer and the layouts at once in a worker thread, which builds the Markdown, the page qualities and the stored
+ *   result there (the job's code), so nothing of it runs on this event loop;
  * - the text and metadata are built by the activity's code (core/pdf-text.ts), so `data` is the job's;
  * - the result is stored as the job path stores it (the `data` bytes, the job fields, `result.md`) under
  *   `cache/files/`, and the cache entry points at it: a later request is a hit, here or in a job (which copies it).
@@ -144,6 +130,7 @@ async function readDirectly(
 ): Promise<boolean> {
   const { config, jobs, engines } = deps;
   const store = jobs.store;
+  const markdown = p.output_format === 'markdown';
   // Killed when the client goes away, or when the document is refused or goes to a job.
   const stop = new AbortController();
   const onClose = () => stop.abort(new Error('client closed the request'));
@@ -156,43 +143,49 @@ async function readDirectly(
   // Two idle cores or more: pdfinfo first, then the range split across them (the activity's way: 70 against 80 ms for
   // the 200-page bench file, measured in the bench's small process). Else one pdftotext starts beside pdfinfo, before
   // the count is known. The tools are started by the tool launcher (providers/process/launcher.ts), not forked from
-  // this 200–300 MB process, whose every fork stalled the event loop 4–13 ms (bench/README.md, issue 24).
+  // this 200–300 MB process, whose every fork stalled the event loop 4–13 ms (bench/README.md, issue 24). Markdown
+  // (issue 25): after pdfinfo, the text layer and the layouts are read at once in a worker thread, which builds the
+  // Markdown and the stored result there (`readPdfMarkdown`).
   const parallel = directPdfReading.idleCores();
-  const reading = parallel > 1 ? null : engines.readPdfTextUpTo(file.filepath, first, upTo, { signal: stop.signal });
+  const reading =
+    parallel > 1 || markdown ? null : engines.readPdfTextUpTo(file.filepath, first, upTo, { signal: stop.signal });
   // Handled at once (a damaged file fails it before pdfinfo answers); awaited below.
   reading?.catch(() => undefined);
-  let texts: string[];
-  let meta: { pageCount: number; title: string; author: string; pages: number[] };
+  let result: DirectPdfResult;
+  let pages: number;
   try {
     const desc = await engines.describePdf(file.filepath, { signal: stop.signal });
     const toRead = pdfPagesToRead(desc.pageCount, p, config.MAX_PDF_PAGES);
     if (!toRead.ok) throw new AppError(toRead.code, toRead.message, toRead.details);
     if (toRead.pages.length > config.INLINE_PDF_MAX_PAGES) return false;
-    meta = { pageCount: desc.pageCount, title: desc.title, author: desc.author, pages: toRead.pages };
-    texts = reading
-      ? await reading
-      : await engines
-          .readPdfPageTexts(file.filepath, meta.pages, { signal: stop.signal, parallel })
-          .then((m) => meta.pages.map((page) => m.get(page) ?? ''));
+    const meta = { pageCount: desc.pageCount, title: desc.title, author: desc.author, pages: toRead.pages };
+    pages = meta.pages.length;
+    if (markdown) result = await engines.readPdfMarkdown(file.filepath, meta, { signal: stop.signal, parallel });
+    else {
+      const texts = reading
+        ? await reading
+        : await engines
+            .readPdfPageTexts(file.filepath, meta.pages, { signal: stop.signal, parallel })
+            .then((m) => meta.pages.map((page) => m.get(page) ?? ''));
+      // pdftotext read from `first` to the range's end (or the document's): exactly the pages to read.
+      if (texts.length !== meta.pages.length)
+        throw new Error(`pdftotext read ${texts.length} pages of ${meta.pages.length}`);
+      result = directPdfResult(
+        meta,
+        meta.pages.map((page, i) => pdfPageEntry({ page, text: texts[i], method: 'native' })),
+      );
+    }
   } finally {
     ctx.res.off('close', onClose);
     // Settled before the answer: no pdftotext outlives its request.
     stop.abort(new Error('not needed'));
     await reading?.catch(() => undefined);
   }
-  // pdftotext read from `first` to the range's end (or the document's): exactly the pages to read.
-  if (texts.length !== meta.pages.length)
-    throw new Error(`pdftotext read ${texts.length} pages of ${meta.pages.length}`);
-  countPdfPage('native', meta.pages.length);
-  const contents = meta.pages.map((page, i) => ({ page, text: texts[i], method: 'native' }));
-  const text = joinPageTexts(contents);
-  const metadata = pdfMetadata(meta, contents, []);
-  const data = pdfData(text, metadata, null);
-  const bytes = Buffer.from(JSON.stringify(data));
+  countPdfPage('native', pages);
   if (key) {
     if (p.use_cache !== false) countCacheLookup(PDF_CACHE_OPERATION, false);
     const log = ctx.state.log as { warn(o: object, m: string): void } | undefined;
-    const writing = storeResult(store, key, bytes, data, text, metadata)
+    const writing = storeResult(store, key, result)
       .catch((err: unknown) => log?.warn({ err }, 'direct PDF result not cached'))
       .finally(() => {
         if (pendingWrites.get(key) === writing) pendingWrites.delete(key);
@@ -201,6 +194,6 @@ async function readDirectly(
   }
   ctx.set('X-Cache', 'miss');
   ctx.type = 'application/json; charset=utf-8';
-  ctx.body = Buffer.concat([PREFIX, bytes, SUFFIX]);
+  ctx.body = Buffer.concat([PREFIX, result.data, SUFFIX]);
   return true;
 }

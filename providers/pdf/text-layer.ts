@@ -35,10 +35,26 @@ const LATIN_VOWEL = /[aeiouyàáâãäåæèéêëìíîïòóôõöøùúûüý
 
 const clamp01 = (x: number) => Math.max(0, Math.min(1, x));
 
+/** The same patterns, global: counted over a whole string at once (per code point, as the `u` flag reads it). */
+const BAD_CHARS = new RegExp(BAD_CHAR.source, 'gu');
+const GOOD_CHARS = new RegExp(GOOD_CHAR.source, 'gu');
+const LATIN_LETTERS = new RegExp(LATIN_LETTER.source, 'gu');
+const SURROGATE_PAIRS = /[\uD800-\uDBFF][\uDC00-\uDFFF]/g;
+
+const count = (s: string, re: RegExp): number => s.match(re)?.length ?? 0;
+
+/**
+ * A text without its whitespace, and how many code points (characters) remain: what `[...text]` without the
+ * whitespace counts, without an array of one-character strings (a page's quality was about 1 ms a page that way).
+ */
+export function nonSpaceChars(text: string): { chars: string; n: number } {
+  const chars = text.replace(/\s+/gu, '');
+  return { chars, n: chars.length - count(chars, SURROGATE_PAIRS) };
+}
+
 /** Scores a page's native text (as extracted, any layout). */
 export function scoreTextLayer(text: string, pageAreaHint?: PageAreaHint): TextLayerScore {
-  const chars = [...text].filter((c) => !/\s/u.test(c));
-  const n = chars.length;
+  const { chars, n } = nonSpaceChars(text);
   const area =
     pageAreaHint && pageAreaHint.width > 0 && pageAreaHint.height > 0
       ? pageAreaHint.width * pageAreaHint.height
@@ -47,10 +63,10 @@ export function scoreTextLayer(text: string, pageAreaHint?: PageAreaHint): TextL
   if (n === 0) return { score: 0, usable: false };
 
   // Characters that are no text at all: replacement, private use, control.
-  const bad = chars.filter((c) => BAD_CHAR.test(c)).length;
+  const bad = count(chars, BAD_CHARS);
   const cleanliness = clamp01(1 - 5 * (bad / n));
   // Characters that text is made of.
-  const goodShare = chars.filter((c) => GOOD_CHAR.test(c)).length / n;
+  const goodShare = count(chars, GOOD_CHARS) / n;
   const symbols = clamp01((goodShare - 0.5) / 0.4);
 
   // Tokens that are words (two letters or more), numbers or CJK runs.
@@ -61,7 +77,7 @@ export function scoreTextLayer(text: string, pageAreaHint?: PageAreaHint): TextL
   const singles = tokens.filter((t) => SINGLE_LETTER.test(t) && !CJK.test(t)).length / tokens.length;
   const torn = singles > 0.3 ? clamp01(1 - (singles - 0.3) * 2.5) : 1;
   // Latin text without vowels is a shifted or substituted encoding.
-  const latin = chars.filter((c) => LATIN_LETTER.test(c));
+  const latin = chars.match(LATIN_LETTERS) ?? [];
   const vowelShare = latin.length > 0 ? latin.filter((c) => LATIN_VOWEL.test(c)).length / latin.length : 0.4;
   const vowels = latin.length >= 40 && vowelShare < 0.12 ? vowelShare / 0.12 : 1;
 

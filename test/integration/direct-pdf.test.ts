@@ -232,10 +232,9 @@ describe('native PDF text answered by the API without a job (INLINE_PDF_MAX_PAGE
     expect(part.status, JSON.stringify(part.body).slice(0, 300)).to.equal(200);
     expect(part.body.data.metadata.text_contents).to.have.length(INLINE);
     expect(started, `${INLINE} pages: no job`).to.have.length(1);
-    // Markdown, page images and other methods go on as jobs.
+    // Page images and other methods go on as jobs (Markdown is answered directly: direct-pdf-markdown.test.ts).
     const small = docPdf(1);
     const others: Record<string, string>[] = [
-      { output_format: 'markdown' },
       { includeImages: 'true' },
       { extraction_method: 'combined', ocr_language: 'en' },
     ];
@@ -243,7 +242,7 @@ describe('native PDF text answered by the API without a job (INLINE_PDF_MAX_PAGE
       const r = await postPdf(s, { extraction_method: 'native', useCache: 'false', ...fields }, small);
       expect(r.status, JSON.stringify(r.body).slice(0, 300)).to.equal(200);
     }
-    expect(started).to.have.length(4);
+    expect(started).to.have.length(3);
     await nothingLeft();
   });
 
@@ -261,7 +260,7 @@ describe('native PDF text answered by the API without a job (INLINE_PDF_MAX_PAGE
     await nothingLeft();
   });
 
-  it('answers 429 RATE_LIMITED while MAX_HEAVY_REQUESTS (1) is taken, before reading the document', async () => {
+  it('answers 429 RATE_LIMITED while MAX_HEAVY_REQUESTS (1) is taken, before reading the document (text and Markdown)', async () => {
     const release = holdModel(llm);
     try {
       const held = s.call('POST', '/api/transformer/template', {
@@ -275,6 +274,10 @@ describe('native PDF text answered by the API without a job (INLINE_PDF_MAX_PAGE
       expect(r.body.error.code).to.equal('RATE_LIMITED');
       expect(r.headers.get('retry-after')).to.equal('2');
       expect(started.length, 'no workflow for the refused request').to.equal(before);
+      // A Markdown request takes the same slot (issue 25).
+      const md = await postPdf(s, { extraction_method: 'native', output_format: 'markdown' }, docPdf(2));
+      expect([md.status, md.body.error?.code], JSON.stringify(md.body)).to.deep.equal([429, 'RATE_LIMITED']);
+      expect(started.length, 'no workflow for the refused Markdown request').to.equal(before);
       release();
       expect((await held).status).to.equal(200);
     } finally {
@@ -282,6 +285,8 @@ describe('native PDF text answered by the API without a job (INLINE_PDF_MAX_PAGE
     }
     const again = await postPdf(s, { extraction_method: 'native' }, docPdf(2));
     expect(again.status, JSON.stringify(again.body).slice(0, 300)).to.equal(200);
+    const againMd = await postPdf(s, { extraction_method: 'native', output_format: 'markdown' }, docPdf(2));
+    expect(againMd.status, JSON.stringify(againMd.body).slice(0, 300)).to.equal(200);
     await nothingLeft();
   });
 });

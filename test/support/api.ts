@@ -12,6 +12,7 @@ import { imageHeaderMetadata } from '../../providers/image/metadata';
 import { checkYtDlp } from '../../providers/media/hosted';
 import { probeMedia } from '../../providers/media/probe';
 import { installedLanguages } from '../../providers/ocr/tesseract';
+import { nativeMarkdownInThread } from '../../providers/pdf/native-markdown-thread';
 import { pdfPageTextsUpTo } from '../../providers/pdf/poppler';
 import { describePdf, readPageTexts } from '../../providers/pdf/text-engine';
 import { LocalBlobStore } from '../../providers/storage';
@@ -39,6 +40,7 @@ export const apiEngines = (config: Config): ApiEngines => ({
   describePdf: (file, opts) => describePdf(file, 'poppler', opts),
   readPdfTextUpTo: pdfPageTextsUpTo,
   readPdfPageTexts: (file, pages, opts) => readPageTexts(file, pages, 'poppler', opts),
+  readPdfMarkdown: nativeMarkdownInThread,
 });
 
 /**

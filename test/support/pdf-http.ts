@@ -15,12 +15,13 @@ export async function postMultipart(
   url: string,
   fields: Record<string, string>,
   file?: FormFile,
+  headers: Record<string, string> = {},
 ): Promise<{ status: number; body: any; ms: number; headers: Headers }> {
   const form = new FormData();
   if (file) form.append('file', new Blob([new Uint8Array(file.bytes)], { type: file.type }), file.name);
   for (const [k, v] of Object.entries(fields)) form.append(k, v);
   const t0 = Date.now();
-  const res = await fetch(url, { method: 'POST', body: form, signal: AbortSignal.timeout(90_000) });
+  const res = await fetch(url, { method: 'POST', body: form, headers, signal: AbortSignal.timeout(90_000) });
   const text = await res.text();
   let body: any = text;
   try {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { MIN_CHARS, scoreTextLayer, USABLE_SCORE } from '../../providers/pdf/text-layer';
+import { MIN_CHARS, nonSpaceChars, scoreTextLayer, USABLE_SCORE } from '../../providers/pdf/text-layer';
 
 const GERMAN =
   'Die Verarbeitung großer Dokumente erfolgt seitenweise. Für jede Seite prüft der Dienst, ob eine brauchbare ' +
@@ -99,6 +99,24 @@ describe('text layer score', () => {
     for (const text of [GERMAN.repeat(50), '\u0000'.repeat(100), 'a', '😀😀😀 😀😀😀 😀😀😀 😀😀😀 😀😀😀 😀😀😀']) {
       const { score } = scoreTextLayer(text);
       expect(score, text.slice(0, 20)).to.be.within(0, 1);
+    }
+  });
+});
+
+describe('nonSpaceChars', () => {
+  it('counts the code points without whitespace as splitting into characters does (astral, lone surrogates, NEL)', () => {
+    const samples = [
+      '',
+      '  \n\t\u00a0\u2003',
+      'Grüße aus Köln',
+      'emoji 😀 and 𝔸 math, private \u{F0001}',
+      'lone \uD83D high and \uDE00 low surrogates',
+      'NEL\u0085stays, VT\u000b and FF\u000c go',
+      '中文 ภาษาไทย',
+    ];
+    for (const s of samples) {
+      const chars = [...s].filter((c) => !/\s/u.test(c));
+      expect(nonSpaceChars(s), JSON.stringify(s)).to.deep.equal({ chars: chars.join(''), n: chars.length });
     }
   });
 });

@@ -5,7 +5,7 @@
  * one case pattern, a vowel in Latin words, no run of five consonants), glyphs per area (a page with a handful of
  * characters or with text printed over itself), and for OCR the engine's mean word confidence. Pure.
  */
-import { scoreTextLayer } from '../text-layer';
+import { nonSpaceChars, scoreTextLayer } from '../text-layer';
 
 export interface PageQuality {
   score: number;
@@ -24,6 +24,7 @@ export interface PageQuality {
 }
 
 const BAD = /[\uFFFD\uE000-\uF8FF\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/u;
+const BADS = new RegExp(BAD.source, 'gu');
 const WORDISH = /^[\p{P}]*(\p{Lu}?[\p{Ll}\p{M}'’-]+|[\p{Lu}\p{M}'’-]+)[\p{P}]*$/u;
 const LATIN = /^[\p{Script=Latin}\p{M}'’-]+$/u;
 const VOWEL = /[aeiouyäöüàáâãåæèéêëìíîïòóôõøùúûýœ]/i;
@@ -49,9 +50,8 @@ export function pageQuality(
   text: string,
   opts: { width?: number; height?: number; ocrConfidence?: number } = {},
 ): PageQuality {
-  const chars = [...text].filter((c) => !/\s/u.test(c));
-  const n = chars.length;
-  const garbage = n ? chars.filter((c) => BAD.test(c)).length / n : 0;
+  const { chars, n } = nonSpaceChars(text);
+  const garbage = n ? (chars.match(BADS)?.length ?? 0) / n : 0;
   const layer = scoreTextLayer(
     text,
     opts.width && opts.height ? { width: opts.width, height: opts.height } : undefined,
