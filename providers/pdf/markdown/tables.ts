@@ -283,17 +283,19 @@ function columnEdges(run: Fragment[][], em: number): number[] {
   if (head.length >= 2 && head.every((f) => f.bold) && run.length > 1 && !run[run.length - 1].every((f) => f.bold))
     return head.map((f) => f.x0);
   const multi = run.filter((l) => l.length >= 2);
-  const support = new Map<number, Set<number>>();
-  multi.forEach((l, n) => {
-    for (const f of l) {
-      const key = [...support.keys()].find((k) => Math.abs(k - f.x0) <= 1.5) ?? f.x0;
-      support.set(key, (support.get(key) ?? new Set()).add(n));
-    }
-  });
+  if (multi.length < 2) return [];
+  // Starts within 1.5 pt of a cluster's first are one; a cluster counts the lines it is on.
+  const starts = multi.flatMap((l, n) => l.map((f) => ({ x: f.x0, n }))).sort((a, b) => a.x - b.x);
+  const support: { x: number; lines: Set<number> }[] = [];
+  for (const st of starts) {
+    const last = support[support.length - 1];
+    if (last && st.x - last.x <= 1.5) last.lines.add(st.n);
+    else support.push({ x: st.x, lines: new Set([st.n]) });
+  }
   const frags = run.flat();
-  return [...support.entries()]
-    .filter(([x, lines]) => x <= head[0].x0 + 1.5 || lines.size >= Math.max(2, 0.3 * multi.length))
-    .map(([x]) => x)
+  return support
+    .filter(({ x, lines }) => x <= head[0].x0 + 1.5 || lines.size >= Math.max(2, 0.3 * multi.length))
+    .map(({ x }) => x)
     .filter((x) => x >= head[0].x0 - 1.5)
     .filter(
       (x, _, all) =>
@@ -321,7 +323,16 @@ function wrappedTables(frags: readonly Fragment[]): Table[] {
     while (end < lines.length && lines[end - 1][0].y - lines[end][0].y <= 2.6 * Math.max(em, lines[end][0].size)) end++;
     const run = lines.slice(i, end);
     if (run.length < 3) continue;
-    const edges = columnEdges(run, em);
+    // Lines all the same distance apart under no bold header: nothing tells a row from a cell's next line, here or
+    // from a later start in the block.
+    const ys = run.map((l) => l[0].y);
+    const steps = ys.slice(1).map((y, n) => ys[n] - y);
+    if (!lines[i].every((f) => f.bold) && Math.max(...steps) - Math.min(...steps) <= 0.3) {
+      i = end - 1;
+      continue;
+    }
+    // Edges from the run's first lines: a long run (a page of two columns) is not read again for every start.
+    const edges = columnEdges(run.slice(0, 30), em);
     if (edges.length < 2) continue;
     const at = (x: number) => edges.findIndex((e) => Math.abs(x - e) <= 1.5);
     // The table: lines that start at an edge and whose fragments, cut at the edges, stay inside their columns.
@@ -340,6 +351,8 @@ function wrappedTables(frags: readonly Fragment[]): Table[] {
       kept.push(cut);
     }
     if (kept.length < 3) continue;
+    // Lines of a block that is no table here are none from a later start either (the rules are read once a page).
+    const skip = kept.length - 1;
     const gaps = kept.slice(1).map((l, n) => kept[n][0].y - l[0].y);
     // Gaps between the highest baselines: a label in another font at a line's start may sit a little lower, so that
     // the line seems further from the one above than it is.
@@ -358,7 +371,10 @@ function wrappedTables(frags: readonly Fragment[]): Table[] {
     const inner = tops.filter((_, n) => !hasFirst[n + 1]);
     const after = tops.filter((_, n) => hasFirst[n + 1] && !hasFirst[n]);
     const apart = inner.length > 0 && after.length > 0 && Math.min(...after) > Math.max(...inner) + 0.3;
-    if (!spaced && !header && !apart) continue;
+    if (!spaced && !header && !apart) {
+      i += skip;
+      continue;
+    }
     const cells: string[][][] = [];
     kept.forEach((line, n) => {
       const bold = line.every((f) => f.bold);
@@ -377,7 +393,10 @@ function wrappedTables(frags: readonly Fragment[]): Table[] {
         if (p.length) row[c].push(p.join(' '));
       });
     });
-    if (!cells.some((row) => row.some((c) => c.length >= 2))) continue;
+    if (!cells.some((row) => row.some((c) => c.length >= 2))) {
+      i += skip;
+      continue;
+    }
     const rows = cells.map((row) => row.map(joinCell));
     const columns = edges.map((e, c) => {
       const right = Math.max(
@@ -395,7 +414,10 @@ function wrappedTables(frags: readonly Fragment[]): Table[] {
       const col = rows.map((row) => row[j]).filter((c) => c.trim() !== '');
       return col.length > 0 && col.reduce((a, c) => a + words(c), 0) / col.length <= 4;
     });
-    if (!short || !plausible(rows, columns)) continue;
+    if (!short || !plausible(rows, columns)) {
+      i += skip;
+      continue;
+    }
     const all = kept.flat();
     const last = kept[kept.length - 1][0];
     tables.push({
