@@ -280,10 +280,13 @@ function splitAtEdges(f: Fragment, edges: readonly number[], em: number): Fragme
 /** Left edges of columns: the header's cell starts, else starts shared by several lines that text never runs over. */
 function columnEdges(run: Fragment[][], em: number): number[] {
   const head = run[0];
-  if (head.length >= 2 && head.every((f) => f.bold) && run.length > 1 && !run[run.length - 1].every((f) => f.bold))
-    return head.map((f) => f.x0);
+  // A bold header's cells start at edges (two of them may be one run of text: the body's starts give the edge).
+  const header =
+    head.length >= 2 && head.every((f) => f.bold) && run.length > 1 && !run[run.length - 1].every((f) => f.bold)
+      ? head.map((f) => f.x0)
+      : [];
   const multi = run.filter((l) => l.length >= 2);
-  if (multi.length < 2) return [];
+  if (multi.length < 2) return header;
   // Starts within 1.5 pt of a cluster's first are one; a cluster counts the lines it is on.
   const starts = multi.flatMap((l, n) => l.map((f) => ({ x: f.x0, n }))).sort((a, b) => a.x - b.x);
   const support: { x: number; lines: Set<number> }[] = [];
@@ -293,7 +296,7 @@ function columnEdges(run: Fragment[][], em: number): number[] {
     else support.push({ x: st.x, lines: new Set([st.n]) });
   }
   const frags = run.flat();
-  return support
+  const found = support
     .filter(({ x, lines }) => x <= head[0].x0 + 1.5 || lines.size >= Math.max(2, 0.3 * multi.length))
     .map(({ x }) => x)
     .filter((x) => x >= head[0].x0 - 1.5)
@@ -305,6 +308,10 @@ function columnEdges(run: Fragment[][], em: number): number[] {
           .length < 2,
     )
     .sort((a, b) => a - b);
+  if (header.length === 0) return found;
+  return [...header, ...found.filter((x) => x > head[0].x0 + 1.5 && header.every((h) => Math.abs(h - x) > 1.5))].sort(
+    (a, b) => a - b,
+  );
 }
 
 /**
