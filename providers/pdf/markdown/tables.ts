@@ -415,12 +415,16 @@ function wrappedTables(frags: readonly Fragment[]): Table[] {
       );
       return [e, right] as [number, number];
     });
-    // A table has a column of short cells (labels, names, numbers); two columns of prose have none.
+    // A table has a column of short cells (labels, names, numbers), or rows set apart by gaps and a first column
+    // narrower than the widest (a term and its explanation); two columns of prose have neither.
     const words = (c: string) => c.split(/\s+/).filter(Boolean).length;
-    const short = columns.some((_, j) => {
-      const col = rows.map((row) => row[j]).filter((c) => c.trim() !== '');
-      return col.length > 0 && col.reduce((a, c) => a + words(c), 0) / col.length <= 4;
-    });
+    const width = ([a, b]: [number, number]) => b - a;
+    const short =
+      columns.some((_, j) => {
+        const col = rows.map((row) => row[j]).filter((c) => c.trim() !== '');
+        return col.length > 0 && col.reduce((a, c) => a + words(c), 0) / col.length <= 4;
+      }) ||
+      (spaced && width(columns[0]) < 0.7 * Math.max(...columns.map(width)));
     if (!short || !plausible(rows, columns)) {
       i += skip;
       continue;
