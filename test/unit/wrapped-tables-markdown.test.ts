@@ -131,6 +131,27 @@ describe('PDF to Markdown: tables whose cells wrap', () => {
     );
   });
 
+  it('keeps a first cell cut inside an identifier one cell, in a table of one row under its header', () => {
+    // GnuTLS manual, page 345: one row, its lines as far apart as a row from the next would be.
+    const out = md([
+      ...intro,
+      at(90, 150, 145.9, 'Old function', { bold: true }),
+      at(232, 293, 145.9, 'Replacement', { bold: true }),
+      at(90, 205, 118.1, 'gnutls_privkey_sign_', { mono: true }),
+      at(232, 479, 118.1, 'The function gnutls_privkey_sign_hash'),
+      at(90, 136, 104.9, 'raw_data', { mono: true }),
+      at(232, 479, 104.9, 'is equivalent when the flag GNUTLS_PRIVKEY_SIGN_'),
+      at(232, 364, 91.8, 'FLAG_TLS1_RSA is specified.'),
+    ]);
+    expect(out).to.include(
+      [
+        '| Old function | Replacement |',
+        '| --- | --- |',
+        '| gnutls_privkey_sign_raw_data | The function gnutls_privkey_sign_hash is equivalent when the flag GNUTLS_PRIVKEY_SIGN_FLAG_TLS1_RSA is specified. |',
+      ].join('\n'),
+    );
+  });
+
   it('ends the table at prose below it, a bold label or a heading, and takes no two columns of prose for one', () => {
     const out = md([
       ...intro,

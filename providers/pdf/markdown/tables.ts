@@ -390,8 +390,13 @@ function wrappedTables(frags: readonly Fragment[]): Table[] {
       // Below a cell taller than the others' the gap before the next row is smaller: a little wider than the line
       // spacing, with text in the first column.
       const gap = n > 0 ? gaps[n - 1] : 0;
+      // A first cell whose line ends inside a word (`gnutls_privkey_sign_`, `CHACHA20-`) goes on below.
+      const prevFirst = n > 0 ? kept[n - 1].filter((f) => colOf(f) === 0) : [];
+      const goesOn = prevFirst.length > 0 && /[\p{L}\p{N}][-_]$/u.test(prevFirst[prevFirst.length - 1].text);
       const starts =
-        n === 0 || bold !== prevBold || (spaced ? gap > 1.4 * pitch || (first && gap > 1.06 * pitch) : first);
+        n === 0 ||
+        bold !== prevBold ||
+        (spaced ? gap > 1.4 * pitch || (first && gap > 1.06 * pitch) : first && !(goesOn && gap <= 1.06 * pitch));
       if (starts) cells.push(edges.map(() => []));
       const row = cells[cells.length - 1];
       const parts = edges.map(() => [] as string[]);
