@@ -4,7 +4,11 @@ import type { Fragment } from './lines';
 /** Fragments grouped by line, top to bottom. */
 export function byLine(frags: readonly Fragment[]): Fragment[][] {
   const m = new Map<number, Fragment[]>();
-  for (const f of frags) m.set(f.line, [...(m.get(f.line) ?? []), f]);
+  for (const f of frags) {
+    const line = m.get(f.line);
+    if (line) line.push(f);
+    else m.set(f.line, [f]);
+  }
   return [...m.values()].sort((a, b) => b[0].y - a[0].y).map((l) => l.sort((a, b) => a.x0 - b.x0));
 }
 

@@ -62,7 +62,7 @@ function columnEdges(run: Fragment[][], em: number): number[] {
     if (last && st.x - last.x <= 1.5) last.lines.add(st.n);
     else support.push({ x: st.x, lines: new Set([st.n]) });
   }
-  const frags = run.flat();
+  let frags: Fragment[] | undefined;
   const found = support
     .filter(({ x, lines }) => x <= head[0].x0 + 1.5 || lines.size >= Math.max(2, 0.3 * multi.length))
     .map(({ x }) => x)
@@ -71,8 +71,9 @@ function columnEdges(run: Fragment[][], em: number): number[] {
       (x, _, all) =>
         x <= head[0].x0 + 1.5 ||
         // A start inside a cell (the second word of a justified line) has the cell's text ending just past it.
-        frags.filter((f) => f.x0 < x - 1.5 && f.x1 > x + 0.5 && f.x1 < x + em && !all.some((y) => y > x && f.x1 > y))
-          .length < 2,
+        (frags ??= run.flat()).filter(
+          (f) => f.x0 < x - 1.5 && f.x1 > x + 0.5 && f.x1 < x + em && !all.some((y) => y > x && f.x1 > y),
+        ).length < 2,
     )
     .sort((a, b) => a - b);
   if (header.length === 0) return found;
