@@ -125,7 +125,11 @@ export function wrappedTables(frags: readonly Fragment[]): Table[] {
       if (!fits || (kept.length > 0 && bold(cut) && !bold(kept[kept.length - 1]))) break;
       kept.push(cut);
     }
-    if (kept.length < 3) continue;
+    // Too short: the next start worth trying is the line that did not fit.
+    if (kept.length < 3) {
+      i += Math.max(0, kept.length - 1);
+      continue;
+    }
     // Lines of a block that is no table here are none from a later start either (the rules are read once a page).
     const skip = kept.length - 1;
     const gaps = kept.slice(1).map((l, n) => kept[n][0].y - l[0].y);
