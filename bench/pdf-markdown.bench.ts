@@ -16,7 +16,9 @@
  *   (content-stream order) that have no hyphen at a line end, the pages' running headers and footers taken out of
  *   it, a glyph on a line of its own (a raised `A`, an index) read both apart and joined to its neighbours; for the
  *   generated report, its own sentences.
- * - tables (generated report only, its HTML is the truth): share of its table rows found as GFM rows.
+ * - tables: for the generated report (its HTML is the truth), the share of its table rows found as GFM rows; for
+ *   Texinfo manuals with an HTML twin (gnutls, R-lang, R-FAQ), table detection and cell accuracy on the pages that
+ *   hold the twin's tables (`table-truth.ts`).
  * - time: Markdown (pdf.js layouts + rules) against plain text through the same pdf.js thread, and against pdftotext.
  *
  * Run: `npx tsx bench/pdf-markdown.bench.ts` (BENCH_PDFMD_MAX_PAGES caps pages per document, default 60;
@@ -35,7 +37,8 @@ import { describeInThread, pageLayoutsInThread, pageTextsInThread } from '../pro
 import { pdfPageTexts } from '../providers/pdf/poppler';
 import { htmlToPdf, structuredDoc } from '../test/support/html-pdf';
 import { envInt, out } from './support';
-import { BENCH_PDF_CACHE as CACHE, provisionDocs } from './real-pdfs';
+import { BENCH_PDF_CACHE as CACHE, provisionDocs, provisionTableTwins } from './real-pdfs';
+import { pageRuns, scoreTables, tableTwins, type TableScore } from './table-truth';
 
 const MAX_PAGES = envInt('BENCH_PDFMD_MAX_PAGES', 60);
 function pymupdfPython(): string | null {
@@ -56,6 +59,14 @@ toc = [{"level": l, "title": t} for (l, t, p) in doc.get_toc() if p - 1 in pages
 t = time.time(); md = pymupdf4llm.to_markdown(doc, pages=pages); ms = (time.time() - t) * 1000
 open(sys.argv[2], "w").write(md)
 print(json.dumps({"ms": ms, "toc": toc}))
+`;
+
+/** pymupdf4llm on the given 1-based pages, in one call. */
+const PY_PAGES = `
+import sys, pymupdf, pymupdf4llm
+doc = pymupdf.open(sys.argv[1])
+pages = [int(p) - 1 for p in sys.argv[3].split(",")]
+open(sys.argv[2], "w").write(pymupdf4llm.to_markdown(doc, pages=pages))
 `;
 
 // NFKC: a ligature character ("ﬁ", which pdftotext passes on) and its letters ("fi") are the same text.
@@ -355,10 +366,66 @@ async function main() {
       `  column sentences whole: ours ${pct(sentenceShare(o.md, truthSentences))}, pymupdf4llm ${pct(sentenceShare(pymMd, truthSentences))}, ` +
         `pdftotext ${pct(sentenceShare(o.poppler, truthSentences))}`,
     );
+
+    await realTables(py, tmp);
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
   }
   process.exit(0);
+}
+
+/** Tables of the documents with an HTML twin, on the pages that hold them: ours, pymupdf4llm, pdftotext. */
+async function realTables(py: string | null, tmp: string) {
+  const only = process.env.BENCH_PDFMD_ONLY;
+  const twins = tableTwins(provisionTableTwins().filter((t) => !only || path.basename(t.pdf).includes(only)));
+  out('');
+  out('tables of documents with an HTML twin (same Texinfo source), on the pages holding them:');
+  out('');
+  out(
+    '| document | tables (rows, cells) | pages | ours detected | pymu detected | pdftotext detected | ours false | pymu false | ours cells | pymu cells | pdftotext cells | ours cells whole | pymu cells whole | pdftotext cells whole |',
+  );
+  out('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+  const f = (s: TableScore, k: 'det' | 'false' | 'cells' | 'whole') =>
+    k === 'det'
+      ? `${s.detected}/${s.tables}`
+      : k === 'false'
+        ? `${s.falseTables}/${s.gfmTables}`
+        : k === 'cells'
+          ? pct(s.cellsFound / s.cells)
+          : pct(s.cellsWhole / s.longCells);
+  for (const { pdf, tables } of twins) {
+    const pages = tables.flatMap((t) => t.pages);
+    let ours = '';
+    let plain = '';
+    for (const run of pageRuns(pages)) {
+      ours += `${documentMarkdown([...(await markdownPageLayouts(pdf, run)).values()]).markdown}\n\n`;
+      plain += execFileSync('pdftotext', [
+        '-f',
+        String(run[0]),
+        '-l',
+        String(run[run.length - 1]),
+        '-enc',
+        'UTF-8',
+        pdf,
+        '-',
+      ]);
+    }
+    let pym = '';
+    if (py) {
+      const mdFile = path.join(tmp, 'pym-tables.md');
+      if (spawnSync(py, ['-c', PY_PAGES, pdf, mdFile, [...new Set(pages)].join(',')]).status === 0)
+        pym = fs.readFileSync(mdFile, 'utf8');
+    }
+    if (process.env.BENCH_PDFMD_TABLES_DUMP)
+      fs.writeFileSync(`${process.env.BENCH_PDFMD_TABLES_DUMP}-${path.basename(pdf)}.md`, ours);
+    const [o, p, t] = [scoreTables(ours, tables), scoreTables(pym, tables), scoreTables(plain, tables)];
+    const rows = tables.reduce((a, x) => a + x.rows.length, 0);
+    out(
+      `| ${path.basename(pdf)} | ${tables.length} (${rows}, ${o.cells}) | ${new Set(pages).size} | ${f(o, 'det')} | ${py ? f(p, 'det') : 'n/a'} | ${f(t, 'det')} | ` +
+        `${f(o, 'false')} | ${py ? f(p, 'false') : 'n/a'} | ${f(o, 'cells')} | ${py ? f(p, 'cells') : 'n/a'} | ${f(t, 'cells')} | ` +
+        `${f(o, 'whole')} | ${py ? f(p, 'whole') : 'n/a'} | ${f(t, 'whole')} |`,
+    );
+  }
 }
 
 await main();

@@ -43,6 +43,27 @@ export function provisionDocs(): string[] {
   return [...DOCS.map((d) => path.join(ROOT, d)), ...SYSTEM_DOCS.filter((d) => fs.existsSync(d))];
 }
 
+/**
+ * PDFs with an HTML twin made from the same Texinfo source (the table truth): GnuTLS's from `gnutls-doc`, R's from
+ * `r-doc-html` (fetched here on first use; R-data.pdf has no data table, R-lang.pdf has eight, R-FAQ.pdf one).
+ */
+export function provisionTableTwins(): { pdf: string; html: string }[] {
+  provisionDocs();
+  const rHtml = 'usr/share/doc/r-doc-html/manual';
+  if (!fs.existsSync(path.join(ROOT, rHtml, 'R-lang.html'))) {
+    const debs = path.join(BENCH_PDF_CACHE, 'debs-html');
+    fs.mkdirSync(debs, { recursive: true });
+    execFileSync('apt-get', ['download', 'r-doc-html'], { cwd: debs, stdio: 'ignore' });
+    for (const f of fs.readdirSync(debs).filter((n) => n.endsWith('.deb')))
+      execFileSync('dpkg-deb', ['-x', path.join(debs, f), ROOT]);
+  }
+  return [
+    { pdf: 'usr/share/doc/gnutls-doc/gnutls.pdf', html: 'usr/share/doc/gnutls-doc/html/gnutls.html' },
+    { pdf: 'usr/share/R/doc/manual/R-lang.pdf', html: `${rHtml}/R-lang.html` },
+    { pdf: 'usr/share/R/doc/manual/R-FAQ.pdf', html: `${rHtml}/R-FAQ.html` },
+  ].map((t) => ({ pdf: path.join(ROOT, t.pdf), html: path.join(ROOT, t.html) }));
+}
+
 /** The page count `pdfinfo` reports, or 0 when it cannot read the file. */
 function pageCount(file: string): number {
   try {

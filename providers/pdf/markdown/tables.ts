@@ -2,12 +2,16 @@
  * Tables of one page, from two kinds of evidence:
  * - ruled: horizontal rules of the same extent stacked above each other (cell borders, or booktabs' top, middle and
  *   bottom rules); columns from the vertical rules inside when there are some, else from the text's alignment;
- * - unruled: three or more consecutive lines cut into short fragments that line up in the same columns.
+ * - unruled: three or more consecutive lines cut into short fragments that line up in the same columns;
+ * - unruled with wrapped cells (Texinfo's `@multitable`, `wrapped-tables.ts`): lines whose text starts at a few
+ *   shared left edges, rows told apart by a wider gap above (or a bold header), each cell's lines joined.
  * A region counts as a table only when most rows have two cells or more, so a rule under a running header or a
  * two-column page of prose is never one. Pure.
  */
 import type { Fragment } from './lines';
+import { byLine, plausible } from './table-parts';
 import type { Segment } from './types';
+import { wrappedTables } from './wrapped-tables';
 
 export interface Table {
   x0: number;
@@ -68,13 +72,6 @@ function unionColumns(intervals: [number, number][], slack: number): [number, nu
     else out.push([a, b]);
   }
   return out;
-}
-
-/** Fragments grouped by line, top to bottom. */
-function byLine(frags: readonly Fragment[]): Fragment[][] {
-  const m = new Map<number, Fragment[]>();
-  for (const f of frags) m.set(f.line, [...(m.get(f.line) ?? []), f]);
-  return [...m.values()].sort((a, b) => b[0].y - a[0].y).map((l) => l.sort((a, b) => a.x0 - b.x0));
 }
 
 const mode = (values: number[]): number => {
@@ -147,13 +144,6 @@ function buildRows(
 }
 
 const isMarker = (t: string) => /^([•·◦▪▫‣⁃○●■□►▸–—*-]|\(?\d{1,3}[.)]|\(?[a-z][.)])$/i.test(t.trim());
-
-/** A table worth the name: two columns or more, two rows or more, most rows with two cells or more. */
-function plausible(rows: string[][], columns: [number, number][]): boolean {
-  if (columns.length < 2 || rows.length < 2) return false;
-  const full = rows.filter((r) => r.filter((c) => c.trim() !== '').length >= 2).length;
-  return full >= Math.max(2, 0.5 * rows.length);
-}
 
 /** Ruled tables: stacks of horizontal rules of the same extent with text between them. */
 function ruledTables(frags: readonly Fragment[], segments: readonly Segment[]): Table[] {
@@ -246,7 +236,9 @@ export function findTables(
   const ruled = ruledTables(frags, segments);
   const inTable = (f: Fragment, t: Table) => f.y < t.top && f.y > t.bottom && f.x0 >= t.x0 - 2 && f.x1 <= t.x1 + 2;
   let rest = frags.filter((f) => !ruled.some((t) => inTable(f, t)));
+  const wrapped = wrappedTables(rest);
+  rest = rest.filter((f) => !wrapped.some((t) => inTable(f, t)));
   const aligned = alignedTables(rest);
   rest = rest.filter((f) => !aligned.some((t) => inTable(f, t)));
-  return { tables: [...ruled, ...aligned], rest };
+  return { tables: [...ruled, ...wrapped, ...aligned], rest };
 }
