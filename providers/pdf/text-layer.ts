@@ -35,13 +35,27 @@ const LATIN_VOWEL = /[aeiouyàáâãäåæèéêëìíîïòóôõöøùúûüý
 
 const clamp01 = (x: number) => Math.max(0, Math.min(1, x));
 
-/** The same patterns, global: counted over a whole string at once (per code point, as the `u` flag reads it). */
-const BAD_CHARS = new RegExp(BAD_CHAR.source, 'gu');
-const GOOD_CHARS = new RegExp(GOOD_CHAR.source, 'gu');
-const LATIN_LETTERS = new RegExp(LATIN_LETTER.source, 'gu');
 const SURROGATE_PAIRS = /[\uD800-\uDBFF][\uDC00-\uDFFF]/g;
 
 const count = (s: string, re: RegExp): number => s.match(re)?.length ?? 0;
+
+/**
+ * What a token is, by the patterns below (1: a word, number or CJK run; 2: a single letter), remembered: a page
+ * repeats its words, and the Unicode patterns cost more than a lookup (a page's score was about 0.2 ms). Bounded: the
+ * memory is dropped when it is full. Only a cache: the answer is the patterns'.
+ */
+const TOKEN_MEMORY = 50_000;
+const tokenKinds = new Map<string, number>();
+function tokenKind(t: string): number {
+  let k = tokenKinds.get(t);
+  if (k === undefined) {
+    const cjk = CJK.test(t);
+    k = (WORD.test(t) || NUMBER.test(t) || cjk ? 1 : 0) | (SINGLE_LETTER.test(t) && !cjk ? 2 : 0);
+    if (tokenKinds.size >= TOKEN_MEMORY) tokenKinds.clear();
+    tokenKinds.set(t, k);
+  }
+  return k;
+}
 
 /**
  * A text without its whitespace, and how many code points (characters) remain: what `[...text]` without the
@@ -52,9 +66,67 @@ export function nonSpaceChars(text: string): { chars: string; n: number } {
   return { chars, n: chars.length - count(chars, SURROGATE_PAIRS) };
 }
 
+/** What a code point is to the score: flags of the patterns above, each tested on the code point alone. */
+const WS = 1;
+const BAD = 2;
+const GOOD = 4;
+const LATIN = 8;
+const VOWEL = 16;
+const WHITE = /\s/u;
+function flagsOf(c: string): number {
+  return (
+    (WHITE.test(c) ? WS : 0) |
+    (BAD_CHAR.test(c) ? BAD : 0) |
+    (GOOD_CHAR.test(c) ? GOOD : 0) |
+    (LATIN_LETTER.test(c) ? LATIN : 0) |
+    (LATIN_VOWEL.test(c) ? VOWEL : 0)
+  );
+}
+const ASCII_FLAGS = Array.from({ length: 128 }, (_, i) => flagsOf(String.fromCharCode(i)));
+/** Flags of the other code points met so far (a text uses few); bounded. */
+const otherFlags = new Map<number, number>();
+
+/**
+ * The counts the score needs, in one pass over the code points (the patterns run once per distinct code point, not
+ * once per character: counting with global Unicode patterns was most of a page's score): code points that are not
+ * white space, and of those the bad, the good, the Latin letters and the Latin vowels. The same counts as matching
+ * each pattern over the text without its white space.
+ */
+function charCounts(text: string): { n: number; bad: number; good: number; latin: number; vowels: number } {
+  let n = 0;
+  let bad = 0;
+  let good = 0;
+  let latin = 0;
+  let vowels = 0;
+  for (let i = 0; i < text.length; i++) {
+    let f: number | undefined;
+    const u = text.charCodeAt(i);
+    if (u < 128) f = ASCII_FLAGS[u];
+    else {
+      const cp = text.codePointAt(i)!;
+      if (cp > 0xffff) i++;
+      f = otherFlags.get(cp);
+      if (f === undefined) {
+        f = flagsOf(String.fromCodePoint(cp));
+        if (otherFlags.size >= 65_536) otherFlags.clear();
+        otherFlags.set(cp, f);
+      }
+    }
+    if (f & WS) continue;
+    n++;
+    if (f & BAD) bad++;
+    if (f & GOOD) good++;
+    if (f & LATIN) {
+      latin++;
+      if (f & VOWEL) vowels++;
+    }
+  }
+  return { n, bad, good, latin, vowels };
+}
+
 /** Scores a page's native text (as extracted, any layout). */
 export function scoreTextLayer(text: string, pageAreaHint?: PageAreaHint): TextLayerScore {
-  const { chars, n } = nonSpaceChars(text);
+  const { n, bad, good, latin, vowels: vowelCount } = charCounts(text);
   const area =
     pageAreaHint && pageAreaHint.width > 0 && pageAreaHint.height > 0
       ? pageAreaHint.width * pageAreaHint.height
@@ -63,23 +135,27 @@ export function scoreTextLayer(text: string, pageAreaHint?: PageAreaHint): TextL
   if (n === 0) return { score: 0, usable: false };
 
   // Characters that are no text at all: replacement, private use, control.
-  const bad = count(chars, BAD_CHARS);
   const cleanliness = clamp01(1 - 5 * (bad / n));
   // Characters that text is made of.
-  const goodShare = count(chars, GOOD_CHARS) / n;
+  const goodShare = good / n;
   const symbols = clamp01((goodShare - 0.5) / 0.4);
 
   // Tokens that are words (two letters or more), numbers or CJK runs.
   const tokens = text.split(/\s+/u).filter(Boolean);
-  const valid = tokens.filter((t) => WORD.test(t) || NUMBER.test(t) || CJK.test(t)).length;
+  let valid = 0;
+  let single = 0;
+  for (const t of tokens) {
+    const k = tokenKind(t);
+    valid += k & 1;
+    single += k >> 1;
+  }
   const words = clamp01(valid / tokens.length / 0.6);
   // Words torn into single letters ("T h i s  i s"): a broken encoding or letter-spaced glyph runs.
-  const singles = tokens.filter((t) => SINGLE_LETTER.test(t) && !CJK.test(t)).length / tokens.length;
+  const singles = single / tokens.length;
   const torn = singles > 0.3 ? clamp01(1 - (singles - 0.3) * 2.5) : 1;
   // Latin text without vowels is a shifted or substituted encoding.
-  const latin = chars.match(LATIN_LETTERS) ?? [];
-  const vowelShare = latin.length > 0 ? latin.filter((c) => LATIN_VOWEL.test(c)).length / latin.length : 0.4;
-  const vowels = latin.length >= 40 && vowelShare < 0.12 ? vowelShare / 0.12 : 1;
+  const vowelShare = latin > 0 ? vowelCount / latin : 0.4;
+  const vowels = latin >= 40 && vowelShare < 0.12 ? vowelShare / 0.12 : 1;
 
   const quantity = Math.min(1, n / minChars);
   const score = Math.round(quantity * cleanliness * symbols * words * torn * vowels * 1000) / 1000;

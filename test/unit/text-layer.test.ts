@@ -120,3 +120,63 @@ describe('nonSpaceChars', () => {
     }
   });
 });
+
+describe('text layer score, counted once per distinct character and token', () => {
+  // The score written plainly, as the patterns say it (each pattern over every character or token): the fast counting
+  // (one pass, the patterns once per distinct code point, token kinds remembered) must give exactly this.
+  const BAD_CHAR =
+    /[\uFFFD\uE000-\uF8FF\u{F0000}-\u{FFFFD}\u{100000}-\u{10FFFD}\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/u;
+  const GOOD_CHAR = /[\p{L}\p{M}\p{N}\p{P}\p{Sc}\p{Sm}°§©®™]/u;
+  const WORD = /^[\p{P}\p{S}]*\p{L}[\p{L}\p{M}'’\-]*\p{L}[\p{L}\p{M}]*[\p{P}\p{S}]*$/u;
+  const NUMBER = /^[\p{P}\p{Sc}+\-]*\p{N}[\p{N}.,:/%\-]*[\p{P}\p{Sc}%]*$/u;
+  const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\p{Script=Thai}]/u;
+  const SINGLE = /^[\p{P}]*\p{L}\p{M}*[\p{P}]*$/u;
+  const clamp = (x: number) => Math.max(0, Math.min(1, x));
+  function plainScore(text: string, hint?: { width: number; height: number }): number {
+    const chars = [...text].filter((c) => !/\s/u.test(c));
+    const n = chars.length;
+    if (n === 0) return 0;
+    const area = hint && hint.width > 0 && hint.height > 0 ? hint.width * hint.height : 595 * 842;
+    const minChars = Math.max(5, Math.round(20 * Math.min(1, area / (595 * 842))));
+    const cleanliness = clamp(1 - 5 * (chars.filter((c) => BAD_CHAR.test(c)).length / n));
+    const symbols = clamp((chars.filter((c) => GOOD_CHAR.test(c)).length / n - 0.5) / 0.4);
+    const tokens = text.split(/\s+/u).filter(Boolean);
+    const words = clamp(
+      tokens.filter((t) => WORD.test(t) || NUMBER.test(t) || CJK.test(t)).length / tokens.length / 0.6,
+    );
+    const singles = tokens.filter((t) => SINGLE.test(t) && !CJK.test(t)).length / tokens.length;
+    const torn = singles > 0.3 ? clamp(1 - (singles - 0.3) * 2.5) : 1;
+    const latin = chars.filter((c) => /\p{Script=Latin}/u.test(c));
+    const share = latin.length
+      ? latin.filter((c) => /[aeiouyàáâãäåæèéêëìíîïòóôõöøùúûüýÿœ]/i.test(c)).length / latin.length
+      : 0.4;
+    const vowels = latin.length >= 40 && share < 0.12 ? share / 0.12 : 1;
+    return Math.round(Math.min(1, n / minChars) * cleanliness * symbols * words * torn * vowels * 1000) / 1000;
+  }
+
+  it('gives the plainly counted score on 3,000 random texts (astral, lone surrogates, Unicode spaces, CJK, noise)', () => {
+    const pools = [
+      'abcdefghijklmnopqrstuvwxyz',
+      'AEIOUYaeiouyäöüÄÖÜàéèÿŸıİſ',
+      'bcdfghjklmnpqrstvwxz',
+      '0123456789.,:;!?-–—()[]"\'’$€%+=<>|~^`',
+      ' \t\n\u00a0\u2003\u200b',
+      '\uFFFD\uE000\u0001\u007f\u0085',
+      'αβγдєж漢字ひらカナ한글ไทย',
+      '\u{1F600}\u{10000}\u{F0000}\u{1D400}',
+      '\uD800\uDC00\uDFFF\uD834',
+    ].map((p) => [...p]);
+    let seed = 11;
+    const rnd = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
+    for (let i = 0; i < 3000; i++) {
+      const mix = Array.from({ length: 1 + Math.floor(rnd() * 4) }, () => pools[Math.floor(rnd() * pools.length)]);
+      let text = '';
+      for (let k = Math.floor(rnd() * 200); k > 0; k--) {
+        const pool = mix[Math.floor(rnd() * mix.length)];
+        text += rnd() < 0.15 ? ' ' : pool[Math.floor(rnd() * pool.length)];
+      }
+      const hint = rnd() < 0.5 ? { width: 100 + rnd() * 500, height: 100 + rnd() * 700 } : undefined;
+      expect(scoreTextLayer(text, hint).score, JSON.stringify(text)).to.equal(plainScore(text, hint));
+    }
+  });
+});

@@ -33,17 +33,34 @@ const CONSONANT_RUN = /[bcdfghjklmnpqrstvwxz]{6,}/i;
 const clamp01 = (x: number) => Math.max(0, Math.min(1, x));
 const r3 = (x: number) => Math.round(x * 1000) / 1000;
 
+/** A token: 0 not a letter token (fewer than two letters), 1 shaped like a word, 2 not. */
+function tokenShape(t: string): number {
+  if (!/\p{L}.*\p{L}/u.test(t)) return 0;
+  const core = t.replace(/^[\p{P}\p{S}]+|[\p{P}\p{S}]+$/gu, '');
+  if (!WORDISH.test(core)) return 2;
+  if (LATIN.test(core) && core.length >= 3 && (!VOWEL.test(core) || CONSONANT_RUN.test(core))) return 2;
+  return core.length <= 30 ? 1 : 2;
+}
+
+/** Tokens' shapes remembered (a page repeats its words; the Unicode patterns cost more than a lookup); bounded. */
+const shapes = new Map<string, number>();
+
 /** Share of letter tokens (two letters or more) that are shaped like words. */
 export function wordShapeRate(text: string): number {
-  const tokens = text.split(/\s+/u).filter((t) => /\p{L}.*\p{L}/u.test(t));
-  if (tokens.length === 0) return 0;
-  const good = tokens.filter((t) => {
-    const core = t.replace(/^[\p{P}\p{S}]+|[\p{P}\p{S}]+$/gu, '');
-    if (!WORDISH.test(core)) return false;
-    if (LATIN.test(core) && core.length >= 3 && (!VOWEL.test(core) || CONSONANT_RUN.test(core))) return false;
-    return core.length <= 30;
-  }).length;
-  return good / tokens.length;
+  let letterTokens = 0;
+  let good = 0;
+  for (const t of text.split(/\s+/u)) {
+    let k = shapes.get(t);
+    if (k === undefined) {
+      k = tokenShape(t);
+      if (shapes.size >= 50_000) shapes.clear();
+      shapes.set(t, k);
+    }
+    if (k === 0) continue;
+    letterTokens++;
+    if (k === 1) good++;
+  }
+  return letterTokens === 0 ? 0 : good / letterTokens;
 }
 
 export function pageQuality(
