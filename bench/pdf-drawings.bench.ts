@@ -14,24 +14,13 @@ import { ContentDrawings } from '../providers/pdf/content-drawings';
 import type { PageDrawings } from '../providers/pdf/drawings';
 import { openPdf } from '../providers/pdf/pdfjs';
 import { provisionDocs } from './real-pdfs';
-import { envInt, out, ratio } from './support';
+import { bestOf, envInt, out, ratio } from './support';
 
 const PAGES = envInt('BENCH_DRAWINGS_PAGES', 60);
 const RUNS = envInt('BENCH_DRAWINGS_RUNS', 3);
 
 const pageCount = (f: string) =>
   Number(/^Pages:\s+(\d+)/m.exec(execFileSync('pdfinfo', [f], { encoding: 'utf8' }))?.[1] ?? 0);
-
-async function best(fn: () => Promise<PageDrawings[]> | PageDrawings[]) {
-  let ms = Infinity;
-  let value: PageDrawings[] = [];
-  for (let i = 0; i < RUNS; i++) {
-    const t0 = performance.now();
-    value = await fn();
-    ms = Math.min(ms, performance.now() - t0);
-  }
-  return { ms, value };
-}
 
 async function main() {
   out(`Page drawings: our content-stream reader against pdf.js's operator list (best of ${RUNS})`);
@@ -52,11 +41,11 @@ async function main() {
     const n = PAGES > 0 ? Math.min(PAGES, pageCount(file)) : pageCount(file);
     const bytes = fs.readFileSync(file);
     const pages = Array.from({ length: n }, (_, i) => i + 1);
-    const ours = await best(() => {
+    const ours = await bestOf(RUNS, () => {
       const doc = new ContentDrawings(bytes);
       return pages.map((p) => doc.pageDrawings(p));
     });
-    const pdfjs = await best(async () => {
+    const pdfjs = await bestOf(RUNS, async () => {
       const doc = await openPdf(bytes);
       try {
         const r: PageDrawings[] = [];

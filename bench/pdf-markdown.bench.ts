@@ -36,7 +36,7 @@ import type { PageLayout } from '../providers/pdf/markdown/types';
 import { describeInThread, pageLayoutsInThread, pageTextsInThread } from '../providers/pdf/pdfjs-thread';
 import { pdfPageTexts } from '../providers/pdf/poppler';
 import { htmlToPdf, structuredDoc } from '../test/support/html-pdf';
-import { envInt, out } from './support';
+import { bestOf as best, envInt, out } from './support';
 import { BENCH_PDF_CACHE as CACHE, provisionDocs, provisionTableTwins } from './real-pdfs';
 import { pageRuns, scoreTables, tableTwins, type TableScore } from './table-truth';
 
@@ -171,17 +171,6 @@ const sentenceShare = (text: string, sentences: string[][]) => {
     ? sentences.filter((readings) => readings.some((s) => t.includes(` ${s} `))).length / sentences.length
     : NaN;
 };
-
-async function best<T>(runs: number, fn: () => Promise<T>): Promise<{ ms: number; value: T }> {
-  let r = { ms: Infinity, value: undefined as T };
-  for (let i = 0; i < runs; i++) {
-    const t0 = performance.now();
-    const value = await fn();
-    const ms = performance.now() - t0;
-    if (ms < r.ms) r = { ms, value };
-  }
-  return r;
-}
 
 /** Markdown from layouts, the outline taken out (it is the truth) and given back beside it. */
 function markdownOf(layouts: PageLayout[]) {
