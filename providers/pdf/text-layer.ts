@@ -33,6 +33,18 @@ const SINGLE_LETTER = /^[\p{P}]*\p{L}\p{M}*[\p{P}]*$/u;
 const LATIN_LETTER = /\p{Script=Latin}/u;
 const LATIN_VOWEL = /[aeiouyàáâãäåæèéêëìíîïòóôõöøùúûüýÿœ]/i;
 
+/** The patterns the score applies to each character and token (a test writes the score plainly with them). */
+export const TEXT_LAYER_PATTERNS = {
+  BAD_CHAR,
+  GOOD_CHAR,
+  WORD,
+  NUMBER,
+  CJK,
+  SINGLE_LETTER,
+  LATIN_LETTER,
+  LATIN_VOWEL,
+};
+
 const clamp01 = (x: number) => Math.max(0, Math.min(1, x));
 
 const SURROGATE_PAIRS = /[\uD800-\uDBFF][\uDC00-\uDFFF]/g;

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
 import { startStack, type Stack } from '../support/stack';
+import { countWorkflowStarts } from '../support/direct-pdf';
 import { responseChecker } from '../support/openapi-schemas';
 import { ffmpeg } from '../support/media-factory';
 import { postMultipart } from '../support/pdf-http';
@@ -76,13 +77,7 @@ describe('audio and video cache hits answered without a job', function () {
     );
     mp4 = readFileSync(video);
     s = await startStack();
-    const wf = s.api.temporal.client.workflow;
-    const start = wf.start.bind(wf);
-    // Counts the starts and passes them on unchanged: Temporal runs every one of them.
-    wf.start = ((type: never, options: { workflowId: string }) => {
-      started.push(options.workflowId);
-      return start(type, options as never);
-    }) as typeof wf.start;
+    countWorkflowStarts(s, (id) => started.push(id));
     const speech = s.worker.workers.speech!;
     const transcribe = speech.transcribe.bind(speech);
     speech.transcribe = (...args) => {

@@ -1,5 +1,3 @@
-import { readdir } from 'node:fs/promises';
-import path from 'node:path';
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
 import { useStack, type Stack } from '../support/stack';
@@ -12,7 +10,7 @@ import { idleCores } from '../../core/pdf-text';
 import { directPdfReading } from '../../api/services/direct-pdf';
 import { nativeMarkdownThreadRuns, nativeMarkdownThreadsBusy } from '../../providers/pdf/native-markdown-thread';
 import { htmlToPdf, structuredDoc } from '../support/html-pdf';
-import { buildPdf, corruptPdf, zeroPagePdf } from '../support/pdf-factory';
+import { countWorkflowStarts, directDocPdf, expectNoRequestFiles, pdfViaJob, refusedPdfs } from '../support/direct-pdf';
 import { postMultipart, postPdf } from '../support/pdf-http';
 import { childPids, popplerPids } from '../support/proc-tree';
 import { unique } from '../support/results';
@@ -28,24 +26,12 @@ const MAX_PAGES = 60;
 const MD = { extraction_method: 'native', output_format: 'markdown' };
 
 /** A PDF of `pages` pages of distinct text (one without a text layer), with a title and an author. */
-function docPdf(pages: number): Buffer {
-  return buildPdf({
-    title: 'Direkt gelesen',
-    author: 'Ada Größe',
-    pages: Array.from({ length: pages }, (_, p) => ({
-      kind: 'lines' as const,
-      lines:
-        p === 2
-          ? []
-          : [
-              `Kapitel ${p + 1}`,
-              '',
-              ...Array.from({ length: 10 }, (_, i) => `Seite ${p + 1} Zeile ${i}: "Zitat" ${unique('Grüße')}`),
-            ],
-      size: 10,
-    })),
-  });
-}
+const docPdf = (pages: number) =>
+  directDocPdf(pages, (p) => [
+    `Kapitel ${p}`,
+    '',
+    ...Array.from({ length: 10 }, (_, i) => `Seite ${p} Zeile ${i}: "Zitat" ${unique('Grüße')}`),
+  ]);
 
 describe('native PDF Markdown answered by the API without a job (INLINE_PDF_MAX_PAGES)', function () {
   this.timeout(120_000);
@@ -55,13 +41,7 @@ describe('native PDF Markdown answered by the API without a job (INLINE_PDF_MAX_
   useStack(
     (stack) => {
       s = stack;
-      const wf = s.api.temporal.client.workflow;
-      const start = wf.start.bind(wf);
-      // Counts the starts and passes them on unchanged: Temporal runs every one of them.
-      wf.start = ((type: never, options: { workflowId: string }) => {
-        started.push(options.workflowId);
-        return start(type, options as never);
-      }) as typeof wf.start;
+      countWorkflowStarts(s, (id) => started.push(id));
     },
     { INLINE_PDF_MAX_PAGES: String(INLINE), MAX_PDF_PAGES: String(MAX_PAGES) },
   );
@@ -71,13 +51,7 @@ describe('native PDF Markdown answered by the API without a job (INLINE_PDF_MAX_
   });
   beforeEach(() => (started = []));
 
-  /** The same request as a job: `wait_ms` asks for one (and waits for it). */
-  const viaJob = (fields: Record<string, string>, pdf: Buffer) =>
-    postMultipart(`${s.url}/api/pdf/process?wait_ms=60000`, fields, {
-      bytes: pdf,
-      name: 'doc.pdf',
-      type: 'application/pdf',
-    });
+  const viaJob = (fields: Record<string, string>, pdf: Buffer) => pdfViaJob(s, fields, pdf);
 
   /** Nothing of a request stays behind: no thread at work, no engine process, no upload, no temporary file. */
   async function nothingLeft(): Promise<void> {
@@ -85,14 +59,7 @@ describe('native PDF Markdown answered by the API without a job (INLINE_PDF_MAX_
     // The API runs in this process: its tools are children of it or of a tool launcher of it (one per thread).
     expect(popplerPids(process.pid), 'no poppler text process left').to.deep.equal([]);
     expect(childPids(process.pid, /\bpdftohtml\b/), 'no pdftohtml left').to.deep.equal([]);
-    expect((await s.worker.store.list('uploads/')).map((b) => b.key)).to.deep.equal([]);
-    for (const dir of [path.join(s.api.config.dataDir, 'tmp', 'uploads'), s.api.config.scratchDir]) {
-      const left = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => []);
-      expect(
-        left.filter((e) => e.isFile()).map((e) => path.join(e.parentPath, e.name)),
-        dir,
-      ).to.deep.equal([]);
-    }
+    await expectNoRequestFiles(s);
   }
 
   /** The direct answer equals the job's, field by field and page by page; no workflow for the direct one. */
@@ -211,20 +178,7 @@ describe('native PDF Markdown answered by the API without a job (INLINE_PDF_MAX_
     await nothingLeft();
   });
 
-  const refused: [string, () => Buffer, Record<string, string>, number, string][] = [
-    ['a corrupt PDF', corruptPdf, {}, 422, 'UNPROCESSABLE_INPUT'],
-    [
-      'an encrypted PDF',
-      () => buildPdf({ userPassword: 'geheim', pages: [{ kind: 'lines', lines: ['Vertraulich'] }] }),
-      {},
-      422,
-      'UNPROCESSABLE_INPUT',
-    ],
-    ['a PDF without pages', zeroPagePdf, {}, 422, 'UNPROCESSABLE_INPUT'],
-    ['bytes that are no PDF', () => Buffer.from('just some plain text, no PDF header'), {}, 400, 'INVALID_FORMAT'],
-    [`a document over MAX_PDF_PAGES (${MAX_PAGES})`, () => docPdf(MAX_PAGES + 1), {}, 400, 'VALIDATION_ERROR'],
-    ['a page range after the last page', () => docPdf(3), { page_start: '5' }, 400, 'VALIDATION_ERROR'],
-  ];
+  const refused = refusedPdfs(MAX_PAGES, docPdf);
   for (const [name, file, range, status, code] of refused) {
     it(`refuses ${name} with the job's envelope (${status} ${code}) but no job id, and no workflow`, async () => {
       const pdf = file();

@@ -1,5 +1,3 @@
-import { readdir } from 'node:fs/promises';
-import path from 'node:path';
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
 import type { Stack } from '../support/stack';
@@ -10,8 +8,8 @@ import { resultData } from '../../core/job-results';
 import { createHash } from 'node:crypto';
 import { useLlmStack } from '../support/llm-env';
 import type { LlmServer } from '../support/llm-server';
-import { buildPdf, corruptPdf, zeroPagePdf } from '../support/pdf-factory';
-import { postMultipart, postPdf } from '../support/pdf-http';
+import { countWorkflowStarts, directDocPdf, expectNoRequestFiles, pdfViaJob, refusedPdfs } from '../support/direct-pdf';
+import { postPdf } from '../support/pdf-http';
 import { holdModel, unique } from '../support/results';
 import { popplerPids } from '../support/proc-tree';
 import { directPdfReading } from '../../api/services/direct-pdf';
@@ -27,20 +25,10 @@ const INLINE = 60;
 const MAX_PAGES = 80;
 
 /** A PDF of `pages` pages of distinct text (one without a text layer), with a title and an author. */
-function docPdf(pages: number): Buffer {
-  return buildPdf({
-    title: 'Direkt gelesen',
-    author: 'Ada Größe',
-    pages: Array.from({ length: pages }, (_, p) => ({
-      kind: 'lines' as const,
-      lines:
-        p === 2
-          ? []
-          : Array.from({ length: 12 }, (_, i) => `Seite ${p + 1} Zeile ${i}: "Zitat" C:\\Pfad ${unique('Grüße')}`),
-      size: 10,
-    })),
-  });
-}
+const docPdf = (pages: number) =>
+  directDocPdf(pages, (p) =>
+    Array.from({ length: 12 }, (_, i) => `Seite ${p} Zeile ${i}: "Zitat" C:\\Pfad ${unique('Grüße')}`),
+  );
 
 describe('native PDF text answered by the API without a job (INLINE_PDF_MAX_PAGES)', function () {
   this.timeout(90_000);
@@ -51,39 +39,19 @@ describe('native PDF text answered by the API without a job (INLINE_PDF_MAX_PAGE
     (stack, server) => {
       s = stack;
       llm = server;
-      const wf = s.api.temporal.client.workflow;
-      const start = wf.start.bind(wf);
-      // Counts the starts and passes them on unchanged: Temporal runs every one of them.
-      wf.start = ((type: never, options: { workflowId: string }) => {
-        started.push(options.workflowId);
-        return start(type, options as never);
-      }) as typeof wf.start;
+      countWorkflowStarts(s, (id) => started.push(id));
     },
     { INLINE_PDF_MAX_PAGES: String(INLINE), MAX_PDF_PAGES: String(MAX_PAGES), MAX_HEAVY_REQUESTS: '1' },
   );
   beforeEach(() => (started = []));
 
-  /** The same request as a job: `wait_ms` asks for one (and waits for it). */
-  const viaJob = (fields: Record<string, string>, pdf: Buffer) =>
-    postMultipart(`${s.url}/api/pdf/process?wait_ms=60000`, fields, {
-      bytes: pdf,
-      name: 'doc.pdf',
-      type: 'application/pdf',
-    });
+  const viaJob = (fields: Record<string, string>, pdf: Buffer) => pdfViaJob(s, fields, pdf);
 
   /** Nothing of a request stays behind: no engine process, no upload blob, no temporary upload, no scratch file. */
   async function nothingLeft(): Promise<void> {
     // The API runs in this process: its pdfinfo and pdftotext are children of it.
     expect(popplerPids(process.pid), 'no poppler process left').to.deep.equal([]);
-    expect((await s.worker.store.list('uploads/')).map((b) => b.key)).to.deep.equal([]);
-    // The per-process directories stay; what a request puts in them goes.
-    for (const dir of [path.join(s.api.config.dataDir, 'tmp', 'uploads'), s.api.config.scratchDir]) {
-      const left = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => []);
-      expect(
-        left.filter((e) => e.isFile()).map((e) => path.join(e.parentPath, e.name)),
-        dir,
-      ).to.deep.equal([]);
-    }
+    await expectNoRequestFiles(s);
   }
 
   for (const [cores, how] of [
@@ -181,20 +149,7 @@ describe('native PDF text answered by the API without a job (INLINE_PDF_MAX_PAGE
     await nothingLeft();
   });
 
-  const refused: [string, () => Buffer, Record<string, string>, number, string][] = [
-    ['a corrupt PDF', corruptPdf, {}, 422, 'UNPROCESSABLE_INPUT'],
-    [
-      'an encrypted PDF',
-      () => buildPdf({ userPassword: 'geheim', pages: [{ kind: 'lines', lines: ['Vertraulich'] }] }),
-      {},
-      422,
-      'UNPROCESSABLE_INPUT',
-    ],
-    ['a PDF without pages', zeroPagePdf, {}, 422, 'UNPROCESSABLE_INPUT'],
-    ['bytes that are no PDF', () => Buffer.from('just some plain text, no PDF header'), {}, 400, 'INVALID_FORMAT'],
-    [`a document over MAX_PDF_PAGES (${MAX_PAGES})`, () => docPdf(MAX_PAGES + 1), {}, 400, 'VALIDATION_ERROR'],
-    ['a page range after the last page', () => docPdf(3), { page_start: '5' }, 400, 'VALIDATION_ERROR'],
-  ];
+  const refused = refusedPdfs(MAX_PAGES, docPdf);
   for (const [name, file, range, status, code] of refused) {
     it(`refuses ${name} with the job's envelope (${status} ${code}) but no job id, and no workflow`, async () => {
       const pdf = file();

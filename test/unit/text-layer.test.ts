@@ -1,5 +1,11 @@
 import { expect } from 'chai';
-import { MIN_CHARS, nonSpaceChars, scoreTextLayer, USABLE_SCORE } from '../../providers/pdf/text-layer';
+import {
+  MIN_CHARS,
+  nonSpaceChars,
+  scoreTextLayer,
+  TEXT_LAYER_PATTERNS,
+  USABLE_SCORE,
+} from '../../providers/pdf/text-layer';
 
 const GERMAN =
   'Die Verarbeitung großer Dokumente erfolgt seitenweise. Für jede Seite prüft der Dienst, ob eine brauchbare ' +
@@ -124,13 +130,16 @@ describe('nonSpaceChars', () => {
 describe('text layer score, counted once per distinct character and token', () => {
   // The score written plainly, as the patterns say it (each pattern over every character or token): the fast counting
   // (one pass, the patterns once per distinct code point, token kinds remembered) must give exactly this.
-  const BAD_CHAR =
-    /[\uFFFD\uE000-\uF8FF\u{F0000}-\u{FFFFD}\u{100000}-\u{10FFFD}\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/u;
-  const GOOD_CHAR = /[\p{L}\p{M}\p{N}\p{P}\p{Sc}\p{Sm}°§©®™]/u;
-  const WORD = /^[\p{P}\p{S}]*\p{L}[\p{L}\p{M}'’\-]*\p{L}[\p{L}\p{M}]*[\p{P}\p{S}]*$/u;
-  const NUMBER = /^[\p{P}\p{Sc}+\-]*\p{N}[\p{N}.,:/%\-]*[\p{P}\p{Sc}%]*$/u;
-  const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\p{Script=Thai}]/u;
-  const SINGLE = /^[\p{P}]*\p{L}\p{M}*[\p{P}]*$/u;
+  const {
+    BAD_CHAR,
+    GOOD_CHAR,
+    WORD,
+    NUMBER,
+    CJK,
+    SINGLE_LETTER: SINGLE,
+    LATIN_LETTER,
+    LATIN_VOWEL,
+  } = TEXT_LAYER_PATTERNS;
   const clamp = (x: number) => Math.max(0, Math.min(1, x));
   function plainScore(text: string, hint?: { width: number; height: number }): number {
     const chars = [...text].filter((c) => !/\s/u.test(c));
@@ -146,10 +155,8 @@ describe('text layer score, counted once per distinct character and token', () =
     );
     const singles = tokens.filter((t) => SINGLE.test(t) && !CJK.test(t)).length / tokens.length;
     const torn = singles > 0.3 ? clamp(1 - (singles - 0.3) * 2.5) : 1;
-    const latin = chars.filter((c) => /\p{Script=Latin}/u.test(c));
-    const share = latin.length
-      ? latin.filter((c) => /[aeiouyàáâãäåæèéêëìíîïòóôõöøùúûüýÿœ]/i.test(c)).length / latin.length
-      : 0.4;
+    const latin = chars.filter((c) => LATIN_LETTER.test(c));
+    const share = latin.length ? latin.filter((c) => LATIN_VOWEL.test(c)).length / latin.length : 0.4;
     const vowels = latin.length >= 40 && share < 0.12 ? share / 0.12 : 1;
     return Math.round(Math.min(1, n / minChars) * cleanliness * symbols * words * torn * vowels * 1000) / 1000;
   }
