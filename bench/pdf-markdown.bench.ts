@@ -19,7 +19,8 @@
  * - tables: for the generated report (its HTML is the truth), the share of its table rows found as GFM rows; for
  *   Texinfo manuals with an HTML twin (gnutls, R-lang, R-FAQ), table detection and cell accuracy on the pages that
  *   hold the twin's tables (`table-truth.ts`).
- * - time: Markdown (pdf.js layouts + rules) against plain text through the same pdf.js thread, and against pdftotext.
+ * - time: Markdown (poppler layouts, drawings from the content stream where needed, + rules) against plain text through
+ *   pdf.js's thread, and against pdftotext.
  *
  * Run: `npx tsx bench/pdf-markdown.bench.ts` (BENCH_PDFMD_MAX_PAGES caps pages per document, default 60;
  * BENCH_PDFMD_ONLY=name reads only the documents whose file name holds it; BENCH_PDFMD_PYMUPDF=0 leaves pymupdf4llm
@@ -33,7 +34,7 @@ import { markdownPageLayouts } from '../providers/pdf/markdown-layouts';
 import { documentMarkdown } from '../providers/pdf/markdown/document';
 import { needsDrawings } from '../providers/pdf/markdown/needs-drawings';
 import type { PageLayout } from '../providers/pdf/markdown/types';
-import { describeInThread, pageLayoutsInThread, pageTextsInThread } from '../providers/pdf/pdfjs-thread';
+import { describeInThread, pageTextsInThread } from '../providers/pdf/pdfjs-thread';
 import { pdfPageTexts } from '../providers/pdf/poppler';
 import { htmlToPdf, structuredDoc } from '../test/support/html-pdf';
 import { bestOf as best, envInt, out } from './support';
@@ -179,10 +180,8 @@ function markdownOf(layouts: PageLayout[]) {
 }
 
 async function ours(pdf: string, pages: number[]) {
-  // The service's path: poppler layouts, pdf.js drawings where the text asks for them.
+  // The service's path: poppler layouts, the drawings from the content stream where the text asks for them.
   const md = await best(2, async () => markdownOf([...(await markdownPageLayouts(pdf, pages)).values()]));
-  // Last session's path: every page's layout from pdf.js (text, fonts and drawings).
-  const pdfjsMd = await best(2, async () => markdownOf([...(await pageLayoutsInThread(pdf, pages)).values()]));
   const drawn = [...(await markdownPageLayouts(pdf, pages)).values()].filter((l) => needsDrawings(l)).length;
   const text = await best(2, () => pageTextsInThread(pdf, pages));
   const poppler = await best(2, async () =>
@@ -202,8 +201,6 @@ async function ours(pdf: string, pages: number[]) {
     md: md.value.md,
     outline: md.value.outline,
     mdMs: md.ms,
-    pdfjsMd: pdfjsMd.value.md,
-    pdfjsMdMs: pdfjsMd.ms,
     drawn,
     textMs: text.ms,
     popplerMs: poppler.ms,
@@ -228,9 +225,9 @@ async function main() {
   );
   out('');
   out(
-    '| document | pages | drawn | outline | ours H-prec | ours H-rec | pymu H-prec | pymu H-rec | ours sent. | pdf.js-layout sent. | pymu sent. | pdftotext sent. | md ms | pdf.js md ms | pdf.js text ms | pdftotext ms | pymu ms | md/pdftotext | md/pdf.js text | request md/text |',
+    '| document | pages | drawn | outline | ours H-prec | ours H-rec | pymu H-prec | pymu H-rec | ours sent. | pymu sent. | pdftotext sent. | md ms | pdf.js text ms | pdftotext ms | pymu ms | md/pdftotext | md/pdf.js text | request md/text |',
   );
-  out('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+  out('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
   const sums = {
     oursP: 0,
     oursR: 0,
@@ -242,8 +239,6 @@ async function main() {
     n: 0,
     nH: 0,
     md: 0,
-    pdfjsMd: 0,
-    oldS: 0,
     reqMd: 0,
     reqText: 0,
     text: 0,
@@ -277,16 +272,13 @@ async function main() {
       const hOurs = headingScores(o.md, o.outline);
       const hPy = headingScores(pym.md, o.outline);
       const s = [sentenceShare(o.md, sentences), sentenceShare(pym.md, sentences), sentenceShare(o.poppler, sentences)];
-      const old = sentenceShare(o.pdfjsMd, sentences);
       out(
         `| ${path.basename(file)} | ${n} | ${o.drawn} | ${o.outline.length} | ${pct(hOurs.p)} | ${pct(hOurs.r)} | ${pct(hPy.p)} | ${pct(hPy.r)} | ` +
-          `${pct(s[0])} | ${pct(old)} | ${pct(s[1])} | ${pct(s[2])} | ${o.mdMs.toFixed(0)} | ${o.pdfjsMdMs.toFixed(0)} | ${o.textMs.toFixed(0)} | ${o.popplerMs.toFixed(0)} | ` +
+          `${pct(s[0])} | ${pct(s[1])} | ${pct(s[2])} | ${o.mdMs.toFixed(0)} | ${o.textMs.toFixed(0)} | ${o.popplerMs.toFixed(0)} | ` +
           `${Number.isFinite(pym.ms) ? pym.ms.toFixed(0) : 'n/a'} | ${(o.mdMs / o.popplerMs).toFixed(2)}× | ${(o.mdMs / o.textMs).toFixed(2)}× | ${(o.serviceMdMs / o.serviceTextMs).toFixed(2)}× |`,
       );
-      sums.oldS += old;
       sums.reqMd += o.serviceMdMs;
       sums.reqText += o.serviceTextMs;
-      sums.pdfjsMd += o.pdfjsMdMs;
       if (o.outline.length) {
         sums.nH++;
         sums.oursP += hOurs.p;
@@ -309,10 +301,10 @@ async function main() {
         `pymupdf4llm P ${pct(sums.pyP / sums.nH)} R ${pct(sums.pyR / sums.nH)}`,
     );
     out(
-      `mean sentences whole (${sums.n}): ours ${pct(sums.oursS / sums.n)} (pdf.js layouts ${pct(sums.oldS / sums.n)}), pymupdf4llm ${pct(sums.pyS / sums.n)}, pdftotext ${pct(sums.ptS / sums.n)}`,
+      `mean sentences whole (${sums.n}): ours ${pct(sums.oursS / sums.n)}, pymupdf4llm ${pct(sums.pyS / sums.n)}, pdftotext ${pct(sums.ptS / sums.n)}`,
     );
     out(
-      `total time: Markdown ${sums.md.toFixed(0)} ms (pdf.js layouts ${sums.pdfjsMd.toFixed(0)} ms), pdf.js text ${sums.text.toFixed(0)} ms (${(sums.md / sums.text).toFixed(2)}×), ` +
+      `total time: Markdown ${sums.md.toFixed(0)} ms, pdf.js text ${sums.text.toFixed(0)} ms (${(sums.md / sums.text).toFixed(2)}×), ` +
         `pdftotext ${sums.pop.toFixed(0)} ms (${(sums.md / sums.pop).toFixed(2)}×), pymupdf4llm ${sums.pym.toFixed(0)} ms`,
     );
     out(

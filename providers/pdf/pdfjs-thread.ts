@@ -32,7 +32,6 @@ const PAGE_BUDGET_MS = 5_000;
 export type PdfThreadRequest =
   | { operation: 'describe'; pdfPath: string; timeoutMs: number }
   | { operation: 'page-texts'; pdfPath: string; pages: number[]; timeoutMs: number }
-  | { operation: 'page-layouts'; pdfPath: string; pages: number[]; timeoutMs: number }
   | { operation: 'page-drawings'; pdfPath: string; pages: number[]; timeoutMs: number };
 
 /** A thread's answer: the result, or the error as plain data (`code` and `reason` when it was a `PdfError`). */
@@ -66,16 +65,6 @@ export async function answerPdfRequest(request: PdfThreadRequest): Promise<PdfTh
       if (request.operation === 'describe') {
         const meta = await doc.metadata();
         return { result: { pageCount: doc.pageCount, title: meta.title, author: meta.author } };
-      }
-      if (request.operation === 'page-layouts') {
-        const outline = await doc.outline();
-        const layouts: PageLayout[] = [];
-        for (const page of request.pages) {
-          const layout = await doc.pageLayout(page);
-          const entries = outline.get(page);
-          layouts.push(entries ? { ...layout, outline: entries } : layout);
-        }
-        return { result: layouts };
       }
       if (request.operation === 'page-drawings') {
         const drawings: PageDrawings[] = [];
@@ -152,26 +141,6 @@ export async function pageTextsInThread(
     opts.signal,
   );
   return new Map(pages.map((page, i) => [page, texts[i]]));
-}
-
-/**
- * Each asked page's layout (text items with fonts, rulings, the bookmarks pointing at it) through pdf.js in a thread,
- * whatever the text engine: the Markdown rules need fonts and drawings, which only pdf.js gives. Same limits as
- * `pageTextsInThread`.
- */
-export async function pageLayoutsInThread(
-  pdfPath: string,
-  pages: readonly number[],
-  opts: PdfThreadOptions = {},
-): Promise<Map<number, PageLayout>> {
-  const timeoutMs = opts.timeoutMs ?? DEFAULT_OPEN_TIMEOUT_MS;
-  const limitMs = timeoutMs + pages.length * Math.min(PAGE_BUDGET_MS, timeoutMs);
-  const layouts = await runInThread<PageLayout[]>(
-    { operation: 'page-layouts', pdfPath, pages: [...pages], timeoutMs },
-    limitMs,
-    opts.signal,
-  );
-  return new Map(pages.map((page, i) => [page, layouts[i]]));
 }
 
 /**

@@ -13,9 +13,8 @@ import path from 'node:path';
 import type { PDFDocumentProxy, TextItem, TextMarkedContent } from 'pdfjs-dist/types/src/display/api';
 import { PdfError } from './errors';
 import { layoutText, type TextRun } from './layout';
-import type { OutlineEntry, PageLayout } from './markdown/types';
 import type { PageDrawings } from './drawings';
-import { outlineByPage, readPageDrawings, readPageLayout } from './pdfjs-layout';
+import { readPageDrawings } from './pdfjs-layout';
 
 /** The document information of contract §6 (`metadata`), snake_case as the API returns it. */
 export interface PdfMetadata {
@@ -46,12 +45,8 @@ export interface PdfDoc {
   metadata(): Promise<PdfMetadata>;
   /** Text of page `n` (1-based) in reading order; a page without a text layer gives `{ text: '', chars: 0 }`. */
   pageText(n: number): Promise<PageText>;
-  /** Page `n`'s text items with fonts and its drawn rulings, for the Markdown rules. */
-  pageLayout(n: number): Promise<PageLayout>;
   /** Page `n`'s drawn rulings and bullet marks only (its operator list, no text). */
   pageDrawings(n: number): Promise<PageDrawings>;
-  /** The outline's bookmarks by page (1-based); empty without an outline. */
-  outline(): Promise<Map<number, OutlineEntry[]>>;
   close(): Promise<void>;
 }
 
@@ -177,10 +172,6 @@ class PdfJsDoc implements PdfDoc {
     return { text, chars: [...text].length };
   }
 
-  pageLayout(n: number): Promise<PageLayout> {
-    return this.pageRead(n, readPageLayout, `Reading the layout of page ${n}`);
-  }
-
   pageDrawings(n: number): Promise<PageDrawings> {
     return this.pageRead(n, readPageDrawings, `Reading the drawings of page ${n}`);
   }
@@ -198,15 +189,6 @@ class PdfJsDoc implements PdfDoc {
     } catch (err) {
       if (err instanceof PdfError) throw err;
       throw new PdfError('UNPROCESSABLE_INPUT', 'corrupt', `Page ${n} of the PDF cannot be read`, { cause: err });
-    }
-  }
-
-  async outline(): Promise<Map<number, OutlineEntry[]>> {
-    try {
-      return await withTimeout(outlineByPage(this.doc), this.timeoutMs, 'Reading the outline', () => {});
-    } catch {
-      // An outline only confirms headings: a broken one is no outline.
-      return new Map();
     }
   }
 
