@@ -3,6 +3,8 @@ import { batchRecordKey, jobRecordKey } from '../core/records';
 import { uploadToDiscard } from '../core/job-params';
 import { storedResultsRef } from '../core/job-results';
 import { countJobFinished } from '../core/metrics';
+import { Context } from '@temporalio/activity';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import {
   jobFinishedSignal,
@@ -61,6 +63,10 @@ export function createJobActivities(deps: ActivityDeps) {
     }): Promise<JobState | { input: JobInput } | null> {
       const client = deps.temporalClient;
       if (!client) throw new Error('readJobRun needs a Temporal client');
+      // A run replaced by a newer one under the job's id (a reset: the old run is terminated as the new one starts
+      // from its history) is not closed out: the newer run owns the record and its webhooks.
+      const latest = await client.workflow.getHandle(jobId).describe();
+      if (latest.runId !== runId) return null;
       const rec = await readBlobJson<JobState>(store, jobRecordKey(jobId)).catch(notFoundAsNull);
       const handle = client.workflow.getHandle(jobId, runId);
       const last = await handle.query(jobStateQuery).catch(async () => {
@@ -77,6 +83,36 @@ export function createJobActivities(deps: ActivityDeps) {
       )
         return null;
       return last;
+    },
+
+    /**
+     * Waits until job `jobId` has ended and answers how: its record's terminal status (a run that closed without its
+     * wrap-up, whose closeout has not written it yet: `completed` if the run completed, else `failed`), or
+     * `never-started` when no workflow of the job exists (its start never happened). Used by a batch for jobs it did not
+     * start in this run (a closeout's running jobs, the already started jobs of a reset batch). Polls every second and
+     * heartbeats, so a cancel or a lost worker ends the wait.
+     */
+    async awaitJobEnd({ jobId }: { jobId: string }): Promise<'completed' | 'failed' | 'never-started'> {
+      const client = deps.temporalClient;
+      if (!client) throw new Error('awaitJobEnd needs a Temporal client');
+      const handle = client.workflow.getHandle(jobId);
+      for (let missing = 0; ;) {
+        const d = await handle.describe().catch((e: unknown) => {
+          if (e instanceof WorkflowNotFoundError) return null;
+          throw e;
+        });
+        const rec = await readBlobJson<JobState>(store, jobRecordKey(jobId)).catch(notFoundAsNull);
+        const ended = rec?.status === 'completed' || rec?.status === 'failed' ? rec.status : undefined;
+        if (!d) {
+          // A start in flight when its batch closed shows within moments, or never.
+          if (ended) return ended;
+          if (++missing >= 5) return 'never-started';
+        } else if (d.status.name !== 'RUNNING') {
+          return ended ?? (d.status.name === 'COMPLETED' ? 'completed' : 'failed');
+        }
+        Context.current().heartbeat();
+        await Context.current().sleep(1000);
+      }
     },
 
     /**

@@ -2,6 +2,7 @@ import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/c
 import { closeoutWorkflowId, type TaskQueues } from '../core/ids';
 import type { Logger } from '../core/logger';
 import { jobCloseoutWorkflow, type ClosedRunStatus } from '../workflows/closeout.workflow';
+import { closedBatchQuery, closeOutBatchRun } from './batch-closeout';
 
 const CLOSED: Record<string, ClosedRunStatus> = {
   TERMINATED: 'TERMINATED',
@@ -23,7 +24,9 @@ export interface CloseoutSweeper {
  * Finds jobs of this worker's queue whose run closed without its own wrap-up (terminated or timed out from the
  * Temporal UI or CLI, where no workflow code runs; cancelled by older code) while their status still read
  * pending or processing, and starts one `jobCloseoutWorkflow` per such run. Several workers may sweep: the
- * closeout's workflow id (`closeout-<job>-<run>`) makes each run's closeout happen once.
+ * closeout's workflow id (`closeout-<job>-<run>`) makes each run's closeout happen once. A run replaced by a newer
+ * one under its id (a reset terminates the run it resets) is left alone: the newer run owns the job. Batches whose
+ * run closed without writing their record are closed out too (worker/batch-closeout.ts).
  */
 export function startCloseoutSweeper(opts: {
   client: Client;
@@ -46,6 +49,8 @@ export function startCloseoutSweeper(opts: {
     for await (const wf of client.workflow.list({ query })) {
       const status = CLOSED[wf.status.name];
       if (!status) continue;
+      const latest = await client.workflow.getHandle(wf.workflowId).describe();
+      if (latest.runId !== wf.runId) continue;
       try {
         await client.workflow.start(jobCloseoutWorkflow, {
           workflowId: closeoutWorkflowId(wf.workflowId, wf.runId),
@@ -61,6 +66,14 @@ export function startCloseoutSweeper(opts: {
       } catch (e) {
         if (!(e instanceof WorkflowExecutionAlreadyStartedError)) throw e;
       }
+    }
+    for await (const wf of client.workflow.list({ query: closedBatchQuery(queues.io, since) })) {
+      if (!(await closeOutBatchRun(client, queues, wf))) continue;
+      count += 1;
+      logger.info(
+        { batchId: wf.workflowId, runId: wf.runId, status: wf.status.name },
+        'batch run closed without its record: closing it out',
+      );
     }
     since = started - OVERLAP_MS;
     return count;

@@ -13,6 +13,16 @@ export const bookkeeping: LocalActivityOptions = bookkeepingOptions;
 export const bookkeepingRemote: ActivityOptions = bookkeepingOptions;
 
 /**
+ * A wait for a job the batch did not start in this run to end (`awaitJobEnd`): as long as a job may run, the attempt
+ * polling and heartbeating, so a lost worker's wait is taken up again within 30 s.
+ */
+export const awaitingJob: ActivityOptions = {
+  startToCloseTimeout: '24h',
+  heartbeatTimeout: '30s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
+};
+
+/**
  * In-process transformations on the io worker (HTML conversion: about a second per MB, in a thread). A regular
  * activity, not a local one: a local activity holds its workflow task open, so queries and `failJob` would wait
  * for it. Heartbeats every second; a dead worker's attempt is retried after 10 s.

@@ -13,6 +13,7 @@
 import type { ActivityOptions, LocalActivityOptions } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import {
+  awaitingJob,
   bookkeeping,
   bookkeepingRemote,
   cpuBound,
@@ -73,6 +74,7 @@ export const ACTIVITY_TABLE = {
   appendWebhookLog: inProcess,
   readJobRun: io(bookkeepingRemote),
   notifyBatch: io(bookkeepingRemote),
+  awaitJobEnd: io(awaitingJob),
   writeBatchRecord: io(bookkeepingRemote),
   // Heartbeats in chunks when the batch's main loop runs it; runs recorded before ran it in-process from the
   // fail-all update (`activitiesFor({ local: true })`).

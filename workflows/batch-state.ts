@@ -4,6 +4,7 @@ import {
   type BatchCarry,
   type BatchInput,
   type BatchManifest,
+  type BatchClosedStatus,
   type BatchState,
   type JobInput,
   type JobStatus,
@@ -159,6 +160,19 @@ export class BatchLedger {
     return { neverStarted, toCancel };
   }
 
+  /**
+   * Job `index`, counted as running, turned out never to have started (its start was in flight when the batch's run
+   * closed): it fails like the jobs fail-all failed before they started, its record written by the main loop.
+   */
+  neverStarted(index: number, reason: string): void {
+    if (this.statuses[index] !== STATUS_CODE.processing) return;
+    this.statuses[index] = STATUS_CODE.failed;
+    this.running.delete(index);
+    this.recordsToFail.push(index);
+    this.failReason ||= reason;
+    this.touch();
+  }
+
   /** None of `jobs` runs any more (each has reported its end). */
   ended(jobs: FailAllStep['toCancel']): boolean {
     return jobs.every(([i]) => this.statuses[i] !== STATUS_CODE.processing);
@@ -235,9 +249,25 @@ export function childJobInput(
   });
 }
 
-/** The batch's input as its record keeps it: without the state carried over continue-as-new. */
+/**
+ * The batch's input as its record keeps it: without the state carried over continue-as-new, nor a closeout's mark
+ * (a batch reopened from its record by a restarted job runs as a batch, not as a closeout).
+ */
 export function recordInput(input: BatchInput): Omit<BatchInput, 'carry'> {
-  const { carry: _carry, ...rest } = input;
+  const { carry: _carry, closing: _closing, ...rest } = input;
   void _carry;
+  void _closing;
   return rest;
+}
+
+const ENDED_BY: Record<BatchClosedStatus, string> = {
+  TERMINATED: 'The batch was terminated (by an operator or a deployment)',
+  CANCELLED: 'The batch was cancelled',
+  TIMED_OUT: 'The batch ran past its workflow timeout',
+  FAILED: 'The batch failed on an internal error',
+};
+
+/** The reason a batch's closeout fails its unfinished jobs with (their error's message, code CANCELLED). */
+export function closingReason(status: BatchClosedStatus): string {
+  return `${ENDED_BY[status] ?? 'The batch ended'} before this job finished; restart the job to run it again.`;
 }

@@ -13,6 +13,7 @@ import {
 } from '@temporalio/workflow';
 import { jobSearchAttributes, jobStatusAttribute } from '../core/search-attributes';
 import {
+  batchCarryQuery,
   batchStateQuery,
   failAllUpdate,
   failJobSignal,
@@ -22,9 +23,9 @@ import {
   type BatchInput,
   type BatchState,
 } from './definitions';
-import { BatchLedger, checkFailAllReason, childJobInput, recordInput } from './batch-state';
+import { BatchLedger, checkFailAllReason, childJobInput, closingReason, recordInput } from './batch-state';
 import { jobWorkflow } from './job.workflow';
-import { BATCH_COUNTS_COMPLETIONS } from './patches';
+import { BATCH_ADOPTS_STARTED, BATCH_COUNTS_COMPLETIONS, FAIL_ALL_AWAITS_STARTS } from './patches';
 import { activitiesFor } from './routing';
 
 const steps = activitiesFor();
@@ -60,6 +61,9 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchState> {
   const tooLong = () => workflowInfo().historyLength > (input.historyLimit ?? HISTORY_LIMIT);
 
   setHandler(batchStateQuery, () => batch.state());
+  setHandler(batchCarryQuery, () => batch.carry());
+  // The starts of children in flight (markStarted done, the child's start not yet seen), by manifest index.
+  const starting = new Map<number, Promise<void>>();
   setHandler(toggleActiveSignal, (arg) => batch.toggle(arg?.active));
   setHandler(jobFinishedSignal, (report) => batch.jobFinished(report));
   setHandler(jobRestartedSignal, (report) => batch.jobRestarted(report));
@@ -67,16 +71,23 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchState> {
     failAllUpdate,
     async ({ reason }) => {
       const closesGaps = patched(FAIL_ALL_CLOSES_GAPS);
+      const awaitsStarts = patched(FAIL_ALL_AWAITS_STARTS);
       const { neverStarted, toCancel } = batch.failAll(reason, closesGaps);
       if (!closesGaps && neverStarted.length)
         await inProcess.failPendingJobs({ manifestKey: input.manifestKey, indexes: neverStarted, reason });
-      await Promise.all(
-        toCancel.map(([, jobId]) =>
-          getExternalWorkflowHandle(jobId)
-            .signal(failJobSignal, { reason })
-            .catch(() => undefined),
-        ),
-      );
+      const cancel = (jobId: string) =>
+        getExternalWorkflowHandle(jobId)
+          .signal(failJobSignal, { reason })
+          .catch(() => undefined);
+      // A job whose start is in flight exists once its start is seen: a signal sent before could miss it.
+      if (awaitsStarts)
+        await Promise.all(
+          toCancel.map(async ([i, jobId]) => {
+            await starting.get(i);
+            await cancel(jobId);
+          }),
+        );
+      else await Promise.all(toCancel.map(([, jobId]) => cancel(jobId)));
       if (!patched(FAIL_ALL_COUNTS_OUTCOMES)) return { failed_count: neverStarted.length + toCancel.length };
       // A running job may finish on its own before the signal reaches it: count only the jobs that really failed
       // (past the wait, one still running counts as failing: it has its failJob signal).
@@ -89,6 +100,29 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchState> {
   // Children of this run not yet closed: their close is their report (BATCH_COUNTS_COMPLETIONS).
   const byCompletion = patched(BATCH_COUNTS_COMPLETIONS);
   let open = 0;
+  /**
+   * Counts job `index`, which this run did not start, by how it ends (`awaitJobEnd`); `cancelWith`: first sends it
+   * `failJob` with that reason.
+   */
+  const follow = (index: number, jobId: string, cancelWith?: string) => {
+    open++;
+    void (async () => {
+      if (cancelWith)
+        await getExternalWorkflowHandle(jobId)
+          .signal(failJobSignal, { reason: cancelWith })
+          .catch(() => undefined);
+      const end = await steps.awaitJobEnd({ jobId }).catch(() => 'failed' as const);
+      if (end === 'never-started') batch.neverStarted(index, cancelWith ?? 'The job never started.');
+      else batch.jobFinished({ index, status: end });
+    })().finally(() => open--);
+  };
+  if (input.closing) {
+    // The closeout of a run that ended without its record (terminated, cancelled, timed out, failed: the worker's
+    // sweeper starts this run with that run's last state): the jobs that never started fail, the running ones (left
+    // running by the closed run: children are abandoned) are cancelled and counted by how they end, none starts.
+    const reason = closingReason(input.closing.status);
+    for (const [index, jobId] of batch.failAll(reason, true).toCancel) follow(index, jobId, reason);
+  }
   setAttributes();
   for (;;) {
     await condition(() => batch.allDone() || batch.hasRecordsToFail() || batch.canStart() || tooLong());
@@ -116,7 +150,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchState> {
         const index = offset + k;
         if (!batch.markStarted(index, spec.job_id)) return; // failed by fail-all meanwhile
         try {
-          const child = await startChild(jobWorkflow, {
+          const start = startChild(jobWorkflow, {
             workflowId: spec.job_id,
             args: [childJobInput(input, spec, index, byCompletion)],
             parentClosePolicy: ParentClosePolicy.ABANDON,
@@ -128,6 +162,14 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchState> {
             }),
             memo: { summary: `${spec.job_type} job ${index + 1}/${batch.size} of batch ${input.batchName}` },
           });
+          starting.set(
+            index,
+            start.then(
+              () => undefined,
+              () => undefined,
+            ),
+          );
+          const child = await start.finally(() => starting.delete(index));
           if (byCompletion) {
             open++;
             // Completed: the job completed. Failed, cancelled, terminated or timed out: it failed (as its wrap-up or
@@ -141,8 +183,10 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchState> {
               .finally(() => open--);
           }
         } catch (err) {
-          // Already started (a replay after continue-as-new raced a start): it will report as usual.
+          // Already started (a reset replays the batch from before its starts; a continue-as-new raced a start).
           if ((err as Error).name !== 'WorkflowExecutionAlreadyStartedError') throw err;
+          // Its close never comes to this run: it is counted by its end (it reported nothing before the patch).
+          if (byCompletion && patched(BATCH_ADOPTS_STARTED)) follow(index, spec.job_id);
         }
       }),
     );

@@ -39,6 +39,8 @@ export async function jobCloseoutWorkflow(input: JobCloseoutInput): Promise<{ cl
   const log = (level: LogLevel, message: string) => js.addLog(state, level, message, now());
   const error: JobError = { code: input.status, message: MESSAGES[input.status], details: { run_id: input.runId } };
   const event = js.fail(state, error, now(), state.input?.priorEventId ?? 0);
+  // Its number may be one a run that replaced the closed one (a reset) sends too: its webhook id is its own.
+  event.tag = 'closeout';
   log('error', `Job failed: ${error.code}: ${error.message}`);
   await steps.writeJobRecord({ state, finished: true });
   const batch = state.input;

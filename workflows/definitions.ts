@@ -45,6 +45,12 @@ export interface JobEvent {
   message: string;
   timestamp: string;
   error?: JobError;
+  /**
+   * Set on events that are not the next of the job's own sequence: a closeout's failure (`closeout`) and the events
+   * of a reset run (`reset-<run>`), whose numbers may repeat those an earlier run sent; it makes their webhook ids
+   * (`X-Webhook-Id`) their own, so a deduplicating receiver never drops a real outcome for an earlier event.
+   */
+  tag?: string;
 }
 
 /** What a job's input holds besides its type and parameters. */
@@ -131,7 +137,16 @@ export interface BatchInput {
   /** History length at which the batch continues as new (default 8000; tests lower it). */
   historyLimit?: number;
   webhookRetryScale?: number;
+  /**
+   * The run that closes out a run of this batch that ended without its own end (terminated, cancelled, timed out or
+   * failed: worker/batch-closeout.ts starts it with that run's last state as `carry`): it fails the jobs that never
+   * started, cancels the running ones with `failJob`, counts how each ended and writes the batch's record.
+   */
+  closing?: { status: BatchClosedStatus; runId: string };
 }
+
+/** How a batch's run ended without writing its record. */
+export type BatchClosedStatus = 'TERMINATED' | 'CANCELLED' | 'TIMED_OUT' | 'FAILED';
 
 export interface BatchCarry {
   statuses: string;
@@ -173,6 +188,8 @@ export interface BatchState {
 }
 
 export const batchStateQuery = defineQuery<BatchState>('batchState');
+/** The state a run of the batch would carry over continue-as-new: what its closeout continues from. */
+export const batchCarryQuery = defineQuery<BatchCarry>('batchCarry');
 /**
  * Without an argument (the spec's bare call) the flag flips; with `{active}` it is set, so a retried call is harmless.
  */

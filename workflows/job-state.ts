@@ -164,12 +164,22 @@ export class JobRun {
   /** A cancel from outside (the Temporal UI, `temporal workflow cancel`), not by `failJob`. */
   private cancelled: unknown;
 
+  /**
+   * `eventTag`: set on every event of this run (a reset run's, whose numbers repeat those its predecessor sent), so
+   * their webhook ids are their own (`JobEvent.tag`).
+   */
   constructor(
     private readonly input: JobInput,
     private readonly now: () => string,
+    private readonly eventTag?: string,
   ) {
     this.state = initialState(input, now());
     this.baseEventId = input.priorEventId ?? 0;
+  }
+
+  private tagged<T extends JobEvent | null>(ev: T): T {
+    if (ev && this.eventTag) ev.tag = this.eventTag;
+    return ev;
   }
 
   /** The job is one of a batch's, which it tells when it runs again and when it ends. */
@@ -189,7 +199,7 @@ export class JobRun {
 
   /** A progress report of the pipeline: the event for the webhooks, or null when the job no longer processes. */
   readonly progress = (step: string, percent: number, message: string): JobEvent | null =>
-    reportProgress(this.state, step, percent, message, this.now(), this.baseEventId);
+    this.tagged(reportProgress(this.state, step, percent, message, this.now(), this.baseEventId));
 
   /** `failJob`: true for the first request while the job is not finished (the workflow then cancels the pipeline). */
   requestFail(reason: string): boolean {
@@ -216,11 +226,11 @@ export class JobRun {
     const s: JobState = JSON.parse(JSON.stringify(this.state));
     const now = this.now();
     if (this.error) {
-      const event = fail(s, this.error, now, this.baseEventId);
+      const event = this.tagged(fail(s, this.error, now, this.baseEventId));
       addLog(s, 'error', `Job failed: ${this.error.code}: ${this.error.message}`, this.now());
       return { state: s, event };
     }
-    const event = complete(s, this.results ?? {}, now, this.baseEventId);
+    const event = this.tagged(complete(s, this.results ?? {}, now, this.baseEventId));
     addLog(s, 'info', 'Job completed', this.now());
     return { state: s, event };
   }

@@ -6,6 +6,7 @@ import {
   allHandlersFinished,
   getExternalWorkflowHandle,
   patched,
+  workflowInfo,
 } from '@temporalio/workflow';
 import { jobStatusAttribute } from '../core/search-attributes';
 import {
@@ -38,7 +39,7 @@ const now = () => new Date().toISOString();
  * this function wires it to the handlers, the pipeline, the activities and the webhooks.
  */
 export async function jobWorkflow(input: JobInput): Promise<{ status: string; error?: JobError }> {
-  const job = new JobRun(input, now);
+  const job = new JobRun(input, now, resetTag());
   const scope = new CancellationScope();
   setHandler(jobStateQuery, () => job.state);
   setHandler(failJobSignal, ({ reason }) => {
@@ -89,6 +90,15 @@ export async function jobWorkflow(input: JobInput): Promise<{ status: string; er
     await condition(allHandlersFinished);
   });
   return job.result();
+}
+
+/**
+ * A reset run (the Temporal UI's reset: a new run id under the run id its start event recorded) tags its events, whose
+ * numbers repeat those the run it replaced sent. Only event payloads change with it, never a command.
+ */
+function resetTag(): string | undefined {
+  const { runId, originalExecutionRunId } = workflowInfo();
+  return originalExecutionRunId && runId !== originalExecutionRunId ? `reset-${runId.slice(0, 8)}` : undefined;
 }
 
 /**

@@ -38,3 +38,16 @@ export const BATCH_COUNTS_COMPLETIONS = 'batch-counts-completions';
  * the workflow task).
  */
 export const SMALL_TRANSFORM_IN_TASK = 'small-transform-in-task';
+
+/**
+ * A batch counts a job whose start it finds already done (WorkflowExecutionAlreadyStarted: a reset of the batch
+ * replays it from before its starts, the jobs its earlier run started still run or have ended) by the job's end
+ * (`awaitJobEnd`), instead of waiting for a close that never comes to this run (the batch stayed `processing`).
+ */
+export const BATCH_ADOPTS_STARTED = 'batch-adopts-started-jobs';
+
+/**
+ * fail-all waits for the starts of children in flight before it sends them `failJob`: a signal sent before the
+ * child exists is lost, and the job ran on while fail-all counted it as failed.
+ */
+export const FAIL_ALL_AWAITS_STARTS = 'fail-all-awaits-starts';

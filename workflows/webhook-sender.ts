@@ -64,7 +64,8 @@ export class WebhookSender {
   private async deliver(ev: JobEvent): Promise<void> {
     const { jobId, webhook } = this.input;
     const maxAttempts = ev.phase === 'processing' ? 2 : DEFAULT_WEBHOOK_ATTEMPTS;
-    const webhookId = `evt_${jobId}_${ev.id}`;
+    // A tagged event (a closeout's, a reset run's) has an id of its own beside the job's numbered ones.
+    const webhookId = `evt_${jobId}_${ev.id}${ev.tag ? `_${ev.tag}` : ''}`;
     for (let attempt = 1; attempt <= maxAttempts; attempt++) {
       // The activity signs with a timestamp of its own, fresh per attempt (receivers reject stale ones).
       const r = await hooks.deliverWebhook({ jobId, webhook: webhook!, event: ev, webhookId }).catch((e: unknown) => ({
