@@ -8,6 +8,7 @@ import type { LlmServer } from '../support/llm-server';
 import { sleep, transformerJob, until } from '../support/jobs';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 import { closeoutWorkflowId } from '../../core/ids';
+import { failAllUpdate } from '../../workflows/definitions';
 
 // What an operator does to a job or a batch in the Temporal UI (terminate, cancel, reset: the client's own calls),
 // on the real dev server: each ends in a record that tells the truth, one webhook per real outcome with distinct ids,
@@ -252,5 +253,60 @@ describe('operator actions from the Temporal UI end in a true record', function 
     await client.workflow.getHandle(ids[1]).cancel();
     const batch = await settledBatch(batchId, ids);
     expect(batch).to.include({ status: 'completed', job_count: 3, completed_count: 1, failed_count: 2 });
+  });
+
+  describe('with a window wide enough to start a whole batch at once', () => {
+    let w: Stack;
+    let model: LlmServer;
+    useLlmStack(
+      (stack, server) => {
+        w = stack;
+        model = server;
+      },
+      { LLM_TIMEOUT_MS: '300000', BATCH_WINDOW: '50' },
+    );
+
+    it('fail-all sent while the batch’s child starts are in flight fails and counts every one of them', async () => {
+      for (let round = 0; round < 4; round++) {
+        model.latency(600_000, 30);
+        const r = await w.call('POST', '/api/jobs/batch', {
+          batch_name: `in flight ${round}`,
+          jobs: Array.from({ length: 30 }, (_, i) => summarize(`in flight ${round} ${i}`)),
+        });
+        expect(r.status, JSON.stringify(r.body)).to.equal(200);
+        const batchId: string = r.body.data.batch_id;
+        const ids: string[] = r.body.data.batch.jobs.map((j: { job_id: string }) => j.job_id);
+        // Sent at once: it reaches the batch while its first task starts the jobs, or just after.
+        const fail = await w.api.temporal.client.workflow
+          .getHandle(batchId)
+          .executeUpdate(failAllUpdate, { args: [{ reason: 'stop now' }] });
+        const b = await until(
+          async () => {
+            const batch = (await w.call('GET', `/api/jobs/batch/${batchId}`)).body.data;
+            return batch.status === 'completed' ? batch : undefined;
+          },
+          `batch ${round} to end (a job that missed its failJob runs on for 600 s)`,
+          60_000,
+          200,
+        );
+        // Each failJob went out once the job's start was seen (ChildWorkflowExecutionStarted): never into the void.
+        const events = (await w.api.temporal.client.workflow.getHandle(batchId).fetchHistory()).events!;
+        const at = (id: string, kind: 'signal' | 'started') =>
+          events.findIndex((e) =>
+            kind === 'signal'
+              ? e.signalExternalWorkflowExecutionInitiatedEventAttributes?.workflowExecution?.workflowId === id
+              : e.childWorkflowExecutionStartedEventAttributes?.workflowExecution?.workflowId === id,
+          );
+        const early = ids.filter((id) => at(id, 'signal') >= 0 && at(id, 'signal') < at(id, 'started'));
+        expect(early, `round ${round}: failJob sent before the job's start was seen`).to.deep.equal([]);
+        expect(b).to.include({ job_count: 30, completed_count: 0, failed_count: 30 });
+        expect(fail.failed_count).to.equal(30);
+        for (const id of ids) {
+          const j = (await w.call('GET', `/api/jobs/${id}`)).body.data;
+          expect(j.status, id).to.equal('failed');
+          expect(j.error).to.include({ code: 'CANCELLED', message: 'stop now' });
+        }
+      }
+    });
   });
 });
