@@ -73,6 +73,10 @@ const REQUIRED_SCENARIOS = [
   'job-transformer-in-task',
   'batch-counts-completions',
   'batch-counts-completions.child',
+  'batch-reset',
+  'batch-failall-awaits-starts',
+  'batch-closeout',
+  'batch-closeout.batch-terminated',
 ];
 
 type History = ReturnType<typeof historyOf>;
@@ -162,6 +166,16 @@ const OLD_SIDES: Record<string, { scenario: string; file?: string; took: (h: His
         !hasMarker(h, 'batch-counts-completions') &&
         (h.events ?? []).filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'jobFinished')
           .length > 0,
+    },
+    // fail-all that closed the gaps, before it waited for in-flight starts before its failJob signals.
+    'fail-all-awaits-starts': {
+      scenario: 'batch-failall-closes-gaps',
+      took: (h) => hasMarker(h, 'fail-all-closes-gaps') && !hasMarker(h, 'fail-all-awaits-starts'),
+    },
+    // The old branch ran only where a start found its job already started (a reset batch, a continue-as-new racing a
+    // start): no such run was recorded before the patch; every recorded batch replays past it without the marker.
+    'batch-adopts-started-jobs': {
+      why: 'no recorded run found a job already started before the patch; the other batch histories replay without it',
     },
     // fail-all with the outcome wait but before it closed the gaps (a slice being loaded, records in the update).
     'fail-all-closes-gaps': {
