@@ -40,6 +40,8 @@ export async function closeOutBatchRun(
   const payload = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
   if (!payload) throw new Error(`batch ${wf.workflowId} run ${wf.runId}: no input`);
   const input = defaultPayloadConverter.fromPayload<BatchInput>(payload);
+  // A closeout run that failed on its own error is not started again and again (each would fail the same way).
+  if (input.closing && status === 'FAILED') return false;
   // The last state, replayed by a worker (the closed run answers queries from its history).
   const carry = await closed.query(batchCarryQuery);
   try {

@@ -45,6 +45,8 @@ export class BatchLedger {
   private readonly running: Map<number, string>;
   private readonly runs: Map<number, number>;
   private readonly recordsToFail: number[] = [];
+  /** Records of never-started jobs taken to be written as failed, not yet written (`recordsWritten`). */
+  private writingRecords = 0;
   private failReason = '';
   private next: number;
   private active: boolean;
@@ -83,7 +85,13 @@ export class BatchLedger {
     return {
       batch_id: this.input.batchId,
       batch_name: this.input.batchName,
-      status: completed + failed === n ? 'completed' : pending === n ? 'pending' : 'processing',
+      // Completed once every job is terminal in its record too: the records fail-all failed are written first.
+      status:
+        completed + failed === n && this.recordsToFail.length + this.writingRecords === 0
+          ? 'completed'
+          : pending === n
+            ? 'pending'
+            : 'processing',
       active: this.active,
       created_at: this.input.createdAt,
       updated_at: this.updatedAt,
@@ -190,7 +198,15 @@ export class BatchLedger {
 
   /** The records of never-started jobs to write as failed, and the reason; taken once. */
   takeRecordsToFail(): { indexes: number[]; reason: string } {
-    return { indexes: this.recordsToFail.splice(0), reason: this.failReason };
+    const indexes = this.recordsToFail.splice(0);
+    this.writingRecords += indexes.length;
+    return { indexes, reason: this.failReason };
+  }
+
+  /** The records last taken by `takeRecordsToFail` are written. */
+  recordsWritten(): void {
+    this.writingRecords = 0;
+    this.touch();
   }
 
   /** The next slice of the manifest to start: at most `limit` jobs, within the window. Moves `next` past it. */

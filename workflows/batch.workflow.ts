@@ -130,6 +130,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchState> {
       // The records of jobs fail-all failed before they started: written here, in chunks with heartbeats, not in
       // the update (whose caller is answered meanwhile).
       await steps.failPendingJobs({ manifestKey: input.manifestKey, ...batch.takeRecordsToFail() });
+      batch.recordsWritten();
       continue;
     }
     if (batch.allDone()) break;
