@@ -260,6 +260,35 @@ describe('operator actions from the Temporal UI end in a true record', function 
     expect(batch).to.include({ status: 'completed', job_count: 3, completed_count: 1, failed_count: 2 });
   });
 
+  it('a batch reset to its last workflow task while its jobs run completes with its true counts', async () => {
+    const { batchId, ids } = await runningBatch(3, 'reset late batch');
+    const history = await client.workflow.getHandle(batchId).fetchHistory();
+    const last = history.events!.filter((x) => x.workflowTaskCompletedEventAttributes).at(-1)!.eventId!;
+    const { runId } = await client.workflow.getHandle(batchId).describe();
+    await client.workflowService.resetWorkflowExecution({
+      namespace: s.worker.config.TEMPORAL_NAMESPACE,
+      workflowExecution: { workflowId: batchId, runId },
+      reason: 'operator test',
+      workflowTaskFinishEventId: last,
+      requestId: randomUUID(),
+    });
+    llm.reset();
+    await client.workflow.getHandle(ids[0]).cancel();
+    await client.workflow.getHandle(ids[1]).cancel();
+    const batch = await settledBatch(batchId, ids);
+    expect(batch).to.include({ status: 'completed', job_count: 3, completed_count: 1, failed_count: 2 });
+  });
+
+  it('a job of a batch reset while it runs is counted once, by its new run', async () => {
+    const { batchId, ids } = await runningBatch(2, 'reset job of batch');
+    llm.reset();
+    await reset(ids[0]);
+    await client.workflow.getHandle(ids[1]).cancel();
+    const batch = await settledBatch(batchId, ids);
+    expect(batch).to.include({ status: 'completed', job_count: 2, completed_count: 1, failed_count: 1 });
+    expect((await get(`/api/jobs/${ids[0]}`)).status).to.equal('completed');
+  });
+
   describe('with a window wide enough to start a whole batch at once', () => {
     let w: Stack;
     let model: LlmServer;
