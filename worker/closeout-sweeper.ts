@@ -49,8 +49,11 @@ export function startCloseoutSweeper(opts: {
     for await (const wf of client.workflow.list({ query })) {
       const status = CLOSED[wf.status.name];
       if (!status) continue;
-      const latest = await client.workflow.getHandle(wf.workflowId).describe();
-      if (latest.runId !== wf.runId) continue;
+      const latest = await client.workflow
+        .getHandle(wf.workflowId)
+        .describe()
+        .catch(() => null);
+      if (latest?.runId !== wf.runId) continue;
       try {
         await client.workflow.start(jobCloseoutWorkflow, {
           workflowId: closeoutWorkflowId(wf.workflowId, wf.runId),
@@ -67,15 +70,23 @@ export function startCloseoutSweeper(opts: {
         if (!(e instanceof WorkflowExecutionAlreadyStartedError)) throw e;
       }
     }
+    let retry = false;
     for await (const wf of client.workflow.list({ query: closedBatchQuery(queues.io, since) })) {
-      if (!(await closeOutBatchRun(client, queues, wf))) continue;
+      // One batch that cannot be closed out now (no worker answers its query yet) holds up none of the others.
+      const closing = await closeOutBatchRun(client, queues, wf).catch((err: unknown) => {
+        logger.warn({ err, batchId: wf.workflowId, runId: wf.runId }, 'batch closeout failed; trying again');
+        retry = true;
+        return false;
+      });
+      if (!closing) continue;
       count += 1;
       logger.info(
         { batchId: wf.workflowId, runId: wf.runId, status: wf.status.name },
         'batch run closed without its record: closing it out',
       );
     }
-    since = started - OVERLAP_MS;
+    // A batch to try again keeps the window where it was, so the next sweeps see it too.
+    if (!retry) since = started - OVERLAP_MS;
     return count;
   }
 
