@@ -328,7 +328,19 @@ describe('Image OCR endpoints on the real engine', function () {
     it('refuses loopback image URLs by address and by name with 403 FORBIDDEN and never fetches them', async () => {
       const port = (files.address() as AddressInfo).port;
       served.length = 0;
-      for (const url of [`http://127.0.0.1:${port}/x.png`, `http://localhost:${port}/x.png`]) {
+      for (const url of [
+        `http://127.0.0.1:${port}/x.png`,
+        `http://localhost:${port}/x.png`,
+        // Every spelling of the same address is refused the same way (a trailing-dot name answered 502 before).
+        `http://localhost.:${port}/x.png`,
+        `http://LOCALHOST.:${port}/x.png`,
+        `http://app.localhost:${port}/x.png`,
+        `http://127.1:${port}/x.png`,
+        `http://0x7f.1:${port}/x.png`,
+        `http://2130706433:${port}/x.png`,
+        `http://0.0.0.0:${port}/x.png`,
+        `http://[::ffff:127.0.0.1]:${port}/x.png`,
+      ]) {
         err(
           await open.call('POST', '/api/imageocr/process-url', { url }, { 'X-Service-Api-Key': KEY }),
           403,
@@ -340,6 +352,37 @@ describe('Image OCR endpoints on the real engine', function () {
 
     it('asks for the API key before anything else', async () => {
       err(await open.call('POST', '/api/imageocr/process-url', { url: `${filesUrl}/page.png` }), 401, 'UNAUTHORIZED');
+    });
+  });
+  describe('in the compose layout: the API on 0.0.0.0 with a key, the worker with no HOST and the default policy', () => {
+    const KEY = 'imageocr-compose-service-key-0123456789';
+    let compose: Stack;
+
+    before(async function () {
+      this.timeout(120_000);
+      // docker-compose.yml sets HOST for the API alone, and ALLOW_PRIVATE_URLS (default false) for every process.
+      compose = await startStack(
+        { HOST: '0.0.0.0', SERVICE_API_KEY: KEY, ALLOW_PRIVATE_URLS: 'false' },
+        { worker: { HOST: undefined } },
+      );
+      expect(compose.worker.config.HOST).to.equal('127.0.0.1');
+    });
+    after(async () => {
+      await compose?.stop();
+    });
+
+    it('the worker refuses loopback URL inputs with 403 FORBIDDEN, whatever HOST it has, and never fetches them', async () => {
+      const port = (files.address() as AddressInfo).port;
+      served.length = 0;
+      for (const url of [`http://127.0.0.1:${port}/page.png`, `http://localhost.:${port}/page.png`]) {
+        const e = err(
+          await compose.call('POST', '/api/imageocr/process-url', { url }, { 'X-Service-Api-Key': KEY }),
+          403,
+          'FORBIDDEN',
+        );
+        expect(e.message, url).to.match(/private, loopback/);
+      }
+      expect(served).to.deep.equal([]);
     });
   });
 });
