@@ -93,6 +93,9 @@ export async function startGuardProxy(policy: OutboundPolicy): Promise<GuardProx
         up.once('error', () => res.destroy());
       },
     );
+    upstream.once('socket', track);
+    // The downloader gave up (its own timeout, a size limit): the upstream request goes with it.
+    res.once('close', () => upstream.destroy());
     upstream.once('timeout', () => upstream.destroy(new Error('upstream timeout')));
     upstream.once('error', (err) => (res.headersSent ? res.destroy() : refuse(502, err.message)));
     req.pipe(upstream);
