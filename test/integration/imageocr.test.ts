@@ -11,6 +11,8 @@ import { llmEnv } from '../support/llm-env';
 import { startLlmServer, type LlmServer } from '../support/llm-server';
 import { accuracy as charAccuracy } from '../support/accuracy';
 import { buildPdf, wrapText } from '../support/pdf-factory';
+import { SMALL_HTML, transformerJob, until } from '../support/jobs';
+import { startWebhookReceiver } from '../support/webhook-receiver';
 
 // /api/imageocr (spec §4.10, contract §1, §2) on the real API and worker over loopback HTTP, on a Temporal dev
 // server, with real tesseract; images are rendered by poppler from generated PDFs and converted by ffmpeg. The only
@@ -383,6 +385,34 @@ describe('Image OCR endpoints on the real engine', function () {
         expect(e.message, url).to.match(/private, loopback/);
       }
       expect(served).to.deep.equal([]);
+    });
+
+    it('the worker delivers no webhook to a loopback receiver: the job completes, the refusal is in its log', async () => {
+      const hook = await startWebhookReceiver();
+      try {
+        const created = await compose.call(
+          'POST',
+          '/api/jobs/',
+          transformerJob(SMALL_HTML, { webhook: { url: hook.url } }),
+          { 'X-Service-Api-Key': KEY },
+        );
+        expect(created.status, JSON.stringify(created.body)).to.equal(200);
+        const jobId = created.body.data.job_id;
+        const job = await until(
+          async () => {
+            const j = (await compose.call('GET', `/api/jobs/${jobId}`, undefined, { 'X-Service-Api-Key': KEY })).body
+              .data;
+            return j.logs.some((l: { message: string }) => /forbidden target/.test(l.message)) ? j : undefined;
+          },
+          'the refused delivery in the job log',
+          30_000,
+          200,
+        );
+        expect(job.status).to.equal('completed');
+        expect(hook.requests).to.have.length(0);
+      } finally {
+        await hook.close();
+      }
     });
   });
 });
