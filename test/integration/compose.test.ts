@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { configSchema, loadConfig } from '../../core/config';
+import { outboundPolicy } from '../../providers/http/ssrf';
 import { ROOT } from '../support/processes';
 
 /**
@@ -114,6 +115,8 @@ describe('docker-compose.yml', () => {
           false,
         );
         expect(config.temporalAddress, name).to.equal('temporal:7233');
+        // The same outbound policy in every container, the workers (no HOST) as the APIs: private targets refused.
+        expect(outboundPolicy(config).allowPrivate, `${name} allows private targets`).to.equal(false);
       } else {
         const image = Object.keys(THIRD_PARTY).find((i) => String(s.image).startsWith(`${i}:`));
         expect(image, `${name}: an image this test knows (${s.image})`).to.be.a('string');
