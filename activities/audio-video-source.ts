@@ -14,6 +14,7 @@ import type { createAudioResults, TranscriptionDone } from './audio-results';
 import type { ActivityDeps } from './deps';
 import { jobInputBlob } from './input-blob';
 import { fullParameters, heartbeating, runStep } from './job-steps';
+import { outboundPolicy } from '../providers/http/ssrf';
 
 /** What the video's first step found out, kept under the job (`runStep`) for `finishVideo`. */
 interface VideoSource {
@@ -31,7 +32,7 @@ const VIDEO_SOURCE_STEP = 'video-source';
  */
 export function createVideoSourceActivities(deps: ActivityDeps, finish: ReturnType<typeof createAudioResults>) {
   const { store, config } = deps;
-  const policy = { allowPrivate: config.loopbackOnly || config.ALLOW_PRIVATE_URLS };
+  const policy = outboundPolicy(config);
   const maxBytes = config.MAX_UPLOAD_MB * 1024 * 1024;
   const scratch = scratchAt(config.scratchDir);
 

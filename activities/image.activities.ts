@@ -15,6 +15,7 @@ import type { ActivityDeps } from './deps';
 import { applyTemplate, templateSource } from './text-operations';
 import { jobModel } from './model-journal';
 import { heartbeating } from './job-steps';
+import { outboundPolicy } from '../providers/http/ssrf';
 
 /** What the OCR step hands to `finishImageOcr` (under the job): the text, or the cached result, and the cache key. */
 interface OcrStep {
@@ -28,7 +29,7 @@ const ocrKey = (jobId: string) => jobInternalKey(jobId, 'ocr.json');
 
 export function createImageActivities(deps: ActivityDeps) {
   const { store, config, ocr } = deps;
-  const policy = { allowPrivate: config.loopbackOnly || config.ALLOW_PRIVATE_URLS };
+  const policy = outboundPolicy(config);
   const scratch = scratchAt(config.scratchDir);
 
   /** The result-cache key of this image under these parameters (the template's source and model included). */

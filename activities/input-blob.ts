@@ -7,7 +7,7 @@ import type { Config } from '../core/config';
 import { isInsideInputRoots } from '../core/input-roots';
 import { jobInternalKey } from '../core/records';
 import { downloadToFile } from '../providers/http/download';
-import type { OutboundPolicy } from '../providers/http/ssrf';
+import { outboundPolicy, type OutboundPolicy } from '../providers/http/ssrf';
 
 /**
  * A job's input file: an upload's blob (`file_key`), or a file inside the allowed roots (`filename`, contract §6),
@@ -54,15 +54,15 @@ export async function jobInputBlob(
 }
 
 /**
- * A job's `url` input as the worker fetches it: the outbound address policy (private targets only when the server
- * listens on loopback or ALLOW_PRIVATE_URLS), at most MAX_UPLOAD_MB, the media types `accept`ed, through scratch.
+ * A job's `url` input as the worker fetches it: the outbound address policy (private targets only with
+ * ALLOW_PRIVATE_URLS), at most MAX_UPLOAD_MB, the media types `accept`ed, through scratch.
  */
 export function urlDownload(
-  config: Pick<Config, 'loopbackOnly' | 'ALLOW_PRIVATE_URLS' | 'MAX_UPLOAD_MB' | 'scratchDir'>,
+  config: Pick<Config, 'ALLOW_PRIVATE_URLS' | 'MAX_UPLOAD_MB' | 'scratchDir'>,
   accept: string[],
 ): UrlDownload {
   return {
-    policy: { allowPrivate: config.loopbackOnly || config.ALLOW_PRIVATE_URLS },
+    policy: outboundPolicy(config),
     maxBytes: config.MAX_UPLOAD_MB * 1024 * 1024,
     accept,
     scratchDir: config.scratchDir,

@@ -16,6 +16,7 @@ import { convertHtmlToMarkdown } from '../providers/html';
 import type { ActivityDeps } from './deps';
 import { SESSION_STEP, sessionTextKey, type SessionAttachment, type SessionPlan } from './session-types';
 import { fullParameters, heartbeating, runStep } from './job-steps';
+import { outboundPolicy } from '../providers/http/ssrf';
 
 /** At most this many PDFs are taken from an attachments page. */
 export const MAX_SESSION_ATTACHMENTS = 10;
@@ -80,7 +81,7 @@ function attachmentName(url: string, index: number, taken: Set<string>): string 
  */
 export function createSessionSourceActivities(deps: ActivityDeps) {
   const { store, config } = deps;
-  const policy = { allowPrivate: config.loopbackOnly || config.ALLOW_PRIVATE_URLS };
+  const policy = outboundPolicy(config);
   const maxBytes = config.MAX_UPLOAD_MB * 1024 * 1024;
   const scratch = scratchAt(config.scratchDir);
 

@@ -14,13 +14,14 @@ import {
   type WebhookConfig,
 } from '../workflows/definitions';
 import type { ActivityDeps } from './deps';
+import { outboundPolicy } from '../providers/http/ssrf';
 
 /** The longest webhook log kept per job (oldest lines dropped first). */
 const MAX_WEBHOOK_LOG = 500;
 
 export function createWebhookActivities(deps: Pick<ActivityDeps, 'store' | 'config' | 'queues' | 'temporalClient'>) {
   const { store, config } = deps;
-  const policy = { allowPrivate: config.loopbackOnly || config.ALLOW_PRIVATE_URLS };
+  const policy = outboundPolicy(config);
   return {
     /**
      * Hands events to the job's notifier, starting it when it is not running (signal-with-start: the events are

@@ -152,7 +152,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       ? raw.INPUT_ROOTS.split(',')
           .map((r) => path.resolve(r.trim()))
           .filter(Boolean)
-      : [path.resolve(raw.DATA_DIR), ...(isLoopbackHost(raw.HOST) ? [os.tmpdir()] : [])],
+      : [path.resolve(raw.DATA_DIR)],
   };
 }
 

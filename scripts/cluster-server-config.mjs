@@ -52,6 +52,9 @@ export const TEMPORAL_SERVICE_VARIABLES = {
   POSTGRES_SEEDS: { fixed: '127.0.0.1' },
   DEFAULT_NAMESPACE: { from: 'TEMPORAL_NAMESPACE', setting: 'namespace' },
   DEFAULT_NAMESPACE_RETENTION: { from: 'TEMPORAL_RETENTION', setting: 'retention' },
+  DYNAMIC_CONFIG_FILE_PATH: {
+    fixed: 'config/dynamicconfig.yaml under the server root, written by dynamicConfigYaml()',
+  },
 };
 
 /** Ports of the server: the frontend's gRPC and HTTP, and each service's gRPC and membership (ringpop) port. */

@@ -4,6 +4,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { ROOT, setupForStart, step } from './engines.mjs';
+import { loopbackLaunchEnv } from './launch-env.mjs';
 import { stopChild, stopOnSignalsAndOrphaning, waitApiHealthy } from './services.mjs';
 import { superviseDevServer, superviseLocalLlm } from './supervised.mjs';
 import { Supervisor } from './supervisor.mjs';
@@ -29,6 +30,12 @@ async function main() {
     PORT: String(port),
     DOCPROC_PARENT_PID: String(process.pid),
   };
+  // Listening on loopback only: nobody else can reach the stack, so every child may fetch private targets (contract
+  // §2). Said in the log; an explicit setting of the operator's is kept.
+  const loopback = loopbackLaunchEnv(childEnv, dataDir);
+  Object.assign(childEnv, loopback.set);
+  if (loopback.names.length)
+    step('network', `the API listens on loopback only (${host}): set ${loopback.names.join(', ')} for every process`);
   if (speech) Object.assign(childEnv, { SPEECH_PYTHON: speech.python, SPEECH_MODEL_DIR: speech.modelDir });
   // The local model server (when the provider is local) before the worker, which is told its port.
   const llmStarting = llmModel ? startLlm(childEnv, llmModel) : null;

@@ -78,8 +78,8 @@ export function imageOcrRoutes(
     summary: 'Recognise the text of an image at a URL',
     tags,
     description:
-      'Private, loopback, link-local and metadata addresses are refused (also after DNS and redirects) unless the ' +
-      'server listens on loopback only or ALLOW_PRIVATE_URLS=true.',
+      'Private, loopback, link-local and metadata addresses are refused (also after DNS and redirects) unless ' +
+      'ALLOW_PRIVATE_URLS=true (npm start sets it when its API listens on loopback only).',
     body: z.object({
       url: z
         .string()

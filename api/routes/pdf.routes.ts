@@ -153,7 +153,7 @@ export function pdfRoutes(api: ApiRouter, jobs: JobService, config: Config, engi
     handler: async (ctx, { body: b }) => {
       const range = pageRange(b);
       if (!range.ok) throw new AppError('VALIDATION_ERROR', `${range.issue.message}.`, { issues: [range.issue] });
-      if (b.callback_url && !/^https:/i.test(b.callback_url) && !(config.ALLOW_HTTP_CALLBACKS || config.loopbackOnly)) {
+      if (b.callback_url && !/^https:/i.test(b.callback_url) && !config.ALLOW_HTTP_CALLBACKS) {
         throw new AppError('VALIDATION_ERROR', 'callback_url must be an https URL.', {
           issues: [{ path: 'callback_url', message: 'https required' }],
         });

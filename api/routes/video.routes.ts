@@ -119,7 +119,7 @@ function videoTranscriptionRoutes(api: ApiRouter, jobs: JobService, config: Conf
     description:
       'Give `file` or `url`. The sound is transcribed as by /api/audio/process (template, translation, result cache); `metadata` is read by ffprobe. ' +
       'A cached upload is answered by the API without a job (`X-Cache: hit`), unless `useCache` is false or the client asks for a job (`Prefer: respond-async`, `wait_ms=0`). ' +
-      'A URL is downloaded by the job (private, loopback and metadata addresses refused unless the server listens on loopback only or ALLOW_PRIVATE_URLS=true). ' +
+      'A URL is downloaded by the job (private, loopback and metadata addresses refused unless ALLOW_PRIVATE_URLS=true). ' +
       'Waits up to MEDIA_SYNC_WAIT_MS; past it, 504 with `details.job_id`.',
     body: videoProcessBody,
     bodyTypes: ['multipart', 'json'],

@@ -13,12 +13,21 @@ import { isForbiddenAddress } from './address-classifier';
 
 /** What outbound requests may reach. */
 export interface OutboundPolicy {
-  /** `ALLOW_PRIVATE_URLS`, or the server listens on loopback only: any address is fine. */
+  /** `ALLOW_PRIVATE_URLS`: any address is fine. Never inferred from where a process listens ({@link outboundPolicy}). */
   allowPrivate: boolean;
   /** Plain `http:` targets; default true. */
   allowHttp?: boolean;
   /** Exact `host:port` strings (port always written, IPv6 bracketed) that skip the address check. */
   allowedHosts?: string[];
+}
+
+/**
+ * The outbound policy of every process, API and workers alike (contract §2): `ALLOW_PRIVATE_URLS` and nothing else.
+ * Where a process listens decides nothing (a worker of the compose layout listens nowhere); `npm start` sets the
+ * variable for all its children when its API is on loopback only (scripts/launch-env.mjs).
+ */
+export function outboundPolicy(config: { ALLOW_PRIVATE_URLS: boolean }): OutboundPolicy {
+  return { allowPrivate: config.ALLOW_PRIVATE_URLS };
 }
 
 /** A target this server may not touch (maps to 403 `FORBIDDEN`). Names the host only, never credentials or path. */
@@ -81,20 +90,13 @@ export async function checkTarget(target: string | URL, policy: OutboundPolicy):
   }
   if (url.username || url.password)
     throw new ForbiddenTargetError(`credentials in the URL of ${host} are not allowed`, host);
-  const hostname = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  // One name, however it is spelt: the URL parser has lowered the case and read every IPv4 form (127.1, 0x7f.1,
+  // 2130706433); the root's trailing dot (`localhost.`) is dropped here, so the name is looked up as the resolver
+  // and /etc/hosts know it.
+  const hostname = url.hostname.replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '');
   const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
   const exempt = policy.allowPrivate || (policy.allowedHosts ?? []).includes(`${url.hostname}:${port}`);
-  let addresses: string[];
-  if (isIP(hostname)) addresses = [hostname];
-  else {
-    try {
-      addresses = (await dnsLookup(hostname, { all: true, verbatim: true })).map((r) => r.address);
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code ?? 'lookup failed';
-      throw new OutboundError(`cannot resolve ${hostname}: ${code}`, 'dns', undefined, { cause: err });
-    }
-    if (!addresses.length) throw new OutboundError(`cannot resolve ${hostname}: no address`, 'dns');
-  }
+  const addresses = isIP(hostname) ? [hostname] : await resolveName(hostname);
   if (!exempt) {
     const bad = addresses.find(isForbiddenAddress);
     if (bad !== undefined) {
@@ -104,6 +106,27 @@ export async function checkTarget(target: string | URL, policy: OutboundPolicy):
   }
   const address = addresses[0].replace(/%.*$/, '');
   return { url, hostname, port, addresses, address, family: isIP(address) === 6 ? 6 : 4 };
+}
+
+/** `localhost` and every name under it are loopback (RFC 6761 §6.3), whatever a resolver answers for them. */
+const isLocalhostName = (name: string) => name === 'localhost' || name.endsWith('.localhost');
+
+/** Every address `hostname` resolves to (a localhost name: its loopback answers, else 127.0.0.1), or OutboundError. */
+async function resolveName(hostname: string): Promise<string[]> {
+  let addresses: string[];
+  try {
+    addresses = (await dnsLookup(hostname, { all: true, verbatim: true })).map((r) => r.address);
+  } catch (err) {
+    if (isLocalhostName(hostname)) return ['127.0.0.1'];
+    const code = (err as NodeJS.ErrnoException).code ?? 'lookup failed';
+    throw new OutboundError(`cannot resolve ${hostname}: ${code}`, 'dns', undefined, { cause: err });
+  }
+  if (isLocalhostName(hostname)) {
+    const loopback = addresses.filter((a) => a === '::1' || a.startsWith('127.'));
+    return loopback.length ? loopback : ['127.0.0.1'];
+  }
+  if (!addresses.length) throw new OutboundError(`cannot resolve ${hostname}: no address`, 'dns');
+  return addresses;
 }
 
 export interface GuardedFetchInit {

@@ -6,6 +6,7 @@ import { open } from 'node:fs/promises';
 import { AppError } from '../../core/errors';
 import { ToolExitError, ToolTimeoutError, runTool, type RunToolOptions, type ToolResult } from '../process/run-tool';
 import type { MediaToolOptions } from './probe';
+import { localInput } from './input-guard';
 
 export const SPEECH_SAMPLE_RATE = 16_000;
 
@@ -102,7 +103,17 @@ export async function decodeToWav(
     : opts.maxSeconds
       ? ['-t', String(opts.maxSeconds + 1)]
       : [];
-  const input = ['-i', inputPath, '-map', '0:a:0', '-vn', '-ac', '1', '-ar', String(SPEECH_SAMPLE_RATE), ...cap];
+  const input = [
+    ...localInput(inputPath),
+    '-map',
+    '0:a:0',
+    '-vn',
+    '-ac',
+    '1',
+    '-ar',
+    String(SPEECH_SAMPLE_RATE),
+    ...cap,
+  ];
   const info = await writeWav(input, outPath, 'Decoding the audio', {
     signal: opts.signal,
     timeoutMs: opts.timeoutMs ?? 30 * 60_000,
@@ -155,7 +166,7 @@ export async function cutChunk(
   const { sampleRate } = await wavInfo(wavPath);
   const first = sampleAt(start, sampleRate);
   const count = sampleAt(end, sampleRate) - first;
-  const input = ['-ss', String(first / sampleRate), '-i', wavPath, '-af', `atrim=end_sample=${count}`];
+  const input = ['-ss', String(first / sampleRate), ...localInput(wavPath), '-af', `atrim=end_sample=${count}`];
   return writeWav(input, outPath, 'Cutting the audio', {
     signal: opts.signal,
     timeoutMs: opts.timeoutMs ?? 5 * 60_000,

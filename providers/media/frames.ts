@@ -8,6 +8,7 @@ import { rm, stat } from 'node:fs/promises';
 import { AppError } from '../../core/errors';
 import { decodeError, runFfmpeg } from './audio';
 import type { MediaToolOptions } from './probe';
+import { localInput } from './input-guard';
 
 export interface ExtractedFrame {
   /** Seconds, as requested. */
@@ -49,10 +50,10 @@ export async function extractFrames(
     for (const [i, time] of times.entries()) {
       const out = path.join(outDir, `frame-${String(i + 1).padStart(5, '0')}.jpg`);
       await rm(out, { force: true }); // whether ffmpeg wrote a frame is told by the file being there
-      await run(['-ss', time.toFixed(6), '-i', videoPath, ...output(out, true)]);
+      await run(['-ss', time.toFixed(6), ...localInput(videoPath), ...output(out, true)]);
       if (!(await exists(out))) {
         // The last frame is shown until the end: decode the final second and keep the last picture.
-        await run(['-sseof', '-1', '-i', videoPath, ...output(out, false)]);
+        await run(['-sseof', '-1', ...localInput(videoPath), ...output(out, false)]);
       }
       if (!(await exists(out)))
         throw new AppError('UNPROCESSABLE_INPUT', `No video frame at ${time} s`, { error_type: 'no_frame', time });

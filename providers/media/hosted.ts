@@ -3,13 +3,18 @@
  * configuration files, no cookies, no plugins, no JavaScript runtime and no remote components, one video (never a
  * playlist), bounded in time and size. The URL is checked with the SSRF classifier first (`checkTarget`), so a
  * private, loopback or metadata address is refused before yt-dlp starts unless the policy allows it. yt-dlp then
- * connects on its own: redirects and media URLs named by the page are not re-checked by the classifier.
+ * connects only through a loopback proxy of ours (providers/http/guard-proxy.ts) that checks every address it is
+ * asked for, redirects, media and fragment URLs and DNS answers included, and connects to the checked address. Only
+ * formats yt-dlp fetches itself over HTTP(S) are chosen, with its native downloader, and no post-processing runs
+ * (`--fixup never`, one file, nothing merged): no ffmpeg, rtmpdump or other program of its own opens a connection
+ * that would bypass the proxy.
  */
 import { access, constants, readFile, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { AppError } from '../../core/errors';
 import type { HostedVideoInfo } from '../../core/result-shapes';
 import { downloadError } from '../http/download';
+import { startGuardProxy } from '../http/guard-proxy';
 import { checkTarget, type OutboundPolicy } from '../http/ssrf';
 import { ToolExitError, ToolTimeoutError, runTool } from '../process/run-tool';
 
@@ -36,6 +41,8 @@ export interface HostedOptions {
 }
 
 const INFO_FILE = 'info.json';
+/** Protocols yt-dlp's native downloader fetches over HTTP(S) itself (through the proxy); rtmp, rtsp, mms and the like need programs of their own. */
+const PROXIED = "[protocol~='^(https?|m3u8_native|m3u8|http_dash_segments)$']";
 const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 
@@ -110,6 +117,27 @@ export async function downloadHosted(url: string, outDir: string, opts: HostedOp
     throw downloadError(err, url, maxBytes);
   }
   await checkYtDlp(opts.ytDlp);
+  const proxy = await startGuardProxy(opts.policy);
+  try {
+    return await runYtDlp(url, outDir, maxBytes, proxy.url, opts);
+  } catch (err) {
+    // yt-dlp saw the proxy's 403 as an HTTP error of its own: the refused target is the cause.
+    const refused = proxy.refused();
+    if (refused && !(err instanceof AppError && err.code === 'PAYLOAD_TOO_LARGE'))
+      throw downloadError(refused, url, maxBytes);
+    throw err;
+  } finally {
+    await proxy.close();
+  }
+}
+
+async function runYtDlp(
+  url: string,
+  outDir: string,
+  maxBytes: number,
+  proxyUrl: string,
+  opts: HostedOptions,
+): Promise<HostedDownload> {
   const infoPath = path.join(outDir, INFO_FILE);
   const args = [
     ...[
@@ -121,7 +149,9 @@ export async function downloadHosted(url: string, outDir: string, opts: HostedOp
       '--no-cache-dir',
     ],
     ...['--no-playlist', '--no-progress', '--no-mtime', '--no-part', '--restrict-filenames', '--socket-timeout', '30'],
-    ...['-f', opts.format === 'audio' ? 'bestaudio/best' : 'best', '--max-filesize', String(maxBytes)],
+    ...['--proxy', proxyUrl, '--downloader', 'native', '--fixup', 'never'],
+    ...['-f', opts.format === 'audio' ? `bestaudio${PROXIED}/best${PROXIED}` : `best${PROXIED}`],
+    ...['--max-filesize', String(maxBytes)],
     ...['--print-to-file', 'after_move:%()j', infoPath, '-o', path.join(outDir, 'media.%(ext)s'), '--', url],
   ];
   let stdout: string;

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { AppError } from '../../core/errors';
 import { ToolExitError, ToolTimeoutError, runTool } from '../process/run-tool';
 import { SUPPORTED_FORMATS, type MediaProbe } from '../../core/media-formats';
+import { localInputOptions } from './input-guard';
 
 export interface MediaToolOptions {
   signal?: AbortSignal;
@@ -114,11 +115,15 @@ export async function probeMedia(filePath: string, opts: MediaToolOptions = {}):
   try {
     const link = path.join(linkDir, 'input');
     await symlink(path.resolve(filePath), link);
-    const { stdout } = await runTool('ffprobe', ['-v', 'error', '-show_entries', ENTRIES, '-of', 'json', link], {
-      signal: opts.signal,
-      timeoutMs: opts.timeoutMs ?? 60_000,
-      maxStdoutBytes: 16 * 1024 * 1024,
-    });
+    const { stdout } = await runTool(
+      'ffprobe',
+      ['-v', 'error', ...localInputOptions(), '-show_entries', ENTRIES, '-of', 'json', link],
+      {
+        signal: opts.signal,
+        timeoutMs: opts.timeoutMs ?? 60_000,
+        maxStdoutBytes: 16 * 1024 * 1024,
+      },
+    );
     return parseProbe(JSON.parse(stdout.toString('utf8')));
   } catch (err) {
     throw probeError(err);

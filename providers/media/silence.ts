@@ -5,6 +5,7 @@
  */
 import { decodeError, runFfmpeg } from './audio';
 import type { MediaToolOptions } from './probe';
+import { localInput } from './input-guard';
 
 export interface Silence {
   start: number;
@@ -56,7 +57,7 @@ export async function findSilences(
 ): Promise<Silence[]> {
   const filter = `silencedetect=noise=${opts.noiseDb ?? SILENCE_NOISE_DB}dB:duration=${opts.minSilence ?? SILENCE_MIN_SECONDS},ametadata=mode=print:file=-`;
   try {
-    const { stdout } = await runFfmpeg(['-i', wavPath, '-af', filter, '-f', 'null', '-'], {
+    const { stdout } = await runFfmpeg([...localInput(wavPath), '-af', filter, '-f', 'null', '-'], {
       signal: opts.signal,
       timeoutMs: opts.timeoutMs ?? 30 * 60_000,
     });

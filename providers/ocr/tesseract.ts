@@ -8,6 +8,7 @@ import { rm } from 'node:fs/promises';
 import { AppError } from '../../core/errors';
 import { parseTsvLayout, type OcrLayout } from '../pdf/markdown/ocr-layout';
 import { ToolExitError, ToolTimeoutError, runTool } from '../process/run-tool';
+import { IMAGE_DEMUXERS, localInput } from '../media/input-guard';
 
 export interface OcrOptions {
   /** Tesseract language codes (`deu`, `eng`); missing or not installed ones fall back to `DEFAULT_LANGUAGES`. */
@@ -305,10 +306,14 @@ export async function ocrOriented(imagePath: string, opts: OcrOptions): Promise<
   if (!o || o.rotate === 0) return { ...first, rotation: 0 };
   const turned = `${imagePath}.rotated-${o.rotate}.png`;
   try {
-    await runTool('ffmpeg', ['-loglevel', 'error', '-y', '-i', imagePath, '-vf', ROTATE_FILTER[o.rotate], turned], {
-      signal: opts.signal,
-      timeoutMs: 60_000,
-    });
+    await runTool(
+      'ffmpeg',
+      ['-loglevel', 'error', '-y', ...localInput(imagePath, IMAGE_DEMUXERS), '-vf', ROTATE_FILTER[o.rotate], turned],
+      {
+        signal: opts.signal,
+        timeoutMs: 60_000,
+      },
+    );
     const again = await ocrImage(turned, opts);
     return again.confidence > first.confidence ? { ...again, rotation: o.rotate } : { ...first, rotation: 0 };
   } finally {

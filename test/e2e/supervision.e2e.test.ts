@@ -104,6 +104,10 @@ describe('npm start supervises its children', function () {
         /api: exited \(code \d+\): a crash loop \(5 restarts within 120 s\); stopping everything\. Its last lines:/,
       );
       expect(out).to.match(/EADDRINUSE/);
+      // Its API was to listen on loopback only: the launcher, not each process, allowed private targets for all.
+      expect(out).to.include(
+        'network: the API listens on loopback only (127.0.0.1): set ALLOW_PRIVATE_URLS, ALLOW_HTTP_CALLBACKS, INPUT_ROOTS for every process',
+      );
       expect(out).to.include('stopping the Temporal dev server');
       await waitFor(
         async () => (pidsOf('', dataDir).length === 0 ? true : undefined),

@@ -5,6 +5,7 @@ import { parse } from 'yaml';
 import {
   COMPOSE_STAND_INS,
   DATABASES,
+  dynamicConfigYaml,
   HISTORY_SHARDS,
   POSTGRES_USER,
   serverConfigYaml,
@@ -12,6 +13,7 @@ import {
   TEMPORAL_SERVICE_VARIABLES,
 } from '../../scripts/cluster-server-config.mjs';
 import { SERVER_PINS } from '../../scripts/engines-server.mjs';
+import { DEV_SERVER_DYNAMIC_CONFIG } from '../../scripts/services.mjs';
 import { ROOT } from '../support/processes';
 
 /**
@@ -75,6 +77,18 @@ describe('npm run cluster -- --temporal server and docker-compose.yml in step', 
       DATABASES.temporal,
       DATABASES.visibility,
     ]);
+  });
+
+  it('runs the compose server with the dynamic config of the cluster layout and the dev server: fairness on', () => {
+    const file = String(services.temporal.volumes[0]).split(':')[0];
+    const composed = parse(fs.readFileSync(path.resolve(ROOT, file), 'utf8'));
+    expect(composed).to.deep.equal(parse(dynamicConfigYaml()));
+    expect(parse(dynamicConfigYaml())['matching.enableFairness']).to.deep.equal([{ value: true }]);
+    // `npm start` and `npm run cluster` on the dev server pass the same settings as --dynamic-config-value.
+    expect(DEV_SERVER_DYNAMIC_CONFIG).to.include({
+      'matching.enableFairness': 'true',
+      'matching.useNewMatcher': 'true',
+    });
   });
 
   it("reads the temporal service's variables from the same shell variables, with the same defaults", () => {

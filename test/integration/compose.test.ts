@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { configSchema, loadConfig } from '../../core/config';
+import { outboundPolicy } from '../../providers/http/ssrf';
 import { ROOT } from '../support/processes';
 
 /**
@@ -25,6 +26,7 @@ const THIRD_PARTY: Record<string, string[]> = {
     'POSTGRES_SEEDS',
     'DEFAULT_NAMESPACE',
     'DEFAULT_NAMESPACE_RETENTION',
+    'DYNAMIC_CONFIG_FILE_PATH',
   ],
   'temporalio/ui': ['TEMPORAL_ADDRESS', 'TEMPORAL_CORS_ORIGINS'],
   'minio/minio': ['MINIO_ROOT_USER', 'MINIO_ROOT_PASSWORD'],
@@ -113,6 +115,8 @@ describe('docker-compose.yml', () => {
           false,
         );
         expect(config.temporalAddress, name).to.equal('temporal:7233');
+        // The same outbound policy in every container, the workers (no HOST) as the APIs: private targets refused.
+        expect(outboundPolicy(config).allowPrivate, `${name} allows private targets`).to.equal(false);
       } else {
         const image = Object.keys(THIRD_PARTY).find((i) => String(s.image).startsWith(`${i}:`));
         expect(image, `${name}: an image this test knows (${s.image})`).to.be.a('string');
@@ -126,6 +130,20 @@ describe('docker-compose.yml', () => {
         ).to.deep.equal([]);
       }
     }
+  });
+
+  it('runs the Temporal server with task-queue fairness on, from the dynamic config file it mounts', () => {
+    const t = services.temporal;
+    const mounted = (t.volumes ?? []).map((v: string | { source: string; target: string }) =>
+      typeof v === 'string' ? { source: v.split(':')[0], target: v.split(':')[1] } : v,
+    );
+    // The image reads DYNAMIC_CONFIG_FILE_PATH relative to its working directory, /etc/temporal.
+    const target = path.posix.join('/etc/temporal', String(t.environment.DYNAMIC_CONFIG_FILE_PATH));
+    const file = mounted.find((m: { target: string }) => m.target === target);
+    expect(file, `a volume mounted at ${target}`).to.not.equal(undefined);
+    const settings = parse(fs.readFileSync(path.resolve(ROOT, file.source), 'utf8'));
+    expect(settings['matching.enableFairness']).to.deep.equal([{ value: true }]);
+    expect(settings['matching.useNewMatcher']).to.deep.equal([{ value: true }]);
   });
 
   it('names every variable of the README configuration table (set, or said why not)', () => {

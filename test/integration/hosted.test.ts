@@ -17,6 +17,12 @@ import { ffmpeg } from '../support/media-factory';
 const ytDlp = ytDlpPath(loadConfig({ ...process.env }));
 const open = { allowPrivate: true };
 
+/** A watch page naming its video in schema.org JSON-LD, which yt-dlp's generic extractor reads. */
+function watchPage(contentUrl: string): string {
+  const ld = { '@context': 'https://schema.org', '@type': 'VideoObject', name: 'Elsewhere', contentUrl };
+  return `<!DOCTYPE html><html><head><title>Elsewhere</title><script type="application/ld+json">${JSON.stringify(ld)}</script></head><body></body></html>`;
+}
+
 async function rejection(p: Promise<unknown>): Promise<AppError> {
   const err = await p.then(
     () => null,
@@ -33,6 +39,9 @@ describe('hosted video downloads (yt-dlp)', function () {
   let base: string;
   let video: Buffer;
   const requests: string[] = [];
+  /** Further pages and redirects of the site, by path (set by the suites below). */
+  const pages = new Map<string, string>();
+  const redirects = new Map<string, string>();
 
   before(async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'hosted-test-'));
@@ -59,7 +68,15 @@ describe('hosted video downloads (yt-dlp)', function () {
     video = readFileSync(mp4);
     server = http.createServer((req, res) => {
       requests.push(req.url ?? '');
-      if (req.url === '/video.mp4') {
+      const page = pages.get(req.url ?? '');
+      const redirect = redirects.get(req.url ?? '');
+      if (page) {
+        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+        res.end(page);
+      } else if (redirect) {
+        res.writeHead(302, { location: redirect });
+        res.end();
+      } else if (req.url === '/video.mp4') {
         res.writeHead(200, { 'content-type': 'video/mp4', 'content-length': video.length });
         res.end(video);
       } else if (req.url === '/watch') {
@@ -156,6 +173,56 @@ describe('hosted video downloads (yt-dlp)', function () {
     );
     expect(metadata.code).to.equal('FORBIDDEN');
     expect(metadata.details).to.include({ host: '169.254.169.254' });
+  });
+
+  describe('behind the guard: every address yt-dlp connects to is checked (its loopback proxy)', () => {
+    // Server B stands for a service on the private network; only the "platform" A (this suite's site) is allowed.
+    let b: http.Server;
+    let bBase: string;
+    const bRequests: string[] = [];
+    let guarded: { allowPrivate: false; allowedHosts: string[] };
+
+    before(async () => {
+      b = http.createServer((req, res) => {
+        bRequests.push(req.url ?? '');
+        res.writeHead(200, { 'content-type': 'video/mp4', 'content-length': video.length });
+        res.end(video);
+      });
+      await new Promise<void>((resolve) => b.listen(0, '127.0.0.1', resolve));
+      const bPort = (b.address() as AddressInfo).port;
+      bBase = `http://127.0.0.1:${bPort}`;
+      guarded = { allowPrivate: false, allowedHosts: [new URL(base).host] };
+      pages.set('/watch-elsewhere', watchPage(`${bBase}/video.mp4`));
+      redirects.set('/redirect.mp4', `${bBase}/video.mp4`);
+      redirects.set('/redirect-dot.mp4', `http://localhost.:${bPort}/video.mp4`);
+    });
+    after(async () => {
+      b?.closeAllConnections();
+      await new Promise((resolve) => b?.close(resolve));
+    });
+
+    it('still downloads a page and its media on an allowed host', async () => {
+      const r = await downloadHosted(`${base}/watch`, outDir(), { ytDlp, policy: guarded, format: 'audio' });
+      expect(readFileSync(r.file).equals(video)).to.equal(true);
+      expect(r.metadata.title).to.equal('Test pattern');
+    });
+
+    it('a page naming media on a refused address fails FORBIDDEN, and that address is never asked', async () => {
+      const out = outDir();
+      const err = await rejection(downloadHosted(`${base}/watch-elsewhere`, out, { ytDlp, policy: guarded }));
+      expect(err.code).to.equal('FORBIDDEN');
+      expect(err.details).to.include({ host: new URL(bBase).host });
+      expect(bRequests).to.deep.equal([]);
+      expect(readdirSync(out).filter((f) => f.startsWith('media.'))).to.deep.equal([]);
+    });
+
+    it('a redirect to a refused address, however it is spelt, fails FORBIDDEN without reaching it', async () => {
+      for (const p of ['/redirect.mp4', '/redirect-dot.mp4']) {
+        const err = await rejection(downloadHosted(`${base}${p}`, outDir(), { ytDlp, policy: guarded }));
+        expect(err.code, p).to.equal('FORBIDDEN');
+      }
+      expect(bRequests).to.deep.equal([]);
+    });
   });
 
   it('without yt-dlp: PROVIDER_NOT_CONFIGURED', async () => {

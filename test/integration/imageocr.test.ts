@@ -11,6 +11,8 @@ import { llmEnv } from '../support/llm-env';
 import { startLlmServer, type LlmServer } from '../support/llm-server';
 import { accuracy as charAccuracy } from '../support/accuracy';
 import { buildPdf, wrapText } from '../support/pdf-factory';
+import { SMALL_HTML, transformerJob, until } from '../support/jobs';
+import { startWebhookReceiver } from '../support/webhook-receiver';
 
 // /api/imageocr (spec §4.10, contract §1, §2) on the real API and worker over loopback HTTP, on a Temporal dev
 // server, with real tesseract; images are rendered by poppler from generated PDFs and converted by ffmpeg. The only
@@ -328,7 +330,19 @@ describe('Image OCR endpoints on the real engine', function () {
     it('refuses loopback image URLs by address and by name with 403 FORBIDDEN and never fetches them', async () => {
       const port = (files.address() as AddressInfo).port;
       served.length = 0;
-      for (const url of [`http://127.0.0.1:${port}/x.png`, `http://localhost:${port}/x.png`]) {
+      for (const url of [
+        `http://127.0.0.1:${port}/x.png`,
+        `http://localhost:${port}/x.png`,
+        // Every spelling of the same address is refused the same way (a trailing-dot name answered 502 before).
+        `http://localhost.:${port}/x.png`,
+        `http://LOCALHOST.:${port}/x.png`,
+        `http://app.localhost:${port}/x.png`,
+        `http://127.1:${port}/x.png`,
+        `http://0x7f.1:${port}/x.png`,
+        `http://2130706433:${port}/x.png`,
+        `http://0.0.0.0:${port}/x.png`,
+        `http://[::ffff:127.0.0.1]:${port}/x.png`,
+      ]) {
         err(
           await open.call('POST', '/api/imageocr/process-url', { url }, { 'X-Service-Api-Key': KEY }),
           403,
@@ -340,6 +354,65 @@ describe('Image OCR endpoints on the real engine', function () {
 
     it('asks for the API key before anything else', async () => {
       err(await open.call('POST', '/api/imageocr/process-url', { url: `${filesUrl}/page.png` }), 401, 'UNAUTHORIZED');
+    });
+  });
+  describe('in the compose layout: the API on 0.0.0.0 with a key, the worker with no HOST and the default policy', () => {
+    const KEY = 'imageocr-compose-service-key-0123456789';
+    let compose: Stack;
+
+    before(async function () {
+      this.timeout(120_000);
+      // docker-compose.yml sets HOST for the API alone, and ALLOW_PRIVATE_URLS (default false) for every process.
+      compose = await startStack(
+        { HOST: '0.0.0.0', SERVICE_API_KEY: KEY, ALLOW_PRIVATE_URLS: 'false' },
+        { worker: { HOST: undefined } },
+      );
+      expect(compose.worker.config.HOST).to.equal('127.0.0.1');
+    });
+    after(async () => {
+      await compose?.stop();
+    });
+
+    it('the worker refuses loopback URL inputs with 403 FORBIDDEN, whatever HOST it has, and never fetches them', async () => {
+      const port = (files.address() as AddressInfo).port;
+      served.length = 0;
+      for (const url of [`http://127.0.0.1:${port}/page.png`, `http://localhost.:${port}/page.png`]) {
+        const e = err(
+          await compose.call('POST', '/api/imageocr/process-url', { url }, { 'X-Service-Api-Key': KEY }),
+          403,
+          'FORBIDDEN',
+        );
+        expect(e.message, url).to.match(/private, loopback/);
+      }
+      expect(served).to.deep.equal([]);
+    });
+
+    it('the worker delivers no webhook to a loopback receiver: the job completes, the refusal is in its log', async () => {
+      const hook = await startWebhookReceiver();
+      try {
+        const created = await compose.call(
+          'POST',
+          '/api/jobs/',
+          transformerJob(SMALL_HTML, { webhook: { url: hook.url } }),
+          { 'X-Service-Api-Key': KEY },
+        );
+        expect(created.status, JSON.stringify(created.body)).to.equal(200);
+        const jobId = created.body.data.job_id;
+        const job = await until(
+          async () => {
+            const j = (await compose.call('GET', `/api/jobs/${jobId}`, undefined, { 'X-Service-Api-Key': KEY })).body
+              .data;
+            return j.logs.some((l: { message: string }) => /forbidden target/.test(l.message)) ? j : undefined;
+          },
+          'the refused delivery in the job log',
+          30_000,
+          200,
+        );
+        expect(job.status).to.equal('completed');
+        expect(hook.requests).to.have.length(0);
+      } finally {
+        await hook.close();
+      }
     });
   });
 });

@@ -23,7 +23,13 @@ describe('deliverWebhook activity', () => {
   beforeEach(async () => {
     receiver = await startWebhookReceiver();
     dataDir = tempDir('docproc-webhook-activity-');
-    const config = loadConfig({ LOG_LEVEL: 'silent', DATA_DIR: dataDir, WEBHOOK_SIGNING_SECRET: SECRET });
+    // The receiver is on loopback: private targets allowed explicitly (no process infers it from HOST).
+    const config = loadConfig({
+      LOG_LEVEL: 'silent',
+      DATA_DIR: dataDir,
+      WEBHOOK_SIGNING_SECRET: SECRET,
+      ALLOW_PRIVATE_URLS: 'true',
+    });
     const store = await new LocalBlobStore(`${dataDir}/blobs`).init();
     const deps = { config, store, logger: pino({ level: 'silent' }), queues: taskQueues('t-webhook-activity') };
     deliver = createWebhookActivities(deps).deliverWebhook;

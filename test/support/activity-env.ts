@@ -13,11 +13,12 @@ import { createEngines } from '../../worker/engines';
 import { tempDir } from './servers';
 import { grayPng } from './png';
 import { noLlmUnlessAsked } from './llm-default';
+import { asNpmStart } from './launch-env';
 
 /** The real activities (createActivities) over a real local blob store in a fresh data dir; `remove` deletes it. */
 export async function realActivities(env: Record<string, string> = {}) {
   const dataDir = tempDir('docproc-act-');
-  const config = loadConfig(noLlmUnlessAsked({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...env }));
+  const config = loadConfig(asNpmStart(noLlmUnlessAsked({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...env })));
   const store: BlobStore = await new LocalBlobStore(path.join(config.dataDir, 'blobs')).init();
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const activities = createActivities({ config, logger, store, queues: taskQueues('act'), ...createEngines(config) });

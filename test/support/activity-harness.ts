@@ -15,6 +15,7 @@ import type { SpeechProvider } from '../../providers/speech/types';
 import { LocalBlobStore } from '../../providers/storage';
 import { InMemoryMediaEngine, InMemoryOcrEngine, InMemoryPdfEngine, InMemorySpeechEngine } from './in-memory-engines';
 import { noLlmUnlessAsked } from './llm-default';
+import { asNpmStart } from './launch-env';
 
 /** The failure of an attempt, or throws when it succeeded. */
 export async function failureOf(p: Promise<unknown>): Promise<unknown> {
@@ -47,7 +48,7 @@ function sharedScratch(): string {
 export async function activityHarness(opts: { env?: Record<string, string>; speech?: SpeechProvider | null } = {}) {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'docproc-unit-act-'));
   const config = loadConfig(
-    noLlmUnlessAsked({ DATA_DIR: dataDir, SCRATCH_DIR: sharedScratch(), LOG_LEVEL: 'silent', ...opts.env }),
+    asNpmStart(noLlmUnlessAsked({ DATA_DIR: dataDir, SCRATCH_DIR: sharedScratch(), LOG_LEVEL: 'silent', ...opts.env })),
   );
   const store: BlobStore = await new LocalBlobStore(path.join(config.dataDir, 'blobs')).init();
   const logger = pino({ level: 'silent' });

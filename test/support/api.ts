@@ -19,6 +19,7 @@ import { LocalBlobStore } from '../../providers/storage';
 import { tempDir } from './servers';
 import { trackCalls } from './temporal-calls';
 import { noLlmUnlessAsked } from './llm-default';
+import { asNpmStart } from './launch-env';
 
 export interface TestApi {
   url: string;
@@ -53,7 +54,7 @@ export async function startTestApi(
 ): Promise<TestApi> {
   const dataDir = env.DATA_DIR ?? tempDir('docproc-api-');
   const config = loadConfig(
-    noLlmUnlessAsked({ TEMPORAL_ADDRESS: '127.0.0.1:1', LOG_LEVEL: 'silent', ...env, DATA_DIR: dataDir }),
+    asNpmStart(noLlmUnlessAsked({ TEMPORAL_ADDRESS: '127.0.0.1:1', LOG_LEVEL: 'silent', ...env, DATA_DIR: dataDir })),
   );
   const store = opts.store ?? (await new LocalBlobStore(path.join(config.dataDir, 'blobs')).init());
   const temporal = createTemporalGateway(config);

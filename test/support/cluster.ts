@@ -75,6 +75,10 @@ export async function startCluster(opts: {
       S3_ACCESS_KEY: minio.accessKey,
       S3_SECRET_KEY: minio.secretKey,
       S3_BUCKET: 'docproc-cluster',
+      // The cluster layout allows no private target and no temp-dir input by itself: the test's receivers are on
+      // loopback and its inputs beside the data directory.
+      ALLOW_PRIVATE_URLS: 'true',
+      INPUT_ROOTS: dataDir,
       ...opts.env,
     };
     fs.mkdirSync(env.DATA_DIR, { recursive: true });

@@ -104,6 +104,8 @@ export async function npmCluster(
   const temporalPort = await freePort();
   const proc = spawnProc('npm', ['run', 'cluster', '--silent', '--', '--port', String(port), ...args], {
     DATA_DIR: dataDir,
+    // The cluster never allows private targets by itself; the tests' receivers and doubles are on loopback.
+    ALLOW_PRIVATE_URLS: 'true',
     TEMPORAL_DEV_PORT: String(temporalPort),
     TEMPORAL_UI_PORT: String(await freePort()),
     TEMPORAL_ADDRESS: undefined,

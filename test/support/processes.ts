@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { noLlmUnlessAsked } from './llm-default';
+import { asNpmStart } from './launch-env';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -31,7 +32,7 @@ export function spawnService(name: 'api' | 'worker', env: Record<string, string 
   return spawnProc(
     process.execPath,
     ['--import', 'tsx', path.join(ROOT, name, 'main.ts')],
-    noLlmUnlessAsked({ ...process.env, LOG_LEVEL: 'info', ...env }),
+    asNpmStart(noLlmUnlessAsked({ ...process.env, LOG_LEVEL: 'info', ...env })),
   );
 }
 

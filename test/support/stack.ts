@@ -23,13 +23,18 @@ export interface Stack {
  */
 export async function startStack(
   env: Record<string, string> = {},
-  opts: { temporal?: { address: string } } = {},
+  opts: { temporal?: { address: string }; worker?: Record<string, string | undefined> } = {},
 ): Promise<Stack> {
   const temporal = opts.temporal ?? (await sharedDevServer());
   const dataDir = tempDir('docproc-stack-');
   const prefix = `t${Math.random().toString(36).slice(2, 8)}`;
   const common = { DATA_DIR: dataDir, TASK_QUEUE_PREFIX: prefix, TEMPORAL_ADDRESS: temporal.address, ...env };
-  const worker = await startTestWorker(temporal.address, common);
+  // `opts.worker`: what the worker's environment has otherwise (undefined: unset), as in docker-compose.yml, where
+  // HOST is the API's alone.
+  const workerEnv = Object.fromEntries(
+    Object.entries({ ...common, ...opts.worker }).filter((e): e is [string, string] => e[1] !== undefined),
+  );
+  const worker = await startTestWorker(temporal.address, workerEnv);
   const api = await startTestApi(common, { store: worker.store });
   const call: Stack['call'] = async (method, path, body, headers = {}) => {
     const res = await fetch(api.url + path, {

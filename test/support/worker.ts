@@ -14,6 +14,7 @@ import { LocalBlobStore } from '../../providers/storage';
 import { bundleWorkflows, createWorkers, type Workers } from '../../worker/create-workers';
 import { connectTracked } from './temporal-calls';
 import { noLlmUnlessAsked } from './llm-default';
+import { asNpmStart } from './launch-env';
 
 let runtimeInstalled = false;
 
@@ -61,7 +62,7 @@ export async function startTestWorker(
   store?: BlobStore,
 ): Promise<TestWorker> {
   quietRuntime();
-  const config = loadConfig(noLlmUnlessAsked({ LOG_LEVEL: 'silent', ...env, TEMPORAL_ADDRESS: address }));
+  const config = loadConfig(asNpmStart(noLlmUnlessAsked({ LOG_LEVEL: 'silent', ...env, TEMPORAL_ADDRESS: address })));
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const blobStore = store ?? (await new LocalBlobStore(path.join(config.dataDir, 'blobs')).init());
   const connection = await NativeConnection.connect({ address });

@@ -18,6 +18,7 @@ import { initialState } from '../../workflows/job-state';
 import { enginePaths, tempDir } from './servers';
 import { quietRuntime, sharedBundle } from './worker';
 import { noLlmUnlessAsked } from './llm-default';
+import { asNpmStart } from './launch-env';
 
 /**
  * The local dev server through the SDK's test environment, from the provisioned Temporal CLI binary (the SDK's
@@ -66,14 +67,16 @@ export async function startHarness(
   const prefix = `wf${Math.random().toString(36).slice(2, 8)}`;
   const dataDir = tempDir('docproc-wf-');
   const config = loadConfig(
-    noLlmUnlessAsked({
-      ...opts.env,
-      TASK_QUEUE_PREFIX: prefix,
-      DATA_DIR: dataDir,
-      LOG_LEVEL: 'silent',
-      TEMPORAL_ADDRESS: t.address,
-      MEDIA_CONCURRENCY: '1',
-    }),
+    asNpmStart(
+      noLlmUnlessAsked({
+        ...opts.env,
+        TASK_QUEUE_PREFIX: prefix,
+        DATA_DIR: dataDir,
+        LOG_LEVEL: 'silent',
+        TEMPORAL_ADDRESS: t.address,
+        MEDIA_CONCURRENCY: '1',
+      }),
+    ),
   );
   const store = await new LocalBlobStore(path.join(config.dataDir, 'blobs')).init();
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });

@@ -135,6 +135,37 @@ describe('checkTarget', () => {
     expect(err.message).to.match(/resolves to/);
   });
 
+  it('refuses every spelling of a loopback name the same way: case, the root dot, names under localhost', async () => {
+    for (const u of [
+      'http://localhost.:8080/hook',
+      'http://LOCALHOST:8080/hook',
+      'http://LocalHost./hook',
+      'http://sub.localhost/hook',
+      'http://sub.localhost./hook',
+      'http://127.0.0.1.:8080/hook',
+      'http://0.0.0.0:8080/',
+      'http://[::ffff:0:7f00:1]/',
+      'http://[0:0:0:0:0:ffff:127.0.0.1]/',
+      'http://[::127.0.0.1]/',
+    ]) {
+      const err = await refuses(u);
+      expect(err.message, u).to.match(/private, loopback/);
+    }
+  });
+
+  it('reads a trailing-dot name as the name itself when the policy allows it', async () => {
+    const t = await checkTarget('http://localhost.:9/', { allowPrivate: true });
+    expect(t.hostname).to.equal('localhost');
+    expect(isForbiddenAddress(t.address)).to.equal(true);
+  });
+
+  it('an IPv6 literal with a zone id is not a URL (refused before any lookup)', async () => {
+    for (const u of ['http://[fe80::1%25eth0]/', 'http://[fe80::1%eth0]/']) {
+      const err = await checkTarget(u, { allowPrivate: true }).catch((e: unknown) => e);
+      expect(err, u).to.be.instanceOf(OutboundError).with.property('code', 'invalid_url');
+    }
+  });
+
   it('refuses other schemes', async () => {
     for (const u of [
       'file:///etc/passwd',
