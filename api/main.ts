@@ -1,4 +1,3 @@
-import http from 'node:http';
 import { createApp } from './app';
 import { Drain } from './drain';
 import type { ApiEngines } from './engines';
@@ -16,6 +15,7 @@ import { installedLanguages } from '../providers/ocr/tesseract';
 import { configureEngineWatchdog } from '../providers/process/run-tool';
 import { createBlobStore } from '../providers/storage';
 import { openUploadRoot } from './middleware/body';
+import { clientDeadlines, createApiServer } from './middleware/slow-clients';
 import { createTemporalGateway } from './temporal';
 
 /**
@@ -30,8 +30,18 @@ async function main(): Promise<void> {
       `Refusing to listen on ${config.HOST} without SERVICE_API_KEY: set a key, or listen on 127.0.0.1 (HOST).`,
     );
   }
+  // Both modes trust the socket's loopback address: any proxy or tunnel on this host (a reverse proxy, an SSH
+  // forward, a sidecar) connects from loopback, so it opens the whole API to whoever reaches it.
   if (!config.SERVICE_API_KEY)
-    logger.warn('No SERVICE_API_KEY: listening on loopback only and serving loopback clients only.');
+    logger.warn(
+      'No SERVICE_API_KEY: listening on loopback only and serving loopback clients only, without a key. A proxy or ' +
+        'tunnel on this host connects from loopback too: it opens the whole API to everyone who reaches it.',
+    );
+  else if (config.ALLOW_LOCALHOST_NO_AUTH)
+    logger.warn(
+      'ALLOW_LOCALHOST_NO_AUTH=true: loopback clients need no key. A proxy or tunnel on this host connects from ' +
+        'loopback too: it opens the whole API, without the key, to everyone who reaches it.',
+    );
   // ffprobe checks uploads here (the audio and video routes): watched like the worker's engines.
   configureEngineWatchdog({
     stallTimeoutMs: config.ENGINE_STALL_TIMEOUT_MS,
@@ -64,10 +74,9 @@ async function main(): Promise<void> {
   if (config.INLINE_PDF_MAX_PAGES > 0 && config.PDF_TEXT_ENGINE === 'poppler')
     void warmNativeMarkdownThread().catch((err: unknown) => logger.warn({ err }, 'PDF Markdown thread warm-up'));
   const app = createApp({ config, logger, store, temporal, drain, engines });
-  const server = http.createServer(app.listener);
-  server.requestTimeout = 0;
-  server.headersTimeout = 60_000;
-  server.keepAliveTimeout = 65_000;
+  // Slow clients get deadlines (API_HEADERS_TIMEOUT_MS, API_BODY_*): an idle connection, an unfinished head, a stalled
+  // or trickling body are cut; a slow steady upload and a long synchronous wait are not.
+  const { server } = createApiServer(app.listener, clientDeadlines(config), logger.child({ part: 'slow-clients' }));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.PORT, config.HOST, () => resolve());

@@ -18,24 +18,50 @@ export interface TemporalGateway {
    * server). Called by the services right before they need Temporal, after the request was validated.
    */
   ensureReachable(): void;
-  /** Resolves when Temporal is found unreachable (a synchronous wait answers 503 with its job id then). */
-  whenUnreachable(): Promise<void>;
+  /** The probe's last word (no I/O): false while Temporal is found unreachable. Starts the probe if it is not running. */
+  isReachable(): boolean;
+  /**
+   * Runs a call on Temporal that the probe's verdict can end: when Temporal is found unreachable while it is under
+   * way, the call is aborted and 503 `UNAVAILABLE` thrown at once (a start to a stopped server hangs, and would be
+   * answered only by its deadline). Throws at once when Temporal is already found unreachable.
+   */
+  whileReachable<T>(fn: () => Promise<T>): Promise<T>;
+  /**
+   * Resolves when Temporal is found unreachable (a synchronous wait answers 503 with its job id then). Aborting
+   * `signal` forgets the wait (it then never resolves).
+   */
+  whenUnreachable(signal?: AbortSignal): Promise<void>;
   close(): Promise<void>;
 }
 
-/** How often the API probes Temporal, how long a probe may take, and how many failed probes mark it down. */
-export const TEMPORAL_PROBE = { everyMs: 1000, timeoutMs: 1500, failuresToDown: 2 } as const;
+/**
+ * How often the API probes Temporal, how long one probe may take, and for how long probes must have failed or hung
+ * (since the first one that did not answer) before Temporal counts as unreachable: one slow answer under a second
+ * never turns requests away; a stopped server is noticed within about `everyMs + downAfterMs`.
+ */
+export const TEMPORAL_PROBE = { everyMs: 500, timeoutMs: 1500, downAfterMs: 1000 } as const;
+
+/** What `whileReachable`'s race answers when Temporal was found unreachable first. */
+const FOUND_DOWN = Symbol('temporal found unreachable');
+
+const unreachable = () =>
+  new AppError('UNAVAILABLE', 'The job engine (Temporal) is unreachable; try again shortly.', {
+    reason: 'temporal_unreachable',
+  });
 
 /**
- * Watches Temporal's reachability with a cheap call (`GetSystemInfo`) under a deadline, once a second while the
- * process uses the gateway: down after two failed (or hung) probes, up again at the first one that answers.
+ * Watches Temporal's reachability with a cheap call (`GetSystemInfo`) under a deadline, every `everyMs` while the
+ * process uses the gateway: down once the probes have not answered for `downAfterMs` (a probe refused, failed, or
+ * still in flight that long), up again at the first one that answers.
  */
 class ReachabilityWatch {
-  private failures = 0;
+  /** When the first probe that has not answered since the last answer started. */
+  private failingSince: number | undefined;
+  /** When the probe in flight started. */
+  private inFlightSince: number | undefined;
   private down = false;
   private timer: NodeJS.Timeout | undefined;
-  private busy = false;
-  private waiters: (() => void)[] = [];
+  private readonly waiters = new Set<() => void>();
 
   constructor(private readonly connection: Connection) {}
 
@@ -43,6 +69,7 @@ class ReachabilityWatch {
     if (this.timer) return;
     this.timer = setInterval(() => void this.probe(), TEMPORAL_PROBE.everyMs);
     this.timer.unref();
+    void this.probe();
   }
 
   stop(): void {
@@ -54,29 +81,50 @@ class ReachabilityWatch {
     return !this.down;
   }
 
-  whenDown(): Promise<void> {
+  /** Resolves when Temporal is found unreachable; aborting `signal` forgets the waiter (no waiter is kept past it). */
+  whenDown(signal?: AbortSignal): Promise<void> {
     if (this.down) return Promise.resolve();
-    return new Promise((resolve) => this.waiters.push(resolve));
+    return new Promise((resolve) => {
+      if (signal?.aborted) return;
+      const waiter = () => {
+        signal?.removeEventListener('abort', forget);
+        resolve();
+      };
+      const forget = () => this.waiters.delete(waiter);
+      this.waiters.add(waiter);
+      signal?.addEventListener('abort', forget, { once: true });
+    });
   }
 
   private async probe(): Promise<void> {
-    if (this.busy) return;
-    this.busy = true;
+    if (this.inFlightSince !== undefined) return;
+    const at = Date.now();
+    this.inFlightSince = at;
+    // A probe that hangs is judged when it has hung for downAfterMs, not only when its deadline ends it.
+    const judge = setTimeout(() => this.judge(), TEMPORAL_PROBE.downAfterMs + 5);
+    judge.unref();
     try {
-      await this.connection.withDeadline(Date.now() + TEMPORAL_PROBE.timeoutMs, () =>
+      await this.connection.withDeadline(at + TEMPORAL_PROBE.timeoutMs, () =>
         this.connection.workflowService.getSystemInfo({}),
       );
-      this.failures = 0;
+      this.failingSince = undefined;
       this.down = false;
     } catch {
-      this.failures += 1;
-      if (this.failures >= TEMPORAL_PROBE.failuresToDown && !this.down) {
-        this.down = true;
-        for (const w of this.waiters.splice(0)) w();
-      }
+      this.failingSince ??= at;
     } finally {
-      this.busy = false;
+      clearTimeout(judge);
+      this.inFlightSince = undefined;
+      this.judge();
     }
+  }
+
+  private judge(): void {
+    const since = this.failingSince ?? this.inFlightSince;
+    if (this.down || since === undefined || Date.now() - since < TEMPORAL_PROBE.downAfterMs) return;
+    this.down = true;
+    const waiting = [...this.waiters];
+    this.waiters.clear();
+    for (const w of waiting) w();
   }
 }
 
@@ -100,15 +148,31 @@ export function createTemporalGateway(config: Config): TemporalGateway {
     queues: taskQueues(config.TASK_QUEUE_PREFIX),
     ensureReachable() {
       watch.start();
-      if (!watch.reachable) {
-        throw new AppError('UNAVAILABLE', 'The job engine (Temporal) is unreachable; try again shortly.', {
-          reason: 'temporal_unreachable',
-        });
+      if (!watch.reachable) throw unreachable();
+    },
+    isReachable() {
+      watch.start();
+      return watch.reachable;
+    },
+    async whileReachable<T>(fn: () => Promise<T>): Promise<T> {
+      watch.start();
+      if (!watch.reachable) throw unreachable();
+      const stop = new AbortController();
+      try {
+        const outcome = await Promise.race([
+          connection.withAbortSignal(stop.signal, fn),
+          watch.whenDown(stop.signal).then(() => FOUND_DOWN),
+        ]);
+        if (outcome === FOUND_DOWN) throw unreachable();
+        return outcome as T;
+      } finally {
+        // Ends the call when Temporal was found down (its rejection is the race's, already settled), and the wait.
+        stop.abort();
       }
     },
-    whenUnreachable() {
+    whenUnreachable(signal) {
       watch.start();
-      return watch.whenDown();
+      return watch.whenDown(signal);
     },
     close: async () => {
       watch.stop();

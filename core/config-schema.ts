@@ -78,6 +78,12 @@ export const configSchema = z.object({
   WORKER_SHUTDOWN_GRACE_MS: int(30_000, 0, 86_400_000),
   /** After SIGTERM, how long the API lets in-flight requests finish (new ones get 503) before it exits anyway. */
   API_SHUTDOWN_TIMEOUT_MS: int(30_000, 0, 86_400_000),
+  /** Slow clients (api/middleware/slow-clients.ts): how long a connection may take to send a request's head. */
+  API_HEADERS_TIMEOUT_MS: int(20_000, 100, 3_600_000),
+  /** A request body that sends no byte for this long is cut (a stalled upload); also the window of the rate floor. */
+  API_BODY_IDLE_TIMEOUT_MS: int(30_000, 100, 3_600_000),
+  /** The slowest pace a request body may keep, averaged over each API_BODY_IDLE_TIMEOUT_MS (bytes/s); 0: no floor. */
+  API_BODY_MIN_BYTES_PER_SEC: int(8192, 0, 1_000_000_000),
   /** How often a worker looks for jobs terminated or timed out from outside (their wrap-up runs then). */
   CLOSEOUT_SWEEP_MS: int(3000, 200, 600_000),
   /** `GET /metrics` of the API without the API key (for a scraper inside a trusted network). */

@@ -197,3 +197,57 @@ const listOf = (v: string): string[] =>
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
+
+/** Variables a spawned tool may see (`toolEnvironment`): what engines need to run, nothing of the service's own. */
+const TOOL_ENV_NAMES = new Set([
+  'PATH',
+  'HOME',
+  'USER',
+  'LOGNAME',
+  'LANG',
+  'LANGUAGE',
+  'TZ',
+  'TMPDIR',
+  'TMP',
+  'TEMP',
+  'LD_LIBRARY_PATH',
+  'TESSDATA_PREFIX',
+  'OMP_THREAD_LIMIT',
+  'OMP_NUM_THREADS',
+  'OPENBLAS_NUM_THREADS',
+  'MKL_NUM_THREADS',
+  'FONTCONFIG_PATH',
+  'FONTCONFIG_FILE',
+  'XDG_CACHE_HOME',
+  'XDG_CONFIG_HOME',
+  'XDG_DATA_HOME',
+  'XDG_RUNTIME_DIR',
+  'SSL_CERT_FILE',
+  'SSL_CERT_DIR',
+  'HTTP_PROXY',
+  'HTTPS_PROXY',
+  'NO_PROXY',
+  'http_proxy',
+  'https_proxy',
+  'no_proxy',
+  // The test runner's tag (scripts/test.mjs): what a run leaves behind is found by it.
+  'DOCPROC_TEST_RUN',
+]);
+
+/**
+ * The environment of a spawned tool (tesseract, ffmpeg, poppler, LibreOffice, yt-dlp, the tool launcher, the speech
+ * engine): an allow-list of the variables engines need (search path, home, locale, temp directories, thread and font
+ * settings, CA files and proxies), plus `extra`. Never the service's keys and secrets (`SERVICE_API_KEY`,
+ * `LLM_API_KEY`, `EXTERNAL_OCR_API_KEY`, `S3_SECRET_KEY`, `WEBHOOK_SIGNING_SECRET`, `TEMPORAL_API_KEY`, ...) nor any
+ * other setting of the service: a tool that a hostile input exploits finds nothing to steal in its environment.
+ */
+export function toolEnvironment(
+  extra: Record<string, string> = {},
+  env: Record<string, string | undefined> = process.env,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (value !== undefined && (TOOL_ENV_NAMES.has(name) || name.startsWith('LC_'))) out[name] = value;
+  }
+  return { ...out, ...extra };
+}

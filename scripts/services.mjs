@@ -263,6 +263,28 @@ export async function startMinio({
 }
 
 /**
+ * The service's keys and secrets, which the local model server (it runs a model on prompts, and reads only its
+ * `LLM_LOCAL_*` settings) never needs: kept out of its environment.
+ */
+const SERVICE_SECRETS = [
+  'SERVICE_API_KEY',
+  'LLM_API_KEY',
+  'OPENAI_API_KEY',
+  'SPEECH_API_KEY',
+  'EXTERNAL_OCR_API_KEY',
+  'S3_ACCESS_KEY',
+  'S3_SECRET_KEY',
+  'WEBHOOK_SIGNING_SECRET',
+  'TEMPORAL_API_KEY',
+  'TEMPORAL_TLS_KEY',
+];
+
+/** `env` without the service's keys and secrets (SERVICE_SECRETS). */
+export function withoutServiceSecrets(env) {
+  return Object.fromEntries(Object.entries(env).filter(([k]) => !SERVICE_SECRETS.includes(k)));
+}
+
+/**
  * Starts the local model server (llm-server/main.ts) on 127.0.0.1:`port` with `env`, and resolves once its health
  * route answers from this child (the model loads in about 5 s; up to `timeoutMs` on a busy machine). `onSpawn` gets
  * the child at once.
@@ -272,7 +294,7 @@ export async function startMinio({
 export async function startLocalLlm({ root, port, env, stdio = 'pipe', timeoutMs = 180_000, onSpawn = undefined }) {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'llm-server', 'main.ts')], {
     cwd: root,
-    env: { ...env, LLM_LOCAL_PORT: String(port) },
+    env: { ...withoutServiceSecrets(env), LLM_LOCAL_PORT: String(port) },
     stdio: ['ignore', stdio, stdio],
   });
   onSpawn?.(child);

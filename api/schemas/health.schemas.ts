@@ -3,7 +3,7 @@ import { z } from '../openapi';
 const checkStatus = z.enum(['ok', 'degraded', 'unavailable']);
 const check = z.object({ status: checkStatus, message: z.string().optional() }).passthrough();
 
-/** GET /api/health (contract §10): no envelope. */
+/** GET /api/health for a caller with the key (contract §10, §11): no envelope. */
 export const healthBody = z
   .object({
     status: checkStatus,
@@ -19,6 +19,15 @@ export const healthBody = z
     }),
   })
   .openapi('Health');
+
+/** GET /api/health without the key (contract §11): the status alone, from the cached probe. */
+export const healthStatusBody = z
+  .object({ status: checkStatus })
+  .strict()
+  .openapi('HealthStatus', { description: 'The answer to a caller without the key: the status only.' });
+
+/** Either answer: the full report with the key, the status alone without it. */
+export const healthAnswer = z.union([healthBody, healthStatusBody]);
 
 export const healthQuery = z.object({ probe: z.enum(['workflow']).optional() });
 

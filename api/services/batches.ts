@@ -121,14 +121,17 @@ export class BatchService {
       ...(req.legacy ? { legacy: true } : {}),
     };
     try {
-      await this.temporal.client.workflow.start<typeof batchWorkflow>('batchWorkflow', {
-        workflowId: batchId,
-        taskQueue: this.temporal.queues.io,
-        args: [input],
-        workflowIdReusePolicy: 'REJECT_DUPLICATE',
-        typedSearchAttributes: batchSearchAttributes({ batchId, userId: req.userId }),
-        memo: { summary: `batch ${req.batchName} (${manifest.jobs.length} jobs)` },
-      });
+      // Temporal found unreachable while the start is under way (a stopped server): 503 at once.
+      await this.temporal.whileReachable(() =>
+        this.temporal.client.workflow.start<typeof batchWorkflow>('batchWorkflow', {
+          workflowId: batchId,
+          taskQueue: this.temporal.queues.io,
+          args: [input],
+          workflowIdReusePolicy: 'REJECT_DUPLICATE',
+          typedSearchAttributes: batchSearchAttributes({ batchId, userId: req.userId }),
+          memo: { summary: `batch ${req.batchName} (${manifest.jobs.length} jobs)` },
+        }),
+      );
     } catch (e) {
       if (!(e instanceof WorkflowExecutionAlreadyStartedError && req.idempotencyKey)) throw e;
     }
@@ -168,7 +171,9 @@ export class BatchService {
     if (!isBatchId(batchId)) return null;
     this.temporal.ensureReachable();
     try {
-      const live = await this.temporal.client.workflow.getHandle(batchId).query(batchStateQuery);
+      const live = await this.temporal.whileReachable(() =>
+        this.temporal.client.workflow.getHandle(batchId).query(batchStateQuery),
+      );
       if (live.status !== 'completed') return live;
       // A finished batch keeps its flag in its record: toggle-active after the end writes it there only.
       const rec = await this.readRecord(batchId);

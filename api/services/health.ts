@@ -13,7 +13,7 @@ export interface Check {
   [k: string]: unknown;
 }
 
-interface HealthReport {
+export interface HealthReport {
   status: CheckStatus;
   service: string;
   version: string;
@@ -22,6 +22,12 @@ interface HealthReport {
 }
 
 const CHECK_TIMEOUT_MS = 2500;
+
+/**
+ * How long a full report answers callers without the key (contract §11: "a probe cached for a few seconds"): however
+ * often they call, storage and Temporal see at most one probe per this long from them.
+ */
+export const HEALTH_CACHE_MS = 3000;
 
 async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; value?: T; error?: unknown }> {
   const t0 = performance.now();
@@ -46,17 +52,37 @@ function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
 const reason = (e: unknown) => (e instanceof Error ? e.message.split('\n')[0].slice(0, 200) : 'unreachable');
 
 /**
- * Contract §10: real checks of Temporal (a system-info call), storage (a write and delete), and workers (pollers on
- * the io, media and llm task queues). `probe` additionally runs a workflow through the io and media queues end to end.
+ * Contract §10, §11: real checks of Temporal (a system-info call), storage (a write and delete), and workers (pollers
+ * on the io, media and llm task queues). `probe` additionally runs a workflow through the io and media queues end to
+ * end. Callers with the key get `report` (live, every call); others get `status`: the Temporal probe's last word
+ * (api/temporal.ts, no I/O) and the last report, refreshed at most once per `cacheMs` whoever asks.
  */
 export class HealthService {
   private probing: Promise<Check> | null = null;
+  private last: { at: number; report: HealthReport } | undefined;
+  private refreshing: Promise<HealthReport> | null = null;
 
   constructor(
     private readonly temporal: TemporalGateway,
     private readonly store: BlobStore,
     private readonly providers: () => Record<string, Check> | Promise<Record<string, Check>> = () => ({}),
+    private readonly cacheMs = HEALTH_CACHE_MS,
   ) {}
+
+  /**
+   * The status alone, for a caller without the key: `unavailable` at once while the reachability probe finds Temporal
+   * unreachable, otherwise the status of the last report younger than `cacheMs` (concurrent callers of a stale one
+   * share one refresh).
+   */
+  async status(): Promise<CheckStatus> {
+    if (!this.temporal.isReachable()) return 'unavailable';
+    const last = this.last;
+    if (last && Date.now() - last.at < this.cacheMs) return last.report.status;
+    this.refreshing ??= this.report().finally(() => {
+      this.refreshing = null;
+    });
+    return (await this.refreshing).status;
+  }
 
   async report(opts: { probe?: boolean } = {}): Promise<HealthReport> {
     const deadline = () => Date.now() + CHECK_TIMEOUT_MS;
@@ -84,7 +110,15 @@ export class HealthService {
     let status: CheckStatus = 'ok';
     if (temporal.status !== 'ok' || storage.status !== 'ok') status = 'unavailable';
     else if (worker.status !== 'ok' || (checks.workflow && checks.workflow.status !== 'ok')) status = 'degraded';
-    return { status, service: SERVICE_NAME, version: SERVICE_VERSION, timestamp: new Date().toISOString(), checks };
+    const report = {
+      status,
+      service: SERVICE_NAME,
+      version: SERVICE_VERSION,
+      timestamp: new Date().toISOString(),
+      checks,
+    };
+    this.last = { at: Date.now(), report };
+    return report;
   }
 
   private async workerCheck(): Promise<Check> {

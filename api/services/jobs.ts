@@ -30,7 +30,10 @@ export type CreateJob<T extends JobType = JobType> = JobSpec<T> & {
 const SHARED_QUERY_MS = 500;
 /** How long one read of a job's record serves every waiter. */
 const SHARED_RECORD_MS = 20;
-/** How long starting a job's workflow may take before the request is answered 503 (Temporal hanging). */
+/**
+ * A backstop only: a start to a Temporal that stopped answering is answered 503 by the reachability probe's verdict
+ * (`whileReachable`, within about 1.5 s); this deadline ends a start that hangs while the probes still answer.
+ */
 const START_DEADLINE_MS = 5000;
 /**
  * How long after this API created a job a long-poll of it reads only the job's record before its first query (see
@@ -114,8 +117,8 @@ export class JobService {
     const handle = this.temporal.client.workflow.getHandle(jobId);
     try {
       // A query needs a worker; without one it would wait, so it gets a deadline and a fallback.
-      const live = await this.temporal.connection.withDeadline(Date.now() + QUERY_DEADLINE_MS, () =>
-        handle.query(jobStateQuery),
+      const live = await this.temporal.whileReachable(() =>
+        this.temporal.connection.withDeadline(Date.now() + QUERY_DEADLINE_MS, () => handle.query(jobStateQuery)),
       );
       // Finished between the record read above and the query: the record (written before the terminal status
       // became visible) carries the full results, the live state only a summary.
@@ -124,6 +127,8 @@ export class JobService {
     } catch (e) {
       if (e instanceof WorkflowNotFoundError) return rec;
       if (rec) return rec;
+      // Temporal found unreachable during the query (whileReachable): no describe, that would hang the same way.
+      if (e instanceof AppError && e.code === 'UNAVAILABLE') throw e;
       const d = await handle.describe().catch((err: unknown) => {
         if (err instanceof WorkflowNotFoundError) return null;
         throw err;
@@ -226,16 +231,19 @@ export class JobService {
       ...(this.webhookRetryScale !== 1 ? { webhookRetryScale: this.webhookRetryScale } : {}),
     });
     try {
-      // A start that hangs (Temporal stopped, not dead) is given up after START_DEADLINE_MS: 503, retry with the key.
-      await this.temporal.connection.withDeadline(Date.now() + START_DEADLINE_MS, () =>
-        this.temporal.client.workflow.start<typeof jobWorkflow>('jobWorkflow', {
-          workflowId: jobId,
-          taskQueue: this.temporal.queues.io,
-          args: [input],
-          workflowIdReusePolicy: 'REJECT_DUPLICATE',
-          typedSearchAttributes: jobSearchAttributes({ jobType: req.jobType, userId: req.userId }),
-          memo: { summary: `${req.jobType} job${req.userId ? ` of ${req.userId}` : ''}` },
-        }),
+      // A start that hangs (Temporal stopped, not dead) ends with 503 when the probe finds Temporal unreachable
+      // (retry with the key).
+      await this.temporal.whileReachable(() =>
+        this.temporal.connection.withDeadline(Date.now() + START_DEADLINE_MS, () =>
+          this.temporal.client.workflow.start<typeof jobWorkflow>('jobWorkflow', {
+            workflowId: jobId,
+            taskQueue: this.temporal.queues.io,
+            args: [input],
+            workflowIdReusePolicy: 'REJECT_DUPLICATE',
+            typedSearchAttributes: jobSearchAttributes({ jobType: req.jobType, userId: req.userId }),
+            memo: { summary: `${req.jobType} job${req.userId ? ` of ${req.userId}` : ''}` },
+          }),
+        ),
       );
     } catch (e) {
       if (e instanceof WorkflowExecutionAlreadyStartedError && req.idempotencyKey) {
@@ -276,7 +284,7 @@ export class JobService {
         ),
       new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), timeoutMs))),
       // Temporal gone (refused or hanging): the caller learns it within seconds, with the job to poll later.
-      this.temporal.whenUnreachable().then(() => 'unreachable' as const),
+      this.temporal.whenUnreachable(stop.signal).then(() => 'unreachable' as const),
     ]);
     clearTimeout(timer);
     stop.abort();

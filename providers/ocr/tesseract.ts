@@ -5,6 +5,7 @@
  * and confidence: the TSV output is parsed and the text rebuilt from its block, paragraph and line numbers.
  */
 import { rm } from 'node:fs/promises';
+import { toolEnvironment } from '../../core/config';
 import { AppError } from '../../core/errors';
 import { parseTsvLayout, type OcrLayout } from '../pdf/markdown/ocr-layout';
 import { ToolExitError, ToolTimeoutError, runTool } from '../process/run-tool';
@@ -245,7 +246,7 @@ export async function ocrImage(imagePath: string, opts: OcrOptions): Promise<Ocr
     const { stdout } = await runTool('tesseract', args, {
       signal: opts.signal,
       timeoutMs: opts.timeoutMs ?? 120_000,
-      env: { ...process.env, OMP_THREAD_LIMIT: '1' },
+      env: toolEnvironment({ OMP_THREAD_LIMIT: '1' }),
       onSpawn: opts.onSpawn,
     });
     const tsv = stdout.toString('utf8');
@@ -278,7 +279,7 @@ export async function detectOrientation(
       {
         signal: opts.signal,
         timeoutMs: 60_000,
-        env: { ...process.env, OMP_THREAD_LIMIT: '1' },
+        env: toolEnvironment({ OMP_THREAD_LIMIT: '1' }),
       },
     );
     const out = stdout.toString('utf8');

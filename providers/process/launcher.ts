@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
+import { toolEnvironment } from '../../core/config';
 import {
   StallWatchdog,
   ToolExitError,
@@ -58,7 +59,11 @@ export class ToolLauncher {
   }
 
   private start(): ChildProcess {
-    const child = spawn(this.python, ['-u', LAUNCHER_SCRIPT], { stdio: ['pipe', 'pipe', 'inherit'] });
+    // Its tools inherit its environment: the allow-list of run-tool's, none of the service's keys.
+    const child = spawn(this.python, ['-u', LAUNCHER_SCRIPT], {
+      stdio: ['pipe', 'pipe', 'inherit'],
+      env: toolEnvironment(),
+    });
     this.child = child;
     this.buf = Buffer.alloc(0);
     child.on('error', () => {

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { DEFAULT_ENGINE_STALL_TIMEOUT_MS } from '../../core/config';
+import { DEFAULT_ENGINE_STALL_TIMEOUT_MS, toolEnvironment } from '../../core/config';
 import { createLogger, type Logger } from '../../core/logger';
 
 /** What a finished tool run left behind. */
@@ -15,6 +15,10 @@ export interface RunToolOptions {
   signal?: AbortSignal;
   /** Kills the process and rejects with a `ToolTimeoutError` after this many milliseconds. */
   timeoutMs: number;
+  /**
+   * The tool's environment, whole: build it with `toolEnvironment(extra)`. Default: `toolEnvironment()` (what engines
+   * need, none of the service's keys).
+   */
   env?: NodeJS.ProcessEnv;
   /** Stdout beyond this many bytes kills the process (default 256 MB): a hostile input cannot fill memory. */
   maxStdoutBytes?: number;
@@ -152,7 +156,7 @@ export function runTool(command: string, args: string[], opts: RunToolOptions): 
       return;
     }
     const child = spawn(command, args, {
-      env: opts.env ?? process.env,
+      env: opts.env ?? toolEnvironment(),
       stdio: ['ignore', 'pipe', 'pipe', ...(opts.progressPipe ? (['pipe'] as const) : [])],
     });
     const out: Buffer[] = [];

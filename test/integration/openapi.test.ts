@@ -244,6 +244,18 @@ describe('OpenAPI document (GET /api/openapi.json)', function () {
     expect(problems).to.deep.equal([]);
   });
 
+  it('documents both answers of GET /api/health: the whole report with the key, the status alone without it', () => {
+    for (const code of ['200', '503']) {
+      const schema = (doc.paths['/api/health'].get!.responses as Record<string, any>)[code].content['application/json']
+        .schema as { anyOf?: { $ref?: string }[]; oneOf?: { $ref?: string }[] };
+      const refs = (schema.anyOf ?? schema.oneOf ?? []).map((s) => s.$ref);
+      expect(refs, code).to.have.members(['#/components/schemas/Health', '#/components/schemas/HealthStatus']);
+    }
+    const alone = (doc.components as { schemas: Record<string, any> }).schemas.HealthStatus;
+    expect(Object.keys(alone.properties)).to.deep.equal(['status']);
+    expect(alone.additionalProperties).to.equal(false);
+  });
+
   it('documents that the path of GET /api/event-job/files/{path} may contain slashes', () => {
     const param = doc.paths['/api/event-job/files/{path}']?.get?.parameters?.find((p) => p.name === 'path') as
       { in: string; description?: string } | undefined;
@@ -273,6 +285,11 @@ describe('OpenAPI document (GET /api/openapi.json)', function () {
       expect(res.status, url).to.equal(status);
       expect(check(method, path, status, await res.json()), `${method} ${url}`).to.deep.equal([]);
     }
+    // Health without the key: the status alone (contract §11), one of the two documented shapes.
+    const anonymous = await fetch(`${api.url}/api/health`);
+    const alone = await anonymous.json();
+    expect([anonymous.status, alone]).to.deep.equal([503, { status: 'unavailable' }]);
+    expect(check('GET', '/api/health', 503, alone), 'GET /api/health without the key').to.deep.equal([]);
   });
 
   it("matches the server's behaviour: operations marked security: [] answer without a key, the others 401", async () => {

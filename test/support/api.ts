@@ -4,6 +4,7 @@ import path from 'node:path';
 import pino from 'pino';
 import { createApp, type App } from '../../api/app';
 import type { ApiEngines } from '../../api/engines';
+import { clientDeadlines, createApiServer } from '../../api/middleware/slow-clients';
 import { createTemporalGateway, type TemporalGateway } from '../../api/temporal';
 import { loadConfig, ytDlpPath, type Config } from '../../core/config';
 import type { BlobStore } from '../../core/blob-store';
@@ -61,7 +62,8 @@ export async function startTestApi(
   const calls = trackCalls(temporal.connection);
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const app = createApp({ config, logger, store, temporal, engines: apiEngines(config) });
-  const server = http.createServer(app.listener);
+  // The server api/main.ts builds: the slow-client deadlines of the configuration.
+  const { server } = createApiServer(app.listener, clientDeadlines(config), logger);
   const host = opts.host ?? '127.0.0.1';
   await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const { port } = server.address() as AddressInfo;

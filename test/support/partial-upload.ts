@@ -43,6 +43,8 @@ export interface PartialUpload {
   total: number;
   /** Sends the rest of the body. */
   sendRest(): void;
+  /** Sends bytes of the client's choosing (a trickle of the rest). */
+  write(bytes: Buffer): void;
   outcome: Promise<UploadOutcome>;
   destroy(): void;
 }
@@ -90,6 +92,7 @@ export function partialUpload(
           sent: first,
           total: form.body.length,
           sendRest: () => void socket.write(form.body.subarray(first)),
+          write: (bytes) => void socket.write(bytes),
           outcome,
           destroy: () => socket.destroy(),
         }),

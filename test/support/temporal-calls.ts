@@ -72,3 +72,36 @@ export function trackCalls(connection: Connection): TrackedConnection {
 export async function connectTracked(address: string): Promise<TrackedConnection> {
   return trackCalls(await Connection.connect({ address }));
 }
+
+/** Calls made on a connection, by method name, from now on (`countCalls`). */
+export interface CallCounts {
+  /** How many calls of `method` (all methods when omitted) were made since counting began. */
+  of(method?: string): number;
+  /** Stops counting (the connection's service is the one it had before). */
+  stop(): void;
+}
+
+/**
+ * Counts the calls an API process makes on its Temporal connection by method (`getSystemInfo`,
+ * `describeTaskQueue`, `startWorkflowExecution`, ...): every client call goes through `connection.workflowService`.
+ */
+export function countCalls(connection: Connection): CallCounts {
+  const counts = new Map<string, number>();
+  const service = connection.workflowService;
+  const counted = new Proxy(service, {
+    get(target, prop) {
+      const v: unknown = Reflect.get(target, prop, target);
+      if (typeof v !== 'function' || typeof prop !== 'string') return v;
+      return (...args: unknown[]) => {
+        counts.set(prop, (counts.get(prop) ?? 0) + 1);
+        return v.apply(target, args);
+      };
+    },
+  });
+  Object.defineProperty(connection, 'workflowService', { value: counted, configurable: true, writable: true });
+  return {
+    of: (method) => (method ? (counts.get(method) ?? 0) : [...counts.values()].reduce((a, b) => a + b, 0)),
+    stop: () =>
+      Object.defineProperty(connection, 'workflowService', { value: service, configurable: true, writable: true }),
+  };
+}

@@ -96,6 +96,8 @@ export async function startHarness(
     queues: taskQueues(prefix),
     // The harness's own dev server: no reachability watch (the API's gateway has one).
     ensureReachable: () => undefined,
+    isReachable: () => true,
+    whileReachable: (fn) => fn(),
     whenUnreachable: () => new Promise<void>(() => undefined),
     close: async () => undefined,
   };

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { toolEnvironment } from '../../../core/config';
 import { engineStallTimeoutMs, StallWatchdog, type EngineStallError } from '../../process/run-tool';
 import type { SpeakerWindow } from '../types';
 
@@ -85,7 +86,8 @@ export class EngineProcess {
   constructor(opts: EngineProcessOptions) {
     const args = [ENGINE_SCRIPT, '--model-dir', opts.modelDir, '--threads', String(opts.threads)];
     if (opts.speakerModel) args.push('--speaker-model', opts.speakerModel);
-    this.child = spawn(opts.python, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    // The allow-listed environment of every tool: none of the service's keys.
+    this.child = spawn(opts.python, args, { stdio: ['pipe', 'pipe', 'pipe'], env: toolEnvironment() });
     this.watchdog = new StallWatchdog(ENGINE_NAME, opts.stallTimeoutMs ?? engineStallTimeoutMs(), (err) => {
       this.stalled = err;
       void this.kill();
