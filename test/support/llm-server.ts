@@ -18,6 +18,12 @@ import { onBody } from './http-body';
  * plus ` [N image(s)]` when the message carried images. Tokens are counted roughly: characters / 4, 85 per image.
  * With `contextTokens`, a request whose messages and `max_tokens` (1 when absent) count more tokens than that is
  * refused with 400 `context_length_exceeded`, as the local model server refuses it.
+ *
+ * With `idempotencyKeys`, the server honours `Idempotency-Key` as the local model server does: the first request with
+ * a key is computed (its reply, delays included, runs on whether or not its client stays), a request with the same key
+ * and body while it computes or after it answered gets that answer (`Idempotent-Replayed: true`), one with the same
+ * key and another body 422. Without it, every request is computed. `paidRequests()` lists the computed ones: what an
+ * endpoint would charge for.
  */
 export interface LlmRequest {
   method: string;
@@ -52,6 +58,8 @@ export interface LlmServer {
   requests: LlmRequest[];
   /** Chat-completion requests only. */
   chatRequests(): LlmRequest[];
+  /** Chat-completion requests the server computed (all of them unless `idempotencyKeys`: see the module comment). */
+  paidRequests(): LlmRequest[];
   respond(handler: LlmHandler | null): void;
   enqueue(...replies: LlmReply[]): void;
   fail429(retryAfterSeconds?: number, times?: number): void;
@@ -83,6 +91,8 @@ interface LlmServerOptions {
   onReply?: (req: LlmRequest, content: string, delivered: boolean) => void;
   /** Called when a chat request's connection closes before its answer was sent (the client went away). */
   onClientGone?: (req: LlmRequest) => void;
+  /** Honour `Idempotency-Key` (see the module comment). */
+  idempotencyKeys?: boolean;
 }
 
 type Message = { role: string; content: unknown };
@@ -165,9 +175,48 @@ function completion(json: any, reply: Extract<LlmReply, { content: string }>) {
 /** Starts the server on 127.0.0.1 with an OS-chosen port. */
 export async function startLlmServer(opts: LlmServerOptions = {}): Promise<LlmServer> {
   const requests: LlmRequest[] = [];
+  const paid: LlmRequest[] = [];
+  const keyed = new Map<string, { body: string; work: Promise<LlmReply> }>();
   let queue: LlmReply[] = [];
   let handler: LlmHandler | null = null;
   const seenModels = new Set(opts.models ?? ['test-model', 'test-vision-model']);
+
+  /** A reply with its delays waited out (a keyed computation runs whether or not its client stays). */
+  const settle = async (json: any, reply: LlmReply): Promise<LlmReply> => {
+    let r = reply;
+    while ('delayMs' in r) {
+      const { delayMs, then } = r;
+      await new Promise((done) => setTimeout(done, delayMs));
+      r = then ?? { content: defaultContent(json) };
+    }
+    return r;
+  };
+
+  /** The reply to a chat request: computed, or the keyed computation it repeats. */
+  const work = (req: LlmRequest): Promise<LlmReply> => {
+    const header = req.headers['idempotency-key'];
+    const key = opts.idempotencyKeys ? (Array.isArray(header) ? header[0] : header) : undefined;
+    if (!key) {
+      paid.push(req);
+      return chat(req);
+    }
+    const found = keyed.get(key);
+    if (found)
+      return found.body === req.body
+        ? found.work.then((r) => ('content' in r ? { ...r, replayed: true } : r))
+        : Promise.resolve(
+            openAiError(422, 'This Idempotency-Key was used with a different request.', 'invalid_request_error'),
+          );
+    paid.push(req);
+    const computed = chat(req).then((r) => settle(req.json, r));
+    keyed.set(key, { body: req.body, work: computed });
+    // Failures are not kept: the next request with the key is computed again.
+    computed.then(
+      (r) => ('content' in r ? undefined : keyed.delete(key)),
+      () => keyed.delete(key),
+    );
+    return computed;
+  };
 
   const send = (res: http.ServerResponse, json: any, reply: LlmReply, req?: LlmRequest): void => {
     if (res.destroyed || res.writableEnded) {
@@ -182,7 +231,10 @@ export async function startLlmServer(opts: LlmServerOptions = {}): Promise<LlmSe
     }
     if ('content' in reply) {
       if (req) opts.onReply?.(req, reply.content, true);
-      res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(completion(json, reply)));
+      const replayed = (reply as { replayed?: boolean }).replayed ? { 'Idempotent-Replayed': 'true' } : {};
+      res
+        .writeHead(200, { 'Content-Type': 'application/json', ...replayed })
+        .end(JSON.stringify(completion(json, reply)));
       return;
     }
     const raw = typeof reply.body === 'string';
@@ -245,7 +297,7 @@ export async function startLlmServer(opts: LlmServerOptions = {}): Promise<LlmSe
         res.once('close', () => {
           if (!res.writableFinished) opts.onClientGone?.(record);
         });
-        chat(record).then(
+        work(record).then(
           (reply) => send(res, json, reply, record),
           (err: unknown) => send(res, json, openAiError(500, `test handler failed: ${String(err)}`, 'server_error')),
         );
@@ -269,6 +321,7 @@ export async function startLlmServer(opts: LlmServerOptions = {}): Promise<LlmSe
     port,
     requests,
     chatRequests: () => requests.filter((r) => r.path.endsWith('/chat/completions')),
+    paidRequests: () => [...paid],
     respond(h) {
       handler = h;
     },
@@ -303,6 +356,8 @@ export async function startLlmServer(opts: LlmServerOptions = {}): Promise<LlmSe
       queue = [];
       handler = null;
       requests.length = 0;
+      paid.length = 0;
+      keyed.clear();
     },
     close() {
       return new Promise<void>((resolve) => {
