@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { onBody } from './http-body';
+import { keyedWork } from './llm-keyed';
 
 /**
  * A test double for an OpenAI-compatible endpoint that speaks the real wire protocol over HTTP on 127.0.0.1.
@@ -175,48 +176,9 @@ function completion(json: any, reply: Extract<LlmReply, { content: string }>) {
 /** Starts the server on 127.0.0.1 with an OS-chosen port. */
 export async function startLlmServer(opts: LlmServerOptions = {}): Promise<LlmServer> {
   const requests: LlmRequest[] = [];
-  const paid: LlmRequest[] = [];
-  const keyed = new Map<string, { body: string; work: Promise<LlmReply> }>();
   let queue: LlmReply[] = [];
   let handler: LlmHandler | null = null;
   const seenModels = new Set(opts.models ?? ['test-model', 'test-vision-model']);
-
-  /** A reply with its delays waited out (a keyed computation runs whether or not its client stays). */
-  const settle = async (json: any, reply: LlmReply): Promise<LlmReply> => {
-    let r = reply;
-    while ('delayMs' in r) {
-      const { delayMs, then } = r;
-      await new Promise((done) => setTimeout(done, delayMs));
-      r = then ?? { content: defaultContent(json) };
-    }
-    return r;
-  };
-
-  /** The reply to a chat request: computed, or the keyed computation it repeats. */
-  const work = (req: LlmRequest): Promise<LlmReply> => {
-    const header = req.headers['idempotency-key'];
-    const key = opts.idempotencyKeys ? (Array.isArray(header) ? header[0] : header) : undefined;
-    if (!key) {
-      paid.push(req);
-      return chat(req);
-    }
-    const found = keyed.get(key);
-    if (found)
-      return found.body === req.body
-        ? found.work.then((r) => ('content' in r ? { ...r, replayed: true } : r))
-        : Promise.resolve(
-            openAiError(422, 'This Idempotency-Key was used with a different request.', 'invalid_request_error'),
-          );
-    paid.push(req);
-    const computed = chat(req).then((r) => settle(req.json, r));
-    keyed.set(key, { body: req.body, work: computed });
-    // Failures are not kept: the next request with the key is computed again.
-    computed.then(
-      (r) => ('content' in r ? undefined : keyed.delete(key)),
-      () => keyed.delete(key),
-    );
-    return computed;
-  };
 
   const send = (res: http.ServerResponse, json: any, reply: LlmReply, req?: LlmRequest): void => {
     if (res.destroyed || res.writableEnded) {
@@ -281,6 +243,8 @@ export async function startLlmServer(opts: LlmServerOptions = {}): Promise<LlmSe
     return handled ?? { content: defaultContent(req.json) };
   };
 
+  const keyed = keyedWork({ honour: opts.idempotencyKeys === true, chat, defaultContent });
+
   const server = http.createServer((req, res) => {
     onBody(req, (body, json) => {
       const path = (req.url ?? '').split('?')[0];
@@ -297,7 +261,7 @@ export async function startLlmServer(opts: LlmServerOptions = {}): Promise<LlmSe
         res.once('close', () => {
           if (!res.writableFinished) opts.onClientGone?.(record);
         });
-        work(record).then(
+        keyed.work(record).then(
           (reply) => send(res, json, reply, record),
           (err: unknown) => send(res, json, openAiError(500, `test handler failed: ${String(err)}`, 'server_error')),
         );
@@ -321,7 +285,7 @@ export async function startLlmServer(opts: LlmServerOptions = {}): Promise<LlmSe
     port,
     requests,
     chatRequests: () => requests.filter((r) => r.path.endsWith('/chat/completions')),
-    paidRequests: () => [...paid],
+    paidRequests: () => [...keyed.paid],
     respond(h) {
       handler = h;
     },
@@ -356,7 +320,6 @@ export async function startLlmServer(opts: LlmServerOptions = {}): Promise<LlmSe
       queue = [];
       handler = null;
       requests.length = 0;
-      paid.length = 0;
       keyed.clear();
     },
     close() {
