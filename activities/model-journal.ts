@@ -1,15 +1,41 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { readBlobJson, writeBlobJson, type BlobStore } from '../core/blob-store';
-import { jobModelCallKey } from '../core/records';
+import { AppError } from '../core/errors';
+import { jobModelCallKey, jobModelCallSentKey } from '../core/records';
 import type { ChatJsonOptions, ChatTextOptions, LlmProvider, LlmUsage } from '../providers/llm';
 import { heartbeating } from './job-steps';
+
+/** A model call as sent, kept under the job before each request goes out (`jobModelCallSentKey`). */
+export interface SentCall {
+  /** Sent as `Idempotency-Key` by every request of the call: the same for every attempt, worker and restart. */
+  idempotency_key: string;
+  first_sent_at: string;
+  last_sent_at: string;
+  /** Times the call was handed to the provider (one per step attempt that reached it). */
+  sends: number;
+  /**
+   * Sends that ended without an answer but surely unpaid (a refused connection, 429, 5xx, a 4xx): the others that did
+   * not answer (a timeout, a cut connection, a worker that died) are in doubt and may still be computed there.
+   */
+  settled: number;
+}
+
+/** The idempotency key of a job's call: the job and the request's hash, so a successor computes the same. */
+export const idempotencyKeyOf = (jobId: string, requestHash: string): string =>
+  `docproc-${createHash('sha256').update(`${jobId}:${requestHash}`).digest('hex').slice(0, 40)}`;
 
 /**
  * The job's view of the language model: every call heartbeats while the model thinks (a model may take minutes,
  * a heartbeat timeout is seconds), and every answered call is kept under the job, by the hash of its request. A
  * retried or restarted step, or a crashed worker's successor, gets answered calls from there and only pays for the
  * calls that never answered: "one call per chunk" holds across retries.
+ *
+ * A call is also recorded before it is sent ({@link SentCall}): every request carries the call's idempotency key,
+ * so an endpoint that honours keys (the local model server) answers a retry, or a dead worker's successor, from the
+ * request already computing or computed; and a call sent before without an answer is waited for twice as long each
+ * time (`ChatTextOptions.resends`), so an endpoint that ignores keys pays a slow call a bounded number of times.
+ * docs/model-calls.md gives the rules.
  */
 export class JournaledModel implements LlmProvider {
   constructor(
@@ -45,11 +71,46 @@ export class JournaledModel implements LlmProvider {
     // One read: an answer kept by an earlier attempt; none (or an unreadable one) means asking the model.
     const kept = await readBlobJson<R>(this.store, key).catch(() => undefined);
     if (kept !== undefined) return kept;
-    const answer = await heartbeating((signal) =>
-      linked([signal, opts.signal], (own) => call({ ...opts, signal: own })),
-    );
+    const answer = await heartbeating(async (signal) => {
+      const sent = await this.recordSend(hash);
+      const resends = sent.sends - 1 - sent.settled;
+      try {
+        return await linked([signal, opts.signal], (own) =>
+          call({ ...opts, signal: own, idempotencyKey: sent.idempotency_key, resends }),
+        );
+      } catch (err) {
+        // A failure surely unpaid is settled; a timeout, a cut connection or a cancel stays in doubt.
+        const inDoubt = !(err instanceof AppError) || err.details?.in_doubt === true;
+        if (!inDoubt) await this.settle(hash, sent);
+        throw err;
+      }
+    });
     await keepAnswer(this.store, key, answer);
     return answer;
+  }
+
+  /** Records the call as sent once more (before the request goes out) and answers the record. */
+  private async recordSend(hash: string): Promise<SentCall> {
+    const key = jobModelCallSentKey(this.jobId, hash);
+    const before = await readBlobJson<SentCall>(this.store, key).catch(() => undefined);
+    const now = new Date().toISOString();
+    const sent: SentCall = {
+      idempotency_key: before?.idempotency_key ?? idempotencyKeyOf(this.jobId, hash),
+      first_sent_at: before?.first_sent_at ?? now,
+      last_sent_at: now,
+      sends: (before?.sends ?? 0) + 1,
+      settled: before?.settled ?? 0,
+    };
+    await writeBlobJson(this.store, key, sent);
+    return sent;
+  }
+
+  /** Best effort: a store that fails here leaves the send counted in doubt (it only makes the next wait longer). */
+  private async settle(hash: string, sent: SentCall): Promise<void> {
+    await writeBlobJson(this.store, jobModelCallSentKey(this.jobId, hash), {
+      ...sent,
+      settled: sent.settled + 1,
+    }).catch(() => undefined);
   }
 }
 

@@ -34,6 +34,11 @@ export interface LlmConfig {
   timeoutMs: number;
   /** Retries after the first attempt (so `maxRetries + 1` attempts at most). */
   maxRetries: number;
+  /**
+   * `LLM_IDEMPOTENCY_KEYS` (default: true for the local model server only): the endpoint answers a request whose
+   * `Idempotency-Key` it has seen from that first request, so a request in doubt may be sent again at once.
+   */
+  idempotencyKeys: boolean;
   prices: LlmPrices;
 }
 
@@ -59,6 +64,7 @@ interface LlmVariables {
   LLM_VISION_MODEL?: string;
   LLM_TIMEOUT_MS: number;
   LLM_MAX_RETRIES: number;
+  LLM_IDEMPOTENCY_KEYS?: boolean;
   LLM_PRICES: LlmPrices;
   OPENAI_API_KEY?: string;
   OPENAI_BASE_URL?: string;
@@ -104,7 +110,11 @@ export function localLlmConfig(raw: LlmVariables): LocalLlmConfig {
 export function resolveLlm(raw: LlmVariables, timeoutSet: boolean): LlmConfig | null {
   const provider = llmProviderOf(raw);
   if (provider === 'none') return null;
-  const common = { maxRetries: raw.LLM_MAX_RETRIES, prices: raw.LLM_PRICES };
+  const common = {
+    maxRetries: raw.LLM_MAX_RETRIES,
+    idempotencyKeys: raw.LLM_IDEMPOTENCY_KEYS ?? provider === 'local',
+    prices: raw.LLM_PRICES,
+  };
   if (provider === 'local') {
     const local = localLlmConfig(raw);
     const model = path.basename(local.modelPath).replace(/\.gguf$/i, '');

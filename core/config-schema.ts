@@ -172,6 +172,11 @@ export const configSchema = z.object({
   LLM_VISION_MODEL: optionalString,
   LLM_TIMEOUT_MS: int(120_000, 100, 3_600_000),
   LLM_MAX_RETRIES: int(4, 0, 20),
+  /** Whether the LLM endpoint answers a repeated `Idempotency-Key` from its first request; unset: local only. */
+  LLM_IDEMPOTENCY_KEYS: z.preprocess(
+    (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
+    bool(false).optional(),
+  ),
   /**
    * How long a step waits out a provider outage (429, 5xx, timeouts, a full model queue) before its job fails; 0: not
    * at all.

@@ -19,5 +19,8 @@ export const jobStepKey = (jobId: string, step: string): string => jobInternalKe
 /** One answered model call of a job, by the hash of its request (so a retried step never pays for it again). */
 export const jobModelCallKey = (jobId: string, requestHash: string): string =>
   jobInternalKey(jobId, `model-calls/${requestHash}.json`);
+/** A model call of a job as sent, before its answer (its idempotency key, how often and when it was sent). */
+export const jobModelCallSentKey = (jobId: string, requestHash: string): string =>
+  jobInternalKey(jobId, `model-calls-sent/${requestHash}.json`);
 /** The job's webhook delivery log (one line per attempt), written by its notifier alone and merged into reads. */
 export const jobWebhookLogKey = (jobId: string): string => jobInternalKey(jobId, 'webhook-log.json');

@@ -67,10 +67,17 @@ export function parseJsonObject(
   return { ok: false, error };
 }
 
+/** The longest a request is waited for, however often it was sent before (see `ChatTextOptions.resends`). */
+const MAX_WAIT_MS = 3_600_000;
+
 /**
  * LLM provider over any OpenAI-compatible chat-completions endpoint. The SDK's own retries are off: this class
- * retries 408, 409, 429, 5xx, network errors and timeouts with exponential backoff, honouring `Retry-After`
- * (seconds or HTTP date) and `retry-after-ms`, so every retry is seen by `onRetry`.
+ * retries 408, 409, 429, 5xx, refused connections and malformed answers with exponential backoff, honouring
+ * `Retry-After` (seconds or HTTP date) and `retry-after-ms`, so every retry is seen by `onRetry`. A request in doubt
+ * (sent, then a timeout or a cut connection: the endpoint may still be computing it and charge for it) is sent again
+ * here only when the endpoint honours idempotency keys (`LlmConfig.idempotencyKeys`: it answers the repeated key
+ * from its first request); otherwise it ends the call with a retryable `UpstreamError` (`details.in_doubt`), and the
+ * step's next attempt sends it once more, waiting twice as long (docs/model-calls.md).
  */
 export class OpenAiLlmProvider implements LlmProvider {
   private readonly client: OpenAI;
@@ -119,7 +126,7 @@ export class OpenAiLlmProvider implements LlmProvider {
       { role: 'system', content: opts.system },
       { role: 'user', content: opts.user },
     ];
-    const r = await this.complete(model, messages, opts, 'text');
+    const r = await this.complete(model, messages, opts, 'text', 1);
     return { text: r.content, usage: { model, purpose: opts.purpose, ...r.usage } };
   }
 
@@ -135,7 +142,7 @@ export class OpenAiLlmProvider implements LlmProvider {
     // The local server enforces a schema with its grammar; hosted endpoints get json_object (see ChatJsonOptions).
     const format = opts.schema && this.config.provider === 'local' ? { schema: opts.schema } : 'json_object';
     for (let round = 1; ; round++) {
-      const r = await this.complete(model, messages, opts, format);
+      const r = await this.complete(model, messages, opts, format, round);
       usage = usage ? addUsage(usage, r.usage) : { model, purpose: opts.purpose, ...r.usage };
       const parsed = parseJsonObject(r.content);
       if (parsed.ok) return { value: parsed.value as T, usage };
@@ -172,6 +179,7 @@ export class OpenAiLlmProvider implements LlmProvider {
     messages: ChatMessage[],
     opts: ChatTextOptions,
     format: 'text' | 'json_object' | { schema: Record<string, unknown> },
+    round: number,
   ): Promise<{ content: string; usage: RequestUsage }> {
     const responseFormat =
       format === 'text'
@@ -189,11 +197,15 @@ export class OpenAiLlmProvider implements LlmProvider {
     };
     const maxAttempts = this.config.maxRetries + 1;
     const started = Date.now();
+    const key = opts.idempotencyKey && (round > 1 ? `${opts.idempotencyKey}-r${round}` : opts.idempotencyKey);
+    const base = this.config.timeoutMs;
     return withRetries(
-      async () => {
+      async (inDoubtBefore) => {
+        const doubling = 2 ** Math.min(20, Math.max(0, opts.resends ?? 0) + inDoubtBefore);
         const res = await this.client.chat.completions.create(body, {
           signal: opts.signal,
-          timeout: this.config.timeoutMs,
+          timeout: Math.max(base, Math.min(MAX_WAIT_MS, base * doubling)),
+          ...(key ? { headers: { 'Idempotency-Key': key } } : {}),
         });
         const choice = Array.isArray(res?.choices) ? res.choices[0] : undefined;
         if (!choice?.message) throw new MalformedAnswerError('answer without choices');
@@ -203,6 +215,7 @@ export class OpenAiLlmProvider implements LlmProvider {
       {
         maxAttempts,
         backoff: this.backoff,
+        resendInDoubt: this.config.idempotencyKeys,
         signal: opts.signal,
         onRetry: (w) => this.options.onRetry?.({ purpose: opts.purpose, model, ...w }),
         fail: (failure, attempts) => this.toUpstreamError(failure, attempts, model, opts.purpose),
@@ -240,6 +253,7 @@ export class OpenAiLlmProvider implements LlmProvider {
       purpose,
       reason: f.reason,
       ...(f.status ? { status: f.status } : {}),
+      ...(f.inDoubt ? { in_doubt: true } : {}),
       ...(f.retry && f.retryAfterMs !== undefined ? { retry_after_ms: f.retryAfterMs } : {}),
     };
     return new UpstreamError(message, details, f.outage);

@@ -84,6 +84,34 @@ export interface Classified {
   retryAfterMs?: number;
   /** The endpoint's own message (to be redacted before use). */
   upstreamMessage?: string;
+  /**
+   * The request went out and no answer came back (a timeout, a connection cut after it was sent): the endpoint may
+   * still be computing it, and may charge for it. A refused connection or an HTTP answer (429, 5xx) is not in doubt.
+   */
+  inDoubt?: boolean;
+}
+
+/** Connection failures that happen before a request leaves (nothing reached the endpoint). */
+const NOT_SENT_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'EADDRNOTAVAIL',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+
+/** The first `code` along an error's cause chain (undici puts the socket's code two causes down). */
+function causeCode(err: unknown): string | undefined {
+  let e: unknown = err;
+  for (let depth = 0; e && typeof e === 'object' && depth < 5; depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return undefined;
 }
 
 /** A 2xx answer without what was asked for (no choices, no transcript): worth another try. */
@@ -97,8 +125,20 @@ export class MalformedAnswerError extends Error {
 export function classifyError(err: unknown): Classified | 'abort' {
   if (err instanceof APIUserAbortError) return 'abort';
   if (err instanceof MalformedAnswerError) return { retry: true, outage: false, reason: err.message };
-  if (err instanceof APIConnectionTimeoutError) return { retry: true, outage: true, reason: 'timeout' };
-  if (err instanceof APIConnectionError) return { retry: true, outage: true, reason: 'network error' };
+  if (err instanceof APIConnectionTimeoutError) {
+    const notSent = NOT_SENT_CODES.has(causeCode(err) ?? '');
+    return { retry: true, outage: true, reason: notSent ? 'connect timeout' : 'timeout', inDoubt: !notSent };
+  }
+  if (err instanceof APIConnectionError) {
+    const code = causeCode(err);
+    const notSent = NOT_SENT_CODES.has(code ?? '');
+    return {
+      retry: true,
+      outage: true,
+      reason: notSent ? `connection failed (${code})` : 'network error',
+      inDoubt: !notSent,
+    };
+  }
   if (err instanceof APIError && typeof err.status === 'number') {
     const body = err.error as { message?: unknown } | undefined;
     return {
@@ -150,6 +190,12 @@ export interface RetryWait {
 
 export interface RetryLoopOptions {
   maxAttempts: number;
+  /**
+   * Whether a request in doubt (`Classified.inDoubt`) is sent again in the loop; default true. False when a second
+   * request could be paid a second time (an endpoint that does not answer a repeated idempotency key from the first):
+   * then the loop ends with `fail` at once.
+   */
+  resendInDoubt?: boolean;
   backoff: BackoffPolicy;
   signal?: AbortSignal;
   onRetry?: (wait: RetryWait) => void;
@@ -159,14 +205,19 @@ export interface RetryLoopOptions {
 
 /**
  * Runs `attempt` (an OpenAI SDK call with its own retries off) until it answers. Failures are classified by
- * `classifyError`; retryable ones wait `backoffDelay` (honouring `Retry-After`) and try again. An abort through
- * `signal` is thrown as the signal's reason, during a request or a wait.
+ * `classifyError`; retryable ones wait `backoffDelay` (honouring `Retry-After`) and try again, except a request in
+ * doubt when `resendInDoubt` is false. `attempt` is told how many earlier requests of the loop were in doubt. An
+ * abort through `signal` is thrown as the signal's reason, during a request or a wait.
  */
-export async function withRetries<T>(attempt: () => Promise<T>, opts: RetryLoopOptions): Promise<T> {
+export async function withRetries<T>(
+  attempt: (inDoubtBefore: number) => Promise<T>,
+  opts: RetryLoopOptions,
+): Promise<T> {
+  let inDoubt = 0;
   for (let n = 1; ; n++) {
     let failure: Classified;
     try {
-      return await attempt();
+      return await attempt(inDoubt);
     } catch (err) {
       if (opts.signal?.aborted) throw opts.signal.reason ?? err;
       const c = classifyError(err);
@@ -174,7 +225,9 @@ export async function withRetries<T>(attempt: () => Promise<T>, opts: RetryLoopO
       failure = c;
       if (!c.retry && !c.status) failure.upstreamMessage = err instanceof Error ? err.message : String(err);
     }
-    if (!failure.retry || n >= opts.maxAttempts) throw opts.fail(failure, n);
+    if (failure.inDoubt) inDoubt += 1;
+    const resend = !failure.inDoubt || opts.resendInDoubt !== false;
+    if (!failure.retry || !resend || n >= opts.maxAttempts) throw opts.fail(failure, n);
     const delayMs = backoffDelay(n, failure.retryAfterMs, opts.backoff);
     opts.onRetry?.({
       attempt: n,

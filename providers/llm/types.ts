@@ -36,6 +36,18 @@ export interface ChatTextOptions {
   maxTokens?: number;
   /** Aborts the request and any backoff wait; the abort reason is thrown as is (not an UpstreamError). */
   signal?: AbortSignal;
+  /**
+   * Sent as the `Idempotency-Key` header (a JSON correction round adds `-r<round>`): the same call sent again, by a
+   * retry or a crashed worker's successor, carries the same key, and an endpoint that honours keys (the local model
+   * server, `LLM_IDEMPOTENCY_KEYS`) answers it from its first request instead of computing it again.
+   */
+  idempotencyKey?: string;
+  /**
+   * Earlier requests of this call that were sent and never answered (in doubt). Each doubles how long this request is
+   * waited for (`LLM_TIMEOUT_MS` × 2^resends, at most an hour): a model slower than the timeout is paid a bounded
+   * number of times, not once per timeout, by an endpoint that does not honour keys.
+   */
+  resends?: number;
 }
 
 export interface ChatJsonOptions extends ChatTextOptions {

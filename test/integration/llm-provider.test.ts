@@ -11,6 +11,7 @@ import {
 import { UpstreamError } from '../../providers/llm/retry';
 import type { LlmProvider, LlmRetryInfo } from '../../providers/llm/types';
 import { UsageRecorder } from '../../providers/llm/usage';
+import { freePort } from '../../scripts/services.mjs';
 import { startLlmServer, type LlmServer } from '../support/llm-server';
 
 const KEY = 'sk-test-0123456789-very-secret';
@@ -200,16 +201,69 @@ describe('LLM provider against an OpenAI-compatible test server', function () {
     expect(server.chatRequests()).to.have.length(3);
   });
 
-  it('gives up on an endpoint that never answers, within the timeout and retries', async () => {
+  it('does not send again a request that timed out at an endpoint that ignores idempotency keys', async () => {
+    // The request went out and no answer came: the endpoint may still be computing it (and charging for it). The
+    // call ends in doubt (a retryable outage) after one request; the step's next attempt decides.
     server.respond(() => ({ hang: true }));
     const t0 = Date.now();
     const err = await failure(
       provider({ LLM_TIMEOUT_MS: '500', LLM_MAX_RETRIES: '1' }).chatText({ purpose: 'p', system: 's', user: 'u' }),
     );
     const elapsed = Date.now() - t0;
-    expect(err.details).to.include({ attempts: 2, reason: 'timeout' });
-    expect(server.chatRequests()).to.have.length(2);
-    expect(elapsed).to.be.at.least(900).and.below(15_000);
+    expect(err.details).to.include({ attempts: 1, reason: 'timeout', in_doubt: true });
+    expect(err.retryable).to.equal(true);
+    expect(server.chatRequests()).to.have.length(1);
+    expect(elapsed).to.be.at.least(450).and.below(15_000);
+  });
+
+  it('sends a timed-out request again with its idempotency key, waiting twice as long, where keys are honoured', async () => {
+    server.respond(() => ({ hang: true }));
+    const t0 = Date.now();
+    const err = await failure(
+      provider({ LLM_TIMEOUT_MS: '500', LLM_MAX_RETRIES: '1', LLM_IDEMPOTENCY_KEYS: 'true' }).chatText({
+        purpose: 'p',
+        system: 's',
+        user: 'u',
+        idempotencyKey: 'docproc-k1',
+      }),
+    );
+    const elapsed = Date.now() - t0;
+    expect(err.details).to.include({ attempts: 2, reason: 'timeout', in_doubt: true });
+    const reqs = server.chatRequests();
+    expect(reqs.map((r) => r.headers['idempotency-key'])).to.deep.equal(['docproc-k1', 'docproc-k1']);
+    // 500 ms, then 1000 ms for the second request.
+    expect(elapsed).to.be.at.least(1450).and.below(15_000);
+  });
+
+  it('waits 2^resends times the timeout for a call sent before without an answer', async () => {
+    server.latency(1200);
+    const { text } = await provider({ LLM_TIMEOUT_MS: '500', LLM_MAX_RETRIES: '0' }).chatText({
+      purpose: 'p',
+      system: 's',
+      user: 'u',
+      idempotencyKey: 'docproc-k2',
+      resends: 2,
+    });
+    expect(text).to.equal('Echo: u');
+    expect(server.chatRequests()).to.have.length(1);
+  });
+
+  it('retries a refused connection in process: nothing reached the endpoint', async () => {
+    const port = await freePort();
+    const err = await failure(
+      createLlmProvider(
+        loadConfig({
+          LLM_BASE_URL: `http://127.0.0.1:${port}/v1`,
+          LLM_API_KEY: KEY,
+          LLM_MODEL: 'chat-model',
+          LLM_MAX_RETRIES: '2',
+        }),
+        { backoff: { baseMs: 20 } },
+      )!.chatText({ purpose: 'p', system: 's', user: 'u' }),
+    );
+    expect(err.details).to.include({ attempts: 3, reason: 'connection failed (ECONNREFUSED)' });
+    expect(err.details).to.not.have.property('in_doubt');
+    expect(err.retryable).to.equal(true);
   });
 
   it('fails at once on a 401, without retrying and without the key in the error', async () => {

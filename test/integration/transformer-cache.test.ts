@@ -161,14 +161,16 @@ describe('transformer endpoints when the model fails', function () {
     expect(reqs[2].json.messages.at(-1).content).to.match(/not valid JSON/);
   });
 
-  it('answers 502 within a bounded time when the model hangs past LLM_TIMEOUT_MS on every attempt', async () => {
+  it('answers 502 within a bounded time when the model hangs past LLM_TIMEOUT_MS, without sending it again', async () => {
     llm.respond(() => ({ hang: true }));
     const t0 = Date.now();
     const r = await post('summarize', { text: fresh('Ein hängender Text.') });
     const took = Date.now() - t0;
     expectUpstream(r);
     expect(r.body.error.message).to.match(/timeout/);
-    expect(took).to.be.within(1000, 8000);
-    expect(llm.chatRequests()).to.have.length(2);
+    expect(took).to.be.within(450, 8000);
+    // The request timed out in flight: the endpoint (no idempotency keys) may still be computing it, so it is not
+    // sent again in the provider (docs/model-calls.md).
+    expect(llm.chatRequests()).to.have.length(1);
   });
 });

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { onBody } from './http-body';
+import { keyedWork } from './llm-keyed';
 
 /**
  * A test double for an OpenAI-compatible endpoint that speaks the real wire protocol over HTTP on 127.0.0.1.
@@ -18,6 +19,12 @@ import { onBody } from './http-body';
  * plus ` [N image(s)]` when the message carried images. Tokens are counted roughly: characters / 4, 85 per image.
  * With `contextTokens`, a request whose messages and `max_tokens` (1 when absent) count more tokens than that is
  * refused with 400 `context_length_exceeded`, as the local model server refuses it.
+ *
+ * With `idempotencyKeys`, the server honours `Idempotency-Key` as the local model server does: the first request with
+ * a key is computed (its reply, delays included, runs on whether or not its client stays), a request with the same key
+ * and body while it computes or after it answered gets that answer (`Idempotent-Replayed: true`), one with the same
+ * key and another body 422. Without it, every request is computed. `paidRequests()` lists the computed ones: what an
+ * endpoint would charge for.
  */
 export interface LlmRequest {
   method: string;
@@ -52,6 +59,8 @@ export interface LlmServer {
   requests: LlmRequest[];
   /** Chat-completion requests only. */
   chatRequests(): LlmRequest[];
+  /** Chat-completion requests the server computed (all of them unless `idempotencyKeys`: see the module comment). */
+  paidRequests(): LlmRequest[];
   respond(handler: LlmHandler | null): void;
   enqueue(...replies: LlmReply[]): void;
   fail429(retryAfterSeconds?: number, times?: number): void;
@@ -83,6 +92,8 @@ interface LlmServerOptions {
   onReply?: (req: LlmRequest, content: string, delivered: boolean) => void;
   /** Called when a chat request's connection closes before its answer was sent (the client went away). */
   onClientGone?: (req: LlmRequest) => void;
+  /** Honour `Idempotency-Key` (see the module comment). */
+  idempotencyKeys?: boolean;
 }
 
 type Message = { role: string; content: unknown };
@@ -182,7 +193,10 @@ export async function startLlmServer(opts: LlmServerOptions = {}): Promise<LlmSe
     }
     if ('content' in reply) {
       if (req) opts.onReply?.(req, reply.content, true);
-      res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(completion(json, reply)));
+      const replayed = (reply as { replayed?: boolean }).replayed ? { 'Idempotent-Replayed': 'true' } : {};
+      res
+        .writeHead(200, { 'Content-Type': 'application/json', ...replayed })
+        .end(JSON.stringify(completion(json, reply)));
       return;
     }
     const raw = typeof reply.body === 'string';
@@ -229,6 +243,8 @@ export async function startLlmServer(opts: LlmServerOptions = {}): Promise<LlmSe
     return handled ?? { content: defaultContent(req.json) };
   };
 
+  const keyed = keyedWork({ honour: opts.idempotencyKeys === true, chat, defaultContent });
+
   const server = http.createServer((req, res) => {
     onBody(req, (body, json) => {
       const path = (req.url ?? '').split('?')[0];
@@ -245,7 +261,7 @@ export async function startLlmServer(opts: LlmServerOptions = {}): Promise<LlmSe
         res.once('close', () => {
           if (!res.writableFinished) opts.onClientGone?.(record);
         });
-        chat(record).then(
+        keyed.work(record).then(
           (reply) => send(res, json, reply, record),
           (err: unknown) => send(res, json, openAiError(500, `test handler failed: ${String(err)}`, 'server_error')),
         );
@@ -269,6 +285,7 @@ export async function startLlmServer(opts: LlmServerOptions = {}): Promise<LlmSe
     port,
     requests,
     chatRequests: () => requests.filter((r) => r.path.endsWith('/chat/completions')),
+    paidRequests: () => [...keyed.paid],
     respond(h) {
       handler = h;
     },
@@ -303,6 +320,7 @@ export async function startLlmServer(opts: LlmServerOptions = {}): Promise<LlmSe
       queue = [];
       handler = null;
       requests.length = 0;
+      keyed.clear();
     },
     close() {
       return new Promise<void>((resolve) => {

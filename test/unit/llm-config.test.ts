@@ -13,6 +13,7 @@ describe('LLM configuration', () => {
       vision: true,
       timeoutMs: 120_000,
       maxRetries: 4,
+      idempotencyKeys: false,
       prices: {},
     });
   });

@@ -1,7 +1,9 @@
+import { createHash } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../../../core/logger';
 import { ContextOverflowError, SchemaError, type LocalCompletion, type LocalCompletionRequest } from './engine';
+import { DEFAULT_KEYED, KeyedRuns, KeyReuseError, type KeyedOptions } from './idempotency';
 import { QueueFullError } from './queue';
 
 /** What the server needs of the engine (the real one, or anything speaking the same; tests use the real one). */
@@ -134,6 +136,8 @@ function toHttpError(err: unknown): HttpError {
   }
   if (err instanceof ContextOverflowError) return invalid(err.message, 'messages', 'context_length_exceeded');
   if (err instanceof SchemaError) return invalid(err.message, 'response_format');
+  if (err instanceof KeyReuseError)
+    return new HttpError(422, err.message, 'invalid_request_error', 'idempotency_key_reused', 'Idempotency-Key');
   return new HttpError(500, 'The local model failed to answer.', 'server_error');
 }
 
@@ -143,17 +147,34 @@ export interface LocalLlmServer {
   close(): Promise<void>;
 }
 
+/** A completion as the protocol answers it. */
+type ChatCompletion = Record<string, unknown>;
+
+/** An `Idempotency-Key` header: printable ASCII, at most 255 characters; absent or empty: none. */
+function idempotencyKey(req: http.IncomingMessage): string | undefined {
+  const raw = req.headers['idempotency-key'];
+  const key = (Array.isArray(raw) ? raw[0] : raw)?.trim();
+  if (!key) return undefined;
+  if (key.length > 255 || !/^[\x21-\x7e]+$/.test(key))
+    throw invalid('Idempotency-Key must be 1 to 255 printable ASCII characters.', 'Idempotency-Key');
+  return key;
+}
+
 /**
  * The OpenAI chat-completions protocol over the local engine: `POST /v1/chat/completions`, `GET /v1/models`,
- * `GET /health`. A client that goes away leaves the queue or stops its generation.
+ * `GET /health`. A client that goes away leaves the queue or stops its generation, unless its request carries an
+ * `Idempotency-Key`: then the same key while it computes waits for it, after it answered gets the same answer
+ * (`Idempotent-Replayed: true`), and it goes on for `keyed.orphanMs` after its clients left (see `KeyedRuns`).
  */
 export async function startLocalLlmServer(opts: {
   engine: CompletionEngine;
   host: string;
   port: number;
   logger: Logger;
+  keyed?: Partial<KeyedOptions>;
 }): Promise<LocalLlmServer> {
   const { engine, logger } = opts;
+  const keyed = new KeyedRuns<ChatCompletion>({ ...DEFAULT_KEYED, ...opts.keyed });
   const server = http.createServer((req, res) => {
     const route = `${req.method} ${(req.url ?? '').split('?')[0].replace(/\/+$/, '')}`;
     const fail = (err: unknown) => {
@@ -171,6 +192,7 @@ export async function startLocalLlmServer(opts: {
         active: q.active,
         queued: q.queued,
         queue_size: q.size,
+        idempotency: { ...keyed.counts, entries: keyed.size },
       });
     } else if (route === 'GET /v1/models' || route === 'GET /models') {
       send(res, 200, {
@@ -184,25 +206,34 @@ export async function startLocalLlmServer(opts: {
       });
       readBody(req)
         .then(async (body) => {
+          const key = idempotencyKey(req);
           const parsed = parseChatRequest(body, engine.id);
-          const t0 = Date.now();
-          const r = await engine.complete({ ...parsed, signal: gone.signal });
-          logger.debug(
-            { prompt_tokens: r.promptTokens, completion_tokens: r.completionTokens, ms: Date.now() - t0 },
-            'completion',
-          );
-          send(res, 200, {
-            id: `chatcmpl-${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`,
-            object: 'chat.completion',
-            created: Math.floor(Date.now() / 1000),
-            model: engine.id,
-            choices: [{ index: 0, message: { role: 'assistant', content: r.content }, finish_reason: r.finishReason }],
-            usage: {
-              prompt_tokens: r.promptTokens,
-              completion_tokens: r.completionTokens,
-              total_tokens: r.promptTokens + r.completionTokens,
-            },
-          });
+          const compute = async (signal: AbortSignal): Promise<ChatCompletion> => {
+            const t0 = Date.now();
+            const r = await engine.complete({ ...parsed, signal });
+            logger.debug(
+              { prompt_tokens: r.promptTokens, completion_tokens: r.completionTokens, ms: Date.now() - t0, key },
+              'completion',
+            );
+            return {
+              id: `chatcmpl-${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`,
+              object: 'chat.completion',
+              created: Math.floor(Date.now() / 1000),
+              model: engine.id,
+              choices: [
+                { index: 0, message: { role: 'assistant', content: r.content }, finish_reason: r.finishReason },
+              ],
+              usage: {
+                prompt_tokens: r.promptTokens,
+                completion_tokens: r.completionTokens,
+                total_tokens: r.promptTokens + r.completionTokens,
+              },
+            };
+          };
+          if (!key) return send(res, 200, await compute(gone.signal));
+          const fingerprint = createHash('sha256').update(JSON.stringify(parsed)).digest('hex');
+          const { value, outcome } = await keyed.run(key, fingerprint, gone.signal, compute);
+          send(res, 200, value, outcome === 'computed' ? {} : { 'Idempotent-Replayed': 'true' });
         })
         .catch((err) => (gone.signal.aborted ? undefined : fail(err)));
     } else {
@@ -219,6 +250,7 @@ export async function startLocalLlmServer(opts: {
     port,
     close: () =>
       new Promise<void>((resolve) => {
+        keyed.close();
         server.close(() => resolve());
         server.closeAllConnections();
       }),
