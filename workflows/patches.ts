@@ -38,3 +38,11 @@ export const BATCH_COUNTS_COMPLETIONS = 'batch-counts-completions';
  * the workflow task).
  */
 export const SMALL_TRANSFORM_IN_TASK = 'small-transform-in-task';
+
+/**
+ * A summary job runs its model calls in child workflows of at most SUMMARY_SLICE_CALLS calls each
+ * (`summaryCallsWorkflow`, workflows/pipelines/summary-slices.ts), level by level, instead of every call in its own
+ * history: a 1,000-session event summary had about 4,500 events, and the history grew with the sessions towards
+ * Temporal's limit.
+ */
+export const SUMMARY_SLICES = 'summary-slices';

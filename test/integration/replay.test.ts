@@ -73,6 +73,8 @@ const REQUIRED_SCENARIOS = [
   'job-transformer-in-task',
   'batch-counts-completions',
   'batch-counts-completions.child',
+  'job-event-summary-sliced',
+  'job-event-summary-sliced.slice',
 ];
 
 type History = ReturnType<typeof historyOf>;
@@ -162,6 +164,11 @@ const OLD_SIDES: Record<string, { scenario: string; file?: string; took: (h: His
         !hasMarker(h, 'batch-counts-completions') &&
         (h.events ?? []).filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'jobFinished')
           .length > 0,
+    },
+    // A summary that made every model call in its own history: recorded before the calls ran in slices.
+    'summary-slices': {
+      scenario: 'job-event-summary',
+      took: (h) => scheduledActivities(h, 'summaryCall') >= 9 && !hasMarker(h, 'summary-slices'),
     },
     // fail-all with the outcome wait but before it closed the gaps (a slice being loaded, records in the update).
     'fail-all-closes-gaps': {
