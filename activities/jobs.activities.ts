@@ -1,6 +1,5 @@
 import { BlobNotFoundError, readBlobJson, writeBlobJson } from '../core/blob-store';
 import { batchRecordKey, jobRecordKey } from '../core/records';
-import { uploadToDiscard } from '../core/job-params';
 import { storedResultsRef } from '../core/job-results';
 import { countJobFinished } from '../core/metrics';
 import { Context } from '@temporalio/activity';
@@ -37,10 +36,8 @@ export function createJobActivities(deps: ActivityDeps) {
       if (current && (current.run ?? 1) > (state.run ?? 1)) return;
       if (finished && (state.status === 'completed' || state.status === 'failed'))
         countJobFinished(state.job_type, state.status);
-      // A finished job removes the upload of the synchronous request it ran for (see DISCARD_UPLOAD).
-      const upload =
-        state.status === 'completed' || state.status === 'failed' ? uploadToDiscard(state.parameters) : null;
-      if (upload) await store.delete(upload);
+      // A job's uploaded input stays as long as the job can be restarted: retention removes it with the job's outputs
+      // (worker/retention-sweeper.ts), never the end of a run.
       const ref = state.status === 'completed' ? await storedResultsRef(store, state.job_id) : null;
       await writeBlobJson(
         store,

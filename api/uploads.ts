@@ -3,10 +3,7 @@ import path from 'node:path';
 import { z } from './openapi';
 import { fileSha256 } from '../core/file-hash';
 import type { BlobRef, BlobStore } from '../core/blob-store';
-import { AppError } from '../core/errors';
-import { DISCARD_UPLOAD } from '../core/job-params';
-import { newUploadKey } from '../core/ids';
-import { JobAccepted } from './services/async-preference';
+import { newJobId, newUploadKey } from '../core/ids';
 
 /** A file received by a multipart route (formidable's shape). */
 export interface UploadedFile {
@@ -40,45 +37,57 @@ export function uploadSha256(file: UploadedFile): Promise<string> {
 
 export interface StoredUpload extends BlobRef {
   originalName: string;
+  /** The job this upload becomes the input of, if a job is started for it (its key names the job). */
+  jobId: string;
 }
 
 /**
- * Streams a received upload from its temp file into the blob store under a generated key (the client's file
- * name is kept only as data). The temp file itself is removed by the body middleware when the request ends.
+ * Streams a received upload from its temp file into the blob store under a generated key named after the job it
+ * may become the input of (the client's file name is kept only as data). The temp file itself is removed by the body
+ * middleware when the request ends.
  */
 export async function storeUpload(store: BlobStore, file: UploadedFile): Promise<StoredUpload> {
   const original = file.originalFilename ?? 'upload';
-  const key = newUploadKey(path.extname(original));
+  const jobId = newJobId();
+  const key = newUploadKey(path.extname(original), jobId);
   // Already hashed for a cache lookup (`uploadSha256`): the store records that hash instead of computing it again.
   const known = uploadHashes.get(file);
   const ref = await store.put(key, createReadStream(file.filepath), {
     mime: file.mimetype ?? 'application/octet-stream',
     ...(known ? { sha256: await known } : {}),
   });
-  return { ...ref, originalName: original };
+  return { ...ref, originalName: original, jobId };
 }
 
-/** The job parameters naming a synchronous request's upload as the job's input, removed when the job finishes. */
+/** The job parameters naming a request's upload as the job's input. */
 export const uploadInput = (upload: StoredUpload) => ({
   file_key: upload.key,
-  [DISCARD_UPLOAD]: true,
   original_name: upload.originalName,
 });
 
 /**
- * Runs a synchronous request's job on its upload and removes the upload afterwards, except when the request gave
- * up waiting (504 `TIMEOUT`): the job still needs its input then, and removes it itself when it finishes (the job's
- * parameters carry `discard_upload`).
+ * Runs a request's work on its upload, offered to the job the work starts (`JobService.offerUpload`): a job started
+ * on it takes it as its input, under the job id the upload's key names, and owns it from then on: it stays for
+ * restarts until retention removes it with the job's outputs (worker/retention-sweeper.ts), whatever the request
+ * answers (the result, the job's failure, a 503 or 504 while the job runs on, a 202). An upload no job took (a cache
+ * hit, a refusal before the job) is removed when the work ends.
  */
-export async function withUpload<T>(store: BlobStore, upload: StoredUpload, work: () => Promise<T>): Promise<T> {
-  let keep = false;
+export async function withUpload<T>(
+  jobs: { store: BlobStore; offerUpload(upload: StoredUpload): UploadOffer },
+  upload: StoredUpload,
+  work: () => Promise<T>,
+): Promise<T> {
+  const offer = jobs.offerUpload(upload);
   try {
     return await work();
-  } catch (e) {
-    // The job goes on with the upload: a 504, or a 202 to a client that did not wait (JobAccepted).
-    keep = (e instanceof AppError && e.code === 'TIMEOUT') || e instanceof JobAccepted;
-    throw e;
   } finally {
-    if (!keep) await store.delete(upload.key).catch(() => undefined);
+    offer.withdraw();
+    if (!offer.taken) await jobs.store.delete(upload.key).catch(() => undefined);
   }
+}
+
+/** An upload offered to the job a request starts (`withUpload`): `taken` once a job's start was sent with it. */
+export interface UploadOffer {
+  readonly taken: boolean;
+  withdraw(): void;
 }

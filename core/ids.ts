@@ -25,12 +25,21 @@ export function taskQueues(prefix: string): TaskQueues {
   return { media: `${prefix}-media`, io: `${prefix}-io`, llm: `${prefix}-llm` };
 }
 
-/** Blob key for a stored upload: generated, never derived from a client file name. */
-export const newUploadKey = (ext = ''): string => {
+/**
+ * Blob key for a stored upload: generated, never derived from a client file name. The upload of a request that may
+ * become a job is named after that job (`uploads/<date>/<job_id><ext>`, the job's id chosen before the upload is
+ * stored): the job owns it from its start, and retention removes it with the job (`jobOfUpload`).
+ */
+export const newUploadKey = (ext = '', jobId?: string): string => {
   const d = new Date().toISOString().slice(0, 10);
   const safeExt = /^\.[a-z0-9]{1,8}$/i.test(ext) ? ext.toLowerCase() : '';
-  return `uploads/${d}/${randomUUID()}${safeExt}`;
+  return `uploads/${d}/${jobId && isJobId(jobId) ? jobId : randomUUID()}${safeExt}`;
 };
+
+const UPLOAD_OF_JOB = new RegExp(`^uploads/\\d{4}-\\d{2}-\\d{2}/(job-${UUID})(\\.[a-z0-9]{1,8})?$`);
+
+/** The job an upload key names as its owner (`newUploadKey` with a job id), or null. */
+export const jobOfUpload = (key: string): string | null => UPLOAD_OF_JOB.exec(key)?.[1] ?? null;
 
 /** The workflow that closes out one run of a job that ended without its own wrap-up (terminated, timed out). */
 export const closeoutWorkflowId = (jobId: string, runId: string): string => `closeout-${jobId}-${runId}`;

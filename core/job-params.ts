@@ -74,19 +74,6 @@ export function jobSpec<T extends JobType>(jobType: T, parameters: JobParams<T>)
   return { jobType, parameters } as JobSpec<T>;
 }
 
-/**
- * Set on jobs whose input is the upload of one synchronous request (`file_key`): the upload is removed when the job
- * finishes, also when the request gave up waiting (504) and the job went on without it.
- */
-export const DISCARD_UPLOAD = 'discard_upload';
-
-/** The upload a finished job should remove, if it has one. */
-export function uploadToDiscard(p: Record<string, unknown> | undefined): string | null {
-  return p && p[DISCARD_UPLOAD] === true && typeof p.file_key === 'string' && p.file_key.startsWith('uploads/')
-    ? p.file_key
-    : null;
-}
-
 /** Strings longer than this are kept out of workflow history (the full parameters go to the blob store). */
 export const INLINE_PARAMS_BYTES = 32 * 1024;
 

@@ -1,10 +1,19 @@
 /** Blob-store layout of jobs and batches (architecture.md "State"). Keys are built here only. */
+import { jobOfUpload } from './ids';
 
 export const jobRecordKey = (jobId: string): string => `records/jobs/${jobId}.json`;
 export const batchRecordKey = (batchId: string): string => `records/batches/${batchId}.json`;
 export const batchManifestKey = (batchId: string): string => `records/batches/${batchId}.manifest.json`;
 /** Everything a job keeps in the blob store but its record (outputs and internal state). */
 export const jobPrefix = (jobId: string): string => `jobs/${jobId}/`;
+/**
+ * The upload a job owns as its input (`uploads/<date>/<job_id><ext>`, api/uploads.ts), or null: kept as long as the
+ * job can be restarted, removed with the job's files (retention; DELETE of the job).
+ */
+export function jobUploadKey(jobId: string, parameters: Record<string, unknown> | undefined): string | null {
+  const key = parameters?.file_key;
+  return typeof key === 'string' && jobOfUpload(key) === jobId ? key : null;
+}
 /** Files a job produced: what its archive holds. */
 export const jobOutputPrefix = (jobId: string): string => `jobs/${jobId}/out/`;
 export const jobOutputKey = (jobId: string, name: string): string => `${jobOutputPrefix(jobId)}${name}`;

@@ -1,7 +1,8 @@
 import type { Client } from '@temporalio/client';
 import { BlobNotFoundError, readBlobJson, type BlobStat, type BlobStore } from '../core/blob-store';
 import type { Logger } from '../core/logger';
-import { batchManifestKey, batchRecordKey, jobPrefix, jobRecordKey } from '../core/records';
+import { jobOfUpload } from '../core/ids';
+import { batchManifestKey, batchRecordKey, jobPrefix, jobRecordKey, jobUploadKey } from '../core/records';
 
 const DAY_MS = 24 * 3600_000;
 /** Sweeps run at most hourly, and four times per retention period when that is shorter (never under a second). */
@@ -11,7 +12,7 @@ const sweepInterval = (retentionMs: number) => Math.max(1000, Math.min(3600_000,
 export interface SweepCounts {
   jobs: number;
   batches: number;
-  /** Cache entries, idempotency records and leftover uploads. */
+  /** Cache entries, idempotency records and leftover uploads (of requests that started no job). */
   blobs: number;
 }
 
@@ -29,6 +30,7 @@ export interface RetentionSweeperOptions {
 interface FinishedState {
   status?: string;
   updated_at?: string;
+  parameters?: Record<string, unknown>;
 }
 
 const finished = (s: FinishedState | null): boolean => s?.status === 'completed' || s?.status === 'failed';
@@ -36,9 +38,10 @@ const expired = (s: FinishedState, cutoff: number): boolean => Date.parse(s.upda
 
 /**
  * Deletes what a finished job leaves behind once `RETENTION_DAYS` have passed since it last changed (issue #13,
- * defect 8): its files and internal state (`jobs/<id>/`), then its record; finished batches likewise; and by age
- * the result-cache entries (which point at a job's results, or hold a value), idempotency records and uploads left
- * by crashed requests. A job is deleted only when its record says it finished before the cutoff and Temporal no
+ * defect 8): its files and internal state (`jobs/<id>/`) and its uploaded input (`jobUploadKey`: kept until then so a
+ * restart has it), then its record; finished batches likewise; and by age the result-cache entries (which point at a
+ * job's results, or hold a value), idempotency records and uploads no job owns (left by crashed requests; an upload
+ * whose job still has a record or a workflow goes with that job). A job is deleted only when its record says it finished before the cutoff and Temporal no
  * longer knows its workflow (neither running, as after a restart, nor closed within the namespace's retention: the
  * record must outlive the workflow; the check runs again just before the record goes); pending and processing jobs, and
  * job folders without a record (a job still starting), are never touched.
@@ -72,6 +75,12 @@ export function createRetentionSweeper(opts: RetentionSweeperOptions) {
     }
   }
 
+  /** An upload whose job still exists (a record, or a workflow starting): it goes with the job, not by its age. */
+  async function ownedByJob(key: string): Promise<boolean> {
+    const owner = jobOfUpload(key);
+    return !!owner && ((await readState(jobRecordKey(owner))) !== null || (await knownToTemporal(owner)));
+  }
+
   const deleteAll = async (blobs: BlobStat[]) => {
     for (const b of blobs) await store.delete(b.key);
   };
@@ -80,6 +89,8 @@ export function createRetentionSweeper(opts: RetentionSweeperOptions) {
     const rec = await readState(jobRecordKey(jobId));
     if (!rec || !finished(rec) || !expired(rec, cutoff) || (await knownToTemporal(jobId))) return false;
     await deleteAll(await store.list(jobPrefix(jobId)));
+    const upload = jobUploadKey(jobId, rec.parameters);
+    if (upload) await store.delete(upload);
     // Restarted meanwhile (its pending record written, its workflow started): the record stays.
     const again = await readState(jobRecordKey(jobId));
     if (!again || !finished(again) || again.updated_at !== rec.updated_at || (await knownToTemporal(jobId)))
@@ -108,8 +119,11 @@ export function createRetentionSweeper(opts: RetentionSweeperOptions) {
     }
     for (const prefix of ['cache/', 'records/idempotency/', 'uploads/']) {
       const stale = (await store.list(prefix)).filter(old);
-      await deleteAll(stale);
-      counts.blobs += stale.length;
+      for (const b of stale) {
+        if (prefix === 'uploads/' && (await ownedByJob(b.key))) continue;
+        await store.delete(b.key);
+        counts.blobs += 1;
+      }
     }
     if (counts.jobs || counts.batches || counts.blobs)
       logger.info({ ...counts, retentionDays: opts.retentionDays }, 'retention sweep deleted expired jobs and blobs');

@@ -51,3 +51,11 @@ export const BATCH_ADOPTS_STARTED = 'batch-adopts-started-jobs';
  * child exists is lost, and the job ran on while fail-all counted it as failed.
  */
 export const FAIL_ALL_AWAITS_STARTS = 'fail-all-awaits-starts';
+
+/**
+ * A summary job runs its model calls in child workflows of at most SUMMARY_SLICE_CALLS calls each
+ * (`summaryCallsWorkflow`, workflows/pipelines/summary-slices.ts), level by level, instead of every call in its own
+ * history: a 1,000-session event summary had about 4,500 events, and the history grew with the sessions towards
+ * Temporal's limit.
+ */
+export const SUMMARY_SLICES = 'summary-slices';

@@ -87,7 +87,7 @@ export function audioRoutes(
         checkDuration(probe, config.MAX_MEDIA_SECONDS);
         const upload = await storeUpload(jobs.store, body.file);
         const parameters = validateParameters('audio', { ...uploadInput(upload), ...options });
-        done = await withUpload(jobs.store, upload, () => run(parameters));
+        done = await withUpload(jobs, upload, () => run(parameters));
       }
       const cached = fromCache(done.results);
       const llmInfo = (done.results?.llm_info as LlmInfo | undefined) ?? {

@@ -2,7 +2,7 @@ import type { Context } from 'koa';
 import type { Config } from '../../core/config';
 import { AppError } from '../../core/errors';
 import { checkPixelBudget } from '../../core/input-budgets';
-import { DISCARD_UPLOAD, type ImageOcrParams } from '../../core/job-params';
+import type { ImageOcrParams } from '../../core/job-params';
 import { envelope, errorResponse, z } from '../openapi';
 import type { ApiEngines } from '../engines';
 import type { ApiRouter } from '../api-router';
@@ -63,9 +63,9 @@ export function imageOcrRoutes(
       const head = await engines.imageSize(body.file.filepath);
       if (head) checkPixelBudget(head, config.MAX_IMAGE_PIXELS);
       const upload = await storeUpload(jobs.store, body.file);
-      const parameters = { file_key: upload.key, file_sha256: upload.sha256, [DISCARD_UPLOAD]: true, ...options(body) };
-      await withUpload(jobs.store, upload, async () => {
-        // A cache hit is answered without a job (issue 24); the upload is removed as after a job.
+      const parameters = { file_key: upload.key, file_sha256: upload.sha256, ...options(body) };
+      await withUpload(jobs, upload, async () => {
+        // A cache hit is answered without a job (issue 24); no job took the upload, so it is removed.
         if (await answerImageFromCache(ctx, { jobs, config }, upload.sha256, parameters)) return;
         await answer(ctx, parameters);
       });

@@ -106,8 +106,8 @@ export function pdfRoutes(api: ApiRouter, jobs: JobService, config: Config, engi
         return;
       const upload = await storeUpload(jobs.store, body.file);
       const parameters = validateParameters('pdf', { ...uploadInput(upload), ...options });
-      await withUpload(jobs.store, upload, async () => {
-        // A cache hit is answered without a job (issue 24); the upload is removed as after a job.
+      await withUpload(jobs, upload, async () => {
+        // A cache hit is answered without a job (issue 24); no job took the upload, so it is removed.
         if (await answerPdfFromCache(ctx, { jobs, config }, upload.sha256, parameters)) return;
         await answerSync(ctx, jobs, { jobType: 'pdf', parameters }, syncWaitMs);
       });
@@ -195,7 +195,10 @@ export function pdfRoutes(api: ApiRouter, jobs: JobService, config: Config, engi
             ...(b.jobId ? { jobId: b.jobId } : {}),
           }
         : undefined;
-      let { state } = await jobs.create({ jobType: 'external_ocr', parameters, webhook });
+      // The job takes the upload as its input (kept for restarts); refused before its start, it is removed.
+      let { state } = await withUpload(jobs, upload, () =>
+        jobs.create({ jobType: 'external_ocr', parameters, webhook }),
+      );
       const accepted = (s: JobState) => {
         ctx.status = 202;
         ctx.body = {

@@ -99,9 +99,7 @@ export function speechRoutes(
       if (!body.file) return run(validateParameters('audio', { url: body.url, ...params }));
       // The head is read whatever the length: no MAX_MEDIA_SECONDS check.
       const upload = await probedUpload(body.file, { duration: false });
-      await withUpload(jobs.store, upload, () =>
-        run(validateParameters('audio', { ...uploadInput(upload), ...params })),
-      );
+      await withUpload(jobs, upload, () => run(validateParameters('audio', { ...uploadInput(upload), ...params })));
     },
   });
 
@@ -161,7 +159,7 @@ export function speechRoutes(
       if (!data) {
         const upload = await probedUpload(body.file, { duration: true });
         const parameters = validateParameters('audio', { ...uploadInput(upload), ...options });
-        const done = await withUpload(jobs.store, upload, () =>
+        const done = await withUpload(jobs, upload, () =>
           runSyncJob(ctx, jobs, { jobType: 'audio', parameters }, config.MEDIA_SYNC_WAIT_MS),
         );
         data = resultData(done.results) as unknown as TranscriptionFields;

@@ -1,7 +1,6 @@
 import type { Context } from 'koa';
 import type { Config } from '../../core/config';
 import { AppError } from '../../core/errors';
-import { DISCARD_UPLOAD } from '../../core/job-params';
 import { frameTimes, parseFrameRequest } from '../../core/frame-request';
 import { checkDuration, checkPixelBudget } from '../../core/input-budgets';
 import { transcribableVideo, videoMetadata } from '../../core/media-formats';
@@ -61,11 +60,10 @@ export function videoRoutes(api: ApiRouter, jobs: JobService, config: Config, en
       const parameters = {
         file_key: upload.key,
         file_sha256: upload.sha256,
-        [DISCARD_UPLOAD]: true,
         original_name: upload.originalName,
         ...request,
       };
-      await withUpload(jobs.store, upload, () =>
+      await withUpload(jobs, upload, () =>
         answerSync(ctx, jobs, { jobType: 'video_frames', parameters }, config.SYNC_WAIT_MS),
       );
     },
@@ -147,7 +145,7 @@ function videoTranscriptionRoutes(api: ApiRouter, jobs: JobService, config: Conf
       // A cache hit is answered without a job (issue 24), before the upload is stored.
       if (await answerVideoFromCache(ctx, { jobs, config }, body.file, params, picture)) return;
       const upload = await storeUpload(jobs.store, body.file);
-      await withUpload(jobs.store, upload, () => run(ctx, { ...uploadInput(upload), ...params }));
+      await withUpload(jobs, upload, () => run(ctx, { ...uploadInput(upload), ...params }));
     },
   });
 

@@ -17,6 +17,7 @@ import { JobAccepted, type AsyncPreference } from './async-preference';
 import { offloadParameters } from './job-intake';
 import { awaitRunClosed, awaitRunRecord, QUERY_DEADLINE_MS, SharedReads, withWebhookLog } from './job-runs';
 import { RequestBound } from './request-bound';
+import type { StoredUpload, UploadOffer } from '../uploads';
 
 /** A job to create: its type and validated parameters (`validateParameters`), and who asks. */
 export type CreateJob<T extends JobType = JobType> = JobSpec<T> & {
@@ -76,6 +77,8 @@ export class JobService {
   private readonly reads = new SharedReads();
   /** Jobs this API created in the last FIRST_TASK_GRACE_MS, with when (oldest first). */
   private readonly young = new Map<string, number>();
+  /** Uploads of requests in flight, by blob key, that a job started on them takes as its input (`offerUpload`). */
+  private readonly offers = new Map<string, { jobId: string; taken: boolean }>();
 
   constructor(
     private readonly temporal: TemporalGateway,
@@ -210,11 +213,30 @@ export class JobService {
     }
   }
 
+  /**
+   * Offers a request's upload to the job the request starts on it (api/uploads.ts `withUpload`): that job gets the id
+   * the upload's key names and owns the upload from the moment its start is sent (`taken`).
+   */
+  offerUpload(upload: StoredUpload): UploadOffer {
+    const offer = { jobId: upload.jobId, taken: false };
+    this.offers.set(upload.key, offer);
+    return {
+      get taken() {
+        return offer.taken;
+      },
+      withdraw: () => {
+        if (this.offers.get(upload.key) === offer) this.offers.delete(upload.key);
+      },
+    };
+  }
+
   /** Starts a job. With an idempotency key, a repeated request answers the job the first one created. */
   async create(req: CreateJob): Promise<{ state: JobState; created: boolean }> {
     // Before anything is written: a job refused for an unreachable Temporal leaves nothing behind.
     this.temporal.ensureReachable();
-    const jobId = req.idempotencyKey ? idFromKey('job', req.idempotencyKey) : newJobId();
+    const fileKey = (req.parameters as { file_key?: unknown }).file_key;
+    const offer = typeof fileKey === 'string' ? this.offers.get(fileKey) : undefined;
+    const jobId = req.idempotencyKey ? idFromKey('job', req.idempotencyKey) : (offer?.jobId ?? newJobId());
     if (req.idempotencyKey) {
       const existing = await this.state(jobId);
       if (existing) return { state: existing, created: false };
@@ -230,6 +252,9 @@ export class JobService {
       ...(req.legacy ? { legacy: true } : {}),
       ...(this.webhookRetryScale !== 1 ? { webhookRetryScale: this.webhookRetryScale } : {}),
     });
+    // From here the upload is the job's input: a start given up at its deadline may still have started the job (an
+    // upload no job took is removed by retention as a leftover).
+    if (offer) offer.taken = true;
     try {
       // A start that hangs (Temporal stopped, not dead) ends with 503 when the probe finds Temporal unreachable
       // (retry with the key).

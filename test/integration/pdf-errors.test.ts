@@ -230,7 +230,7 @@ describe('POST /api/pdf/process past the synchronous limit', function () {
   let s: Stack;
   useStack((stack) => (s = stack), { SYNC_WAIT_MS: '1000' });
 
-  it('answers 504 with the job id, the job goes on with its upload, and removes the upload when it finishes', async () => {
+  it('answers 504 with the job id, the job goes on with its upload, and keeps it as its input when it finishes', async () => {
     const pages = [
       'Erste Seite, die länger dauert.',
       'Zweite Seite, die länger dauert.',
@@ -249,6 +249,10 @@ describe('POST /api/pdf/process past the synchronous limit', function () {
       'local_ocr',
       'local_ocr',
     ]);
-    expect(await s.worker.store.list('uploads/'), 'the finished job removed its upload').to.deep.equal([]);
+    // The input stays with the job (a restart may need it) until retention removes it with the job's outputs.
+    expect(
+      (await s.worker.store.list('uploads/')).map((b) => b.key),
+      'the finished job keeps its input',
+    ).to.deep.equal([job.parameters.file_key]);
   });
 });

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { expect } from 'chai';
@@ -13,7 +14,7 @@ import type { LlmServer } from '../support/llm-server';
 import { ffmpeg } from '../support/media-factory';
 import { buildPdf } from '../support/pdf-factory';
 import { postMultipart, postPdf } from '../support/pdf-http';
-import { holdModel, recordedJobs, unique } from '../support/results';
+import { holdModel, recordedJobs, strayUploads, unique } from '../support/results';
 import { until } from '../support/jobs';
 import { tempDir } from '../support/servers';
 
@@ -154,8 +155,8 @@ describe('Stored results: streamed answers, the text stored once, the heavy-requ
     }
     const again = await postPdf(s, { extraction_method: 'native' }, textPdf(1));
     expect(again.status, JSON.stringify(again.body)).to.equal(200);
-    // The refused request left no upload behind.
-    expect(await s.worker.store.list('uploads/')).to.deep.equal([]);
+    // The refused request left no upload behind (the jobs that ran keep theirs).
+    expect(await strayUploads(s.worker.store)).to.deep.equal([]);
   });
 
   it('audio and external OCR requests that wait for their job are held to the same bound: 429 while it is taken', async () => {
@@ -198,16 +199,24 @@ describe('Stored results: streamed answers, the text stored once, the heavy-requ
       release();
     }
     // Refused before any job: no upload left behind.
-    expect(await s.worker.store.list('uploads/')).to.deep.equal([]);
+    expect(await strayUploads(s.worker.store)).to.deep.equal([]);
   });
 
-  it('the retention sweeper deletes expired jobs with their files, results and cache entries once Temporal forgot them, never a running job', async () => {
+  it('the retention sweeper deletes expired jobs with their files, uploaded inputs, results and cache entries once Temporal forgot them, never a running job', async () => {
     const store = s.worker.store;
     const before = await recordedJobs(s.worker.store);
     const pdf = textPdf(2);
     expect((await rawPdfCall(s, pdf)).status).to.equal(200);
     const expiredJob = await jobIdOf(s, before);
     expect(await store.list(`jobs/${expiredJob}/`)).to.not.deep.equal([]);
+    // The finished job keeps its uploaded input (a restart needs it) until retention removes it with the job.
+    const input = (await readBlobJson<{ parameters: { file_key: string } }>(store, jobRecordKey(expiredJob))).parameters
+      .file_key;
+    expect(await store.stat(input), 'the finished job keeps its input').to.not.equal(null);
+    // Uploads no job owns (a request that died before its job started): removed by age.
+    const day = new Date().toISOString().slice(0, 10);
+    const strays = [`uploads/${day}/${randomUUID()}.pdf`, `uploads/${day}/job-${randomUUID()}.pdf`];
+    for (const k of strays) await store.put(k, pdf, { mime: 'application/pdf' });
 
     // A job still running (its model call held), and one whose failed record is still there while a restart runs it.
     const release = holdModel(llm);
@@ -233,6 +242,8 @@ describe('Stored results: streamed answers, the text stored once, the heavy-requ
       // Temporal still knows the finished workflow (within the namespace's retention): its record must outlive it.
       await sweeper.sweep(Date.now() + 2 * DAY_MS);
       expect(await store.stat(jobRecordKey(expiredJob)), 'kept while Temporal knows the workflow').to.not.equal(null);
+      expect(await store.stat(input), 'its input too').to.not.equal(null);
+      for (const k of strays) expect(await store.stat(k), `${k} no job owns`).to.equal(null);
       expect(await store.list('cache/')).to.deep.equal([]);
       // The running job keeps everything.
       expect(await readBlobJson(store, jobRecordKey(runningJob))).to.deep.equal(restarting);
@@ -275,6 +286,7 @@ describe('Stored results: streamed answers, the text stored once, the heavy-requ
     expect((await gone.sweep(Date.now() + 2 * DAY_MS)).jobs).to.equal(1);
     expect(await store.stat(jobRecordKey(expiredJob))).to.equal(null);
     expect(await store.list(`jobs/${expiredJob}/`)).to.deep.equal([]);
+    expect(await store.stat(input), 'the input went with the job').to.equal(null);
     expect((await s.call('GET', `/api/event-job/files/jobs/${expiredJob}/out/result.md`)).status).to.equal(404);
     // The same document again: a miss (its cache entry went by age), the same answer.
     const again = await rawPdfCall(s, pdf);

@@ -18,9 +18,9 @@ import { sharedMinioServer, tempDir } from '../support/servers';
 const KB = 1024;
 const MB = 1024 * KB;
 const sha256 = (b: Buffer | string): string => createHash('sha256').update(b).digest('hex');
-/** uploads/<date>/<uuid><.ext>: generated, never the client's name. */
+/** uploads/<date>/<job id><.ext>: generated (named after the job it may become the input of), never the client's name. */
 const UPLOAD_KEY =
-  /^uploads\/\d{4}-\d{2}-\d{2}\/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(\.[a-z0-9]{1,8})?$/;
+  /^uploads\/\d{4}-\d{2}-\d{2}\/job-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(\.[a-z0-9]{1,8})?$/;
 
 interface UploadApp {
   url: string;

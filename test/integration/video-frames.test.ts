@@ -59,8 +59,8 @@ describe('POST /api/video/frames', function () {
     const before = await stored();
     const r = await postFrames(s.url, { timestamps: '2,0.5,9', interval: '1' }, video());
     expect(r.status, JSON.stringify(r.body).slice(0, 500)).to.equal(200);
-    // One job ran (the count the refusals below compare); its upload is gone with it.
-    expect(await stored()).to.deep.equal({ jobs: before.jobs + 1, uploads: before.uploads });
+    // One job ran (the count the refusals below compare); its upload stays its input (until retention).
+    expect(await stored()).to.deep.equal({ jobs: before.jobs + 1, uploads: before.uploads + 1 });
     const frames: { timestamp: number; path: string }[] = r.body.data.frames;
     // The grid 0, 1, 2 (3 is past the 2.6 s end) with 0.5 and 2; 9 is past the end.
     expect(frames.map((f) => f.timestamp)).to.deep.equal([0, 0.5, 1, 2]);

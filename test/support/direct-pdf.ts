@@ -8,6 +8,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { buildPdf, corruptPdf, zeroPagePdf } from './pdf-factory';
 import { postMultipart } from './pdf-http';
+import { strayUploads } from './results';
 import type { Stack } from './stack';
 
 /** A PDF of `pages` pages (the third without a text layer), with a title and an author; `lines` gives a page's text. */
@@ -62,9 +63,12 @@ export function refusedPdfs(
   ];
 }
 
-/** No upload blob, no temporary upload, no scratch file left (the per-process directories stay). */
+/**
+ * No upload blob but the inputs of jobs that ran (they stay with their job until retention), no temporary upload, no
+ * scratch file left (the per-process directories stay).
+ */
 export async function expectNoRequestFiles(s: Stack): Promise<void> {
-  expect((await s.worker.store.list('uploads/')).map((b) => b.key)).to.deep.equal([]);
+  expect(await strayUploads(s.worker.store), 'uploads no job owns').to.deep.equal([]);
   for (const dir of [path.join(s.api.config.dataDir, 'tmp', 'uploads'), s.api.config.scratchDir]) {
     const left = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => []);
     expect(

@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import type { BlobStore } from '../../core/blob-store';
+import { jobOfUpload } from '../../core/ids';
 import { buildPdf } from './pdf-factory';
 import type { LlmServer } from './llm-server';
 import type { WebhookReceiver } from './webhook-receiver';
@@ -59,6 +60,15 @@ export async function startFileServer() {
 /** The job ids that have a record in the store. */
 export async function recordedJobs(store: BlobStore): Promise<Set<string>> {
   return new Set((await store.list('records/jobs/')).map((b) => path.basename(b.key, '.json')));
+}
+
+/**
+ * Uploads no job owns: those of requests refused or answered without a job (a job's input stays with the job, named
+ * after it, until retention removes both).
+ */
+export async function strayUploads(store: BlobStore): Promise<string[]> {
+  const jobs = await recordedJobs(store);
+  return (await store.list('uploads/')).map((b) => b.key).filter((k) => !jobs.has(jobOfUpload(k) ?? ''));
 }
 
 /**

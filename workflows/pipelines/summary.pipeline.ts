@@ -4,6 +4,8 @@ import { limiter, type Limiter } from '../fanout';
 import { activitiesFor, modelRoute } from '../routing';
 import type { SummaryJobType } from '../../core/job-params';
 import type { PipelineContext } from './context';
+import { SUMMARY_SLICES } from '../patches';
+import { packWithin, SlicedSummary, type SummaryText } from './summary-slices';
 
 /** The plan and the results read and write the session store and the job's texts: heartbeating store work. */
 const storeWork = activitiesFor();
@@ -11,32 +13,7 @@ const storeWork = activitiesFor();
 /** Per nesting level of the runs recorded before one limiter bounded the whole job (8 × 8 = 64 calls at once). */
 const LEGACY_PARALLEL_CALLS = 8;
 
-/** A text the activities keep under the job: its name and its length as an input of a later call. */
-export interface SummaryText {
-  name: string;
-  chars: number;
-}
-
-/**
- * Greedy packing in order: each group's texts (with a two-character separator each) fit in `budget`. A group takes at
- * least two texts, so merging always ends (summaries are bounded to a quarter of the budget, so two always fit).
- */
-export function packWithin(items: SummaryText[], budget: number): SummaryText[][] {
-  const groups: SummaryText[][] = [];
-  let cur: SummaryText[] = [];
-  let size = 0;
-  for (const it of items) {
-    if (cur.length > 1 && size + it.chars + 2 > budget) {
-      groups.push(cur);
-      cur = [];
-      size = 0;
-    }
-    cur.push(it);
-    size += it.chars + 2;
-  }
-  if (cur.length) groups.push(cur);
-  return groups;
-}
+export { packWithin, type SummaryText } from './summary-slices';
 
 /** The pool of the runs recorded before the job-wide bound: each nesting level its own 8, so 64 calls at once. */
 async function legacyPool<T, R>(items: T[], fn: (t: T, i: number) => Promise<R>): Promise<R[]> {
@@ -79,11 +56,20 @@ export async function summaryPipeline(ctx: PipelineContext<SummaryJobType>): Pro
   );
   const total = plan.sessions.reduce((n, s) => n + s.pieces, 0) + plan.tracks.length + 1;
   let done = 0;
+  const progressed = (calls: number) => {
+    done += calls;
+    ctx.progress('summarize', Math.min(95, 10 + Math.floor((85 * done) / total)), `${done} model calls done`);
+  };
+  if (gate && patched(SUMMARY_SLICES)) {
+    // The calls in child workflows of a bounded size: the job's history stays small however many sessions.
+    await new SlicedSummary(ctx.input, budget, progressed).run(plan);
+    ctx.progress('results', 97, 'Writing the results');
+    return (await storeWork.finishSessionSummary({ jobId, parameters, jobType: ctx.input.jobType })).results;
+  }
   const call = async (output: string, inputs: string[], kind: string): Promise<SummaryText> => {
     const ask = () => withModel.summaryCall({ jobId, parameters, output, inputs, kind });
     const r = gate ? await gate.run(ask) : await ask();
-    done += 1;
-    ctx.progress('summarize', Math.min(95, 10 + Math.floor((85 * done) / total)), `${done} model calls done`);
+    progressed(1);
     return { name: output, chars: r.chars };
   };
   /** Merges texts level by level until one call of `finalKind` holds them all. */
