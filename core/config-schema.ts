@@ -41,6 +41,7 @@ export const configSchema = z.object({
   IO_CONCURRENCY: int(50, 1, 1000),
   /** Model-calling activities a worker runs at once on the `llm` queue; 0: sized to the model (see `llmSlots`). */
   WORKER_LLM_SLOTS: int(0, 0, 1000),
+  WORKER_DOWNLOAD_SLOTS: int(20, 1, 1000),
   /**
    * Which task queues this worker process polls: a comma-separated list of `io` (workflows, I/O), `media` (CPU work)
    * and `llm` (model calls), or `all` (also spelled `both`) for all three.

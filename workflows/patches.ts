@@ -38,3 +38,10 @@ export const BATCH_COUNTS_COMPLETIONS = 'batch-counts-completions';
  * the workflow task).
  */
 export const SMALL_TRANSFORM_IN_TASK = 'small-transform-in-task';
+
+/**
+ * Downloads into a job (`fetchImage`, `fetchVideoInput`, `fetchSessionPage`, `fetchSessionAttachments`) go to the
+ * download queue, whose slots are their own, instead of the io queue, where an hour-long download held a slot that
+ * bookkeeping (records, webhooks, batch reports) needed.
+ */
+export const DOWNLOAD_QUEUE = 'download-queue';

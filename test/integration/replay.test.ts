@@ -73,6 +73,7 @@ const REQUIRED_SCENARIOS = [
   'job-transformer-in-task',
   'batch-counts-completions',
   'batch-counts-completions.child',
+  'job-imageocr-download-queue',
 ];
 
 type History = ReturnType<typeof historyOf>;
@@ -162,6 +163,18 @@ const OLD_SIDES: Record<string, { scenario: string; file?: string; took: (h: His
         !hasMarker(h, 'batch-counts-completions') &&
         (h.events ?? []).filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'jobFinished')
           .length > 0,
+    },
+    // A session whose page and attachments downloaded on the io queue: recorded before the download queue.
+    'download-queue': {
+      scenario: 'job-session',
+      took: (h) =>
+        scheduledActivities(h, 'fetchSessionPage') === 1 &&
+        (h.events ?? []).some(
+          (e) =>
+            e.activityTaskScheduledEventAttributes?.activityType?.name === 'fetchSessionPage' &&
+            !e.activityTaskScheduledEventAttributes.taskQueue?.name?.endsWith('-download'),
+        ) &&
+        !hasMarker(h, 'download-queue'),
     },
     // fail-all with the outcome wait but before it closed the gaps (a slice being loaded, records in the update).
     'fail-all-closes-gaps': {
