@@ -299,7 +299,15 @@ export function createPdfActivities(deps: ActivityDeps) {
                 pages[0],
                 pages[pages.length - 1],
                 path.join(dir, 'embedded'),
-                { signal },
+                {
+                  signal,
+                  // Count, size and disk bounded: past a limit the job fails 422 with the limit in its details.
+                  limits: {
+                    maxImages: config.MAX_EMBEDDED_IMAGES,
+                    maxImagePixels: config.MAX_IMAGE_PIXELS,
+                    maxBytes: config.MAX_EMBEDDED_IMAGES_MB * 1024 * 1024,
+                  },
+                },
               );
               for (const f of embedded) {
                 const name = `embedded/${path.basename(f)}`;

@@ -96,6 +96,8 @@ export const configSchema = z.object({
   S3_SECRET_KEY: optionalString,
   S3_REGION: z.string().optional().default('us-east-1'),
   MAX_UPLOAD_MB: int(500, 1, 1_000_000),
+  MAX_EMBEDDED_IMAGES: int(2000, 1, 1_000_000),
+  MAX_EMBEDDED_IMAGES_MB: int(1024, 1, 1_000_000),
   MAX_JSON_MB: int(16, 1, 1024),
   /** How deep arrays and objects may nest in a JSON body (or a JSON form field); checked before parsing. */
   MAX_JSON_DEPTH: int(64, 2, 10_000),
