@@ -327,7 +327,7 @@ export function createPdfActivities(deps: ActivityDeps) {
 
     /**
      * Assembles the text, applies the template and writes the results (or the cached result). Reads every page and
-     * the images archive (as base64): minutes for a large document, heartbeating throughout.
+     * the images archive (streamed into the results as Base64): minutes for a large document, heartbeating throughout.
      */
     async finishPdf(input: {
       jobId: string;
