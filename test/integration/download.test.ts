@@ -73,9 +73,11 @@ async function startStaticServer(): Promise<StaticServer> {
         res.writeHead(200, { 'Content-Type': 'application/pdf', 'Content-Length': mb * MIB.length });
         let sent = 0;
         const more = () => {
-          while (sent < mb && res.write(MIB)) sent++;
-          if (sent < mb) res.once('drain', more);
-          else res.end();
+          while (sent < mb) {
+            sent++;
+            if (!res.write(MIB)) return void res.once('drain', more);
+          }
+          res.end();
         };
         return more();
       }
