@@ -12,7 +12,7 @@ import { transcribableVideo } from '../core/media-formats';
 import { downloadHosted } from '../providers/media/hosted';
 import type { createAudioResults, TranscriptionDone } from './audio-results';
 import type { ActivityDeps } from './deps';
-import { jobInputBlob } from './input-blob';
+import { DOWNLOAD_WAIT_MS, jobInputBlob } from './input-blob';
 import { fullParameters, heartbeating, runStep } from './job-steps';
 import { outboundPolicy } from '../providers/http/ssrf';
 
@@ -42,7 +42,7 @@ export function createVideoSourceActivities(deps: ActivityDeps, finish: ReturnTy
     hosted: boolean,
     dir: string,
     signal: AbortSignal,
-  ): Promise<{ file: string; info: HostedVideoInfo | null }> {
+  ): Promise<{ file: string; info: HostedVideoInfo | null; sha256?: string }> {
     if (hosted) {
       const r = await downloadHosted(url, dir, { ytDlp: ytDlpPath(config), policy, signal, maxBytes });
       return { file: r.file, info: r.metadata };
@@ -50,10 +50,11 @@ export function createVideoSourceActivities(deps: ActivityDeps, finish: ReturnTy
     const r = await downloadToFile(url, path.join(dir, 'video'), {
       policy,
       maxBytes,
-      timeoutMs: 10 * 60_000,
+      timeoutMs: DOWNLOAD_WAIT_MS,
+      signal,
       accept: ['video/', 'audio/'],
     });
-    return { file: r.path, info: null };
+    return { file: r.path, info: null, sha256: r.sha256 };
   }
 
   return {
@@ -81,6 +82,7 @@ export function createVideoSourceActivities(deps: ActivityDeps, finish: ReturnTy
               ({ file, info: hosted } = got);
               const ref = await store.put(jobInternalKey(jobId, 'input.media'), createReadStream(file), {
                 mime: 'application/octet-stream',
+                ...(got.sha256 ? { sha256: got.sha256 } : {}),
               });
               input = { key: ref.key, sha256: ref.sha256 };
             } else {

@@ -65,11 +65,11 @@ export function createAudioActivities(deps: ActivityDeps) {
       // copied into the job first (heartbeating: a long recording copies for a while).
       const input =
         a.input ??
-        (await heartbeating(() =>
+        (await heartbeating((signal) =>
           jobInputBlob(store, config.inputRoots, jobId, p, {
             name: 'input.media',
             mime: 'application/octet-stream',
-            download: mediaDownload,
+            download: { ...mediaDownload, signal },
           }),
         ));
       refuseUnsupported(p);
@@ -194,11 +194,11 @@ export function createAudioActivities(deps: ActivityDeps) {
           'PROVIDER_NOT_CONFIGURED',
           { provider: 'speech' },
         );
-      const input = await heartbeating(() =>
+      const input = await heartbeating((signal) =>
         jobInputBlob(store, config.inputRoots, jobId, p, {
           name: 'input.media',
           mime: 'application/octet-stream',
-          download: mediaDownload,
+          download: { ...mediaDownload, signal },
         }),
       );
       const head = config.SPEECH_PROVIDER === 'openai' ? 30 : DETECT_HEAD_SECONDS;

@@ -69,7 +69,7 @@ export function createExternalOcrActivities(deps: ActivityDeps) {
       pagesArchive?: string;
       fromCache?: boolean;
     }) {
-      // Reads the raw answer and the pages archive (as base64) and writes the results: heartbeating throughout.
+      // Reads the raw answer and writes the results, the pages archive streamed in as Base64: heartbeating throughout.
       return heartbeating(async () => {
         const { jobId } = input;
         const raw = await readBlobJson<ExternalOcrRaw>(store, jobInternalKey(jobId, 'external-ocr.json'));
@@ -82,12 +82,8 @@ export function createExternalOcrActivities(deps: ActivityDeps) {
           file_size: input.fileSize,
           extraction_method: 'external_ocr',
         };
-        const pages = input.pagesArchive
-          ? {
-              filename: `${jobId}-pages.zip`,
-              data: (await readBlobBuffer(store, jobOutputKey(jobId, input.pagesArchive))).toString('base64'),
-            }
-          : null;
+        // The archive's Base64 (`pages_archive_data`) streams from its blob into the results blob (writeJobResults).
+        const pages = input.pagesArchive ? { filename: `${jobId}-pages.zip`, data: '' } : null;
         const job: JobFields = {
           structured_data: { extracted_text: text, metadata },
           assets: [
@@ -98,7 +94,15 @@ export function createExternalOcrActivities(deps: ActivityDeps) {
           target_dir: jobOutputPrefix(jobId).slice(0, -1),
           from_cache: input.fromCache === true,
         };
-        await writeJobResults(store, jobId, externalOcrData(text, metadata, raw, pages), job);
+        await writeJobResults(
+          store,
+          jobId,
+          externalOcrData(text, metadata, raw, pages),
+          job,
+          input.pagesArchive
+            ? { field: 'pages_archive_data', blobKey: jobOutputKey(jobId, input.pagesArchive) }
+            : undefined,
+        );
         return { results: resultPreview(job) };
       });
     },

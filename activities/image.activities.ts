@@ -41,15 +41,19 @@ export function createImageActivities(deps: ActivityDeps) {
   return {
     /** Downloads an image URL (SSRF-guarded, size-limited) into the job, heartbeating while the bytes come. */
     async fetchImage({ jobId, url }: { jobId: string; url: string }) {
-      return heartbeating(() =>
+      return heartbeating((signal) =>
         scratch.withDir('fetch-', async (dir) => {
           const r = await downloadToFile(url, path.join(dir, 'image'), {
             policy,
             maxBytes: 50 * 1024 * 1024,
             timeoutMs: 60_000,
+            signal,
             accept: ['image/'],
           });
-          const ref = await store.put(jobInternalKey(jobId, 'input-image'), createReadStream(r.path), { mime: r.mime });
+          const ref = await store.put(jobInternalKey(jobId, 'input-image'), createReadStream(r.path), {
+            mime: r.mime,
+            sha256: r.sha256,
+          });
           return { key: ref.key, sha256: ref.sha256 };
         }),
       );

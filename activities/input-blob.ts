@@ -6,6 +6,7 @@ import type { BlobStore } from '../core/blob-store';
 import type { Config } from '../core/config';
 import { isInsideInputRoots } from '../core/input-roots';
 import { jobInternalKey } from '../core/records';
+import { scratchAt } from '../core/scratch';
 import { downloadToFile } from '../providers/http/download';
 import { outboundPolicy, type OutboundPolicy } from '../providers/http/ssrf';
 
@@ -75,11 +76,19 @@ export interface UrlDownload {
   maxBytes: number;
   accept: string[];
   scratchDir: string;
+  /** The activity's cancellation: stops the download, its partial file removed. */
+  signal?: AbortSignal;
 }
 
 /**
- * Downloads `url` (SSRF-guarded, redirects re-checked, at most `maxBytes`) into the job under `key`, through a
- * scratch file removed afterwards; a retry finds the copy and downloads nothing again.
+ * How long a download may wait for an answer's headers, or for the next bytes of its body: a stalled server ends the
+ * step, a slow steady one does not (the activity's heartbeats and timeout bound the whole).
+ */
+export const DOWNLOAD_WAIT_MS = 120_000;
+
+/**
+ * Downloads `url` (SSRF-guarded, redirects re-checked, at most `maxBytes`, streamed: never in memory) into the job
+ * under `key`, through a scratch file removed afterwards; a retry finds the copy and downloads nothing again.
  */
 async function downloadInto(
   store: BlobStore,
@@ -88,18 +97,16 @@ async function downloadInto(
   mime: string,
   d: UrlDownload,
 ): Promise<{ key: string; sha256: string }> {
-  await fs.mkdir(d.scratchDir, { recursive: true, mode: 0o700 });
-  const dir = await fs.mkdtemp(path.join(d.scratchDir, 'url-'));
-  try {
+  // In this process's private scratch (core/scratch.ts), removed when the step ends or the process dies.
+  return scratchAt(d.scratchDir).withDir('url-', async (dir) => {
     const got = await downloadToFile(url, path.join(dir, 'input'), {
       policy: d.policy,
       maxBytes: d.maxBytes,
-      timeoutMs: 10 * 60_000,
+      timeoutMs: DOWNLOAD_WAIT_MS,
+      signal: d.signal,
       accept: d.accept,
     });
-    const ref = await store.put(key, createReadStream(got.path), { mime });
+    const ref = await store.put(key, createReadStream(got.path), { mime, sha256: got.sha256 });
     return { key, sha256: ref.sha256 };
-  } finally {
-    await fs.rm(dir, { recursive: true, force: true });
-  }
+  });
 }

@@ -1,4 +1,4 @@
-import { BlobNotFoundError, readBlobBuffer, readBlobJson, writeBlobJson } from '../core/blob-store';
+import { BlobNotFoundError, readBlobJson, writeBlobJson } from '../core/blob-store';
 import { readCacheRef, writeCacheRef, type CacheRef } from '../core/cache';
 import type { PdfParams } from '../core/job-params';
 import { countCacheLookup } from '../core/metrics';
@@ -114,12 +114,9 @@ export function createPdfResults(deps: ActivityDeps) {
     if (copied) return copied;
     const r = await assemble(f, await f.contents());
     const images = f.images;
-    const archive = images
-      ? {
-          filename: `${jobId}-images.zip`,
-          data: (await readBlobBuffer(store, jobOutputKey(jobId, images.archive))).toString('base64'),
-        }
-      : null;
+    // The archive's Base64 (spec: `images_archive_data`) is streamed from its blob into the results blob as they are
+    // written (writeJobResults `base64`): neither the archive nor its Base64 is ever in memory.
+    const archive = images ? { filename: `${jobId}-images.zip`, data: '' } : null;
     const job: JobFields = {
       structured_data: { extracted_text: r.text, metadata: r.metadata },
       assets: [jobOutputKey(jobId, 'result.md'), ...(images ? [jobOutputKey(jobId, images.archive)] : [])],
@@ -129,7 +126,13 @@ export function createPdfResults(deps: ActivityDeps) {
     };
     await Promise.all([
       store.put(jobOutputKey(jobId, 'result.md'), r.markdown ?? r.text, { mime: 'text/markdown; charset=utf-8' }),
-      writeJobResults(store, jobId, pdfData(r.text, r.metadata, archive, r.markdown), job),
+      writeJobResults(
+        store,
+        jobId,
+        pdfData(r.text, r.metadata, archive, r.markdown),
+        job,
+        images ? { field: 'images_archive_data', blobKey: jobOutputKey(jobId, images.archive) } : undefined,
+      ),
     ]);
     const preview = resultPreview(job);
     // Every fresh success goes to the result cache (use_cache=false skips reading it, not writing it), as a

@@ -63,8 +63,12 @@ export function createPdfActivities(deps: ActivityDeps) {
   /** The input: an upload's blob, or a file inside the allowed roots (contract §6), copied into the job. */
   // A `url` is downloaded into the job as any URL is (SSRF-guarded, at most MAX_UPLOAD_MB).
   const download = urlDownload(config, ['application/pdf']);
-  const inputBlob = (jobId: string, p: Record<string, unknown>) =>
-    jobInputBlob(store, config.inputRoots, jobId, p, { name: 'input.pdf', mime: 'application/pdf', download });
+  const inputBlob = (jobId: string, p: Record<string, unknown>, signal: AbortSignal) =>
+    jobInputBlob(store, config.inputRoots, jobId, p, {
+      name: 'input.pdf',
+      mime: 'application/pdf',
+      download: { ...download, signal },
+    });
 
   const { ocrPage, nativePage, visionPage } = createPageReaders({ store, config, pdf, ocr, llm, scratch });
 
@@ -86,7 +90,7 @@ export function createPdfActivities(deps: ActivityDeps) {
   ): Promise<T> {
     return heartbeating(async (signal) => {
       const p = await fullParameters(store, jobId, parameters);
-      const input = await inputBlob(jobId, p);
+      const input = await inputBlob(jobId, p, signal);
       return scratch.withBlobFile(store, input.key, input.sha256, '.pdf', async (pdfPath) =>
         work({ p, input, pdfPath, meta: await describeInput(pdfPath, p, signal), signal }),
       );
@@ -295,7 +299,15 @@ export function createPdfActivities(deps: ActivityDeps) {
                 pages[0],
                 pages[pages.length - 1],
                 path.join(dir, 'embedded'),
-                { signal },
+                {
+                  signal,
+                  // Count, size and disk bounded: past a limit the job fails 422 with the limit in its details.
+                  limits: {
+                    maxImages: config.MAX_EMBEDDED_IMAGES,
+                    maxImagePixels: config.MAX_IMAGE_PIXELS,
+                    maxBytes: config.MAX_EMBEDDED_IMAGES_MB * 1024 * 1024,
+                  },
+                },
               );
               for (const f of embedded) {
                 const name = `embedded/${path.basename(f)}`;
@@ -315,7 +327,7 @@ export function createPdfActivities(deps: ActivityDeps) {
 
     /**
      * Assembles the text, applies the template and writes the results (or the cached result). Reads every page and
-     * the images archive (as base64): minutes for a large document, heartbeating throughout.
+     * the images archive (streamed into the results as Base64): minutes for a large document, heartbeating throughout.
      */
     async finishPdf(input: {
       jobId: string;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { open, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { load } from 'cheerio';
 import { readCache, writeCache } from '../core/cache';
@@ -74,6 +74,18 @@ function attachmentName(url: string, index: number, taken: Set<string>): string 
   return name;
 }
 
+/** The first `n` bytes of a file (fewer when it is shorter). */
+async function fileHead(file: string, n: number): Promise<Buffer> {
+  const fh = await open(file, 'r');
+  try {
+    const buf = Buffer.alloc(n);
+    const { bytesRead } = await fh.read(buf, 0, n, 0);
+    return buf.subarray(0, bytesRead);
+  } finally {
+    await fh.close();
+  }
+}
+
 /**
  * The session's inputs (spec §4.6 steps 1 to 4): the plan (child job ids), the page, the video's transcript and the
  * attachments. Each is a step of the job kept under it (`runStep`), so a retry, a dead worker's successor or a
@@ -92,10 +104,13 @@ export function createSessionSourceActivities(deps: ActivityDeps) {
   const fetched = <T>(
     url: string,
     accept: string[],
-    work: (file: { path: string; mime: string; finalUrl: string }) => Promise<T>,
+    signal: AbortSignal,
+    work: (file: { path: string; mime: string; finalUrl: string; sha256: string }) => Promise<T>,
   ) =>
     scratch.withDir('session-', async (dir) =>
-      work(await downloadToFile(url, path.join(dir, 'download'), { policy, maxBytes, timeoutMs: 120_000, accept })),
+      work(
+        await downloadToFile(url, path.join(dir, 'download'), { policy, maxBytes, timeoutMs: 120_000, signal, accept }),
+      ),
     );
 
   return {
@@ -141,7 +156,7 @@ export function createSessionSourceActivities(deps: ActivityDeps) {
       const p = await fullParameters(store, jobId, parameters);
       const r = await runStep(store, jobId, SESSION_STEP.page, () =>
         heartbeating((signal) =>
-          fetched(str(p.url), ['text/html', 'application/xhtml', 'text/plain'], async (f) => {
+          fetched(str(p.url), ['text/html', 'application/xhtml', 'text/plain'], signal, async (f) => {
             const raw = await readFile(f.path, 'utf8');
             const markdown =
               f.mime === 'text/plain' ? raw.trim() : await convertHtmlToMarkdown(mainContent(raw), signal);
@@ -202,33 +217,44 @@ export function createSessionSourceActivities(deps: ActivityDeps) {
     }): Promise<{ files: SessionAttachment[]; reused: boolean }> {
       const p = await fullParameters(store, jobId, parameters);
       const r = await runStep(store, jobId, SESSION_STEP.attachments, () =>
-        heartbeating(async () => {
+        heartbeating(async (signal) => {
           const files: SessionAttachment[] = [];
           const taken = new Set<string>();
-          const keep = async (file: string, url: string) => {
+          const keep = async (file: string, url: string, sha256: string) => {
             const index = files.length;
             const name = attachmentName(url, index, taken);
             const ref = await store.put(sessionTextKey(jobId, `attachment-${index + 1}.pdf`), createReadStream(file), {
               mime: 'application/pdf',
+              sha256,
             });
             files.push({ name, url, key: ref.key, sha256: ref.sha256, pdfJobId: `job-${randomUUID()}` });
           };
+          // The first five bytes only: an attachment may be hundreds of MB.
           const isPdf = async (file: string, mime: string) =>
-            mime === 'application/pdf' || (await readFile(file)).subarray(0, 5).toString('latin1') === '%PDF-';
-          await fetched(str(p.attachments_url), ['application/pdf', 'text/html', 'application/xhtml'], async (f) => {
-            if (await isPdf(f.path, f.mime)) return keep(f.path, f.finalUrl);
-            const links = pdfLinks(await readFile(f.path, 'utf8'), f.finalUrl).slice(0, MAX_SESSION_ATTACHMENTS);
-            for (const link of links) {
-              await fetched(link, ['application/pdf'], async (pdf) => {
-                if (!(await isPdf(pdf.path, pdf.mime)))
-                  throw new AppError('INVALID_FORMAT', 'An attachment linked from the attachments page is not a PDF.', {
-                    error_type: 'not_pdf',
-                    supported_formats: ['pdf'],
-                  });
-                await keep(pdf.path, pdf.finalUrl);
-              });
-            }
-          });
+            mime === 'application/pdf' || (await fileHead(file, 5)).toString('latin1') === '%PDF-';
+          await fetched(
+            str(p.attachments_url),
+            ['application/pdf', 'text/html', 'application/xhtml'],
+            signal,
+            async (f) => {
+              if (await isPdf(f.path, f.mime)) return keep(f.path, f.finalUrl, f.sha256);
+              const links = pdfLinks(await readFile(f.path, 'utf8'), f.finalUrl).slice(0, MAX_SESSION_ATTACHMENTS);
+              for (const link of links) {
+                await fetched(link, ['application/pdf'], signal, async (pdf) => {
+                  if (!(await isPdf(pdf.path, pdf.mime)))
+                    throw new AppError(
+                      'INVALID_FORMAT',
+                      'An attachment linked from the attachments page is not a PDF.',
+                      {
+                        error_type: 'not_pdf',
+                        supported_formats: ['pdf'],
+                      },
+                    );
+                  await keep(pdf.path, pdf.finalUrl, pdf.sha256);
+                });
+              }
+            },
+          );
           return { files };
         }),
       );

@@ -41,6 +41,7 @@ export const configSchema = z.object({
   IO_CONCURRENCY: int(50, 1, 1000),
   /** Model-calling activities a worker runs at once on the `llm` queue; 0: sized to the model (see `llmSlots`). */
   WORKER_LLM_SLOTS: int(0, 0, 1000),
+  WORKER_DOWNLOAD_SLOTS: int(20, 1, 1000),
   /**
    * Which task queues this worker process polls: a comma-separated list of `io` (workflows, I/O), `media` (CPU work)
    * and `llm` (model calls), or `all` (also spelled `both`) for all three.
@@ -101,6 +102,8 @@ export const configSchema = z.object({
   S3_SECRET_KEY: optionalString,
   S3_REGION: z.string().optional().default('us-east-1'),
   MAX_UPLOAD_MB: int(500, 1, 1_000_000),
+  MAX_EMBEDDED_IMAGES: int(2000, 1, 1_000_000),
+  MAX_EMBEDDED_IMAGES_MB: int(1024, 1, 1_000_000),
   MAX_JSON_MB: int(16, 1, 1024),
   /** How deep arrays and objects may nest in a JSON body (or a JSON form field); checked before parsing. */
   MAX_JSON_DEPTH: int(64, 2, 10_000),

@@ -18,11 +18,16 @@ export interface TaskQueues {
   io: string;
   /** Model calls (templates, translations, summaries): slots sized to the model's capacity (`WORKER_LLM_SLOTS`). */
   llm: string;
+  /**
+   * Downloads into a job (URL inputs, hosted video, session pages and attachments): slots of their own on the io
+   * worker process (`WORKER_DOWNLOAD_SLOTS`), so an hour-long download never holds a slot bookkeeping needs.
+   */
+  download: string;
 }
 
 /** The queues of a prefix. Workflows derive the siblings of their io queue the same way (workflows/routing.ts). */
 export function taskQueues(prefix: string): TaskQueues {
-  return { media: `${prefix}-media`, io: `${prefix}-io`, llm: `${prefix}-llm` };
+  return { media: `${prefix}-media`, io: `${prefix}-io`, llm: `${prefix}-llm`, download: `${prefix}-download` };
 }
 
 /**

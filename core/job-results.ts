@@ -1,4 +1,5 @@
 import { BlobNotFoundError, readBlobJson, writeBlobJson, type BlobStore } from './blob-store';
+import { putJsonWithBase64 } from './json-base64';
 import { jobFieldsKey, jobResultsKey } from './records';
 
 /**
@@ -140,16 +141,21 @@ export function unpackJobResults(data: Record<string, unknown>, stored: StoredJo
   return jobResults(data, { ...stored.job, structured_data: sd });
 }
 
-/** Writes a job's results in the stored layout: the `data` once, the job fields beside it. */
+/**
+ * Writes a job's results in the stored layout: the `data` once, the job fields beside it. `base64`: a field of
+ * `data` that holds a blob's bytes in Base64 (an images archive), streamed into the data blob from the store.
+ */
 export async function writeJobResults(
   store: BlobStore,
   jobId: string,
   data: Record<string, unknown>,
   job: JobFields,
+  base64?: { field: string; blobKey: string },
 ): Promise<void> {
   jobResults(data, job); // the collision check
   // The fields go last: their presence says the data blob is complete.
-  await writeBlobJson(store, jobResultsKey(jobId), data);
+  if (base64) await putJsonWithBase64(store, jobResultsKey(jobId), data, base64.field, base64.blobKey);
+  else await writeBlobJson(store, jobResultsKey(jobId), data);
   await writeBlobJson(store, jobFieldsKey(jobId), packJobFields(data, job));
 }
 

@@ -47,6 +47,11 @@ export interface Workers {
   media?: Worker;
   /** The llm Worker (model-calling activities), absent unless `WORKER_QUEUES` lists `llm`. */
   llm?: Worker;
+  /**
+   * The download Worker (downloads into jobs, `WORKER_DOWNLOAD_SLOTS` slots of their own), beside the io Worker: it
+   * runs where `io` runs, so every layout that runs io serves downloads.
+   */
+  download?: Worker;
   /** The speech provider the activities transcribe with (closed when the workers stop). */
   speech: SpeechProvider | null;
   run(): Promise<void>;
@@ -136,6 +141,16 @@ export async function createWorkers(deps: WorkerDeps): Promise<Workers> {
         ...queueTuning(config, 'media', limitBytes),
       })
     : undefined;
+  // Downloads take minutes to an hour each, heartbeating, streamed to scratch (a few buffers each): their own slots,
+  // so they never hold the io slots of records, webhooks and batch reports.
+  const downloadWorker = io
+    ? await Worker.create({
+        ...common,
+        taskQueue: queues.download,
+        activities: registeredOn('download', activities),
+        maxConcurrentActivityTaskExecutions: config.WORKER_DOWNLOAD_SLOTS,
+      })
+    : undefined;
   const llmWorker = runs('llm')
     ? await Worker.create({
         ...common,
@@ -148,10 +163,16 @@ export async function createWorkers(deps: WorkerDeps): Promise<Workers> {
     {
       llm: llm?.describe() ?? null,
       speech: speech?.describe() ?? null,
-      queues: { io: io ? queues.io : null, media: media ? queues.media : null, llm: llmWorker ? queues.llm : null },
+      queues: {
+        io: io ? queues.io : null,
+        media: media ? queues.media : null,
+        llm: llmWorker ? queues.llm : null,
+        download: downloadWorker ? queues.download : null,
+      },
       mediaSlots: mediaSlots(config),
       llmSlots: llmSlots(config),
       ioSlots: config.IO_CONCURRENCY,
+      downloadSlots: downloadWorker ? config.WORKER_DOWNLOAD_SLOTS : null,
       memoryBudgetMb: config.WORKER_MAX_MEMORY_MB || null,
       address: config.temporalAddress,
     },
@@ -163,6 +184,7 @@ export async function createWorkers(deps: WorkerDeps): Promise<Workers> {
     io,
     media,
     llm: llmWorker,
+    download: downloadWorker,
     speech,
     run: async () => {
       if (deps.temporalClient && io)
@@ -173,7 +195,7 @@ export async function createWorkers(deps: WorkerDeps): Promise<Workers> {
           intervalMs: config.CLOSEOUT_SWEEP_MS,
         });
       try {
-        await Promise.all([io?.run(), media?.run(), llmWorker?.run()]);
+        await Promise.all([io?.run(), media?.run(), llmWorker?.run(), downloadWorker?.run()]);
       } finally {
         await Promise.all([sweeper?.stop(), speech?.close()]);
       }
@@ -183,6 +205,7 @@ export async function createWorkers(deps: WorkerDeps): Promise<Workers> {
       io?.shutdown();
       media?.shutdown();
       llmWorker?.shutdown();
+      downloadWorker?.shutdown();
     },
   };
 }

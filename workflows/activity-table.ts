@@ -6,9 +6,10 @@
  * `Activities`). Plain data and pure functions: no node module and no workflow runtime call, so the workflow bundle
  * and the worker both import it.
  *
- * Queues (core/ids.ts `taskQueues`): `io` runs the workflows, bookkeeping, webhooks, downloads and the store-heavy
- * steps; `media` the CPU-bound engines (about one slot per core); `llm` the steps that ask the language model (slots
- * sized to the model), so a burst of model work never holds the io slots of bookkeeping.
+ * Queues (core/ids.ts `taskQueues`): `io` runs the workflows, bookkeeping, webhooks and the store-heavy steps;
+ * `media` the CPU-bound engines (about one slot per core); `llm` the steps that ask the language model (slots sized
+ * to the model), so a burst of model work never holds the io slots of bookkeeping; `download` the downloads into a
+ * job (slots of their own on the io worker's process), so hour-long downloads never hold them either.
  */
 import type { ActivityOptions, LocalActivityOptions } from '@temporalio/workflow';
 import type { Activities } from '../activities';
@@ -27,7 +28,7 @@ import {
   webhookDelivery,
 } from './activity-options';
 
-export type QueueKind = 'io' | 'media' | 'llm';
+export type QueueKind = 'io' | 'media' | 'llm' | 'download';
 export type ActivityName = keyof Activities;
 
 /** Where one activity runs, and its options there. */
@@ -54,6 +55,11 @@ export interface ActivityRoute {
 const io = (options: ActivityOptions): ActivityRoute => ({ queue: 'io', options });
 /** Short bookkeeping in-process on the io worker (a local activity). */
 const inProcess: ActivityRoute = { queue: 'io', options: bookkeepingRemote, local: true };
+/**
+ * A download into the job, on the download queue (slots of their own: an hour-long download never holds an io slot);
+ * in runs recorded before that queue, on the io queue (`Route.download`), so the io worker registers it as well.
+ */
+const download: ActivityRoute = { queue: 'download', options: longProviderCall };
 /** A CPU-bound engine on the media queue. */
 const media: ActivityRoute = { queue: 'media', options: cpuBound };
 /** A step that may ask the language model; `withoutModel`: its options when it asks none. */
@@ -94,12 +100,14 @@ export const ACTIVITY_TABLE = {
   extractVideoFrames: media,
   renderSessionPages: media,
 
-  // Provider calls that run long (downloads into the job, the external OCR service).
-  fetchImage: io(longProviderCall),
-  fetchVideoInput: io(longProviderCall),
+  // Downloads into the job (URL inputs, hosted video, session pages and attachments): minutes to an hour each.
+  fetchImage: download,
+  fetchVideoInput: download,
+  fetchSessionPage: download,
+  fetchSessionAttachments: download,
+
+  // A provider call that runs long (the external OCR service).
   externalOcrPdf: io(longProviderCall),
-  fetchSessionPage: io(longProviderCall),
-  fetchSessionAttachments: io(longProviderCall),
 
   // Store-heavy steps on the io worker: many or large blobs, heartbeating.
   finishExternalOcr: io(storeHeavy),
@@ -155,6 +163,11 @@ export interface Route {
    * asks no model in-process under its `inTaskWithoutModel` options.
    */
   local?: boolean;
+  /**
+   * Downloads on the download queue (`patched('download-queue')`, routing.ts `downloadRoute`); absent or false: on
+   * the io queue, as runs recorded before that queue scheduled them.
+   */
+  download?: boolean;
   /**
    * A task queue by name, for a step every worker registers (the health probe names the queues it crosses); any
    * other step refuses one, so it cannot be sent where its worker is not.
@@ -215,6 +228,11 @@ export function scheduledWith(name: ActivityName, route: Route, workflowQueue: s
       } else if (entry.withoutModel) options = entry.withoutModel;
       else throw new Error(`${name} always asks the model: its route needs a model queue (routing.ts modelRoute)`);
       break;
+    case 'download':
+      options = route.download
+        ? { ...entry.options, taskQueue: siblingQueue(workflowQueue, 'download') }
+        : entry.options;
+      break;
     case 'io':
       local = route.local ?? entry.local ?? false;
       options = local ? bookkeeping : entry.options;
@@ -231,6 +249,8 @@ export function scheduledWith(name: ActivityName, route: Route, workflowQueue: s
 export function queuesOf(name: ActivityName): QueueKind[] {
   const entry: ActivityRoute = ACTIVITY_TABLE[name];
   if (entry.queue === 'every') return ['io', 'media', 'llm'];
+  // A download runs on the download queue; in a run recorded before that queue, on io.
+  if (entry.queue === 'download') return ['download', 'io'];
   // A model step asks on the llm queue; without a model, or in a run recorded before the llm queue, it runs on io.
   if (entry.queue === 'llm') return ['llm', 'io'];
   return [entry.queue];

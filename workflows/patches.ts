@@ -59,3 +59,10 @@ export const FAIL_ALL_AWAITS_STARTS = 'fail-all-awaits-starts';
  * Temporal's limit.
  */
 export const SUMMARY_SLICES = 'summary-slices';
+
+/**
+ * Downloads into a job (`fetchImage`, `fetchVideoInput`, `fetchSessionPage`, `fetchSessionAttachments`) go to the
+ * download queue, whose slots are their own, instead of the io queue, where an hour-long download held a slot that
+ * bookkeeping (records, webhooks, batch reports) needed.
+ */
+export const DOWNLOAD_QUEUE = 'download-queue';

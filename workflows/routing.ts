@@ -7,6 +7,7 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { ACTIVITY_TABLE, scheduledWith, type ActivityName, type Route } from './activity-table';
+import { DOWNLOAD_QUEUE } from './patches';
 
 /** Typed activity functions, each on its queue with its options (workflows/activity-table.ts). */
 export type Steps = ActivityInterfaceFor<Activities>;
@@ -36,6 +37,15 @@ export function activitiesFor(route: Route = {}): Steps {
 export function modelRoute(asks: boolean): Route['model'] {
   if (!asks) return undefined;
   return patched('llm-queue') ? 'llm' : 'io';
+}
+
+/**
+ * Whether a job's download (URL input, hosted video, session page or attachments) goes to the download queue, decided
+ * where the step is: runs recorded before that queue scheduled it on the io queue and keep doing so on replay
+ * (`patched('download-queue')`, called only right before a download, as the step always was).
+ */
+export function downloadRoute(): boolean {
+  return patched(DOWNLOAD_QUEUE);
 }
 
 /**

@@ -1,23 +1,36 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
 import fs from 'node:fs/promises';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { AppError } from '../../core/errors';
 import { isRetryableStatus, parseRetryAfter } from '../llm/retry';
-import { ForbiddenTargetError, guardedFetch, type GuardedResponse, OutboundError, type OutboundPolicy } from './ssrf';
+import { guardedStream, type GuardedStream } from './guarded-stream';
+import { ForbiddenTargetError, OutboundError, type OutboundPolicy } from './ssrf';
 
 /**
- * Downloads a client-given URL (image/video/session URLs, attachments) to a file through {@link guardedFetch}, so
+ * Downloads a client-given URL (image/video/session URLs, attachments) to a file through {@link guardedStream}, so
  * private, loopback, link-local and metadata targets are refused after DNS and on every redirect unless the policy
- * allows them. guardedFetch buffers the body in memory, capped at `maxBytes`; the file is written only once the whole
- * body is in, under a temporary name renamed into place, so no failure leaves a partial file at `dest` or beside it.
- * Errors carry the host only, never the path or query (which may hold tokens).
+ * allows them (the rules of ssrf.ts `guardedFetch`). The body streams to the file and is never held in memory (a
+ * 500 MB input costs the process a few buffers, however many download at once): the size limit is enforced while
+ * it flows (413 `PAYLOAD_TOO_LARGE`, before a byte when the length is declared) and its sha256 computed on the way.
+ * It is written under a temporary name renamed into place, so no failure, stall or cancellation leaves a partial
+ * file at `dest` or beside it. Errors carry the host only, never the path or query (which may hold tokens).
  */
 
 export interface DownloadOptions {
   policy: OutboundPolicy;
   /** Largest body accepted; beyond it 413 `PAYLOAD_TOO_LARGE`. */
   maxBytes: number;
-  /** Overall limit for every hop, DNS included; default 30 s. */
+  /**
+   * Limit for everything before the body (every hop, DNS included), and by default for a pause in the body; default
+   * 30 s. A body may take as long as it keeps coming: the activity's own timeout and heartbeats bound the whole.
+   */
   timeoutMs?: number;
+  /** Longest pause between two pieces of the body before it counts as stalled; default `timeoutMs`. */
+  idleTimeoutMs?: number;
+  /** Stops the download (an activity's cancellation): the partial file goes, the promise rejects with the reason. */
+  signal?: AbortSignal;
   /**
    * Media type prefixes accepted (`image/`, `application/pdf`). A response without a type or typed
    * `application/octet-stream` passes too: the caller's check of the content decides.
@@ -29,6 +42,8 @@ export interface DownloadResult {
   /** `dest`, as given. */
   path: string;
   size: number;
+  /** sha256 (hex) of the bytes written, computed while they streamed. */
+  sha256: string;
   /** The response's media type without parameters, lower case; `application/octet-stream` when it gave none. */
   mime: string;
   /** The URL of the final hop, after redirects. */
@@ -93,12 +108,12 @@ function isOutage(err: OutboundError): boolean {
   return typeof code === 'string' && BROKEN_EXCHANGE.has(code);
 }
 
-const singleValued = (headers: GuardedResponse['headers']): Record<string, string> =>
+const singleValued = (headers: GuardedStream['headers']): Record<string, string> =>
   Object.fromEntries(
     Object.entries(headers).flatMap(([k, v]) => (v === undefined ? [] : [[k, Array.isArray(v) ? v.join(', ') : v]])),
   );
 
-function mimeOf(res: GuardedResponse): string {
+function mimeOf(res: GuardedStream): string {
   const raw = res.headers['content-type'];
   const value = (Array.isArray(raw) ? raw[0] : raw) ?? '';
   return value.split(';')[0].trim().toLowerCase() || 'application/octet-stream';
@@ -106,21 +121,32 @@ function mimeOf(res: GuardedResponse): string {
 
 /** Downloads `url` to `dest` within `opts.policy`; see the module comment for the guarantees. */
 export async function downloadToFile(url: string, dest: string, opts: DownloadOptions): Promise<DownloadResult> {
-  let res: GuardedResponse;
+  const timeoutMs = opts.timeoutMs ?? 30_000;
+  let res: GuardedStream;
   try {
     const headers = {
       Accept: opts.accept?.length
         ? [...opts.accept.map((a) => (a.endsWith('/') ? `${a}*` : a)), '*/*;q=0.1'].join(', ')
         : '*/*',
     };
-    res = await guardedFetch(
-      url,
-      { method: 'GET', headers, timeoutMs: opts.timeoutMs ?? 30_000, maxBytes: opts.maxBytes },
-      opts.policy,
-    );
+    res = await guardedStream(url, { headers, timeoutMs, signal: opts.signal }, opts.policy);
   } catch (err) {
+    if (opts.signal?.aborted) throw err;
     throw downloadError(err, url, opts.maxBytes);
   }
+  try {
+    checkAnswer(res, opts);
+    return await writeBody(res, dest, opts, opts.idleTimeoutMs ?? timeoutMs);
+  } catch (err) {
+    if (opts.signal?.aborted) throw opts.signal.reason instanceof Error ? opts.signal.reason : err;
+    throw downloadError(err, url, opts.maxBytes);
+  } finally {
+    res.body.destroy();
+  }
+}
+
+/** Throws for an answer whose body is not worth reading: a status outside 2xx, a refused type, a declared oversize. */
+function checkAnswer(res: GuardedStream, opts: DownloadOptions): void {
   const host = hostOf(res.url);
   if (res.status < 200 || res.status > 299) {
     // 408, 429 and 5xx: the server is out for now (the error boundary waits it out, honouring Retry-After).
@@ -148,13 +174,98 @@ export async function downloadToFile(url: string, dest: string, opts: DownloadOp
       supported_formats: opts.accept,
     });
   }
+  const declared = Number(res.headers['content-length']);
+  if (Number.isFinite(declared) && declared > opts.maxBytes)
+    throw new OutboundError(`response larger than ${opts.maxBytes} bytes`, 'too_large', res.status);
+}
+
+/**
+ * Streams the body to a temporary file beside `dest` (mode 0600) through a {@link BodyMeter}, then renames it into
+ * place; the temporary file is removed whatever goes wrong (oversize, stall, broken connection, cancellation).
+ */
+async function writeBody(
+  res: GuardedStream,
+  dest: string,
+  opts: DownloadOptions,
+  idleTimeoutMs: number,
+): Promise<DownloadResult> {
   const tmp = `${dest}.part-${randomUUID().slice(0, 8)}`;
+  const meter = new BodyMeter(res, opts.maxBytes, idleTimeoutMs);
   try {
-    await fs.writeFile(tmp, res.body, { flag: 'wx' });
+    await pipeline(
+      res.body,
+      meter,
+      createWriteStream(tmp, { flags: 'wx', mode: 0o600 }),
+      ...(opts.signal ? [{ signal: opts.signal }] : []),
+    );
     await fs.rename(tmp, dest);
   } catch (err) {
     await fs.rm(tmp, { force: true });
-    throw err;
+    if (meter.failure) throw meter.failure;
+    if (err instanceof OutboundError || err instanceof AppError || opts.signal?.aborted) throw err;
+    const why = `response aborted: ${err instanceof Error ? err.message : String(err)}`;
+    throw new OutboundError(why, 'network', res.status, { cause: err });
   }
-  return { path: dest, size: res.body.length, mime, finalUrl: res.url };
+  return { path: dest, size: meter.size, sha256: meter.digest(), mime: mimeOf(res), finalUrl: res.url };
+}
+
+/**
+ * Counts, hashes and times the body as it flows to the file: past `maxBytes` it stops with `too_large` (the 413),
+ * after `idleMs` without a byte with `timeout` (a stalled server; a slow steady one goes on), and a body that ends
+ * before its declared length or its last chunk is a broken exchange, never a short file.
+ */
+class BodyMeter extends Transform {
+  size = 0;
+  failure: OutboundError | undefined;
+  private readonly hash = createHash('sha256');
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly res: GuardedStream,
+    private readonly maxBytes: number,
+    private readonly idleMs: number,
+  ) {
+    super();
+    this.arm();
+  }
+
+  private arm(): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(
+      () => this.fail(new OutboundError(`no data for ${this.idleMs} ms`, 'timeout', this.res.status)),
+      this.idleMs,
+    );
+  }
+
+  private fail(err: OutboundError): void {
+    this.failure ??= err;
+    this.destroy(err);
+  }
+
+  override _transform(chunk: Buffer, _enc: BufferEncoding, cb: (e?: Error | null, d?: Buffer) => void): void {
+    this.size += chunk.length;
+    if (this.size > this.maxBytes) {
+      this.failure ??= new OutboundError(`response larger than ${this.maxBytes} bytes`, 'too_large', this.res.status);
+      return cb(this.failure);
+    }
+    this.hash.update(chunk);
+    this.arm();
+    cb(null, chunk);
+  }
+
+  override _flush(cb: (e?: Error | null) => void): void {
+    clearTimeout(this.timer);
+    if (this.res.body.complete) return cb();
+    this.failure ??= new OutboundError('response aborted: connection closed', 'network', this.res.status);
+    cb(this.failure);
+  }
+
+  override _destroy(err: Error | null, cb: (e?: Error | null) => void): void {
+    clearTimeout(this.timer);
+    cb(err);
+  }
+
+  digest(): string {
+    return this.hash.digest('hex');
+  }
 }

@@ -7,6 +7,7 @@ import type { PdfDescription } from './description';
 import type { PageLayout } from './markdown/types';
 import { markdownPageLayouts } from './markdown-layouts';
 import { pagesWithImages } from './poppler';
+import type { EmbeddedImageLimits } from './embedded-images';
 import { extractEmbeddedImages, renderPagePng, renderPages, type RenderedPage } from './render';
 import { describePdf, readPageTexts, type PdfTextEngine } from './text-engine';
 
@@ -55,7 +56,7 @@ export interface PdfEngine {
     first: number,
     last: number,
     outDir: string,
-    opts?: PdfCallOptions,
+    opts?: PdfCallOptions & { limits?: EmbeddedImageLimits },
   ): Promise<string[]>;
 }
 

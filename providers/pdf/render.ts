@@ -146,32 +146,4 @@ export async function renderPagePng(
   return `${prefix}.png`;
 }
 
-/**
- * The images embedded in pages `first`..`last`, as PNG files in `outDir` (`pdfimages -png -p`: names carry the
- * page number, `img-<page>-<n>.png`). Returns their paths in page order.
- */
-export async function extractEmbeddedImages(
-  pdfPath: string,
-  first: number,
-  last: number,
-  outDir: string,
-  opts: { signal?: AbortSignal; timeoutMs?: number } = {},
-): Promise<string[]> {
-  await mkdir(outDir, { recursive: true });
-  try {
-    await runTool(
-      'pdfimages',
-      ['-png', '-p', '-f', String(first), '-l', String(last), pdfPath, path.join(outDir, 'img')],
-      {
-        signal: opts.signal,
-        timeoutMs: opts.timeoutMs ?? 120_000,
-      },
-    );
-  } catch (err) {
-    throw popplerError(err);
-  }
-  return (await readdir(outDir))
-    .filter((f) => f.startsWith('img-') && f.endsWith('.png'))
-    .sort()
-    .map((f) => path.join(outDir, f));
-}
+export { extractEmbeddedImages } from './embedded-images';

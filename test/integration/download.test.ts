@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,6 +11,13 @@ import { downloadToFile } from '../../providers/http/download';
 import type { OutboundPolicy } from '../../providers/http/ssrf';
 
 const FILE = randomBytes(20_000);
+/** The generated body's piece: `/generated?mb=N` sends it N times (N MiB), from memory it already holds. */
+const MIB = randomBytes(1024 * 1024);
+const generatedSha256 = (mb: number) => {
+  const h = createHash('sha256');
+  for (let i = 0; i < mb; i++) h.update(MIB);
+  return h.digest('hex');
+};
 
 interface StaticServer {
   port: number;
@@ -24,7 +31,9 @@ interface StaticServer {
 /**
  * A loopback server: `/file.png` (image/png), `/plain` (no content type), `/page.html`, `/big` (declared length over
  * any test limit), `/stream-big` (chunked, no length), `/missing` (404), `/broken` (500), `/redirect?to=<url>` (302),
- * `/busy` (503 with `Retry-After: 7`), `/stall` (headers and half the body, then nothing).
+ * `/busy` (503 with `Retry-After: 7`), `/stall` (headers and half the body, then nothing), `/generated?mb=N` (N MiB
+ * with a declared length, streamed as the socket drains), `/trickle` (FILE in 20 pieces 60 ms apart), `/endless`
+ * (chunked, never ends).
  */
 async function startStaticServer(): Promise<StaticServer> {
   const state = { connections: 0, paths: [] as string[] };
@@ -59,6 +68,37 @@ async function startStaticServer(): Promise<StaticServer> {
         return res.writeHead(503, { 'Retry-After': '7' }).end('busy');
       case '/redirect':
         return res.writeHead(302, { Location: u.searchParams.get('to') ?? '/file.png' }).end();
+      case '/generated': {
+        const mb = Number(u.searchParams.get('mb') ?? 1);
+        res.writeHead(200, { 'Content-Type': 'application/pdf', 'Content-Length': mb * MIB.length });
+        let sent = 0;
+        const more = () => {
+          while (sent < mb) {
+            sent++;
+            if (!res.write(MIB)) return void res.once('drain', more);
+          }
+          res.end();
+        };
+        return more();
+      }
+      case '/trickle': {
+        res.writeHead(200, { 'Content-Type': 'image/png', 'Content-Length': FILE.length });
+        const piece = FILE.length / 20;
+        let i = 0;
+        const timer = setInterval(() => {
+          res.write(FILE.subarray(i * piece, (i + 1) * piece));
+          if (++i === 20) {
+            clearInterval(timer);
+            res.end();
+          }
+        }, 60);
+        return res.on('close', () => clearInterval(timer));
+      }
+      case '/endless': {
+        res.writeHead(200, { 'Content-Type': 'image/png' });
+        const timer = setInterval(() => res.write(FILE), 10);
+        return res.on('close', () => clearInterval(timer));
+      }
       case '/stall':
         res.writeHead(200, { 'Content-Type': 'image/png', 'Content-Length': FILE.length });
         return res.write(FILE.subarray(0, FILE.length / 2));
@@ -111,7 +151,13 @@ describe('guarded download to a file', function () {
       maxBytes: 1_000_000,
       accept: ['image/'],
     });
-    expect(r).to.deep.equal({ path: dest(), size: FILE.length, mime: 'image/png', finalUrl: `${a.url}/file.png` });
+    expect(r).to.deep.equal({
+      path: dest(),
+      size: FILE.length,
+      sha256: createHash('sha256').update(FILE).digest('hex'),
+      mime: 'image/png',
+      finalUrl: `${a.url}/file.png`,
+    });
     expect(fs.readFileSync(dest()).equals(FILE)).to.equal(true);
     expect(leftovers()).to.deep.equal(['out.bin']);
   });
@@ -231,5 +277,69 @@ describe('guarded download to a file', function () {
   it('answers 400 VALIDATION_ERROR for a URL that does not parse', async () => {
     const err = await rejection(downloadToFile('not a url', dest(), { policy: open, maxBytes: 1000 }));
     expect(err.code).to.equal('VALIDATION_ERROR');
+  });
+
+  it('streams bodies to their files: four 48 MiB downloads at once leave the heap and buffers near where they were', async function () {
+    this.timeout(120_000);
+    const mb = 48;
+    global.gc?.();
+    const base = process.memoryUsage();
+    let peak = 0;
+    const sample = setInterval(() => {
+      const m = process.memoryUsage();
+      peak = Math.max(peak, m.heapUsed + m.arrayBuffers - base.heapUsed - base.arrayBuffers);
+    }, 20);
+    try {
+      const got = await Promise.all(
+        [0, 1, 2, 3].map((i) =>
+          downloadToFile(`${a.url}/generated?mb=${mb}`, path.join(dir, `big-${i}.pdf`), {
+            policy: open,
+            maxBytes: 64 * 1024 * 1024,
+          }),
+        ),
+      );
+      for (const [i, r] of got.entries()) {
+        expect(r.size).to.equal(mb * MIB.length);
+        expect(fs.statSync(path.join(dir, `big-${i}.pdf`)).size).to.equal(mb * MIB.length);
+      }
+    } finally {
+      clearInterval(sample);
+    }
+    // Buffered, the bodies alone were 4 x 48 MiB (twice that while concatenated); streamed, a few pieces each.
+    expect(peak / 1024 / 1024, 'MiB of heap and buffers above the start').to.be.below(64);
+  });
+
+  it('computes the sha256 of the body while it streams', async () => {
+    const r = await downloadToFile(`${a.url}/generated?mb=3`, dest(), { policy: open, maxBytes: 8 * 1024 * 1024 });
+    expect(r.sha256).to.equal(generatedSha256(3));
+    expect(createHash('sha256').update(fs.readFileSync(dest())).digest('hex')).to.equal(r.sha256);
+  });
+
+  it('lets a slow steady body take longer than the timeout, which bounds the pauses only', async () => {
+    const t0 = Date.now();
+    const r = await downloadToFile(`${a.url}/trickle`, dest(), { policy: open, maxBytes: 1_000_000, timeoutMs: 600 });
+    expect(Date.now() - t0, 'the body took longer than the timeout').to.be.above(600);
+    expect(fs.readFileSync(dest()).equals(FILE)).to.equal(true);
+    expect(r.size).to.equal(FILE.length);
+  });
+
+  it('stops at once when its signal aborts mid-body (a cancelled activity), leaving no partial file', async () => {
+    const abort = new AbortController();
+    const reason = new Error('activity cancelled');
+    const t0 = Date.now();
+    const pending = downloadToFile(`${a.url}/endless`, dest(), {
+      policy: open,
+      maxBytes: 1024 * 1024 * 1024,
+      signal: abort.signal,
+    });
+    // Wait until part of the body is on disk, then cancel.
+    while (!leftovers().some((f) => f.startsWith('out.bin.part-') && fs.statSync(path.join(dir, f)).size > 0)) {
+      expect(Date.now() - t0, 'no partial file appeared').to.be.below(15_000);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    abort.abort(reason);
+    const err = await rejection(pending);
+    expect(err).to.equal(reason);
+    expect(leftovers()).to.deep.equal([]);
   });
 });

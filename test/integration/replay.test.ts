@@ -79,6 +79,7 @@ const REQUIRED_SCENARIOS = [
   'batch-closeout.batch-terminated',
   'job-event-summary-sliced',
   'job-event-summary-sliced.slice',
+  'job-imageocr-download-queue',
 ];
 
 type History = ReturnType<typeof historyOf>;
@@ -183,6 +184,18 @@ const OLD_SIDES: Record<string, { scenario: string; file?: string; took: (h: His
     'summary-slices': {
       scenario: 'job-event-summary',
       took: (h) => scheduledActivities(h, 'summaryCall') >= 9 && !hasMarker(h, 'summary-slices'),
+    },
+    // A session whose page and attachments downloaded on the io queue: recorded before the download queue.
+    'download-queue': {
+      scenario: 'job-session',
+      took: (h) =>
+        scheduledActivities(h, 'fetchSessionPage') === 1 &&
+        (h.events ?? []).some(
+          (e) =>
+            e.activityTaskScheduledEventAttributes?.activityType?.name === 'fetchSessionPage' &&
+            !e.activityTaskScheduledEventAttributes.taskQueue?.name?.endsWith('-download'),
+        ) &&
+        !hasMarker(h, 'download-queue'),
     },
     // fail-all with the outcome wait but before it closed the gaps (a slice being loaded, records in the update).
     'fail-all-closes-gaps': {

@@ -1,5 +1,7 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import proto from '@temporalio/proto';
 import { newJobId, taskQueues } from '../../core/ids';
 import { jobWorkflow } from '../../workflows/job.workflow';
@@ -108,5 +110,61 @@ describe('worker queues and memory budget', function () {
         e.activityTaskScheduledEventAttributes.activityType?.name !== 'runTransformerStep',
     );
     for (const e of others) expect(e.activityTaskScheduledEventAttributes!.taskQueue?.name).to.equal(queues.io);
+  });
+
+  it("downloads run on slots of their own: with every io slot's worth of downloads trickling, another job's io step runs at once", async () => {
+    // A loopback server whose image never finishes: a byte every 200 ms, so each download holds its slot (heartbeating)
+    // until the test ends it.
+    const open = new Set<http.ServerResponse>();
+    const server = http.createServer((_req, res) => {
+      open.add(res);
+      res.writeHead(200, { 'Content-Type': 'image/png', 'Content-Length': 1_000_000 });
+      const timer = setInterval(() => res.write('x'), 200);
+      res.on('close', () => {
+        clearInterval(timer);
+        open.delete(res);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/slow.png`;
+    const prefix = `wq-${randomUUID().slice(0, 8)}`;
+    const queues = taskQueues(prefix);
+    const w = await startTestWorker(address, {
+      TASK_QUEUE_PREFIX: prefix,
+      DATA_DIR: tempDir(),
+      IO_CONCURRENCY: '2',
+      WORKER_DOWNLOAD_SLOTS: '2',
+      ALLOW_PRIVATE_URLS: 'true',
+    });
+    started.push(w);
+    expect(w.workers.download).not.to.equal(undefined);
+    const start = (jobType: 'imageocr' | 'transformer', parameters: Record<string, unknown>) => {
+      const jobId = newJobId();
+      return w.client.workflow.start(jobWorkflow, {
+        workflowId: jobId,
+        taskQueue: queues.io,
+        args: [{ jobId, jobType, parameters, createdAt: new Date().toISOString(), run: 1 }] as never,
+      });
+    };
+    try {
+      const downloads = await Promise.all([0, 1].map(() => start('imageocr', { url })));
+      await waitFor(async () => (open.size === 2 ? true : undefined), 'two downloads under way', 60_000);
+      // A page above the in-task size: its conversion is a regular activity on the io queue.
+      const html = `<h1>Queues</h1>${'<p>Bookkeeping never waits behind a download.</p>'.repeat(500)}`;
+      const other = await start('transformer', { operation: 'html-to-markdown', html });
+      const outcome = await Promise.race([
+        other.result(),
+        new Promise((resolve) => setTimeout(() => resolve('still waiting after 45 s'), 45_000)),
+      ]);
+      expect(outcome).to.deep.equal({ status: 'completed' });
+      expect(open.size, 'the downloads still run').to.equal(2);
+      const { events } = await downloads[0].fetchHistory();
+      const fetch = events!.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'fetchImage');
+      expect(fetch?.activityTaskScheduledEventAttributes?.taskQueue?.name).to.equal(queues.download);
+      await Promise.all(downloads.map((h) => h.terminate('test over')));
+    } finally {
+      for (const res of open) res.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 });

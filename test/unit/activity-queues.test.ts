@@ -23,7 +23,13 @@ import {
 
 const queues = taskQueues('aq');
 const kindOf = (taskQueue: string | undefined): QueueKind =>
-  taskQueue === undefined || taskQueue === queues.io ? 'io' : taskQueue === queues.media ? 'media' : 'llm';
+  taskQueue === undefined || taskQueue === queues.io
+    ? 'io'
+    : taskQueue === queues.media
+      ? 'media'
+      : taskQueue === queues.download
+        ? 'download'
+        : 'llm';
 
 // The real activities (built without engines: nothing starts until one is called).
 const all = createActivities({
@@ -48,7 +54,8 @@ for (const fair of [undefined, false, true])
     for (const remoteEngine of [undefined, true])
       for (const model of [undefined, 'llm', 'io'] as const)
         for (const local of [undefined, false, true])
-          routes.push({ jobId: 'job-1', fair, priority, remoteEngine, model, local });
+          for (const download of [undefined, false, true])
+            routes.push({ jobId: 'job-1', fair, priority, remoteEngine, model, local, download });
 
 /** The queues `name` can be scheduled on, over every route. */
 function reachable(name: ActivityName): Set<QueueKind> {
@@ -73,12 +80,17 @@ describe('activities are registered on the queue their workflows send them to', 
 
   it('every activity is registered on exactly the workers of the queues workflows can schedule it on', () => {
     const registered = (q: QueueKind) => new Set(Object.keys(registeredOn(q, all)));
-    const byQueue = { io: registered('io'), media: registered('media'), llm: registered('llm') };
+    const byQueue = {
+      io: registered('io'),
+      media: registered('media'),
+      llm: registered('llm'),
+      download: registered('download'),
+    };
     for (const name of names) {
       if (name === 'pingActivity') continue;
       const kinds = reachable(name);
       expect(kinds.size, name).to.be.greaterThan(0);
-      for (const q of ['io', 'media', 'llm'] as const)
+      for (const q of ['io', 'media', 'llm', 'download'] as const)
         expect(byQueue[q].has(name), `${name} on ${q}`).to.equal(kinds.has(q));
       expect(new Set(queuesOf(name)), name).to.deep.equal(kinds);
     }
@@ -99,6 +111,10 @@ describe('activities are registered on the queue their workflows send them to', 
       ].sort(),
     );
     expect([...byQueue.media].filter((n) => byQueue.io.has(n) || byQueue.llm.has(n))).to.deep.equal(['pingActivity']);
+    // The download worker runs the downloads into jobs and nothing else (no bookkeeping waits behind them).
+    expect([...byQueue.download].sort()).to.deep.equal(
+      ['fetchImage', 'fetchVideoInput', 'fetchSessionPage', 'fetchSessionAttachments'].sort(),
+    );
     expect([...byQueue.llm].sort()).to.deep.equal(
       [
         'pingActivity',
@@ -193,12 +209,22 @@ describe('the options each route schedules a step with', () => {
     expect(on('failPendingJobs')).to.deep.equal({ local: false, options: presets.bookkeepingRemote });
     expect(on('failPendingJobs', { local: true })).to.deep.equal({ local: true, options: presets.bookkeeping });
     expect(on('deliverWebhook').options).to.equal(presets.webhookDelivery);
-    expect(on('fetchVideoInput').options).to.equal(presets.longProviderCall);
     expect(on('writeSessionOutput').options).to.equal(presets.storeHeavy);
     expect(on('planSession').options).to.equal(presets.bookkeepingRemote);
     // No io step carries a task queue: it runs on the workflow's own.
     for (const name of names)
       if (ACTIVITY_TABLE[name].queue === 'io') expect(on(name).options.taskQueue, name).to.equal(undefined);
+  });
+
+  it('downloads: longProviderCall on the download queue, on io for runs recorded before that queue', () => {
+    for (const name of ['fetchImage', 'fetchVideoInput', 'fetchSessionPage', 'fetchSessionAttachments'] as const) {
+      expect(on(name, { download: true }), name).to.deep.equal({
+        local: false,
+        options: { ...presets.longProviderCall, taskQueue: queues.download },
+      });
+      expect(on(name).options, name).to.equal(presets.longProviderCall);
+      expect(on(name, { download: false }).options.taskQueue, name).to.equal(undefined);
+    }
   });
 
   it('a workflow on a queue without the -io suffix (a test queue) schedules every kind on its own queue', () => {

@@ -1,4 +1,4 @@
-import { activitiesFor, modelRoute } from '../routing';
+import { activitiesFor, downloadRoute, modelRoute } from '../routing';
 import type { PipelineContext } from './context';
 
 /** Image OCR: (download the URL) → tesseract on the media queue → template and results. */
@@ -10,7 +10,7 @@ export async function imageOcrPipeline(ctx: PipelineContext<'imageocr'>): Promis
   let blob = { key: String(parameters.file_key ?? ''), sha256: String(parameters.file_sha256 ?? '') };
   if (typeof parameters.url === 'string') {
     ctx.progress('download', 5, 'Downloading the image');
-    blob = await steps.fetchImage({ jobId, url: parameters.url });
+    blob = await activitiesFor({ download: downloadRoute() }).fetchImage({ jobId, url: parameters.url });
   }
   ctx.progress('ocr', 20, 'Recognising text');
   const r = await steps.ocrImageBlob({

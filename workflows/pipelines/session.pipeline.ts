@@ -4,7 +4,7 @@ import { jobSearchAttributes } from '../../core/search-attributes';
 import type { JobParams } from '../../core/job-params';
 import { jobInput } from '../definitions';
 import { boundedMap } from '../fanout';
-import { activitiesFor, modelRoute } from '../routing';
+import { activitiesFor, downloadRoute, modelRoute } from '../routing';
 import type { PipelineContext } from './context';
 
 /**
@@ -22,7 +22,7 @@ export async function sessionPipeline(ctx: PipelineContext<'session'>): Promise<
   ctx.progress('prepare', 2, 'Session planned');
 
   ctx.progress('page', 5, 'Reading the session page');
-  const page = await steps.fetchSessionPage({ jobId, parameters });
+  const page = await activitiesFor({ download: downloadRoute() }).fetchSessionPage({ jobId, parameters });
   ctx.log(
     'info',
     `Session page: ${page.chars} characters of Markdown${page.reused ? ' (kept from earlier work)' : ''}`,
@@ -47,7 +47,10 @@ export async function sessionPipeline(ctx: PipelineContext<'session'>): Promise<
 
   if (parameters.attachments_url) {
     ctx.progress('attachments', 45, 'Downloading the attachments');
-    const { files: pdfs } = await steps.fetchSessionAttachments({ jobId, parameters });
+    const { files: pdfs } = await activitiesFor({ download: downloadRoute() }).fetchSessionAttachments({
+      jobId,
+      parameters,
+    });
     ctx.log('info', `${pdfs.length} attachment(s)`);
     if (!plan.attachmentsDone) {
       ctx.progress('attachments', 50, 'Reading the attachments');
