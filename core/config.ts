@@ -230,8 +230,8 @@ const TOOL_ENV_NAMES = new Set([
   'http_proxy',
   'https_proxy',
   'no_proxy',
-  // The test runner's tag (scripts/test.mjs): what a run leaves behind is found by it.
-  'DOCPROC_TEST_RUN',
+  // Python's module path: an operator's site packages for the speech engine (and the tests' engine trace hook).
+  'PYTHONPATH',
 ]);
 
 /**
@@ -247,7 +247,9 @@ export function toolEnvironment(
 ): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) {
-    if (value !== undefined && (TOOL_ENV_NAMES.has(name) || name.startsWith('LC_'))) out[name] = value;
+    // `DOCPROC_TEST_*`: the test runner's tag (scripts/test.mjs) and its engine hooks; never a setting or a secret.
+    if (value !== undefined && (TOOL_ENV_NAMES.has(name) || name.startsWith('LC_') || name.startsWith('DOCPROC_TEST_')))
+      out[name] = value;
   }
   return { ...out, ...extra };
 }
