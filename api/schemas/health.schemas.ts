@@ -1,6 +1,8 @@
 import { z } from '../openapi';
 
-const checkStatus = z.enum(['ok', 'degraded', 'unavailable']).openapi('HealthState', { description: 'ok, degraded or unavailable (503).' });
+const checkStatus = z
+  .enum(['ok', 'degraded', 'unavailable'])
+  .openapi('HealthState', { description: 'ok, degraded or unavailable (503).' });
 const check = z.object({ status: checkStatus, message: z.string().optional() }).passthrough();
 
 /** GET /api/health for a caller with the key (contract §10, §11): no envelope. */
