@@ -57,6 +57,9 @@ export function edgeMiddleware(logger: Logger, version: string) {
       // request, so the client is told not to reuse it (else its next request meets a reset). Other early answers
       // (a 401 to an upload) leave the connection to Node, which reads the rest of the body so the client gets them.
       if (!ctx.req.complete && mapped.status === 413) ctx.set('Connection', 'close');
+      // Temporal unreachable (api/temporal.ts): the probe looks again every half second, so a client may retry soon.
+      if (mapped.body.code === 'UNAVAILABLE' && mapped.body.details?.reason === 'temporal_unreachable')
+        ctx.set('Retry-After', '1');
       if (mapped.status === 405) {
         const allow = (err as { headers?: Record<string, string> }).headers?.Allow;
         if (allow) ctx.set('Allow', allow);

@@ -100,6 +100,7 @@ describe('Temporal stopped or gone: 503 UNAVAILABLE at once, and service again w
       const ms = Date.now() - t0;
       expect(r.status, `${method} ${p}: ${JSON.stringify(r.body)}`).to.equal(503);
       expect(r.body.error).to.deep.include({ code: 'UNAVAILABLE' });
+      expect(r.headers.get('retry-after'), `${method} ${p}: Retry-After`).to.equal('1');
       expect(ms, `${method} ${p} answered in ${ms} ms`).to.be.below(2000);
     }
     expect(
