@@ -30,10 +30,11 @@ import { README_TEXTS, startReadmeSite, writeReadmeFiles, type ReadmeSite } from
 import { tempDir } from '../support/servers';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 
-// Every curl example of README.md, run as written with the real curl through bash against a stack this suite starts
-// (the API and worker on the shared Temporal dev server, real tesseract, poppler, ffmpeg and the local Whisper model),
-// so no example can silently stop working (issue #23 point 1). The README is parsed here, at load time: each curl
-// statement of a ```sh block becomes a test, run in README order after the block's `KEY=…; H=…` prelude. What the
+// Every curl example of README.md and of every page in docs/, run as written with the real curl through bash against a
+// stack this suite starts (the API and worker on the shared Temporal dev server, real tesseract, poppler, ffmpeg and the
+// local Whisper model), so no example can silently stop working (issue #23 point 1, issue #34 point 5). The pages are
+// parsed here, at load time: each curl statement of a ```sh block becomes a test, run in page order (README.md, then
+// docs/*.md by name), each after its page's `KEY=…; H=…` prelude. What the
 // examples leave to the reader is filled in, and only that: `localhost:8080` is this stack, `https://example.org/…` a
 // loopback site (or the webhook receiver for hooks and callbacks), `/srv/docs/` a directory in INPUT_ROOTS, the files
 // they upload are generated into the directory they run in, `…` is real text, JOB_ID and BATCH_ID come from earlier
@@ -58,7 +59,7 @@ interface Entry {
   /** What the example shows. */
   name: string;
   method: string;
-  /** The URL path as the README writes it (placeholders kept). */
+  /** The URL path as the page writes it (placeholders kept). */
   path: string;
   /** Substrings of the statement that tell apart examples of the same method and path. */
   has?: string[];
@@ -116,6 +117,10 @@ function readmeModel(req: LlmRequest): LlmReply | undefined {
   }
 }
 
+/** The words of samples/audio.mp3 (and of samples/video.mp4's sound track): JFK's inaugural address, 1961. */
+const SAMPLE_SPEECH =
+  /my fellow Americans\W+ask not what your country can do for you\W+ask what you can do for your country/i;
+
 const running = (a: Answer) => a.body?.data?.status !== 'completed' && a.body?.data?.status !== 'failed';
 const still202 = (a: Answer) => a.http === 202;
 /** The webhook receiver has a `completed` delivery for `jobId` (at `/hook` or `/cb`); answers its body. */
@@ -126,8 +131,9 @@ const completion = async (run: Run, jobId: string) => {
 };
 
 /**
- * Every curl example of the README, in README order, by method, path and what tells it apart. Besides `expect`, each
- * answer must fill the fields the example's README comment promises (`# data: duration, transcription, …`, read by
+ * Every curl example of the pages, in page order, by method, path and what tells it apart (an example written on
+ * two pages, such as README.md's and the API page's, is one entry). Besides `expect`, each
+ * answer must fill the fields the example's comment promises (`# data: duration, transcription, …`, read by
  * promisedFields). The examples whose answer names a job wait for it to complete (as a reader of the README would
  * before using it).
  */
@@ -307,7 +313,43 @@ const EXAMPLES: Entry[] = [
     name: 'audio: OpenAI-compatible transcription',
     method: 'POST',
     path: '/v1/audio/transcriptions',
+    has: ['file=@talk.mp3'],
     check: (a) => expect(String(a.body)).to.match(/^WEBVTT\n\n00:00:0\d\.\d{3} --> [\s\S]*(park|children|bridge)/i),
+  },
+  {
+    name: 'the sample recording transcribed',
+    method: 'POST',
+    path: '/api/audio/process',
+    has: ['-F file=@samples/audio.mp3'],
+    check: (a) => {
+      const d = a.body.data;
+      expect(d.detected_language).to.equal('en');
+      expect(d.duration).to.be.within(10.5, 11.5);
+      expect(d.original_text).to.match(SAMPLE_SPEECH);
+    },
+  },
+  {
+    name: 'the sample recording as subtitles, OpenAI-compatible',
+    method: 'POST',
+    path: '/v1/audio/transcriptions',
+    has: ['file=@samples/audio.mp3'],
+    check: (a) => {
+      expect(String(a.body)).to.match(/^1\n00:00:0\d,\d{3} --> 00:00:\d\d,\d{3}\n/);
+      const cues = String(a.body)
+        .split('\n')
+        .filter((l) => l.trim() !== '' && !/^\d+$/.test(l) && !l.includes(' --> '));
+      expect(cues.join(' ')).to.match(SAMPLE_SPEECH);
+    },
+  },
+  {
+    name: 'the sample video transcribed',
+    method: 'POST',
+    path: '/api/video/process',
+    has: ['-F file=@samples/video.mp4'],
+    check: (a) => {
+      expect(a.body.data.duration).to.be.within(10.5, 11.5);
+      expect(a.body.data.transcription).to.match(SAMPLE_SPEECH);
+    },
   },
   {
     name: 'video upload',
@@ -377,12 +419,21 @@ const EXAMPLES: Entry[] = [
     name: 'a job with a webhook and an idempotency key',
     method: 'POST',
     path: '/api/jobs/',
+    has: ['my-id-7'],
     expect: ['data.job_id'],
     job: true,
     check: async (a, run) => {
       const hook = await completion(run, a.body.data.job_id);
       expect(hook.job.id).to.equal('my-id-7');
     },
+  },
+  {
+    name: 'a job of its own',
+    method: 'POST',
+    path: '/api/jobs/',
+    has: ['Hello <b>jobs</b>'],
+    job: true,
+    check: (_a, run) => expect(run.lastDone.results.markdown).to.equal('Hello **jobs**'),
   },
   {
     name: 'a job long-polled to its results',
@@ -453,21 +504,40 @@ const EXAMPLES: Entry[] = [
   },
 ];
 
-/** The README's statements, read once at load time. */
-const README = path.join(ROOT, 'README.md');
-const readme = readmeStatements(README);
-const prelude = readme.filter((s) => /^(KEY|H)=/.test(s.text)).map((s) => s.text);
-const curls = readme.filter((s) => /^curl\s/.test(s.text)).map(parseCurl);
+/** The pages whose examples run: README.md, then every page of docs/ by name. */
+const PAGES = [
+  'README.md',
+  ...fs
+    .readdirSync(path.join(ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .sort()
+    .map((f) => `docs/${f}`),
+];
+/** An example and the page it is on (`docs/api-pdf.md`), with that page's `KEY=`/`H=` prelude. */
+type PageExample = CurlExample & { page: string; prelude: string[] };
+/** The pages' statements, read once at load time. */
+const pages = PAGES.map((page) => {
+  const sts = readmeStatements(path.join(ROOT, page));
+  const prelude = sts.filter((s) => /^(KEY|H)=/.test(s.text)).map((s) => s.text);
+  return { page, sts, prelude };
+});
+const curls: PageExample[] = pages.flatMap(({ page, sts, prelude }) =>
+  sts.filter((s) => /^curl\s/.test(s.text)).map((s) => ({ ...parseCurl(s), page, prelude })),
+);
 /** Statements that run curl other than at their start (a pipe, `$(…)`, `&&`): the suite would not see them. */
-const hidden = readme.filter((s) => !/^curl\s/.test(s.text) && /(^|[\s;&|($`])curl\s/.test(s.text));
+const hidden = pages.flatMap(({ page, sts }) =>
+  sts.filter((s) => !/^curl\s/.test(s.text) && /(^|[\s;&|($`])curl\s/.test(s.text)).map((s) => ({ ...s, page })),
+);
+/** Where an example is, for messages and test names: `docs/api-pdf.md:12`. */
+const where = (c: { page: string; line: number }) => `${c.page}:${c.line}`;
 
 const matches = (e: Entry, c: CurlExample) =>
   e.method === c.method && e.path === c.path && (e.has ?? []).every((h) => c.text.includes(h));
-const entryOf = (c: CurlExample): Entry => {
+const entryOf = (c: PageExample): Entry => {
   const found = EXAMPLES.filter((e) => matches(e, c));
   if (found.length !== 1) {
     throw new Error(
-      `README line ${c.line}: ${found.length ? `${found.length} table entries match` : 'no table entry matches'} ` +
+      `${where(c)}: ${found.length ? `${found.length} table entries match` : 'no table entry matches'} ` +
         `${c.method} ${c.path}: add one to EXAMPLES in test/e2e/readme-examples.test.ts (its substitutions and ` +
         `the fields its answer must fill)\n${c.text}`,
     );
@@ -475,7 +545,7 @@ const entryOf = (c: CurlExample): Entry => {
   return found[0];
 };
 
-describe('README examples: every curl of README.md against a started stack', function () {
+describe('README examples: every curl of README.md and docs/*.md against a started stack', function () {
   this.timeout(600_000);
   const dir = tempDir('readme-examples-');
   const inputRoot = tempDir('readme-inputs-');
@@ -489,7 +559,7 @@ describe('README examples: every curl of README.md against a started stack', fun
   let openapi: Record<string, any>;
   let documented: ReturnType<typeof responseChecker>;
 
-  /** A JSON call to the stack with the README's key. */
+  /** A JSON call to the stack with the pages' key. */
   const api = async (method: string, p: string, body?: unknown) => {
     const res = await fetch(stack.url + p, {
       method,
@@ -510,8 +580,16 @@ describe('README examples: every curl of README.md against a started stack', fun
 
   before(async function () {
     this.timeout(300_000);
-    key = (await bash(`${prelude.join('\n')}\nprintf %s "$KEY"`, dir, 10_000)).stdout;
-    expect(key, 'the README sets KEY before its examples').to.not.equal('');
+    // Every page with examples sets the key before them, as a reader starting on that page needs; one stack serves all,
+    // so it is one key.
+    const keys = await Promise.all(
+      pages
+        .filter((p) => curls.some((c) => c.page === p.page))
+        .map(async (p) => [p.page, (await bash(`${p.prelude.join('\n')}\nprintf %s "$KEY"`, dir, 10_000)).stdout]),
+    );
+    for (const [page, k] of keys) expect(k, `${page} sets KEY before its examples`).to.not.equal('');
+    expect(new Set(keys.map(([, k]) => k)).size, `one KEY on every page: ${JSON.stringify(keys)}`).to.equal(1);
+    key = keys[0][1];
     const files = await writeReadmeFiles(dir);
     fs.writeFileSync(path.join(inputRoot, 'report.pdf'), files.pdf);
     site = await startReadmeSite(files);
@@ -552,8 +630,10 @@ describe('README examples: every curl of README.md against a started stack', fun
   });
 
   it('reads the examples: every curl statement starts its statement, and every table entry names an example', () => {
-    expect(curls.length, 'curl examples in the README').to.be.greaterThan(40);
-    expect(hidden.map((s) => `line ${s.line}: ${s.text}`)).to.deep.equal([]);
+    expect(PAGES.slice(0, 1), 'README.md first, then docs/').to.deep.equal(['README.md']);
+    expect(curls.length, 'curl examples on the pages').to.be.greaterThan(40);
+    expect(curls.filter((c) => c.page === 'README.md').length, 'curl examples in README.md').to.be.within(8, 14);
+    expect(hidden.map((s) => `${where(s)}: ${s.text}`)).to.deep.equal([]);
     const unused = EXAMPLES.filter((e) => !curls.some((c) => matches(e, c)));
     expect(
       unused.map((e) => `${e.method} ${e.path} (${e.name})`),
@@ -588,7 +668,7 @@ describe('README examples: every curl of README.md against a started stack', fun
   });
 
   for (const c of curls) {
-    it(`line ${c.line}: ${c.method} ${c.path}${c.query ? `?${c.query}` : ''}`, async function () {
+    it(`${where(c)}: ${c.method} ${c.path}${c.query ? `?${c.query}` : ''}`, async function () {
       const entry = entryOf(c);
       const op = operationOf(openapi, c.method, c.path);
       expect(op, `${c.method} ${c.path} is in /api/openapi.json`).to.not.equal(undefined);
@@ -596,7 +676,7 @@ describe('README examples: every curl of README.md against a started stack', fun
       expect(fields.length || entry.download || entry.check, `the table checks something of line ${c.line}`).to.be.ok;
       if (entry.shapeOnly) {
         // Shape only: bash parses it, the endpoint takes each of its form fields and documents the promised ones.
-        const parsed = await bash(`set -n\n${prelude.join('\n')}\n${c.text}`, dir, 10_000);
+        const parsed = await bash(`set -n\n${c.prelude.join('\n')}\n${c.text}`, dir, 10_000);
         expect(parsed.code, parsed.stderr).to.equal(0);
         const form = op!.op.requestBody?.content?.['multipart/form-data']?.schema;
         for (const w of c.words.filter((_, i) => c.words[i - 1] === '-F')) {
@@ -614,18 +694,18 @@ describe('README examples: every curl of README.md against a started stack', fun
         if (!entry.again?.(a) || Date.now() > deadline) break;
         await new Promise((r) => setTimeout(r, 1000));
       }
-      const where = `README line ${c.line} answered ${a.http}: ${a.text.slice(0, 1500)}`;
-      expect(a.http, where).to.equal(entry.status ?? 200);
+      const answered = `${where(c)} answered ${a.http}: ${a.text.slice(0, 1500)}`;
+      expect(a.http, answered).to.equal(entry.status ?? 200);
       if (entry.download) {
         const bytes = fs.readFileSync(path.join(dir, a.file));
-        expect(bytes.length, where).to.be.greaterThan(0);
-        expect(bytes.subarray(0, entry.download.length).toString('latin1'), where).to.equal(entry.download);
+        expect(bytes.length, answered).to.be.greaterThan(0);
+        expect(bytes.subarray(0, entry.download.length).toString('latin1'), answered).to.equal(entry.download);
       } else if (typeof a.body === 'object' && a.body !== null) {
-        if (op!.route !== '/api/health') expect(a.body.status, where).to.equal('success');
+        if (op!.route !== '/api/health') expect(a.body.status, answered).to.equal('success');
         const undocumented = documented(c.method, op!.route, a.http, a.body);
-        expect(undocumented, `${where}\nagainst /api/openapi.json`).to.deep.equal([]);
-        for (const f of fields) expect(nonEmpty(at(a.body, f)), `${f} empty: ${where}`).to.equal(true);
-      } else if (!entry.check) expect.fail(`not JSON: ${where}`);
+        expect(undocumented, `${answered}\nagainst /api/openapi.json`).to.deep.equal([]);
+        for (const f of fields) expect(nonEmpty(at(a.body, f)), `${f} empty: ${answered}`).to.equal(true);
+      } else if (!entry.check) expect.fail(`not JSON: ${answered}`);
       const jobId: unknown = a.body?.data?.job_id ?? /jobs\/(job-[0-9a-f-]+)\//.exec(a.text)?.[1];
       if (typeof jobId === 'string') run.lastJobId = jobId;
       if (typeof a.body?.data?.batch_id === 'string') run.batchId = a.body.data.batch_id;
@@ -637,11 +717,11 @@ describe('README examples: every curl of README.md against a started stack', fun
     });
   }
 
-  /** The statement as bash runs it: what the README leaves to the reader filled in, curl told to report its status. */
-  async function commandFor(c: CurlExample, entry: Entry): Promise<string> {
+  /** The statement as bash runs it: what the page leaves to the reader filled in, curl told to report its status. */
+  async function commandFor(c: PageExample, entry: Entry): Promise<string> {
     let text = c.text;
     for (const [from, to] of entry.fill ?? []) {
-      expect(text, `the README example still writes ${from}`).to.include(from);
+      expect(text, `the example still writes ${from}`).to.include(from);
       text = text.replaceAll(from, to);
     }
     expect(text, 'every … of the example is filled in').to.not.include('…');
@@ -664,15 +744,15 @@ describe('README examples: every curl of README.md against a started stack', fun
     expect(text).to.not.match(/example\.org|localhost:8080|[A-Z]+_ID\b/);
     const words = shellWords(text);
     expect(words[0]).to.equal('curl');
-    return `${prelude.join('\n')}\n${reportingStatus(text)}`;
+    return `${c.prelude.join('\n')}\n${reportingStatus(text)}`;
   }
 
   /** Runs the script in the examples' directory; answers what curl reported. */
-  async function execute(script: string, c: CurlExample): Promise<Answer> {
+  async function execute(script: string, c: PageExample): Promise<Answer> {
     const r = await bash(script, dir, 900_000);
-    expect(r.code, `curl of README line ${c.line} exited ${r.code}: ${r.stderr}`).to.equal(0);
+    expect(r.code, `curl of ${where(c)} exited ${r.code}: ${r.stderr}`).to.equal(0);
     const answer = readAnswer(r.stdout);
-    expect(answer, `curl of README line ${c.line} reported no status: ${r.stdout.slice(-500)}`).to.not.equal(null);
+    expect(answer, `curl of ${where(c)} reported no status: ${r.stdout.slice(-500)}`).to.not.equal(null);
     return answer!;
   }
 
