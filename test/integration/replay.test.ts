@@ -88,7 +88,7 @@ const hasMarker = (h: History, id: string) => patchMarkers(h).some((m) => m.id =
 /**
  * The old side of each patch: a history recorded before the patch existed, which today's code must replay through
  * the old branch (no marker). `why`: a patch without one says why (after `deprecatePatch` the old side no longer
- * replays and is deleted). The lifecycle and the state of each patch: README, "Changing workflow code".
+ * replays and is deleted). The lifecycle and the state of each patch: docs/operations.md, "Changing workflow code".
  */
 const OLD_SIDES: Record<string, { scenario: string; file?: string; took: (h: History) => boolean } | { why: string }> =
   {
@@ -256,7 +256,7 @@ describe('recorded workflow histories replay on the current workflow code', func
       'patches without a history of their new branch',
     ).to.deep.equal([]);
     // A deprecated patch keeps a history recorded under deprecatePatch (its marker says so): the one that still
-    // replays once the call is removed (README, "Changing workflow code").
+    // replays once the call is removed (docs/operations.md, "Changing workflow code").
     const deprecated = [...new Set(sites.filter((s) => s.call === 'deprecatePatch').map((s) => s.id))];
     expect(
       deprecated.filter((id) => !histories.some((h) => patchMarkers(h).some((m) => m.id === id && m.deprecated))),
