@@ -1,7 +1,7 @@
 /**
  * Patch ids of workflow changes that running workflows must survive (`patched(id)`), in one place. The lifecycle
- * of each is in docs/operations.md ("Changing workflow code"): patched → deprecatePatch once no run that took the old branch can be
- * open → removed.
+ * of each is in docs/operations.md ("Changing workflow code"): patched → deprecatePatch once no run that took the
+ * old branch can be open → removed.
  */
 
 /**
