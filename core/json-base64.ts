@@ -72,7 +72,7 @@ const Assembler = requireCjs('stream-json/Assembler') as new () => JsonAssembler
  * whatever the size of the skipped strings (stream-json's tokenizer, strings unpacked; the others packed here).
  */
 export async function parseJsonWithout(
-  src: AsyncIterable<Buffer | string>,
+  src: AsyncIterable<Buffer | string> | Iterable<Buffer | string>,
   fields: readonly string[],
 ): Promise<{ value: Record<string, unknown>; skipped: Record<string, number> }> {
   const tokens = jsonTokens({ packKeys: true, streamKeys: false, packStrings: false, streamStrings: true });

@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import { NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { NativeConnection, Worker, type WorkflowBundle } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import type { BatchReport } from '../activities/deps';
 import { errorBoundary } from '../activities/error-boundary';
@@ -31,7 +31,7 @@ export interface WorkerDeps {
   /** Used by activities that signal or start workflows. */
   temporalClient?: Client;
   /** A prebuilt bundle (tests build it once per file); built in a child process when absent (`bundleWorkflowsApart`). */
-  workflowBundle?: WorkflowBundleWithSourceMap;
+  workflowBundle?: WorkflowBundle;
   /**
    * After shutdown(), how long running activities may finish before they are cancelled (worker/main.ts:
    * WORKER_SHUTDOWN_GRACE_MS); default 0.
