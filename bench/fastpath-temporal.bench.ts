@@ -107,7 +107,8 @@ async function main(): Promise<void> {
       port: await freePort(),
       uiPort: 0,
       headless: true,
-      dynamicConfig: { ...DEV_SERVER_DYNAMIC_CONFIG, 'system.enableEagerWorkflowStart': 'true' },
+      // Eager start is on by default in Server 1.29; named so a run on another server measures the same thing.
+      dynamicConfig: { ...DEV_SERVER_DYNAMIC_CONFIG, ...{ 'system.enableEagerWorkflowStart': 'true' } },
     });
     cleanups.add(() => temporal.stop(10_000));
     const store = await new LocalBlobStore(path.join(tmp, 'blobs')).init();
