@@ -98,7 +98,7 @@ export async function answerDirectly(
 
 /**
  * Answers `/api/pdf/process` from the result cache without a job when the entry is there (issue 24): the key is the
- * activity's (core/cache-keys.ts `pdfCacheKey`: the upload's sha256 as the blob store computed it, the validated
+ * activity's (capabilities/pdf.ts `pdfKey`: the upload's sha256 as the blob store computed it, the validated
  * parameters, the text engine and the vision model), and the answer is the earlier job's stored `data`, streamed as
  * a job's hit answers it (`X-Cache: hit`, the same bytes). False (run the job) for `use_cache` false, a request that
  * is not cached (a template, page images), a client that asked for a job (`Prefer: respond-async`, `wait_ms=0`),
@@ -131,7 +131,7 @@ export async function answerPdfFromCache(
 
 /**
  * Answers `/api/imageocr/process` (an upload) from the result cache without a job when the entry is there: the key
- * is the activity's (`imageOcrCacheKey`: the upload's sha256, the OCR languages and, with a template, its source and
+ * is the activity's (capabilities/image-ocr.ts `imageOcrKey`: the upload's sha256, the OCR languages and, with a template, its source and
  * the model), the answer the `data` the activity cached (`X-Cache: hit`). False (run the job) for `use_cache` false, a
  * client that asked for a job, a template that does not exist (the job answers its 404), or a miss.
  */
