@@ -1,14 +1,14 @@
 import type { ChildProcess } from 'node:child_process';
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
-import { startStack, type Stack } from '../support/stack';
+import { startStack, type Stack } from '../support/servers/stack';
 import { jobOfUpload } from '../../core/ids';
-import { LLM_KEY, llmEnv, useLlmStack } from '../support/llm-env';
-import { startLlmServer, type LlmServer } from '../support/llm-server';
-import { buildPdf } from '../support/pdf-factory';
-import { postPdf } from '../support/pdf-http';
+import { LLM_KEY, llmEnv, useLlmStack } from '../support/servers/llm-env';
+import { startLlmServer, type LlmServer } from '../support/servers/llm-server';
+import { buildPdf } from '../support/documents/pdf-factory';
+import { postPdf } from '../support/clients/pdf-http';
 import { holdModel, unique } from '../support/results';
-import { startDevServer, type DevServer } from '../support/servers';
+import { startDevServer, type DevServer } from '../support/servers/engines';
 
 // Issue 33 item 3: a job's uploaded input lives as long as the job can be restarted. A synchronous upload job that
 // failed (a model that refused its first call) is restarted and completes on the very upload it was given; a

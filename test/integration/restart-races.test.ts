@@ -15,12 +15,12 @@ import {
   type JobState,
 } from '../../workflows/definitions';
 import { holdJobOutput } from '../support/jobs';
-import { llmEnv } from '../support/llm-env';
-import { startLlmServer } from '../support/llm-server';
-import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
-import { connectTracked, type TrackedConnection } from '../support/temporal-calls';
-import { sharedBundle } from '../support/worker';
-import { createLocalEnv, startHarness, type Harness } from '../support/workflow-env';
+import { llmEnv } from '../support/servers/llm-env';
+import { startLlmServer } from '../support/servers/llm-server';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/servers/webhook-receiver';
+import { connectTracked, type TrackedConnection } from '../support/workflows/temporal-calls';
+import { sharedBundle } from '../support/workflows/worker';
+import { createLocalEnv, startHarness, type Harness } from '../support/workflows/workflow-env';
 
 // Restart is safe by construction (contract §3): the API only starts the new run; the run writes its own record and
 // reports itself to its batch with its run number, and webhook delivery lives in the job's notifier. These tests

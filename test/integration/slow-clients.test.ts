@@ -1,8 +1,8 @@
 import net from 'node:net';
 import path from 'node:path';
 import { expect } from 'chai';
-import { startTestApi, type TestApi } from '../support/api';
-import { filesUnder, multipartBody, partialUpload } from '../support/partial-upload';
+import { startTestApi, type TestApi } from '../support/servers/api';
+import { filesUnder, multipartBody, partialUpload } from '../support/clients/partial-upload';
 
 // Slow clients at the edge of the real API app (issue 33 item 6): a connection that sends nothing, a head that never
 // ends, an upload that stalls half way and one that trickles below the rate floor are closed within their configured

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { startStack, type Stack } from '../support/stack';
-import { startDevServer, tempDir, type DevServer } from '../support/servers';
+import { startStack, type Stack } from '../support/servers/stack';
+import { startDevServer, tempDir, type DevServer } from '../support/servers/engines';
 
 // Temporal stopped (SIGSTOP: its connections hang instead of being refused) or dead (SIGKILL): the API notices within
 // a couple of its one-second probes and answers every request that needs Temporal with 503 UNAVAILABLE at once,

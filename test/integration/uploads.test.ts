@@ -13,7 +13,7 @@ import { createRegistry, z } from '../../api/openapi';
 import { ApiRouter } from '../../api/api-router';
 import { storeUpload, uploadedFile } from '../../api/uploads';
 import { LocalBlobStore, S3BlobStore } from '../../providers/storage';
-import { sharedMinioServer, tempDir } from '../support/servers';
+import { sharedMinioServer, tempDir } from '../support/servers/engines';
 
 const KB = 1024;
 const MB = 1024 * KB;

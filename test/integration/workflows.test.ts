@@ -16,11 +16,17 @@ import {
   type BatchState,
   type JobState,
 } from '../../workflows/definitions';
-import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
-import { connectTracked, type TrackedConnection } from '../support/temporal-calls';
-import { sharedBundle } from '../support/worker';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/servers/webhook-receiver';
+import { connectTracked, type TrackedConnection } from '../support/workflows/temporal-calls';
+import { sharedBundle } from '../support/workflows/worker';
 import { jobStatusAttribute, jobTypeAttribute } from '../../core/search-attributes';
-import { createLocalEnv, htmlOfSize, sectionsHtml, startHarness, type Harness } from '../support/workflow-env';
+import {
+  createLocalEnv,
+  htmlOfSize,
+  sectionsHtml,
+  startHarness,
+  type Harness,
+} from '../support/workflows/workflow-env';
 
 const { EventType } = proto.temporal.api.enums.v1;
 
@@ -59,7 +65,7 @@ describe('job and batch workflows on a local Temporal dev server', function () {
   this.timeout(60_000);
   let env: TestWorkflowEnvironment;
   // The tests' calls go through a connection of their own: the environment's teardown closes its connection at
-  // once, even under a result() long poll that a failed test left running (see test/support/temporal-calls.ts).
+  // once, even under a result() long poll that a failed test left running (see test/support/workflows/temporal-calls.ts).
   let calls: TrackedConnection;
   let h: Harness;
 

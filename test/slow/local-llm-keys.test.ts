@@ -3,8 +3,8 @@ import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { loadConfig } from '../../core/config';
 import { freePort, startLocalLlm } from '../../scripts/services.mjs';
-import { ROOT } from '../support/processes';
-import { startStack, type Stack } from '../support/stack';
+import { ROOT } from '../support/servers/processes';
+import { startStack, type Stack } from '../support/servers/stack';
 
 // The real local model server (llm-server/main.ts with the provisioned Qwen2.5-Coder-1.5B GGUF) honours
 // Idempotency-Key: a request whose client went away goes on computing, the same key while it computes waits for it

@@ -5,9 +5,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../core/config';
 import { freePort, startLocalLlm } from '../../scripts/services.mjs';
-import { ROOT } from '../support/processes';
-import { SENTENCES, speak } from '../support/speech-samples';
-import { startStack, type Stack } from '../support/stack';
+import { ROOT } from '../support/servers/processes';
+import { SENTENCES, speak } from '../support/media/speech-samples';
+import { startStack, type Stack } from '../support/servers/stack';
 
 // The real local model (Qwen2.5-Coder-1.5B GGUF, provisioned by scripts/engines-llm.mjs) in its own server process
 // (llm-server/main.ts, as `npm start` runs it) behind the real API and worker: no stand-in anywhere. The model's

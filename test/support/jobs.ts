@@ -4,7 +4,7 @@ import http from 'node:http';
 import path from 'node:path';
 import type { BlobStore } from '../../core/blob-store';
 import { jobOutputKey } from '../../core/records';
-import { tempDir } from './servers';
+import { tempDir } from './servers/engines';
 
 /** Helpers of the job-engine integration tests (jobs, batches, webhooks). */
 
