@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import net from 'node:net';
 import { freePort, portFree } from '../../scripts/services.mjs';
-import { healthOk, spawnProc, waitFor, waitForJobEnd } from '../support/servers/processes';
+import { healthOk, spawnProc, waitForJobEnd } from '../support/servers/processes';
+import { waitFor } from '../support/wait';
 import { tempDir } from '../support/servers/engines';
 import { killAll, pidsOf } from '../support/servers/stack-procs';
 

@@ -5,7 +5,8 @@ import { expect } from 'chai';
 import { freePort } from '../../scripts/services.mjs';
 import { listJobWorkflows } from '../support/workflows/job-list';
 import { filesUnder, multipartBody, partialUpload } from '../support/clients/partial-upload';
-import { spawnService, waitFor, type Proc } from '../support/servers/processes';
+import { spawnService, type Proc } from '../support/servers/processes';
+import { waitFor } from '../support/wait';
 import { startDevServer, tempDir, type DevServer } from '../support/servers/engines';
 
 // Issue #22: the API killed with SIGKILL while a client is half way through an upload (a raw socket that has sent the

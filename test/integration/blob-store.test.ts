@@ -15,7 +15,7 @@ import {
   sha256,
   trackOperations,
 } from '../support/stores/blob-streams';
-import { waitFor } from '../support/servers/processes';
+import { waitFor } from '../support/wait';
 
 /**
  * The BlobStore contract, written once and run against every backend. Each test gets a store of its own (a fresh

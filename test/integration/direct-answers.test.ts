@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import type { Stack } from '../support/servers/stack';
 import { useLlmStack } from '../support/servers/llm-env';
 import type { LlmServer } from '../support/servers/llm-server';
-import { waitFor } from '../support/servers/processes';
+import { waitFor } from '../support/wait';
 import { peekCache } from '../../core/cache';
 import { TRANSFORM_CACHE_OPERATION, transformCacheKey } from '../../core/cache-keys';
 import { htmlThreadRuns } from '../../providers/html';

@@ -3,7 +3,7 @@ import { HEALTH_CACHE_MS } from '../../api/services/health';
 import { TEMPORAL_PROBE } from '../../api/temporal';
 import { SERVICE_VERSION } from '../../core/version';
 import { startTestApi } from '../support/servers/api';
-import { waitFor } from '../support/servers/processes';
+import { waitFor } from '../support/wait';
 import { useStack, type Stack } from '../support/servers/stack';
 import { countCalls } from '../support/workflows/temporal-calls';
 

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { freePort } from '../../scripts/services.mjs';
 import { startTestApi, type TestApi } from '../support/servers/api';
-import { waitFor } from '../support/servers/processes';
+import { waitFor } from '../support/wait';
 import { startDevServer, tempDir, type DevServer } from '../support/servers/engines';
 import { startTestWorker, type TestWorker } from '../support/workflows/worker';
 

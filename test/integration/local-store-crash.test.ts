@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import { LocalBlobStore } from '../../providers/storage';
-import { ROOT, waitFor } from '../support/servers/processes';
+import { ROOT } from '../support/servers/processes';
+import { waitFor } from '../support/wait';
 import { tempDir } from '../support/servers/engines';
 
 // Found by the chaos test (test/slow/chaos.test.ts): a process killed with SIGKILL in the middle of a blob write left

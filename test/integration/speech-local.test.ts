@@ -9,7 +9,7 @@ import { configureEngineWatchdog, engineStallTimeoutMs, EngineStallError } from 
 import { EngineProcess } from '../../providers/speech/engine/process';
 import { LocalSpeechProvider, SpeechEngineError, localSpeechOptions } from '../../providers/speech/local';
 import type { Transcript } from '../../providers/speech/types';
-import { waitFor } from '../support/servers/processes';
+import { waitFor } from '../support/wait';
 import { SENTENCES, speak } from '../support/media/speech-samples';
 import { wordErrorRate } from '../support/media/wer';
 

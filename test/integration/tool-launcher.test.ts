@@ -7,7 +7,8 @@ import { pdfPageTexts } from '../../providers/pdf/poppler';
 import { ToolLauncher, runLaunchedTool, toolLauncher } from '../../providers/process/launcher';
 import { EngineStallError, ToolExitError, ToolTimeoutError } from '../../providers/process/run-tool';
 import { buildPdf } from '../support/documents/pdf-factory';
-import { ROOT, spawnService, waitFor } from '../support/servers/processes';
+import { ROOT, spawnService } from '../support/servers/processes';
+import { waitFor } from '../support/wait';
 import { childPids, launcherPids, popplerPids } from '../support/servers/proc-tree';
 import { sharedDevServer, tempDir } from '../support/servers/engines';
 

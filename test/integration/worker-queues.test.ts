@@ -8,7 +8,7 @@ import { jobWorkflow } from '../../workflows/job.workflow';
 import { pingWorkflow } from '../../workflows/ping.workflow';
 import { llmEnv, LLM_KEY } from '../support/servers/llm-env';
 import { startLlmServer, type LlmServer } from '../support/servers/llm-server';
-import { waitFor } from '../support/servers/processes';
+import { waitFor } from '../support/wait';
 import { sharedDevServer, tempDir } from '../support/servers/engines';
 import { startTestWorker, type TestWorker } from '../support/workflows/worker';
 

@@ -27,25 +27,18 @@ import {
   startHarness,
   type Harness,
 } from '../support/workflows/workflow-env';
+import { waitFor } from '../support/wait';
 
 const { EventType } = proto.temporal.api.enums.v1;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function until<T>(
+const until = <T>(
   what: string,
   fn: () => Promise<T | undefined | false>,
   timeoutMs = 30_000,
   everyMs = 50,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(everyMs);
-  }
-}
+): Promise<T> => waitFor(fn, what, { timeoutMs, everyMs, errors: 'throw' });
 
 async function failureOf(p: Promise<unknown>): Promise<WorkflowFailedError> {
   const err = await p.then(

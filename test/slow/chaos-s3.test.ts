@@ -23,7 +23,8 @@ import { npmCluster, untilBanner, type Launched } from '../support/servers/launc
 import { startLlmDouble, type LlmDouble } from '../support/servers/llm-double';
 import { LLM_KEY, LLM_MODEL } from '../support/servers/llm-env';
 import { filesUnder } from '../support/clients/partial-upload';
-import { healthOk, waitFor } from '../support/servers/processes';
+import { healthOk } from '../support/servers/processes';
+import { waitFor } from '../support/wait';
 import { tempDir } from '../support/servers/engines';
 import { killPid } from '../support/servers/stack-procs';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/servers/webhook-receiver';

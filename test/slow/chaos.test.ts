@@ -26,7 +26,8 @@ import { npmStart, untilBanner, type Launched } from '../support/servers/launche
 import { startLlmDouble, type LlmDouble } from '../support/servers/llm-double';
 import { LLM_KEY, LLM_MODEL } from '../support/servers/llm-env';
 import { filesUnder, multipartBody, partialUpload } from '../support/clients/partial-upload';
-import { healthOk, waitFor } from '../support/servers/processes';
+import { healthOk } from '../support/servers/processes';
+import { waitFor } from '../support/wait';
 import { tempDir } from '../support/servers/engines';
 import { startSessionSite, type SessionSite } from '../support/servers/session-site';
 import { speechTrace } from '../support/media/speech-trace';

@@ -3,7 +3,8 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { htmlToMarkdown } from '../../core/html';
 import { freePort } from '../../scripts/services.mjs';
-import { healthOk, spawnService, waitFor, type Proc } from '../support/servers/processes';
+import { healthOk, spawnService, type Proc } from '../support/servers/processes';
+import { waitFor } from '../support/wait';
 import { startDevServer, tempDir, type DevServer } from '../support/servers/engines';
 import { htmlOfSize, sectionsHtml } from '../support/workflows/workflow-env';
 

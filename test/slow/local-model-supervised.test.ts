@@ -3,7 +3,8 @@ import { existsSync, rmSync } from 'node:fs';
 import { loadConfig } from '../../core/config';
 import { freePort } from '../../scripts/services.mjs';
 import { npmStart, untilBanner, type Launched } from '../support/servers/launcher';
-import { waitFor, waitForJobEnd } from '../support/servers/processes';
+import { waitForJobEnd } from '../support/servers/processes';
+import { waitFor } from '../support/wait';
 import { tempDir } from '../support/servers/engines';
 import { alive, killPid } from '../support/servers/stack-procs';
 

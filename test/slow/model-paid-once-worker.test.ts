@@ -3,7 +3,8 @@ import { expect } from 'chai';
 import { freePort } from '../../scripts/services.mjs';
 import { llmEnv, LLM_KEY } from '../support/servers/llm-env';
 import { startLlmServer, type LlmServer } from '../support/servers/llm-server';
-import { healthOk, spawnService, waitFor, waitForJobEnd, type Proc } from '../support/servers/processes';
+import { healthOk, spawnService, waitForJobEnd, type Proc } from '../support/servers/processes';
+import { waitFor } from '../support/wait';
 import { startDevServer, tempDir, type DevServer } from '../support/servers/engines';
 
 // A worker killed with SIGKILL while its model call is computing: the step's next attempt runs on another worker

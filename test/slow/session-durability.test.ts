@@ -4,7 +4,8 @@ import { expect } from 'chai';
 import { freePort } from '../../scripts/services.mjs';
 import { llmEnv, LLM_KEY } from '../support/servers/llm-env';
 import { startLlmServer, type LlmServer } from '../support/servers/llm-server';
-import { healthOk, spawnService, waitFor, waitForJobEnd, type Proc } from '../support/servers/processes';
+import { healthOk, spawnService, waitForJobEnd, type Proc } from '../support/servers/processes';
+import { waitFor } from '../support/wait';
 import { startDevServer, tempDir, type DevServer } from '../support/servers/engines';
 import { startSessionSite, type SessionSite } from '../support/servers/session-site';
 

@@ -11,7 +11,8 @@ import { mapPool } from '../../../core/pool';
 import type { ChaosJob } from '../chaos/chaos-batch';
 import { completedWebhooks } from './cluster';
 import type { Launched } from './launcher';
-import { healthOk, waitFor } from './processes';
+import { healthOk } from './processes';
+import { waitFor } from '../wait';
 import { alive, killPid } from './stack-procs';
 import type { WebhookReceiver } from './webhook-receiver';
 

@@ -4,7 +4,8 @@
  * every process of it to be gone; `killAll()` is the after-hook's last resort.
  */
 import { freePort } from '../../../scripts/services.mjs';
-import { spawnProc, waitFor, type Proc } from './processes';
+import { spawnProc, type Proc } from './processes';
+import { waitFor } from '../wait';
 import { killAll, pidsOf, processesOf } from './stack-procs';
 
 export interface Launched {

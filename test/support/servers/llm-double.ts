@@ -12,6 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fieldsIn } from './llm-server';
 import { ROOT } from './processes';
+import { waitFor } from '../wait';
 
 /** One line of the double's journal. */
 export interface DoubleEntry {
@@ -184,16 +185,12 @@ export async function startLlmDouble(opts: {
     },
     hold: async () => {
       fs.writeFileSync(holdFile, '');
-      const deadline = Date.now() + 30_000;
       const holding = () => {
         const pid = alive() ? proc!.pid : undefined;
         const states = entries().filter((e) => e.pid === pid && (e.event === 'hold' || e.event === 'release'));
         return states.at(-1)?.event === 'hold';
       };
-      while (!holding()) {
-        if (Date.now() > deadline) throw new Error('the LLM double did not take the hold');
-        await new Promise((r) => setTimeout(r, 10));
-      }
+      await waitFor(holding, 'the LLM double to take the hold', { timeoutMs: 30_000, everyMs: 10, errors: 'throw' });
     },
     release: () => fs.rmSync(holdFile, { force: true }),
     kill,

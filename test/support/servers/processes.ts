@@ -3,6 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { noLlmUnlessAsked } from './llm-default';
 import { asNpmStart } from './launch-env';
+import { waitFor } from '../wait';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
@@ -34,26 +35,6 @@ export function spawnService(name: 'api' | 'worker', env: Record<string, string 
     ['--import', 'tsx', path.join(ROOT, name, 'main.ts')],
     asNpmStart(noLlmUnlessAsked({ ...process.env, LOG_LEVEL: 'info', ...env })),
   );
-}
-
-export async function waitFor<T>(
-  fn: () => Promise<T | undefined>,
-  what: string,
-  timeoutMs = 60_000,
-  everyMs = 250,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastErr: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v !== undefined) return v;
-    } catch (e) {
-      lastErr = e;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${lastErr ? `: ${String(lastErr)}` : ''}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
 }
 
 export async function healthOk(url: string): Promise<Record<string, any> | undefined> {

@@ -1,6 +1,7 @@
 import { startTestApi, type TestApi } from './api';
 import { sharedDevServer, tempDir } from './engines';
 import { startTestWorker, type TestWorker } from '../workflows/worker';
+import { waitFor } from '../wait';
 
 export interface Stack {
   api: TestApi;
@@ -56,14 +57,18 @@ export async function startStack(
     worker,
     url: api.url,
     call,
-    waitJob: async (jobId, timeoutMs = 30_000) => {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const r = await call('GET', `/api/jobs/${jobId}?wait=5`);
-        if (r.status !== 200) throw new Error(`GET job ${jobId}: ${r.status} ${JSON.stringify(r.body)}`);
-        if (r.body.data.status === 'completed' || r.body.data.status === 'failed') return r.body.data;
-        if (Date.now() > deadline) throw new Error(`job ${jobId} still ${r.body.data.status}`);
-      }
+    waitJob: (jobId, timeoutMs = 30_000) => {
+      let status = 'unknown';
+      return waitFor(
+        async () => {
+          const r = await call('GET', `/api/jobs/${jobId}?wait=5`);
+          if (r.status !== 200) throw new Error(`GET job ${jobId}: ${r.status} ${JSON.stringify(r.body)}`);
+          status = r.body.data.status;
+          return status === 'completed' || status === 'failed' ? r.body.data : undefined;
+        },
+        () => `job ${jobId} to end (still ${status})`,
+        { timeoutMs, everyMs: 0, errors: 'throw' },
+      );
     },
     stop: async () => {
       await api.close();

@@ -1,6 +1,6 @@
 /** The jobs a Temporal server knows, listed from its visibility store (a dev server of the test's own). */
 import { Client, Connection } from '@temporalio/client';
-import { waitFor } from '../servers/processes';
+import { waitFor } from '../wait';
 
 /**
  * The ids of every job workflow on the server at `address`. Visibility catches up with the starts within a few
