@@ -52,7 +52,7 @@ export const SESSION_TRANSCRIPT_CACHE_OPERATION = 'session-transcript';
 const COMBINED_RULE = 'image-pages-quality';
 
 /**
- * The version of the Markdown rules (providers/pdf/markdown) in the keys of `output_format=markdown` results: pages
+ * The version of the Markdown rules (domain/pdf/markdown) in the keys of `output_format=markdown` results: pages
  * carry their layout, and results their Markdown, so a change of the rules changes this.
  */
 const MARKDOWN_FORMAT = 'markdown-2';

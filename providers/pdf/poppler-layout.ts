@@ -8,8 +8,8 @@
  */
 import { StringDecoder } from 'node:string_decoder';
 import { runTool } from '../process/run-tool';
-import type { OutlineEntry, PageLayout } from './markdown/types';
-import { PdftohtmlXmlReader, type PopplerLayouts } from './pdftohtml-xml';
+import type { OutlineEntry, PageLayout } from '../../domain/pdf/markdown/types';
+import { PdftohtmlXmlReader, type PopplerLayouts } from '../../domain/pdf/pdftohtml-xml';
 import { popplerError } from './poppler';
 import { contiguousRanges } from './render';
 
