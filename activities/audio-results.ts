@@ -6,7 +6,7 @@ import type { TranscriptionParams } from '../core/job-params';
 import { resultPreview, writeJobResults, type JobFields, type LlmInfo } from '../core/job-results';
 import { jobInternalKey, jobOutputKey, jobOutputPrefix } from '../core/records';
 import type { AudioOutcome, AudioSegment } from '../core/result-shapes';
-import type { LlmUsage } from '../providers/llm';
+import type { LlmUsage } from '../domain/engines/llm';
 import { SUBTITLE_MIME } from '../core/subtitles';
 import { diarize } from '../core/diarize';
 import { transcriptionData, type CachedTranscription } from '../core/transcription-data';

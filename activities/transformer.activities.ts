@@ -9,7 +9,8 @@ import { type JobFields, resultPreview, writeJobResults } from '../core/job-resu
 import { jobOutputKey, jobOutputPrefix } from '../core/records';
 import { transformerData } from '../core/result-shapes';
 import { TRANSFORM_CACHE_OPERATION, transformCacheKey } from '../core/cache-keys';
-import { UsageRecorder, type LlmUsage } from '../providers/llm';
+import type { LlmUsage } from '../domain/engines/llm';
+import { UsageRecorder } from '../providers/llm';
 import { jobModel } from './model-journal';
 import {
   applyTemplate,
