@@ -1,15 +1,15 @@
-import { readBlobJson } from '../core/blob-store';
-import { writeCache } from '../core/cache';
-import { AUDIO_CACHE_OPERATION, audioCacheKey as buildAudioCacheKey } from '../core/cache-keys';
-import { withDefaults } from '../core/job-defaults';
-import type { TranscriptionParams } from '../core/job-params';
-import { resultPreview, writeJobResults, type JobFields, type LlmInfo } from '../core/job-results';
-import { jobInternalKey, jobOutputKey, jobOutputPrefix } from '../core/records';
-import type { AudioOutcome, AudioSegment } from '../core/result-shapes';
+import { readBlobJson } from '../core/stores/blob-store';
+import { writeCache } from '../core/stores/cache';
+import { AUDIO_CACHE_OPERATION, audioCacheKey as buildAudioCacheKey } from '../core/stores/cache-keys';
+import { withDefaults } from '../core/jobs/job-defaults';
+import type { TranscriptionParams } from '../core/jobs/job-params';
+import { resultPreview, writeJobResults, type JobFields, type LlmInfo } from '../core/results/job-results';
+import { jobInternalKey, jobOutputKey, jobOutputPrefix } from '../core/stores/records';
+import type { AudioOutcome, AudioSegment } from '../core/results/result-shapes';
 import type { LlmUsage } from '../domain/engines/llm';
-import { SUBTITLE_MIME } from '../core/subtitles';
-import { diarize } from '../core/diarize';
-import { transcriptionData, type CachedTranscription } from '../core/transcription-data';
+import { SUBTITLE_MIME } from '../core/results/subtitles';
+import { diarize } from '../core/results/diarize';
+import { transcriptionData, type CachedTranscription } from '../core/results/transcription-data';
 import type { AudioSpan, ChunkTranscript } from './audio-types';
 import type { ActivityDeps } from './deps';
 import { applyTemplate, templateSource, translate } from './text-operations';
@@ -21,7 +21,7 @@ export const chunkKey = (jobId: string, index: number): string => jobInternalKey
 /** The cached outcome a job answered with (written by `prepareAudio` on a hit). */
 export const cachedAudioKey = (jobId: string): string => jobInternalKey(jobId, 'audio-cached.json');
 
-/** The result-cache key of an audio job (core/cache-keys.ts), with the template's source read when there is one. */
+/** The result-cache key of an audio job (core/stores/cache-keys.ts), with the template's source read when there is one. */
 export async function audioCacheKey(
   sha256: string,
   parameters: TranscriptionParams,
@@ -70,7 +70,7 @@ export function stitchSegments(chunks: ChunkTranscript[], opts: { words?: boolea
 
 /**
  * With `diarize`: speaker labels on the stitched segments and their words, from every chunk's speaker windows put on
- * the recording's time line and clustered together (core/diarize.ts), so one voice keeps one label across chunks.
+ * the recording's time line and clustered together (core/results/diarize.ts), so one voice keeps one label across chunks.
  */
 export function labelSpeakers(
   segments: AudioSegment[],

@@ -1,18 +1,18 @@
-import { BlobNotFoundError, readBlobJson, writeBlobJson } from '../core/blob-store';
-import { readCacheRef, writeCacheRef, type CacheRef } from '../core/cache';
-import type { PdfParams } from '../core/job-params';
-import { countCacheLookup } from '../core/metrics';
+import { BlobNotFoundError, readBlobJson, writeBlobJson } from '../core/stores/blob-store';
+import { readCacheRef, writeCacheRef, type CacheRef } from '../core/stores/cache';
+import type { PdfParams } from '../core/jobs/job-params';
+import { countCacheLookup } from '../core/runtime/metrics';
 import {
   resultPreview,
   writeJobResults,
   type JobFields,
   type LlmInfo,
   type StoredJobFields,
-} from '../core/job-results';
-import { PDF_CACHE_OPERATION, pdfCacheKey } from '../core/cache-keys';
-import { joinPageTexts, pdfMetadata, pdfPageEntry } from '../core/pdf-text';
-import { jobFieldsKey, jobOutputKey, jobOutputPrefix, jobResultsKey } from '../core/records';
-import { pdfData } from '../core/result-shapes';
+} from '../core/results/job-results';
+import { PDF_CACHE_OPERATION, pdfCacheKey } from '../core/stores/cache-keys';
+import { joinPageTexts, pdfMetadata, pdfPageEntry } from '../core/results/pdf-text';
+import { jobFieldsKey, jobOutputKey, jobOutputPrefix, jobResultsKey } from '../core/stores/records';
+import { pdfData } from '../core/results/result-shapes';
 import type { ActivityDeps } from './deps';
 import { applyTemplate } from './text-operations';
 import { jobModel } from './model-journal';

@@ -1,8 +1,8 @@
 import type { Context } from 'koa';
-import type { Config } from '../../core/config';
+import type { Config } from '../../core/config/config';
 import { AppError } from '../../core/errors';
-import { checkPixelBudget } from '../../core/input-budgets';
-import type { ImageOcrParams } from '../../core/job-params';
+import { checkPixelBudget } from '../../core/jobs/input-budgets';
+import type { ImageOcrParams } from '../../core/jobs/job-params';
 import { envelope, errorResponse, z } from '../openapi';
 import type { ApiEngines } from '../engines';
 import type { ApiRouter } from '../api-router';

@@ -1,8 +1,8 @@
 import type { Context } from 'koa';
-import type { Config } from '../../core/config';
+import type { Config } from '../../core/config/config';
 import { AppError } from '../../core/errors';
-import { JOB_DEFAULTS } from '../../core/job-defaults';
-import type { TransformerParams } from '../../core/job-params';
+import { JOB_DEFAULTS } from '../../core/jobs/job-defaults';
+import type { TransformerParams } from '../../core/jobs/job-params';
 import { loadTemplate, needsModel, parseTemplate, TEMPLATES_DIR } from '../../core/templates';
 import { envelope, errorResponse, z } from '../openapi';
 import type { ApiRouter } from '../api-router';

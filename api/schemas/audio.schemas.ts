@@ -1,5 +1,5 @@
-import { JOB_DEFAULTS } from '../../core/job-defaults';
-import { MAX_SPEAKERS, SUBTITLE_FORMATS } from '../../core/job-params-media';
+import { JOB_DEFAULTS } from '../../core/jobs/job-defaults';
+import { MAX_SPEAKERS, SUBTITLE_FORMATS } from '../../core/jobs/job-params-media';
 import { z } from '../openapi';
 import { uploadedFile } from '../uploads';
 import { formBool, formInt, httpUrl } from './form';
@@ -64,7 +64,7 @@ export function speechParams(b: {
 
 /**
  * The options of a transcription (audio and video): languages, template, result cache. The languages' defaults are
- * the job's (core/job-defaults.ts), applied when its parameters are validated; here they are only documented.
+ * the job's (core/jobs/job-defaults.ts), applied when its parameters are validated; here they are only documented.
  */
 export const transcriptionOptions = {
   source_language: z

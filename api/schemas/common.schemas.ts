@@ -1,4 +1,4 @@
-import { JOB_DEFAULTS } from '../../core/job-defaults';
+import { JOB_DEFAULTS } from '../../core/jobs/job-defaults';
 import { z } from '../openapi';
 
 /** An ISO 639-1 language code, the form every language field of the API takes. */

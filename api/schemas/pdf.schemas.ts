@@ -1,6 +1,6 @@
-import { EXTRACTION_METHODS, JOB_DEFAULTS } from '../../core/job-defaults';
-import { refinePageRange } from '../../core/job-params';
-import { outputFormat } from '../../core/job-params-media';
+import { EXTRACTION_METHODS, JOB_DEFAULTS } from '../../core/jobs/job-defaults';
+import { refinePageRange } from '../../core/jobs/job-params';
+import { outputFormat } from '../../core/jobs/job-params-media';
 import { z } from '../openapi';
 import { uploadedFile } from '../uploads';
 import { formBool, formInt, httpUrl } from './form';

@@ -1,4 +1,4 @@
-import { JOB_DEFAULTS } from '../../core/job-defaults';
+import { JOB_DEFAULTS } from '../../core/jobs/job-defaults';
 import { z } from '../openapi';
 import { lang } from './common.schemas';
 

@@ -1,15 +1,15 @@
 import type { Context } from 'koa';
-import { peekCache } from '../../core/cache';
-import { AUDIO_CACHE_OPERATION, audioCacheKey } from '../../core/cache-keys';
-import type { Config } from '../../core/config';
-import { withDefaults } from '../../core/job-defaults';
-import { countCacheLookup } from '../../core/metrics';
-import { jobOutputPrefix, jobResultsKey } from '../../core/records';
-import { audioData, videoData, type VideoPicture } from '../../core/result-shapes';
-import { speechModelId } from '../../core/speech-model';
-import type { SubtitleFormat } from '../../core/subtitles';
+import { peekCache } from '../../core/stores/cache';
+import { AUDIO_CACHE_OPERATION, audioCacheKey } from '../../core/stores/cache-keys';
+import type { Config } from '../../core/config/config';
+import { withDefaults } from '../../core/jobs/job-defaults';
+import { countCacheLookup } from '../../core/runtime/metrics';
+import { jobOutputPrefix, jobResultsKey } from '../../core/stores/records';
+import { audioData, videoData, type VideoPicture } from '../../core/results/result-shapes';
+import { speechModelId } from '../../core/config/speech-model';
+import type { SubtitleFormat } from '../../core/results/subtitles';
 import { loadTemplate, TEMPLATES_DIR } from '../../core/templates';
-import { transcriptionData, type CachedTranscription } from '../../core/transcription-data';
+import { transcriptionData, type CachedTranscription } from '../../core/results/transcription-data';
 import { uploadSha256, type UploadedFile } from '../uploads';
 import { asksForJob } from './direct-answer';
 import { validateParameters } from './job-intake';
@@ -17,10 +17,10 @@ import type { JobService } from './jobs';
 
 /**
  * Audio and video cache hits answered by the API without a job (issue 24), for uploads: `/api/audio/process`,
- * `/v1/audio/transcriptions` and `/api/video/process`. The key is the `prepareAudio` activity's (core/cache-keys.ts
+ * `/v1/audio/transcriptions` and `/api/video/process`. The key is the `prepareAudio` activity's (core/stores/cache-keys.ts
  * `audioCacheKey`: the sha256 of the received file, as the blob store computes it, the languages, the template's name and source,
  * the speech options, the speech model and the language model), and the `data` is built from the entry by the code
- * that builds a job's (core/transcription-data.ts), so it is the `data` a hit through a job gives, with one difference
+ * that builds a job's (core/results/transcription-data.ts), so it is the `data` a hit through a job gives, with one difference
  * for `/api/audio/process`: `process_id` and `process_dir` name the job that computed the entry (its record and its
  * `result.md` hold this data) instead of a new job's, and no file is written (the subtitles are in `data.subtitles`).
  * An audio hit is answered before the upload is probed or stored (an entry exists only for bytes a job probed and

@@ -1,6 +1,6 @@
 import type { Context } from 'koa';
-import { BlobNotFoundError, type BlobStore } from '../../core/blob-store';
-import { peekCache, readCacheRef, writeCache } from '../../core/cache';
+import { BlobNotFoundError, type BlobStore } from '../../core/stores/blob-store';
+import { peekCache, readCacheRef, writeCache } from '../../core/stores/cache';
 import {
   IMAGE_OCR_CACHE_OPERATION,
   imageOcrCacheKey,
@@ -8,12 +8,12 @@ import {
   pdfCacheKey,
   TRANSFORM_CACHE_OPERATION,
   transformCacheKey,
-} from '../../core/cache-keys';
-import type { Config } from '../../core/config';
+} from '../../core/stores/cache-keys';
+import type { Config } from '../../core/config/config';
 import { isHtmlOperation, type HtmlOutcome } from '../../core/html/outcome';
-import type { TransformerParams } from '../../core/job-params';
-import { countCacheLookup } from '../../core/metrics';
-import { imageOcrData, transformerData } from '../../core/result-shapes';
+import type { TransformerParams } from '../../core/jobs/job-params';
+import { countCacheLookup } from '../../core/runtime/metrics';
+import { imageOcrData, transformerData } from '../../core/results/result-shapes';
 import { loadTemplate, TEMPLATES_DIR } from '../../core/templates';
 import type { ApiEngines } from '../engines';
 import type { AsyncPreference } from './async-preference';
@@ -58,7 +58,7 @@ function answer(ctx: Context, params: TransformerParams, r: CachedTransform, hit
  * streamed from the job's stored results, never built in the API's memory), and only when the client did not ask
  * for a job (`Prefer: respond-async`, `wait_ms`):
  * - a cache hit (unless `use_cache` is false) is answered from the entry the activity wrote, under the same key
- *   (core/cache-keys.ts, the same model identity and template source), with the same `data` and `X-Cache: hit`;
+ *   (core/stores/cache-keys.ts, the same model identity and template source), with the same `data` and `X-Cache: hit`;
  *   `wait_ms=N` (N > 0) still takes a hit, since the answer is there;
  * - a model-free HTML operation is computed by `engines.transformHtml` (the activity's code, in the API's worker
  *   threads: never on the event loop), written to the cache as the activity writes it, and answered `X-Cache: miss`.
@@ -106,7 +106,7 @@ export async function answerDirectly(
 
 /**
  * Answers `/api/pdf/process` from the result cache without a job when the entry is there (issue 24): the key is the
- * activity's (core/cache-keys.ts `pdfCacheKey`: the upload's sha256 as the blob store computed it, the validated
+ * activity's (core/stores/cache-keys.ts `pdfCacheKey`: the upload's sha256 as the blob store computed it, the validated
  * parameters, the text engine and the vision model), and the answer is the earlier job's stored `data`, streamed as
  * a job's hit answers it (`X-Cache: hit`, the same bytes). False (run the job) for `use_cache` false, a request that
  * is not cached (a template, page images), a client that asked for a job (`Prefer: respond-async`, `wait_ms=0`),

@@ -3,7 +3,7 @@ import type {
   ChatCompletionCreateParamsNonStreaming,
   ChatCompletionMessageParam,
 } from 'openai/resources/chat/completions';
-import type { LlmConfig } from '../../core/config';
+import type { LlmConfig } from '../../core/config/config';
 import { AppError } from '../../core/errors';
 import {
   type BackoffPolicy,

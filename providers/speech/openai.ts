@@ -1,8 +1,8 @@
 import { openAsBlob } from 'node:fs';
 import path from 'node:path';
 import OpenAI from 'openai';
-import type { SpeechApiConfig } from '../../core/config';
-import { isoLanguage } from '../../core/speech-languages';
+import type { SpeechApiConfig } from '../../core/config/config';
+import { isoLanguage } from '../../core/jobs/speech-languages';
 import {
   type BackoffPolicy,
   type Classified,
@@ -30,7 +30,7 @@ export interface OpenAiSpeechOptions {
   onRetry?: (wait: RetryWait) => void;
 }
 
-export { isoLanguage, languageName } from '../../core/speech-languages';
+export { isoLanguage, languageName } from '../../core/jobs/speech-languages';
 
 const MIME: Record<string, string> = {
   '.wav': 'audio/wav',

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
-import type { BlobRef, BlobStore } from './blob-store';
+import type { BlobRef, BlobStore } from '../stores/blob-store';
 
 /**
  * Writes `value` as JSON under `key` with one string field holding a blob's bytes in Base64 (the spec's

@@ -1,6 +1,6 @@
-import { BlobNotFoundError, readBlobJson, writeBlobJson, type BlobStore } from './blob-store';
+import { BlobNotFoundError, readBlobJson, writeBlobJson, type BlobStore } from '../stores/blob-store';
 import { putJsonWithBase64 } from './json-base64';
-import { jobFieldsKey, jobResultsKey } from './records';
+import { jobFieldsKey, jobResultsKey } from '../stores/records';
 
 /**
  * One result shape for every entry point (jobs, synchronous endpoints, webhooks, SSE). A job's `results` blob

@@ -3,7 +3,7 @@
  * job computed. A job's results, its completion webhook and the synchronous answer all carry this object
  * (see job-results.ts), so every entry point gives the same answer.
  */
-import { JOB_DEFAULTS } from './job-defaults';
+import { JOB_DEFAULTS } from '../jobs/job-defaults';
 
 /** A ZIP in a result, Base64-encoded (spec: `*_archive_filename`, `*_archive_data`). */
 interface ArchiveData {
