@@ -8,6 +8,7 @@ import { SESSION_TRANSCRIPT_CACHE_OPERATION, sessionTranscriptCacheKey } from '.
 import { AppError } from '../core/errors';
 import type { SessionParams } from '../core/job-params';
 import { readBlobJson } from '../core/blob-store';
+import { ARCHIVE_DATA_FIELDS, readJsonWithout } from '../core/json-base64';
 import { resultData } from '../core/job-results';
 import { jobResultsKey, jobStepKey } from '../core/records';
 import { scratchAt } from '../core/scratch';
@@ -266,7 +267,8 @@ export function createSessionSourceActivities(deps: ActivityDeps) {
       const r = await runStep(store, jobId, SESSION_STEP.attachmentsText, async () => {
         const parts: string[] = [];
         for (const f of files) {
-          const data = resultData(await readBlobJson(store, jobResultsKey(f.pdfJobId)));
+          // Only the text is wanted: the images archive's Base64 (hundreds of MB) is read past, never held.
+          const data = resultData(await readJsonWithout(store, jobResultsKey(f.pdfJobId), ARCHIVE_DATA_FIELDS));
           parts.push(`### ${f.name}\n\n${str(data.extracted_text).trim()}`);
         }
         const text = parts.join('\n\n');

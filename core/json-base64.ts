@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { Readable } from 'node:stream';
+import { createRequire } from 'node:module';
+import { Readable, type Duplex } from 'node:stream';
 import type { BlobRef, BlobStore } from './blob-store';
 
 /**
@@ -44,4 +45,94 @@ export async function* base64Of(src: AsyncIterable<Buffer | string> | Iterable<B
     rest = buf.subarray(whole);
   }
   if (rest.length) yield Buffer.from(rest.toString('base64'), 'latin1');
+}
+
+/** The results' fields that hold an archive's Base64 (spec: `images_archive_data`, `pages_archive_data`). */
+export const ARCHIVE_DATA_FIELDS = ['images_archive_data', 'pages_archive_data'] as const;
+
+interface JsonToken {
+  name: string;
+  value?: unknown;
+}
+interface JsonAssembler {
+  current: unknown;
+  done: boolean;
+  consume(token: JsonToken): void;
+}
+const requireCjs = createRequire(import.meta.url);
+const { parser: jsonTokens } = requireCjs('stream-json') as {
+  parser: (opts: Record<string, boolean>) => Duplex;
+};
+const Assembler = requireCjs('stream-json/Assembler') as new () => JsonAssembler;
+
+/**
+ * Parses a JSON object streamed in pieces (a results blob, `putJsonWithBase64`'s output) without ever holding the
+ * string values of the top-level `fields` (the Base64 of an archive, hundreds of MB): each is read past piece by
+ * piece and answered `null`, its length (characters) in `skipped`. Memory is the rest of the document and a piece,
+ * whatever the size of the skipped strings (stream-json's tokenizer, strings unpacked; the others packed here).
+ */
+export async function parseJsonWithout(
+  src: AsyncIterable<Buffer | string> | Iterable<Buffer | string>,
+  fields: readonly string[],
+): Promise<{ value: Record<string, unknown>; skipped: Record<string, number> }> {
+  const tokens = jsonTokens({ packKeys: true, streamKeys: false, packStrings: false, streamStrings: true });
+  const feed = Readable.from(src, { objectMode: false });
+  feed.on('error', (e) => tokens.destroy(e));
+  feed.pipe(tokens);
+  const asm = new Assembler();
+  const skipped: Record<string, number> = {};
+  let depth = 0;
+  let key: string | undefined;
+  let skipping: string | undefined;
+  let text: string[] | undefined;
+  for await (const t of tokens as AsyncIterable<JsonToken>) {
+    if (skipping !== undefined) {
+      if (t.name === 'stringChunk') skipped[skipping] += (t.value as string).length;
+      else if (t.name === 'endString') {
+        skipping = undefined;
+        asm.consume({ name: 'nullValue', value: null });
+      }
+      continue;
+    }
+    switch (t.name) {
+      case 'startObject':
+      case 'startArray':
+        depth++;
+        break;
+      case 'endObject':
+      case 'endArray':
+        depth--;
+        break;
+      case 'keyValue':
+        if (depth === 1) key = t.value as string;
+        break;
+      case 'startString':
+        if (depth === 1 && key !== undefined && fields.includes(key)) {
+          skipping = key;
+          skipped[key] = 0;
+        } else text = [];
+        continue;
+      case 'stringChunk':
+        text?.push(t.value as string);
+        continue;
+      case 'endString':
+        asm.consume({ name: 'stringValue', value: (text ?? []).join('') });
+        text = undefined;
+        continue;
+    }
+    asm.consume(t);
+  }
+  const value = asm.current;
+  if (!asm.done || value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new Error('parseJsonWithout: not a JSON object');
+  return { value: value as Record<string, unknown>, skipped };
+}
+
+/** {@link parseJsonWithout} of the blob at `key`, streamed from the store. */
+export async function readJsonWithout(
+  store: BlobStore,
+  key: string,
+  fields: readonly string[],
+): Promise<Record<string, unknown>> {
+  return (await parseJsonWithout(await store.get(key), fields)).value;
 }

@@ -1,6 +1,5 @@
-import { fileURLToPath } from 'node:url';
 import type { Client } from '@temporalio/client';
-import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { NativeConnection, Worker, type WorkflowBundle } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import type { BatchReport } from '../activities/deps';
 import { errorBoundary } from '../activities/error-boundary';
@@ -16,13 +15,13 @@ import { taskQueues } from '../core/ids';
 import type { Logger } from '../core/logger';
 import { startCloseoutSweeper, type CloseoutSweeper } from './closeout-sweeper';
 import { createEngines } from './engines';
-import { temporalLogger } from './temporal-logger';
 import { llmSlots, mediaSlots, memoryLimitBytes, queueTuning } from './worker-tuning';
+import { bundleWorkflowsApart } from './workflow-bundle';
 import { batchWorkflow } from '../workflows/batch.workflow';
 import { registeredOn } from '../workflows/activity-table';
 import { jobFinishedSignal, jobRestartedSignal, type BatchInput } from '../workflows/definitions';
 
-export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+export { bundleWorkflows, WORKFLOWS_PATH } from './workflow-bundle';
 
 export interface WorkerDeps {
   config: Config;
@@ -31,8 +30,8 @@ export interface WorkerDeps {
   connection: NativeConnection;
   /** Used by activities that signal or start workflows. */
   temporalClient?: Client;
-  /** A prebuilt bundle (tests build it once per file); built here when absent. */
-  workflowBundle?: WorkflowBundleWithSourceMap;
+  /** A prebuilt bundle (tests build it once per file); built in a child process when absent (`bundleWorkflowsApart`). */
+  workflowBundle?: WorkflowBundle;
   /**
    * After shutdown(), how long running activities may finish before they are cancelled (worker/main.ts:
    * WORKER_SHUTDOWN_GRACE_MS); default 0.
@@ -56,13 +55,6 @@ export interface Workers {
   speech: SpeechProvider | null;
   run(): Promise<void>;
   shutdown(): void;
-}
-
-export function bundleWorkflows(logger: Logger): Promise<WorkflowBundleWithSourceMap> {
-  return bundleWorkflowCode({
-    workflowsPath: WORKFLOWS_PATH,
-    logger: temporalLogger(logger.child({ part: 'bundler' }, { level: 'warn' })),
-  });
 }
 
 /**
@@ -128,7 +120,7 @@ export async function createWorkers(deps: WorkerDeps): Promise<Workers> {
     ? await Worker.create({
         ...common,
         taskQueue: queues.io,
-        workflowBundle: deps.workflowBundle ?? (await bundleWorkflows(logger)),
+        workflowBundle: deps.workflowBundle ?? (await bundleWorkflowsApart(logger)),
         activities: registeredOn('io', activities),
         ...queueTuning(config, 'io', limitBytes),
       })
