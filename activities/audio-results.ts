@@ -9,7 +9,7 @@ import type { AudioOutcome, AudioSegment } from '../core/result-shapes';
 import type { LlmUsage } from '../providers/llm';
 import { SUBTITLE_MIME } from '../core/subtitles';
 import { diarize } from '../core/diarize';
-import { transcriptionData, type CachedTranscription } from '../core/transcription-data';
+import { transcriptionData, type CachedTranscription, type TranscriptionResultData } from '../core/transcription-data';
 import type { AudioSpan, ChunkTranscript } from './audio-types';
 import type { ActivityDeps } from './deps';
 import { applyTemplate, templateSource, translate } from './text-operations';
@@ -116,7 +116,7 @@ export interface TranscriptionDone {
 export type TranscriptionShaper = (
   outcome: AudioOutcome,
   job: { process_id: string; process_dir: string },
-) => Record<string, unknown>;
+) => TranscriptionResultData;
 
 /**
  * The end of every audio and video job: the chunks' transcripts stitched, the template applied, then the

@@ -7,6 +7,7 @@ import { type JobFields, resultPreview, writeJobResults } from '../core/job-resu
 import { IMAGE_OCR_CACHE_OPERATION, imageOcrCacheKey } from '../core/cache-keys';
 import { jobInternalKey, jobOutputKey, jobOutputPrefix } from '../core/records';
 import { scratchAt } from '../core/scratch';
+import type { ImageOcrMetadata, ImageOcrResultData } from '../core/result-schemas';
 import { imageOcrData } from '../core/result-shapes';
 import { downloadToFile } from '../providers/http/download';
 import { checkPixelBudget } from '../core/input-budgets';
@@ -20,7 +21,7 @@ import { outboundPolicy } from '../providers/http/ssrf';
 /** What the OCR step hands to `finishImageOcr` (under the job): the text, or the cached result, and the cache key. */
 interface OcrStep {
   text: string;
-  metadata: Record<string, unknown>;
+  metadata: ImageOcrMetadata;
   cacheKey?: string;
   /** `text` is the cached result (template already applied). */
   fromCache?: boolean;
@@ -80,11 +81,7 @@ export function createImageActivities(deps: ActivityDeps) {
       const cacheKey = parameters ? await resultCacheKey(sha256, parameters) : undefined;
       const hit =
         cacheKey && parameters?.use_cache !== false
-          ? await readCache<{ extracted_text: string; metadata: Record<string, unknown> }>(
-              store,
-              IMAGE_OCR_CACHE_OPERATION,
-              cacheKey,
-            )
+          ? await readCache<ImageOcrResultData>(store, IMAGE_OCR_CACHE_OPERATION, cacheKey)
           : null;
       if (hit) {
         await writeBlobJson(store, ocrKey(jobId), {

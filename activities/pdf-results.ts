@@ -7,11 +7,13 @@ import {
   writeJobResults,
   type JobFields,
   type LlmInfo,
+  type ResultPreview,
   type StoredJobFields,
 } from '../core/job-results';
 import { PDF_CACHE_OPERATION, pdfCacheKey } from '../core/cache-keys';
 import { joinPageTexts, pdfMetadata, pdfPageEntry } from '../core/pdf-text';
 import { jobFieldsKey, jobOutputKey, jobOutputPrefix, jobResultsKey } from '../core/records';
+import type { PdfMetadata } from '../core/result-schemas';
 import { pdfData } from '../core/result-shapes';
 import type { ActivityDeps } from './deps';
 import { applyTemplate } from './text-operations';
@@ -52,7 +54,7 @@ export function createPdfResults(deps: ActivityDeps) {
   async function assemble(
     f: PdfFinish,
     contents: PageResult[],
-  ): Promise<{ text: string; markdown?: string; metadata: Record<string, unknown>; llmInfo: LlmInfo }> {
+  ): Promise<{ text: string; markdown?: string; metadata: PdfMetadata; llmInfo: LlmInfo }> {
     const { jobId, parameters: p, meta } = f;
     let text = joinPageTexts(contents);
     const requests = f.llm.flatMap((l) => l.requests);
@@ -85,7 +87,7 @@ export function createPdfResults(deps: ActivityDeps) {
    * A hit on an entry that points at an earlier job's results: its `result.md` and results are copied as bytes
    * (streamed, never parsed), with this job's own fields. Null when that job is gone (swept): then it is a miss.
    */
-  async function copyHit(jobId: string, ref: CacheRef): Promise<Record<string, unknown> | null> {
+  async function copyHit(jobId: string, ref: CacheRef): Promise<ResultPreview | null> {
     const copy = async (from: string, to: string, mime: string) => store.put(to, await store.get(from), { mime });
     try {
       const stored = await readBlobJson<StoredJobFields>(store, ref.fields);
@@ -102,7 +104,7 @@ export function createPdfResults(deps: ActivityDeps) {
     }
   }
 
-  return async function finishPdfJob(f: PdfFinish): Promise<Record<string, unknown>> {
+  return async function finishPdfJob(f: PdfFinish): Promise<ResultPreview> {
     const { jobId, parameters: p } = f;
     const key = f.sha256
       ? pdfCacheKey(f.sha256, p, { textEngine: config.PDF_TEXT_ENGINE, visionModel: llm?.describe().visionModel })

@@ -2,6 +2,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { BlobNotFoundError, readBlobBuffer, readBlobJson, writeBlobJson } from '../core/blob-store';
 import { JOB_DEFAULTS, withDefaults } from '../core/job-defaults';
 import type { SummaryJobType, SummaryParams } from '../core/job-params';
+import type { JobResultData } from '../core/result-schemas';
 import { resultPreview, writeJobResults, type JobFields } from '../core/job-results';
 import { jobInternalKey, jobOutputKey, jobOutputPrefix } from '../core/records';
 import {
@@ -261,14 +262,15 @@ export function createSummaryActivities(deps: ActivityDeps) {
         const perSession = await Promise.all(
           plan.sessions.map(async (s, i) => ({ name: s.name, summary: await text(`s${i}`) })),
         );
-        let data: Record<string, unknown>;
+        // Each type's route sets what it summarises (`track`, `event`, `topic` and `target_group`): hence the `!`.
+        let data: JobResultData<SummaryJobType>;
         let markdown: string;
         if (jobType === 'track_summary' && p.mode === 'summarize_all') {
-          data = { track_name: p.track, summaries: perSession.map((s) => ({ session: s.name, summary: s.summary })) };
+          data = { track_name: p.track!, summaries: perSession.map((s) => ({ session: s.name, summary: s.summary })) };
           markdown = perSession.map((s) => `## ${s.name}\n\n${s.summary}`).join('\n\n');
         } else if (jobType === 'track_summary') {
           const summary = await text('final');
-          data = { track_name: p.track, summary, sessions: perSession, session_count: plan.sessions.length };
+          data = { track_name: p.track!, summary, sessions: perSession, session_count: plan.sessions.length };
           markdown = summary;
         } else if (jobType === 'event_summary') {
           const summary = await text('final');
@@ -279,13 +281,13 @@ export function createSummaryActivities(deps: ActivityDeps) {
               summary: await text(`t${k}`),
             })),
           );
-          data = { event_name: p.event, summary, tracks, total_sessions: plan.sessions.length };
+          data = { event_name: p.event!, summary, tracks, total_sessions: plan.sessions.length };
           markdown = summary;
         } else {
           const story = await text('final');
           data = {
-            topic: p.topic,
-            target_group: p.target_group,
+            topic: p.topic!,
+            target_group: p.target_group!,
             story,
             sessions_used: perSession.map((s) => ({ name: s.name, contribution: s.summary })),
           };

@@ -1,4 +1,5 @@
 import { BlobNotFoundError, readBlobJson, writeBlobJson, type BlobStore } from './blob-store';
+import type { ResultPreview } from './job-results';
 import { countCacheLookup } from './metrics';
 
 /**
@@ -29,7 +30,7 @@ export interface CacheRef {
   /** Output files a hit copies into its own job, by name (`result.md` → its key). */
   files: Record<string, string>;
   /** What the workflow keeps of the results (`resultPreview`), for a hit to answer without reading the data. */
-  preview: Record<string, unknown>;
+  preview: Pick<ResultPreview, 'structured_data'>;
 }
 
 /**

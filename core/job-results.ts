@@ -1,6 +1,8 @@
 import { BlobNotFoundError, readBlobJson, writeBlobJson, type BlobStore } from './blob-store';
 import { putJsonWithBase64 } from './json-base64';
+import type { JobType } from './job-params';
 import { jobFieldsKey, jobResultsKey } from './records';
+import type { JobResultData, LlmInfoData } from './result-schemas';
 
 /**
  * One result shape for every entry point (jobs, synchronous endpoints, webhooks, SSE). A job's `results` blob
@@ -10,22 +12,24 @@ import { jobFieldsKey, jobResultsKey } from './records';
  * stay symmetric by construction.
  */
 
-/** What a job's language model calls cost (`UsageRecorder.summary()`). */
-export interface LlmInfo {
-  total_tokens: number;
-  total_cost: number;
-  requests: { model: string; purpose: string; tokens: number; duration_ms: number }[];
-}
+/** What a job's language model calls cost (`UsageRecorder.summary()`; `llmInfoSchema`). */
+export type LlmInfo = LlmInfoData;
 
 /** The fields of a job's results that are not the endpoint's `data` (spec §2 Job `results`). */
-export interface JobFields {
+export type JobFields = {
   structured_data: { extracted_text: string; metadata: Record<string, unknown> };
   assets: string[];
   target_dir: string;
   llm_info?: LlmInfo;
   /** True when the result came from the result cache (the route answers `X-Cache: hit`). */
   from_cache: boolean;
-}
+};
+
+/**
+ * A finished job's results, typed per job type like its parameters (`JobParams<T>`): the endpoint's `data` of the
+ * type (core/result-schemas.ts) and the job fields.
+ */
+export type JobResult<T extends JobType = JobType> = JobResultData<T> & JobFields;
 
 const JOB_FIELDS: ReadonlySet<string> = new Set<keyof JobFields>([
   'structured_data',
@@ -36,7 +40,7 @@ const JOB_FIELDS: ReadonlySet<string> = new Set<keyof JobFields>([
 ]);
 
 /** A job's results: the endpoint's `data`, then the job fields. */
-export function jobResults(data: Record<string, unknown>, job: JobFields): Record<string, unknown> {
+export function jobResults<D extends Record<string, unknown>>(data: D, job: JobFields): D & JobFields {
   for (const k of Object.keys(data))
     if (JOB_FIELDS.has(k)) throw new Error(`data field ${k} collides with a job field`);
   return { ...data, ...job };
@@ -54,12 +58,20 @@ export const fromCache = (results: Record<string, unknown> | null | undefined): 
 
 const PREVIEW_CHARS = 2000;
 
+/** What a job's last activity returns and its workflow keeps ({@link resultPreview}): never the `data`. */
+export type ResultPreview = {
+  structured_data: JobFields['structured_data'];
+  assets: string[];
+  target_dir: string;
+  from_cache: boolean;
+};
+
 /**
  * What the workflow keeps of the results (its history holds it; the full results stay in the blob store): the job
  * fields with the text cut to {@link PREVIEW_CHARS} characters and the metadata's scalar values only (no page
  * texts, tables or image lists).
  */
-export function resultPreview(job: JobFields): Record<string, unknown> {
+export function resultPreview(job: JobFields): ResultPreview {
   const { extracted_text: text, metadata } = job.structured_data;
   const scalars = Object.fromEntries(Object.entries(metadata).filter(([, v]) => v === null || typeof v !== 'object'));
   return {
@@ -148,7 +160,7 @@ export function unpackJobResults(data: Record<string, unknown>, stored: StoredJo
 export async function writeJobResults(
   store: BlobStore,
   jobId: string,
-  data: Record<string, unknown>,
+  data: JobResultData,
   job: JobFields,
   base64?: { field: string; blobKey: string },
 ): Promise<void> {

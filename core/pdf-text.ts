@@ -1,6 +1,7 @@
 import os from 'node:os';
-import { packJobFields, resultPreview, type JobFields, type StoredJobFields } from './job-results';
+import { packJobFields, resultPreview, type JobFields, type ResultPreview, type StoredJobFields } from './job-results';
 import { pageRange } from './page-range';
+import type { PdfMetadata, PdfTextContent } from './result-schemas';
 import { pdfData } from './result-shapes';
 
 /**
@@ -78,7 +79,10 @@ export interface PdfPageRead {
  * `output_format=markdown` the page's Markdown and quality (`md`). One builder for the job and the API's direct answer,
  * so both give the same entries (key order included).
  */
-export function pdfPageEntry(c: PdfPageRead, md?: { markdown: string; quality: unknown }): Record<string, unknown> {
+export function pdfPageEntry(
+  c: PdfPageRead,
+  md?: { markdown: string; quality: PdfTextContent['quality'] },
+): PdfTextContent {
   return {
     page: c.page,
     text: c.text,
@@ -96,7 +100,7 @@ export function pdfPageEntry(c: PdfPageRead, md?: { markdown: string; quality: u
 export interface DirectPdfResult {
   data: Uint8Array;
   fields: StoredJobFields;
-  preview: Record<string, unknown>;
+  preview: Pick<ResultPreview, 'structured_data'>;
   md: string;
 }
 
@@ -108,10 +112,10 @@ const NO_LLM = { total_tokens: 0, total_cost: 0, requests: [] };
  */
 export function directPdfResult(
   meta: { pageCount: number; title: string; author: string },
-  entries: Record<string, unknown>[],
+  entries: PdfTextContent[],
   markdown?: string,
 ): DirectPdfResult {
-  const text = joinPageTexts(entries as unknown as { text: string }[]);
+  const text = joinPageTexts(entries);
   const metadata = pdfMetadata(meta, entries, []);
   const data = pdfData(text, metadata, null, markdown);
   // As the job stores its results (core/job-results.ts): the data once, the job fields beside it pointing into it.
@@ -134,9 +138,9 @@ export function directPdfResult(
 /** The `metadata` of a PDF result (`/api/pdf/process` `data.metadata`), its page entries built by the caller. */
 export function pdfMetadata(
   meta: { pageCount: number; title: string; author: string },
-  textContents: Record<string, unknown>[],
+  textContents: PdfTextContent[],
   imagePaths: string[],
-): Record<string, unknown> {
+): PdfMetadata {
   return {
     page_count: meta.pageCount,
     author: meta.author,

@@ -3,7 +3,26 @@
  * job computed. A job's results, its completion webhook and the synchronous answer all carry this object
  * (see job-results.ts), so every entry point gives the same answer.
  */
+import type { z } from 'zod';
 import { JOB_DEFAULTS } from './job-defaults';
+import type {
+  audioSegmentSchema,
+  audioWordSchema,
+  AudioResultData,
+  ExternalOcrMetadata,
+  ExternalOcrRawData,
+  ExternalOcrResultData,
+  extractedTableSchema,
+  HostedVideoResultData,
+  ImageOcrMetadata,
+  ImageOcrResultData,
+  PdfMetadata,
+  PdfResultData,
+  processedBlockSchema,
+  TransformerResult,
+  VideoFramesResultData,
+  VideoResultData,
+} from './result-schemas';
 
 /** A ZIP in a result, Base64-encoded (spec: `*_archive_filename`, `*_archive_data`). */
 interface ArchiveData {
@@ -23,7 +42,7 @@ export function transformerData(
   operation: string,
   params: Record<string, unknown>,
   r: TransformerOutcome,
-): Record<string, unknown> {
+): TransformerResult {
   const out = r.output ?? {};
   const originalText = String(params.text ?? '');
   const lang = (k: 'source_language' | 'target_language') => String(out[k] ?? params[k] ?? JOB_DEFAULTS.transformer[k]);
@@ -39,16 +58,19 @@ export function transformerData(
       return {
         original_text: originalText,
         transformed_text: String(out.transformed_text ?? r.text),
-        template_fields: out.template_fields ?? {},
+        template_fields: (out.template_fields ?? {}) as Record<string, unknown>,
       };
     case 'summarize':
       return { original_text: originalText, summary: String(out.summary ?? r.text) };
     case 'html-to-markdown':
       return { html: String(params.html ?? ''), markdown: r.text };
     case 'extract-tables':
-      return { tables: r.metadata.tables ?? [] };
+      return { tables: (r.metadata.tables ?? []) as z.infer<typeof extractedTableSchema>[] };
     case 'blocks':
-      return { processed_blocks: out.processed_blocks ?? [], newsfeed_entry: String(out.newsfeed_entry ?? r.text) };
+      return {
+        processed_blocks: (out.processed_blocks ?? []) as z.infer<typeof processedBlockSchema>[],
+        newsfeed_entry: String(out.newsfeed_entry ?? r.text),
+      };
     default:
       throw new Error(`unknown transformer operation ${operation}`);
   }
@@ -57,10 +79,10 @@ export function transformerData(
 /** `data` of `/api/pdf/process`. */
 export function pdfData(
   text: string,
-  metadata: Record<string, unknown>,
+  metadata: PdfMetadata,
   images: ArchiveData | null,
   markdown?: string,
-): Record<string, unknown> {
+): PdfResultData {
   return {
     extracted_text: text,
     ...(markdown !== undefined ? { markdown } : {}),
@@ -71,17 +93,17 @@ export function pdfData(
 }
 
 /** `data` of `/api/imageocr/process` and `/process-url`. */
-export function imageOcrData(text: string, metadata: Record<string, unknown>): Record<string, unknown> {
+export function imageOcrData(text: string, metadata: ImageOcrMetadata): ImageOcrResultData {
   return { extracted_text: text, metadata };
 }
 
 /** `data` of `/api/pdf/process-external-ocr`. */
 export function externalOcrData(
   text: string,
-  metadata: Record<string, unknown>,
-  raw: unknown,
+  metadata: ExternalOcrMetadata,
+  raw: ExternalOcrRawData,
   pages: ArchiveData | null,
-): Record<string, unknown> {
+): ExternalOcrResultData {
   return {
     extracted_text: text,
     metadata,
@@ -93,27 +115,18 @@ export function externalOcrData(
   };
 }
 
-/** One stretch of a transcript, times in seconds from the start of the recording; ids increase from 0. */
-export interface AudioSegment {
-  id: number;
-  start: number;
-  end: number;
-  text: string;
-  /** With `word_timestamps=true` (contract §9): the segment's words in order, on the recording's time line. */
-  words?: AudioWord[];
-  /** With `diarize=true`: who speaks most of the segment (`SPEAKER_1`, `SPEAKER_2`... in order of first speech). */
-  speaker?: string;
-}
+/**
+ * One stretch of a transcript, times in seconds from the start of the recording; ids increase from 0. `words` with
+ * `word_timestamps=true` (contract §9): the segment's words in order, on the recording's time line; `speaker` with
+ * `diarize=true`: who speaks most of the segment (`SPEAKER_1`, `SPEAKER_2`... in order of first speech).
+ */
+export type AudioSegment = z.infer<typeof audioSegmentSchema>;
 
-/** One timed word; `probability` is null when the speech provider reports none (a hosted endpoint). */
-export interface AudioWord {
-  word: string;
-  start: number;
-  end: number;
-  probability: number | null;
-  /** With `diarize=true`: who speaks the word (a turn inside a segment shows here). */
-  speaker?: string;
-}
+/**
+ * One timed word; `probability` is null when the speech provider reports none (a hosted endpoint); `speaker` with
+ * `diarize=true`: who speaks the word (a turn inside a segment shows here).
+ */
+export type AudioWord = z.infer<typeof audioWordSchema>;
 
 /** What an audio job computed (spec §4.11); also the result cache's entry, without the job's own id and folder. */
 export interface AudioOutcome {
@@ -136,7 +149,7 @@ export interface AudioOutcome {
  * `data` of `/api/audio/process` without `from_cache`, which is a job field of the results (`job-results.ts`) and is
  * added to the answer's `data` by the route.
  */
-export function audioData(r: AudioOutcome, job: { process_id: string; process_dir: string }): Record<string, unknown> {
+export function audioData(r: AudioOutcome, job: { process_id: string; process_dir: string }): AudioResultData {
   return {
     duration: r.duration,
     detected_language: r.detected_language,
@@ -159,7 +172,7 @@ export interface VideoFrame {
 }
 
 /** `data` of `/api/video/frames`: the frames in time order. */
-export function videoFramesData(frames: VideoFrame[]): Record<string, unknown> {
+export function videoFramesData(frames: VideoFrame[]): VideoFramesResultData {
   return { frames };
 }
 
@@ -191,7 +204,7 @@ const videoDuration = (known: number | null | undefined, r: AudioOutcome): numbe
  * `data` of `/api/video/process`: the transcription is the final text (after the template and the translation, as
  * the audio job's `output_text`).
  */
-export function videoData(r: AudioOutcome, picture: VideoPicture): Record<string, unknown> {
+export function videoData(r: AudioOutcome, picture: VideoPicture): VideoResultData {
   return {
     duration: videoDuration(picture.duration, r),
     transcription: r.output_text,
@@ -200,11 +213,7 @@ export function videoData(r: AudioOutcome, picture: VideoPicture): Record<string
 }
 
 /** `data` of `/api/video/hosted`: the platform's metadata and the transcription of the downloaded video. */
-export function hostedVideoData(
-  r: AudioOutcome,
-  info: HostedVideoInfo,
-  picture: VideoPicture,
-): Record<string, unknown> {
+export function hostedVideoData(r: AudioOutcome, info: HostedVideoInfo, picture: VideoPicture): HostedVideoResultData {
   return {
     video_id: info.video_id,
     title: info.title,

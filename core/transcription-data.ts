@@ -1,4 +1,5 @@
-import type { AudioOutcome } from './result-shapes';
+import type { AudioResultData, HostedVideoResultData, VideoResultData } from './result-schemas';
+import type { AudioOutcome, AudioSegment } from './result-shapes';
 import { subtitles, type SubtitleFormat } from './subtitles';
 
 /**
@@ -8,22 +9,27 @@ import { subtitles, type SubtitleFormat } from './subtitles';
  */
 export type CachedTranscription = AudioOutcome & { job_id?: string };
 
+/** The `data` of a transcription: an audio job's, a video's, a hosted video's. */
+export type TranscriptionResultData = AudioResultData | VideoResultData | HostedVideoResultData;
+
 /**
  * The `data` of an audio or video answer from its outcome, built one way whether a job finishes it
  * (activities/audio-results.ts) or the API answers a cache hit: `shape` gives the endpoint's fields; word timings are
  * shown only when asked (a video's data gains `segments` then, and when speakers are asked), and `subtitles` adds the file's text, cut from the
  * transcript as spoken (contract §9).
  */
-export function transcriptionData(
+export function transcriptionData<D extends { segments?: AudioSegment[]; subtitles?: string }>(
   outcome: AudioOutcome,
   p: { word_timestamps: boolean; diarize?: boolean; subtitles?: SubtitleFormat },
-  shape: (o: AudioOutcome) => Record<string, unknown>,
-): Record<string, unknown> {
+  shape: (o: AudioOutcome) => D,
+): D {
   // Word timings are kept for subtitles too; the answer shows them when asked (contract §9).
   const segments = p.word_timestamps ? outcome.segments : outcome.segments.map(({ words: _, ...s }) => s);
   const data = shape({ ...outcome, segments });
+  // Both fields are optional in every transcription shape (core/result-schemas.ts).
+  const extra: { segments?: AudioSegment[]; subtitles?: string } = data;
   // The video endpoints' data (spec §4.7) has no segments: they are added when word timings or speakers are asked.
-  if ((p.word_timestamps || p.diarize) && !('segments' in data)) data.segments = segments;
-  if (p.subtitles) data.subtitles = subtitles(outcome.segments, p.subtitles);
+  if ((p.word_timestamps || p.diarize) && !('segments' in data)) extra.segments = segments;
+  if (p.subtitles) extra.subtitles = subtitles(outcome.segments, p.subtitles);
   return data;
 }

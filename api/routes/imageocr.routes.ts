@@ -3,6 +3,7 @@ import type { Config } from '../../core/config';
 import { AppError } from '../../core/errors';
 import { checkPixelBudget } from '../../core/input-budgets';
 import type { ImageOcrParams } from '../../core/job-params';
+import { imageOcrResultData } from '../../core/result-schemas';
 import { envelope, errorResponse, z } from '../openapi';
 import type { ApiEngines } from '../engines';
 import type { ApiRouter } from '../api-router';
@@ -17,14 +18,8 @@ const common = {
   use_cache: formBool(true),
   ocr_language: z.string().max(100).optional(),
 };
-const result = envelope(
-  z.object({
-    extracted_text: z.string(),
-    metadata: z
-      .object({ width: z.number().int(), height: z.number().int(), format: z.string(), dpi: z.number().int() })
-      .passthrough(),
-  }),
-);
+/** The imageocr job's result (core/result-schemas.ts). */
+const result = envelope(imageOcrResultData);
 
 /** Image OCR (spec §4.10): an upload or a URL (SSRF-guarded), recognised by tesseract on the media queue. */
 export function imageOcrRoutes(

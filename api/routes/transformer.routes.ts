@@ -3,6 +3,7 @@ import type { Config } from '../../core/config';
 import { AppError } from '../../core/errors';
 import { JOB_DEFAULTS } from '../../core/job-defaults';
 import type { TransformerParams } from '../../core/job-params';
+import { transformerResultData } from '../../core/result-schemas';
 import { loadTemplate, needsModel, parseTemplate, TEMPLATES_DIR } from '../../core/templates';
 import { envelope, errorResponse, z } from '../openapi';
 import type { ApiRouter } from '../api-router';
@@ -16,7 +17,6 @@ const MAX_TEXT = 1_000_000;
 const MAX_HTML = 10_000_000;
 const text = z.string().max(MAX_TEXT, `at most ${MAX_TEXT} characters`);
 const htmlBody = z.object({ html: z.string().max(MAX_HTML, `at most ${MAX_HTML} characters`), use_cache: useCache });
-const table = z.object({ headers: z.array(z.string()), rows: z.array(z.array(z.string())) }).openapi('ExtractedTable');
 
 export const templateBody = z
   .object({
@@ -95,14 +95,7 @@ export function transformerRoutes(api: ApiRouter, deps: TransformerDeps): void {
       use_cache: useCache,
     }),
     responses: {
-      200: json(
-        z.object({
-          original_text: z.string(),
-          translated_text: z.string(),
-          source_language: z.string(),
-          target_language: z.string(),
-        }),
-      ),
+      200: json(transformerResultData.text),
       ...modelErrors,
     },
     handler: async (ctx, { body }) => {
@@ -121,13 +114,7 @@ export function transformerRoutes(api: ApiRouter, deps: TransformerDeps): void {
       'model, context values directly. A template without fields calls no model.',
     body: templateBody,
     responses: {
-      200: json(
-        z.object({
-          original_text: z.string(),
-          transformed_text: z.string(),
-          template_fields: z.record(z.string(), z.unknown()),
-        }),
-      ),
+      200: json(transformerResultData.template),
       404: errorResponse('Unknown template'),
       ...modelErrors,
     },
@@ -160,7 +147,7 @@ export function transformerRoutes(api: ApiRouter, deps: TransformerDeps): void {
       max_length: z.number().int().min(50).max(100_000).optional().default(1000),
       use_cache: useCache,
     }),
-    responses: { 200: json(z.object({ original_text: z.string(), summary: z.string() })), ...modelErrors },
+    responses: { 200: json(transformerResultData.summarize), ...modelErrors },
     handler: async (ctx, { body }) => {
       await runTransformerOperation(ctx, deps, { operation: 'summarize', ...body }, { needsModel: true });
     },
@@ -174,7 +161,7 @@ export function transformerRoutes(api: ApiRouter, deps: TransformerDeps): void {
     description: 'GitHub-flavoured Markdown; tables with colspan/rowspan come out rectangular.',
     body: htmlBody,
     responses: {
-      200: json(z.object({ html: z.string(), markdown: z.string() })),
+      200: json(transformerResultData['html-to-markdown']),
       422: errorResponse('HTML nested too deeply'),
       504: modelErrors[504],
     },
@@ -191,7 +178,7 @@ export function transformerRoutes(api: ApiRouter, deps: TransformerDeps): void {
     description: 'Each table as headers and rows; colspan and rowspan are expanded.',
     body: htmlBody,
     responses: {
-      200: json(z.object({ tables: z.array(table) })),
+      200: json(transformerResultData['extract-tables']),
       422: errorResponse('HTML nested too deeply'),
       504: modelErrors[504],
     },

@@ -1,5 +1,6 @@
 import { JOB_DEFAULTS } from '../../core/job-defaults';
 import { MAX_SPEAKERS, SUBTITLE_FORMATS } from '../../core/job-params-media';
+import { audioProcessData, llmInfoSchema } from '../../core/result-schemas';
 import { z } from '../openapi';
 import { uploadedFile } from '../uploads';
 import { formBool, formInt, httpUrl } from './form';
@@ -97,60 +98,14 @@ export const audioProcessBody = z.object({
   ...transcriptionOptions,
 });
 
-export const audioWord = z
-  .object({
-    word: z.string().openapi({ description: 'With its leading space where the language writes one' }),
-    start: z.number(),
-    end: z.number(),
-    probability: z.number().nullable().openapi({ description: 'Null when the speech provider reports none' }),
-    speaker: z.string().optional().openapi({ description: 'With diarize=true', example: 'SPEAKER_1' }),
-  })
-  .openapi('AudioWord');
-
-export const audioSegment = z
-  .object({
-    id: z.number().int(),
-    start: z.number(),
-    end: z.number(),
-    text: z.string(),
-    words: z.array(audioWord).optional().openapi({ description: 'With word_timestamps=true' }),
-    speaker: z
-      .string()
-      .optional()
-      .openapi({ description: 'With diarize=true: who speaks most of the segment', example: 'SPEAKER_1' }),
-  })
-  .openapi('AudioSegment');
-
-const llmInfo = z
-  .object({
-    total_tokens: z.number().int(),
-    total_cost: z.number(),
-    requests: z.array(
-      z.object({ model: z.string(), purpose: z.string(), tokens: z.number().int(), duration_ms: z.number().int() }),
-    ),
-  })
-  .openapi('LlmInfo');
+export { audioSegmentSchema as audioSegment, audioWordSchema as audioWord } from '../../core/result-schemas';
 
 /** The answer of POST /api/audio/process (spec §4.11): the request, the processing and the transcript. */
 export const audioProcessResult = z
   .object({
     status: z.literal('success'),
     request: z.object({ id: z.string(), timestamp: z.string() }),
-    process: z.object({ duration_ms: z.number().int(), llm_info: llmInfo }),
-    data: z.object({
-      duration: z.number().openapi({ description: 'Seconds' }),
-      detected_language: z.string(),
-      output_text: z.string().openapi({ description: 'After the template and the translation' }),
-      original_text: z.string().openapi({ description: 'The transcript' }),
-      translated_text: z.string().nullable().openapi({ description: 'Null when the spoken language is the target' }),
-      llm_model: z.string().nullable(),
-      translation_model: z.string().nullable(),
-      token_count: z.number().int(),
-      segments: z.array(audioSegment),
-      process_id: z.string(),
-      process_dir: z.string(),
-      from_cache: z.boolean(),
-      subtitles: z.string().optional().openapi({ description: "With subtitles=srt|vtt: the file's text" }),
-    }),
+    process: z.object({ duration_ms: z.number().int(), llm_info: llmInfoSchema }),
+    data: audioProcessData,
   })
   .openapi('AudioProcessResult');

@@ -1,4 +1,5 @@
 import { JOB_DEFAULTS } from '../../core/job-defaults';
+import { transformerResultData } from '../../core/result-schemas';
 import { z } from '../openapi';
 
 /** An ISO 639-1 language code, the form every language field of the API takes. */
@@ -29,6 +30,5 @@ export const blocksBody = z.object({
   use_cache: useCache,
 });
 
-export const blocksResult = z
-  .object({ processed_blocks: z.array(z.object({}).passthrough()), newsfeed_entry: z.string() })
-  .openapi('BlocksResult');
+/** `data` of POST /api/common/blocks: the transformer job's `blocks` result. */
+export const blocksResult = transformerResultData.blocks;

@@ -1,6 +1,7 @@
 import { EXTRACTION_METHODS, JOB_DEFAULTS } from '../../core/job-defaults';
 import { refinePageRange } from '../../core/job-params';
 import { outputFormat } from '../../core/job-params-media';
+import { externalOcrResultData, pdfResultData } from '../../core/result-schemas';
 import { z } from '../openapi';
 import { uploadedFile } from '../uploads';
 import { formBool, formInt, httpUrl } from './form';
@@ -57,31 +58,8 @@ export const jobBody = z.object({
   webhook: webhookSchema.optional(),
 });
 
-export const textContent = z.object({
-  page: z.number().int(),
-  text: z.string(),
-  method: z.string(),
-  markdown: z.string().optional().openapi({ description: 'With output_format=markdown: the page as Markdown' }),
-  quality: z
-    .object({ score: z.number(), signals: z.record(z.string(), z.number()), reason: z.string().optional() })
-    .optional()
-    .openapi({ description: 'With output_format=markdown: how trustworthy the page text is (0..1) and why' }),
-});
-
-/** `data` of POST /api/pdf/process (spec §4.2). */
-export const pdfProcessResult = z.object({
-  extracted_text: z.string(),
-  markdown: z.string().optional().openapi({ description: 'With output_format=markdown: the whole document' }),
-  metadata: z.object({
-    page_count: z.number().int(),
-    author: z.string(),
-    title: z.string(),
-    text_contents: z.array(textContent),
-    image_paths: z.array(z.string()),
-  }),
-  images_archive_filename: z.string().nullable(),
-  images_archive_data: z.string().nullable(),
-});
+/** `data` of POST /api/pdf/process (spec §4.2): the pdf job's result (core/result-schemas.ts). */
+export const pdfProcessResult = pdfResultData;
 
 /** POST /api/pdf/process-external-ocr (multipart). */
 export const externalOcrBody = z.object({
@@ -99,44 +77,5 @@ export const externalOcrBody = z.object({
   wait_ms: formInt(0, 300_000),
 });
 
-const ocrImage = z
-  .object({
-    id: z.string(),
-    image_base64: z.string().nullable().optional(),
-    top_left_x: z.number().int().nullable(),
-    top_left_y: z.number().int().nullable(),
-    bottom_right_x: z.number().int().nullable(),
-    bottom_right_y: z.number().int().nullable(),
-  })
-  .passthrough();
-
-/** `data` of POST /api/pdf/process-external-ocr (spec §4.2): the provider's Markdown per page and the page renders. */
-export const externalOcrResult = z
-  .object({
-    extracted_text: z.string().openapi({ description: 'Page-separated Markdown' }),
-    metadata: z
-      .object({
-        page_count: z.number().int(),
-        file_name: z.string(),
-        file_size: z.number().int(),
-        extraction_method: z.string(),
-      })
-      .passthrough(),
-    external_ocr_raw: z
-      .object({
-        pages: z.array(
-          z.object({ index: z.number().int(), markdown: z.string(), images: z.array(ocrImage) }).passthrough(),
-        ),
-        model: z.string().optional(),
-        usage_info: z
-          .object({ pages_processed: z.number().int(), doc_size_bytes: z.number().int().nullable() })
-          .passthrough()
-          .optional(),
-      })
-      .passthrough(),
-    pages_archive_filename: z.string().nullable(),
-    pages_archive_data: z.string().nullable().openapi({ description: 'Base64 ZIP of the page renders' }),
-    images_archive_filename: z.null(),
-    images_archive_data: z.null(),
-  })
-  .openapi('ExternalOcrResult');
+/** `data` of POST /api/pdf/process-external-ocr (spec §4.2): the external_ocr job's result. */
+export const externalOcrResult = externalOcrResultData;

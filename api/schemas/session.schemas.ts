@@ -1,4 +1,5 @@
 import { sessionParams } from '../../core/job-params';
+import { sessionResultData } from '../../core/result-schemas';
 import { envelope, z } from '../openapi';
 import { jobStatus } from './jobs.schemas';
 
@@ -26,35 +27,8 @@ export const sessionBody = sessionParams.openapi('SessionRequest', {
   },
 });
 
-const sessionOutput = z.object({
-  markdown_file: z.string().openapi({
-    description: 'Downloads at GET /api/event-job/files/{path}',
-    example: 'jobs/<job_id>/out/sessions/FOSDEM_202026/de/Geospatial/open-maps.md',
-  }),
-  markdown_content: z.string(),
-  attachments: z
-    .array(z.string())
-    .openapi({ description: 'Page images of the attachments (PNG), each downloadable through the files route' }),
-  video_transcript: z.string(),
-  attachments_text: z.string(),
-  target_dir: z.string().openapi({ description: 'The folder of the Markdown file (GET on the files route lists it)' }),
-  archive_file: z
-    .string()
-    .nullable()
-    .openapi({ description: 'ZIP of the Markdown and its assets, with create_archive' }),
-  topic: z.string().openapi({ description: 'From the filled template (frontmatter `topic`); empty when it has none' }),
-  tags: z.array(z.string()),
-});
-
-/** `data` of POST /api/session/process (and of the completion webhook of /process-async). */
-export const sessionResult = envelope(
-  z.object({
-    input: z.record(z.string(), z.unknown()).openapi({ description: 'The request as processed (with defaults)' }),
-    output: sessionOutput,
-    markdown_file: z.string(),
-    attachments: z.array(z.string()),
-  }),
-).openapi('SessionResult');
+/** `data` of POST /api/session/process (and of the completion webhook of /process-async): the session job's result. */
+export const sessionResult = envelope(sessionResultData).openapi('SessionResult');
 
 export const sessionAccepted = envelope(
   z.object({ job_id: z.string(), status: jobStatus, message: z.string() }),

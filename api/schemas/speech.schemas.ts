@@ -1,3 +1,4 @@
+import { detectLanguageResultData } from '../../core/result-schemas';
 import { z } from '../openapi';
 import { uploadedFile } from '../uploads';
 import { formBool, httpUrl } from './form';
@@ -14,18 +15,7 @@ export const detectLanguageBody = z.object({
 });
 
 export const detectLanguageResult = z
-  .object({
-    status: z.literal('success'),
-    data: z.object({
-      language: z.string().openapi({ description: 'ISO 639-1 code', example: 'de' }),
-      language_probability: z
-        .number()
-        .nullable()
-        .openapi({ description: "The detector's confidence (0..1); null when the speech provider reports none" }),
-      duration: z.number().openapi({ description: 'Seconds of the whole recording' }),
-      model: z.string(),
-    }),
-  })
+  .object({ status: z.literal('success'), data: detectLanguageResultData })
   .openapi('DetectLanguageResult');
 
 export const RESPONSE_FORMATS = ['json', 'text', 'srt', 'vtt', 'verbose_json'] as const;

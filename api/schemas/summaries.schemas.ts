@@ -26,36 +26,16 @@ export const trackList = z.object({ tracks: z.array(named.openapi('Track')) });
 export const topicList = z.object({ topics: z.array(named.openapi('Topic')) });
 export const targetGroupList = z.object({ target_groups: z.array(z.string()) });
 
-export const trackSummary = z
-  .object({
-    track_name: z.string(),
-    summary: z.string(),
-    sessions: z.array(z.object({ name: z.string(), summary: z.string() })),
-    session_count: z.number().int(),
-  })
-  .openapi('TrackSummary');
-export const trackSummaries = z
-  .object({ track_name: z.string(), summaries: z.array(z.object({ session: z.string(), summary: z.string() })) })
-  .openapi('TrackSummaries');
-export const eventSummary = z
-  .object({
-    event_name: z.string(),
-    summary: z.string(),
-    tracks: z.array(z.object({ name: z.string(), session_count: z.number().int(), summary: z.string() })),
-    total_sessions: z.number().int(),
-  })
-  .openapi('EventSummary');
+/** The answers of the summary jobs (core/result-schemas.ts). */
+export {
+  eventSummaryResultData as eventSummary,
+  storyResultData as story,
+  trackSummariesResultData as trackSummaries,
+  trackSummaryResultData as trackSummary,
+} from '../../core/result-schemas';
 
 export const storyBody = z.object({
   topic: z.string().min(1).max(500),
   target_group: z.string().min(1).max(200),
   ...summaryOptions,
 });
-export const story = z
-  .object({
-    topic: z.string(),
-    target_group: z.string(),
-    story: z.string(),
-    sessions_used: z.array(z.object({ name: z.string(), contribution: z.string() })),
-  })
-  .openapi('Story');

@@ -1,6 +1,7 @@
+import { hostedVideoResultData, videoFramesResultData, videoResultData } from '../../core/result-schemas';
 import { envelope, z } from '../openapi';
 import { uploadedFile } from '../uploads';
-import { audioSegment, speechOptions, transcriptionOptions } from './audio.schemas';
+import { speechOptions, transcriptionOptions } from './audio.schemas';
 import { httpUrl } from './form';
 
 /** Schemas of the /api/video routes (spec §4.7). */
@@ -19,20 +20,8 @@ export const framesBody = z.object({
     .openapi({ description: 'A frame every N seconds from 0 (seconds above 0)', example: '1' }),
 });
 
-/** The answer of POST /api/video/frames. */
-export const framesResult = envelope(
-  z.object({
-    frames: z.array(
-      z.object({
-        timestamp: z.number().openapi({ description: 'Seconds from the start' }),
-        path: z.string().openapi({
-          description: 'Downloads the JPEG at `GET /api/event-job/files/{path}`',
-          example: 'jobs/<job_id>/out/frames/frame-00001.jpg',
-        }),
-      }),
-    ),
-  }),
-);
+/** The answer of POST /api/video/frames: the video_frames job's result. */
+export const framesResult = envelope(videoFramesResultData);
 
 /** POST /api/video/process (multipart or JSON): a `file` or a `url`, checked by the route (exactly one). */
 export const videoProcessBody = z.object({
@@ -43,20 +32,8 @@ export const videoProcessBody = z.object({
   ...transcriptionOptions,
 });
 
-/** The answer of POST /api/video/process. */
-export const videoProcessResult = envelope(
-  z.object({
-    duration: z.number().openapi({ description: 'Seconds' }),
-    transcription: z.string().openapi({ description: 'After the template and the translation' }),
-    segments: z.array(audioSegment).optional().openapi({ description: 'With word_timestamps=true or diarize=true' }),
-    subtitles: z.string().optional().openapi({ description: "With subtitles=srt|vtt: the file's text" }),
-    metadata: z.object({
-      resolution: z.string().openapi({ example: '1280x720' }),
-      codec: z.string().openapi({ example: 'h264' }),
-      fps: z.number(),
-    }),
-  }),
-).openapi('VideoProcessResult');
+/** The answer of POST /api/video/process: the video job's result. */
+export const videoProcessResult = envelope(videoResultData).openapi('VideoProcessResult');
 
 /** POST /api/video/hosted (multipart or JSON). */
 export const videoHostedBody = z.object({
@@ -67,19 +44,5 @@ export const videoHostedBody = z.object({
   ...speechOptions,
 });
 
-/** The answer of POST /api/video/hosted. */
-export const videoHostedResult = envelope(
-  z.object({
-    video_id: z.string(),
-    title: z.string(),
-    duration: z.number().openapi({ description: 'Seconds' }),
-    transcription: z.string().openapi({ description: 'After the template and the translation' }),
-    segments: z.array(audioSegment).optional().openapi({ description: 'With word_timestamps=true or diarize=true' }),
-    subtitles: z.string().optional().openapi({ description: "With subtitles=srt|vtt: the file's text" }),
-    metadata: z.object({
-      uploader: z.string().nullable(),
-      views: z.number().int().nullable(),
-      description: z.string().nullable(),
-    }),
-  }),
-).openapi('VideoHostedResult');
+/** The answer of POST /api/video/hosted: the video job's result for a hosted video. */
+export const videoHostedResult = envelope(hostedVideoResultData).openapi('VideoHostedResult');

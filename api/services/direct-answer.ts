@@ -13,6 +13,7 @@ import type { Config } from '../../core/config';
 import { isHtmlOperation, type HtmlOutcome } from '../../core/html/outcome';
 import type { TransformerParams } from '../../core/job-params';
 import { countCacheLookup } from '../../core/metrics';
+import type { ImageOcrResultData } from '../../core/result-schemas';
 import { imageOcrData, transformerData } from '../../core/result-shapes';
 import { loadTemplate, TEMPLATES_DIR } from '../../core/templates';
 import type { ApiEngines } from '../engines';
@@ -158,11 +159,7 @@ export async function answerImageFromCache(
   const source = template ? (await loadTemplate(TEMPLATES_DIR, template, undefined))?.source : undefined;
   if (template && source === undefined) return false;
   const key = imageOcrCacheKey(sha256, params, { templateSource: source, model: deps.config.llm?.model });
-  const hit = await peekCache<{ extracted_text: string; metadata: Record<string, unknown> }>(
-    deps.jobs.store,
-    IMAGE_OCR_CACHE_OPERATION,
-    key,
-  );
+  const hit = await peekCache<ImageOcrResultData>(deps.jobs.store, IMAGE_OCR_CACHE_OPERATION, key);
   if (!hit) return false;
   countCacheLookup(IMAGE_OCR_CACHE_OPERATION, true);
   ctx.set('X-Cache', 'hit');

@@ -8,6 +8,7 @@ import {
   unpackJobResults,
   type JobFields,
 } from '../../core/job-results';
+import type { ExternalOcrMetadata, PdfMetadata } from '../../core/result-schemas';
 import { externalOcrData, pdfData, transformerData } from '../../core/result-shapes';
 
 const job = (text: string, metadata: Record<string, unknown> = {}): JobFields => ({
@@ -20,7 +21,11 @@ const job = (text: string, metadata: Record<string, unknown> = {}): JobFields =>
 
 describe('One result shape (core/job-results.ts, core/result-shapes.ts)', () => {
   it('gives back exactly the data a job result was built from, without the job fields', () => {
-    const data = pdfData('Text', { page_count: 1, text_contents: [{ page: 1, text: 'Text', method: 'native' }] }, null);
+    const data = pdfData(
+      'Text',
+      { page_count: 1, text_contents: [{ page: 1, text: 'Text', method: 'native' }] } as PdfMetadata,
+      null,
+    );
     const results = jobResults(data, job('Text'));
     expect(results).to.include.keys('structured_data', 'assets', 'target_dir', 'llm_info', 'from_cache');
     expect(resultData(results)).to.deep.equal(data);
@@ -64,7 +69,15 @@ describe('One result shape (core/job-results.ts, core/result-shapes.ts)', () => 
   });
 
   it('gives external OCR null image archives and the pages archive when there is one (spec §4.2)', () => {
-    const d = externalOcrData('md', { page_count: 1 }, { pages: [] }, { filename: 'job-1-pages.zip', data: 'UEs=' });
+    const d = externalOcrData(
+      'md',
+      { page_count: 1 } as ExternalOcrMetadata,
+      { pages: [] },
+      {
+        filename: 'job-1-pages.zip',
+        data: 'UEs=',
+      },
+    );
     expect(d).to.deep.include({
       pages_archive_filename: 'job-1-pages.zip',
       pages_archive_data: 'UEs=',
@@ -85,7 +98,7 @@ describe('One result shape (core/job-results.ts, core/result-shapes.ts)', () => 
   it('stores the job fields without the values the data holds, and rebuilds the same results from both', () => {
     const long = 'Seite eins. '.repeat(20);
     const metadata = { page_count: 1, text_contents: [{ page: 1, text: long, method: 'native' }] };
-    const data = pdfData(long, metadata, null);
+    const data = pdfData(long, metadata as PdfMetadata, null);
     const stored = JSON.parse(JSON.stringify(packJobFields(data, job(long, metadata))));
     expect(stored.refs).to.deep.equal({ extracted_text: 'extracted_text', metadata: 'metadata' });
     expect(JSON.stringify(stored)).to.not.include('Seite eins');
