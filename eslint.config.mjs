@@ -197,6 +197,18 @@ export default defineConfig(
   // The API process's composition root builds the providers, as worker/main.ts does for the worker.
   boundary(['api/main.ts'], apiToWorkflows),
   boundary(['worker/**/*.ts'], [notApi('worker/')]),
+  // One module per capability, called by its activity and by the API's own answer: engines only through interfaces.
+  boundary(
+    ['capabilities/**/*.ts'],
+    [
+      notApi('capabilities/'),
+      notWorker('capabilities/'),
+      rule(folder('activities'), 'capabilities/ are called by activities and the API, never the reverse.'),
+      rule(folder('workflows'), 'capabilities/ know nothing of workflows/.'),
+      rule(folder('providers'), 'capabilities/ call engines through the interfaces their callers hand them.'),
+      rule('^@temporalio/', 'capabilities/ know nothing of Temporal: their callers map failures.'),
+    ],
+  ),
   boundary(
     ['llm-server/**/*.ts'],
     [

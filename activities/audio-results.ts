@@ -1,18 +1,17 @@
 import { readBlobJson } from '../core/blob-store';
-import { writeCache } from '../core/cache';
-import { AUDIO_CACHE_OPERATION, audioCacheKey as buildAudioCacheKey } from '../core/cache-keys';
+import { rememberTranscription, transcriptionAnswer, transcriptionKey } from '../capabilities/transcription';
 import { withDefaults } from '../core/job-defaults';
 import type { TranscriptionParams } from '../core/job-params';
 import { resultPreview, writeJobResults, type JobFields, type LlmInfo } from '../core/job-results';
 import { jobInternalKey, jobOutputKey, jobOutputPrefix } from '../core/records';
 import type { AudioOutcome, AudioSegment } from '../core/result-shapes';
+import type { TranscriptionResultData } from '../core/transcription-data';
 import type { LlmUsage } from '../providers/llm';
 import { SUBTITLE_MIME } from '../core/subtitles';
 import { diarize } from '../core/diarize';
-import { transcriptionData, type CachedTranscription, type TranscriptionResultData } from '../core/transcription-data';
 import type { AudioSpan, ChunkTranscript } from './audio-types';
 import type { ActivityDeps } from './deps';
-import { applyTemplate, templateSource, translate } from './text-operations';
+import { applyTemplate, templateNotFound, translate } from './text-operations';
 import { jobModel } from './model-journal';
 import { fullParameters, heartbeating } from './job-steps';
 
@@ -21,17 +20,19 @@ export const chunkKey = (jobId: string, index: number): string => jobInternalKey
 /** The cached outcome a job answered with (written by `prepareAudio` on a hit). */
 export const cachedAudioKey = (jobId: string): string => jobInternalKey(jobId, 'audio-cached.json');
 
-/** The result-cache key of an audio job (core/cache-keys.ts), with the template's source read when there is one. */
+/**
+ * The result-cache key of an audio job (capabilities/transcription.ts, as the API computes it); a template that does
+ * not exist fails non-retryable with TEMPLATE_NOT_FOUND.
+ */
 export async function audioCacheKey(
   sha256: string,
   parameters: TranscriptionParams,
   speechModel: string,
   llmModel: string | undefined,
 ): Promise<string> {
-  const p = withDefaults('transcription', parameters);
-  const template = typeof p.template === 'string' && p.template ? p.template : undefined;
-  const source = template ? await templateSource({ text: '', template }) : undefined;
-  return buildAudioCacheKey(sha256, p, { templateSource: source, speechModel, llmModel });
+  const key = await transcriptionKey(sha256, parameters, { speechModel, llmModel });
+  if (key === null) throw templateNotFound(parameters.template);
+  return key;
 }
 
 /**
@@ -208,7 +209,7 @@ export function createAudioResults(deps: ActivityDeps) {
         }
       : await compute(jobId, p, a.chunks, a.duration);
     const dir = jobOutputPrefix(jobId).slice(0, -1);
-    const data = transcriptionData(r.outcome, p, (o) => shape(o, { process_id: jobId, process_dir: dir }));
+    const data = transcriptionAnswer(r.outcome, p, (o) => shape(o, { process_id: jobId, process_dir: dir }));
     const assets = [jobOutputKey(jobId, 'result.md')];
     const writes: Promise<unknown>[] = [];
     if (p.subtitles) {
@@ -238,10 +239,7 @@ export function createAudioResults(deps: ActivityDeps) {
     ]);
     // Every fresh success goes to the result cache (use_cache=false skips reading it, not writing it).
     // The entry names this job, whose folder and record hold the outcome: a hit the API answers without a job names it.
-    if (!a.fromCache && a.cacheKey) {
-      const entry: CachedTranscription = { ...r.outcome, job_id: jobId };
-      await writeCache(store, AUDIO_CACHE_OPERATION, a.cacheKey, entry);
-    }
+    if (!a.fromCache && a.cacheKey) await rememberTranscription(store, a.cacheKey, r.outcome, jobId);
     return { results: resultPreview(job) };
   }
 }

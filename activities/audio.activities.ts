@@ -3,15 +3,14 @@ import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/activity';
 import { AppError } from '../core/errors';
 import { writeBlobJson } from '../core/blob-store';
-import { readCache } from '../core/cache';
-import { AUDIO_CACHE_OPERATION } from '../core/cache-keys';
+import { cachedTranscription } from '../capabilities/transcription';
 import { mediaSlots } from '../core/config';
 import type { TranscriptionParams } from '../core/job-params';
 import { countAudioSeconds } from '../core/metrics';
 import { type JobFields, resultPreview, writeJobResults } from '../core/job-results';
 import { jobInternalKey, jobOutputPrefix } from '../core/records';
 import { copyBlob, scratchAt } from '../core/scratch';
-import { audioData, type AudioOutcome } from '../core/result-shapes';
+import { audioData } from '../core/result-shapes';
 import { checkDuration } from '../core/input-budgets';
 import { audioFormatOf } from '../core/media-formats';
 import { audioCacheKey, cachedAudioKey, chunkKey, createAudioResults, type TranscriptionDone } from './audio-results';
@@ -74,7 +73,7 @@ export function createAudioActivities(deps: ActivityDeps) {
         ));
       refuseUnsupported(p);
       const key = await audioCacheKey(input.sha256, p, speechModel(), deps.llm?.describe().model);
-      const hit = p.use_cache !== false ? await readCache<AudioOutcome>(store, AUDIO_CACHE_OPERATION, key) : null;
+      const hit = p.use_cache !== false ? await cachedTranscription(store, key, { count: true }) : null;
       if (hit) {
         await writeBlobJson(store, cachedAudioKey(jobId), hit);
         return { duration: hit.duration, chunks: [], wavKey: '', wavSha256: '', fromCache: true, cacheKey: key };

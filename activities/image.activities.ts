@@ -1,19 +1,17 @@
 import path from 'node:path';
 import { createReadStream } from 'node:fs';
 import { readBlobJson, writeBlobJson } from '../core/blob-store';
-import { readCache, writeCache } from '../core/cache';
 import type { ImageOcrParams } from '../core/job-params';
 import { type JobFields, resultPreview, writeJobResults } from '../core/job-results';
-import { IMAGE_OCR_CACHE_OPERATION, imageOcrCacheKey } from '../core/cache-keys';
+import { cachedImageOcr, imageOcrAnswer, imageOcrKey, rememberImageOcr } from '../capabilities/image-ocr';
 import { jobInternalKey, jobOutputKey, jobOutputPrefix } from '../core/records';
 import { scratchAt } from '../core/scratch';
-import type { ImageOcrMetadata, ImageOcrResultData } from '../core/result-schemas';
-import { imageOcrData } from '../core/result-shapes';
+import type { ImageOcrMetadata } from '../core/result-schemas';
 import { downloadToFile } from '../providers/http/download';
 import { checkPixelBudget } from '../core/input-budgets';
 import { DEFAULT_DPI, imageMetadata } from '../providers/image/metadata';
 import type { ActivityDeps } from './deps';
-import { applyTemplate, templateSource } from './text-operations';
+import { applyTemplate, templateNotFound } from './text-operations';
 import { jobModel } from './model-journal';
 import { heartbeating } from './job-steps';
 import { outboundPolicy } from '../providers/http/ssrf';
@@ -33,11 +31,14 @@ export function createImageActivities(deps: ActivityDeps) {
   const policy = outboundPolicy(config);
   const scratch = scratchAt(config.scratchDir);
 
-  /** The result-cache key of this image under these parameters (the template's source and model included). */
+  /**
+   * The result-cache key of this image under these parameters (capabilities/image-ocr.ts, as the API computes it); a
+   * template that does not exist fails non-retryable with TEMPLATE_NOT_FOUND.
+   */
   async function resultCacheKey(sha256: string, p: Record<string, unknown>): Promise<string> {
-    const template = typeof p.template === 'string' && p.template ? p.template : undefined;
-    const source = template ? await templateSource({ text: '', template }) : undefined;
-    return imageOcrCacheKey(sha256, p, { templateSource: source, model: deps.llm?.describe().model });
+    const key = await imageOcrKey(sha256, p, { model: deps.llm?.describe().model });
+    if (key === null) throw templateNotFound(p.template);
+    return key;
   }
   return {
     /** Downloads an image URL (SSRF-guarded, size-limited) into the job, heartbeating while the bytes come. */
@@ -80,9 +81,7 @@ export function createImageActivities(deps: ActivityDeps) {
     }) {
       const cacheKey = parameters ? await resultCacheKey(sha256, parameters) : undefined;
       const hit =
-        cacheKey && parameters?.use_cache !== false
-          ? await readCache<ImageOcrResultData>(store, IMAGE_OCR_CACHE_OPERATION, cacheKey)
-          : null;
+        cacheKey && parameters?.use_cache !== false ? await cachedImageOcr(store, cacheKey, { count: true }) : null;
       if (hit) {
         await writeBlobJson(store, ocrKey(jobId), {
           text: hit.extracted_text,
@@ -131,7 +130,7 @@ export function createImageActivities(deps: ActivityDeps) {
           text = r.text;
         }
         await store.put(jobOutputKey(jobId, 'result.md'), text, { mime: 'text/markdown; charset=utf-8' });
-        const data = imageOcrData(text, ocr.metadata);
+        const data = imageOcrAnswer(text, ocr.metadata);
         const job: JobFields = {
           structured_data: { extracted_text: text, metadata: ocr.metadata },
           assets: [jobOutputKey(jobId, 'result.md')],
@@ -140,7 +139,7 @@ export function createImageActivities(deps: ActivityDeps) {
         };
         await writeJobResults(store, jobId, data, job);
         // Every fresh success goes to the result cache (use_cache=false skips reading it, not writing it).
-        if (!ocr.fromCache && ocr.cacheKey) await writeCache(store, IMAGE_OCR_CACHE_OPERATION, ocr.cacheKey, data);
+        if (!ocr.fromCache && ocr.cacheKey) await rememberImageOcr(store, ocr.cacheKey, data);
         return { results: resultPreview(job) };
       });
     },

@@ -1,7 +1,7 @@
 import { BlobNotFoundError, readBlobJson, writeBlobJson } from '../core/blob-store';
-import { readCacheRef, writeCacheRef, type CacheRef } from '../core/cache';
+import type { CacheRef } from '../core/cache';
+import { cachedPdf, countPdfLookup, pdfKey, rememberJobPdf } from '../capabilities/pdf';
 import type { PdfParams } from '../core/job-params';
-import { countCacheLookup } from '../core/metrics';
 import {
   resultPreview,
   writeJobResults,
@@ -10,7 +10,6 @@ import {
   type ResultPreview,
   type StoredJobFields,
 } from '../core/job-results';
-import { PDF_CACHE_OPERATION, pdfCacheKey } from '../core/cache-keys';
 import { joinPageTexts, pdfMetadata, pdfPageEntry } from '../core/pdf-text';
 import { jobFieldsKey, jobOutputKey, jobOutputPrefix, jobResultsKey } from '../core/records';
 import type { PdfMetadata } from '../core/result-schemas';
@@ -107,12 +106,12 @@ export function createPdfResults(deps: ActivityDeps) {
   return async function finishPdfJob(f: PdfFinish): Promise<ResultPreview> {
     const { jobId, parameters: p } = f;
     const key = f.sha256
-      ? pdfCacheKey(f.sha256, p, { textEngine: config.PDF_TEXT_ENGINE, visionModel: llm?.describe().visionModel })
+      ? pdfKey(f.sha256, p, { textEngine: config.PDF_TEXT_ENGINE, visionModel: llm?.describe().visionModel })
       : null;
     const useCache = key !== null && p.use_cache !== false;
-    const ref = useCache ? await readCacheRef(store, PDF_CACHE_OPERATION, key) : null;
+    const ref = useCache ? await cachedPdf(store, key) : null;
     const copied = ref ? await copyHit(jobId, ref) : null;
-    if (useCache) countCacheLookup(PDF_CACHE_OPERATION, copied !== null);
+    if (useCache) countPdfLookup(copied !== null);
     if (copied) return copied;
     const r = await assemble(f, await f.contents());
     const images = f.images;
@@ -139,15 +138,7 @@ export function createPdfResults(deps: ActivityDeps) {
     const preview = resultPreview(job);
     // Every fresh success goes to the result cache (use_cache=false skips reading it, not writing it), as a
     // reference to this job's results: the text is stored once.
-    if (key) {
-      await writeCacheRef(store, PDF_CACHE_OPERATION, key, {
-        job_id: jobId,
-        data: jobResultsKey(jobId),
-        fields: jobFieldsKey(jobId),
-        files: { 'result.md': jobOutputKey(jobId, 'result.md') },
-        preview: { structured_data: preview.structured_data },
-      });
-    }
+    if (key) await rememberJobPdf(store, key, jobId, preview);
     return preview;
   };
 }

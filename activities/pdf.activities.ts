@@ -35,10 +35,10 @@ type PdfInputParams = PdfParams | ExternalOcrParams;
 const pageKey = (jobId: string, page: number) => jobInternalKey(jobId, `pages/${page}.json`);
 const contentsKey = (jobId: string) => jobInternalKey(jobId, 'pages.json');
 
-/** The document facts the pipeline carries from preparation to assembly. */
 /**
- * `preparePdf` notes here that the job asked for `use_cache: false`: the workflow passes the page groups no
- * parameters. Absent (the default, and jobs prepared before this note existed): the page cache is read.
+ * Where `preparePdf` noted `use_cache: false` and `output_format: markdown` before the page groups carried them in
+ * their input (`useCache`, `markdown`). Read only for a page group scheduled without them: one a run scheduled before
+ * this change, whose `preparePdf` wrote the note. Absent (the default): the page cache is read, the text is plain.
  */
 const optionsKey = (jobId: string) => jobInternalKey(jobId, 'pdf-options.json');
 
@@ -114,11 +114,6 @@ export function createPdfActivities(deps: ActivityDeps) {
      */
     async preparePdf({ jobId, parameters }: { jobId: string; parameters: PdfInputParams }) {
       const d = await withInput(jobId, parameters, async (x) => x);
-      const options = {
-        ...(d.p.use_cache === false ? { use_cache: false } : {}),
-        ...(d.p.output_format === 'markdown' ? { output_format: 'markdown' } : {}),
-      };
-      if (Object.keys(options).length) await writeBlobJson(store, optionsKey(jobId), options);
       return {
         inputKey: d.input.key,
         sha256: d.input.sha256,
@@ -179,6 +174,12 @@ export function createPdfActivities(deps: ActivityDeps) {
       pages: number[];
       method: ExtractionMethod;
       languages?: string;
+      /**
+       * The job's `use_cache` and `output_format === 'markdown'` (the workflow passes them from the job's parameters).
+       * Absent in a group scheduled before they were passed: then the note `preparePdf` wrote then is read.
+       */
+      useCache?: boolean;
+      markdown?: boolean;
     }) {
       const { jobId, pages, method } = input;
       const signal = cancellationSignal();
@@ -193,12 +194,12 @@ export function createPdfActivities(deps: ActivityDeps) {
       // Heartbeats from the start (copying a large document comes first) and once a page with its cursor.
       await heartbeating(() =>
         scratch.withBlobFile(store, input.inputKey, input.sha256, '.pdf', async (pdfPath) => {
-          const options = await readOptionalJson<{ use_cache?: boolean; output_format?: string }>(
-            store,
-            optionsKey(jobId),
-          );
-          const useCache = options?.use_cache !== false;
-          const markdown = options?.output_format === 'markdown';
+          const options =
+            input.useCache === undefined || input.markdown === undefined
+              ? await readOptionalJson<{ use_cache?: boolean; output_format?: string }>(store, optionsKey(jobId))
+              : null;
+          const useCache = input.useCache ?? options?.use_cache !== false;
+          const markdown = input.markdown ?? options?.output_format === 'markdown';
           let texts: Map<number, string> | undefined;
           let layouts: Map<number, PageLayout> | undefined;
           let imagePages: Set<number> | undefined;

@@ -114,13 +114,14 @@ export interface TemplateRequest {
   additional_field_descriptions?: Record<string, string>;
 }
 
+/** The failure of a step whose named template does not exist (404 `TEMPLATE_NOT_FOUND`). */
+export const templateNotFound = (template: unknown): ApplicationFailure =>
+  ApplicationFailure.nonRetryable(`No template named ${JSON.stringify(template)}.`, 'TEMPLATE_NOT_FOUND', { template });
+
 export async function templateSource(req: TemplateRequest): Promise<string> {
   if (req.template_content !== undefined) return req.template_content;
   const t = await loadTemplate(TEMPLATES_DIR, String(req.template ?? ''), req.target_language);
-  if (!t)
-    throw ApplicationFailure.nonRetryable(`No template named ${JSON.stringify(req.template)}.`, 'TEMPLATE_NOT_FOUND', {
-      template: req.template,
-    });
+  if (!t) throw templateNotFound(req.template);
   return t.source;
 }
 

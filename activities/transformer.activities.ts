@@ -1,14 +1,19 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { assertHtmlDepth } from '../core/html/limits';
-import { htmlOutcome, tablesToMarkdown } from '../core/html/outcome';
+import { htmlOutcome, isHtmlOperation, tablesToMarkdown } from '../core/html/outcome';
 import { convertHtmlToMarkdown, extractHtmlTables } from '../providers/html';
-import { readCache, writeCache } from '../core/cache';
 import { withDefaults } from '../core/job-defaults';
 import type { TransformerParams } from '../core/job-params';
 import { type JobFields, resultPreview, writeJobResults } from '../core/job-results';
 import { jobOutputKey, jobOutputPrefix } from '../core/records';
-import { transformerData } from '../core/result-shapes';
-import { TRANSFORM_CACHE_OPERATION, transformCacheKey } from '../core/cache-keys';
+import {
+  cachedTransform,
+  convertHtml,
+  rememberTransform,
+  transformAnswer,
+  transformKey,
+  type HtmlEngine,
+} from '../capabilities/transform';
 import { UsageRecorder, type LlmUsage } from '../providers/llm';
 import { jobModel } from './model-journal';
 import {
@@ -45,19 +50,20 @@ function summarise(usages: LlmUsage[]) {
 export function createTransformerActivities(deps: ActivityDeps) {
   const { store } = deps;
 
+  /**
+   * The worker's HTML engine (capabilities/transform.ts `HtmlEngine`): the depth check, then the conversion in the
+   * converter's threads, shaped by core/html/outcome.ts as the API's engine shapes it (the same cache entry).
+   */
+  const htmlEngine: HtmlEngine = async (operation, html, signal) => {
+    assertHtmlDepth(html);
+    if (operation === 'html-to-markdown') return htmlOutcome(operation, await convertHtmlToMarkdown(html, signal));
+    return htmlOutcome(operation, await extractHtmlTables(html, signal));
+  };
+
   async function compute(jobId: string, operation: string, params: TransformerParams): Promise<Computed> {
     const llm = jobModel(deps.llm, store, jobId);
     const md = (text: string, name = 'result.md') => ({ name, body: text, mime: 'text/markdown; charset=utf-8' });
-    if (operation === 'html-to-markdown' || operation === 'extract-tables') assertHtmlDepth(String(params.html ?? ''));
-    // Shaped by core/html/outcome.ts, as the API shapes the small ones it converts itself (same cache entry).
-    if (operation === 'html-to-markdown') {
-      const text = await heartbeating((signal) => convertHtmlToMarkdown(String(params.html ?? ''), signal));
-      return htmlOutcome(operation, text);
-    }
-    if (operation === 'extract-tables') {
-      const tables = await heartbeating((signal) => extractHtmlTables(String(params.html ?? ''), signal));
-      return htmlOutcome(operation, tables);
-    }
+    if (isHtmlOperation(operation)) return heartbeating((signal) => convertHtml(htmlEngine, operation, params, signal));
     const text = String(params.text ?? '');
     const { source_language: from, target_language: to } = withDefaults('transformer', params);
     let r: OpResult;
@@ -92,13 +98,13 @@ export function createTransformerActivities(deps: ActivityDeps) {
           const operation = String(params.operation);
           const source =
             operation === 'template' ? await templateSource(params as unknown as TemplateRequest) : undefined;
-          const key = transformCacheKey(params, { model: deps.llm?.describe().model, templateSource: source });
+          const key = transformKey(params, { model: deps.llm?.describe().model, templateSource: source });
           let computed =
-            params.use_cache === false ? null : await readCache<Computed>(store, TRANSFORM_CACHE_OPERATION, key);
+            params.use_cache === false ? null : await cachedTransform<Computed>(store, key, { count: true });
           const fromCache = computed !== null;
           if (!computed) {
             computed = await compute(jobId, operation, params);
-            await writeCache(store, TRANSFORM_CACHE_OPERATION, key, computed);
+            await rememberTransform(store, key, computed);
           }
           const { text, metadata, file, usages } = computed;
           await store.put(jobOutputKey(jobId, file.name), file.body, { mime: file.mime });
@@ -109,7 +115,7 @@ export function createTransformerActivities(deps: ActivityDeps) {
             llm_info: summarise(usages),
             from_cache: fromCache,
           };
-          await writeJobResults(store, jobId, transformerData(operation, params, computed), job);
+          await writeJobResults(store, jobId, transformAnswer(params, computed), job);
           return { results: resultPreview(job) };
         }),
       );

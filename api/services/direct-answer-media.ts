@@ -1,15 +1,15 @@
 import type { Context } from 'koa';
-import { peekCache } from '../../core/cache';
-import { AUDIO_CACHE_OPERATION, audioCacheKey } from '../../core/cache-keys';
 import type { Config } from '../../core/config';
-import { withDefaults } from '../../core/job-defaults';
-import { countCacheLookup } from '../../core/metrics';
 import { jobOutputPrefix, jobResultsKey } from '../../core/records';
 import { audioData, videoData, type VideoPicture } from '../../core/result-shapes';
 import { speechModelId } from '../../core/speech-model';
-import type { SubtitleFormat } from '../../core/subtitles';
-import { loadTemplate, TEMPLATES_DIR } from '../../core/templates';
-import { transcriptionData, type CachedTranscription } from '../../core/transcription-data';
+import {
+  cachedTranscription,
+  countTranscriptionHit,
+  transcriptionAnswer,
+  transcriptionKey,
+  type CachedTranscription,
+} from '../../capabilities/transcription';
 import { uploadSha256, type UploadedFile } from '../uploads';
 import { asksForJob } from './direct-answer';
 import { validateParameters } from './job-intake';
@@ -17,10 +17,10 @@ import type { JobService } from './jobs';
 
 /**
  * Audio and video cache hits answered by the API without a job (issue 24), for uploads: `/api/audio/process`,
- * `/v1/audio/transcriptions` and `/api/video/process`. The key is the `prepareAudio` activity's (core/cache-keys.ts
- * `audioCacheKey`: the sha256 of the received file, as the blob store computes it, the languages, the template's name and source,
+ * `/v1/audio/transcriptions` and `/api/video/process`. The key is the `prepareAudio` activity's (capabilities/transcription.ts
+ * `transcriptionKey`: the sha256 of the received file, as the blob store computes it, the languages, the template's name and source,
  * the speech options, the speech model and the language model), and the `data` is built from the entry by the code
- * that builds a job's (core/transcription-data.ts), so it is the `data` a hit through a job gives, with one difference
+ * that builds a job's (`transcriptionAnswer`), so it is the `data` a hit through a job gives, with one difference
  * for `/api/audio/process`: `process_id` and `process_dir` name the job that computed the entry (its record and its
  * `result.md` hold this data) instead of a new job's, and no file is written (the subtitles are in `data.subtitles`).
  * An audio hit is answered before the upload is probed or stored (an entry exists only for bytes a job probed and
@@ -56,27 +56,18 @@ async function lookUp(
 ): Promise<{ entry: CachedTranscription; params: MediaOptions } | null> {
   if (asksForJob(ctx) || options.use_cache === false) return null;
   const params = validateParameters(jobType, { filename: file.filepath, ...options }) as MediaOptions;
-  const p = withDefaults('transcription', params);
-  const template = typeof p.template === 'string' && p.template ? p.template : undefined;
-  // As the activity reads it (`templateSource({ text: '', template })`): no target language.
-  const source = template ? (await loadTemplate(TEMPLATES_DIR, template, undefined))?.source : undefined;
-  if (template && source === undefined) return null;
-  const key = audioCacheKey(await uploadSha256(file), p, {
-    templateSource: source,
+  const key = await transcriptionKey(await uploadSha256(file), params, {
     speechModel: speechModelId(deps.config),
     llmModel: deps.config.llm?.model,
   });
-  const entry = await peekCache<CachedTranscription>(deps.jobs.store, AUDIO_CACHE_OPERATION, key);
+  if (!key) return null;
+  const entry = await cachedTranscription(deps.jobs.store, key, { count: false });
   if (!entry || entry.duration > deps.config.MAX_MEDIA_SECONDS) return null;
   return { entry, params };
 }
 
-/** The speech options as the job's end reads them (`finishTranscription`). */
-const speechOptions = (params: MediaOptions) =>
-  withDefaults('speech', params) as MediaOptions & { word_timestamps: boolean; subtitles?: SubtitleFormat };
-
 function hit(ctx: Context): void {
-  countCacheLookup(AUDIO_CACHE_OPERATION, true);
+  countTranscriptionHit();
   ctx.set('X-Cache', 'hit');
 }
 
@@ -98,7 +89,7 @@ export async function answerAudioFromCache(
   const jobId = found?.entry.job_id;
   if (!found || !jobId || !(await deps.jobs.store.stat(jobResultsKey(jobId)))) return false;
   const job = { process_id: jobId, process_dir: jobOutputPrefix(jobId).slice(0, -1) };
-  const data = transcriptionData(found.entry, speechOptions(found.params), (o) => audioData(o, job));
+  const data = transcriptionAnswer(found.entry, found.params, (o) => audioData(o, job));
   hit(ctx);
   ctx.body = {
     status: 'success',
@@ -126,7 +117,7 @@ export async function transcriptionFromCache(
   const found = await lookUp(ctx, deps, 'audio', file, options);
   if (!found) return null;
   // The fields the OpenAI formats are cut from (audioData's, without the job's): no job is named.
-  const data = transcriptionData(found.entry, speechOptions(found.params), (o) => ({
+  const data = transcriptionAnswer(found.entry, found.params, (o) => ({
     duration: o.duration,
     detected_language: o.detected_language,
     original_text: o.original_text,
@@ -149,7 +140,7 @@ export async function answerVideoFromCache(
 ): Promise<boolean> {
   const found = await lookUp(ctx, deps, 'video', file, options);
   if (!found) return false;
-  const data = transcriptionData(found.entry, speechOptions(found.params), (o) => videoData(o, picture));
+  const data = transcriptionAnswer(found.entry, found.params, (o) => videoData(o, picture));
   hit(ctx);
   ctx.body = { status: 'success', data };
   return true;

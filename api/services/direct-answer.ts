@@ -1,21 +1,19 @@
 import type { Context } from 'koa';
 import { BlobNotFoundError, type BlobStore } from '../../core/blob-store';
-import { peekCache, readCacheRef, writeCache } from '../../core/cache';
-import {
-  IMAGE_OCR_CACHE_OPERATION,
-  imageOcrCacheKey,
-  PDF_CACHE_OPERATION,
-  pdfCacheKey,
-  TRANSFORM_CACHE_OPERATION,
-  transformCacheKey,
-} from '../../core/cache-keys';
 import type { Config } from '../../core/config';
 import { isHtmlOperation, type HtmlOutcome } from '../../core/html/outcome';
 import type { TransformerParams } from '../../core/job-params';
-import { countCacheLookup } from '../../core/metrics';
-import type { ImageOcrResultData } from '../../core/result-schemas';
-import { imageOcrData, transformerData } from '../../core/result-shapes';
-import { loadTemplate, TEMPLATES_DIR } from '../../core/templates';
+import { cachedImageOcr, countImageOcrHit, imageOcrAnswer, imageOcrKey } from '../../capabilities/image-ocr';
+import { cachedPdf, countPdfLookup, pdfKey } from '../../capabilities/pdf';
+import {
+  cachedTransform,
+  convertHtml,
+  countTransform,
+  rememberTransform,
+  transformAnswer,
+  transformKey,
+  type TransformOutcome,
+} from '../../capabilities/transform';
 import type { ApiEngines } from '../engines';
 import type { AsyncPreference } from './async-preference';
 import type { JobService } from './jobs';
@@ -25,13 +23,6 @@ export interface DirectAnswerDeps {
   jobs: JobService;
   config: Pick<Config, 'INLINE_TRANSFORM_MAX_BYTES' | 'llm' | 'PDF_TEXT_ENGINE'>;
   engines: Pick<ApiEngines, 'transformHtml'>;
-}
-
-/** What the transformer activity caches of an operation (its `Computed`): the fields `transformerData` reads. */
-interface CachedTransform {
-  text: string;
-  metadata: Record<string, unknown>;
-  output?: Record<string, unknown>;
 }
 
 /** Bytes of the request's input (the HTML, the text, or the blocks as JSON): what the threshold is measured on. */
@@ -48,9 +39,9 @@ export function asksForJob(ctx: Context): boolean {
   return Boolean(prefer?.respondAsync || prefer?.waitMs === 0);
 }
 
-function answer(ctx: Context, params: TransformerParams, r: CachedTransform, hit: boolean): void {
+function answer(ctx: Context, params: TransformerParams, r: TransformOutcome, hit: boolean): void {
   ctx.set('X-Cache', hit ? 'hit' : 'miss');
-  ctx.body = { status: 'success', data: transformerData(String(params.operation), params, r) };
+  ctx.body = { status: 'success', data: transformAnswer(params, r) };
 }
 
 /**
@@ -59,10 +50,10 @@ function answer(ctx: Context, params: TransformerParams, r: CachedTransform, hit
  * streamed from the job's stored results, never built in the API's memory), and only when the client did not ask
  * for a job (`Prefer: respond-async`, `wait_ms`):
  * - a cache hit (unless `use_cache` is false) is answered from the entry the activity wrote, under the same key
- *   (core/cache-keys.ts, the same model identity and template source), with the same `data` and `X-Cache: hit`;
+ *   (capabilities/transform.ts, which both call), with the same `data` and `X-Cache: hit`;
  *   `wait_ms=N` (N > 0) still takes a hit, since the answer is there;
  * - a model-free HTML operation is computed by `engines.transformHtml` (the activity's code, in the API's worker
- *   threads: never on the event loop), written to the cache as the activity writes it, and answered `X-Cache: miss`.
+ *   threads: never on the event loop), written to the cache by the capability's code, and answered `X-Cache: miss`.
  *   It holds a heavy-request slot (429 when the bound is full) as a job would.
  * A client that asked for a job, or a larger input, goes through Temporal as before.
  */
@@ -76,11 +67,11 @@ export async function answerDirectly(
   if (inputBytes(params) > deps.config.INLINE_TRANSFORM_MAX_BYTES) return false;
   const store: BlobStore = deps.jobs.store;
   const operation = String(params.operation);
-  const key = transformCacheKey(params, { model: deps.config.llm?.model, templateSource: opts.templateSource });
+  const key = transformKey(params, { model: deps.config.llm?.model, templateSource: opts.templateSource });
   if (params.use_cache !== false) {
-    const hit = await peekCache<CachedTransform>(store, TRANSFORM_CACHE_OPERATION, key);
+    const hit = await cachedTransform(store, key, { count: false });
     if (hit) {
-      countCacheLookup(TRANSFORM_CACHE_OPERATION, true);
+      countTransform(true);
       answer(ctx, params, hit, true);
       return true;
     }
@@ -94,20 +85,20 @@ export async function answerDirectly(
   ctx.res.once('close', onClose);
   let computed: HtmlOutcome;
   try {
-    computed = await deps.engines.transformHtml(operation, String(params.html ?? ''), gone.signal);
+    computed = await convertHtml(deps.engines.transformHtml, operation, params, gone.signal);
   } finally {
     ctx.res.off('close', onClose);
   }
-  if (params.use_cache !== false) countCacheLookup(TRANSFORM_CACHE_OPERATION, false);
-  // As the activity: a fresh success is written, also when the read was skipped (use_cache=false).
-  await writeCache(store, TRANSFORM_CACHE_OPERATION, key, computed);
+  if (params.use_cache !== false) countTransform(false);
+  // A fresh success is written, also when the read was skipped (use_cache=false).
+  await rememberTransform(store, key, computed);
   answer(ctx, params, computed, false);
   return true;
 }
 
 /**
  * Answers `/api/pdf/process` from the result cache without a job when the entry is there (issue 24): the key is the
- * activity's (core/cache-keys.ts `pdfCacheKey`: the upload's sha256 as the blob store computed it, the validated
+ * activity's (capabilities/pdf.ts `pdfKey`: the upload's sha256 as the blob store computed it, the validated
  * parameters, the text engine and the vision model), and the answer is the earlier job's stored `data`, streamed as
  * a job's hit answers it (`X-Cache: hit`, the same bytes). False (run the job) for `use_cache` false, a request that
  * is not cached (a template, page images), a client that asked for a job (`Prefer: respond-async`, `wait_ms=0`),
@@ -121,13 +112,10 @@ export async function answerPdfFromCache(
 ): Promise<boolean> {
   if (asksForJob(ctx) || params.use_cache === false) return false;
   const { config } = deps;
-  const key = pdfCacheKey(sha256, params, {
-    textEngine: config.PDF_TEXT_ENGINE,
-    visionModel: config.llm?.visionModel,
-  });
+  const key = pdfKey(sha256, params, { textEngine: config.PDF_TEXT_ENGINE, visionModel: config.llm?.visionModel });
   if (!key) return false;
   const store = deps.jobs.store;
-  const ref = await readCacheRef(store, PDF_CACHE_OPERATION, key);
+  const ref = await cachedPdf(store, key);
   if (!ref) return false;
   try {
     const st = await store.stat(ref.fields);
@@ -137,13 +125,13 @@ export async function answerPdfFromCache(
     if (e instanceof BlobNotFoundError) return false;
     throw e;
   }
-  countCacheLookup(PDF_CACHE_OPERATION, true);
+  countPdfLookup(true);
   return true;
 }
 
 /**
  * Answers `/api/imageocr/process` (an upload) from the result cache without a job when the entry is there: the key
- * is the activity's (`imageOcrCacheKey`: the upload's sha256, the OCR languages and, with a template, its source and
+ * is the activity's (capabilities/image-ocr.ts `imageOcrKey`: the upload's sha256, the OCR languages and, with a template, its source and
  * the model), the answer the `data` the activity cached (`X-Cache: hit`). False (run the job) for `use_cache` false, a
  * client that asked for a job, a template that does not exist (the job answers its 404), or a miss.
  */
@@ -154,15 +142,12 @@ export async function answerImageFromCache(
   params: Record<string, unknown>,
 ): Promise<boolean> {
   if (asksForJob(ctx) || params.use_cache === false) return false;
-  const template = typeof params.template === 'string' && params.template ? params.template : undefined;
-  // As the activity reads it (`templateSource({ text: '', template })`): no target language.
-  const source = template ? (await loadTemplate(TEMPLATES_DIR, template, undefined))?.source : undefined;
-  if (template && source === undefined) return false;
-  const key = imageOcrCacheKey(sha256, params, { templateSource: source, model: deps.config.llm?.model });
-  const hit = await peekCache<ImageOcrResultData>(deps.jobs.store, IMAGE_OCR_CACHE_OPERATION, key);
+  const key = await imageOcrKey(sha256, params, { model: deps.config.llm?.model });
+  if (!key) return false;
+  const hit = await cachedImageOcr(deps.jobs.store, key, { count: false });
   if (!hit) return false;
-  countCacheLookup(IMAGE_OCR_CACHE_OPERATION, true);
+  countImageOcrHit();
   ctx.set('X-Cache', 'hit');
-  ctx.body = { status: 'success', data: imageOcrData(hit.extracted_text, hit.metadata) };
+  ctx.body = { status: 'success', data: imageOcrAnswer(hit.extracted_text, hit.metadata) };
   return true;
 }

@@ -1,10 +1,9 @@
 import type { Context } from 'koa';
-import { cacheFileKey, writeCacheRef } from '../../core/cache';
-import { PDF_CACHE_OPERATION, pdfCacheKey } from '../../core/cache-keys';
 import { mediaSlots, type Config } from '../../core/config';
 import { AppError } from '../../core/errors';
-import { countCacheLookup, countPdfPage } from '../../core/metrics';
-import { directPdfResult, idleCores, pdfPageEntry, pdfPagesToRead, type DirectPdfResult } from '../../core/pdf-text';
+import { countPdfPage } from '../../core/metrics';
+import { idleCores, pdfPagesToRead, type DirectPdfResult } from '../../core/pdf-text';
+import { countPdfLookup, nativeTextResult, pdfKey, rememberDirectPdf } from '../../capabilities/pdf';
 import type { ApiEngines } from '../engines';
 import { uploadSha256, type UploadedFile } from '../uploads';
 import type { AsyncPreference } from './async-preference';
@@ -53,28 +52,6 @@ const pendingWrites = new Map<string, Promise<void>>();
 /** Direct reads running in this process: at most one per media slot (`mediaSlots`), as the worker's media queue. */
 let directReads = 0;
 
-/** Stores a direct result as a job stores its results, and points the cache entry at it (the entry last). */
-async function storeResult(store: JobService['store'], key: string, r: DirectPdfResult): Promise<void> {
-  const files = {
-    data: cacheFileKey(PDF_CACHE_OPERATION, key, 'data.json'),
-    fields: cacheFileKey(PDF_CACHE_OPERATION, key, 'fields.json'),
-    md: cacheFileKey(PDF_CACHE_OPERATION, key, 'result.md'),
-  };
-  await Promise.all([
-    store.put(files.data, Buffer.from(r.data.buffer, r.data.byteOffset, r.data.byteLength), {
-      mime: 'application/json',
-    }),
-    store.put(files.md, r.md, { mime: 'text/markdown; charset=utf-8' }),
-    store.put(files.fields, JSON.stringify(r.fields), { mime: 'application/json' }),
-  ]);
-  await writeCacheRef(store, PDF_CACHE_OPERATION, key, {
-    data: files.data,
-    fields: files.fields,
-    files: { 'result.md': files.md },
-    preview: r.preview,
-  });
-}
-
 /**
  * Answers a small synchronous `native` PDF request, text or Markdown, without a job (issues 24, 25), from the upload's temporary file (removed
  * by the body middleware when the request ends): no upload to the blob store, no scratch copy, no trip through
@@ -106,7 +83,7 @@ export async function answerPdfDirectly(
 ): Promise<boolean> {
   const { config, jobs } = deps;
   const sha256 = await uploadSha256(file);
-  const key = pdfCacheKey(sha256, p, { textEngine: config.PDF_TEXT_ENGINE, visionModel: config.llm?.visionModel });
+  const key = pdfKey(sha256, p, { textEngine: config.PDF_TEXT_ENGINE, visionModel: config.llm?.visionModel });
   const pending = key ? pendingWrites.get(key) : undefined;
   if (pending) await pending.catch(() => undefined);
   if (await answerPdfFromCache(ctx, deps, sha256, p)) return true;
@@ -168,12 +145,7 @@ async function readDirectly(
             .readPdfPageTexts(file.filepath, meta.pages, { signal: stop.signal, parallel })
             .then((m) => meta.pages.map((page) => m.get(page) ?? ''));
       // pdftotext read from `first` to the range's end (or the document's): exactly the pages to read.
-      if (texts.length !== meta.pages.length)
-        throw new Error(`pdftotext read ${texts.length} pages of ${meta.pages.length}`);
-      result = directPdfResult(
-        meta,
-        meta.pages.map((page, i) => pdfPageEntry({ page, text: texts[i], method: 'native' })),
-      );
+      result = nativeTextResult(meta, texts);
     }
   } finally {
     ctx.res.off('close', onClose);
@@ -183,9 +155,9 @@ async function readDirectly(
   }
   countPdfPage('native', pages);
   if (key) {
-    if (p.use_cache !== false) countCacheLookup(PDF_CACHE_OPERATION, false);
+    if (p.use_cache !== false) countPdfLookup(false);
     const log = ctx.state.log as { warn(o: object, m: string): void } | undefined;
-    const writing = storeResult(store, key, result)
+    const writing = rememberDirectPdf(store, key, result)
       .catch((err: unknown) => log?.warn({ err }, 'direct PDF result not cached'))
       .finally(() => {
         if (pendingWrites.get(key) === writing) pendingWrites.delete(key);

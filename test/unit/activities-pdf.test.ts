@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
-import { readBlobJson } from '../../core/blob-store';
+import { readBlobJson, writeBlobJson } from '../../core/blob-store';
 import { jobInternalKey } from '../../core/records';
 import { activityHarness, failureOf, retryable } from '../support/activity-harness';
 import { fakePdf, type FakePage } from '../support/in-memory-engines';
@@ -17,15 +17,25 @@ const scanned = (n: number): FakePage[] =>
 async function prepared(h: Harness, jobId: string, bytes: Buffer, parameters: Record<string, unknown> = {}) {
   const ref = await h.store.put(`uploads/${jobId}.pdf`, bytes, { mime: 'application/pdf' });
   const r = await h.run(h.activities.preparePdf, [{ jobId, parameters: { file_key: ref.key, ...parameters } }]);
-  return { ...r, jobId };
+  return { ...r, jobId, parameters };
 }
 
+/** A page group's input as the pdf pipeline schedules it: the job's options from its parameters. */
 const extract = (
-  doc: { jobId: string; inputKey: string; sha256: string },
+  doc: { jobId: string; inputKey: string; sha256: string; parameters?: Record<string, unknown> },
   pages: number[],
   method: 'native' | 'local_ocr' | 'vision_llm' | 'combined' = 'local_ocr',
   languages?: string,
-) => ({ jobId: doc.jobId, inputKey: doc.inputKey, sha256: doc.sha256, pages, method, languages });
+) => ({
+  jobId: doc.jobId,
+  inputKey: doc.inputKey,
+  sha256: doc.sha256,
+  pages,
+  method,
+  languages,
+  useCache: doc.parameters?.use_cache !== false,
+  markdown: doc.parameters?.output_format === 'markdown',
+});
 
 describe('activities: preparePdf (in-memory PDF engine)', () => {
   let h: Harness;
@@ -156,6 +166,31 @@ describe('activities: extractPdfPages (in-memory PDF and OCR engines)', () => {
     const again = await h.run(h.activities.extractPdfPages, [extract(fresh, [1, 2])], { attempt: 2 });
     expect(again.pages.map((p) => p.reused)).to.deep.equal([true, true]);
     expect(h.ocr.recognized).to.have.length(4);
+  });
+
+  it('a group scheduled before the options travelled in its input reads the note its run wrote (pdf-options.json)', async () => {
+    const bytes = fakePdf(scanned(2));
+    await h.run(h.activities.extractPdfPages, [extract(await prepared(h, 'job-e7', bytes), [1, 2])]);
+    const old = await prepared(h, 'job-e8', bytes);
+    // What preparePdf wrote for a job with use_cache false before the page groups carried it.
+    await writeBlobJson(h.store, jobInternalKey('job-e8', 'pdf-options.json'), { use_cache: false });
+    const { useCache, markdown, ...before } = extract(old, [1, 2]);
+    expect([useCache, markdown]).to.deep.equal([true, false]);
+    const r = await h.run(h.activities.extractPdfPages, [before]);
+    expect(r.pages.map((p) => p.reused)).to.deep.equal([false, false]);
+    expect(h.ocr.recognized).to.deep.equal([1, 2, 1, 2]);
+    // Without the note (the default), an old group reads the page cache.
+    const plain = await prepared(h, 'job-e9', bytes);
+    const { useCache: _u, markdown: _m, ...beforePlain } = extract(plain, [1, 2]);
+    const again = await h.run(h.activities.extractPdfPages, [beforePlain]);
+    expect(again.pages.map((p) => p.reused)).to.deep.equal([true, true]);
+    expect(h.ocr.recognized).to.have.length(4);
+  });
+
+  it("preparePdf writes no side channel: the options travel in the page groups' input", async () => {
+    const doc = await prepared(h, 'job-e10', fakePdf(scanned(1)), { use_cache: false, output_format: 'markdown' });
+    expect(await h.store.stat(jobInternalKey(doc.jobId, 'pdf-options.json'))).to.equal(null);
+    expect(extract(doc, [1])).to.include({ useCache: false, markdown: true });
   });
 
   it('combined OCRs only the pages whose text layer is unusable and that paint an image', async () => {

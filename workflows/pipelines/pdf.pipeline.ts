@@ -45,6 +45,9 @@ export async function pdfPipeline(ctx: PipelineContext<'pdf'>): Promise<Record<s
       pages,
       method,
       languages,
+      // The options a page group needs, in its input (before: a note `preparePdf` wrote, pdf-options.json).
+      useCache: parameters.use_cache !== false,
+      markdown: parameters.output_format === 'markdown',
     });
     done += pages.length;
     ctx.progress(

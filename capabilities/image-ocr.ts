@@ -1,0 +1,47 @@
+import type { BlobStore } from '../core/blob-store';
+import { peekCache, readCache, writeCache } from '../core/cache';
+import { IMAGE_OCR_CACHE_OPERATION, imageOcrCacheKey } from '../core/cache-keys';
+import { countCacheLookup } from '../core/metrics';
+import type { ImageOcrMetadata, ImageOcrResultData } from '../core/result-schemas';
+import { imageOcrData } from '../core/result-shapes';
+import { keyTemplateSource } from './template-source';
+
+/**
+ * The image OCR capability's result cache, for the worker (activities/image.activities.ts) and the API's hit
+ * (api/services/direct-answer.ts): the key (the image's sha256, the OCR languages and, with a template, its source
+ * and the model), the entry (the endpoint's `data`), and the `data` of a result.
+ */
+
+/** The entry: the endpoint's `data`. */
+export type ImageOcrEntry = ImageOcrResultData;
+
+/** The key of this image under these parameters; null when the named template does not exist. */
+export async function imageOcrKey(
+  sha256: string,
+  p: Record<string, unknown>,
+  ctx: { model?: string },
+): Promise<string | null> {
+  const source = await keyTemplateSource(p);
+  if (source === null) return null;
+  return imageOcrCacheKey(sha256, p, { templateSource: source, model: ctx.model });
+}
+
+/** The entry under `key`, or null; `count` counts the lookup (the activity), else the caller counts what it answers. */
+export const cachedImageOcr = (
+  store: BlobStore,
+  key: string,
+  opts: { count: boolean },
+): Promise<ImageOcrEntry | null> =>
+  opts.count
+    ? readCache<ImageOcrEntry>(store, IMAGE_OCR_CACHE_OPERATION, key)
+    : peekCache<ImageOcrEntry>(store, IMAGE_OCR_CACHE_OPERATION, key);
+
+/** A fresh success's `data`, written under its key. */
+export const rememberImageOcr = (store: BlobStore, key: string, data: ImageOcrResultData): Promise<void> =>
+  writeCache(store, IMAGE_OCR_CACHE_OPERATION, key, data);
+
+export const countImageOcrHit = (): void => countCacheLookup(IMAGE_OCR_CACHE_OPERATION, true);
+
+/** The endpoint's `data` (a job's results, the entry, the API's answer). */
+export const imageOcrAnswer = (text: string, metadata: ImageOcrMetadata): ImageOcrResultData =>
+  imageOcrData(text, metadata);
