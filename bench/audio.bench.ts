@@ -6,7 +6,7 @@
  *
  *   npx tsx bench/audio.bench.ts      (or `npm run bench -- audio`, which provisions the engines first)
  *
- * Inputs: English sentences spoken by espeak-ng with pauses, looped by ffmpeg (test/support/speech-recording.ts),
+ * Inputs: English sentences spoken by espeak-ng with pauses, looped by ffmpeg (test/support/media/speech-recording.ts),
  * kept in BENCH_AUDIO_DIR (default <tmpdir>/docproc-bench-audio, reused by later runs). Everything on 127.0.0.1.
  * Knobs (env): BENCH_AUDIO_MINUTES (10), BENCH_AUDIO_LONG_MINUTES (30; 0 skips c), BENCH_AUDIO_CHUNK_SECONDS (unset:
  * the service default AUDIO_CHUNK_SECONDS 600), SPEECH_PYTHON / SPEECH_MODEL_DIR (as the service reads them).
@@ -20,11 +20,11 @@ import { fileURLToPath } from 'node:url';
 import { freePort, startTemporalDev } from '../scripts/services.mjs';
 import { loadConfig } from '../core/config';
 import { localSpeechOptions } from '../providers/speech/local';
-import { enginePids } from '../test/support/proc-tree';
-import { rawRequest } from '../test/support/raw-http';
-import { pausedRecording, roomNoise, speechRecording } from '../test/support/speech-recording';
-import { ffmpeg, RATE, writeWav } from '../test/support/media-factory';
-import { wordErrorRate } from '../test/support/wer';
+import { enginePids } from '../test/support/servers/proc-tree';
+import { rawRequest } from '../test/support/clients/raw-http';
+import { pausedRecording, roomNoise, speechRecording } from '../test/support/media/speech-recording';
+import { ffmpeg, RATE, writeWav } from '../test/support/media/media-factory';
+import { wordErrorRate } from '../test/support/media/wer';
 import { runTimed, startService, stopService, type Service } from './service';
 import {
   CpuMeter,

@@ -18,12 +18,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { freePort } from '../scripts/services.mjs';
-import { chaosBatch, type BatchCounts } from '../test/support/chaos-batch';
-import { runMixed, type Victim } from '../test/support/cluster-run';
-import { npmCluster, untilBanner, type Launched } from '../test/support/launcher';
-import { pidsOf } from '../test/support/stack-procs';
-import { tempDir } from '../test/support/servers';
-import { startWebhookReceiver } from '../test/support/webhook-receiver';
+import { chaosBatch, type BatchCounts } from '../test/support/chaos/chaos-batch';
+import { runMixed, type Victim } from '../test/support/servers/cluster-run';
+import { npmCluster, untilBanner, type Launched } from '../test/support/servers/launcher';
+import { pidsOf } from '../test/support/servers/stack-procs';
+import { tempDir } from '../test/support/servers/engines';
+import { startWebhookReceiver } from '../test/support/servers/webhook-receiver';
 import { envInt, machineBusySeconds, out, ratio } from './support';
 
 const LIGHT = envInt('BENCH_CLUSTER_LIGHT', 100);

@@ -6,7 +6,7 @@
  *
  *   npx tsx bench/diarize.bench.ts      (or `npm run bench -- diarize`, which provisions the engines first)
  *
- * Inputs, generated: espeak-ng dialogues (test/support/speech-speakers.ts) of two voices (a man's and a woman's; two
+ * Inputs, generated: espeak-ng dialogues (test/support/media/speech-speakers.ts) of two voices (a man's and a woman's; two
  * American voices), three voices, one voice, and a BENCH_DIARIZE_MINUTES (5) two-voice dialogue for the time. Real
  * voices when BENCH_AUDIO_REAL_DIR holds the extracted Debian packages asterisk-core-sounds-{en,es,fr,it}-wav (see
  * bench/README.md): prompts of Allison (en_US, es_MX), June (fr_CA) and Carlo (it_IT), 8 kHz telephone recordings,
@@ -16,15 +16,15 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort, startTemporalDev } from '../scripts/services.mjs';
-import { rawRequest } from '../test/support/raw-http';
-import { ffmpeg, joinWithPauses, RATE, writeWav } from '../test/support/media-factory';
+import { rawRequest } from '../test/support/clients/raw-http';
+import { ffmpeg, joinWithPauses, RATE, writeWav } from '../test/support/media/media-factory';
 import {
   DIALOGUE,
   dialogueRecording,
   diarizationErrorRate,
   labelledSpans,
   type Turn,
-} from '../test/support/speech-speakers';
+} from '../test/support/media/speech-speakers';
 import { startService, stopService, type Service } from './service';
 import { cleanupRegistry, envInt, out, procCpuSeconds, secs, temporalBinary } from './support';
 import { loadConfig } from '../core/config';

@@ -22,7 +22,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { freePort, startTemporalDev, stopChild } from '../scripts/services.mjs';
-import { spawnService } from '../test/support/processes';
+import { spawnService } from '../test/support/servers/processes';
 import { startService, stopService } from './service';
 import { RssSampler, cleanupRegistry, envInt, out, secs, sleep, temporalBinary } from './support';
 

@@ -20,7 +20,7 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import type proto from '@temporalio/proto';
 import { DEV_SERVER_DYNAMIC_CONFIG, freePort, startTemporalDev } from '../scripts/services.mjs';
-import { buildPdf, wrapText } from '../test/support/pdf-factory';
+import { buildPdf, wrapText } from '../test/support/documents/pdf-factory';
 import { startService, stopService, type Service } from './service';
 import { cleanupRegistry, envInt, out, ratio, secs, sleep, temporalBinary, tsMs } from './support';
 

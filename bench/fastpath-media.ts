@@ -14,7 +14,7 @@ import { AUDIO_CACHE_OPERATION, audioCacheKey } from '../core/cache-keys';
 import { loadConfig } from '../core/config';
 import { speechModelId } from '../core/speech-model';
 import { probeMedia } from '../providers/media/probe';
-import { SENTENCES, speak } from '../test/support/speech-samples';
+import { SENTENCES, speak } from '../test/support/media/speech-samples';
 import { envInt } from './support';
 
 const HIT_N = envInt('BENCH_AUDIO_HIT_N', 100);

@@ -16,8 +16,9 @@
 import http from 'node:http';
 import net from 'node:net';
 import { freePort } from '../scripts/services.mjs';
-import { spawnService, waitFor } from '../test/support/processes';
-import { tempDir } from '../test/support/servers';
+import { spawnService } from '../test/support/servers/processes';
+import { waitFor } from '../test/support/wait';
+import { tempDir } from '../test/support/servers/engines';
 import { envInt, ms, out, ratio, sleep } from './support';
 
 const PHASE_S = envInt('BENCH_PHASE_S', 30);

@@ -18,7 +18,7 @@ import proto from '@temporalio/proto';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { freePort, startTemporalDev, stopChild } from '../scripts/services.mjs';
 import { mapPool } from '../core/pool';
-import type { Proc } from '../test/support/processes';
+import type { Proc } from '../test/support/servers/processes';
 import {
   CpuMeter,
   RssSampler,

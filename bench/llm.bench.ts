@@ -23,7 +23,7 @@ import { getLlama, LlamaChat, LlamaLogLevel, type ChatHistoryItem } from 'node-l
 import { loadConfig } from '../core/config';
 import { defaultThreads } from '../providers/llm/local/engine';
 import { freePort, startLocalLlm, startTemporalDev, stopChild } from '../scripts/services.mjs';
-import { ROOT } from '../test/support/processes';
+import { ROOT } from '../test/support/servers/processes';
 import { startService, stopService } from './service';
 import { cleanupRegistry, envInt, out, procMem, secs, temporalBinary } from './support';
 

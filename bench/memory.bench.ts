@@ -21,7 +21,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { freePort, startTemporalDev } from '../scripts/services.mjs';
 import { mapPool } from '../core/pool';
-import { buildPdf } from '../test/support/pdf-factory';
+import { buildPdf } from '../test/support/documents/pdf-factory';
 import { startService, stopService } from './service';
 import { RssSampler, cleanupRegistry, envInt, out, secs, sleep, temporalBinary } from './support';
 

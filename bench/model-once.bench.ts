@@ -5,7 +5,7 @@
  *   npx tsx bench/model-once.bench.ts        (or `npm run bench -- model-once`)
  *
  * Everything on 127.0.0.1: a Temporal dev server (temp SQLite, WAL, headless), the real `worker/main.ts` and
- * `api/main.ts` processes, and the OpenAI-compatible test server (`test/support/llm-server.ts`) whose every answer
+ * `api/main.ts` processes, and the OpenAI-compatible test server (`test/support/servers/llm-server.ts`) whose every answer
  * takes BENCH_ONCE_MODEL_MS (3000) while the client's LLM_TIMEOUT_MS is BENCH_ONCE_TIMEOUT_MS (1000), LLM_MAX_RETRIES
  * at its default (4), and PROVIDER_OUTAGE_MAX_MS BENCH_ONCE_WINDOW_MS (45000) so a job that is never answered ends.
  * Two endpoints: one that honours `Idempotency-Key` (as the local model server does; the service told so with
@@ -17,8 +17,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort, startTemporalDev } from '../scripts/services.mjs';
-import { llmEnv, LLM_KEY } from '../test/support/llm-env';
-import { startLlmServer } from '../test/support/llm-server';
+import { llmEnv, LLM_KEY } from '../test/support/servers/llm-env';
+import { startLlmServer } from '../test/support/servers/llm-server';
 import { startService, stopService } from './service';
 import { cleanupRegistry, envInt, out, secs, temporalBinary } from './support';
 

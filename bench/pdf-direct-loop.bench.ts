@@ -1,7 +1,7 @@
 /**
  * The API's event loop while it answers a native PDF request itself (issues 24, 25): the Markdown is read and built
  * in a worker thread, so the loop should be as free as during a text request. The real app (`createApp`, as
- * test/support/api.ts builds it: no Temporal needed for a direct answer) in this process; for each document, in one
+ * test/support/servers/api.ts builds it: no Temporal needed for a direct answer) in this process; for each document, in one
  * run: the loop's delay while idle, during a text request and during a Markdown request (`monitorEventLoopDelay`,
  * 1 ms resolution: max and p99; `eventLoopUtilization`: the loop's active time, which includes this script's own
  * fetch), and, for comparison, the way not taken: the layout step (`markdownPageLayouts`) and the rules
@@ -17,8 +17,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
-import { startTestApi } from '../test/support/api';
-import { buildPdf, wrapText } from '../test/support/pdf-factory';
+import { startTestApi } from '../test/support/servers/api';
+import { buildPdf, wrapText } from '../test/support/documents/pdf-factory';
 import { markdownPageLayouts } from '../providers/pdf/markdown-layouts';
 import { documentMarkdown } from '../providers/pdf/markdown/document';
 import { describePdf } from '../providers/pdf/text-engine';

@@ -4,7 +4,7 @@
  * Inputs (fetched into the cache, the same every run): real, freely licensed PDFs from Debian doc packages
  * (`apt-get download`, unpacked with `dpkg-deb -x`: GLPK (GPL), GnuTLS (GFDL), libidn2 (GFDL), Asymptote (LGPL/GPL),
  * R manuals (GPL)) and two already on Debian systems (libtasn1, shared-mime-info), plus a Chromium-printed report of
- * known structure (test/support/html-pdf.ts). `pymupdf4llm` (AGPL) runs only in the bench's own venv in the cache,
+ * known structure (test/support/documents/html-pdf.ts). `pymupdf4llm` (AGPL) runs only in the bench's own venv in the cache,
  * never in the service.
  *
  * Scores:
@@ -36,7 +36,7 @@ import { needsDrawings } from '../providers/pdf/markdown/needs-drawings';
 import type { PageLayout } from '../providers/pdf/markdown/types';
 import { describeInThread, pageTextsInThread } from '../providers/pdf/pdfjs-thread';
 import { pdfPageTexts } from '../providers/pdf/poppler';
-import { htmlToPdf, structuredDoc } from '../test/support/html-pdf';
+import { htmlToPdf, structuredDoc } from '../test/support/documents/html-pdf';
 import { bestOf as best, envInt, out } from './support';
 import { BENCH_PDF_CACHE as CACHE, provisionDocs, provisionTableTwins } from './real-pdfs';
 import { pageRuns, scoreTables, tableTwins, type TableScore } from './table-truth';

@@ -28,8 +28,8 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { DEV_SERVER_DYNAMIC_CONFIG, freePort, startTemporalDev } from '../scripts/services.mjs';
-import { buildPdf, scannedPdf, wrapText, type PageSpec } from '../test/support/pdf-factory';
-import { accuracy, normaliseSpace as normalise } from '../test/support/accuracy';
+import { buildPdf, scannedPdf, wrapText, type PageSpec } from '../test/support/documents/pdf-factory';
+import { accuracy, normaliseSpace as normalise } from '../test/support/documents/accuracy';
 import { openPdf } from '../providers/pdf/pdfjs';
 import { pdfPageTextsUpTo } from '../providers/pdf/poppler';
 import { describePdf, readPageTexts } from '../providers/pdf/text-engine';
@@ -175,7 +175,7 @@ function scanParagraphs(pages: number): string[] {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Accuracy (whitespace-normalised character accuracy, test/support/accuracy.ts)
+// Accuracy (whitespace-normalised character accuracy, test/support/documents/accuracy.ts)
 
 const meanAccuracy = (expected: string[], actual: string[]) =>
   expected.reduce((a, e, i) => a + accuracy(e, actual[i] ?? ''), 0) / expected.length;

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort, stopChild } from '../scripts/services.mjs';
-import type { Proc } from '../test/support/processes';
+import type { Proc } from '../test/support/servers/processes';
 import { codeState, out, spawnServicePair } from './support';
 
 export interface Service {

@@ -24,7 +24,7 @@ import {
 } from '../core/session-store';
 import { LocalBlobStore, S3BlobStore } from '../providers/storage';
 import { envInt, ms, out, ratio } from './support';
-import { enginePaths } from '../test/support/servers';
+import { enginePaths } from '../test/support/servers/engines';
 
 const N = envInt('BENCH_SESSIONS', 10_000);
 const REPEAT = envInt('BENCH_SESSIONS_REPEAT', 5);

@@ -14,7 +14,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { buildPdf } from '../test/support/pdf-factory';
+import { buildPdf } from '../test/support/documents/pdf-factory';
 import { ToolLauncher } from '../providers/process/launcher';
 import { runTool } from '../providers/process/run-tool';
 import { envInt } from './support';

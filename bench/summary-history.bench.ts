@@ -10,11 +10,11 @@
  * The job's own history and every slice's (`summaryCallsWorkflow`, patched('summary-slices')).
  */
 import { Client } from '@temporalio/client';
-import { llmEnv } from '../test/support/llm-env';
-import { startLlmServer } from '../test/support/llm-server';
+import { llmEnv } from '../test/support/servers/llm-env';
+import { startLlmServer } from '../test/support/servers/llm-server';
 import { seedEvent, summarizingModel, summaryHistories, type HistoryFigures } from '../test/support/summary-load';
-import { sharedBundle } from '../test/support/worker';
-import { createLocalEnv, startHarness } from '../test/support/workflow-env';
+import { sharedBundle } from '../test/support/workflows/worker';
+import { createLocalEnv, startHarness } from '../test/support/workflows/workflow-env';
 import { envInt, out, secs } from './support';
 
 const SESSIONS = envInt('BENCH_SUMMARY_SESSIONS', 1000);

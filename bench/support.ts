@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import proto from '@temporalio/proto';
-import { spawnService, type Proc } from '../test/support/processes';
+import { spawnService, type Proc } from '../test/support/servers/processes';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const EventType = proto.temporal.api.enums.v1.EventType;

@@ -8,7 +8,7 @@
  * Cases: bench/data/templates/*.json (bench/template-scoring.ts says how they are scored), each a short real text
  * with a template, through `POST /api/transformer/template` (`Prefer: respond-async`, then `GET /api/jobs/{id}?wait=30`
  * until the job ends; `use_cache: false`) of a real api/worker pair on a Temporal dev server, in two passes:
- * - wire: the OpenAI-compatible test double of the tests (test/support/llm-server.ts), as the local provider
+ * - wire: the OpenAI-compatible test double of the tests (test/support/servers/llm-server.ts), as the local provider
  *   (`LLM_PROVIDER=local`, so the JSON schema goes over the wire), answering what a perfect model would: each
  *   field's known answer shaped as the request's schema types it. It is a double: its scores measure the service's
  *   plumbing (fields asked, schema types, answers kept as they came), not a model. It also checks each request's
@@ -25,8 +25,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../core/config';
 import { freePort, startLocalLlm, startTemporalDev, stopChild } from '../scripts/services.mjs';
-import { startLlmServer, type LlmRequest } from '../test/support/llm-server';
-import { ROOT } from '../test/support/processes';
+import { startLlmServer, type LlmRequest } from '../test/support/servers/llm-server';
+import { ROOT } from '../test/support/servers/processes';
 import { startService, stopService } from './service';
 import { cleanupRegistry, out, secs, temporalBinary } from './support';
 import { loadCases, oracleAnswer, scoreField, totals, type FieldScore, type TemplateCase } from './template-scoring';

@@ -14,9 +14,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort, startTemporalDev, stopChild } from '../scripts/services.mjs';
-import { startLlmServer } from '../test/support/llm-server';
-import { llmEnv } from '../test/support/llm-env';
-import type { Proc } from '../test/support/processes';
+import { startLlmServer } from '../test/support/servers/llm-server';
+import { llmEnv } from '../test/support/servers/llm-env';
+import type { Proc } from '../test/support/servers/processes';
 import { cleanupRegistry, envInt, ms, out, spawnServicePair, temporalBinary } from './support';
 
 const MISS_N = envInt('BENCH_MISS_N', 30);

@@ -2,8 +2,8 @@ import fs from 'node:fs';
 import type http from 'node:http';
 import { expect } from 'chai';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
-import { startTestApi, type TestApi } from '../support/api';
-import { tempDir } from '../support/servers';
+import { startTestApi, type TestApi } from '../support/servers/api';
+import { tempDir } from '../support/servers/engines';
 
 const KEY = 'docs-ui-key-5c0ffee5c0ffee5c0ffee';
 const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
-import { useStack, type Stack } from '../support/stack';
+import { useStack, type Stack } from '../support/servers/stack';
 import { ensureClientGenerator } from '../../scripts/engines-fuzz.mjs';
 import {
   generatePythonClient,
@@ -17,11 +17,11 @@ import {
   typecheckTsProject,
   writeTsProject,
   type Ran,
-} from '../support/generated-clients';
+} from '../support/clients/generated-clients';
 import { unzip } from '../support/jobs';
-import { buildPdf } from '../support/pdf-factory';
-import { ROOT } from '../support/processes';
-import { tempDir } from '../support/servers';
+import { buildPdf } from '../support/documents/pdf-factory';
+import { ROOT } from '../support/servers/processes';
+import { tempDir } from '../support/servers/engines';
 
 // Clients generated from the service's own GET /api/openapi.json, as their users make them (issue #23 point 9):
 // TypeScript types from openapi-typescript used through openapi-fetch, and a Python package from

@@ -1,9 +1,10 @@
 import fs from 'node:fs';
 import { expect } from 'chai';
 import { freePort } from '../../scripts/services.mjs';
-import { npmCluster, npmStart, untilBanner, type Launched } from '../support/launcher';
-import { healthOk, waitFor } from '../support/processes';
-import { tempDir } from '../support/servers';
+import { npmCluster, npmStart, untilBanner, type Launched } from '../support/servers/launcher';
+import { healthOk } from '../support/servers/processes';
+import { waitFor } from '../support/wait';
+import { tempDir } from '../support/servers/engines';
 
 // Issue #22 point 3: two stacks started at the same moment on one machine (different PORT and DATA_DIR, as the README
 // allows) want the same internal ports — the Temporal dev server's gRPC and UI ports, the local model server's, and

@@ -2,12 +2,18 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
-import { startStack, type Stack } from '../support/stack';
-import { llmEnv } from '../support/llm-env';
-import { fieldsIn, startLlmServer, type LlmReply, type LlmRequest, type LlmServer } from '../support/llm-server';
-import { startOcrServer, type OcrServer } from '../support/ocr-server';
-import { responseChecker } from '../support/openapi-schemas';
-import { ROOT } from '../support/processes';
+import { startStack, type Stack } from '../support/servers/stack';
+import { llmEnv } from '../support/servers/llm-env';
+import {
+  fieldsIn,
+  startLlmServer,
+  type LlmReply,
+  type LlmRequest,
+  type LlmServer,
+} from '../support/servers/llm-server';
+import { startOcrServer, type OcrServer } from '../support/servers/ocr-server';
+import { responseChecker } from '../support/clients/openapi-schemas';
+import { ROOT } from '../support/servers/processes';
 import {
   parseCurl,
   promisedFields,
@@ -15,7 +21,7 @@ import {
   shellWords,
   statements,
   type CurlExample,
-} from '../support/readme-examples';
+} from '../support/clients/readme-examples';
 import {
   at,
   bash,
@@ -25,10 +31,10 @@ import {
   readAnswer,
   reportingStatus,
   type Answer,
-} from '../support/readme-run';
-import { README_TEXTS, startReadmeSite, writeReadmeFiles, type ReadmeSite } from '../support/readme-site';
-import { tempDir } from '../support/servers';
-import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
+} from '../support/clients/readme-run';
+import { README_TEXTS, startReadmeSite, writeReadmeFiles, type ReadmeSite } from '../support/servers/readme-site';
+import { tempDir } from '../support/servers/engines';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/servers/webhook-receiver';
 
 // Every curl example of README.md and of every page in docs/, run as written with the real curl through bash against a
 // stack this suite starts (the API and worker on the shared Temporal dev server, real tesseract, poppler, ffmpeg and the

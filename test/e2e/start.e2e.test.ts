@@ -1,8 +1,9 @@
 import { expect } from 'chai';
 import net from 'node:net';
 import { freePort, portFree } from '../../scripts/services.mjs';
-import { healthOk, spawnProc, spawnService, waitFor, type Proc } from '../support/processes';
-import { startDevServer, tempDir, type DevServer } from '../support/servers';
+import { healthOk, spawnProc, spawnService, type Proc } from '../support/servers/processes';
+import { waitFor } from '../support/wait';
+import { startDevServer, tempDir, type DevServer } from '../support/servers/engines';
 
 describe('the service started the way npm start runs it', function () {
   this.timeout(180_000);

@@ -1,9 +1,10 @@
 import { expect } from 'chai';
 import net from 'node:net';
 import { freePort, portFree } from '../../scripts/services.mjs';
-import { healthOk, spawnProc, waitFor, waitForJobEnd } from '../support/processes';
-import { tempDir } from '../support/servers';
-import { killAll, pidsOf } from '../support/stack-procs';
+import { healthOk, spawnProc, waitForJobEnd } from '../support/servers/processes';
+import { waitFor } from '../support/wait';
+import { tempDir } from '../support/servers/engines';
+import { killAll, pidsOf } from '../support/servers/stack-procs';
 
 // npm start supervises what it starts: a child killed with SIGKILL (the worker, the Temporal dev server) is
 // restarted with backoff and the stack serves again; a child that keeps dying (an API whose port another process

@@ -3,10 +3,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import { freePort } from '../../scripts/services.mjs';
-import { listJobWorkflows } from '../support/job-list';
-import { filesUnder, multipartBody, partialUpload } from '../support/partial-upload';
-import { spawnService, waitFor, type Proc } from '../support/processes';
-import { startDevServer, tempDir, type DevServer } from '../support/servers';
+import { listJobWorkflows } from '../support/workflows/job-list';
+import { filesUnder, multipartBody, partialUpload } from '../support/clients/partial-upload';
+import { spawnService, type Proc } from '../support/servers/processes';
+import { waitFor } from '../support/wait';
+import { startDevServer, tempDir, type DevServer } from '../support/servers/engines';
 
 // Issue #22: the API killed with SIGKILL while a client is half way through an upload (a raw socket that has sent the
 // headers and half of a multipart body). The client sees its connection fail; once the API is back, no partial file

@@ -3,14 +3,15 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { Client, Connection } from '@temporalio/client';
 import { freePort } from '../../scripts/services.mjs';
-import { runningSteps, type RunningStep } from '../support/chaos-figures';
-import { workerReady } from '../support/cluster';
-import { healthOk, spawnService, waitFor, waitForJobEnd, type Proc } from '../support/processes';
-import { enginePids } from '../support/proc-tree';
-import { startDevServer, tempDir, type DevServer } from '../support/servers';
-import { speechRecording } from '../support/speech-recording';
-import { speechTrace, type SpeechEvent, type SpeechTrace } from '../support/speech-trace';
-import { alive, killPid, parentOf } from '../support/stack-procs';
+import { runningSteps, type RunningStep } from '../support/chaos/chaos-figures';
+import { workerReady } from '../support/servers/cluster';
+import { healthOk, spawnService, waitForJobEnd, type Proc } from '../support/servers/processes';
+import { waitFor } from '../support/wait';
+import { enginePids } from '../support/servers/proc-tree';
+import { startDevServer, tempDir, type DevServer } from '../support/servers/engines';
+import { speechRecording } from '../support/media/speech-recording';
+import { speechTrace, type SpeechEvent, type SpeechTrace } from '../support/media/speech-trace';
+import { alive, killPid, parentOf } from '../support/servers/stack-procs';
 
 // Issue #22: a worker stopped with SIGTERM while a step runs (a deploy, `npm start` stopping) drains: it stops
 // polling, lets the running step finish within WORKER_SHUTDOWN_GRACE_MS, or, past it, cancels the step, whose attempt

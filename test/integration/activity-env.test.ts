@@ -8,10 +8,10 @@ import { msToNumber } from '@temporalio/common/lib/time';
 import { heartbeating } from '../../activities/job-steps';
 import { jobInternalKey } from '../../core/records';
 import * as presets from '../../workflows/activity-options';
-import { childProcesses, noisePng, processExists, realActivities } from '../support/activity-env';
+import { childProcesses, noisePng, processExists, realActivities } from '../support/workflows/activity-env';
 import { until } from '../support/jobs';
-import { startOcrServer } from '../support/ocr-server';
-import { quietRuntime } from '../support/worker';
+import { startOcrServer } from '../support/servers/ocr-server';
+import { quietRuntime } from '../support/workflows/worker';
 
 // Activities in the SDK's MockActivityEnvironment (a real activity Context: heartbeats are its events, cancel()
 // aborts the activity's cancellation signal), built by createActivities over a real local blob store, with the

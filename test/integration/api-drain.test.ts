@@ -8,12 +8,13 @@ import { Drain } from '../../api/drain';
 import { createTemporalGateway } from '../../api/temporal';
 import { loadConfig } from '../../core/config';
 import { LocalBlobStore } from '../../providers/storage';
-import { apiEngines } from '../support/api';
-import { noLlmUnlessAsked } from '../support/llm-default';
-import { healthOk, spawnService, waitFor, type Proc } from '../support/processes';
-import { sharedDevServer, tempDir } from '../support/servers';
+import { apiEngines } from '../support/servers/api';
+import { noLlmUnlessAsked } from '../support/servers/llm-default';
+import { healthOk, spawnService, type Proc } from '../support/servers/processes';
+import { waitFor } from '../support/wait';
+import { sharedDevServer, tempDir } from '../support/servers/engines';
 import { freePort } from '../../scripts/services.mjs';
-import { startTestWorker, type TestWorker } from '../support/worker';
+import { startTestWorker, type TestWorker } from '../support/workflows/worker';
 
 /**
  * Sends a request with `Expect: 100-continue`; `onContinue` runs once the server dispatched it (past the drain check).

@@ -3,16 +3,16 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
-import { startStack, type Stack } from '../support/stack';
-import { startTestApi } from '../support/api';
-import { responseChecker } from '../support/openapi-schemas';
-import { llmEnv, LLM_KEY, LLM_MODEL } from '../support/llm-env';
-import { startLlmServer, type LlmServer } from '../support/llm-server';
+import { startStack, type Stack } from '../support/servers/stack';
+import { startTestApi } from '../support/servers/api';
+import { responseChecker } from '../support/clients/openapi-schemas';
+import { llmEnv, LLM_KEY, LLM_MODEL } from '../support/servers/llm-env';
+import { startLlmServer, type LlmServer } from '../support/servers/llm-server';
 import { readSse } from '../support/jobs';
-import { ffmpeg } from '../support/media-factory';
-import { CHUNKED_SENTENCES, chunkedRecording, SENTENCES, speak } from '../support/speech-samples';
-import { droppedWords, wordErrorRate } from '../support/wer';
-import { expectOrderedSegments } from '../support/speech-segments';
+import { ffmpeg } from '../support/media/media-factory';
+import { CHUNKED_SENTENCES, chunkedRecording, SENTENCES, speak } from '../support/media/speech-samples';
+import { droppedWords, wordErrorRate } from '../support/media/wer';
+import { expectOrderedSegments } from '../support/media/speech-segments';
 import type { SpeechProvider } from '../../providers/speech/types';
 
 // POST /api/audio/process and the `audio` job type (spec §4.11, contract §7) on the real API and worker, a Temporal

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { rawRequest, type RawReply, type RawRequestOptions } from '../support/raw-http';
-import { startTestApi, type TestApi } from '../support/api';
+import { rawRequest, type RawReply, type RawRequestOptions } from '../support/clients/raw-http';
+import { startTestApi, type TestApi } from '../support/servers/api';
 
 /**
  * Contract §2 over real sockets. Every client here is on loopback: other source addresses are chosen with

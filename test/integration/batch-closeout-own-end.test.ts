@@ -1,10 +1,10 @@
 import { expect } from 'chai';
-import '../support/stack';
+import '../support/servers/stack';
 import { Client, type WorkflowClientInterceptor } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
-import type { Stack } from '../support/stack';
-import { useLlmStack } from '../support/llm-env';
-import type { LlmServer } from '../support/llm-server';
+import type { Stack } from '../support/servers/stack';
+import { useLlmStack } from '../support/servers/llm-env';
+import type { LlmServer } from '../support/servers/llm-server';
 import { until } from '../support/jobs';
 import { BatchService } from '../../api/services/batches';
 

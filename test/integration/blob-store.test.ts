@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { expect } from 'chai';
 import { BlobNotFoundError, type BlobStore } from '../../core/blob-store';
-import { localBackend, s3Backend, type Backend } from '../support/blob-backends';
+import { localBackend, s3Backend, type Backend } from '../support/stores/blob-backends';
 import {
   digestStream,
   failingStream,
@@ -14,8 +14,8 @@ import {
   RetainedMemoryProbe,
   sha256,
   trackOperations,
-} from '../support/blob-streams';
-import { waitFor } from '../support/processes';
+} from '../support/stores/blob-streams';
+import { waitFor } from '../support/wait';
 
 /**
  * The BlobStore contract, written once and run against every backend. Each test gets a store of its own (a fresh

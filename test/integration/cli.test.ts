@@ -3,10 +3,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { useStack, type Stack } from '../support/stack';
-import { ROOT } from '../support/processes';
-import { tempDir } from '../support/servers';
-import { SENTENCES, speak } from '../support/speech-samples';
+import { useStack, type Stack } from '../support/servers/stack';
+import { ROOT } from '../support/servers/processes';
+import { tempDir } from '../support/servers/engines';
+import { SENTENCES, speak } from '../support/media/speech-samples';
 
 // bin/docproc as a child process (as a user runs it) against the real API and worker on a Temporal dev server.
 

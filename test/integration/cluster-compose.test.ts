@@ -14,7 +14,7 @@ import {
 } from '../../scripts/cluster-server-config.mjs';
 import { SERVER_PINS } from '../../scripts/engines-server.mjs';
 import { DEV_SERVER_DYNAMIC_CONFIG } from '../../scripts/services.mjs';
-import { ROOT } from '../support/processes';
+import { ROOT } from '../support/servers/processes';
 
 /**
  * `npm run cluster -- --temporal server` is the runnable stand-in for docker-compose.yml (issue #27): the two must

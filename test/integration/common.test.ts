@@ -2,11 +2,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
-import { useStack, type Stack } from '../support/stack';
+import { useStack, type Stack } from '../support/servers/stack';
 import { download, rawRequest } from '../support/jobs';
-import { message, useLlmStack } from '../support/llm-env';
-import type { LlmServer } from '../support/llm-server';
-import { ROOT } from '../support/processes';
+import { message, useLlmStack } from '../support/servers/llm-env';
+import type { LlmServer } from '../support/servers/llm-server';
+import { ROOT } from '../support/servers/processes';
 
 // The common endpoints (spec §4.4: blocks, samples) and every model-backed endpoint without a model configured,
 // on the real API and worker, the shared Temporal dev server and the OpenAI-compatible test server, over loopback.

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { parse } from 'yaml';
 import { configSchema, loadConfig } from '../../core/config';
 import { outboundPolicy } from '../../providers/http/ssrf';
-import { ROOT } from '../support/processes';
+import { ROOT } from '../support/servers/processes';
 
 /**
  * docker-compose.yml, validated offline by Debian's docker-compose 1.29 (installed by the test setup; no container

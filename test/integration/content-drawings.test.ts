@@ -11,8 +11,8 @@ import { markdownPageLayouts } from '../../providers/pdf/markdown-layouts';
 import { PdfUnsupported } from '../../providers/pdf/pdf-syntax';
 import { openPdf } from '../../providers/pdf/pdfjs';
 import { pdfjsThreadsRunning } from '../../providers/pdf/pdfjs-thread';
-import { htmlToPdf, structuredDoc } from '../support/html-pdf';
-import { buildPdf } from '../support/pdf-factory';
+import { htmlToPdf, structuredDoc } from '../support/documents/html-pdf';
+import { buildPdf } from '../support/documents/pdf-factory';
 
 // Our content-stream reader of drawings (rulings, bullet marks) against real pdf.js's operator list on the same
 // files: generated ones that use every path operator, transforms, nested forms, inline images and strings that look

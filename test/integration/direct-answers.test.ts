@@ -1,14 +1,14 @@
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
-import type { Stack } from '../support/stack';
-import { useLlmStack } from '../support/llm-env';
-import type { LlmServer } from '../support/llm-server';
-import { waitFor } from '../support/processes';
+import type { Stack } from '../support/servers/stack';
+import { useLlmStack } from '../support/servers/llm-env';
+import type { LlmServer } from '../support/servers/llm-server';
+import { waitFor } from '../support/wait';
 import { peekCache } from '../../core/cache';
 import { TRANSFORM_CACHE_OPERATION, transformCacheKey } from '../../core/cache-keys';
 import { htmlThreadRuns } from '../../providers/html';
-import { buildPdf } from '../support/pdf-factory';
-import { postMultipart, postPdf } from '../support/pdf-http';
+import { buildPdf } from '../support/documents/pdf-factory';
+import { postMultipart, postPdf } from '../support/clients/pdf-http';
 import { pageImage } from '../support/results';
 
 // Issue 24: synchronous requests the API answers itself, without a job: transformer and PDF cache hits (from the entry

@@ -3,12 +3,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
-import { startStack, type Stack } from '../support/stack';
+import { startStack, type Stack } from '../support/servers/stack';
 import { countWorkflowStarts } from '../support/direct-pdf';
-import { responseChecker } from '../support/openapi-schemas';
-import { ffmpeg } from '../support/media-factory';
-import { postMultipart } from '../support/pdf-http';
-import { SENTENCES, speak } from '../support/speech-samples';
+import { responseChecker } from '../support/clients/openapi-schemas';
+import { ffmpeg } from '../support/media/media-factory';
+import { postMultipart } from '../support/clients/pdf-http';
+import { SENTENCES, speak } from '../support/media/speech-samples';
 import { readBlobBuffer } from '../../core/blob-store';
 import { jobResultsKey } from '../../core/records';
 

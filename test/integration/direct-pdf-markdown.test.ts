@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
-import { useStack, type Stack } from '../support/stack';
+import { useStack, type Stack } from '../support/servers/stack';
 import { createHash } from 'node:crypto';
 import { readBlobBuffer } from '../../core/blob-store';
 import { readCacheRef } from '../../core/cache';
@@ -9,10 +9,10 @@ import { resultData } from '../../core/job-results';
 import { idleCores } from '../../core/pdf-text';
 import { directPdfReading } from '../../api/services/direct-pdf';
 import { nativeMarkdownThreadRuns, nativeMarkdownThreadsBusy } from '../../providers/pdf/native-markdown-thread';
-import { htmlToPdf, structuredDoc } from '../support/html-pdf';
+import { htmlToPdf, structuredDoc } from '../support/documents/html-pdf';
 import { countWorkflowStarts, directDocPdf, expectNoRequestFiles, pdfViaJob, refusedPdfs } from '../support/direct-pdf';
-import { postMultipart, postPdf } from '../support/pdf-http';
-import { childPids, popplerPids } from '../support/proc-tree';
+import { postMultipart, postPdf } from '../support/clients/pdf-http';
+import { childPids, popplerPids } from '../support/servers/proc-tree';
 import { unique } from '../support/results';
 
 // Issue 25: a small synchronous `native` + `output_format=markdown` request to /api/pdf/process is answered by the API

@@ -1,17 +1,17 @@
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
-import type { Stack } from '../support/stack';
+import type { Stack } from '../support/servers/stack';
 import { readBlobBuffer } from '../../core/blob-store';
 import { readCacheRef } from '../../core/cache';
 import { PDF_CACHE_OPERATION, pdfCacheKey } from '../../core/cache-keys';
 import { resultData } from '../../core/job-results';
 import { createHash } from 'node:crypto';
-import { useLlmStack } from '../support/llm-env';
-import type { LlmServer } from '../support/llm-server';
+import { useLlmStack } from '../support/servers/llm-env';
+import type { LlmServer } from '../support/servers/llm-server';
 import { countWorkflowStarts, directDocPdf, expectNoRequestFiles, pdfViaJob, refusedPdfs } from '../support/direct-pdf';
-import { postPdf } from '../support/pdf-http';
+import { postPdf } from '../support/clients/pdf-http';
 import { holdModel, unique } from '../support/results';
-import { popplerPids } from '../support/proc-tree';
+import { popplerPids } from '../support/servers/proc-tree';
 import { directPdfReading } from '../../api/services/direct-pdf';
 import { idleCores } from '../../core/pdf-text';
 

@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { toActivityFailure } from '../support/boundary';
+import { toActivityFailure } from '../support/workflows/boundary';
 import { DEFAULT_ENGINE_STALL_TIMEOUT_MS, loadConfig } from '../../core/config';
 import { createLogger } from '../../core/logger';
 import { decodeToWav, runFfmpeg } from '../../providers/media/audio';

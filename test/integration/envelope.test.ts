@@ -11,10 +11,10 @@ import { createRegistry, z } from '../../api/openapi';
 import { ApiRouter } from '../../api/api-router';
 import { loadConfig } from '../../core/config';
 import { AppError } from '../../core/errors';
-import { startTestApi, type TestApi } from '../support/api';
-import { rawRequest, type RawReply } from '../support/raw-http';
-import { tempDir } from '../support/servers';
-import { noLlmUnlessAsked } from '../support/llm-default';
+import { startTestApi, type TestApi } from '../support/servers/api';
+import { rawRequest, type RawReply } from '../support/clients/raw-http';
+import { tempDir } from '../support/servers/engines';
+import { noLlmUnlessAsked } from '../support/servers/llm-default';
 
 const VERSION: string = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

@@ -1,5 +1,5 @@
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
-import '../support/stack';
+import '../support/servers/stack';
 import path from 'node:path';
 import { rm } from 'node:fs/promises';
 import { expect } from 'chai';
@@ -17,9 +17,9 @@ import { createLlmProvider, UpstreamError } from '../../providers/llm';
 import { PdfError } from '../../providers/pdf/errors';
 import { LocalBlobStore } from '../../providers/storage';
 import { createEngines } from '../../worker/engines';
-import { LLM_KEY, llmEnv } from '../support/llm-env';
-import { startLlmServer, type LlmServer } from '../support/llm-server';
-import { tempDir } from '../support/servers';
+import { LLM_KEY, llmEnv } from '../support/servers/llm-env';
+import { startLlmServer, type LlmServer } from '../support/servers/llm-server';
+import { tempDir } from '../support/servers/engines';
 
 // The activity error boundary (one interceptor on every worker) in MockActivityEnvironment: client-facing errors
 // become failures with their contract code, permanent ones non-retryable; a provider outage (a retryable AppError)

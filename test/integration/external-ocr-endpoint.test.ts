@@ -5,10 +5,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
-import { startStack, useStack, type Stack } from '../support/stack';
-import { startOcrServer, type OcrServer } from '../support/ocr-server';
-import { buildPdf } from '../support/pdf-factory';
-import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
+import { startStack, useStack, type Stack } from '../support/servers/stack';
+import { startOcrServer, type OcrServer } from '../support/servers/ocr-server';
+import { buildPdf } from '../support/documents/pdf-factory';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/servers/webhook-receiver';
 
 // POST /api/pdf/process-external-ocr and GET /api/pdf/jobs/{id}/download-pages-archive (spec §4.2, contract §1, §2,
 // §6) on the real API and worker over loopback HTTP, on a Temporal dev server, with real poppler page renders. The

@@ -12,7 +12,7 @@ import {
 } from '../../providers/external-ocr/mistral';
 import { AppError } from '../../core/errors';
 import { rejection } from '../support/assert';
-import { type OcrServer, startOcrServer } from '../support/ocr-server';
+import { type OcrServer, startOcrServer } from '../support/servers/ocr-server';
 
 const SAMPLE = fs.readFileSync(path.resolve('samples/sample.pdf'));
 const FAST = { baseMs: 10, maxMs: 50, maxRetryAfterMs: 5000 };

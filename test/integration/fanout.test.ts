@@ -8,11 +8,11 @@ import { readBlobJson } from '../../core/blob-store';
 import { withResults, type StoredRecord } from '../../core/job-results';
 import { jobRecordKey } from '../../core/records';
 import type { JobState } from '../../workflows/definitions';
-import { buildPdf } from '../support/pdf-factory';
-import { sharedDevServer } from '../support/servers';
-import { connectTracked, type TrackedConnection } from '../support/temporal-calls';
-import { quietRuntime, sharedBundle } from '../support/worker';
-import { startHarness, type Harness } from '../support/workflow-env';
+import { buildPdf } from '../support/documents/pdf-factory';
+import { sharedDevServer } from '../support/servers/engines';
+import { connectTracked, type TrackedConnection } from '../support/workflows/temporal-calls';
+import { quietRuntime, sharedBundle } from '../support/workflows/worker';
+import { startHarness, type Harness } from '../support/workflows/workflow-env';
 
 type HistoryEvent = proto.temporal.api.history.v1.IHistoryEvent;
 

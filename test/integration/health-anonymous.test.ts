@@ -2,10 +2,10 @@ import { expect } from 'chai';
 import { HEALTH_CACHE_MS } from '../../api/services/health';
 import { TEMPORAL_PROBE } from '../../api/temporal';
 import { SERVICE_VERSION } from '../../core/version';
-import { startTestApi } from '../support/api';
-import { waitFor } from '../support/processes';
-import { useStack, type Stack } from '../support/stack';
-import { countCalls } from '../support/temporal-calls';
+import { startTestApi } from '../support/servers/api';
+import { waitFor } from '../support/wait';
+import { useStack, type Stack } from '../support/servers/stack';
+import { countCalls } from '../support/workflows/temporal-calls';
 
 // Contract §11 (issue 33 item 7): without the key, /api/health answers its status alone (and the 503), from the
 // probes' last word: no storage write and no Temporal call per call, no versions, queue names, hosts or error texts,

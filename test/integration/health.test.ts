@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import { freePort } from '../../scripts/services.mjs';
-import { startTestApi, type TestApi } from '../support/api';
-import { waitFor } from '../support/processes';
-import { startDevServer, tempDir, type DevServer } from '../support/servers';
-import { startTestWorker, type TestWorker } from '../support/worker';
+import { startTestApi, type TestApi } from '../support/servers/api';
+import { waitFor } from '../support/wait';
+import { startDevServer, tempDir, type DevServer } from '../support/servers/engines';
+import { startTestWorker, type TestWorker } from '../support/workflows/worker';
 
 describe('health', function () {
   this.timeout(120_000);

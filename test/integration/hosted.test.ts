@@ -8,7 +8,7 @@ import { loadConfig, ytDlpPath } from '../../core/config';
 import { AppError } from '../../core/errors';
 import { downloadHosted } from '../../providers/media/hosted';
 import { probeMedia } from '../../providers/media/probe';
-import { ffmpeg } from '../support/media-factory';
+import { ffmpeg } from '../support/media/media-factory';
 
 // providers/media/hosted.ts with the real yt-dlp of the engine cache (scripts/engines-speech.mjs) against a static
 // HTTP server on loopback: a generated mp4 and a watch page that names it in schema.org JSON-LD, which yt-dlp's

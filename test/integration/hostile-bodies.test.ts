@@ -2,8 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { expect } from 'chai';
-import { startTestApi, type TestApi } from '../support/api';
-import { rawRequest, type RawReply } from '../support/raw-http';
+import { startTestApi, type TestApi } from '../support/servers/api';
+import { rawRequest, type RawReply } from '../support/clients/raw-http';
 
 // Hostile request bodies at the edge of the real service (issue 13, defects 5, 7, 9): deep JSON, bodies that are not
 // in their declared Content-Encoding, unsupported encodings, compression bombs and multipart bodies over their field

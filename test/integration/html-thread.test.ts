@@ -9,7 +9,7 @@ import {
   INLINE_HTML_CHARS,
   runHtmlOperationInThread,
 } from '../../providers/html';
-import { htmlOfSize } from '../support/workflow-env';
+import { htmlOfSize } from '../support/workflows/workflow-env';
 
 // Large pages convert in a worker thread so the worker's event loop (workflow activations, queries, heartbeats)
 // keeps running meanwhile.

@@ -6,13 +6,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
-import { startStack, type Stack } from '../support/stack';
-import { llmEnv } from '../support/llm-env';
-import { startLlmServer, type LlmServer } from '../support/llm-server';
-import { accuracy as charAccuracy } from '../support/accuracy';
-import { buildPdf, wrapText } from '../support/pdf-factory';
+import { startStack, type Stack } from '../support/servers/stack';
+import { llmEnv } from '../support/servers/llm-env';
+import { startLlmServer, type LlmServer } from '../support/servers/llm-server';
+import { accuracy as charAccuracy } from '../support/documents/accuracy';
+import { buildPdf, wrapText } from '../support/documents/pdf-factory';
 import { SMALL_HTML, transformerJob, until } from '../support/jobs';
-import { startWebhookReceiver } from '../support/webhook-receiver';
+import { startWebhookReceiver } from '../support/servers/webhook-receiver';
 
 // /api/imageocr (spec §4.10, contract §1, §2) on the real API and worker over loopback HTTP, on a Temporal dev
 // server, with real tesseract; images are rendered by poppler from generated PDFs and converted by ffmpeg. The only

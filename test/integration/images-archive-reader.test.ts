@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { newJobId } from '../../core/ids';
 import { ARCHIVE_DATA_FIELDS, parseJsonWithout, putJsonWithBase64, readJsonWithout } from '../../core/json-base64';
 import { jobOutputKey, jobResultsKey } from '../../core/records';
-import { activityHarness } from '../support/activity-harness';
+import { activityHarness } from '../support/workflows/activity-harness';
 
 /** Peak heap plus buffers above where they were while `work` runs (sampled every 10 ms), in MiB. */
 async function peakMiB<T>(work: () => Promise<T>): Promise<{ value: T; peak: number }> {

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { newJobId } from '../../core/ids';
 import { jobOutputKey, jobResultsKey } from '../../core/records';
 import { writeBlobJson } from '../../core/blob-store';
-import { activityHarness } from '../support/activity-harness';
+import { activityHarness } from '../support/workflows/activity-harness';
 
 /** Peak heap plus buffers above where they were while `work` runs (sampled every 10 ms), in MiB. */
 async function peakMiB<T>(work: () => Promise<T>): Promise<{ value: T; peak: number }> {

@@ -5,11 +5,11 @@ import path from 'node:path';
 import { deflateSync } from 'node:zlib';
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
-import { startStack, type Stack } from '../support/stack';
-import { buildPdf, parsePgm } from '../support/pdf-factory';
-import { postMultipart } from '../support/pdf-http';
+import { startStack, type Stack } from '../support/servers/stack';
+import { buildPdf, parsePgm } from '../support/documents/pdf-factory';
+import { postMultipart } from '../support/clients/pdf-http';
 import { recordedJobs, startFileServer } from '../support/results';
-import { grayPng } from '../support/png';
+import { grayPng } from '../support/documents/png';
 import { renderPages } from '../../providers/pdf/render';
 
 // Hostile inputs (issue #13 defects 1, 2, 4 and the same rules for audio and video) against the real API and

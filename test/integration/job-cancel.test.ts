@@ -1,16 +1,16 @@
 import { expect } from 'chai';
-import '../support/stack';
+import '../support/servers/stack';
 import { Client, Connection } from '@temporalio/client';
-import type { Stack } from '../support/stack';
-import { useLlmStack } from '../support/llm-env';
-import type { LlmServer } from '../support/llm-server';
-import { sharedDevServer } from '../support/servers';
+import type { Stack } from '../support/servers/stack';
+import { useLlmStack } from '../support/servers/llm-env';
+import type { LlmServer } from '../support/servers/llm-server';
+import { sharedDevServer } from '../support/servers/engines';
 import { until } from '../support/jobs';
 import { newJobId, taskQueues } from '../../core/ids';
 import { jobSearchAttributes } from '../../core/search-attributes';
 import type { JobInput } from '../../workflows/definitions';
 import { jobWorkflow } from '../../workflows/job.workflow';
-import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/servers/webhook-receiver';
 
 // An operator cancels, terminates or times out a job's workflow from the Temporal UI or CLI. Whatever ends the run,
 // the job reads as failed with the code of how it ended, its failure webhook is sent, and restart runs it again.

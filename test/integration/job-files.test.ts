@@ -2,9 +2,9 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
-import { useStack, type Stack } from '../support/stack';
+import { useStack, type Stack } from '../support/servers/stack';
 import { readBlobBuffer } from '../../core/blob-store';
-import { buildPdf } from '../support/pdf-factory';
+import { buildPdf } from '../support/documents/pdf-factory';
 import { rawRequest, transformerJob, unzip } from '../support/jobs';
 
 // GET /api/event-job/files/{path} with the paths finished jobs hand out (`assets`, `target_dir`), on the real API

@@ -1,14 +1,15 @@
 import type { ChildProcess } from 'node:child_process';
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
-import { startStack, type Stack } from '../support/stack';
+import { startStack, type Stack } from '../support/servers/stack';
 import { jobOfUpload } from '../../core/ids';
-import { LLM_KEY, llmEnv, useLlmStack } from '../support/llm-env';
-import { startLlmServer, type LlmServer } from '../support/llm-server';
-import { buildPdf } from '../support/pdf-factory';
-import { postPdf } from '../support/pdf-http';
+import { LLM_KEY, llmEnv, useLlmStack } from '../support/servers/llm-env';
+import { startLlmServer, type LlmServer } from '../support/servers/llm-server';
+import { buildPdf } from '../support/documents/pdf-factory';
+import { postPdf } from '../support/clients/pdf-http';
 import { holdModel, unique } from '../support/results';
-import { startDevServer, type DevServer } from '../support/servers';
+import { startDevServer, type DevServer } from '../support/servers/engines';
+import { holds } from '../support/wait';
 
 // Issue 33 item 3: a job's uploaded input lives as long as the job can be restarted. A synchronous upload job that
 // failed (a model that refused its first call) is restarted and completes on the very upload it was given; a
@@ -107,12 +108,8 @@ describe('a synchronous upload answered 503 while Temporal is stopped', function
       signal('SIGCONT');
       stopped = false;
       // The API serves again within a few of its one-second probes.
-      const deadline = Date.now() + 60_000;
       let running = await stack.call('GET', `/api/jobs/${jobId}`);
-      while (running.status === 503 && Date.now() < deadline) {
-        await new Promise((r) => setTimeout(r, 200));
-        running = await stack.call('GET', `/api/jobs/${jobId}`);
-      }
+      await holds(async () => (running = await stack.call('GET', `/api/jobs/${jobId}`)).status !== 503, 60_000, 200);
       expect(running.body.data.status).to.equal('processing');
       const input: string = running.body.data.parameters.file_key;
       expect(await inputThere(stack, input), 'the running job keeps its upload').to.equal(true);

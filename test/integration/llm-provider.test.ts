@@ -12,7 +12,7 @@ import { UpstreamError } from '../../providers/llm/retry';
 import type { LlmProvider, LlmRetryInfo } from '../../providers/llm/types';
 import { UsageRecorder } from '../../providers/llm/usage';
 import { freePort } from '../../scripts/services.mjs';
-import { startLlmServer, type LlmServer } from '../support/llm-server';
+import { startLlmServer, type LlmServer } from '../support/servers/llm-server';
 
 const KEY = 'sk-test-0123456789-very-secret';
 /** A 1×1 PNG. */

@@ -3,8 +3,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import { LocalBlobStore } from '../../providers/storage';
-import { ROOT, waitFor } from '../support/processes';
-import { tempDir } from '../support/servers';
+import { ROOT } from '../support/servers/processes';
+import { waitFor } from '../support/wait';
+import { tempDir } from '../support/servers/engines';
 
 // Found by the chaos test (test/slow/chaos.test.ts): a process killed with SIGKILL in the middle of a blob write left
 // its temp file under the store's tmp/ for a day. Temp files carry their writer's pid; a store opening removes those
@@ -16,11 +17,15 @@ describe('the local blob store after a writer was killed mid-write', function ()
   it('removes the killed writer’s temp file when it opens, and keeps a live writer’s', async () => {
     const root = tempDir('docproc-store-crash-');
     const tmp = path.join(root, 'tmp');
-    const writer = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'test/support/slow-blob-writer.ts')], {
-      cwd: ROOT,
-      env: { ...process.env, BLOB_ROOT: root },
-      stdio: 'ignore',
-    });
+    const writer = spawn(
+      process.execPath,
+      ['--import', 'tsx', path.join(ROOT, 'test/support/stores/slow-blob-writer.ts')],
+      {
+        cwd: ROOT,
+        env: { ...process.env, BLOB_ROOT: root },
+        stdio: 'ignore',
+      },
+    );
     // A live process whose pid names a temp file: this one (a test process writing), and another.
     const sleeper = spawn('sleep', ['60'], { stdio: 'ignore' });
     try {

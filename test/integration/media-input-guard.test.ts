@@ -5,13 +5,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
-import { startStack, type Stack } from '../support/stack';
+import { startStack, type Stack } from '../support/servers/stack';
 import { AppError } from '../../core/errors';
 import { decodeToWav } from '../../providers/media/audio';
 import { extractFrames } from '../../providers/media/frames';
 import { probeMedia } from '../../providers/media/probe';
-import { ffmpeg } from '../support/media-factory';
-import { postMultipart } from '../support/pdf-http';
+import { ffmpeg } from '../support/media/media-factory';
+import { postMultipart } from '../support/clients/pdf-http';
 
 // ffmpeg and ffprobe read an upload as one self-contained file (providers/media/input-guard.ts): an HLS playlist or
 // an ffconcat list that names a file elsewhere on this machine (another job's video) or a URL on loopback (a service

@@ -19,7 +19,7 @@ import {
   pcmBytes,
   spoken,
   writeWav,
-} from '../support/media-factory';
+} from '../support/media/media-factory';
 
 const TONE = ['-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=44100:duration=1.5', '-ac', '2'];
 const PICTURE = ['-f', 'lavfi', '-i', 'testsrc=size=160x120:rate=25:duration=1.5', '-pix_fmt', 'yuv420p'];

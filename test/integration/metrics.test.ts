@@ -3,10 +3,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import { freePort } from '../../scripts/services.mjs';
-import { healthOk, ROOT, spawnService, waitFor, type Proc } from '../support/processes';
-import { startTestApi } from '../support/api';
-import { sharedDevServer, tempDir } from '../support/servers';
-import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
+import { healthOk, ROOT, spawnService, type Proc } from '../support/servers/processes';
+import { waitFor } from '../support/wait';
+import { startTestApi } from '../support/servers/api';
+import { sharedDevServer, tempDir } from '../support/servers/engines';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/servers/webhook-receiver';
 
 // Prometheus metrics of the API and of a worker, each its own process as `npm start` runs them (the worker with its
 // Temporal SDK exporter), after real jobs: a synchronous PDF call twice (the second a cache hit), a job with a webhook.
@@ -184,7 +185,7 @@ describe('Prometheus metrics of the API and the worker', function () {
   it('puts the SDK exporter on another port when the one found free is bound before the exporter binds it', async () => {
     const out = execFileSync(
       process.execPath,
-      ['--import', 'tsx', path.join(ROOT, 'test/support/sdk-runtime-clash.ts')],
+      ['--import', 'tsx', path.join(ROOT, 'test/support/servers/sdk-runtime-clash.ts')],
       {
         cwd: ROOT,
         encoding: 'utf8',

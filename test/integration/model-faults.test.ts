@@ -1,10 +1,10 @@
 import { expect } from 'chai';
-import '../support/stack';
-import type { Stack } from '../support/stack';
-import { useLlmStack } from '../support/llm-env';
-import type { LlmServer } from '../support/llm-server';
-import { postPdf } from '../support/pdf-http';
-import { buildPdf } from '../support/pdf-factory';
+import '../support/servers/stack';
+import type { Stack } from '../support/servers/stack';
+import { useLlmStack } from '../support/servers/llm-env';
+import type { LlmServer } from '../support/servers/llm-server';
+import { postPdf } from '../support/clients/pdf-http';
+import { buildPdf } from '../support/documents/pdf-factory';
 
 // Models as real ones behave: slow answers, refused keys, rate limits. Every model call of a job lives in a step
 // whose options fit it (heartbeats while the model thinks), its answered calls are kept under the job, and the

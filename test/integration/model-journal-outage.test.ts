@@ -9,10 +9,10 @@ import { loadConfig } from '../../core/config';
 import { createLlmProvider } from '../../providers/llm';
 import { S3BlobStore } from '../../providers/storage';
 import { choosePort, freePort, startMinio } from '../../scripts/services.mjs';
-import { llmEnv, LLM_KEY } from '../support/llm-env';
-import { startLlmServer, type LlmServer } from '../support/llm-server';
-import { enginePaths, tempDir, type Minio } from '../support/servers';
-import { quietRuntime } from '../support/worker';
+import { llmEnv, LLM_KEY } from '../support/servers/llm-env';
+import { startLlmServer, type LlmServer } from '../support/servers/llm-server';
+import { enginePaths, tempDir, type Minio } from '../support/servers/engines';
+import { quietRuntime } from '../support/workflows/worker';
 
 // Found by the chaos test in the S3 layout (test/slow/chaos-s3.test.ts): MinIO killed while a step waited on the
 // model. The model answered, the journal write failed (the store was down), the step failed, and its retry asked the

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import '../support/stack';
-import { llmEnv, LLM_KEY } from '../support/llm-env';
-import { startLlmServer, type LlmRequest, type LlmServer } from '../support/llm-server';
-import { useStack, type Stack } from '../support/stack';
+import '../support/servers/stack';
+import { llmEnv, LLM_KEY } from '../support/servers/llm-env';
+import { startLlmServer, type LlmRequest, type LlmServer } from '../support/servers/llm-server';
+import { useStack, type Stack } from '../support/servers/stack';
 
 // A model slower than the client's timeout (LLM_TIMEOUT_MS) used to be paid again at every timeout: the provider
 // re-sent the request at once (LLM_MAX_RETRIES), Temporal re-ran the step, and each request was computed (and

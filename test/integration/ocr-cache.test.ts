@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
-import { startStack, type Stack } from '../support/stack';
-import { startOcrServer, type OcrServer } from '../support/ocr-server';
-import { postMultipart, type FormFile } from '../support/pdf-http';
+import { startStack, type Stack } from '../support/servers/stack';
+import { startOcrServer, type OcrServer } from '../support/servers/ocr-server';
+import { postMultipart, type FormFile } from '../support/clients/pdf-http';
 import { pageImage, recordedJobs, startFileServer, syncCall, textPdf, unique } from '../support/results';
 
 // The result cache of image OCR (file and URL) and external OCR (issue 11): read by the pipeline unless `use_cache`

@@ -14,11 +14,11 @@ import { renderPages } from '../../providers/pdf/render';
 import { mapPool } from '../../core/pool';
 import type { AppError } from '../../core/errors';
 import { configureEngineWatchdog, engineStallTimeoutMs, EngineStallError } from '../../providers/process/run-tool';
-import { toActivityFailure } from '../support/boundary';
+import { toActivityFailure } from '../support/workflows/boundary';
 import { loadConfig } from '../../core/config';
 import { createLogger } from '../../core/logger';
-import { accuracy, normaliseSpace as normalise } from '../support/accuracy';
-import { blankScanPdf, scannedPdf } from '../support/pdf-factory';
+import { accuracy, normaliseSpace as normalise } from '../support/documents/accuracy';
+import { blankScanPdf, scannedPdf } from '../support/documents/pdf-factory';
 
 const GERMAN =
   'Über die Brücke gingen früh am Morgen zwei ältere Männer, die sich über das schöne Wetter freuten. ' +

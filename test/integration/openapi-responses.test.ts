@@ -2,11 +2,11 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
-import { startStack, useStack, type Stack } from '../support/stack';
+import { startStack, useStack, type Stack } from '../support/servers/stack';
 import { idFromKey } from '../../api/services/jobs';
-import { responseChecker } from '../support/openapi-schemas';
-import { startOcrServer, type OcrServer } from '../support/ocr-server';
-import { buildPdf } from '../support/pdf-factory';
+import { responseChecker } from '../support/clients/openapi-schemas';
+import { startOcrServer, type OcrServer } from '../support/servers/ocr-server';
+import { buildPdf } from '../support/documents/pdf-factory';
 import { holdJobOutput, rawRequest, transformerJob, until } from '../support/jobs';
 
 // Real answers of the job, legacy event-job, files and PDF-job operations, on the real API and worker over loopback

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { startTestApi, type TestApi } from '../support/api';
-import { responseChecker } from '../support/openapi-schemas';
+import { startTestApi, type TestApi } from '../support/servers/api';
+import { responseChecker } from '../support/clients/openapi-schemas';
 
 const VERSION: string = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
 const KEY = 'openapi-test-key-0123456789abcdef';

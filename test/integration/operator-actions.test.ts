@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import '../support/stack';
+import '../support/servers/stack';
 import type { Client } from '@temporalio/client';
-import type { Stack } from '../support/stack';
-import { useLlmStack } from '../support/llm-env';
-import type { LlmServer } from '../support/llm-server';
+import type { Stack } from '../support/servers/stack';
+import { useLlmStack } from '../support/servers/llm-env';
+import type { LlmServer } from '../support/servers/llm-server';
 import { sleep, transformerJob, until } from '../support/jobs';
-import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/servers/webhook-receiver';
 import { closeoutWorkflowId } from '../../core/ids';
 import { failAllUpdate } from '../../workflows/definitions';
 

@@ -4,9 +4,9 @@ import path from 'node:path';
 import { extractEmbeddedImages } from '../../providers/pdf/render';
 import { AppError } from '../../core/errors';
 import { rejection } from '../support/assert';
-import { imagePdf } from '../support/image-pdf';
-import { buildPdf, scannedPdf } from '../support/pdf-factory';
-import { tempDir } from '../support/servers';
+import { imagePdf } from '../support/documents/image-pdf';
+import { buildPdf, scannedPdf } from '../support/documents/pdf-factory';
+import { tempDir } from '../support/servers/engines';
 
 const filesUnder = (dir: string) => (fs.existsSync(dir) ? fs.readdirSync(dir) : []);
 

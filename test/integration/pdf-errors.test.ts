@@ -2,9 +2,9 @@ import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
-import { useStack, type Stack } from '../support/stack';
-import { buildPdf, corruptPdf, scannedPdf, zeroPagePdf } from '../support/pdf-factory';
-import { postPdf } from '../support/pdf-http';
+import { useStack, type Stack } from '../support/servers/stack';
+import { buildPdf, corruptPdf, scannedPdf, zeroPagePdf } from '../support/documents/pdf-factory';
+import { postPdf } from '../support/clients/pdf-http';
 import { until } from '../support/jobs';
 
 // Refused inputs of POST /api/pdf/process, and POST /api/pdf/job and pdf jobs for files in the data directory

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseImageList, pagesWithImages } from '../../providers/pdf/poppler';
 import { expectPdfError, rejection } from '../support/assert';
-import { pdfLiteral, PdfWriter } from '../support/pdf-writer';
+import { pdfLiteral, PdfWriter } from '../support/documents/pdf-writer';
 
 // Which pages paint an image (providers/pdf/poppler.ts `pagesWithImages`), on real poppler `pdfimages -list`, with
 // every way a page can paint one written by hand: an image XObject, one inside a form XObject, an inline image

@@ -7,8 +7,8 @@ import { drawingNeed } from '../../providers/pdf/markdown/needs-drawings';
 import { pdfjsThreadsRunning } from '../../providers/pdf/pdfjs-thread';
 import { popplerPageLayouts } from '../../providers/pdf/poppler-layout';
 import { expectPdfError } from '../support/assert';
-import { htmlToPdf, structuredDoc } from '../support/html-pdf';
-import { buildPdf, corruptPdf } from '../support/pdf-factory';
+import { htmlToPdf, structuredDoc } from '../support/documents/html-pdf';
+import { buildPdf, corruptPdf } from '../support/documents/pdf-factory';
 
 // The layouts the Markdown rules read, from real poppler (pdftohtml -xml) and the pages' content streams, on PDFs
 // generated here: a report printed by Chromium (tables ruled and not, bullets drawn as shapes) and plain pages.

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { markdownPageLayouts } from '../../providers/pdf/markdown-layouts';
 import { documentMarkdown } from '../../providers/pdf/markdown/document';
-import { htmlToPdf } from '../support/html-pdf';
+import { htmlToPdf } from '../support/documents/html-pdf';
 
 // A table without rules whose cells wrap onto several lines (as Texinfo's @multitable prints), printed by Chromium
 // and read by real poppler: one GFM row per table row, each cell's lines joined.

@@ -2,10 +2,10 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
-import { useStack, type Stack } from '../support/stack';
-import { htmlToPdf, structuredDoc, type StructuredDoc } from '../support/html-pdf';
-import { okData as ok, postPdf } from '../support/pdf-http';
-import { buildPdf, rasterize, scannedPdf, wrapText } from '../support/pdf-factory';
+import { useStack, type Stack } from '../support/servers/stack';
+import { htmlToPdf, structuredDoc, type StructuredDoc } from '../support/documents/html-pdf';
+import { okData as ok, postPdf } from '../support/clients/pdf-http';
+import { buildPdf, rasterize, scannedPdf, wrapText } from '../support/documents/pdf-factory';
 
 // output_format=markdown (contract §9) on the real API and worker: documents of known structure printed by Chromium,
 // read by pdf.js (fonts, rulings, outline), and a scan read by tesseract.

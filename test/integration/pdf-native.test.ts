@@ -6,7 +6,7 @@ import { expectPdfError } from '../support/assert';
 import { openPdf, type PdfDoc } from '../../providers/pdf/pdfjs';
 import { pdfInfo } from '../../providers/pdf/poppler';
 import { renderPagePng, renderPages } from '../../providers/pdf/render';
-import { buildPdf, corruptPdf, PAGE_HEIGHT, scannedPdf, zeroPagePdf } from '../support/pdf-factory';
+import { buildPdf, corruptPdf, PAGE_HEIGHT, scannedPdf, zeroPagePdf } from '../support/documents/pdf-factory';
 
 const LEFT = [
   'Die linke Spalte beginnt hier mit',

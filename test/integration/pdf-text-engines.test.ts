@@ -9,7 +9,7 @@ import { expectPdfError } from '../support/assert';
 import { pdfjsThreadsRunning } from '../../providers/pdf/pdfjs-thread';
 import { pdfPageTexts, splitPages, tidyPageText } from '../../providers/pdf/poppler';
 import { describePdf, PDF_TEXT_ENGINES, readPageTexts } from '../../providers/pdf/text-engine';
-import { buildPdf, corruptPdf, PAGE_HEIGHT, scannedPdf, zeroPagePdf } from '../support/pdf-factory';
+import { buildPdf, corruptPdf, PAGE_HEIGHT, scannedPdf, zeroPagePdf } from '../support/documents/pdf-factory';
 
 // Both PDF text engines behind providers/pdf/text-engine.ts, on real poppler (pdfinfo, pdftotext) and real pdf.js,
 // with PDFs generated here. Where the engines agree, one case runs on both; where their reading order differs,

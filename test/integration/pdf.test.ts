@@ -4,12 +4,19 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
-import { useStack, type Stack } from '../support/stack';
-import { useLlmStack } from '../support/llm-env';
-import type { LlmServer } from '../support/llm-server';
-import { buildPdf, corruptPdf, rasterize, scannedPdf, upsideDownScanPdf, wrapText } from '../support/pdf-factory';
-import { accuracy } from '../support/accuracy';
-import { okData as ok, postPdf } from '../support/pdf-http';
+import { useStack, type Stack } from '../support/servers/stack';
+import { useLlmStack } from '../support/servers/llm-env';
+import type { LlmServer } from '../support/servers/llm-server';
+import {
+  buildPdf,
+  corruptPdf,
+  rasterize,
+  scannedPdf,
+  upsideDownScanPdf,
+  wrapText,
+} from '../support/documents/pdf-factory';
+import { accuracy } from '../support/documents/accuracy';
+import { okData as ok, postPdf } from '../support/clients/pdf-http';
 
 // POST /api/pdf/process (spec §4.2, contract §6) on the real API and worker, over loopback HTTP, on a Temporal dev
 // server; real pdf.js, poppler and tesseract. Error cases and /api/pdf/job are in pdf-errors.test.ts.

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import '../support/stack';
-import type { Stack } from '../support/stack';
-import { useLlmStack } from '../support/llm-env';
-import type { LlmReply, LlmServer } from '../support/llm-server';
+import '../support/servers/stack';
+import type { Stack } from '../support/servers/stack';
+import { useLlmStack } from '../support/servers/llm-env';
+import type { LlmReply, LlmServer } from '../support/servers/llm-server';
 
 // A model endpoint that is out for a while (503 with Retry-After) is waited out: the provider's own retries are
 // spent, the error boundary has Temporal try the step again after the Retry-After, the step's journal keeps every

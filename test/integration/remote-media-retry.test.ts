@@ -4,14 +4,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { llmEnv } from '../support/llm-env';
-import { startLlmServer, type LlmServer } from '../support/llm-server';
-import { ffmpeg } from '../support/media-factory';
-import { buildPdf, wrapText } from '../support/pdf-factory';
-import { startSpeechServer, type SpeechServer } from '../support/speech-server';
-import { connectTracked, type TrackedConnection } from '../support/temporal-calls';
-import { sharedBundle } from '../support/worker';
-import { createLocalEnv, startHarness, type Harness } from '../support/workflow-env';
+import { llmEnv } from '../support/servers/llm-env';
+import { startLlmServer, type LlmServer } from '../support/servers/llm-server';
+import { ffmpeg } from '../support/media/media-factory';
+import { buildPdf, wrapText } from '../support/documents/pdf-factory';
+import { startSpeechServer, type SpeechServer } from '../support/servers/speech-server';
+import { connectTracked, type TrackedConnection } from '../support/workflows/temporal-calls';
+import { sharedBundle } from '../support/workflows/worker';
+import { createLocalEnv, startHarness, type Harness } from '../support/workflows/workflow-env';
 
 // A media step whose engine is a remote provider (a hosted speech endpoint, a vision model) waits out the provider's
 // outage like a model call: it is scheduled without an attempt limit (the error boundary, tested on its own in

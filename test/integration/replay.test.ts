@@ -13,15 +13,15 @@ import {
   patchMarkers,
   scheduledActivities,
   startInput,
-} from '../support/history-facts';
-import { historyFromJson } from '../support/history-json';
-import { quietRuntime, sharedBundle } from '../support/worker';
-import { exportedWorkflows, patchSites, pipelineJobTypes } from '../support/workflow-source';
+} from '../support/workflows/history-facts';
+import { historyFromJson } from '../support/workflows/history-json';
+import { quietRuntime, sharedBundle } from '../support/workflows/worker';
+import { exportedWorkflows, patchSites, pipelineJobTypes } from '../support/workflows/workflow-source';
 
 // Histories recorded from real runs (test/fixtures/record-histories.ts). Replaying them with today's workflow
 // code proves that jobs and batches running now would survive a deploy of this code: a reordered, added or
 // removed command makes the replay fail with a DeterminismViolationError (the last test shows it does). What must
-// have a history is read from the code (test/support/workflow-source.ts): every job type of the pipeline table, both
+// have a history is read from the code (test/support/workflows/workflow-source.ts): every job type of the pipeline table, both
 // branches of every patch, every workflow workflows/index.ts exports; a new one without a history fails here.
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));

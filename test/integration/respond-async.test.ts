@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { useStack, type Stack } from '../support/stack';
-import { buildPdf, wrapText } from '../support/pdf-factory';
-import { postMultipart } from '../support/pdf-http';
+import { useStack, type Stack } from '../support/servers/stack';
+import { buildPdf, wrapText } from '../support/documents/pdf-factory';
+import { postMultipart } from '../support/clients/pdf-http';
 
 // Every endpoint that runs work as a job and waits for it also answers asynchronously (contract §3): with
 // `Prefer: respond-async` or `wait_ms=0` it answers 202 with the job at once (an upload stays with the job), with

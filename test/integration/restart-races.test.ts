@@ -15,12 +15,13 @@ import {
   type JobState,
 } from '../../workflows/definitions';
 import { holdJobOutput } from '../support/jobs';
-import { llmEnv } from '../support/llm-env';
-import { startLlmServer } from '../support/llm-server';
-import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
-import { connectTracked, type TrackedConnection } from '../support/temporal-calls';
-import { sharedBundle } from '../support/worker';
-import { createLocalEnv, startHarness, type Harness } from '../support/workflow-env';
+import { llmEnv } from '../support/servers/llm-env';
+import { startLlmServer } from '../support/servers/llm-server';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/servers/webhook-receiver';
+import { connectTracked, type TrackedConnection } from '../support/workflows/temporal-calls';
+import { sharedBundle } from '../support/workflows/worker';
+import { createLocalEnv, startHarness, type Harness } from '../support/workflows/workflow-env';
+import { waitFor } from '../support/wait';
 
 // Restart is safe by construction (contract §3): the API only starts the new run; the run writes its own record and
 // reports itself to its batch with its run number, and webhook delivery lives in the job's notifier. These tests
@@ -28,20 +29,12 @@ import { createLocalEnv, startHarness, type Harness } from '../support/workflow-
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function until<T>(
+const until = <T>(
   what: string,
   fn: () => Promise<T | undefined | false>,
   timeoutMs = 30_000,
   everyMs = 50,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(everyMs);
-  }
-}
+): Promise<T> => waitFor(fn, what, { timeoutMs, everyMs, errors: 'throw' });
 
 const failed = (p: Promise<unknown>) =>
   p.then(

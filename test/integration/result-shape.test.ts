@@ -3,13 +3,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
-import { startStack, type Stack } from '../support/stack';
-import { startTestApi, type TestApi } from '../support/api';
+import { startStack, type Stack } from '../support/servers/stack';
+import { startTestApi, type TestApi } from '../support/servers/api';
 import { JobService } from '../../api/services/jobs';
-import { llmEnv } from '../support/llm-env';
-import { startLlmServer, type LlmServer } from '../support/llm-server';
-import { startOcrServer, type OcrServer } from '../support/ocr-server';
-import { postMultipart, postPdf } from '../support/pdf-http';
+import { llmEnv } from '../support/servers/llm-env';
+import { startLlmServer, type LlmServer } from '../support/servers/llm-server';
+import { startOcrServer, type OcrServer } from '../support/servers/ocr-server';
+import { postMultipart, postPdf } from '../support/clients/pdf-http';
 import {
   completedWebhookData,
   expectResultsCarry,
@@ -20,7 +20,7 @@ import {
   textPdf,
   unique,
 } from '../support/results';
-import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/servers/webhook-receiver';
 
 // Issue 11: one result shape. For transformer, pdf, image OCR and external OCR the synchronous answer's `data`, the
 // job's `results` (restricted to the data fields) and the completed webhook's `data` are the same object; a 504

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { Scratch } from '../../core/scratch';
 import { LocalBlobStore } from '../../providers/storage';
-import { tempDir } from '../support/servers';
+import { tempDir } from '../support/servers/engines';
 
 // The workers' scratch space (core/scratch.ts) on a real local blob store and file system.
 

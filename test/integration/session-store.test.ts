@@ -7,7 +7,7 @@ import {
   putSessionRecord,
   readSessionMarkdown,
 } from '../../core/session-store';
-import { localBackend, s3Backend, type Backend } from '../support/blob-backends';
+import { localBackend, s3Backend, type Backend } from '../support/stores/blob-backends';
 import { sessionRecord } from '../support/sessions';
 
 function sessionStoreContract(name: string, setup: () => Promise<Backend>): void {

@@ -1,12 +1,12 @@
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
-import type { Stack } from '../support/stack';
+import type { Stack } from '../support/servers/stack';
 import { listSessionRecords, readSessionMarkdown } from '../../core/session-store';
-import { message, useLlmStack } from '../support/llm-env';
-import type { LlmRequest, LlmServer } from '../support/llm-server';
-import { responseChecker } from '../support/openapi-schemas';
-import { startSessionSite, type SessionSite } from '../support/session-site';
-import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
+import { message, useLlmStack } from '../support/servers/llm-env';
+import type { LlmRequest, LlmServer } from '../support/servers/llm-server';
+import { responseChecker } from '../support/clients/openapi-schemas';
+import { startSessionSite, type SessionSite } from '../support/servers/session-site';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/servers/webhook-receiver';
 
 // Session processing (spec §4.6, contract §8, issue #15) through the real API, worker and Temporal dev server: the
 // page through the SSRF-guarded download (loopback allowed: the test server listens on loopback only), the video

@@ -5,8 +5,9 @@ import { msToTs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import { jobSearchAttributes } from '../../core/search-attributes';
 import { pingWorkflow } from '../../workflows/ping.workflow';
-import { spawnProc, waitFor } from '../support/processes';
-import { sharedDevServer } from '../support/servers';
+import { spawnProc } from '../support/servers/processes';
+import { waitFor } from '../support/wait';
+import { sharedDevServer } from '../support/servers/engines';
 
 /** `npm run setup -- --temporal-namespace <ns>` against a namespace created without the project's search attributes. */
 describe('npm run setup -- --temporal-namespace', function () {

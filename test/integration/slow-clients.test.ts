@@ -1,8 +1,9 @@
 import net from 'node:net';
 import path from 'node:path';
 import { expect } from 'chai';
-import { startTestApi, type TestApi } from '../support/api';
-import { filesUnder, multipartBody, partialUpload } from '../support/partial-upload';
+import { startTestApi, type TestApi } from '../support/servers/api';
+import { filesUnder, multipartBody, partialUpload } from '../support/clients/partial-upload';
+import { holds } from '../support/wait';
 
 // Slow clients at the edge of the real API app (issue 33 item 6): a connection that sends nothing, a head that never
 // ends, an upload that stalls half way and one that trickles below the rate floor are closed within their configured
@@ -111,8 +112,7 @@ describe('slow clients: idle, unfinished, stalled and trickling requests are clo
     const t0 = Date.now();
     try {
       // The half sent is on disk while the client stalls (what the cut must remove).
-      const deadline = Date.now() + 10_000;
-      while (!filesUnder(uploads).some((f) => f.size > 0) && Date.now() < deadline) await sleep(50);
+      await holds(() => filesUnder(uploads).some((f) => f.size > 0), 10_000, 50);
       expect(
         filesUnder(uploads).some((f) => f.size > 0),
         'the partial upload on disk',
@@ -124,8 +124,7 @@ describe('slow clients: idle, unfinished, stalled and trickling requests are clo
       expect(outcome, `still open after ${ms} ms`).to.not.equal(undefined);
       expect(outcome!.kind, JSON.stringify(outcome)).to.equal('connection-error');
       expect(ms, 'not before its deadline').to.be.at.least(BODY_IDLE_MS - 100);
-      const gone = Date.now() + 10_000;
-      while (filesUnder(uploads).length > 0 && Date.now() < gone) await sleep(50);
+      await holds(() => filesUnder(uploads).length === 0, 10_000, 50);
       expect(filesUnder(uploads), 'no partial upload left').to.deep.equal([]);
     } finally {
       upload.destroy();
@@ -150,8 +149,7 @@ describe('slow clients: idle, unfinished, stalled and trickling requests are clo
       expect(outcome, `still open after ${ms} ms`).to.not.equal(undefined);
       expect(outcome!.kind).to.equal('connection-error');
       expect(ms, 'not before one window').to.be.at.least(BODY_IDLE_MS - 100);
-      const gone = Date.now() + 10_000;
-      while (filesUnder(uploads).length > 0 && Date.now() < gone) await sleep(50);
+      await holds(() => filesUnder(uploads).length === 0, 10_000, 50);
       expect(filesUnder(uploads), 'no partial upload left').to.deep.equal([]);
     } finally {
       clearInterval(trickle);

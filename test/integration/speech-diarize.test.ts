@@ -3,11 +3,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
-import { startStack, type Stack } from '../support/stack';
-import { responseChecker } from '../support/openapi-schemas';
-import { ffmpeg } from '../support/media-factory';
-import { expectOrderedSegments } from '../support/speech-segments';
-import { dialogueRecording, diarizationErrorRate, labelledSpans, type Turn } from '../support/speech-speakers';
+import { startStack, type Stack } from '../support/servers/stack';
+import { responseChecker } from '../support/clients/openapi-schemas';
+import { ffmpeg } from '../support/media/media-factory';
+import { expectOrderedSegments } from '../support/media/speech-segments';
+import { dialogueRecording, diarizationErrorRate, labelledSpans, type Turn } from '../support/media/speech-speakers';
 
 // Speaker labels (`diarize=true`, issue 26) on the real API and worker, a Temporal dev server, real ffmpeg, the real
 // local Whisper base model and the real speaker encoder (Resemblyzer's GE2E weights from PyPI, run by the engine).

@@ -9,9 +9,9 @@ import { configureEngineWatchdog, engineStallTimeoutMs, EngineStallError } from 
 import { EngineProcess } from '../../providers/speech/engine/process';
 import { LocalSpeechProvider, SpeechEngineError, localSpeechOptions } from '../../providers/speech/local';
 import type { Transcript } from '../../providers/speech/types';
-import { waitFor } from '../support/processes';
-import { SENTENCES, speak } from '../support/speech-samples';
-import { wordErrorRate } from '../support/wer';
+import { waitFor } from '../support/wait';
+import { SENTENCES, speak } from '../support/media/speech-samples';
+import { wordErrorRate } from '../support/media/wer';
 
 const isAlive = (pid: number): boolean => {
   try {

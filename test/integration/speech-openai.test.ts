@@ -13,8 +13,8 @@ import {
   type OpenAiSpeechOptions,
 } from '../../providers/speech/openai';
 import type { SpeechProvider } from '../../providers/speech/types';
-import { speechError, startSpeechServer, type SpeechServer } from '../support/speech-server';
-import { ffmpeg } from '../support/media-factory';
+import { speechError, startSpeechServer, type SpeechServer } from '../support/servers/speech-server';
+import { ffmpeg } from '../support/media/media-factory';
 
 const KEY = 'sk-speech-0123456789-very-secret';
 

@@ -3,14 +3,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
-import { startStack, type Stack } from '../support/stack';
+import { startStack, type Stack } from '../support/servers/stack';
 import OpenAI, { toFile } from 'openai';
-import { responseChecker } from '../support/openapi-schemas';
-import { ffmpeg, joinWithPauses, pcmBytes, RATE, writeWav } from '../support/media-factory';
-import { CHUNKED_SENTENCES, chunkedRecording, SENTENCES, speak } from '../support/speech-samples';
-import { wordErrorRate } from '../support/wer';
-import { roomNoise } from '../support/speech-recording';
-import { expectOrderedSegments } from '../support/speech-segments';
+import { responseChecker } from '../support/clients/openapi-schemas';
+import { ffmpeg, joinWithPauses, pcmBytes, RATE, writeWav } from '../support/media/media-factory';
+import { CHUNKED_SENTENCES, chunkedRecording, SENTENCES, speak } from '../support/media/speech-samples';
+import { wordErrorRate } from '../support/media/wer';
+import { roomNoise } from '../support/media/speech-recording';
+import { expectOrderedSegments } from '../support/media/speech-segments';
 import { readBlobBuffer } from '../../core/blob-store';
 
 // Speech outputs beyond the spec (contract §9, issue 26) on the real API and worker, a Temporal dev server, real

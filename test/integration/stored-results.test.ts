@@ -3,20 +3,20 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
-import type { Stack } from '../support/stack';
+import type { Stack } from '../support/servers/stack';
 import { readBlobBuffer, readBlobJson } from '../../core/blob-store';
 import { resultData } from '../../core/job-results';
 import { jobFieldsKey, jobRecordKey, jobResultsKey } from '../../core/records';
 import { createLogger } from '../../core/logger';
 import { createRetentionSweeper } from '../../worker/retention-sweeper';
-import { useLlmStack } from '../support/llm-env';
-import type { LlmServer } from '../support/llm-server';
-import { ffmpeg } from '../support/media-factory';
-import { buildPdf } from '../support/pdf-factory';
-import { postMultipart, postPdf } from '../support/pdf-http';
+import { useLlmStack } from '../support/servers/llm-env';
+import type { LlmServer } from '../support/servers/llm-server';
+import { ffmpeg } from '../support/media/media-factory';
+import { buildPdf } from '../support/documents/pdf-factory';
+import { postMultipart, postPdf } from '../support/clients/pdf-http';
 import { holdModel, recordedJobs, strayUploads, unique } from '../support/results';
 import { until } from '../support/jobs';
-import { tempDir } from '../support/servers';
+import { tempDir } from '../support/servers/engines';
 
 // Issue #13, defects 3 and 8, on the real API and worker, the shared Temporal dev server, pdftotext and the local
 // blob store: cached answers are streamed from the stored results (the same bytes as the first answer), the text is

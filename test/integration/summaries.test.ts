@@ -1,11 +1,11 @@
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
-import '../support/stack';
-import type { Stack } from '../support/stack';
+import '../support/servers/stack';
+import type { Stack } from '../support/servers/stack';
 import type { BlobStore } from '../../core/blob-store';
 import { putSessionRecord, type SessionRecord } from '../../core/session-store';
-import { message, useLlmStack } from '../support/llm-env';
-import type { LlmRequest, LlmServer } from '../support/llm-server';
+import { message, useLlmStack } from '../support/servers/llm-env';
+import type { LlmRequest, LlmServer } from '../support/servers/llm-server';
 import { sessionRecord } from '../support/sessions';
 
 // Tracks, events, topics and stories (spec §4.5, §4.8, §4.9) over sessions seeded in the real store, through the real

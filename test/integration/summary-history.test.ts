@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
-import type { Stack } from '../support/stack';
-import { message, useLlmStack } from '../support/llm-env';
-import type { LlmServer } from '../support/llm-server';
+import type { Stack } from '../support/servers/stack';
+import { message, useLlmStack } from '../support/servers/llm-env';
+import type { LlmServer } from '../support/servers/llm-server';
 import { seedEvent, summarizingModel, summaryHistories } from '../support/summary-load';
 import { MODEL_CALLS_PER_JOB } from '../../core/fanout';
 import { failJobSignal } from '../../workflows/definitions';

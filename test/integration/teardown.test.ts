@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { startTestApi } from '../support/api';
-import { startDevServer } from '../support/servers';
-import { startTestWorker } from '../support/worker';
+import { startTestApi } from '../support/servers/api';
+import { startDevServer } from '../support/servers/engines';
+import { startTestWorker } from '../support/workflows/worker';
 
 // A test that fails or times out leaves its calls running: a `handle.result()` long poll, or the API still waiting
 // for a sync job. Teardown then closes the connections and, later, stops the server. Those calls must end as

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
-import { useStack, type Stack } from '../support/stack';
-import { message } from '../support/llm-env';
-import { startLlmServer, type LlmRequest, type LlmServer } from '../support/llm-server';
+import { useStack, type Stack } from '../support/servers/stack';
+import { message } from '../support/servers/llm-env';
+import { startLlmServer, type LlmRequest, type LlmServer } from '../support/servers/llm-server';
 
 // A template over a text several times longer than the model's context (issue #23 point 10), on the real API, worker
 // and Temporal with the OpenAI-compatible test server standing in for the local model server: the service is

@@ -1,8 +1,9 @@
 import { expect } from 'chai';
 import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { startStack, type Stack } from '../support/stack';
-import { startDevServer, tempDir, type DevServer } from '../support/servers';
+import { startStack, type Stack } from '../support/servers/stack';
+import { startDevServer, tempDir, type DevServer } from '../support/servers/engines';
+import { waitFor } from '../support/wait';
 
 // Temporal stopped (SIGSTOP: its connections hang instead of being refused) or dead (SIGKILL): the API notices within
 // a couple of its one-second probes and answers every request that needs Temporal with 503 UNAVAILABLE at once,
@@ -22,17 +23,8 @@ function signal(d: DevServer | undefined, sig: NodeJS.Signals): void {
   }
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn().catch(() => undefined);
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
+const until = <T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> =>
+  waitFor(fn, what, { timeoutMs, everyMs: 100 });
 
 describe('Temporal stopped or gone: 503 UNAVAILABLE at once, and service again when it is back', function () {
   this.timeout(180_000);

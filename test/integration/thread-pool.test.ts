@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import { isThreadOutOfMemory, ThreadPool } from '../../providers/process/thread-pool';
 
-// providers/process/thread-pool.ts with real worker threads running test/support/pool-test.thread.mjs.
+// providers/process/thread-pool.ts with real worker threads running test/support/servers/pool-test.thread.mjs.
 
-const ENTRY = new URL('../support/pool-test.thread.mjs', import.meta.url);
+const ENTRY = new URL('../support/servers/pool-test.thread.mjs', import.meta.url);
 
 describe('thread pool', function () {
   this.timeout(30_000);

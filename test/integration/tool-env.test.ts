@@ -7,8 +7,8 @@ import { runLaunchedTool, ToolLauncher } from '../../providers/process/launcher'
 import { runTool } from '../../providers/process/run-tool';
 import { EngineProcess } from '../../providers/speech/engine/process';
 import { withoutServiceSecrets } from '../../scripts/services.mjs';
-import { grayPng } from '../support/png';
-import { tempDir } from '../support/servers';
+import { grayPng } from '../support/documents/png';
+import { tempDir } from '../support/servers/engines';
 
 // Spawned tools get a clean environment (issue 33 item 7): an allow-list of what engines need, none of the service's
 // keys. The service's secrets are put into this process's environment (as a deployment sets them), then tools are

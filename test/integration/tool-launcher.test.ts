@@ -6,10 +6,11 @@ import { freePort } from '../../scripts/services.mjs';
 import { pdfPageTexts } from '../../providers/pdf/poppler';
 import { ToolLauncher, runLaunchedTool, toolLauncher } from '../../providers/process/launcher';
 import { EngineStallError, ToolExitError, ToolTimeoutError } from '../../providers/process/run-tool';
-import { buildPdf } from '../support/pdf-factory';
-import { ROOT, spawnService, waitFor } from '../support/processes';
-import { childPids, launcherPids, popplerPids } from '../support/proc-tree';
-import { sharedDevServer, tempDir } from '../support/servers';
+import { buildPdf } from '../support/documents/pdf-factory';
+import { ROOT, spawnService } from '../support/servers/processes';
+import { waitFor } from '../support/wait';
+import { childPids, launcherPids, popplerPids } from '../support/servers/proc-tree';
+import { sharedDevServer, tempDir } from '../support/servers/engines';
 
 // Issue 24: the poppler tools are started by a long-lived python3 launcher (providers/process/tool_launcher.py), not
 // forked from the big API or worker process. Real processes throughout: the launcher, poppler, `sleep`, the API.

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
-import { startStack, type Stack } from '../support/stack';
-import { LLM_KEY, llmEnv, message, useLlmStack } from '../support/llm-env';
-import { startLlmServer, type LlmServer } from '../support/llm-server';
+import { startStack, type Stack } from '../support/servers/stack';
+import { LLM_KEY, llmEnv, message, useLlmStack } from '../support/servers/llm-env';
+import { startLlmServer, type LlmServer } from '../support/servers/llm-server';
 
 // The result cache of the transformer endpoints (`X-Cache`, `use_cache`) and the handling of model faults, on the
 // real API and worker, the shared Temporal dev server and the OpenAI-compatible test server over loopback HTTP.

@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
-import '../support/stack';
-import type { Stack } from '../support/stack';
-import { LLM_KEY, LLM_MODEL, message, useLlmStack } from '../support/llm-env';
-import type { LlmServer } from '../support/llm-server';
+import '../support/servers/stack';
+import type { Stack } from '../support/servers/stack';
+import { LLM_KEY, LLM_MODEL, message, useLlmStack } from '../support/servers/llm-env';
+import type { LlmServer } from '../support/servers/llm-server';
 
 // The transformer endpoints (spec §4.3) on the real API and worker, the shared Temporal dev server and the
 // OpenAI-compatible test server, all over HTTP on loopback. Every request the service sends to the model is checked.

@@ -13,7 +13,8 @@ import { createRegistry, z } from '../../api/openapi';
 import { ApiRouter } from '../../api/api-router';
 import { storeUpload, uploadedFile } from '../../api/uploads';
 import { LocalBlobStore, S3BlobStore } from '../../providers/storage';
-import { sharedMinioServer, tempDir } from '../support/servers';
+import { sharedMinioServer, tempDir } from '../support/servers/engines';
+import { holds } from '../support/wait';
 
 const KB = 1024;
 const MB = 1024 * KB;
@@ -79,15 +80,6 @@ async function startUploadApp(opts: { uploadBytes: number; store?: BlobStore }):
 /** Everything under a directory, recursively (relative paths). */
 function contents(dir: string): string[] {
   return fs.readdirSync(dir, { recursive: true }).map(String);
-}
-
-async function waitFor(cond: () => boolean, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    if (cond()) return true;
-    if (Date.now() > deadline) return false;
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 async function readAll(s: NodeJS.ReadableStream): Promise<Buffer> {
@@ -290,10 +282,10 @@ describe('uploads: multipart route with the real middleware and blob store', fun
       req.write(head);
       // Enough bytes that the server has created its per-request directory and temp file.
       for (let i = 0; i < 8; i++) req.write(randomBytes(64 * KB));
-      const started = await waitFor(() => contents(app.uploadRoot).some((p) => p.includes(path.sep)), 5000);
+      const started = await holds(() => contents(app.uploadRoot).some((p) => p.includes(path.sep)), 5000, 20);
       expect(started, 'the server never started writing the upload').to.equal(true);
       req.destroy();
-      const clean = await waitFor(() => contents(app.uploadRoot).length === 0, 2000);
+      const clean = await holds(() => contents(app.uploadRoot).length === 0, 2000, 20);
       expect(clean, `left behind: ${contents(app.uploadRoot).join(', ')}`).to.equal(true);
       expect((await app.store.list('uploads/')).length, 'an aborted upload is not stored').to.equal(storedBefore);
     });
@@ -334,7 +326,7 @@ describe('uploads: multipart route with the real middleware and blob store', fun
       expect(body.status).to.equal('error');
       expect(body.error!.code).to.equal('PAYLOAD_TOO_LARGE');
       expect(body.error!.details.limit_bytes).to.equal(64 * KB);
-      const clean = await waitFor(() => contents(app.uploadRoot).length === 0, 2000);
+      const clean = await holds(() => contents(app.uploadRoot).length === 0, 2000, 20);
       expect(clean, `left behind: ${contents(app.uploadRoot).join(', ')}`).to.equal(true);
       expect((await app.store.list('uploads/')).length).to.equal(before);
     });

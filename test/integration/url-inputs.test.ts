@@ -4,11 +4,11 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
-import { useStack, type Stack } from '../support/stack';
-import { buildPdf, wrapText } from '../support/pdf-factory';
-import { postMultipart } from '../support/pdf-http';
-import { tempDir } from '../support/servers';
-import { SENTENCES, speak } from '../support/speech-samples';
+import { useStack, type Stack } from '../support/servers/stack';
+import { buildPdf, wrapText } from '../support/documents/pdf-factory';
+import { postMultipart } from '../support/clients/pdf-http';
+import { tempDir } from '../support/servers/engines';
+import { SENTENCES, speak } from '../support/media/speech-samples';
 
 // Documents and recordings by URL (issue #23 point 5): /api/pdf/process and /api/audio/process take a `url` instead of
 // a file, and pdf and audio jobs a `url` parameter; the job downloads it through the same SSRF-guarded, size-limited

@@ -4,9 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
-import { startStack, type Stack } from '../support/stack';
-import { ffmpeg } from '../support/media-factory';
-import { postMultipart, type FormFile } from '../support/pdf-http';
+import { startStack, type Stack } from '../support/servers/stack';
+import { ffmpeg } from '../support/media/media-factory';
+import { postMultipart, type FormFile } from '../support/clients/pdf-http';
 
 // POST /api/video/frames (spec §4.7, contract §7) on the real API and worker over loopback HTTP, on a Temporal dev
 // server, with real ffmpeg: the frames of a generated h264 clip come back as paths that download through the files

@@ -5,13 +5,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
-import { startStack, type Stack } from '../support/stack';
-import { startTestApi } from '../support/api';
-import { responseChecker } from '../support/openapi-schemas';
-import { ffmpeg } from '../support/media-factory';
-import { postMultipart } from '../support/pdf-http';
-import { SENTENCES, speak } from '../support/speech-samples';
-import { wordErrorRate } from '../support/wer';
+import { startStack, type Stack } from '../support/servers/stack';
+import { startTestApi } from '../support/servers/api';
+import { responseChecker } from '../support/clients/openapi-schemas';
+import { ffmpeg } from '../support/media/media-factory';
+import { postMultipart } from '../support/clients/pdf-http';
+import { SENTENCES, speak } from '../support/media/speech-samples';
+import { wordErrorRate } from '../support/media/wer';
 import { probeMedia } from '../../providers/media/probe';
 
 // POST /api/video/process, POST /api/video/hosted and the `video` job type (spec §4.7) on the real API and worker, a

@@ -7,8 +7,8 @@ import { taskQueues } from '../../core/ids';
 import { LocalBlobStore } from '../../providers/storage';
 import { verifyWebhookSignature } from '../../providers/webhook/signature';
 import type { JobEvent } from '../../workflows/definitions';
-import { tempDir } from '../support/servers';
-import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
+import { tempDir } from '../support/servers/engines';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/servers/webhook-receiver';
 
 // The deliverWebhook activity itself, called directly (no workflow) against a real receiver on 127.0.0.1 and a real
 // local blob store: the signed timestamp is its own, taken at the attempt.

@@ -6,7 +6,7 @@ import { progressBody, retryDelayMs } from '../../core/webhooks';
 import { ForbiddenTargetError, guardedFetch, OutboundError, type OutboundPolicy } from '../../providers/http/ssrf';
 import { deliverWebhook } from '../../providers/webhook/deliver';
 import { verifyWebhookSignature } from '../../providers/webhook/signature';
-import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/servers/webhook-receiver';
 
 // Loopback only: every server here listens on 127.0.0.1 and every URL points at one of them.
 

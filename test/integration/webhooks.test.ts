@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
-import { useStack, type Stack } from '../support/stack';
+import { useStack, type Stack } from '../support/servers/stack';
 import { verifyWebhookSignature } from '../../providers/webhook/signature';
 import { pdfJob, readSse, SMALL_HTML, sleep, transformerJob, until, type SseEvent } from '../support/jobs';
-import { startWebhookReceiver, type ReceivedRequest, type WebhookReceiver } from '../support/webhook-receiver';
+import { startWebhookReceiver, type ReceivedRequest, type WebhookReceiver } from '../support/servers/webhook-receiver';
 
 // Job webhooks and the job event stream, end to end: the real API and worker (in this process) on the shared
 // Temporal dev server deliver to real HTTP receivers. Loopback only: the test API listens on 127.0.0.1, which is

@@ -6,11 +6,11 @@ import proto from '@temporalio/proto';
 import { newJobId, taskQueues } from '../../core/ids';
 import { jobWorkflow } from '../../workflows/job.workflow';
 import { pingWorkflow } from '../../workflows/ping.workflow';
-import { llmEnv, LLM_KEY } from '../support/llm-env';
-import { startLlmServer, type LlmServer } from '../support/llm-server';
-import { waitFor } from '../support/processes';
-import { sharedDevServer, tempDir } from '../support/servers';
-import { startTestWorker, type TestWorker } from '../support/worker';
+import { llmEnv, LLM_KEY } from '../support/servers/llm-env';
+import { startLlmServer, type LlmServer } from '../support/servers/llm-server';
+import { waitFor } from '../support/wait';
+import { sharedDevServer, tempDir } from '../support/servers/engines';
+import { startTestWorker, type TestWorker } from '../support/workflows/worker';
 
 const { temporal } = proto;
 

@@ -16,30 +16,29 @@ import {
   type BatchState,
   type JobState,
 } from '../../workflows/definitions';
-import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
-import { connectTracked, type TrackedConnection } from '../support/temporal-calls';
-import { sharedBundle } from '../support/worker';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/servers/webhook-receiver';
+import { connectTracked, type TrackedConnection } from '../support/workflows/temporal-calls';
+import { sharedBundle } from '../support/workflows/worker';
 import { jobStatusAttribute, jobTypeAttribute } from '../../core/search-attributes';
-import { createLocalEnv, htmlOfSize, sectionsHtml, startHarness, type Harness } from '../support/workflow-env';
+import {
+  createLocalEnv,
+  htmlOfSize,
+  sectionsHtml,
+  startHarness,
+  type Harness,
+} from '../support/workflows/workflow-env';
+import { waitFor } from '../support/wait';
 
 const { EventType } = proto.temporal.api.enums.v1;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function until<T>(
+const until = <T>(
   what: string,
   fn: () => Promise<T | undefined | false>,
   timeoutMs = 30_000,
   everyMs = 50,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(everyMs);
-  }
-}
+): Promise<T> => waitFor(fn, what, { timeoutMs, everyMs, errors: 'throw' });
 
 async function failureOf(p: Promise<unknown>): Promise<WorkflowFailedError> {
   const err = await p.then(
@@ -59,7 +58,7 @@ describe('job and batch workflows on a local Temporal dev server', function () {
   this.timeout(60_000);
   let env: TestWorkflowEnvironment;
   // The tests' calls go through a connection of their own: the environment's teardown closes its connection at
-  // once, even under a result() long poll that a failed test left running (see test/support/temporal-calls.ts).
+  // once, even under a result() long poll that a failed test left running (see test/support/workflows/temporal-calls.ts).
   let calls: TrackedConnection;
   let h: Harness;
 

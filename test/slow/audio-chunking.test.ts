@@ -2,14 +2,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { startStack, type Stack } from '../support/stack';
+import { startStack, type Stack } from '../support/servers/stack';
 import { readBlobJson } from '../../core/blob-store';
 import { chunkKey } from '../../activities/audio-results';
 import type { ChunkTranscript } from '../../activities/audio-types';
 import type { SpeechProvider, Transcript } from '../../providers/speech/types';
-import { talkRecording } from '../support/speech-long';
-import { expectOrderedSegments, textDuring } from '../support/speech-segments';
-import { droppedWords, wordErrorRate } from '../support/wer';
+import { talkRecording } from '../support/media/speech-long';
+import { expectOrderedSegments, textDuring } from '../support/media/speech-segments';
+import { droppedWords, wordErrorRate } from '../support/media/wer';
 
 // Issue #12: a three-minute recording transcribed in chunks (a short AUDIO_CHUNK_SECONDS) and in one pass agree on at
 // least 95 % of words, segment times increase, and no segment is lost at a chunk boundary. The chunked run is an audio
@@ -20,7 +20,7 @@ import { droppedWords, wordErrorRate } from '../support/wer';
 // Agreement = 1 − word error rate of the chunked transcript against the one-pass transcript as reference: the
 // word-level
 // edit distance (substitutions, insertions, deletions) over the one-pass transcript's word count, both normalised by
-// test/support/wer.ts `words` (Unicode NFC, lower case, punctuation other than ' and - removed, split at whitespace;
+// test/support/media/wer.ts `words` (Unicode NFC, lower case, punctuation other than ' and - removed, split at whitespace;
 // numbers and spellings are left as the model wrote them).
 
 /** Chunks of about 60 s: a three-minute talk is cut into four, at the pauses nearest 48, 96 and 144 s. */

@@ -2,15 +2,16 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import { freePort } from '../../scripts/services.mjs';
-import { healthOk, spawnService, waitFor, waitForJobEnd, type Proc } from '../support/processes';
-import { enginePids } from '../support/proc-tree';
-import { startDevServer, tempDir, type DevServer } from '../support/servers';
-import { speechCallLog } from '../support/speech-call-log';
-import { speechRecording } from '../support/speech-recording';
+import { healthOk, spawnService, waitForJobEnd, type Proc } from '../support/servers/processes';
+import { waitFor } from '../support/wait';
+import { enginePids } from '../support/servers/proc-tree';
+import { startDevServer, tempDir, type DevServer } from '../support/servers/engines';
+import { speechCallLog } from '../support/media/speech-call-log';
+import { speechRecording } from '../support/media/speech-recording';
 
 // A 60-second recording in ~6 chunks of 10 s, transcribed one after another (MEDIA_CONCURRENCY=1); the worker is
 // killed with SIGKILL once two chunks are kept. A new worker finishes the job, and no chunk kept before the kill goes
-// to the engine again: every engine call is counted (test/support/speech-call-log.ts) with the chunk it transcribed.
+// to the engine again: every engine call is counted (test/support/media/speech-call-log.ts) with the chunk it transcribed.
 
 const SECONDS = 60;
 

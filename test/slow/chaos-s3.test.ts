@@ -3,24 +3,31 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { S3BlobStore } from '../../providers/storage';
 import { freePort } from '../../scripts/services.mjs';
-import { chaosBatch } from '../support/chaos-batch';
+import { chaosBatch } from '../support/chaos/chaos-batch';
 import {
   apiClient,
   blame,
   checkJob,
   expectModelCallsAnsweredOnce,
   expectOneCompletionWebhookEach,
-} from '../support/chaos-checks';
-import { attributeRetries, figuresTable, HealthProbe, runningSteps, type KillRecord } from '../support/chaos-figures';
-import { completedWebhooks } from '../support/cluster';
-import { npmCluster, untilBanner, type Launched } from '../support/launcher';
-import { startLlmDouble, type LlmDouble } from '../support/llm-double';
-import { LLM_KEY, LLM_MODEL } from '../support/llm-env';
-import { filesUnder } from '../support/partial-upload';
-import { healthOk, waitFor } from '../support/processes';
-import { tempDir } from '../support/servers';
-import { killPid } from '../support/stack-procs';
-import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
+} from '../support/chaos/chaos-checks';
+import {
+  attributeRetries,
+  figuresTable,
+  HealthProbe,
+  runningSteps,
+  type KillRecord,
+} from '../support/chaos/chaos-figures';
+import { completedWebhooks } from '../support/servers/cluster';
+import { npmCluster, untilBanner, type Launched } from '../support/servers/launcher';
+import { startLlmDouble, type LlmDouble } from '../support/servers/llm-double';
+import { LLM_KEY, LLM_MODEL } from '../support/servers/llm-env';
+import { filesUnder } from '../support/clients/partial-upload';
+import { healthOk } from '../support/servers/processes';
+import { waitFor } from '../support/wait';
+import { tempDir } from '../support/servers/engines';
+import { killPid } from '../support/servers/stack-procs';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/servers/webhook-receiver';
 
 // Issue #22, faults across the whole surface, the S3 layout: `npm run cluster` (a Temporal dev server, MinIO, an API,
 // an io and a media worker, each supervised) works through a smaller mixed batch (native and OCR PDFs, translations

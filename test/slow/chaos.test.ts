@@ -4,28 +4,35 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { freePort } from '../../scripts/services.mjs';
 import { jobOfUpload } from '../../core/ids';
-import { chaosBatch, journalEntries } from '../support/chaos-batch';
+import { chaosBatch, journalEntries } from '../support/chaos/chaos-batch';
 import {
   apiClient,
   blame,
   checkJob,
   expectModelCallsAnsweredOnce,
   expectOneCompletionWebhookEach,
-} from '../support/chaos-checks';
-import { attributeRetries, figuresTable, HealthProbe, runningSteps, type KillRecord } from '../support/chaos-figures';
-import { pageImages, type ImageInput } from '../support/chaos-inputs';
-import { completedWebhooks } from '../support/cluster';
-import { listJobWorkflows } from '../support/job-list';
-import { npmStart, untilBanner, type Launched } from '../support/launcher';
-import { startLlmDouble, type LlmDouble } from '../support/llm-double';
-import { LLM_KEY, LLM_MODEL } from '../support/llm-env';
-import { filesUnder, multipartBody, partialUpload } from '../support/partial-upload';
-import { healthOk, waitFor } from '../support/processes';
-import { tempDir } from '../support/servers';
-import { startSessionSite, type SessionSite } from '../support/session-site';
-import { speechTrace } from '../support/speech-trace';
-import { alive, killPid, parentOf } from '../support/stack-procs';
-import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
+} from '../support/chaos/chaos-checks';
+import {
+  attributeRetries,
+  figuresTable,
+  HealthProbe,
+  runningSteps,
+  type KillRecord,
+} from '../support/chaos/chaos-figures';
+import { pageImages, type ImageInput } from '../support/chaos/chaos-inputs';
+import { completedWebhooks } from '../support/servers/cluster';
+import { listJobWorkflows } from '../support/workflows/job-list';
+import { npmStart, untilBanner, type Launched } from '../support/servers/launcher';
+import { startLlmDouble, type LlmDouble } from '../support/servers/llm-double';
+import { LLM_KEY, LLM_MODEL } from '../support/servers/llm-env';
+import { filesUnder, multipartBody, partialUpload } from '../support/clients/partial-upload';
+import { healthOk } from '../support/servers/processes';
+import { waitFor } from '../support/wait';
+import { tempDir } from '../support/servers/engines';
+import { startSessionSite, type SessionSite } from '../support/servers/session-site';
+import { speechTrace } from '../support/media/speech-trace';
+import { alive, killPid, parentOf } from '../support/servers/stack-procs';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/servers/webhook-receiver';
 
 // Issue #22, faults across the whole surface: one mixed batch of 60 jobs (native and OCR PDFs, recordings of several
 // chunks, translations and templates answered by the wire-protocol LLM double, sessions from a local site, a webhook

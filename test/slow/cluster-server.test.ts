@@ -6,20 +6,20 @@ import { parse } from 'yaml';
 import { S3BlobStore } from '../../providers/storage';
 import { serverSettings } from '../../scripts/cluster-server-config.mjs';
 import { freePort } from '../../scripts/services.mjs';
-import { chaosBatch, type BatchCounts } from '../support/chaos-batch';
+import { chaosBatch, type BatchCounts } from '../support/chaos/chaos-batch';
 import {
   apiClient,
   checkJob,
   expectModelCallsAnsweredOnce,
   expectOneCompletionWebhookEach,
-} from '../support/chaos-checks';
-import { environOf, runMixed, stackPids } from '../support/cluster-run';
-import { npmCluster, untilBanner, type Launched } from '../support/launcher';
-import { startLlmDouble, type LlmDouble } from '../support/llm-double';
-import { LLM_KEY, LLM_MODEL } from '../support/llm-env';
-import { ROOT } from '../support/processes';
-import { tempDir } from '../support/servers';
-import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
+} from '../support/chaos/chaos-checks';
+import { environOf, runMixed, stackPids } from '../support/servers/cluster-run';
+import { npmCluster, untilBanner, type Launched } from '../support/servers/launcher';
+import { startLlmDouble, type LlmDouble } from '../support/servers/llm-double';
+import { LLM_KEY, LLM_MODEL } from '../support/servers/llm-env';
+import { ROOT } from '../support/servers/processes';
+import { tempDir } from '../support/servers/engines';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/servers/webhook-receiver';
 
 // Issue #27: the cluster layout of docker-compose.yml run for real — `npm run cluster -- --temporal server`:
 // PostgreSQL, the Temporal server on it (4 history shards) and its UI, MinIO, 2 APIs, an io and 2 media workers, each

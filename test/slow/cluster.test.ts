@@ -8,8 +8,8 @@ import {
   startCluster,
   writeLightPdfs,
   type Cluster,
-} from '../support/cluster';
-import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
+} from '../support/servers/cluster';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/servers/webhook-receiver';
 
 // Issue #16: the service scaled out as `npm run cluster` runs it — 2 API processes, 1 io worker, 2 media workers,
 // S3 storage on a real MinIO, a Temporal dev server — with 200 jobs submitted round-robin to both APIs while one

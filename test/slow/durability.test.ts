@@ -3,9 +3,10 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { htmlToMarkdown } from '../../core/html';
 import { freePort } from '../../scripts/services.mjs';
-import { healthOk, spawnService, waitFor, type Proc } from '../support/processes';
-import { startDevServer, tempDir, type DevServer } from '../support/servers';
-import { htmlOfSize, sectionsHtml } from '../support/workflow-env';
+import { healthOk, spawnService, type Proc } from '../support/servers/processes';
+import { waitFor } from '../support/wait';
+import { startDevServer, tempDir, type DevServer } from '../support/servers/engines';
+import { htmlOfSize, sectionsHtml } from '../support/workflows/workflow-env';
 
 // The service as `npm start` runs it (separate api and worker processes, a Temporal dev server on a SQLite file),
 // broken on purpose: a worker killed mid-step, then every process and the server stopped and started again, then

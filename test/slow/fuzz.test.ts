@@ -4,9 +4,9 @@ import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { ensureFuzz } from '../../scripts/engines-fuzz.mjs';
 import { freePort } from '../../scripts/services.mjs';
-import { useLlmStack } from '../support/llm-env';
-import { tempDir } from '../support/servers';
-import type { Stack } from '../support/stack';
+import { useLlmStack } from '../support/servers/llm-env';
+import { tempDir } from '../support/servers/engines';
+import type { Stack } from '../support/servers/stack';
 
 // Property-based fuzzing of every operation of the started service (API, worker, Temporal dev server, the LLM wire
 // protocol server) with schemathesis at a fixed seed: no 500 (fuzz-schemathesis.toml: the contract's 501-504 are

@@ -3,8 +3,9 @@ import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { loadConfig } from '../../core/config';
 import { freePort, startLocalLlm } from '../../scripts/services.mjs';
-import { ROOT } from '../support/processes';
-import { startStack, type Stack } from '../support/stack';
+import { ROOT } from '../support/servers/processes';
+import { startStack, type Stack } from '../support/servers/stack';
+import { waitFor } from '../support/wait';
 
 // The real local model server (llm-server/main.ts with the provisioned Qwen2.5-Coder-1.5B GGUF) honours
 // Idempotency-Key: a request whose client went away goes on computing, the same key while it computes waits for it
@@ -32,13 +33,12 @@ describe('the local model server and idempotency keys (real model)', function ()
   let s: Stack | undefined;
   const health = async (): Promise<Health> =>
     (await fetch(`http://127.0.0.1:${port}/health`)).json() as Promise<Health>;
-  const until = async (pred: (h: Health) => boolean, what: string) => {
-    const deadline = Date.now() + 300_000;
-    while (!pred(await health())) {
-      if (Date.now() > deadline) throw new Error(`model server never reached: ${what}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  };
+  const until = (pred: (h: Health) => boolean, what: string) =>
+    waitFor(async () => pred(await health()), `the model server to reach: ${what}`, {
+      timeoutMs: 300_000,
+      everyMs: 50,
+      errors: 'throw',
+    });
   const chat = (key: string, user: string, signal?: AbortSignal) =>
     fetch(`http://127.0.0.1:${port}/v1/chat/completions`, {
       method: 'POST',

@@ -5,9 +5,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../core/config';
 import { freePort, startLocalLlm } from '../../scripts/services.mjs';
-import { ROOT } from '../support/processes';
-import { SENTENCES, speak } from '../support/speech-samples';
-import { startStack, type Stack } from '../support/stack';
+import { ROOT } from '../support/servers/processes';
+import { SENTENCES, speak } from '../support/media/speech-samples';
+import { startStack, type Stack } from '../support/servers/stack';
+import { waitFor } from '../support/wait';
 
 // The real local model (Qwen2.5-Coder-1.5B GGUF, provisioned by scripts/engines-llm.mjs) in its own server process
 // (llm-server/main.ts, as `npm start` runs it) behind the real API and worker: no stand-in anywhere. The model's
@@ -73,13 +74,12 @@ describe('The local language model through the service (real model server, API a
   const health = async () =>
     (await (await fetch(`http://127.0.0.1:${port}/health`)).json()) as { active: number; queued: number };
   /** Polls the model server until `pred` holds (its own state, no sleeps standing in for it). */
-  const until = async (pred: (h: { active: number; queued: number }) => boolean, what: string) => {
-    const deadline = Date.now() + 300_000;
-    while (!pred(await health())) {
-      if (Date.now() > deadline) throw new Error(`model server never reached: ${what}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  };
+  const until = (pred: (h: { active: number; queued: number }) => boolean, what: string) =>
+    waitFor(async () => pred(await health()), `the model server to reach: ${what}`, {
+      timeoutMs: 300_000,
+      everyMs: 50,
+      errors: 'throw',
+    });
 
   before(async function () {
     this.timeout(600_000);
@@ -217,15 +217,16 @@ describe('The local language model through the service (real model server, API a
       const jobId = r.body.data.job_id;
       // The step fails on the 503 and is tried again by Temporal: its second attempt is waiting or running.
       const handle = impatient.api.temporal.client.workflow.getHandle(jobId);
-      const deadline = Date.now() + 120_000;
-      for (;;) {
-        const d = await handle.describe();
-        if (d.raw.pendingActivities?.some((a) => (a.attempt ?? 0) >= 2)) break;
-        if (d.status.name !== 'RUNNING')
-          throw new Error(`the job's run ended (${d.status.name}) before its step was retried`);
-        if (Date.now() > deadline) throw new Error('the step was never retried');
-        await new Promise((res) => setTimeout(res, 200));
-      }
+      await waitFor(
+        async () => {
+          const d = await handle.describe();
+          if (d.raw.pendingActivities?.some((a) => (a.attempt ?? 0) >= 2)) return true;
+          if (d.status.name !== 'RUNNING')
+            throw new Error(`the job's run ended (${d.status.name}) before its step was retried`);
+        },
+        'the step to be tried again',
+        { timeoutMs: 120_000, everyMs: 200, errors: 'throw' },
+      );
       expect(
         (await impatient.call('GET', `/api/jobs/${jobId}`)).body.data.status,
         'still processing, not failed',

@@ -2,10 +2,11 @@ import { expect } from 'chai';
 import { existsSync, rmSync } from 'node:fs';
 import { loadConfig } from '../../core/config';
 import { freePort } from '../../scripts/services.mjs';
-import { npmStart, untilBanner, type Launched } from '../support/launcher';
-import { waitFor, waitForJobEnd } from '../support/processes';
-import { tempDir } from '../support/servers';
-import { alive, killPid } from '../support/stack-procs';
+import { npmStart, untilBanner, type Launched } from '../support/servers/launcher';
+import { waitForJobEnd } from '../support/servers/processes';
+import { waitFor } from '../support/wait';
+import { tempDir } from '../support/servers/engines';
+import { alive, killPid } from '../support/servers/stack-procs';
 
 // `npm start` with the real local model (Qwen2.5-Coder-1.5B GGUF in llm-server/main.ts, no stand-in): the model
 // server is killed with SIGKILL while it generates a job's answer. npm start restarts it on its port, /api/health

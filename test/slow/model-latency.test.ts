@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import '../support/stack';
-import type { Stack } from '../support/stack';
-import { useLlmStack } from '../support/llm-env';
-import type { LlmServer } from '../support/llm-server';
+import '../support/servers/stack';
+import type { Stack } from '../support/servers/stack';
+import { useLlmStack } from '../support/servers/llm-env';
+import type { LlmServer } from '../support/servers/llm-server';
 
 // A model that thinks as long as real ones do for a long summary: 90 s before it answers. The job completes with
 // exactly one call (before, the step's 10 s heartbeat timeout made every call over ~10 s be paid for again and

@@ -1,10 +1,11 @@
 import fs from 'node:fs';
 import { expect } from 'chai';
 import { freePort } from '../../scripts/services.mjs';
-import { llmEnv, LLM_KEY } from '../support/llm-env';
-import { startLlmServer, type LlmServer } from '../support/llm-server';
-import { healthOk, spawnService, waitFor, waitForJobEnd, type Proc } from '../support/processes';
-import { startDevServer, tempDir, type DevServer } from '../support/servers';
+import { llmEnv, LLM_KEY } from '../support/servers/llm-env';
+import { startLlmServer, type LlmServer } from '../support/servers/llm-server';
+import { healthOk, spawnService, waitForJobEnd, type Proc } from '../support/servers/processes';
+import { waitFor } from '../support/wait';
+import { startDevServer, tempDir, type DevServer } from '../support/servers/engines';
 
 // A worker killed with SIGKILL while its model call is computing: the step's next attempt runs on another worker
 // after the heartbeat timeout and sends the call again. It carries the call's Idempotency-Key (the journal recorded

@@ -2,9 +2,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import { freePort } from '../../scripts/services.mjs';
-import { scannedPdf } from '../support/pdf-factory';
-import { healthOk, spawnService, waitFor, waitForJobEnd, type Proc } from '../support/processes';
-import { startDevServer, tempDir, type DevServer } from '../support/servers';
+import { scannedPdf } from '../support/documents/pdf-factory';
+import { healthOk, spawnService, waitForJobEnd, type Proc } from '../support/servers/processes';
+import { waitFor } from '../support/wait';
+import { startDevServer, tempDir, type DevServer } from '../support/servers/engines';
 
 // A 30-page OCR job whose worker is killed with SIGKILL halfway: a new worker finishes it, and no page that was
 // recognised before the kill is recognised again (its page-cache entry is never rewritten).

@@ -2,11 +2,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import { freePort } from '../../scripts/services.mjs';
-import { llmEnv, LLM_KEY } from '../support/llm-env';
-import { startLlmServer, type LlmServer } from '../support/llm-server';
-import { healthOk, spawnService, waitFor, waitForJobEnd, type Proc } from '../support/processes';
-import { startDevServer, tempDir, type DevServer } from '../support/servers';
-import { startSessionSite, type SessionSite } from '../support/session-site';
+import { llmEnv, LLM_KEY } from '../support/servers/llm-env';
+import { startLlmServer, type LlmServer } from '../support/servers/llm-server';
+import { healthOk, spawnService, waitForJobEnd, type Proc } from '../support/servers/processes';
+import { waitFor } from '../support/wait';
+import { startDevServer, tempDir, type DevServer } from '../support/servers/engines';
+import { startSessionSite, type SessionSite } from '../support/servers/session-site';
 
 // A session job with an attachments page is held at its template step (the LLM test server does not answer), and the
 // worker is killed with SIGKILL. A new worker finishes the job, and no finished step runs again: the site counts

@@ -6,10 +6,10 @@
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { expect } from 'chai';
-import { buildPdf, corruptPdf, zeroPagePdf } from './pdf-factory';
-import { postMultipart } from './pdf-http';
+import { buildPdf, corruptPdf, zeroPagePdf } from './documents/pdf-factory';
+import { postMultipart } from './clients/pdf-http';
 import { strayUploads } from './results';
-import type { Stack } from './stack';
+import type { Stack } from './servers/stack';
 
 /** A PDF of `pages` pages (the third without a text layer), with a title and an author; `lines` gives a page's text. */
 export function directDocPdf(pages: number, lines: (page: number) => string[]): Buffer {

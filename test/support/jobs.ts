@@ -4,27 +4,20 @@ import http from 'node:http';
 import path from 'node:path';
 import type { BlobStore } from '../../core/blob-store';
 import { jobOutputKey } from '../../core/records';
-import { tempDir } from './servers';
+import { tempDir } from './servers/engines';
+import { waitFor } from './wait';
 
 /** Helpers of the job-engine integration tests (jobs, batches, webhooks). */
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** Polls `fn` until it answers something other than undefined; fails after `timeoutMs` naming `what`. */
-export async function until<T>(
+export const until = <T>(
   fn: () => Promise<T | undefined>,
   what: string,
   timeoutMs = 30_000,
   everyMs = 100,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(everyMs);
-  }
-}
+): Promise<T> => waitFor(fn, what, { timeoutMs, everyMs, errors: 'throw' });
 
 /** HTML of about `bytes` characters: paragraphs with inline markup and small tables. */
 export function generatedHtml(bytes: number): string {

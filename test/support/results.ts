@@ -7,9 +7,9 @@ import path from 'node:path';
 import { expect } from 'chai';
 import type { BlobStore } from '../../core/blob-store';
 import { jobOfUpload } from '../../core/ids';
-import { buildPdf } from './pdf-factory';
-import type { LlmServer } from './llm-server';
-import type { WebhookReceiver } from './webhook-receiver';
+import { buildPdf } from './documents/pdf-factory';
+import type { LlmServer } from './servers/llm-server';
+import type { WebhookReceiver } from './servers/webhook-receiver';
 
 /** Helpers of the result-shape and OCR-cache tests: inputs, the job a synchronous call ran, results vs data. */
 

@@ -1,8 +1,8 @@
 import type { Client } from '@temporalio/client';
 import type { BlobStore } from '../../core/blob-store';
 import { putSessionRecord } from '../../core/session-store';
-import { message } from './llm-env';
-import type { LlmServer } from './llm-server';
+import { message } from './servers/llm-env';
+import type { LlmServer } from './servers/llm-server';
 import { sessionRecord } from './sessions';
 
 // Many sessions of one event, written straight into the session store, and the histories of the summary job over

@@ -7,8 +7,8 @@ import { readBlobJson } from '../../core/blob-store';
 import { AppError } from '../../core/errors';
 import { loadConfig } from '../../core/config';
 import { createOpenAiSpeechProvider } from '../../providers/speech/openai';
-import { activityHarness, failureOf, retryable } from '../support/activity-harness';
-import { fakeRecording, type FakeRecording, type InMemorySpeechEngine } from '../support/in-memory-engines';
+import { activityHarness, failureOf, retryable } from '../support/workflows/activity-harness';
+import { fakeRecording, type FakeRecording, type InMemorySpeechEngine } from '../support/workflows/in-memory-engines';
 
 // prepareAudio and transcribeChunk in MockActivityEnvironment, with in-memory media and speech engines over a real
 // local blob store: what reaches the engines (the kept plan and chunks, the result cache), which failures are final,

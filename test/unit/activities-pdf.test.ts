@@ -2,8 +2,8 @@ import { expect } from 'chai';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { readBlobJson, writeBlobJson } from '../../core/blob-store';
 import { jobInternalKey } from '../../core/records';
-import { activityHarness, failureOf, retryable } from '../support/activity-harness';
-import { fakePdf, type FakePage } from '../support/in-memory-engines';
+import { activityHarness, failureOf, retryable } from '../support/workflows/activity-harness';
+import { fakePdf, type FakePage } from '../support/workflows/in-memory-engines';
 
 // preparePdf and extractPdfPages in MockActivityEnvironment, with in-memory PDF and OCR engines over a real local
 // blob store: which pages reach the engine (reuse, cache), which failures are final, heartbeats and cancellation.

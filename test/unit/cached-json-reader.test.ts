@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { BlobNotFoundError, cachedJsonReader, writeBlobJson, type BlobStore } from '../../core/blob-store';
-import { localBackend, type Backend } from '../support/blob-backends';
+import { localBackend, type Backend } from '../support/stores/blob-backends';
 
 /** The store with its reads counted. */
 function counted(store: BlobStore): { store: BlobStore; gets: string[] } {

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { pngChunk } from '../support/png';
+import { pngChunk } from '../support/documents/png';
 import { AppError } from '../../core/errors';
 import { rejection } from '../support/assert';
 import { DEFAULT_DPI, imageMetadata, SUPPORTED_IMAGE_FORMATS } from '../../providers/image/metadata';

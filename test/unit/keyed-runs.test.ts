@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { KeyedRuns, KeyReuseError } from '../../providers/llm/local/idempotency';
+import { holds } from '../support/wait';
 
 // The local model server's requests by Idempotency-Key (providers/llm/local/idempotency.ts), as pure logic: the
 // computations are promises the test resolves, the clients' connections abort signals.
@@ -76,8 +77,7 @@ describe('keyed model requests (Idempotency-Key)', () => {
     );
     gone.abort(new Error('gone'));
     await p.catch(() => undefined);
-    const deadline = Date.now() + 10_000;
-    while (!first!.aborted && Date.now() < deadline) await wait(20);
+    await holds(() => first!.aborted, 10_000, 20);
     expect(first!.aborted, 'stopped once orphaned').to.equal(true);
     await wait(20);
     const again = await runs.run('k', 'b', new AbortController().signal, async () => 'fresh');

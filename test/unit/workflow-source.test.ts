@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { exportedWorkflows, patchSites, pipelineJobTypes } from '../support/workflow-source';
+import { exportedWorkflows, patchSites, pipelineJobTypes } from '../support/workflows/workflow-source';
 
 // What replay.test.ts asks histories of, read from workflow source: a patch or pipeline it cannot see would go
 // without a recorded history, so these readers are checked on small sources of each shape.
