@@ -1,6 +1,6 @@
-import { pageQuality } from '../providers/pdf/markdown/quality';
-import { pageDims } from '../providers/pdf/markdown/pages';
-import { scoreTextLayer } from '../providers/pdf/text-layer';
+import { pageQuality } from '../domain/pdf/markdown/quality';
+import { pageDims } from '../domain/pdf/markdown/pages';
+import { scoreTextLayer } from '../domain/pdf/text-layer';
 import type { PageResult } from './pdf-types';
 
 /** OCR confidence under which `combined` asks the vision model (when one is configured). */

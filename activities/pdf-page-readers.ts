@@ -2,13 +2,13 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Scratch } from '../core/scratch';
-import { pageQuality } from '../providers/pdf/markdown/quality';
-import { ocrPageLayout } from '../providers/pdf/markdown/ocr-layout';
-import type { PageLayout } from '../providers/pdf/markdown/types';
+import { pageQuality } from '../domain/pdf/markdown/quality';
+import { ocrPageLayout } from '../domain/pdf/markdown/ocr-layout';
+import type { PageLayout } from '../domain/pdf/markdown/types';
 import { imagePart, type LlmUsage } from '../providers/llm';
 import type { ActivityDeps } from './deps';
 import { jobModel } from './model-journal';
-import { nativePage as nativeTextPage, pageDims } from '../providers/pdf/markdown/pages';
+import { nativePage as nativeTextPage, pageDims } from '../domain/pdf/markdown/pages';
 import type { PageResult } from './pdf-types';
 
 /**

@@ -17,7 +17,7 @@ import { pdfData } from '../core/result-shapes';
 import type { ActivityDeps } from './deps';
 import { applyTemplate } from './text-operations';
 import { jobModel } from './model-journal';
-import { pagesMarkdown } from '../providers/pdf/markdown/pages';
+import { pagesMarkdown } from '../domain/pdf/markdown/pages';
 import type { PageResult, PdfMeta } from './pdf-types';
 
 /** The page renders' archive of a job (`renderPdfImages`). */

@@ -1,6 +1,6 @@
 /** Types the PDF activities share (their own module, so pdf.activities and pdf-results import no cycle). */
-import type { PageQuality } from '../providers/pdf/markdown/quality';
-import type { PageLayout } from '../providers/pdf/markdown/types';
+import type { PageQuality } from '../domain/pdf/markdown/quality';
+import type { PageLayout } from '../domain/pdf/markdown/types';
 
 /** One page's text and the method that produced it. */
 export interface PageResult {

@@ -20,7 +20,7 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { startTestApi } from '../test/support/servers/api';
 import { buildPdf, wrapText } from '../test/support/documents/pdf-factory';
 import { markdownPageLayouts } from '../providers/pdf/markdown-layouts';
-import { documentMarkdown } from '../providers/pdf/markdown/document';
+import { documentMarkdown } from '../domain/pdf/markdown/document';
 import { describePdf } from '../providers/pdf/text-engine';
 import { realPdfsWithPages } from './real-pdfs';
 import { envInt, ms, out, sleep } from './support';

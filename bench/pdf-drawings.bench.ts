@@ -1,6 +1,6 @@
 /**
  * Page drawings (rulings and bullet marks, what the Markdown rules read of a page's paths): our content-stream reader
- * (`providers/pdf/content-drawings.ts`) beside the engine it replaces, pdf.js's operator list, on the same pages of
+ * (`domain/pdf/content-drawings.ts`) beside the engine it replaces, pdf.js's operator list, on the same pages of
  * the real documents of the Markdown bench, in one run: time (best of `BENCH_DRAWINGS_RUNS`, the document opened
  * once per run by each) and whether the two give the same drawings page by page.
  *
@@ -10,8 +10,8 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ContentDrawings } from '../providers/pdf/content-drawings';
-import type { PageDrawings } from '../providers/pdf/drawings';
+import { ContentDrawings } from '../domain/pdf/content-drawings';
+import type { PageDrawings } from '../domain/pdf/drawings';
 import { openPdf } from '../providers/pdf/pdfjs';
 import { provisionDocs } from './real-pdfs';
 import { bestOf, envInt, out, ratio } from './support';

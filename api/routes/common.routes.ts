@@ -10,7 +10,7 @@ import { blocksBody, blocksResult, homeBody, sampleList, sampleNameParam } from 
 import { attachment } from '../services/archive';
 import { modelErrors, runTransformerOperation, type TransformerDeps } from './transformer.routes';
 
-export const SAMPLES_DIR = fileURLToPath(new URL('../../samples/', import.meta.url));
+export const SAMPLES_DIR = fileURLToPath(new URL('../../samples', import.meta.url));
 
 const TYPES: Record<string, { type: string; mime: string }> = {
   '.pdf': { type: 'document', mime: 'application/pdf' },

@@ -7,7 +7,7 @@
 import { rm } from 'node:fs/promises';
 import { toolEnvironment } from '../../core/config';
 import { AppError } from '../../core/errors';
-import { parseTsvLayout, type OcrLayout } from '../pdf/markdown/ocr-layout';
+import { parseTsvLayout, type OcrLayout } from '../../domain/pdf/markdown/ocr-layout';
 import { ToolExitError, ToolTimeoutError, runTool } from '../process/run-tool';
 import { IMAGE_DEMUXERS, localInput } from '../media/input-guard';
 

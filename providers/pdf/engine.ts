@@ -3,8 +3,8 @@
  * pages, which pages paint images, page renders and embedded images). The worker builds the real one
  * (`createPdfEngine`: pdf.js or poppler for the text, poppler for images); activity tests inject an in-memory one.
  */
-import type { PdfDescription } from './description';
-import type { PageLayout } from './markdown/types';
+import type { PdfDescription } from '../../domain/pdf/description';
+import type { PageLayout } from '../../domain/pdf/markdown/types';
 import { markdownPageLayouts } from './markdown-layouts';
 import { pagesWithImages } from './poppler';
 import type { EmbeddedImageLimits } from './embedded-images';

@@ -5,11 +5,11 @@
  * read), only for the pages whose text shows they may need them (`markdown/needs-drawings.ts`).
  */
 import { readFile } from 'node:fs/promises';
-import { ContentDrawings } from './content-drawings';
-import { bulletsOf, type PageDrawings } from './drawings';
-import { needsDrawings } from './markdown/needs-drawings';
-import type { PageLayout } from './markdown/types';
-import { PdfUnsupported } from './pdf-syntax';
+import { ContentDrawings } from '../../domain/pdf/content-drawings';
+import { bulletsOf, type PageDrawings } from '../../domain/pdf/drawings';
+import { needsDrawings } from '../../domain/pdf/markdown/needs-drawings';
+import type { PageLayout } from '../../domain/pdf/markdown/types';
+import { PdfUnsupported } from '../../domain/pdf/pdf-syntax';
 import { pageDrawingsInThread } from './pdfjs-thread';
 import { popplerPageLayouts } from './poppler-layout';
 

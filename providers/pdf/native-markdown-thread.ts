@@ -16,9 +16,9 @@ import { AppError, isErrorCode, type ErrorCode } from '../../core/errors';
 import { directPdfResult, pdfPageEntry, type DirectPdfResult } from '../../core/pdf-text';
 import { ThreadPool } from '../process/thread-pool';
 import { createPdfEngine } from './engine';
-import { PdfError, type PdfErrorReason } from './errors';
-import { pagesMarkdown } from './markdown/pages';
-import { readNativePages } from './native-pages';
+import { PdfError, type PdfErrorReason } from '../../domain/pdf/errors';
+import { pagesMarkdown } from '../../domain/pdf/markdown/pages';
+import { readNativePages } from '../../domain/pdf/native-pages';
 
 const THREAD_ENTRY = new URL('./native-markdown.thread.mjs', import.meta.url);
 

@@ -4,7 +4,7 @@
  * (`content-drawings.ts`) leaves to pdf.js. Runs where pdf.js runs (its thread).
  */
 import type { PDFDocumentProxy } from 'pdfjs-dist/types/src/display/api';
-import { DrawingsSink, mul, type Matrix, type PageDrawings } from './drawings';
+import { DrawingsSink, mul, type Matrix, type PageDrawings } from '../../domain/pdf/drawings';
 
 type PdfJs = typeof import('pdfjs-dist/legacy/build/pdf.mjs');
 

@@ -15,11 +15,11 @@ import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import type { ErrorCode } from '../../core/errors';
 import { isThreadOutOfMemory, ThreadPool } from '../process/thread-pool';
-import type { PdfDescription } from './description';
-import { PdfError, type PdfErrorReason } from './errors';
-import type { PageLayout } from './markdown/types';
+import type { PdfDescription } from '../../domain/pdf/description';
+import { PdfError, type PdfErrorReason } from '../../domain/pdf/errors';
+import type { PageLayout } from '../../domain/pdf/markdown/types';
 import { openPdf } from './pdfjs';
-import type { PageDrawings } from './drawings';
+import type { PageDrawings } from '../../domain/pdf/drawings';
 
 const THREAD_ENTRY = new URL('./pdfjs.thread.mjs', import.meta.url);
 

@@ -11,9 +11,9 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { PDFDocumentProxy, TextItem, TextMarkedContent } from 'pdfjs-dist/types/src/display/api';
-import { PdfError } from './errors';
-import { layoutText, type TextRun } from './layout';
-import type { PageDrawings } from './drawings';
+import { PdfError } from '../../domain/pdf/errors';
+import { layoutText, type TextRun } from '../../domain/pdf/layout';
+import type { PageDrawings } from '../../domain/pdf/drawings';
 import { readPageDrawings } from './pdfjs-layout';
 
 /** The document information of contract §6 (`metadata`), snake_case as the API returns it. */

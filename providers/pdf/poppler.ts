@@ -9,7 +9,7 @@
 import { open } from 'node:fs/promises';
 import { runLaunchedTool } from '../process/launcher';
 import { ToolExitError, ToolTimeoutError } from '../process/run-tool';
-import { PdfError } from './errors';
+import { PdfError } from '../../domain/pdf/errors';
 
 /** Maps poppler's complaints about the input to `PdfError`s; anything else stays as it is. */
 export function popplerError(err: unknown): unknown {

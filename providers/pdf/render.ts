@@ -6,7 +6,7 @@
 import { mkdir, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { runTool } from '../process/run-tool';
-import { PdfError } from './errors';
+import { PdfError } from '../../domain/pdf/errors';
 import { dpiWithin, pageSizes, popplerError } from './poppler';
 
 export interface RenderOptions {

@@ -7,8 +7,8 @@
  *   (`pdfjs-thread.ts`), which keeps pdf.js's polyfills out of this isolate; a thread is terminated on timeout or
  *   abort and ended when it outgrows its heap limit.
  */
-import type { PdfDescription } from './description';
-import { PdfError } from './errors';
+import type { PdfDescription } from '../../domain/pdf/description';
+import { PdfError } from '../../domain/pdf/errors';
 import { describeInThread, pageTextsInThread } from './pdfjs-thread';
 import { fileHasPdfHeader, pdfInfo, pdfPageTexts } from './poppler';
 import { contiguousRanges } from './render';

@@ -14,7 +14,7 @@ import { loadConfig } from '../../core/config';
 import { AppError } from '../../core/errors';
 import { taskQueues } from '../../core/ids';
 import { createLlmProvider, UpstreamError } from '../../providers/llm';
-import { PdfError } from '../../providers/pdf/errors';
+import { PdfError } from '../../domain/pdf/errors';
 import { LocalBlobStore } from '../../providers/storage';
 import { createEngines } from '../../worker/engines';
 import { LLM_KEY, llmEnv } from '../support/servers/llm-env';

@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { markdownPageLayouts } from '../../providers/pdf/markdown-layouts';
-import { drawingNeed } from '../../providers/pdf/markdown/needs-drawings';
+import { drawingNeed } from '../../domain/pdf/markdown/needs-drawings';
 import { pdfjsThreadsRunning } from '../../providers/pdf/pdfjs-thread';
 import { popplerPageLayouts } from '../../providers/pdf/poppler-layout';
 import { expectPdfError } from '../support/assert';

@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { markdownPageLayouts } from '../../providers/pdf/markdown-layouts';
-import { documentMarkdown } from '../../providers/pdf/markdown/document';
+import { documentMarkdown } from '../../domain/pdf/markdown/document';
 import { htmlToPdf } from '../support/documents/html-pdf';
 
 // A table without rules whose cells wrap onto several lines (as Texinfo's @multitable prints), printed by Chromium

@@ -4,7 +4,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { PdfError } from '../../providers/pdf/errors';
+import { PdfError } from '../../domain/pdf/errors';
 import { expectPdfError } from '../support/assert';
 import { pdfjsThreadsRunning } from '../../providers/pdf/pdfjs-thread';
 import { pdfPageTexts, splitPages, tidyPageText } from '../../providers/pdf/poppler';

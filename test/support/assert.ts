@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { AppError } from '../../core/errors';
-import { PdfError } from '../../providers/pdf/errors';
+import { PdfError } from '../../domain/pdf/errors';
 
 /** The error `work` rejects with; fails the test when it resolves. `E` names what the caller expects (check it). */
 export async function rejection<E = AppError>(work: Promise<unknown>): Promise<E> {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { layoutText, lineText, type TextRun } from '../../providers/pdf/layout';
+import { layoutText, lineText, type TextRun } from '../../domain/pdf/layout';
 import { parsePdfInfo } from '../../providers/pdf/poppler';
 import { contiguousRanges } from '../../providers/pdf/render';
 

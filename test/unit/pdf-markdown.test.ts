@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import { documentMarkdown } from '../../providers/pdf/markdown/document';
-import { ocrPageLayout, parseTsvLayout } from '../../providers/pdf/markdown/ocr-layout';
-import { pageQuality } from '../../providers/pdf/markdown/quality';
-import type { LayoutItem, PageLayout, Segment } from '../../providers/pdf/markdown/types';
+import { documentMarkdown } from '../../domain/pdf/markdown/document';
+import { ocrPageLayout, parseTsvLayout } from '../../domain/pdf/markdown/ocr-layout';
+import { pageQuality } from '../../domain/pdf/markdown/quality';
+import type { LayoutItem, PageLayout, Segment } from '../../domain/pdf/markdown/types';
 
 /** A text item whose width is half its size per character (close to a proportional font's average). */
 const item = (str: string, x: number, y: number, size = 10, extra: Partial<LayoutItem> = {}): LayoutItem => ({

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { drawingNeed } from '../../providers/pdf/markdown/needs-drawings';
-import type { LayoutItem } from '../../providers/pdf/markdown/types';
-import { parsePdftohtmlXml, PdftohtmlXmlReader } from '../../providers/pdf/poppler-layout';
+import { drawingNeed } from '../../domain/pdf/markdown/needs-drawings';
+import type { LayoutItem } from '../../domain/pdf/markdown/types';
+import { parsePdftohtmlXml, PdftohtmlXmlReader } from '../../domain/pdf/pdftohtml-xml';
 
 // What `pdftohtml -xml -zoom 1 -noroundcoord` prints (abridged from a LaTeX manual read by poppler 22.12).
 const XML = `<?xml version="1.0" encoding="UTF-8"?>

@@ -5,7 +5,7 @@ import {
   scoreTextLayer,
   TEXT_LAYER_PATTERNS,
   USABLE_SCORE,
-} from '../../providers/pdf/text-layer';
+} from '../../domain/pdf/text-layer';
 
 const GERMAN =
   'Die Verarbeitung großer Dokumente erfolgt seitenweise. Für jede Seite prüft der Dienst, ob eine brauchbare ' +

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { documentMarkdown } from '../../providers/pdf/markdown/document';
-import type { LayoutItem, PageLayout } from '../../providers/pdf/markdown/types';
+import { documentMarkdown } from '../../domain/pdf/markdown/document';
+import type { LayoutItem, PageLayout } from '../../domain/pdf/markdown/types';
 
 /** A text item as poppler gives it: its left and right edge, its baseline, 11 pt like the manual's text. */
 const at = (x0: number, x1: number, y: number, str: string, extra: Partial<LayoutItem> = {}): LayoutItem => ({

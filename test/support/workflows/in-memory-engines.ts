@@ -1,4 +1,4 @@
-import type { PageLayout } from '../../../providers/pdf/markdown/types';
+import type { PageLayout } from '../../../domain/pdf/markdown/types';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { AppError } from '../../../core/errors';
@@ -8,9 +8,9 @@ import type { ExtractedFrame } from '../../../providers/media/frames';
 import type { MediaProbe } from '../../../core/media-formats';
 import type { ChunkSpan } from '../../../providers/media/silence';
 import type { OcrCallOptions, OcrEngine, OcrPage } from '../../../providers/ocr/engine';
-import type { PdfDescription } from '../../../providers/pdf/description';
+import type { PdfDescription } from '../../../domain/pdf/description';
 import type { PdfCallOptions, PdfEngine, PdfRenderOptions } from '../../../providers/pdf/engine';
-import { PdfError } from '../../../providers/pdf/errors';
+import { PdfError } from '../../../domain/pdf/errors';
 import type { RenderedPage } from '../../../providers/pdf/render';
 import type { SpeechProvider, TranscribeOptions, Transcript } from '../../../providers/speech/types';
 
