@@ -78,7 +78,11 @@ const onlyCore = [
   rule(folder('activities'), 'core/ imports nothing of activities/.'),
   rule(folder('providers'), 'core/ imports nothing of providers/ (a provider implements an interface core declares).'),
   rule(folder('worker'), 'core/ imports nothing of worker/.'),
+  rule(folder('domain'), 'core/ imports nothing of domain/ (domain code builds on core, not the reverse).'),
 ];
+/** Node modules that do I/O or run processes and threads: what domain/ never does. */
+const NODE_IO =
+  '^(node:)?(fs|fs/promises|child_process|worker_threads|cluster|net|tls|http|https|http2|dgram|dns|readline)$';
 const notApi = (who) => rule(folder('api'), `${who} imports nothing of api/ (the HTTP edge).`);
 const notWorker = (who) => rule(folder('worker'), `${who} imports nothing of worker/ (its composition root).`);
 /** The API reads workflows through their definitions (messages, state) and starts them by type. */
@@ -118,6 +122,11 @@ const workflowSandbox = [
     true,
   ),
   rule(folder('providers'), 'Workflows call engines through activities, never directly.'),
+  rule(
+    folder('domain'),
+    'Workflows reach domain code through activities: import its types only (`import type`).',
+    true,
+  ),
   notApi('workflows/'),
   notWorker('workflows/'),
 ];
@@ -177,6 +186,22 @@ export default defineConfig(
         folder('activities'),
         'providers/ import nothing of activities/ (activities call providers, not the reverse).',
       ),
+    ],
+  ),
+  boundary(
+    ['domain/**/*.ts'],
+    [
+      rule(
+        folder('providers'),
+        'domain/ is pure: it imports nothing of providers/ (providers implement domain/engines and call domain code).',
+      ),
+      rule(folder('activities'), 'domain/ imports nothing of activities/ (activities call domain code).'),
+      rule(folder('workflows'), 'domain/ imports nothing of workflows/.'),
+      notApi('domain/'),
+      notWorker('domain/'),
+      rule(folder('llm-server'), 'domain/ imports nothing of llm-server/.'),
+      rule('^@temporalio/', 'domain/ knows nothing of Temporal.'),
+      rule(NODE_IO, 'domain/ is pure: no files, processes, threads or network (that is an adapter, in providers/).'),
     ],
   ),
   boundary(

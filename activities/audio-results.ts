@@ -6,7 +6,7 @@ import { resultPreview, writeJobResults, type JobFields, type LlmInfo } from '..
 import { jobInternalKey, jobOutputKey, jobOutputPrefix } from '../core/records';
 import type { AudioOutcome, AudioSegment } from '../core/result-shapes';
 import type { TranscriptionResultData } from '../core/transcription-data';
-import type { LlmUsage } from '../providers/llm';
+import type { LlmUsage } from '../domain/engines/llm';
 import { SUBTITLE_MIME } from '../core/subtitles';
 import { diarize } from '../core/diarize';
 import type { AudioSpan, ChunkTranscript } from './audio-types';

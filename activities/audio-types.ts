@@ -1,4 +1,4 @@
-import type { SpeakerWindow, SpeechSegment } from '../providers/speech/types';
+import type { SpeakerWindow, SpeechSegment } from '../domain/engines/speech';
 
 /** Types the audio activities share (their own module, so audio.activities and audio-results import no cycle). */
 

@@ -1,13 +1,8 @@
 import type { Client } from '@temporalio/client';
-import type { BlobStore } from '../core/blob-store';
 import type { Config } from '../core/config';
 import type { TaskQueues } from '../core/ids';
 import type { Logger } from '../core/logger';
-import type { LlmProvider } from '../providers/llm';
-import type { MediaEngine } from '../providers/media/engine';
-import type { OcrEngine } from '../providers/ocr/engine';
-import type { PdfEngine } from '../providers/pdf/engine';
-import type { SpeechProvider } from '../providers/speech/types';
+import type { BlobStore, LlmProvider, MediaEngine, OcrEngine, PdfEngine, SpeechProvider } from '../domain/engines';
 import type { BatchInput, JobStatus } from '../workflows/definitions';
 
 /** What every activity is built from (injected by the worker). Its own module, so no activity file imports index.ts. */

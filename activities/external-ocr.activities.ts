@@ -7,7 +7,7 @@ import { EXTERNAL_OCR_CACHE_OPERATION, externalOcrCacheKey } from '../core/cache
 import { jobInternalKey, jobOutputKey, jobOutputPrefix } from '../core/records';
 import { externalOcrData } from '../core/result-shapes';
 import { createExternalOcr } from '../providers/external-ocr/mistral';
-import type { ExternalOcrRaw } from '../providers/external-ocr/types';
+import type { ExternalOcrRaw } from '../domain/engines/external-ocr';
 import type { ActivityDeps } from './deps';
 import { heartbeating } from './job-steps';
 

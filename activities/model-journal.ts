@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { readBlobJson, writeBlobJson, type BlobStore } from '../core/blob-store';
 import { AppError } from '../core/errors';
 import { jobModelCallKey, jobModelCallSentKey } from '../core/records';
-import type { ChatJsonOptions, ChatTextOptions, LlmProvider, LlmUsage } from '../providers/llm';
+import type { ChatJsonOptions, ChatTextOptions, LlmProvider, LlmUsage } from '../domain/engines/llm';
 import { heartbeating } from './job-steps';
 
 /** A model call as sent, kept under the job before each request goes out (`jobModelCallSentKey`). */

@@ -13,7 +13,8 @@ import {
   type SessionRecord,
 } from '../core/session-store';
 import { languageName } from '../core/templates';
-import { UsageRecorder, type LlmUsage } from '../providers/llm';
+import type { LlmUsage } from '../domain/engines/llm';
+import { UsageRecorder } from '../providers/llm';
 import type { ActivityDeps } from './deps';
 import { applyTemplate, chunkText, clip, requireModel } from './text-operations';
 import { jobModel } from './model-journal';

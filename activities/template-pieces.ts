@@ -1,6 +1,6 @@
 import { answerFields, languageName } from '../core/templates';
 import type { ExtractionPrompt } from '../core/templates/prompt';
-import type { LlmProvider, LlmUsage } from '../providers/llm';
+import type { LlmProvider, LlmUsage } from '../domain/engines/llm';
 
 /**
  * A template over a text longer than the model's context, map-reduce as summaries are: the fields are filled from

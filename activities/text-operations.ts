@@ -11,7 +11,7 @@ import {
   TEMPLATES_DIR,
 } from '../core/templates';
 import { JOB_DEFAULTS } from '../core/job-defaults';
-import type { LlmProvider, LlmUsage } from '../providers/llm';
+import type { LlmProvider, LlmUsage } from '../domain/engines/llm';
 import { fillInPieces, PIECE_PROMPT_SLACK } from './template-pieces';
 
 /** The outputs of the model-backed transformer operations, with every model call's usage. */

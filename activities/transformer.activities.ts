@@ -14,7 +14,8 @@ import {
   transformKey,
   type HtmlEngine,
 } from '../capabilities/transform';
-import { UsageRecorder, type LlmUsage } from '../providers/llm';
+import { UsageRecorder } from '../providers/llm';
+import type { LlmUsage } from '../domain/engines/llm';
 import { jobModel } from './model-journal';
 import {
   applyTemplate,

@@ -8,7 +8,7 @@ import { createLlmProvider } from '../providers/llm';
 import { configureEngineWatchdog } from '../providers/process/run-tool';
 import { createLocalSpeechProvider } from '../providers/speech/local';
 import { createOpenAiSpeechProvider } from '../providers/speech/openai';
-import type { SpeechProvider } from '../providers/speech/types';
+import type { SpeechProvider } from '../domain/engines/speech';
 import type { BlobStore } from '../core/blob-store';
 import type { Config, WorkerQueueKind } from '../core/config';
 import { taskQueues } from '../core/ids';

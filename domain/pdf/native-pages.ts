@@ -3,7 +3,7 @@
  * (`native-markdown-thread.ts`): the text layer and, for Markdown, the layouts read at once, each page built by
  * `nativePage` (its quality from its text and layout).
  */
-import type { PdfEngine } from '../../providers/pdf/engine';
+import type { PdfEngine } from '../engines/pdf';
 import { nativePage } from './markdown/pages';
 
 export interface NativePagesOptions {

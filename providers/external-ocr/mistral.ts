@@ -10,16 +10,14 @@ import {
   redact,
   sleep,
 } from '../llm/retry';
-import {
-  type ExternalOcr,
-  ExternalOcrError,
-  type ExternalOcrOptions,
-  type ExternalOcrPage,
-  type ExternalOcrRaw,
-  type ExternalOcrSettings,
-  type OcrImageOptions,
-  type OcrPdfOptions,
-} from './types';
+import type {
+  ExternalOcr,
+  ExternalOcrPage,
+  ExternalOcrRaw,
+  OcrImageOptions,
+  OcrPdfOptions,
+} from '../../domain/engines/external-ocr';
+import { ExternalOcrError, type ExternalOcrOptions, type ExternalOcrSettings } from './types';
 
 export * from './types';
 

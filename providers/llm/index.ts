@@ -1,4 +1,3 @@
-export * from './types';
 export { UpstreamError } from './retry';
 export { UsageRecorder } from './usage';
 export { createLlmProvider, imagePart } from './openai.provider';

@@ -23,7 +23,7 @@ import type {
   LlmProvider,
   LlmRetryInfo,
   LlmUsage,
-} from './types';
+} from '../../domain/engines/llm';
 import { addUsage, computeCost } from './usage';
 
 export interface OpenAiLlmOptions {

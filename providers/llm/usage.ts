@@ -1,5 +1,5 @@
 import type { LlmPrices } from '../../core/config';
-import type { ChatJsonOptions, LlmProvider, LlmUsage, LlmUsageSummary } from './types';
+import type { ChatJsonOptions, LlmProvider, LlmUsage, LlmUsageSummary } from '../../domain/engines/llm';
 
 /** Rounds away float noise (1e-10) without losing the small costs of small calls. */
 const tidy = (n: number): number => Math.round(n * 1e10) / 1e10;

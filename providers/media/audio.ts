@@ -4,6 +4,7 @@
  */
 import { open } from 'node:fs/promises';
 import { AppError } from '../../core/errors';
+import type { WavInfo } from '../../domain/engines/media';
 import { ToolExitError, ToolTimeoutError, runTool, type RunToolOptions, type ToolResult } from '../process/run-tool';
 import type { MediaToolOptions } from './probe';
 import { localInput } from './input-guard';
@@ -22,18 +23,6 @@ export function runFfmpeg(args: string[], opts: Omit<RunToolOptions, 'progressPi
 }
 
 const BITEXACT = ['-map_metadata', '-1', '-fflags', '+bitexact', '-flags:a', '+bitexact'];
-
-export interface WavInfo {
-  sampleRate: number;
-  channels: number;
-  bitsPerSample: number;
-  /** Byte offset of the first sample. */
-  dataOffset: number;
-  /** Sample frames (one per channel group). */
-  samples: number;
-  /** Seconds. */
-  duration: number;
-}
 
 /** Reads a PCM WAV header (RIFF chunks up to `data`). */
 export async function wavInfo(wavPath: string): Promise<WavInfo> {

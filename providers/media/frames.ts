@@ -6,15 +6,10 @@
 import path from 'node:path';
 import { rm, stat } from 'node:fs/promises';
 import { AppError } from '../../core/errors';
+import type { ExtractedFrame } from '../../domain/engines/media';
 import { decodeError, runFfmpeg } from './audio';
 import type { MediaToolOptions } from './probe';
 import { localInput } from './input-guard';
-
-export interface ExtractedFrame {
-  /** Seconds, as requested. */
-  time: number;
-  path: string;
-}
 
 const exists = async (p: string) => (await stat(p).catch(() => null))?.isFile() ?? false;
 

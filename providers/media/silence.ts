@@ -3,6 +3,7 @@
  * a chunk of about the target length, so no cut falls inside a word and every sample lands in exactly one chunk.
  * There is no cap on the number of chunks.
  */
+import type { ChunkSpan } from '../../domain/engines/media';
 import { decodeError, runFfmpeg } from './audio';
 import type { MediaToolOptions } from './probe';
 import { localInput } from './input-guard';
@@ -10,13 +11,6 @@ import { localInput } from './input-guard';
 export interface Silence {
   start: number;
   end: number;
-}
-
-export interface ChunkSpan {
-  start: number;
-  end: number;
-  /** True when the cut at `end` lies in a silence (always true for the last chunk, which ends with the audio). */
-  atSilence: boolean;
 }
 
 /**

@@ -7,7 +7,8 @@
 import { rm } from 'node:fs/promises';
 import { toolEnvironment } from '../../core/config';
 import { AppError } from '../../core/errors';
-import { parseTsvLayout, type OcrLayout } from '../../domain/pdf/markdown/ocr-layout';
+import type { OcrResult } from '../../domain/engines/ocr';
+import { parseTsvLayout } from '../../domain/pdf/markdown/ocr-layout';
 import { ToolExitError, ToolTimeoutError, runTool } from '../process/run-tool';
 import { IMAGE_DEMUXERS, localInput } from '../media/input-guard';
 
@@ -23,15 +24,6 @@ export interface OcrOptions {
   timeoutMs?: number;
   /** Called with the process id once tesseract runs. */
   onSpawn?: (pid: number) => void;
-}
-
-export interface OcrResult {
-  text: string;
-  /** Mean word confidence, 0..100 (0 when no word was found). */
-  confidence: number;
-  words: number;
-  /** The words with their boxes and tesseract's blocks and paragraphs (for Markdown); absent from older results. */
-  layout?: OcrLayout;
 }
 
 /** Languages used when none (or none usable) are asked for. */

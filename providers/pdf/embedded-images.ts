@@ -9,17 +9,9 @@
 import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { AppError } from '../../core/errors';
+import type { EmbeddedImageLimits } from '../../domain/engines/pdf';
 import { runTool } from '../process/run-tool';
 import { popplerError } from './poppler';
-
-export interface EmbeddedImageLimits {
-  /** Images (masks included: each is a file) the pages may hold; default 2,000. */
-  maxImages?: number;
-  /** Pixels one image may declare; default 100 million. */
-  maxImagePixels?: number;
-  /** Bytes the extracted files may take together, declared (uncompressed) or on disk; default 1 GiB. */
-  maxBytes?: number;
-}
 
 /** One row of a `pdfimages -list` listing. */
 export interface ListedImage {

@@ -5,6 +5,7 @@
  */
 import { mkdir, readdir } from 'node:fs/promises';
 import path from 'node:path';
+import type { RenderedPage } from '../../domain/engines/pdf';
 import { runTool } from '../process/run-tool';
 import { PdfError } from '../../domain/pdf/errors';
 import { dpiWithin, pageSizes, popplerError } from './poppler';
@@ -19,11 +20,6 @@ export interface RenderOptions {
   pageTimeoutMs?: number;
   /** Pixels a page image may have: larger pages render at the highest resolution that fits (see `dpiWithin`). */
   maxPixels?: number;
-}
-
-export interface RenderedPage {
-  page: number;
-  path: string;
 }
 
 /** Sorted, de-duplicated page numbers cut into runs of consecutive pages: [1,2,3,7,8] → [[1,3],[7,8]]. */

@@ -5,7 +5,7 @@ import type { Config } from '../../core/config';
 import { AppError } from '../../core/errors';
 import { localSpeechModelName } from '../../core/speech-model';
 import { type EngineAnswer, EngineProcess, type EngineRequestOptions, SpeechEngineError } from './engine/process';
-import type { SpeechProvider, Transcript, TranscribeOptions } from './types';
+import type { SpeechProvider, Transcript, TranscribeOptions } from '../../domain/engines/speech';
 
 export { SpeechEngineError };
 

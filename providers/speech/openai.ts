@@ -13,7 +13,13 @@ import {
   UpstreamError,
   withRetries,
 } from '../llm/retry';
-import type { SpeechProvider, SpeechSegment, SpeechWord, TranscribeOptions, Transcript } from './types';
+import type {
+  SpeechProvider,
+  SpeechSegment,
+  SpeechWord,
+  TranscribeOptions,
+  Transcript,
+} from '../../domain/engines/speech';
 
 export interface OpenAiSpeechOptions {
   /** Retries after the first attempt, of 408/409/429/5xx, network errors, timeouts and malformed answers; default 4. */

@@ -13,7 +13,7 @@ import { ffmpeg } from '../support/media/media-factory';
 import { CHUNKED_SENTENCES, chunkedRecording, SENTENCES, speak } from '../support/media/speech-samples';
 import { droppedWords, wordErrorRate } from '../support/media/wer';
 import { expectOrderedSegments } from '../support/media/speech-segments';
-import type { SpeechProvider } from '../../providers/speech/types';
+import type { SpeechProvider } from '../../domain/engines/speech';
 
 // POST /api/audio/process and the `audio` job type (spec §4.11, contract §7) on the real API and worker, a Temporal
 // dev server, real ffmpeg and the real local Whisper base model; speech is synthesised by espeak-ng. The only stand-in

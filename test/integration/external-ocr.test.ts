@@ -3,13 +3,8 @@ import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import {
-  createExternalOcr,
-  type ExternalOcr,
-  type ExternalOcrRetryInfo,
-  type ExternalOcrSettings,
-  requireExternalOcr,
-} from '../../providers/external-ocr/mistral';
+import type { ExternalOcr, ExternalOcrRetryInfo } from '../../domain/engines/external-ocr';
+import { createExternalOcr, type ExternalOcrSettings, requireExternalOcr } from '../../providers/external-ocr/mistral';
 import { AppError } from '../../core/errors';
 import { rejection } from '../support/assert';
 import { type OcrServer, startOcrServer } from '../support/servers/ocr-server';

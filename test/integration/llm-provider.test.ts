@@ -9,7 +9,7 @@ import {
   type OpenAiLlmOptions,
 } from '../../providers/llm/openai.provider';
 import { UpstreamError } from '../../providers/llm/retry';
-import type { LlmProvider, LlmRetryInfo } from '../../providers/llm/types';
+import type { LlmProvider, LlmRetryInfo } from '../../domain/engines/llm';
 import { UsageRecorder } from '../../providers/llm/usage';
 import { freePort } from '../../scripts/services.mjs';
 import { startLlmServer, type LlmServer } from '../support/servers/llm-server';

@@ -8,7 +8,7 @@ import { createLogger } from '../../core/logger';
 import { configureEngineWatchdog, engineStallTimeoutMs, EngineStallError } from '../../providers/process/run-tool';
 import { EngineProcess } from '../../providers/speech/engine/process';
 import { LocalSpeechProvider, SpeechEngineError, localSpeechOptions } from '../../providers/speech/local';
-import type { Transcript } from '../../providers/speech/types';
+import type { Transcript } from '../../domain/engines/speech';
 import { waitFor } from '../support/wait';
 import { SENTENCES, speak } from '../support/media/speech-samples';
 import { wordErrorRate } from '../support/media/wer';

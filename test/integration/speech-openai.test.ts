@@ -12,7 +12,7 @@ import {
   isoLanguage,
   type OpenAiSpeechOptions,
 } from '../../providers/speech/openai';
-import type { SpeechProvider } from '../../providers/speech/types';
+import type { SpeechProvider } from '../../domain/engines/speech';
 import { speechError, startSpeechServer, type SpeechServer } from '../support/servers/speech-server';
 import { ffmpeg } from '../support/media/media-factory';
 

@@ -6,7 +6,7 @@ import { startStack, type Stack } from '../support/servers/stack';
 import { readBlobJson } from '../../core/blob-store';
 import { chunkKey } from '../../activities/audio-results';
 import type { ChunkTranscript } from '../../activities/audio-types';
-import type { SpeechProvider, Transcript } from '../../providers/speech/types';
+import type { SpeechProvider, Transcript } from '../../domain/engines/speech';
 import { talkRecording } from '../support/media/speech-long';
 import { expectOrderedSegments, textDuring } from '../support/media/speech-segments';
 import { droppedWords, wordErrorRate } from '../support/media/wer';

@@ -9,7 +9,8 @@ import {
   type MediaProbe,
 } from '../../core/media-formats';
 import { parseProbe, parseRate } from '../../providers/media/probe';
-import { type ChunkSpan, type Silence, parseSilences, planChunks } from '../../providers/media/silence';
+import type { ChunkSpan } from '../../domain/engines/media';
+import { type Silence, parseSilences, planChunks } from '../../providers/media/silence';
 
 /** Every plan covers [0, duration] exactly: consecutive, non-empty, no gap, no overlap. */
 function expectCovers(plan: ChunkSpan[], duration: number) {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { buildExtractionPrompt, parseTemplate } from '../../core/templates';
-import type { ChatJsonOptions, ChatTextOptions, LlmDescription, LlmProvider, LlmUsage } from '../../providers/llm';
+import type { ChatJsonOptions, ChatTextOptions, LlmDescription, LlmProvider, LlmUsage } from '../../domain/engines/llm';
 import { applyTemplate, templatePromptChars } from '../../activities/text-operations';
 import { distinctValues, packGroups, unionItems } from '../../activities/template-pieces';
 

@@ -3,7 +3,7 @@ import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { toolEnvironment } from '../../../core/config';
 import { engineStallTimeoutMs, StallWatchdog, type EngineStallError } from '../../process/run-tool';
-import type { SpeakerWindow } from '../types';
+import type { SpeakerWindow } from '../../../domain/engines/speech';
 
 /** The engine script, run by the speech venv's python. */
 export const ENGINE_SCRIPT = fileURLToPath(new URL('./whisper_engine.py', import.meta.url));

@@ -11,7 +11,7 @@ import { errorBoundary } from '../../../activities/error-boundary';
 import type { BlobStore } from '../../../core/blob-store';
 import { loadConfig } from '../../../core/config';
 import { taskQueues } from '../../../core/ids';
-import type { SpeechProvider } from '../../../providers/speech/types';
+import type { SpeechProvider } from '../../../domain/engines/speech';
 import { LocalBlobStore } from '../../../providers/storage';
 import { InMemoryMediaEngine, InMemoryOcrEngine, InMemoryPdfEngine, InMemorySpeechEngine } from './in-memory-engines';
 import { noLlmUnlessAsked } from '../servers/llm-default';

@@ -2,17 +2,13 @@ import type { PageLayout } from '../../../domain/pdf/markdown/types';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { AppError } from '../../../core/errors';
-import type { WavInfo } from '../../../providers/media/audio';
-import type { MediaCallOptions, MediaEngine } from '../../../providers/media/engine';
-import type { ExtractedFrame } from '../../../providers/media/frames';
+import type { ChunkSpan, ExtractedFrame, MediaCallOptions, MediaEngine, WavInfo } from '../../../domain/engines/media';
 import type { MediaProbe } from '../../../core/media-formats';
-import type { ChunkSpan } from '../../../providers/media/silence';
-import type { OcrCallOptions, OcrEngine, OcrPage } from '../../../providers/ocr/engine';
+import type { OcrCallOptions, OcrEngine, OcrPage } from '../../../domain/engines/ocr';
 import type { PdfDescription } from '../../../domain/pdf/description';
-import type { PdfCallOptions, PdfEngine, PdfRenderOptions } from '../../../providers/pdf/engine';
+import type { PdfCallOptions, PdfEngine, PdfRenderOptions, RenderedPage } from '../../../domain/engines/pdf';
 import { PdfError } from '../../../domain/pdf/errors';
-import type { RenderedPage } from '../../../providers/pdf/render';
-import type { SpeechProvider, TranscribeOptions, Transcript } from '../../../providers/speech/types';
+import type { SpeechProvider, TranscribeOptions, Transcript } from '../../../domain/engines/speech';
 
 // In-memory engines behind the providers' interfaces (providers/<capability>/engine.ts, speech/types.ts), for unit
 // tests of the activities' contracts in MockActivityEnvironment (activity-harness.ts). Their inputs are small JSON
