@@ -6,7 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { CACHE_DIR, run, step, which, withCacheLock } from './engines.mjs';
+import { CACHE_DIR, run, step, which, withCacheLock } from './setup-steps.mjs';
 
 export const LLM_PINS = {
   version: '0.2.0',

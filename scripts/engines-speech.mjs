@@ -3,7 +3,7 @@
 // Every step prints one line and is skipped when a marker says it was done and verified.
 import fs from 'node:fs';
 import path from 'node:path';
-import { CACHE_DIR, run, sha256File, step, which, withCacheLock } from './engines.mjs';
+import { CACHE_DIR, run, sha256File, step, which, withCacheLock } from './setup-steps.mjs';
 
 export const SPEECH_PINS = {
   pip: ['faster-whisper==1.2.1'],
