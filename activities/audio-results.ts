@@ -1,14 +1,14 @@
-import { readBlobJson } from '../core/blob-store';
+import { readBlobJson } from '../core/stores/blob-store';
 import { rememberTranscription, transcriptionAnswer, transcriptionKey } from '../capabilities/transcription';
-import { withDefaults } from '../core/job-defaults';
-import type { TranscriptionParams } from '../core/job-params';
-import { resultPreview, writeJobResults, type JobFields, type LlmInfo } from '../core/job-results';
-import { jobInternalKey, jobOutputKey, jobOutputPrefix } from '../core/records';
-import type { AudioOutcome, AudioSegment } from '../core/result-shapes';
-import type { TranscriptionResultData } from '../core/transcription-data';
+import { withDefaults } from '../core/jobs/job-defaults';
+import type { TranscriptionParams } from '../core/jobs/job-params';
+import { resultPreview, writeJobResults, type JobFields, type LlmInfo } from '../core/results/job-results';
+import { jobInternalKey, jobOutputKey, jobOutputPrefix } from '../core/stores/records';
+import type { AudioOutcome, AudioSegment } from '../core/results/result-shapes';
+import type { TranscriptionResultData } from '../core/results/transcription-data';
 import type { LlmUsage } from '../domain/engines/llm';
-import { SUBTITLE_MIME } from '../core/subtitles';
-import { diarize } from '../core/diarize';
+import { SUBTITLE_MIME } from '../core/results/subtitles';
+import { diarize } from '../core/results/diarize';
 import type { AudioSpan, ChunkTranscript } from './audio-types';
 import type { ActivityDeps } from './deps';
 import { applyTemplate, templateNotFound, translate } from './text-operations';
@@ -71,7 +71,7 @@ export function stitchSegments(chunks: ChunkTranscript[], opts: { words?: boolea
 
 /**
  * With `diarize`: speaker labels on the stitched segments and their words, from every chunk's speaker windows put on
- * the recording's time line and clustered together (core/diarize.ts), so one voice keeps one label across chunks.
+ * the recording's time line and clustered together (core/results/diarize.ts), so one voice keeps one label across chunks.
  */
 export function labelSpeakers(
   segments: AudioSegment[],

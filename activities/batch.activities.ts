@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
-import { cachedJsonReader, readBlobJson, writeBlobJson } from '../core/blob-store';
-import { mapPool } from '../core/pool';
-import { batchRecordKey, jobRecordKey } from '../core/records';
+import { cachedJsonReader, readBlobJson, writeBlobJson } from '../core/stores/blob-store';
+import { mapPool } from '../core/runtime/pool';
+import { batchRecordKey, jobRecordKey } from '../core/stores/records';
 import type { BatchInput, BatchManifest, BatchState, JobState } from '../workflows/definitions';
 import type { ActivityDeps } from './deps';
 

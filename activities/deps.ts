@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
-import type { Config } from '../core/config';
-import type { TaskQueues } from '../core/ids';
-import type { Logger } from '../core/logger';
+import type { Config } from '../core/config/config';
+import type { TaskQueues } from '../core/jobs/ids';
+import type { Logger } from '../core/runtime/logger';
 import type { BlobStore, LlmProvider, MediaEngine, OcrEngine, PdfEngine, SpeechProvider } from '../domain/engines';
 import type { BatchInput, JobStatus } from '../workflows/definitions';
 

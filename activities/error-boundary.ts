@@ -8,7 +8,7 @@ import type {
   Next,
 } from '@temporalio/worker';
 import { AppError } from '../core/errors';
-import type { Logger } from '../core/logger';
+import type { Logger } from '../core/runtime/logger';
 
 /**
  * The one place where an activity's error becomes a Temporal failure, for every activity of the worker:

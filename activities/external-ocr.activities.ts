@@ -1,11 +1,11 @@
 import { ApplicationFailure, heartbeat } from '@temporalio/activity';
-import { readBlobBuffer, readBlobJson, writeBlobJson } from '../core/blob-store';
-import { readCache, writeCache } from '../core/cache';
-import type { ExternalOcrParams } from '../core/job-params';
-import { type JobFields, resultPreview, writeJobResults } from '../core/job-results';
-import { EXTERNAL_OCR_CACHE_OPERATION, externalOcrCacheKey } from '../core/cache-keys';
-import { jobInternalKey, jobOutputKey, jobOutputPrefix } from '../core/records';
-import { externalOcrData } from '../core/result-shapes';
+import { readBlobBuffer, readBlobJson, writeBlobJson } from '../core/stores/blob-store';
+import { readCache, writeCache } from '../core/stores/cache';
+import type { ExternalOcrParams } from '../core/jobs/job-params';
+import { type JobFields, resultPreview, writeJobResults } from '../core/results/job-results';
+import { EXTERNAL_OCR_CACHE_OPERATION, externalOcrCacheKey } from '../core/stores/cache-keys';
+import { jobInternalKey, jobOutputKey, jobOutputPrefix } from '../core/stores/records';
+import { externalOcrData } from '../core/results/result-shapes';
 import { createExternalOcr } from '../providers/external-ocr/mistral';
 import type { ExternalOcrRaw } from '../domain/engines/external-ocr';
 import type { ActivityDeps } from './deps';

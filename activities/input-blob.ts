@@ -2,11 +2,11 @@ import { createReadStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/activity';
-import type { BlobStore } from '../core/blob-store';
-import type { Config } from '../core/config';
-import { isInsideInputRoots } from '../core/input-roots';
-import { jobInternalKey } from '../core/records';
-import { scratchAt } from '../core/scratch';
+import type { BlobStore } from '../core/stores/blob-store';
+import type { Config } from '../core/config/config';
+import { isInsideInputRoots } from '../core/jobs/input-roots';
+import { jobInternalKey } from '../core/stores/records';
+import { scratchAt } from '../core/stores/scratch';
 import { downloadToFile } from '../providers/http/download';
 import { outboundPolicy, type OutboundPolicy } from '../providers/http/ssrf';
 
@@ -97,7 +97,7 @@ async function downloadInto(
   mime: string,
   d: UrlDownload,
 ): Promise<{ key: string; sha256: string }> {
-  // In this process's private scratch (core/scratch.ts), removed when the step ends or the process dies.
+  // In this process's private scratch (core/stores/scratch.ts), removed when the step ends or the process dies.
   return scratchAt(d.scratchDir).withDir('url-', async (dir) => {
     const got = await downloadToFile(url, path.join(dir, 'input'), {
       policy: d.policy,

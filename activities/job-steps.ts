@@ -1,6 +1,6 @@
 import { cancellationSignal, heartbeat } from '@temporalio/activity';
-import { readBlobJson, writeBlobJson, type BlobStore } from '../core/blob-store';
-import { jobParametersKey, jobStepKey } from '../core/records';
+import { readBlobJson, writeBlobJson, type BlobStore } from '../core/stores/blob-store';
+import { jobParametersKey, jobStepKey } from '../core/stores/records';
 
 /**
  * Runs a job step once: its output is kept in the blob store under the job, so a retry, a crashed worker's

@@ -1,7 +1,7 @@
-import { BlobNotFoundError, readBlobJson, writeBlobJson } from '../core/blob-store';
-import { batchRecordKey, jobRecordKey } from '../core/records';
-import { storedResultsRef } from '../core/job-results';
-import { countJobFinished } from '../core/metrics';
+import { BlobNotFoundError, readBlobJson, writeBlobJson } from '../core/stores/blob-store';
+import { batchRecordKey, jobRecordKey } from '../core/stores/records';
+import { storedResultsRef } from '../core/results/job-results';
+import { countJobFinished } from '../core/runtime/metrics';
 import { Context } from '@temporalio/activity';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { readBlobJson, writeBlobJson, type BlobStore } from '../core/blob-store';
+import { readBlobJson, writeBlobJson, type BlobStore } from '../core/stores/blob-store';
 import { AppError } from '../core/errors';
-import { jobModelCallKey, jobModelCallSentKey } from '../core/records';
+import { jobModelCallKey, jobModelCallSentKey } from '../core/stores/records';
 import type { ChatJsonOptions, ChatTextOptions, LlmProvider, LlmUsage } from '../domain/engines/llm';
 import { heartbeating } from './job-steps';
 

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/activity';
-import type { Scratch } from '../core/scratch';
+import type { Scratch } from '../core/stores/scratch';
 import { pageQuality } from '../domain/pdf/markdown/quality';
 import { ocrPageLayout } from '../domain/pdf/markdown/ocr-layout';
 import type { PageLayout } from '../domain/pdf/markdown/types';

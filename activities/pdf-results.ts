@@ -1,7 +1,7 @@
-import { BlobNotFoundError, readBlobJson, writeBlobJson } from '../core/blob-store';
-import type { CacheRef } from '../core/cache';
+import { BlobNotFoundError, readBlobJson, writeBlobJson } from '../core/stores/blob-store';
+import type { CacheRef } from '../core/stores/cache';
 import { cachedPdf, countPdfLookup, pdfKey, rememberJobPdf } from '../capabilities/pdf';
-import type { PdfParams } from '../core/job-params';
+import type { PdfParams } from '../core/jobs/job-params';
 import {
   resultPreview,
   writeJobResults,
@@ -9,11 +9,11 @@ import {
   type LlmInfo,
   type ResultPreview,
   type StoredJobFields,
-} from '../core/job-results';
-import { joinPageTexts, pdfMetadata, pdfPageEntry } from '../core/pdf-text';
-import { jobFieldsKey, jobOutputKey, jobOutputPrefix, jobResultsKey } from '../core/records';
-import type { PdfMetadata } from '../core/result-schemas';
-import { pdfData } from '../core/result-shapes';
+} from '../core/results/job-results';
+import { joinPageTexts, pdfMetadata, pdfPageEntry } from '../core/results/pdf-text';
+import { jobFieldsKey, jobOutputKey, jobOutputPrefix, jobResultsKey } from '../core/stores/records';
+import type { PdfMetadata } from '../core/results/result-schemas';
+import { pdfData } from '../core/results/result-shapes';
 import type { ActivityDeps } from './deps';
 import { applyTemplate } from './text-operations';
 import { jobModel } from './model-journal';

@@ -2,16 +2,16 @@ import type { Readable } from 'node:stream';
 import path from 'node:path';
 import { activityInfo, ApplicationFailure, cancellationSignal, heartbeat } from '@temporalio/activity';
 import yazl from 'yazl';
-import { readCache, writeCache } from '../core/cache';
-import { mediaSlots } from '../core/config';
-import { PDF_PAGE_CACHE_OPERATION, pdfPageCacheKey } from '../core/cache-keys';
-import { countPdfPage } from '../core/metrics';
-import { mapPool } from '../core/pool';
-import { BlobNotFoundError, readBlobJson, writeBlobJson } from '../core/blob-store';
-import type { LlmInfo } from '../core/job-results';
-import { idleCores, pdfPagesToRead } from '../core/pdf-text';
-import { scratchAt } from '../core/scratch';
-import { jobInternalKey, jobOutputKey } from '../core/records';
+import { readCache, writeCache } from '../core/stores/cache';
+import { mediaSlots } from '../core/config/config';
+import { PDF_PAGE_CACHE_OPERATION, pdfPageCacheKey } from '../core/stores/cache-keys';
+import { countPdfPage } from '../core/runtime/metrics';
+import { mapPool } from '../core/runtime/pool';
+import { BlobNotFoundError, readBlobJson, writeBlobJson } from '../core/stores/blob-store';
+import type { LlmInfo } from '../core/results/job-results';
+import { idleCores, pdfPagesToRead } from '../core/results/pdf-text';
+import { scratchAt } from '../core/stores/scratch';
+import { jobInternalKey, jobOutputKey } from '../core/stores/records';
 import { toTesseractLanguages } from '../providers/ocr/tesseract';
 import type { PageLayout } from '../domain/pdf/markdown/types';
 import { readNativePages } from '../domain/pdf/native-pages';
@@ -22,13 +22,13 @@ import { jobInputBlob, urlDownload } from './input-blob';
 import { combinedPage } from './pdf-combined';
 import { createPageReaders } from './pdf-page-readers';
 import { createPdfResults } from './pdf-results';
-import type { ExtractionMethod } from '../core/job-defaults';
-import type { ExternalOcrParams, PdfParams } from '../core/job-params';
+import type { ExtractionMethod } from '../core/jobs/job-defaults';
+import type { ExternalOcrParams, PdfParams } from '../core/jobs/job-params';
 import type { PageResult, PdfMeta } from './pdf-types';
 import { fullParameters, heartbeating } from './job-steps';
 
 export type { PageResult, PdfMeta } from './pdf-types';
-export { idleCores } from '../core/pdf-text';
+export { idleCores } from '../core/results/pdf-text';
 
 /** The parameters of the jobs that read a PDF: pdf jobs, and external OCR's preparation. */
 type PdfInputParams = PdfParams | ExternalOcrParams;
@@ -111,7 +111,7 @@ export function createPdfActivities(deps: ActivityDeps) {
   return {
     /**
      * Resolves and checks the document; answers its metadata, the pages to read and this worker's media slots (the
-     * workflow keeps at most twice as many page groups of the job in flight: core/fanout.ts).
+     * workflow keeps at most twice as many page groups of the job in flight: core/jobs/fanout.ts).
      */
     async preparePdf({ jobId, parameters }: { jobId: string; parameters: PdfInputParams }) {
       const d = await withInput(jobId, parameters, async (x) => x);

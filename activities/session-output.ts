@@ -1,14 +1,20 @@
 import { createReadStream } from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { readBlobJson } from '../core/blob-store';
-import { withDefaults } from '../core/job-defaults';
-import type { SessionParams } from '../core/job-params';
-import { resultPreview, writeJobResults, type JobFields } from '../core/job-results';
-import { jobOutputKey, jobStepKey } from '../core/records';
-import { scratchAt } from '../core/scratch';
-import { putCachedSession, putSessionRecord, sanitizeName, sessionDir, sessionPath } from '../core/session-store';
-import { zipStream, type ArchiveEntry } from '../core/zip';
+import { readBlobJson } from '../core/stores/blob-store';
+import { withDefaults } from '../core/jobs/job-defaults';
+import type { SessionParams } from '../core/jobs/job-params';
+import { resultPreview, writeJobResults, type JobFields } from '../core/results/job-results';
+import { jobOutputKey, jobStepKey } from '../core/stores/records';
+import { scratchAt } from '../core/stores/scratch';
+import {
+  putCachedSession,
+  putSessionRecord,
+  sanitizeName,
+  sessionDir,
+  sessionPath,
+} from '../core/stores/session-store';
+import { zipStream, type ArchiveEntry } from '../core/stores/zip';
 import { UsageRecorder } from '../providers/llm';
 import type { ActivityDeps } from './deps';
 import { applyTemplate, clip } from './text-operations';

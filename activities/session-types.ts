@@ -1,5 +1,5 @@
-import { BlobNotFoundError, readBlobBuffer, type BlobStore } from '../core/blob-store';
-import { jobInternalKey } from '../core/records';
+import { BlobNotFoundError, readBlobBuffer, type BlobStore } from '../core/stores/blob-store';
+import { jobInternalKey } from '../core/stores/records';
 
 /** The steps of a session job, each kept under the job by `runStep` (their names are part of stored state). */
 export const SESSION_STEP = {

@@ -1,17 +1,17 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import { BlobNotFoundError, readBlobBuffer, readBlobJson, writeBlobJson } from '../core/blob-store';
-import { JOB_DEFAULTS, withDefaults } from '../core/job-defaults';
-import type { SummaryJobType, SummaryParams } from '../core/job-params';
-import type { JobResultData } from '../core/result-schemas';
-import { resultPreview, writeJobResults, type JobFields } from '../core/job-results';
-import { jobInternalKey, jobOutputKey, jobOutputPrefix } from '../core/records';
+import { BlobNotFoundError, readBlobBuffer, readBlobJson, writeBlobJson } from '../core/stores/blob-store';
+import { JOB_DEFAULTS, withDefaults } from '../core/jobs/job-defaults';
+import type { SummaryJobType, SummaryParams } from '../core/jobs/job-params';
+import type { JobResultData } from '../core/results/result-schemas';
+import { resultPreview, writeJobResults, type JobFields } from '../core/results/job-results';
+import { jobInternalKey, jobOutputKey, jobOutputPrefix } from '../core/stores/records';
 import {
   listSessionRecords,
   readSessionMarkdown,
   sanitizeName,
   type SessionFilter,
   type SessionRecord,
-} from '../core/session-store';
+} from '../core/stores/session-store';
 import { languageName } from '../core/templates';
 import type { LlmUsage } from '../domain/engines/llm';
 import { UsageRecorder } from '../providers/llm';

@@ -10,7 +10,7 @@ import {
   renderWithoutModel,
   TEMPLATES_DIR,
 } from '../core/templates';
-import { JOB_DEFAULTS } from '../core/job-defaults';
+import { JOB_DEFAULTS } from '../core/jobs/job-defaults';
 import type { LlmProvider, LlmUsage } from '../domain/engines/llm';
 import { fillInPieces, PIECE_PROMPT_SLACK } from './template-pieces';
 

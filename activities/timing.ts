@@ -6,7 +6,7 @@ import type {
   Next,
 } from '@temporalio/worker';
 import type { Context } from '@temporalio/activity';
-import { observeActivity } from '../core/metrics';
+import { observeActivity } from '../core/runtime/metrics';
 
 class ActivityTimer implements ActivityInboundCallsInterceptor {
   constructor(private readonly ctx: Context) {}
@@ -27,7 +27,7 @@ class ActivityTimer implements ActivityInboundCallsInterceptor {
 }
 
 /**
- * Times every activity attempt into `docproc_activity_duration_seconds` (core/metrics.ts), by activity type, task
+ * Times every activity attempt into `docproc_activity_duration_seconds` (core/runtime/metrics.ts), by activity type, task
  * queue and outcome. Registered on every worker next to the error boundary: `interceptors: { activity: [activityTimer,
  * errorBoundary] }`.
  */

@@ -2,10 +2,10 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { assertHtmlDepth } from '../core/html/limits';
 import { htmlOutcome, isHtmlOperation, tablesToMarkdown } from '../core/html/outcome';
 import { convertHtmlToMarkdown, extractHtmlTables } from '../providers/html';
-import { withDefaults } from '../core/job-defaults';
-import type { TransformerParams } from '../core/job-params';
-import { type JobFields, resultPreview, writeJobResults } from '../core/job-results';
-import { jobOutputKey, jobOutputPrefix } from '../core/records';
+import { withDefaults } from '../core/jobs/job-defaults';
+import type { TransformerParams } from '../core/jobs/job-params';
+import { type JobFields, resultPreview, writeJobResults } from '../core/results/job-results';
+import { jobOutputKey, jobOutputPrefix } from '../core/stores/records';
 import {
   cachedTransform,
   convertHtml,

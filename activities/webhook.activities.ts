@@ -1,9 +1,9 @@
-import { BlobNotFoundError, readBlobJson, writeBlobJson } from '../core/blob-store';
-import { resultData } from '../core/job-results';
-import { jobResultsKey, jobWebhookLogKey } from '../core/records';
-import { countWebhookAttempt } from '../core/metrics';
-import { completedBody, failedBody, notifierWorkflowId, progressBody } from '../core/webhooks';
-import { webhookToken } from '../core/webhook-secret';
+import { BlobNotFoundError, readBlobJson, writeBlobJson } from '../core/stores/blob-store';
+import { resultData } from '../core/results/job-results';
+import { jobResultsKey, jobWebhookLogKey } from '../core/stores/records';
+import { countWebhookAttempt } from '../core/runtime/metrics';
+import { completedBody, failedBody, notifierWorkflowId, progressBody } from '../core/jobs/webhooks';
+import { webhookToken } from '../core/stores/webhook-secret';
 import { deliverWebhook } from '../providers/webhook/deliver';
 import {
   NOTIFIER_WORKFLOW_TYPE,

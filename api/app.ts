@@ -1,10 +1,10 @@
 import type http from 'node:http';
 import path from 'node:path';
 import Koa from 'koa';
-import type { BlobStore } from '../core/blob-store';
-import type { Config } from '../core/config';
-import type { Logger } from '../core/logger';
-import { SERVICE_VERSION } from '../core/version';
+import type { BlobStore } from '../core/stores/blob-store';
+import type { Config } from '../core/config/config';
+import type { Logger } from '../core/runtime/logger';
+import { SERVICE_VERSION } from '../core/runtime/version';
 import { DOC_PATHS, docsRoutes, isDocPath } from './docs';
 import { authMiddleware } from './middleware/auth';
 import { bodyParsers } from './middleware/body';
@@ -35,7 +35,7 @@ import { llmHealth } from './services/llm-health';
 import { ocrHealth } from './services/ocr-health';
 import { JobService } from './services/jobs';
 import type { TemporalGateway } from './temporal';
-import { scratchAt } from '../core/scratch';
+import { scratchAt } from '../core/stores/scratch';
 
 export interface AppDeps {
   config: Config;

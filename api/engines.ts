@@ -1,6 +1,6 @@
 import type { HtmlOperation, HtmlOutcome } from '../core/html/outcome';
-import type { MediaProbe } from '../core/media-formats';
-import type { DirectPdfResult } from '../core/pdf-text';
+import type { MediaProbe } from '../core/jobs/media-formats';
+import type { DirectPdfResult } from '../core/results/pdf-text';
 
 /** What the API needs to know of a PDF before reading its text layer (providers/pdf `PdfDescription`). */
 export interface ApiPdfDescription {

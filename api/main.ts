@@ -1,9 +1,9 @@
 import { createApp } from './app';
 import { Drain } from './drain';
 import type { ApiEngines } from './engines';
-import { ConfigError, loadConfig, ytDlpPath } from '../core/config';
-import { createLogger } from '../core/logger';
-import { watchParent } from '../core/parent-watch';
+import { ConfigError, loadConfig, ytDlpPath } from '../core/config/config';
+import { createLogger } from '../core/runtime/logger';
+import { watchParent } from '../core/runtime/parent-watch';
 import { runHtmlOperationInThread } from '../providers/html';
 import { imageHeaderMetadata } from '../providers/image/metadata';
 import { checkYtDlp } from '../providers/media/hosted';

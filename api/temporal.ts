@@ -2,10 +2,10 @@ import { Client, Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
 
 const { temporal } = proto;
-import type { Config } from '../core/config';
+import type { Config } from '../core/config/config';
 import { AppError } from '../core/errors';
-import { taskQueues, type TaskQueues } from '../core/ids';
-import { temporalConnectionOptions } from '../core/temporal-connection';
+import { taskQueues, type TaskQueues } from '../core/jobs/ids';
+import { temporalConnectionOptions } from '../core/runtime/temporal-connection';
 
 export interface TemporalGateway {
   readonly client: Client;

@@ -1,9 +1,9 @@
 import { createReadStream } from 'node:fs';
 import path from 'node:path';
 import { z } from './openapi';
-import { fileSha256 } from '../core/file-hash';
-import type { BlobRef, BlobStore } from '../core/blob-store';
-import { newJobId, newUploadKey } from '../core/ids';
+import { fileSha256 } from '../core/stores/file-hash';
+import type { BlobRef, BlobStore } from '../core/stores/blob-store';
+import { newJobId, newUploadKey } from '../core/jobs/ids';
 
 /** A file received by a multipart route (formidable's shape). */
 export interface UploadedFile {

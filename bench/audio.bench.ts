@@ -18,7 +18,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, startTemporalDev } from '../scripts/services.mjs';
-import { loadConfig } from '../core/config';
+import { loadConfig } from '../core/config/config';
 import { localSpeechOptions } from '../providers/speech/local';
 import { enginePids } from '../test/support/servers/proc-tree';
 import { rawRequest } from '../test/support/clients/raw-http';

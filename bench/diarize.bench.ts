@@ -27,7 +27,7 @@ import {
 } from '../test/support/media/speech-speakers';
 import { startService, stopService, type Service } from './service';
 import { cleanupRegistry, envInt, out, procCpuSeconds, secs, temporalBinary } from './support';
-import { loadConfig } from '../core/config';
+import { loadConfig } from '../core/config/config';
 import { LocalSpeechProvider, localSpeechOptions } from '../providers/speech/local';
 
 const MINUTES = envInt('BENCH_DIARIZE_MINUTES', 5);

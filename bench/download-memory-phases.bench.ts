@@ -52,10 +52,10 @@ async function main(): Promise<void> {
     const { Client, Connection } = await import('@temporalio/client');
     const { DefaultLogger, NativeConnection, Runtime } = await import('@temporalio/worker');
     phase('@temporalio/client + worker imported');
-    const { loadConfig } = await import('../core/config');
-    const { createLogger } = await import('../core/logger');
+    const { loadConfig } = await import('../core/config/config');
+    const { createLogger } = await import('../core/runtime/logger');
     const { createBlobStore } = await import('../providers/storage');
-    const { temporalConnectionOptions } = await import('../core/temporal-connection');
+    const { temporalConnectionOptions } = await import('../core/runtime/temporal-connection');
     phase('config, logger, storage imported');
     const { createWorkers } = await import('../worker/create-workers');
     const { bundleWorkflows, bundleWorkflowsApart } = await import('../worker/workflow-bundle');

@@ -8,11 +8,11 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import { createHash } from 'node:crypto';
-import type { BlobStore } from '../core/blob-store';
-import { peekCache } from '../core/cache';
-import { AUDIO_CACHE_OPERATION, audioCacheKey } from '../core/cache-keys';
-import { loadConfig } from '../core/config';
-import { speechModelId } from '../core/speech-model';
+import type { BlobStore } from '../core/stores/blob-store';
+import { peekCache } from '../core/stores/cache';
+import { AUDIO_CACHE_OPERATION, audioCacheKey } from '../core/stores/cache-keys';
+import { loadConfig } from '../core/config/config';
+import { speechModelId } from '../core/config/speech-model';
 import { probeMedia } from '../providers/media/probe';
 import { SENTENCES, speak } from '../test/support/media/speech-samples';
 import { envInt } from './support';

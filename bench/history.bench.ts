@@ -13,8 +13,8 @@
  */
 import { Client } from '@temporalio/client';
 import type proto from '@temporalio/proto';
-import { putSessionRecord } from '../core/session-store';
-import { notifierWorkflowId } from '../core/webhooks';
+import { putSessionRecord } from '../core/stores/session-store';
+import { notifierWorkflowId } from '../core/jobs/webhooks';
 import { llmEnv, message } from '../test/support/servers/llm-env';
 import { startLlmServer } from '../test/support/servers/llm-server';
 import { buildPdf } from '../test/support/documents/pdf-factory';

@@ -17,7 +17,7 @@ import { Client, Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { freePort, startTemporalDev, stopChild } from '../scripts/services.mjs';
-import { mapPool } from '../core/pool';
+import { mapPool } from '../core/runtime/pool';
 import type { Proc } from '../test/support/servers/processes';
 import {
   CpuMeter,

@@ -20,7 +20,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { getLlama, LlamaChat, LlamaLogLevel, type ChatHistoryItem } from 'node-llama-cpp';
-import { loadConfig } from '../core/config';
+import { loadConfig } from '../core/config/config';
 import { defaultThreads } from '../providers/llm/local/engine';
 import { freePort, startLocalLlm, startTemporalDev, stopChild } from '../scripts/services.mjs';
 import { ROOT } from '../test/support/servers/processes';

@@ -20,7 +20,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort, startTemporalDev } from '../scripts/services.mjs';
-import { mapPool } from '../core/pool';
+import { mapPool } from '../core/runtime/pool';
 import { buildPdf } from '../test/support/documents/pdf-factory';
 import { startService, stopService } from './service';
 import { RssSampler, cleanupRegistry, envInt, out, secs, sleep, temporalBinary } from './support';

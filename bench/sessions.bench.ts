@@ -12,8 +12,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startMinio, freePort } from '../scripts/services.mjs';
-import type { BlobStore } from '../core/blob-store';
-import { mapPool } from '../core/pool';
+import type { BlobStore } from '../core/stores/blob-store';
+import { mapPool } from '../core/runtime/pool';
 import {
   countSessions,
   listSessionEntries,
@@ -21,7 +21,7 @@ import {
   putSessionRecord,
   sessionPath,
   type SessionRecord,
-} from '../core/session-store';
+} from '../core/stores/session-store';
 import { LocalBlobStore, S3BlobStore } from '../providers/storage';
 import { envInt, ms, out, ratio } from './support';
 import { enginePaths } from '../test/support/servers/engines';

@@ -23,7 +23,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadConfig } from '../core/config';
+import { loadConfig } from '../core/config/config';
 import { freePort, startLocalLlm, startTemporalDev, stopChild } from '../scripts/services.mjs';
 import { startLlmServer, type LlmRequest } from '../test/support/servers/llm-server';
 import { ROOT } from '../test/support/servers/processes';

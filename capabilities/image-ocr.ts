@@ -1,9 +1,9 @@
-import type { BlobStore } from '../core/blob-store';
-import { peekCache, readCache, writeCache } from '../core/cache';
-import { IMAGE_OCR_CACHE_OPERATION, imageOcrCacheKey } from '../core/cache-keys';
-import { countCacheLookup } from '../core/metrics';
-import type { ImageOcrMetadata, ImageOcrResultData } from '../core/result-schemas';
-import { imageOcrData } from '../core/result-shapes';
+import type { BlobStore } from '../core/stores/blob-store';
+import { peekCache, readCache, writeCache } from '../core/stores/cache';
+import { IMAGE_OCR_CACHE_OPERATION, imageOcrCacheKey } from '../core/stores/cache-keys';
+import { countCacheLookup } from '../core/runtime/metrics';
+import type { ImageOcrMetadata, ImageOcrResultData } from '../core/results/result-schemas';
+import { imageOcrData } from '../core/results/result-shapes';
 import { keyTemplateSource } from './template-source';
 
 /**

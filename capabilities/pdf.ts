@@ -1,10 +1,10 @@
-import type { BlobStore } from '../core/blob-store';
-import { cacheFileKey, readCacheRef, writeCacheRef, type CacheRef } from '../core/cache';
-import { PDF_CACHE_OPERATION, pdfCacheKey } from '../core/cache-keys';
-import { countCacheLookup } from '../core/metrics';
-import { directPdfResult, pdfPageEntry, type DirectPdfResult } from '../core/pdf-text';
-import type { ResultPreview } from '../core/job-results';
-import { jobFieldsKey, jobOutputKey, jobResultsKey } from '../core/records';
+import type { BlobStore } from '../core/stores/blob-store';
+import { cacheFileKey, readCacheRef, writeCacheRef, type CacheRef } from '../core/stores/cache';
+import { PDF_CACHE_OPERATION, pdfCacheKey } from '../core/stores/cache-keys';
+import { countCacheLookup } from '../core/runtime/metrics';
+import { directPdfResult, pdfPageEntry, type DirectPdfResult } from '../core/results/pdf-text';
+import type { ResultPreview } from '../core/results/job-results';
+import { jobFieldsKey, jobOutputKey, jobResultsKey } from '../core/stores/records';
 
 /**
  * The PDF capability (text, and Markdown with `output_format=markdown`), for the pdf job's end

@@ -1,14 +1,14 @@
-import type { BlobStore } from '../core/blob-store';
-import { peekCache, readCache, writeCache } from '../core/cache';
-import { AUDIO_CACHE_OPERATION, audioCacheKey } from '../core/cache-keys';
-import { withDefaults } from '../core/job-defaults';
-import { countCacheLookup } from '../core/metrics';
-import type { AudioOutcome, AudioSegment } from '../core/result-shapes';
-import type { SubtitleFormat } from '../core/subtitles';
-import { transcriptionData, type CachedTranscription } from '../core/transcription-data';
+import type { BlobStore } from '../core/stores/blob-store';
+import { peekCache, readCache, writeCache } from '../core/stores/cache';
+import { AUDIO_CACHE_OPERATION, audioCacheKey } from '../core/stores/cache-keys';
+import { withDefaults } from '../core/jobs/job-defaults';
+import { countCacheLookup } from '../core/runtime/metrics';
+import type { AudioOutcome, AudioSegment } from '../core/results/result-shapes';
+import type { SubtitleFormat } from '../core/results/subtitles';
+import { transcriptionData, type CachedTranscription } from '../core/results/transcription-data';
 import { keyTemplateSource } from './template-source';
 
-export type { CachedTranscription } from '../core/transcription-data';
+export type { CachedTranscription } from '../core/results/transcription-data';
 
 /**
  * The audio and video capability's result cache, for the worker (`prepareAudio`, the transcription's end:

@@ -1,10 +1,10 @@
-import type { BlobStore } from '../core/blob-store';
-import { peekCache, readCache, writeCache } from '../core/cache';
-import { TRANSFORM_CACHE_OPERATION, transformCacheKey } from '../core/cache-keys';
+import type { BlobStore } from '../core/stores/blob-store';
+import { peekCache, readCache, writeCache } from '../core/stores/cache';
+import { TRANSFORM_CACHE_OPERATION, transformCacheKey } from '../core/stores/cache-keys';
 import type { HtmlOperation, HtmlOutcome } from '../core/html/outcome';
-import { countCacheLookup } from '../core/metrics';
-import type { TransformerResult } from '../core/result-schemas';
-import { transformerData } from '../core/result-shapes';
+import { countCacheLookup } from '../core/runtime/metrics';
+import type { TransformerResult } from '../core/results/result-schemas';
+import { transformerData } from '../core/results/result-shapes';
 
 /**
  * The transformer capability (HTML to Markdown, tables, translation, template, summary, blocks), for its one step in

@@ -1,7 +1,7 @@
 import os from 'node:os';
-import { loadConfig } from '../core/config';
-import { createLogger } from '../core/logger';
-import { watchParent } from '../core/parent-watch';
+import { loadConfig } from '../core/config/config';
+import { createLogger } from '../core/runtime/logger';
+import { watchParent } from '../core/runtime/parent-watch';
 import { defaultThreads, LocalLlmEngine } from '../providers/llm/local/engine';
 import { startLocalLlmServer } from '../providers/llm/local/server';
 

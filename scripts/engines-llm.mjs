@@ -25,7 +25,7 @@ export const llmModelDir = () => path.join(CACHE_DIR, 'models', 'qwen2.5-coder-1
 export const llmModelPath = () => path.join(llmModelDir(), LLM_PINS.file);
 
 /**
- * Whether `npm start` runs the local model server, as core/config.ts decides the provider: `LLM_PROVIDER` when set,
+ * Whether `npm start` runs the local model server, as core/config/config.ts decides the provider: `LLM_PROVIDER` when set,
  * else local unless an endpoint (`LLM_BASE_URL`, `OPENAI_BASE_URL`) or an API key is configured.
  */
 export function localLlmWanted(env = process.env) {

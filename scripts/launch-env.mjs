@@ -6,7 +6,7 @@
 import os from 'node:os';
 import path from 'node:path';
 
-/** The same test as core/config.ts `isLoopbackHost`: a loopback name or address, IPv4, IPv6 or mapped. */
+/** The same test as core/config/config.ts `isLoopbackHost`: a loopback name or address, IPv4, IPv6 or mapped. */
 export function isLoopbackHost(host) {
   const h = String(host)
     .replace(/^\[|\]$/g, '')

@@ -4,7 +4,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import SEARCH_ATTRIBUTES from '../core/search-attributes.json' with { type: 'json' };
+import SEARCH_ATTRIBUTES from '../core/runtime/search-attributes.json' with { type: 'json' };
 
 /** Resolves whether a TCP port can be bound on the host. */
 export function portFree(port, host = '127.0.0.1') {

@@ -28,8 +28,8 @@ async function registerNamespace(namespace) {
   const { tsImport } = await import('tsx/esm/api');
   const [{ loadConfig }, { temporalConnectionOptions }, { registerSearchAttributes }, { Connection }] =
     await Promise.all([
-      tsImport('../core/config.ts', import.meta.url),
-      tsImport('../core/temporal-connection.ts', import.meta.url),
+      tsImport('../core/config/config.ts', import.meta.url),
+      tsImport('../core/runtime/temporal-connection.ts', import.meta.url),
       tsImport('../worker/search-attributes.ts', import.meta.url),
       import('@temporalio/client'),
     ]);

@@ -1,7 +1,7 @@
 import { WorkflowExecutionAlreadyStartedError, type Client, type WorkflowExecutionInfo } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
-import type { TaskQueues } from '../core/ids';
-import { batchSearchAttributes } from '../core/search-attributes';
+import type { TaskQueues } from '../core/jobs/ids';
+import { batchSearchAttributes } from '../core/runtime/search-attributes';
 import { batchWorkflow } from '../workflows/batch.workflow';
 import { batchCarryQuery, type BatchClosedStatus, type BatchInput } from '../workflows/definitions';
 

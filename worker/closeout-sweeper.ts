@@ -1,6 +1,6 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import { closeoutWorkflowId, type TaskQueues } from '../core/ids';
-import type { Logger } from '../core/logger';
+import { closeoutWorkflowId, type TaskQueues } from '../core/jobs/ids';
+import type { Logger } from '../core/runtime/logger';
 import { jobCloseoutWorkflow, type ClosedRunStatus } from '../workflows/closeout.workflow';
 import { closedBatchQuery, closeOutBatchRun } from './batch-closeout';
 

@@ -1,5 +1,5 @@
 import type { ActivityDeps } from '../activities/deps';
-import type { Config } from '../core/config';
+import type { Config } from '../core/config/config';
 import { createFfmpegMedia } from '../providers/media/engine';
 import { createTesseractOcr } from '../providers/ocr/engine';
 import { createPdfEngine } from '../providers/pdf/engine';

@@ -1,9 +1,9 @@
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Runtime, makeTelemetryFilterString } from '@temporalio/worker';
-import { loadConfig, type Config } from '../core/config';
-import { createLogger, type Logger } from '../core/logger';
-import { watchParent } from '../core/parent-watch';
-import { temporalConnectionOptions } from '../core/temporal-connection';
+import { loadConfig, type Config } from '../core/config/config';
+import { createLogger, type Logger } from '../core/runtime/logger';
+import { watchParent } from '../core/runtime/parent-watch';
+import { temporalConnectionOptions } from '../core/runtime/temporal-connection';
 import { createBlobStore } from '../providers/storage';
 import { createWorkers } from './create-workers';
 import { startRetentionSweeper } from './retention-sweeper';

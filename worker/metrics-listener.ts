@@ -1,8 +1,8 @@
 import http from 'node:http';
 import net from 'node:net';
-import type { Config } from '../core/config';
-import type { Logger } from '../core/logger';
-import { enableProcessMetrics, METRICS_CONTENT_TYPE, metricsText } from '../core/metrics';
+import type { Config } from '../core/config/config';
+import type { Logger } from '../core/runtime/logger';
+import { enableProcessMetrics, METRICS_CONTENT_TYPE, metricsText } from '../core/runtime/metrics';
 
 export interface WorkerMetrics {
   /** The listener's URL (`http://127.0.0.1:9464/metrics`). */
@@ -50,7 +50,7 @@ export async function installSdkRuntime(
 
 /**
  * The worker's `GET /metrics` on `WORKER_METRICS_HOST:WORKER_METRICS_PORT` (loopback by default; no key: keep it off
- * public interfaces): this process's metrics (core/metrics.ts) followed by the Temporal SDK's (`temporal_*`, read from
+ * public interfaces): this process's metrics (core/runtime/metrics.ts) followed by the Temporal SDK's (`temporal_*`, read from
  * the exporter `sdkMetricsTelemetry` configured). Undefined when `WORKER_METRICS_PORT` is not set.
  */
 export async function startWorkerMetrics(

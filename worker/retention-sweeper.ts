@@ -1,8 +1,8 @@
 import type { Client } from '@temporalio/client';
-import { BlobNotFoundError, readBlobJson, type BlobStat, type BlobStore } from '../core/blob-store';
-import type { Logger } from '../core/logger';
-import { jobOfUpload } from '../core/ids';
-import { batchManifestKey, batchRecordKey, jobPrefix, jobRecordKey, jobUploadKey } from '../core/records';
+import { BlobNotFoundError, readBlobJson, type BlobStat, type BlobStore } from '../core/stores/blob-store';
+import type { Logger } from '../core/runtime/logger';
+import { jobOfUpload } from '../core/jobs/ids';
+import { batchManifestKey, batchRecordKey, jobPrefix, jobRecordKey, jobUploadKey } from '../core/stores/records';
 
 const DAY_MS = 24 * 3600_000;
 /** Sweeps run at most hourly, and four times per retention period when that is shorter (never under a second). */

@@ -1,7 +1,7 @@
 import type { Connection } from '@temporalio/client';
 import type { SearchAttributeType } from '@temporalio/common';
 import proto from '@temporalio/proto';
-import { SEARCH_ATTRIBUTE_KEYS } from '../core/search-attributes';
+import { SEARCH_ATTRIBUTE_KEYS } from '../core/runtime/search-attributes';
 
 const IndexedValueType = proto.temporal.api.enums.v1.IndexedValueType;
 

@@ -1,5 +1,5 @@
 import type { Logger as TemporalLogger, LogLevel, LogMetadata } from '@temporalio/worker';
-import type { Logger } from '../core/logger';
+import type { Logger } from '../core/runtime/logger';
 
 const LEVELS: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = {
   TRACE: 'trace',

@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import type { WorkerOptions, WorkerTuner } from '@temporalio/worker';
-import { llmSlots, mediaSlots, type Config, type WorkerQueueKind } from '../core/config';
+import { llmSlots, mediaSlots, type Config, type WorkerQueueKind } from '../core/config/config';
 
-export { llmSlots, mediaSlots } from '../core/config';
+export { llmSlots, mediaSlots } from '../core/config/config';
 
 type TuningConfig = Pick<
   Config,

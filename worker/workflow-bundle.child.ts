@@ -3,7 +3,7 @@
  * `bundleWorkflowsApart`, worker/workflow-bundle.ts, as `node --import tsx worker/workflow-bundle.child.ts <file>`).
  */
 import fs from 'node:fs/promises';
-import { createLogger } from '../core/logger';
+import { createLogger } from '../core/runtime/logger';
 import { bundleWorkflows } from './workflow-bundle';
 
 const out = process.argv[2];

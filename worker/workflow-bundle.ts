@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { WorkflowBundle, WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import type { Logger } from '../core/logger';
+import type { Logger } from '../core/runtime/logger';
 import { temporalLogger } from './temporal-logger';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));

@@ -6,7 +6,7 @@
  * `Activities`). Plain data and pure functions: no node module and no workflow runtime call, so the workflow bundle
  * and the worker both import it.
  *
- * Queues (core/ids.ts `taskQueues`): `io` runs the workflows, bookkeeping, webhooks and the store-heavy steps;
+ * Queues (core/jobs/ids.ts `taskQueues`): `io` runs the workflows, bookkeeping, webhooks and the store-heavy steps;
  * `media` the CPU-bound engines (about one slot per core); `llm` the steps that ask the language model (slots sized
  * to the model), so a burst of model work never holds the io slots of bookkeeping; `download` the downloads into a
  * job (slots of their own on the io worker's process), so hour-long downloads never hold them either.
@@ -183,7 +183,7 @@ export interface Scheduled {
 }
 
 /**
- * The queue of `kind` beside the workflow's own: the workflow runs on `<prefix>-io` (core/ids.ts `taskQueues`, which
+ * The queue of `kind` beside the workflow's own: the workflow runs on `<prefix>-io` (core/jobs/ids.ts `taskQueues`, which
  * imports node:crypto, which a workflow bundle may not, so the suffixes are derived here). Without the `-io` suffix
  * (a test's own queue) every kind is the workflow's queue.
  */

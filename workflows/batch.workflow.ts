@@ -11,7 +11,7 @@ import {
   workflowInfo,
   WorkflowIdReusePolicy,
 } from '@temporalio/workflow';
-import { jobSearchAttributes, jobStatusAttribute } from '../core/search-attributes';
+import { jobSearchAttributes, jobStatusAttribute } from '../core/runtime/search-attributes';
 import {
   batchCarryQuery,
   batchStateQuery,

@@ -3,9 +3,9 @@
  * renaming a message or a workflow breaks running jobs.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { JobParams, JobSpec, JobType } from '../core/job-params';
+import type { JobParams, JobSpec, JobType } from '../core/jobs/job-params';
 
-export type { JobType } from '../core/job-params';
+export type { JobType } from '../core/jobs/job-params';
 
 export type JobStatus = 'pending' | 'processing' | 'completed' | 'failed';
 export type LogLevel = 'debug' | 'info' | 'warning' | 'error';
@@ -33,7 +33,7 @@ export interface WebhookConfig {
   /** Only in jobs started before tokens were sealed; new jobs keep it in the blob store (`sealed`). */
   token?: string;
   jobId?: string;
-  /** The token is in the job's blob (core/webhook-secret.ts), out of workflow inputs and histories. */
+  /** The token is in the job's blob (core/stores/webhook-secret.ts), out of workflow inputs and histories. */
   sealed?: boolean;
 }
 
@@ -80,7 +80,7 @@ export interface JobRun {
 }
 
 /**
- * The input of `jobWorkflow`: a discriminated union on `jobType` (core/job-params.ts), its parameters typed by the
+ * The input of `jobWorkflow`: a discriminated union on `jobType` (core/jobs/job-params.ts), its parameters typed by the
  * job type as the API validated them; `JobInput<'pdf'>` is the pdf member, the one the pdf pipeline gets.
  */
 export type JobInput<T extends JobType = JobType> = JobRun & JobSpec<T>;
@@ -213,7 +213,7 @@ export const failAllUpdate = defineUpdate<FailAllResult, [{ reason: string }]>('
 export const NOTIFIER_WORKFLOW_TYPE = 'jobNotifierWorkflow';
 
 /**
- * One notifier per job (workflow id `notify-<job id>`, core/ids.ts) delivers the job's webhook events, in order,
+ * One notifier per job (workflow id `notify-<job id>`, core/jobs/ids.ts) delivers the job's webhook events, in order,
  * across its runs: the job's run hands events over with this signal (or signal-with-start) and closes without
  * waiting for delivery, so a failed job can be restarted while its failure webhook is still being retried.
  */

@@ -8,7 +8,7 @@ import {
   patched,
   workflowInfo,
 } from '@temporalio/workflow';
-import { jobStatusAttribute } from '../core/search-attributes';
+import { jobStatusAttribute } from '../core/runtime/search-attributes';
 import {
   failJobSignal,
   jobFinishedSignal,

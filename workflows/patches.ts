@@ -19,7 +19,7 @@ export const RUN_OWNS_RECORD = 'run-owns-record';
 
 /**
  * OCR reads a page per activity (`combined` two): a big OCR job holds a media slot for one page at a time, so a small
- * job's step waits at most about a page for a slot (core/fanout.ts PDF_PAGE_GROUP_FINE). Before: two pages (four).
+ * job's step waits at most about a page for a slot (core/jobs/fanout.ts PDF_PAGE_GROUP_FINE). Before: two pages (four).
  */
 export const OCR_FINE_GROUPS = 'ocr-fine-groups';
 

@@ -1,5 +1,5 @@
-import { MODEL_CALLS_PER_JOB } from '../core/fanout';
-import type { SummaryParams } from '../core/job-params';
+import { MODEL_CALLS_PER_JOB } from '../core/jobs/fanout';
+import type { SummaryParams } from '../core/jobs/job-params';
 import { limiter } from './fanout';
 import { activitiesFor, modelRoute } from './routing';
 

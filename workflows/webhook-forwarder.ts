@@ -1,5 +1,5 @@
 import { CancellationScope, condition, getExternalWorkflowHandle } from '@temporalio/workflow';
-import { notifierWorkflowId } from '../core/webhooks';
+import { notifierWorkflowId } from '../core/jobs/webhooks';
 import { notifyEventsSignal, type JobEvent, type JobInput } from './definitions';
 import { activitiesFor } from './routing';
 

@@ -1,5 +1,5 @@
 import { CancellationScope, condition, sleep } from '@temporalio/workflow';
-import { DEFAULT_WEBHOOK_ATTEMPTS, retryDelayMs } from '../core/webhooks';
+import { DEFAULT_WEBHOOK_ATTEMPTS, retryDelayMs } from '../core/jobs/webhooks';
 import type { JobEvent, JobInput, LogLevel } from './definitions';
 import { activitiesFor } from './routing';
 

@@ -7,7 +7,7 @@ import { koaBody } from 'koa-body';
 import { AppError } from '../../core/errors';
 import { decodedBody, readAll, requestEncoding, tooLarge } from './encoding';
 import { checkJsonDepth, DEFAULT_MAX_JSON_DEPTH, looksLikeJsonStructure, parseJsonBody } from './json';
-import { scratchAt } from '../../core/scratch';
+import { scratchAt } from '../../core/stores/scratch';
 
 export interface BodyLimits {
   jsonBytes: number;

@@ -1,6 +1,6 @@
 import type { Context, Next } from 'koa';
-import type { Logger } from '../../core/logger';
-import { newRequestId } from '../../core/ids';
+import type { Logger } from '../../core/runtime/logger';
+import { newRequestId } from '../../core/jobs/ids';
 import { toApiError } from '../errors';
 import { JobAccepted } from '../services/async-preference';
 

@@ -1,5 +1,10 @@
 import type { Context, Next } from 'koa';
-import { enableProcessMetrics, METRICS_CONTENT_TYPE, metricsText, observeHttpRequest } from '../../core/metrics';
+import {
+  enableProcessMetrics,
+  METRICS_CONTENT_TYPE,
+  metricsText,
+  observeHttpRequest,
+} from '../../core/runtime/metrics';
 
 /** The path Prometheus scrapes; outside `/api`, with the API's authentication unless `METRICS_PUBLIC=true`. */
 export const METRICS_PATH = '/metrics';

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { Socket } from 'node:net';
-import type { Config } from '../../core/config';
-import type { Logger } from '../../core/logger';
+import type { Config } from '../../core/config/config';
+import type { Logger } from '../../core/runtime/logger';
 
 /** Deadlines of a client's request: its head, and the pace of its body (`API_HEADERS_TIMEOUT_MS`, `API_BODY_*`). */
 export interface ClientDeadlines {

@@ -1,9 +1,9 @@
 import { AppError } from '../../core/errors';
-import type { AudioParams } from '../../core/job-params';
-import { fromCache, resultData, type LlmInfo } from '../../core/job-results';
-import type { Config } from '../../core/config';
-import { checkDuration } from '../../core/input-budgets';
-import { SUPPORTED_FORMATS, audioFormatOf } from '../../core/media-formats';
+import type { AudioParams } from '../../core/jobs/job-params';
+import { fromCache, resultData, type LlmInfo } from '../../core/results/job-results';
+import type { Config } from '../../core/config/config';
+import { checkDuration } from '../../core/jobs/input-budgets';
+import { SUPPORTED_FORMATS, audioFormatOf } from '../../core/jobs/media-formats';
 import type { ApiEngines } from '../engines';
 import { errorResponse } from '../openapi';
 import type { ApiRouter } from '../api-router';

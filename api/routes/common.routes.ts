@@ -3,7 +3,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AppError } from '../../core/errors';
-import { SERVICE_VERSION } from '../../core/version';
+import { SERVICE_VERSION } from '../../core/runtime/version';
 import { errorResponse, jsonResponse, z } from '../openapi';
 import type { ApiRouter } from '../api-router';
 import { blocksBody, blocksResult, homeBody, sampleList, sampleNameParam } from '../schemas/common.schemas';

@@ -23,7 +23,7 @@ import { sendJobFile } from '../services/job-files';
 import type { JobService } from '../services/jobs';
 import { sendJobArchive } from './jobs.routes';
 import { sessionParameters } from '../services/job-intake';
-import { sanitizeName } from '../../core/session-store';
+import { sanitizeName } from '../../core/stores/session-store';
 
 /**
  * A legacy batch job as the session job takes it: `filename` the sanitised session name, `track` `general` when absent.

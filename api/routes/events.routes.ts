@@ -1,5 +1,5 @@
 import { AppError } from '../../core/errors';
-import { listSessionEntries } from '../../core/session-store';
+import { listSessionEntries } from '../../core/stores/session-store';
 import { envelope, errorResponse } from '../openapi';
 import type { ApiRouter } from '../api-router';
 import { eventParam, eventSummary, optionalSummaryBody } from '../schemas/summaries.schemas';

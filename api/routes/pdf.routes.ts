@@ -1,10 +1,10 @@
 import fs from 'node:fs/promises';
 import type { Context } from 'koa';
-import type { Config } from '../../core/config';
+import type { Config } from '../../core/config/config';
 import { AppError } from '../../core/errors';
-import { assertInsideInputRoots } from '../../core/input-roots';
-import { pageRange } from '../../core/page-range';
-import { jobOutputKey } from '../../core/records';
+import { assertInsideInputRoots } from '../../core/jobs/input-roots';
+import { pageRange } from '../../core/jobs/page-range';
+import { jobOutputKey } from '../../core/stores/records';
 import type { JobState } from '../../workflows/definitions';
 import { isTerminal } from '../../workflows/job-state';
 import { errorResponse, jsonResponse } from '../openapi';

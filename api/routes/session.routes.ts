@@ -1,5 +1,5 @@
-import type { Config } from '../../core/config';
-import { listCachedSessions } from '../../core/session-store';
+import type { Config } from '../../core/config/config';
+import { listCachedSessions } from '../../core/stores/session-store';
 import { errorResponse } from '../openapi';
 import type { ApiRouter } from '../api-router';
 import { cachedSessions, sessionAccepted, sessionBody, sessionResult } from '../schemas/session.schemas';

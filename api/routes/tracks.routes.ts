@@ -1,5 +1,5 @@
 import { AppError } from '../../core/errors';
-import { countSessions, listSessionEntries } from '../../core/session-store';
+import { countSessions, listSessionEntries } from '../../core/stores/session-store';
 import { envelope, errorResponse, jsonResponse } from '../openapi';
 import type { ApiRouter } from '../api-router';
 import { optionalSummaryBody, trackList, trackParam, trackSummaries, trackSummary } from '../schemas/summaries.schemas';

@@ -1,9 +1,9 @@
 import type { Context } from 'koa';
-import type { Config } from '../../core/config';
+import type { Config } from '../../core/config/config';
 import { AppError } from '../../core/errors';
-import { JOB_DEFAULTS } from '../../core/job-defaults';
-import type { TransformerParams } from '../../core/job-params';
-import { transformerResultData } from '../../core/result-schemas';
+import { JOB_DEFAULTS } from '../../core/jobs/job-defaults';
+import type { TransformerParams } from '../../core/jobs/job-params';
+import { transformerResultData } from '../../core/results/result-schemas';
 import { loadTemplate, needsModel, parseTemplate, TEMPLATES_DIR } from '../../core/templates';
 import { envelope, errorResponse, z } from '../openapi';
 import type { ApiRouter } from '../api-router';

@@ -1,9 +1,9 @@
 import type { Context } from 'koa';
-import type { Config } from '../../core/config';
+import type { Config } from '../../core/config/config';
 import { AppError } from '../../core/errors';
-import { frameTimes, parseFrameRequest } from '../../core/frame-request';
-import { checkDuration, checkPixelBudget } from '../../core/input-budgets';
-import { transcribableVideo, videoMetadata } from '../../core/media-formats';
+import { frameTimes, parseFrameRequest } from '../../core/jobs/frame-request';
+import { checkDuration, checkPixelBudget } from '../../core/jobs/input-budgets';
+import { transcribableVideo, videoMetadata } from '../../core/jobs/media-formats';
 import type { ApiEngines } from '../engines';
 import { errorResponse } from '../openapi';
 import type { ApiRouter } from '../api-router';

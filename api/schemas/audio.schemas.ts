@@ -1,6 +1,6 @@
-import { JOB_DEFAULTS } from '../../core/job-defaults';
-import { MAX_SPEAKERS, SUBTITLE_FORMATS } from '../../core/job-params-media';
-import { audioProcessData, llmInfoSchema } from '../../core/result-schemas';
+import { JOB_DEFAULTS } from '../../core/jobs/job-defaults';
+import { MAX_SPEAKERS, SUBTITLE_FORMATS } from '../../core/jobs/job-params-media';
+import { audioProcessData, llmInfoSchema } from '../../core/results/result-schemas';
 import { z } from '../openapi';
 import { uploadedFile } from '../uploads';
 import { formBool, formInt, httpUrl } from './form';
@@ -65,7 +65,7 @@ export function speechParams(b: {
 
 /**
  * The options of a transcription (audio and video): languages, template, result cache. The languages' defaults are
- * the job's (core/job-defaults.ts), applied when its parameters are validated; here they are only documented.
+ * the job's (core/jobs/job-defaults.ts), applied when its parameters are validated; here they are only documented.
  */
 export const transcriptionOptions = {
   source_language: z
@@ -98,7 +98,7 @@ export const audioProcessBody = z.object({
   ...transcriptionOptions,
 });
 
-export { audioSegmentSchema as audioSegment, audioWordSchema as audioWord } from '../../core/result-schemas';
+export { audioSegmentSchema as audioSegment, audioWordSchema as audioWord } from '../../core/results/result-schemas';
 
 /** The answer of POST /api/audio/process (spec §4.11): the request, the processing and the transcript. */
 export const audioProcessResult = z

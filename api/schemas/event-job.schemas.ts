@@ -1,11 +1,11 @@
-import { sessionParams } from '../../core/job-params';
+import { sessionParams } from '../../core/jobs/job-params';
 import { envelope, z } from '../openapi';
 import { batchStatus, batchSummary, jobError, jobStatus } from './jobs.schemas';
 
 /** The legacy `/api/event-job` API's bodies and answers (spec §4.11). */
 
 /**
- * A legacy event job: a `session` job's parameters (core/job-params.ts), the same validation as /api/session/process.
+ * A legacy event job: a `session` job's parameters (core/jobs/job-params.ts), the same validation as /api/session/process.
  */
 export const legacyJobBody = sessionParams;
 

@@ -1,4 +1,4 @@
-import { PUBLIC_JOB_TYPES, webhookConfig } from '../../core/job-params';
+import { PUBLIC_JOB_TYPES, webhookConfig } from '../../core/jobs/job-params';
 import { z } from '../openapi';
 
 export const jobIdParam = z.object({
@@ -11,7 +11,7 @@ export const batchIdParam = z.object({
 // Rebuilt from its shape here: zod 4 adds `.openapi` to schemas created after the extension only.
 export const webhookSchema = z.object(webhookConfig.shape).openapi('WebhookConfig');
 
-/** The job types a client may create (core/job-params.ts). */
+/** The job types a client may create (core/jobs/job-params.ts). */
 const jobType = z.enum(PUBLIC_JOB_TYPES);
 
 export const createJobBody = z

@@ -1,9 +1,9 @@
-import { sessionParams } from '../../core/job-params';
-import { sessionResultData } from '../../core/result-schemas';
+import { sessionParams } from '../../core/jobs/job-params';
+import { sessionResultData } from '../../core/results/result-schemas';
 import { envelope, z } from '../openapi';
 import { jobStatus } from './jobs.schemas';
 
-/** Schemas of the /api/session routes (spec §4.6). The body is the `session` job's parameters (core/job-params.ts). */
+/** Schemas of the /api/session routes (spec §4.6). The body is the `session` job's parameters (core/jobs/job-params.ts). */
 
 /**
  * POST /api/session/process and /process-async: required event, session, url, filename, track (400 names each missing

@@ -1,4 +1,4 @@
-import { JOB_DEFAULTS } from '../../core/job-defaults';
+import { JOB_DEFAULTS } from '../../core/jobs/job-defaults';
 import { z } from '../openapi';
 import { lang } from './common.schemas';
 
@@ -26,13 +26,13 @@ export const trackList = z.object({ tracks: z.array(named.openapi('Track')) });
 export const topicList = z.object({ topics: z.array(named.openapi('Topic')) });
 export const targetGroupList = z.object({ target_groups: z.array(z.string()) });
 
-/** The answers of the summary jobs (core/result-schemas.ts). */
+/** The answers of the summary jobs (core/results/result-schemas.ts). */
 export {
   eventSummaryResultData as eventSummary,
   storyResultData as story,
   trackSummariesResultData as trackSummaries,
   trackSummaryResultData as trackSummary,
-} from '../../core/result-schemas';
+} from '../../core/results/result-schemas';
 
 export const storyBody = z.object({
   topic: z.string().min(1).max(500),

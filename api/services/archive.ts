@@ -1,8 +1,8 @@
-import type { BlobStore } from '../../core/blob-store';
-import type { ArchiveEntry } from '../../core/zip';
-import { jobOutputPrefix } from '../../core/records';
+import type { BlobStore } from '../../core/stores/blob-store';
+import type { ArchiveEntry } from '../../core/stores/zip';
+import { jobOutputPrefix } from '../../core/stores/records';
 
-export { zipStream, type ArchiveEntry } from '../../core/zip';
+export { zipStream, type ArchiveEntry } from '../../core/stores/zip';
 
 /** Entries of a job's produced files, named relative to its output folder. */
 export async function jobArchiveEntries(store: BlobStore, jobId: string, folder = ''): Promise<ArchiveEntry[]> {

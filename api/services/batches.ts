@@ -6,15 +6,15 @@ import {
   writeBlobJson,
   type BlobStore,
   type CachedJsonReader,
-} from '../../core/blob-store';
+} from '../../core/stores/blob-store';
 import { AppError } from '../../core/errors';
-import { isBatchId, newBatchId, newJobId } from '../../core/ids';
-import type { JobSpec } from '../../core/job-params';
-import { withResults } from '../../core/job-results';
-import { sealWebhook } from '../../core/webhook-secret';
-import { mapPool } from '../../core/pool';
-import { batchSearchAttributes } from '../../core/search-attributes';
-import { batchManifestKey, batchRecordKey, jobRecordKey } from '../../core/records';
+import { isBatchId, newBatchId, newJobId } from '../../core/jobs/ids';
+import type { JobSpec } from '../../core/jobs/job-params';
+import { withResults } from '../../core/results/job-results';
+import { sealWebhook } from '../../core/stores/webhook-secret';
+import { mapPool } from '../../core/runtime/pool';
+import { batchSearchAttributes } from '../../core/runtime/search-attributes';
+import { batchManifestKey, batchRecordKey, jobRecordKey } from '../../core/stores/records';
 import {
   batchStateQuery,
   CODE_STATUS,

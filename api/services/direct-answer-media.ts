@@ -1,8 +1,8 @@
 import type { Context } from 'koa';
-import type { Config } from '../../core/config';
-import { jobOutputPrefix, jobResultsKey } from '../../core/records';
-import { audioData, videoData, type VideoPicture } from '../../core/result-shapes';
-import { speechModelId } from '../../core/speech-model';
+import type { Config } from '../../core/config/config';
+import { jobOutputPrefix, jobResultsKey } from '../../core/stores/records';
+import { audioData, videoData, type VideoPicture } from '../../core/results/result-shapes';
+import { speechModelId } from '../../core/config/speech-model';
 import {
   cachedTranscription,
   countTranscriptionHit,

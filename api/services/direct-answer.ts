@@ -1,8 +1,8 @@
 import type { Context } from 'koa';
-import { BlobNotFoundError, type BlobStore } from '../../core/blob-store';
-import type { Config } from '../../core/config';
+import { BlobNotFoundError, type BlobStore } from '../../core/stores/blob-store';
+import type { Config } from '../../core/config/config';
 import { isHtmlOperation, type HtmlOutcome } from '../../core/html/outcome';
-import type { TransformerParams } from '../../core/job-params';
+import type { TransformerParams } from '../../core/jobs/job-params';
 import { cachedImageOcr, countImageOcrHit, imageOcrAnswer, imageOcrKey } from '../../capabilities/image-ocr';
 import { cachedPdf, countPdfLookup, pdfKey } from '../../capabilities/pdf';
 import {

@@ -1,8 +1,8 @@
 import type { Context } from 'koa';
-import { mediaSlots, type Config } from '../../core/config';
+import { mediaSlots, type Config } from '../../core/config/config';
 import { AppError } from '../../core/errors';
-import { countPdfPage } from '../../core/metrics';
-import { idleCores, pdfPagesToRead, type DirectPdfResult } from '../../core/pdf-text';
+import { countPdfPage } from '../../core/runtime/metrics';
+import { idleCores, pdfPagesToRead, type DirectPdfResult } from '../../core/results/pdf-text';
 import { countPdfLookup, nativeTextResult, pdfKey, rememberDirectPdf } from '../../capabilities/pdf';
 import type { ApiEngines } from '../engines';
 import { uploadSha256, type UploadedFile } from '../uploads';
@@ -69,7 +69,7 @@ let directReads = 0;
  * - `output_format=markdown` (issue 25): no `pdftotext` beside `pdfinfo`; after it, `readPdfMarkdown` reads the text
  *   layer and the layouts at once in a worker thread, which builds the Markdown, the page qualities and the stored
  *   result there (the job's code), so nothing of it runs on this event loop;
- * - the text and metadata are built by the activity's code (core/pdf-text.ts), so `data` is the job's;
+ * - the text and metadata are built by the activity's code (core/results/pdf-text.ts), so `data` is the job's;
  * - the result is stored as the job path stores it (the `data` bytes, the job fields, `result.md`) under
  *   `cache/files/`, and the cache entry points at it: a later request is a hit, here or in a job (which copies it).
  *   The writes run on after the answer is sent (a failed one is logged: the next request reads the document again).

@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream';
 import type { Context } from 'koa';
-import { resultData } from '../../core/job-results';
-import { completedBody, failedBody, progressBody } from '../../core/webhooks';
+import { resultData } from '../../core/results/job-results';
+import { completedBody, failedBody, progressBody } from '../../core/jobs/webhooks';
 import type { JobEvent, JobState } from '../../workflows/definitions';
 import { isTerminal } from '../../workflows/job-state';
 import type { JobService } from './jobs';

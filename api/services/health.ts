@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { BlobStore } from '../../core/blob-store';
-import { SERVICE_NAME, SERVICE_VERSION } from '../../core/version';
+import type { BlobStore } from '../../core/stores/blob-store';
+import { SERVICE_NAME, SERVICE_VERSION } from '../../core/runtime/version';
 import type { pingWorkflow } from '../../workflows/ping.workflow';
 import { describePollers, type TemporalGateway } from '../temporal';
 

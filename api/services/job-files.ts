@@ -1,8 +1,8 @@
 import type { Context } from 'koa';
-import type { BlobStore } from '../../core/blob-store';
+import type { BlobStore } from '../../core/stores/blob-store';
 import { AppError } from '../../core/errors';
-import { JOB_ID_PATTERN } from '../../core/ids';
-import { jobOutputPrefix } from '../../core/records';
+import { JOB_ID_PATTERN } from '../../core/jobs/ids';
+import { jobOutputPrefix } from '../../core/stores/records';
 import { attachment } from './archive';
 
 /**
@@ -13,7 +13,7 @@ interface JobFileTarget {
   rel: string;
 }
 
-/** A segment of a blob key (core/blob-store.ts): anything else cannot name a stored file. */
+/** A segment of a blob key (core/stores/blob-store.ts): anything else cannot name a stored file. */
 const SEGMENT = /^[A-Za-z0-9._\-]+$/;
 /** A backslash, an ASCII control character (U+0000 to U+001F) or DEL: none belongs in a blob path. */
 const unsafeChar = (c: string) => c === '\\' || c < ' ' || c === '\u007f';

@@ -1,4 +1,4 @@
-import { writeBlobJson, type BlobStore } from '../../core/blob-store';
+import { writeBlobJson, type BlobStore } from '../../core/stores/blob-store';
 import { AppError, validationMessage } from '../../core/errors';
 import {
   INLINE_PARAMS_BYTES,
@@ -9,9 +9,9 @@ import {
   type JobSpec,
   type JobType,
   type SessionParams,
-} from '../../core/job-params';
-import { jobParametersKey } from '../../core/records';
-import { sanitizeName, sessionPath } from '../../core/session-store';
+} from '../../core/jobs/job-params';
+import { jobParametersKey } from '../../core/stores/records';
+import { sanitizeName, sessionPath } from '../../core/stores/session-store';
 import { loadTemplate, TEMPLATES_DIR } from '../../core/templates';
 
 // Job parameters as the routes check them before anything is queued (the job type's schema, and what a session
@@ -19,7 +19,7 @@ import { loadTemplate, TEMPLATES_DIR } from '../../core/templates';
 // input carries them.
 
 /**
- * Validates `parameters` against the job type's schema (core/job-params.ts) and applies the defaults they record:
+ * Validates `parameters` against the job type's schema (core/jobs/job-params.ts) and applies the defaults they record:
  * the one validation of a job's parameters. Issues are reported under `parameters.…` (400 VALIDATION_ERROR).
  */
 export function validateParameters<T extends JobType>(

@@ -1,6 +1,6 @@
-import { readBlobJson, BlobNotFoundError, type BlobStore } from '../../core/blob-store';
-import { closeoutWorkflowId } from '../../core/ids';
-import { jobWebhookLogKey } from '../../core/records';
+import { readBlobJson, BlobNotFoundError, type BlobStore } from '../../core/stores/blob-store';
+import { closeoutWorkflowId } from '../../core/jobs/ids';
+import { jobWebhookLogKey } from '../../core/stores/records';
 import { jobStateQuery, type JobLog, type JobState } from '../../workflows/definitions';
 import type { TemporalGateway } from '../temporal';
 

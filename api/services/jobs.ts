@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
-import { readBlobJson, BlobNotFoundError, type BlobStore } from '../../core/blob-store';
+import { readBlobJson, BlobNotFoundError, type BlobStore } from '../../core/stores/blob-store';
 import { AppError, isErrorCode } from '../../core/errors';
-import { isJobId, newJobId } from '../../core/ids';
-import { redactParameters, type JobSpec, type JobType } from '../../core/job-params';
-import { withResults, type ResultsRef } from '../../core/job-results';
-import { sealWebhook } from '../../core/webhook-secret';
-import { jobRecordKey } from '../../core/records';
-import { jobSearchAttributes } from '../../core/search-attributes';
+import { isJobId, newJobId } from '../../core/jobs/ids';
+import { redactParameters, type JobSpec, type JobType } from '../../core/jobs/job-params';
+import { withResults, type ResultsRef } from '../../core/results/job-results';
+import { sealWebhook } from '../../core/stores/webhook-secret';
+import { jobRecordKey } from '../../core/stores/records';
+import { jobSearchAttributes } from '../../core/runtime/search-attributes';
 // Workflows are started by name (the worker registers each under its function's name): the API loads no workflow code.
 import type { jobWorkflow } from '../../workflows/job.workflow';
 import { jobInput, jobStateQuery, type JobInput, type JobState, type WebhookConfig } from '../../workflows/definitions';
@@ -48,7 +48,7 @@ export function idFromKey(prefix: 'job' | 'batch', key: string, scope = ''): str
   return `${prefix}-${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
 
-/** A job's state as its record holds it: finished jobs point at their results (`core/job-results.ts`). */
+/** A job's state as its record holds it: finished jobs point at their results (`core/results/job-results.ts`). */
 export type JobRecord = JobState & { results_ref?: ResultsRef };
 
 /** What clients see of a job: internal fields dropped, the webhook token redacted. */

@@ -1,4 +1,4 @@
-import type { Config } from '../../core/config';
+import type { Config } from '../../core/config/config';
 import type { Check } from './health';
 
 const TIMEOUT_MS = 2500;

@@ -1,8 +1,8 @@
 import type { Context } from 'koa';
-import type { Config } from '../../core/config';
+import type { Config } from '../../core/config/config';
 import { AppError } from '../../core/errors';
 import { loadTemplate, TEMPLATES_DIR } from '../../core/templates';
-import type { SummaryJobType, SummaryParams } from '../../core/job-params';
+import type { SummaryJobType, SummaryParams } from '../../core/jobs/job-params';
 import type { JobService } from './jobs';
 import { answerSync } from './sync-answer';
 

@@ -1,8 +1,8 @@
 import { Readable } from 'node:stream';
 import type { Context } from 'koa';
 import type { AsyncPreference } from './async-preference';
-import { readBlobJson, type BlobStat, type BlobStore } from '../../core/blob-store';
-import { fromCache, resultData, type StoredJobFields } from '../../core/job-results';
+import { readBlobJson, type BlobStat, type BlobStore } from '../../core/stores/blob-store';
+import { fromCache, resultData, type StoredJobFields } from '../../core/results/job-results';
 import type { CreateJob, JobRecord, JobService } from './jobs';
 
 const PREFIX = Buffer.from('{"status":"success","data":');

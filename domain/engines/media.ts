@@ -4,7 +4,7 @@
  * (providers/media/engine.ts `createFfmpegMedia`: ffprobe and ffmpeg, spawned directly); activity tests inject an
  * in-memory one.
  */
-import type { MediaProbe } from '../../core/media-formats';
+import type { MediaProbe } from '../../core/jobs/media-formats';
 
 export interface MediaCallOptions {
   /** Aborts the call: the engine process is killed, and the call rejects with the signal's reason. */

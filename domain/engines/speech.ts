@@ -1,4 +1,4 @@
-import type { SpeakerWindow } from '../../core/diarize';
+import type { SpeakerWindow } from '../../core/results/diarize';
 
 /** One word with its timing and the model's confidence in it (0..1). `word` keeps its leading space. */
 export interface SpeechWord {
@@ -35,7 +35,7 @@ export interface Transcript {
   model: string;
   /** Wall time of the engine call. */
   durationMs: number;
-  /** With `speakers` (the local engine only): speaker embeddings of the speech, clustered by core/diarize.ts. */
+  /** With `speakers` (the local engine only): speaker embeddings of the speech, clustered by core/results/diarize.ts. */
   speakerWindows?: SpeakerWindow[];
 }
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AppError } from '../../core/errors';
-import { mapPool } from '../../core/pool';
+import { mapPool } from '../../core/runtime/pool';
 import {
   backoffDelay,
   type BackoffPolicy,

@@ -3,7 +3,7 @@ import type {
   ChatCompletionCreateParamsNonStreaming,
   ChatCompletionMessageParam,
 } from 'openai/resources/chat/completions';
-import type { LlmConfig } from '../../core/config';
+import type { LlmConfig } from '../../core/config/config';
 import { AppError } from '../../core/errors';
 import {
   type BackoffPolicy,
@@ -88,7 +88,7 @@ export class OpenAiLlmProvider implements LlmProvider {
     private readonly options: OpenAiLlmOptions = {},
   ) {
     this.backoff = { ...DEFAULT_BACKOFF, ...options.backoff };
-    // Options the SDK would otherwise read from process.env are given explicitly (core/config is the only reader);
+    // Options the SDK would otherwise read from process.env are given explicitly (core/config/config is the only reader);
     // only OPENAI_CUSTOM_HEADERS is still read by the SDK itself.
     this.client = new OpenAI({
       baseURL: config.baseUrl,

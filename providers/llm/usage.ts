@@ -1,4 +1,4 @@
-import type { LlmPrices } from '../../core/config';
+import type { LlmPrices } from '../../core/config/config';
 import type { ChatJsonOptions, LlmProvider, LlmUsage, LlmUsageSummary } from '../../domain/engines/llm';
 
 /** Rounds away float noise (1e-10) without losing the small costs of small calls. */

@@ -1,6 +1,6 @@
 /**
  * Video frames as JPEG at requested times (contract §7): the sorted union of the `timestamps` and the `interval`
- * grid, times past the end dropped. Requests are checked before ffmpeg runs (core/frame-request.ts); each frame is one
+ * grid, times past the end dropped. Requests are checked before ffmpeg runs (core/jobs/frame-request.ts); each frame is one
  * bounded ffmpeg run.
  */
 import path from 'node:path';

@@ -12,7 +12,7 @@
 import { access, constants, readFile, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { AppError } from '../../core/errors';
-import type { HostedVideoInfo } from '../../core/result-shapes';
+import type { HostedVideoInfo } from '../../core/results/result-shapes';
 import { downloadError } from '../http/download';
 import { startGuardProxy } from '../http/guard-proxy';
 import { checkTarget, type OutboundPolicy } from '../http/ssrf';

@@ -1,14 +1,14 @@
 /**
  * What a media file holds, read from its content with `ffprobe` (spawned directly, bounded by a timeout, killed on
  * abort). The extension is never consulted: formats are decided by the container ffprobe recognises and the codecs
- * inside it (see `core/media-formats.ts`).
+ * inside it (see `core/jobs/media-formats.ts`).
  */
 import { mkdtemp, rm, symlink } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { AppError } from '../../core/errors';
 import { ToolExitError, ToolTimeoutError, runTool } from '../process/run-tool';
-import { SUPPORTED_FORMATS, type MediaProbe } from '../../core/media-formats';
+import { SUPPORTED_FORMATS, type MediaProbe } from '../../core/jobs/media-formats';
 import { localInputOptions } from './input-guard';
 
 export interface MediaToolOptions {

@@ -1,11 +1,11 @@
 /**
  * OCR through the tesseract CLI: one process per image, `OMP_THREAD_LIMIT=1` (OpenMP made a page five times
- * slower on two cores), pages in parallel through `mapPool` (core/pool.ts) with one slot per worker core. One run
+ * slower on two cores), pages in parallel through `mapPool` (core/runtime/pool.ts) with one slot per worker core. One run
  * yields text
  * and confidence: the TSV output is parsed and the text rebuilt from its block, paragraph and line numbers.
  */
 import { rm } from 'node:fs/promises';
-import { toolEnvironment } from '../../core/config';
+import { toolEnvironment } from '../../core/config/config';
 import { AppError } from '../../core/errors';
 import type { OcrResult } from '../../domain/engines/ocr';
 import { parseTsvLayout } from '../../domain/pdf/markdown/ocr-layout';

@@ -13,7 +13,7 @@
  */
 import os from 'node:os';
 import { AppError, isErrorCode, type ErrorCode } from '../../core/errors';
-import { directPdfResult, pdfPageEntry, type DirectPdfResult } from '../../core/pdf-text';
+import { directPdfResult, pdfPageEntry, type DirectPdfResult } from '../../core/results/pdf-text';
 import { ThreadPool } from '../process/thread-pool';
 import { createPdfEngine } from './engine';
 import { PdfError, type PdfErrorReason } from '../../domain/pdf/errors';

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { toolEnvironment } from '../../core/config';
+import { toolEnvironment } from '../../core/config/config';
 import {
   StallWatchdog,
   ToolExitError,

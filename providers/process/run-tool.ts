@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { DEFAULT_ENGINE_STALL_TIMEOUT_MS, toolEnvironment } from '../../core/config';
-import { createLogger, type Logger } from '../../core/logger';
+import { DEFAULT_ENGINE_STALL_TIMEOUT_MS, toolEnvironment } from '../../core/config/config';
+import { createLogger, type Logger } from '../../core/runtime/logger';
 
 /** What a finished tool run left behind. */
 export interface ToolResult {

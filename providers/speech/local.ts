@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Config } from '../../core/config';
+import type { Config } from '../../core/config/config';
 import { AppError } from '../../core/errors';
-import { localSpeechModelName } from '../../core/speech-model';
+import { localSpeechModelName } from '../../core/config/speech-model';
 import { type EngineAnswer, EngineProcess, type EngineRequestOptions, SpeechEngineError } from './engine/process';
 import type { SpeechProvider, Transcript, TranscribeOptions } from '../../domain/engines/speech';
 
@@ -47,7 +47,7 @@ export function localSpeechOptions(config: Config): LocalSpeechOptions {
   return {
     python: config.SPEECH_PYTHON ?? path.join(cache, 'speech-venv', 'bin', 'python'),
     modelDir,
-    // The API names the model the same way (core/speech-model.ts) to find the audio cache entries.
+    // The API names the model the same way (core/config/speech-model.ts) to find the audio cache entries.
     speakerModel: path.join(cache, 'models', SPEAKER_MODEL_DIR, 'pretrained.pt'),
     model: localSpeechModelName(config),
     processes,

@@ -1,8 +1,8 @@
 import { openAsBlob } from 'node:fs';
 import path from 'node:path';
 import OpenAI from 'openai';
-import type { SpeechApiConfig } from '../../core/config';
-import { isoLanguage } from '../../core/speech-languages';
+import type { SpeechApiConfig } from '../../core/config/config';
+import { isoLanguage } from '../../core/jobs/speech-languages';
 import {
   type BackoffPolicy,
   type Classified,
@@ -30,7 +30,7 @@ export interface OpenAiSpeechOptions {
   onRetry?: (wait: RetryWait) => void;
 }
 
-export { isoLanguage, languageName } from '../../core/speech-languages';
+export { isoLanguage, languageName } from '../../core/jobs/speech-languages';
 
 const MIME: Record<string, string> = {
   '.wav': 'audio/wav',
@@ -119,7 +119,7 @@ export class OpenAiSpeechProvider implements SpeechProvider {
     private readonly options: OpenAiSpeechOptions = {},
   ) {
     this.backoff = { ...DEFAULT_BACKOFF, ...options.backoff };
-    // Everything the SDK would read from process.env is given (core/config is the only reader).
+    // Everything the SDK would read from process.env is given (core/config/config is the only reader).
     const unset = { adminAPIKey: null, organization: null, project: null, webhookSecret: null };
     this.client = new OpenAI({
       baseURL: config.baseUrl,

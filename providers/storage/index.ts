@@ -1,6 +1,6 @@
 import path from 'node:path';
-import type { BlobStore } from '../../core/blob-store';
-import type { Config } from '../../core/config';
+import type { BlobStore } from '../../core/stores/blob-store';
+import type { Config } from '../../core/config/config';
 import { LocalBlobStore } from './local.store';
 import { S3BlobStore } from './s3.store';
 

@@ -12,7 +12,7 @@ import {
   type BlobStat,
   type BlobStore,
   type PutOptions,
-} from '../../core/blob-store';
+} from '../../core/stores/blob-store';
 import { HashingStream } from './hashing';
 
 interface Meta {

@@ -9,8 +9,8 @@ import {
   type BlobStat,
   type BlobStore,
   type PutOptions,
-} from '../../core/blob-store';
-import { mapPool } from '../../core/pool';
+} from '../../core/stores/blob-store';
+import { mapPool } from '../../core/runtime/pool';
 import { toReadable } from './hashing';
 
 export interface S3Options {

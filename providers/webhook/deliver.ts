@@ -1,4 +1,4 @@
-import { classifyResponse, type DeliveryOutcome } from '../../core/webhooks';
+import { classifyResponse, type DeliveryOutcome } from '../../core/jobs/webhooks';
 import { ForbiddenTargetError, guardedFetch, OutboundError, type OutboundPolicy } from '../http/ssrf';
 import { webhookHeaders } from './signature';
 

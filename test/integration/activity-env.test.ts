@@ -6,7 +6,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import type { ActivityOptions } from '@temporalio/workflow';
 import { msToNumber } from '@temporalio/common/lib/time';
 import { heartbeating } from '../../activities/job-steps';
-import { jobInternalKey } from '../../core/records';
+import { jobInternalKey } from '../../core/stores/records';
 import * as presets from '../../workflows/activity-options';
 import { childProcesses, noisePng, processExists, realActivities } from '../support/workflows/activity-env';
 import { until } from '../support/jobs';

@@ -6,7 +6,7 @@ import pino from 'pino';
 import { createApp } from '../../api/app';
 import { Drain } from '../../api/drain';
 import { createTemporalGateway } from '../../api/temporal';
-import { loadConfig } from '../../core/config';
+import { loadConfig } from '../../core/config/config';
 import { LocalBlobStore } from '../../providers/storage';
 import { apiEngines } from '../support/servers/api';
 import { noLlmUnlessAsked } from '../support/servers/llm-default';

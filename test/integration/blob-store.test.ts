@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { expect } from 'chai';
-import { BlobNotFoundError, type BlobStore } from '../../core/blob-store';
+import { BlobNotFoundError, type BlobStore } from '../../core/stores/blob-store';
 import { localBackend, s3Backend, type Backend } from '../support/stores/blob-backends';
 import {
   digestStream,

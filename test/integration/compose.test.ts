@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
-import { configSchema, loadConfig } from '../../core/config';
+import { configSchema, loadConfig } from '../../core/config/config';
 import { outboundPolicy } from '../../providers/http/ssrf';
 import { ROOT } from '../support/servers/processes';
 
@@ -108,7 +108,7 @@ describe('docker-compose.yml', () => {
       );
       if (String(s.image).startsWith('docproc:')) {
         const unknown = Object.keys(env).filter((k) => !known.has(k));
-        expect(unknown, `${name}: not in core/config.ts`).to.deep.equal([]);
+        expect(unknown, `${name}: not in core/config/config.ts`).to.deep.equal([]);
         const config = loadConfig(env);
         expect(config.STORAGE, name).to.equal('s3');
         expect(config.loopbackOnly && !config.SERVICE_API_KEY, `${name} listens beyond loopback with a key`).to.equal(

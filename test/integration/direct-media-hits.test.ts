@@ -9,8 +9,8 @@ import { responseChecker } from '../support/clients/openapi-schemas';
 import { ffmpeg } from '../support/media/media-factory';
 import { postMultipart } from '../support/clients/pdf-http';
 import { SENTENCES, speak } from '../support/media/speech-samples';
-import { readBlobBuffer } from '../../core/blob-store';
-import { jobResultsKey } from '../../core/records';
+import { readBlobBuffer } from '../../core/stores/blob-store';
+import { jobResultsKey } from '../../core/stores/records';
 
 // Issue 24 for audio and video: a synchronous request for an upload whose transcript is in the result cache is answered
 // by the API without starting a workflow, with the data a hit through a job gives. The real API and worker, the shared

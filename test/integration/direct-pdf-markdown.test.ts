@@ -2,11 +2,11 @@ import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
 import { useStack, type Stack } from '../support/servers/stack';
 import { createHash } from 'node:crypto';
-import { readBlobBuffer } from '../../core/blob-store';
-import { readCacheRef } from '../../core/cache';
-import { PDF_CACHE_OPERATION, pdfCacheKey } from '../../core/cache-keys';
-import { resultData } from '../../core/job-results';
-import { idleCores } from '../../core/pdf-text';
+import { readBlobBuffer } from '../../core/stores/blob-store';
+import { readCacheRef } from '../../core/stores/cache';
+import { PDF_CACHE_OPERATION, pdfCacheKey } from '../../core/stores/cache-keys';
+import { resultData } from '../../core/results/job-results';
+import { idleCores } from '../../core/results/pdf-text';
 import { directPdfReading } from '../../api/services/direct-pdf';
 import { nativeMarkdownThreadRuns, nativeMarkdownThreadsBusy } from '../../providers/pdf/native-markdown-thread';
 import { htmlToPdf, structuredDoc } from '../support/documents/html-pdf';

@@ -1,10 +1,10 @@
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
 import type { Stack } from '../support/servers/stack';
-import { readBlobBuffer } from '../../core/blob-store';
-import { readCacheRef } from '../../core/cache';
-import { PDF_CACHE_OPERATION, pdfCacheKey } from '../../core/cache-keys';
-import { resultData } from '../../core/job-results';
+import { readBlobBuffer } from '../../core/stores/blob-store';
+import { readCacheRef } from '../../core/stores/cache';
+import { PDF_CACHE_OPERATION, pdfCacheKey } from '../../core/stores/cache-keys';
+import { resultData } from '../../core/results/job-results';
 import { createHash } from 'node:crypto';
 import { useLlmStack } from '../support/servers/llm-env';
 import type { LlmServer } from '../support/servers/llm-server';
@@ -13,7 +13,7 @@ import { postPdf } from '../support/clients/pdf-http';
 import { holdModel, unique } from '../support/results';
 import { popplerPids } from '../support/servers/proc-tree';
 import { directPdfReading } from '../../api/services/direct-pdf';
-import { idleCores } from '../../core/pdf-text';
+import { idleCores } from '../../core/results/pdf-text';
 
 // Issue 24: a small synchronous `native` request to /api/pdf/process is answered by the API itself (pdfinfo and
 // pdftotext as its child processes), without a job, with the job's `data`; a larger one, or a client asking for a

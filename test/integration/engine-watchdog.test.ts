@@ -4,8 +4,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { toActivityFailure } from '../support/workflows/boundary';
-import { DEFAULT_ENGINE_STALL_TIMEOUT_MS, loadConfig } from '../../core/config';
-import { createLogger } from '../../core/logger';
+import { DEFAULT_ENGINE_STALL_TIMEOUT_MS, loadConfig } from '../../core/config/config';
+import { createLogger } from '../../core/runtime/logger';
 import { decodeToWav, runFfmpeg } from '../../providers/media/audio';
 import { configureEngineWatchdog, EngineStallError, runTool } from '../../providers/process/run-tool';
 

@@ -9,7 +9,7 @@ import { bodyParsers } from '../../api/middleware/body';
 import { edgeMiddleware } from '../../api/middleware/error-envelope';
 import { createRegistry, z } from '../../api/openapi';
 import { ApiRouter } from '../../api/api-router';
-import { loadConfig } from '../../core/config';
+import { loadConfig } from '../../core/config/config';
 import { AppError } from '../../core/errors';
 import { startTestApi, type TestApi } from '../support/servers/api';
 import { rawRequest, type RawReply } from '../support/clients/raw-http';

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { HEALTH_CACHE_MS } from '../../api/services/health';
 import { TEMPORAL_PROBE } from '../../api/temporal';
-import { SERVICE_VERSION } from '../../core/version';
+import { SERVICE_VERSION } from '../../core/runtime/version';
 import { startTestApi } from '../support/servers/api';
 import { waitFor } from '../support/wait';
 import { useStack, type Stack } from '../support/servers/stack';

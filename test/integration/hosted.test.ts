@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { loadConfig, ytDlpPath } from '../../core/config';
+import { loadConfig, ytDlpPath } from '../../core/config/config';
 import { AppError } from '../../core/errors';
 import { downloadHosted } from '../../providers/media/hosted';
 import { probeMedia } from '../../providers/media/probe';

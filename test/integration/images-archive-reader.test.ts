@@ -1,7 +1,12 @@
 import { expect } from 'chai';
-import { newJobId } from '../../core/ids';
-import { ARCHIVE_DATA_FIELDS, parseJsonWithout, putJsonWithBase64, readJsonWithout } from '../../core/json-base64';
-import { jobOutputKey, jobResultsKey } from '../../core/records';
+import { newJobId } from '../../core/jobs/ids';
+import {
+  ARCHIVE_DATA_FIELDS,
+  parseJsonWithout,
+  putJsonWithBase64,
+  readJsonWithout,
+} from '../../core/results/json-base64';
+import { jobOutputKey, jobResultsKey } from '../../core/stores/records';
 import { activityHarness } from '../support/workflows/activity-harness';
 
 /** Peak heap plus buffers above where they were while `work` runs (sampled every 10 ms), in MiB. */
@@ -33,7 +38,7 @@ async function* record(mib: number): AsyncGenerator<Buffer> {
   );
 }
 
-// The images archive's Base64 sits in the results record (core/json-base64.ts `putJsonWithBase64`, streamed in). A
+// The images archive's Base64 sits in the results record (core/results/json-base64.ts `putJsonWithBase64`, streamed in). A
 // reader that wants the rest of the record (a session's attachment text) parsed all of it: the archive's Base64
 // once as the blob's text and once as a string (a 300 MB archive: about 800 MB). It is read past now.
 describe('reading a results record past its archive Base64', function () {

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
-import { newJobId } from '../../core/ids';
-import { jobOutputKey, jobResultsKey } from '../../core/records';
-import { writeBlobJson } from '../../core/blob-store';
+import { newJobId } from '../../core/jobs/ids';
+import { jobOutputKey, jobResultsKey } from '../../core/stores/records';
+import { writeBlobJson } from '../../core/stores/blob-store';
 import { activityHarness } from '../support/workflows/activity-harness';
 
 /** Peak heap plus buffers above where they were while `work` runs (sampled every 10 ms), in MiB. */
@@ -62,7 +62,7 @@ describe('the images archive in a PDF result', function () {
   });
 
   it('encodes any length the same as Buffer#toString (chunks cut at multiples of three bytes)', async () => {
-    const { base64Of } = await import('../../core/json-base64');
+    const { base64Of } = await import('../../core/results/json-base64');
     for (const n of [0, 1, 2, 3, 4, 65_537, 200_000]) {
       const bytes = randomBytes(n);
       const pieces = [bytes.subarray(0, n / 3), bytes.subarray(n / 3, n / 2), bytes.subarray(n / 2)];

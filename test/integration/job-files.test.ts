@@ -3,7 +3,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
 import { useStack, type Stack } from '../support/servers/stack';
-import { readBlobBuffer } from '../../core/blob-store';
+import { readBlobBuffer } from '../../core/stores/blob-store';
 import { buildPdf } from '../support/documents/pdf-factory';
 import { rawRequest, transformerJob, unzip } from '../support/jobs';
 

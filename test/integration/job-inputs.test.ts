@@ -2,7 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
 import { startStack, type Stack } from '../support/servers/stack';
-import { jobOfUpload } from '../../core/ids';
+import { jobOfUpload } from '../../core/jobs/ids';
 import { LLM_KEY, llmEnv, useLlmStack } from '../support/servers/llm-env';
 import { startLlmServer, type LlmServer } from '../support/servers/llm-server';
 import { buildPdf } from '../support/documents/pdf-factory';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { loadConfig } from '../../core/config';
+import { loadConfig } from '../../core/config/config';
 import { AppError } from '../../core/errors';
 import {
   createLlmProvider,

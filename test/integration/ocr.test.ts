@@ -11,12 +11,12 @@ import {
   ocrLanguagesFor,
 } from '../../providers/ocr/tesseract';
 import { renderPages } from '../../providers/pdf/render';
-import { mapPool } from '../../core/pool';
+import { mapPool } from '../../core/runtime/pool';
 import type { AppError } from '../../core/errors';
 import { configureEngineWatchdog, engineStallTimeoutMs, EngineStallError } from '../../providers/process/run-tool';
 import { toActivityFailure } from '../support/workflows/boundary';
-import { loadConfig } from '../../core/config';
-import { createLogger } from '../../core/logger';
+import { loadConfig } from '../../core/config/config';
+import { createLogger } from '../../core/runtime/logger';
 import { accuracy, normaliseSpace as normalise } from '../support/documents/accuracy';
 import { blankScanPdf, scannedPdf } from '../support/documents/pdf-factory';
 

@@ -7,7 +7,7 @@ import { useLlmStack } from '../support/servers/llm-env';
 import type { LlmServer } from '../support/servers/llm-server';
 import { sleep, transformerJob, until } from '../support/jobs';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/servers/webhook-receiver';
-import { closeoutWorkflowId } from '../../core/ids';
+import { closeoutWorkflowId } from '../../core/jobs/ids';
 import { failAllUpdate } from '../../workflows/definitions';
 
 // What an operator does to a job or a batch in the Temporal UI (terminate, cancel, reset: the client's own calls),

@@ -3,10 +3,10 @@ import { expect } from 'chai';
 import '../../api/openapi';
 import { Client, WorkflowFailedError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { readBlobJson } from '../../core/blob-store';
+import { readBlobJson } from '../../core/stores/blob-store';
 import { idFromKey, JobService } from '../../api/services/jobs';
-import { jobRecordKey } from '../../core/records';
-import { notifierWorkflowId } from '../../core/webhooks';
+import { jobRecordKey } from '../../core/stores/records';
+import { notifierWorkflowId } from '../../core/jobs/webhooks';
 import {
   batchStateQuery,
   jobFinishedSignal,

@@ -2,11 +2,11 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
-import { Scratch } from '../../core/scratch';
+import { Scratch } from '../../core/stores/scratch';
 import { LocalBlobStore } from '../../providers/storage';
 import { tempDir } from '../support/servers/engines';
 
-// The workers' scratch space (core/scratch.ts) on a real local blob store and file system.
+// The workers' scratch space (core/stores/scratch.ts) on a real local blob store and file system.
 
 describe('Scratch files', () => {
   const root = tempDir('docproc-scratch-');

@@ -6,7 +6,7 @@ import {
   putCachedSession,
   putSessionRecord,
   readSessionMarkdown,
-} from '../../core/session-store';
+} from '../../core/stores/session-store';
 import { localBackend, s3Backend, type Backend } from '../support/stores/blob-backends';
 import { sessionRecord } from '../support/sessions';
 

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
 import type { Stack } from '../support/servers/stack';
-import { listSessionRecords, readSessionMarkdown } from '../../core/session-store';
+import { listSessionRecords, readSessionMarkdown } from '../../core/stores/session-store';
 import { message, useLlmStack } from '../support/servers/llm-env';
 import type { LlmRequest, LlmServer } from '../support/servers/llm-server';
 import { responseChecker } from '../support/clients/openapi-schemas';

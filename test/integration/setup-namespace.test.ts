@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
-import { jobSearchAttributes } from '../../core/search-attributes';
+import { jobSearchAttributes } from '../../core/runtime/search-attributes';
 import { pingWorkflow } from '../../workflows/ping.workflow';
 import { spawnProc } from '../support/servers/processes';
 import { waitFor } from '../support/wait';

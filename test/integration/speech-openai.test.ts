@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { ConfigError, loadConfig } from '../../core/config';
+import { ConfigError, loadConfig } from '../../core/config/config';
 import type { RetryWait } from '../../providers/llm/retry';
 import { UpstreamError } from '../../providers/llm/retry';
 import {

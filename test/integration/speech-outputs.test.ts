@@ -11,7 +11,7 @@ import { CHUNKED_SENTENCES, chunkedRecording, SENTENCES, speak } from '../suppor
 import { wordErrorRate } from '../support/media/wer';
 import { roomNoise } from '../support/media/speech-recording';
 import { expectOrderedSegments } from '../support/media/speech-segments';
-import { readBlobBuffer } from '../../core/blob-store';
+import { readBlobBuffer } from '../../core/stores/blob-store';
 
 // Speech outputs beyond the spec (contract §9, issue 26) on the real API and worker, a Temporal dev server, real
 // ffmpeg and the real local Whisper base model: word timings, subtitles, voice activity detection, the prompt,

@@ -4,10 +4,10 @@ import path from 'node:path';
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
 import type { Stack } from '../support/servers/stack';
-import { readBlobBuffer, readBlobJson } from '../../core/blob-store';
-import { resultData } from '../../core/job-results';
-import { jobFieldsKey, jobRecordKey, jobResultsKey } from '../../core/records';
-import { createLogger } from '../../core/logger';
+import { readBlobBuffer, readBlobJson } from '../../core/stores/blob-store';
+import { resultData } from '../../core/results/job-results';
+import { jobFieldsKey, jobRecordKey, jobResultsKey } from '../../core/stores/records';
+import { createLogger } from '../../core/runtime/logger';
 import { createRetentionSweeper } from '../../worker/retention-sweeper';
 import { useLlmStack } from '../support/servers/llm-env';
 import type { LlmServer } from '../support/servers/llm-server';

@@ -2,8 +2,8 @@ import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
 import '../support/servers/stack';
 import type { Stack } from '../support/servers/stack';
-import type { BlobStore } from '../../core/blob-store';
-import { putSessionRecord, type SessionRecord } from '../../core/session-store';
+import type { BlobStore } from '../../core/stores/blob-store';
+import { putSessionRecord, type SessionRecord } from '../../core/stores/session-store';
 import { message, useLlmStack } from '../support/servers/llm-env';
 import type { LlmRequest, LlmServer } from '../support/servers/llm-server';
 import { sessionRecord } from '../support/sessions';

@@ -4,7 +4,7 @@ import type { Stack } from '../support/servers/stack';
 import { message, useLlmStack } from '../support/servers/llm-env';
 import type { LlmServer } from '../support/servers/llm-server';
 import { seedEvent, summarizingModel, summaryHistories } from '../support/summary-load';
-import { MODEL_CALLS_PER_JOB } from '../../core/fanout';
+import { MODEL_CALLS_PER_JOB } from '../../core/jobs/fanout';
 import { failJobSignal } from '../../workflows/definitions';
 
 // Issue 33 item 5: a summary job's history stays bounded however many sessions it covers. An event summary over

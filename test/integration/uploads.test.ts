@@ -6,7 +6,7 @@ import path from 'node:path';
 import Koa from 'koa';
 import pino from 'pino';
 import { expect } from 'chai';
-import type { BlobStore } from '../../core/blob-store';
+import type { BlobStore } from '../../core/stores/blob-store';
 import { bodyParsers } from '../../api/middleware/body';
 import { edgeMiddleware } from '../../api/middleware/error-envelope';
 import { createRegistry, z } from '../../api/openapi';

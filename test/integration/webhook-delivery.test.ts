@@ -2,7 +2,7 @@ import http from 'node:http';
 import { lookup } from 'node:dns/promises';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
-import { progressBody, retryDelayMs } from '../../core/webhooks';
+import { progressBody, retryDelayMs } from '../../core/jobs/webhooks';
 import { ForbiddenTargetError, guardedFetch, OutboundError, type OutboundPolicy } from '../../providers/http/ssrf';
 import { deliverWebhook } from '../../providers/webhook/deliver';
 import { verifyWebhookSignature } from '../../providers/webhook/signature';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import pino from 'pino';
-import { loadConfig } from '../../core/config';
+import { loadConfig } from '../../core/config/config';
 import { startWorkerMetrics } from '../../worker/metrics-listener';
 
 // A worker's metrics listener has no key: unless WORKER_METRICS_HOST says otherwise (docker-compose.yml sets 0.0.0.0

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import proto from '@temporalio/proto';
-import { newJobId, taskQueues } from '../../core/ids';
+import { newJobId, taskQueues } from '../../core/jobs/ids';
 import { jobWorkflow } from '../../workflows/job.workflow';
 import { pingWorkflow } from '../../workflows/ping.workflow';
 import { llmEnv, LLM_KEY } from '../support/servers/llm-env';

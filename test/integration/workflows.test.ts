@@ -3,12 +3,12 @@ import { Client, WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/
 import { ApplicationFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import proto from '@temporalio/proto';
-import { readBlobJson } from '../../core/blob-store';
+import { readBlobJson } from '../../core/stores/blob-store';
 import { JobService, type CreateJob } from '../../api/services/jobs';
 import { htmlToMarkdown } from '../../core/html';
-import { withResults, type StoredRecord } from '../../core/job-results';
-import { batchRecordKey, jobOutputKey, jobRecordKey } from '../../core/records';
-import { notifierWorkflowId } from '../../core/webhooks';
+import { withResults, type StoredRecord } from '../../core/results/job-results';
+import { batchRecordKey, jobOutputKey, jobRecordKey } from '../../core/stores/records';
+import { notifierWorkflowId } from '../../core/jobs/webhooks';
 import {
   batchStateQuery,
   failJobSignal,
@@ -19,7 +19,7 @@ import {
 import { startWebhookReceiver, type WebhookReceiver } from '../support/servers/webhook-receiver';
 import { connectTracked, type TrackedConnection } from '../support/workflows/temporal-calls';
 import { sharedBundle } from '../support/workflows/worker';
-import { jobStatusAttribute, jobTypeAttribute } from '../../core/search-attributes';
+import { jobStatusAttribute, jobTypeAttribute } from '../../core/runtime/search-attributes';
 import {
   createLocalEnv,
   htmlOfSize,

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { startStack, type Stack } from '../support/servers/stack';
-import { readBlobJson } from '../../core/blob-store';
+import { readBlobJson } from '../../core/stores/blob-store';
 import { chunkKey } from '../../activities/audio-results';
 import type { ChunkTranscript } from '../../activities/audio-types';
 import type { SpeechProvider, Transcript } from '../../domain/engines/speech';

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { freePort } from '../../scripts/services.mjs';
-import { jobOfUpload } from '../../core/ids';
+import { jobOfUpload } from '../../core/jobs/ids';
 import { chaosBatch, journalEntries } from '../support/chaos/chaos-batch';
 import {
   apiClient,

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { loadConfig } from '../../core/config';
+import { loadConfig } from '../../core/config/config';
 import { freePort, startLocalLlm } from '../../scripts/services.mjs';
 import { ROOT } from '../support/servers/processes';
 import { startStack, type Stack } from '../support/servers/stack';

@@ -3,7 +3,7 @@ import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { loadConfig } from '../../core/config';
+import { loadConfig } from '../../core/config/config';
 import { freePort, startLocalLlm } from '../../scripts/services.mjs';
 import { ROOT } from '../support/servers/processes';
 import { SENTENCES, speak } from '../support/media/speech-samples';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { existsSync, rmSync } from 'node:fs';
-import { loadConfig } from '../../core/config';
+import { loadConfig } from '../../core/config/config';
 import { freePort } from '../../scripts/services.mjs';
 import { npmStart, untilBanner, type Launched } from '../support/servers/launcher';
 import { waitForJobEnd } from '../support/servers/processes';

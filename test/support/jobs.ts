@@ -2,8 +2,8 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import type { BlobStore } from '../../core/blob-store';
-import { jobOutputKey } from '../../core/records';
+import type { BlobStore } from '../../core/stores/blob-store';
+import { jobOutputKey } from '../../core/stores/records';
 import { tempDir } from './servers/engines';
 import { waitFor } from './wait';
 

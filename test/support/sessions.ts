@@ -1,4 +1,4 @@
-import { sessionPath, type SessionRecord } from '../../core/session-store';
+import { sessionPath, type SessionRecord } from '../../core/stores/session-store';
 
 /** A record with its Markdown written where the session pipeline writes it. */
 export function sessionRecord(

@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
-import type { BlobStore } from '../../core/blob-store';
-import { putSessionRecord } from '../../core/session-store';
+import type { BlobStore } from '../../core/stores/blob-store';
+import { putSessionRecord } from '../../core/stores/session-store';
 import { message } from './servers/llm-env';
 import type { LlmServer } from './servers/llm-server';
 import { sessionRecord } from './sessions';

@@ -1,11 +1,11 @@
-import { JOB_DEFAULTS } from '../../core/job-defaults';
+import { JOB_DEFAULTS } from '../../core/jobs/job-defaults';
 import { expect } from 'chai';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { chunkKey } from '../../activities/audio-results';
 import type { AudioPrepared, ChunkTranscript } from '../../activities/audio-types';
-import { readBlobJson } from '../../core/blob-store';
+import { readBlobJson } from '../../core/stores/blob-store';
 import { AppError } from '../../core/errors';
-import { loadConfig } from '../../core/config';
+import { loadConfig } from '../../core/config/config';
 import { createOpenAiSpeechProvider } from '../../providers/speech/openai';
 import { activityHarness, failureOf, retryable } from '../support/workflows/activity-harness';
 import { fakeRecording, type FakeRecording, type InMemorySpeechEngine } from '../support/workflows/in-memory-engines';

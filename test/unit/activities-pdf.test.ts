@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
-import { readBlobJson, writeBlobJson } from '../../core/blob-store';
-import { jobInternalKey } from '../../core/records';
+import { readBlobJson, writeBlobJson } from '../../core/stores/blob-store';
+import { jobInternalKey } from '../../core/stores/records';
 import { activityHarness, failureOf, retryable } from '../support/workflows/activity-harness';
 import { fakePdf, type FakePage } from '../support/workflows/in-memory-engines';
 

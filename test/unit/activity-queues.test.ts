@@ -3,8 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { createActivities } from '../../activities';
-import { loadConfig } from '../../core/config';
-import { taskQueues } from '../../core/ids';
+import { loadConfig } from '../../core/config/config';
+import { taskQueues } from '../../core/jobs/ids';
 import * as presets from '../../workflows/activity-options';
 import {
   ACTIVITY_TABLE,

@@ -8,7 +8,7 @@ import {
   pdfPageCacheKey,
   sessionTranscriptCacheKey,
   transformCacheKey,
-} from '../../core/cache-keys';
+} from '../../core/stores/cache-keys';
 
 // Each expected value is a key the cache holds entries under (0.1.0 computes them so): a key that changes here misses
 // every entry stored under it.

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { BlobNotFoundError, cachedJsonReader, writeBlobJson, type BlobStore } from '../../core/blob-store';
+import { BlobNotFoundError, cachedJsonReader, writeBlobJson, type BlobStore } from '../../core/stores/blob-store';
 import { localBackend, type Backend } from '../support/stores/blob-backends';
 
 /** The store with its reads counted. */
@@ -21,7 +21,7 @@ function counted(store: BlobStore): { store: BlobStore; gets: string[] } {
   };
 }
 
-describe('cachedJsonReader (core/blob-store.ts)', () => {
+describe('cachedJsonReader (core/stores/blob-store.ts)', () => {
   let b: Backend;
   beforeEach(async () => {
     b = await localBackend();

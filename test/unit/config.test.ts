@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import path from 'node:path';
-import { ConfigError, isLoopbackHost, loadConfig } from '../../core/config';
+import { ConfigError, isLoopbackHost, loadConfig } from '../../core/config/config';
 
 describe('configuration', () => {
   it('applies the documented defaults', () => {

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import { clusterEmbeddings, diarize, type SpeakerWindow } from '../../core/diarize';
-import type { AudioSegment } from '../../core/result-shapes';
+import { clusterEmbeddings, diarize, type SpeakerWindow } from '../../core/results/diarize';
+import type { AudioSegment } from '../../core/results/result-shapes';
 
-// Speaker labels from speaker embeddings (core/diarize.ts) on synthetic voices: each voice a direction in 256
+// Speaker labels from speaker embeddings (core/results/diarize.ts) on synthetic voices: each voice a direction in 256
 // dimensions, each window that direction plus noise (seeded), so the answers are known.
 
 function rng(seed: number) {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { DEFAULT_MEDIA_FANOUT, mediaFanout, TEMPORAL_PENDING_LIMIT } from '../../core/fanout';
+import { DEFAULT_MEDIA_FANOUT, mediaFanout, TEMPORAL_PENDING_LIMIT } from '../../core/jobs/fanout';
 import { boundedMap, limiter } from '../../workflows/fanout';
 
 /** A step the test finishes by hand, recording when it started. */

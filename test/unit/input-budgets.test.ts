@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { AppError } from '../../core/errors';
-import { checkDuration, checkPixelBudget } from '../../core/input-budgets';
-import type { MediaProbe } from '../../core/media-formats';
+import { checkDuration, checkPixelBudget } from '../../core/jobs/input-budgets';
+import type { MediaProbe } from '../../core/jobs/media-formats';
 import { dpiWithin, parsePageSizes } from '../../providers/pdf/poppler';
 import { splitByDpi } from '../../providers/pdf/render';
 

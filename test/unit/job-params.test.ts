@@ -2,13 +2,13 @@ import { expect } from 'chai';
 import { processBody } from '../../api/schemas/pdf.schemas';
 import { validateJob, validateParameters } from '../../api/services/job-intake';
 import { AppError } from '../../core/errors';
-import { EXTRACTION_METHODS, JOB_DEFAULTS, withDefaults } from '../../core/job-defaults';
-import { jobParamsByType, PUBLIC_JOB_TYPES, type JobParams, type JobType } from '../../core/job-params';
-import { PDF_PAGE_GROUP, PDF_PAGE_GROUP_FINE } from '../../core/fanout';
+import { EXTRACTION_METHODS, JOB_DEFAULTS, withDefaults } from '../../core/jobs/job-defaults';
+import { jobParamsByType, PUBLIC_JOB_TYPES, type JobParams, type JobType } from '../../core/jobs/job-params';
+import { PDF_PAGE_GROUP, PDF_PAGE_GROUP_FINE } from '../../core/jobs/fanout';
 import type { JobInput, JobRun } from '../../workflows/definitions';
 import type { PipelineTable } from '../../workflows/pipelines';
 
-// The job contract (core/job-params.ts): one schema per job type, parsed once at the API edge; the types it infers
+// The job contract (core/jobs/job-params.ts): one schema per job type, parsed once at the API edge; the types it infers
 // travel through JobInput and the pipeline table into the activities.
 
 /** The least each job type takes, as its route or /api/jobs/ would send it. */

@@ -7,9 +7,9 @@ import {
   resultPreview,
   unpackJobResults,
   type JobFields,
-} from '../../core/job-results';
-import type { ExternalOcrMetadata, PdfMetadata } from '../../core/result-schemas';
-import { externalOcrData, pdfData, transformerData } from '../../core/result-shapes';
+} from '../../core/results/job-results';
+import type { ExternalOcrMetadata, PdfMetadata } from '../../core/results/result-schemas';
+import { externalOcrData, pdfData, transformerData } from '../../core/results/result-shapes';
 
 const job = (text: string, metadata: Record<string, unknown> = {}): JobFields => ({
   structured_data: { extracted_text: text, metadata },
@@ -19,7 +19,7 @@ const job = (text: string, metadata: Record<string, unknown> = {}): JobFields =>
   from_cache: true,
 });
 
-describe('One result shape (core/job-results.ts, core/result-shapes.ts)', () => {
+describe('One result shape (core/results/job-results.ts, core/results/result-shapes.ts)', () => {
   it('gives back exactly the data a job result was built from, without the job fields', () => {
     const data = pdfData(
       'Text',

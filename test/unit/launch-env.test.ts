@@ -1,7 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { loadConfig } from '../../core/config';
+import { loadConfig } from '../../core/config/config';
 import { outboundPolicy } from '../../providers/http/ssrf';
 import { loopbackLaunchEnv } from '../../scripts/launch-env.mjs';
 

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { ConfigError, DEFAULT_LLM_BASE_URL, loadConfig } from '../../core/config';
+import { ConfigError, DEFAULT_LLM_BASE_URL, loadConfig } from '../../core/config/config';
 
 describe('LLM configuration', () => {
   it('is configured by a model and a base URL, without an API key', () => {

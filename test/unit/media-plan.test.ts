@@ -1,13 +1,13 @@
 import { expect } from 'chai';
 import { AppError } from '../../core/errors';
-import { frameTimes, parseFrameRequest } from '../../core/frame-request';
+import { frameTimes, parseFrameRequest } from '../../core/jobs/frame-request';
 import {
   SUPPORTED_FORMATS,
   audioFormatOf,
   containerFormatOf,
   videoMetadata,
   type MediaProbe,
-} from '../../core/media-formats';
+} from '../../core/jobs/media-formats';
 import { parseProbe, parseRate } from '../../providers/media/probe';
 import type { ChunkSpan } from '../../domain/engines/media';
 import { type Silence, parseSilences, planChunks } from '../../providers/media/silence';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { pageRange } from '../../core/page-range';
+import { pageRange } from '../../core/jobs/page-range';
 
 // Contract §6: page range 1-indexed and inclusive on every endpoint; page_start > page_count or
 // page_end < page_start → 400.

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { mapPool } from '../../core/pool';
+import { mapPool } from '../../core/runtime/pool';
 
-describe('mapPool (core/pool.ts)', () => {
+describe('mapPool (core/runtime/pool.ts)', () => {
   it('keeps the order of the items and never runs more than the concurrency at once', async () => {
     let running = 0;
     let peak = 0;

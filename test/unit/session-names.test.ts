@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { assertValidKey } from '../../core/blob-store';
+import { assertValidKey } from '../../core/stores/blob-store';
 import {
   fromKeySegment,
   keySegment,
@@ -7,7 +7,7 @@ import {
   sanitizeName,
   sessionDir,
   sessionPath,
-} from '../../core/session-store';
+} from '../../core/stores/session-store';
 
 describe('session names and paths', () => {
   it('sanitizing keeps ordinary names and unicode as they are', () => {

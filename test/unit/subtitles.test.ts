@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { BROADCAST_RULES, breakLines, buildCues, formatCues, subtitles, timecode } from '../../core/subtitles';
+import { BROADCAST_RULES, breakLines, buildCues, formatCues, subtitles, timecode } from '../../core/results/subtitles';
 
 /** Words of a sentence spoken at `rate` seconds per word from `start`, each with its leading space. */
 function sentence(text: string, start: number, rate = 0.4) {
@@ -11,7 +11,7 @@ function sentence(text: string, start: number, rate = 0.4) {
 
 const cueText = (c: { lines: string[] }) => c.lines.join(' ');
 
-describe('subtitles (core/subtitles.ts)', () => {
+describe('subtitles (core/results/subtitles.ts)', () => {
   it('formats SRT and WebVTT time codes', () => {
     expect(timecode(3723.4567, 'srt')).to.equal('01:02:03,457');
     expect(timecode(0.0004, 'vtt')).to.equal('00:00:00.000');

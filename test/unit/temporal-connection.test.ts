@@ -2,8 +2,8 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ConfigError, loadConfig } from '../../core/config';
-import { temporalConnectionOptions } from '../../core/temporal-connection';
+import { ConfigError, loadConfig } from '../../core/config/config';
+import { temporalConnectionOptions } from '../../core/runtime/temporal-connection';
 
 describe('Temporal connection options', () => {
   let dir: string;

@@ -1,9 +1,9 @@
 import { expect } from 'chai';
-import { loadConfig } from '../../core/config';
-import { audioData, videoData, type AudioOutcome } from '../../core/result-shapes';
-import { speechModelId } from '../../core/speech-model';
-import { subtitles } from '../../core/subtitles';
-import { transcriptionData } from '../../core/transcription-data';
+import { loadConfig } from '../../core/config/config';
+import { audioData, videoData, type AudioOutcome } from '../../core/results/result-shapes';
+import { speechModelId } from '../../core/config/speech-model';
+import { subtitles } from '../../core/results/subtitles';
+import { transcriptionData } from '../../core/results/transcription-data';
 import { localSpeechOptions } from '../../providers/speech/local';
 
 const outcome: AudioOutcome = {
@@ -41,7 +41,7 @@ const outcome: AudioOutcome = {
 const job = { process_id: 'job-1', process_dir: 'jobs/job-1/out' };
 const picture = { resolution: '320x240', codec: 'h264', fps: 25, duration: 4.3 };
 
-describe('the data of an audio or video answer (core/transcription-data.ts) and the speech model name (core/speech-model.ts)', () => {
+describe('the data of an audio or video answer (core/results/transcription-data.ts) and the speech model name (core/config/speech-model.ts)', () => {
   it('shows word timings only when asked, and adds the subtitles cut from the timed words either way', () => {
     const plain = transcriptionData(outcome, { word_timestamps: false, subtitles: 'srt' }, (o) => audioData(o, job));
     for (const seg of plain.segments as object[]) expect(seg).to.have.all.keys('id', 'start', 'end', 'text');

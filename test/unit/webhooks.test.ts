@@ -7,7 +7,7 @@ import {
   failedBody,
   progressBody,
   retryDelayMs,
-} from '../../core/webhooks';
+} from '../../core/jobs/webhooks';
 import { signWebhook, verifyWebhookSignature, webhookHeaders } from '../../providers/webhook/signature';
 
 // Expected signatures computed once, independently, with OpenSSL:
@@ -227,9 +227,9 @@ describe('webhook bodies', () => {
   });
 });
 
-describe('core/webhooks', () => {
+describe('core/jobs/webhooks', () => {
   it('imports no Node built-in and no provider, so workflow code can bundle it', () => {
-    const src = readFileSync(new URL('../../core/webhooks.ts', import.meta.url), 'utf8');
+    const src = readFileSync(new URL('../../core/jobs/webhooks.ts', import.meta.url), 'utf8');
     expect(src).to.not.match(/\bfrom\s+['"](node:|crypto|buffer)/);
     expect(src).to.not.match(/\bfrom\s+['"][./]*providers\//);
     expect(src).to.not.match(/\brequire\(|\bBuffer\b/);

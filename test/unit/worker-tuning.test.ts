@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import os from 'node:os';
-import { ConfigError, loadConfig } from '../../core/config';
+import { ConfigError, loadConfig } from '../../core/config/config';
 import { llmSlots, memoryLimitBytes, queueTuning } from '../../worker/worker-tuning';
 
 const GB = 1024 ** 3;

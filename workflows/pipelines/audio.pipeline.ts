@@ -1,6 +1,6 @@
 import { patched } from '@temporalio/workflow';
 import type { TranscriptionDone } from '../../activities/audio-results';
-import { mediaFanout } from '../../core/fanout';
+import { mediaFanout } from '../../core/jobs/fanout';
 import { boundedMap } from '../fanout';
 import { activitiesFor, modelRoute, PRIORITY } from '../routing';
 import type { PipelineContext } from './context';
@@ -18,7 +18,7 @@ export function transcriptionFinisher(ctx: PipelineContext<'audio' | 'video'>) {
 /**
  * The transcription of an audio or video job (spec §4.11): prepare (probe, decode, chunk plan; or a result-cache
  * hit) → one transcription per chunk on the media queue, at most twice the media worker's slots of them in flight
- * (core/fanout.ts), progress in percent of audio
+ * (core/jobs/fanout.ts), progress in percent of audio
  * seconds done. Returns what the finishing activity needs (`finishAudio`, `finishVideo`: stitch, template,
  * translation and results). Transcripts stay in the blob store; the history carries chunk spans only. `input`: the
  * blob a first step put into the job (else the job's file).

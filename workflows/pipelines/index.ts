@@ -22,7 +22,7 @@ export interface PipelineEntry<T extends JobType> {
   patch?: string;
 }
 
-/** Every job type's pipeline: exhaustive over the job types (core/job-params.ts), so none is half-registered. */
+/** Every job type's pipeline: exhaustive over the job types (core/jobs/job-params.ts), so none is half-registered. */
 export type PipelineTable = { [T in JobType]: PipelineEntry<T> };
 
 const PIPELINES: PipelineTable = {

@@ -1,6 +1,6 @@
 import { patched } from '@temporalio/workflow';
-import { mediaFanout, PDF_PAGE_GROUP, PDF_PAGE_GROUP_FINE } from '../../core/fanout';
-import { withDefaults } from '../../core/job-defaults';
+import { mediaFanout, PDF_PAGE_GROUP, PDF_PAGE_GROUP_FINE } from '../../core/jobs/fanout';
+import { withDefaults } from '../../core/jobs/job-defaults';
 import { boundedMap } from '../fanout';
 import { activitiesFor, modelRoute, PRIORITY, type Steps } from '../routing';
 import { OCR_FINE_GROUPS } from '../patches';
@@ -8,7 +8,7 @@ import type { PipelineContext } from './context';
 
 /**
  * The pdf job type: prepare (resolve, validate, page range) → page groups on the media queue, at most twice the
- * media worker's slots of them in flight (core/fanout.ts), each heartbeating its cursor and reusing pages already
+ * media worker's slots of them in flight (core/jobs/fanout.ts), each heartbeating its cursor and reusing pages already
  * read → assemble, template, optional page images.
  */
 export async function pdfPipeline(ctx: PipelineContext<'pdf'>): Promise<Record<string, unknown>> {

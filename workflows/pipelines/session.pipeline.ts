@@ -1,7 +1,7 @@
 import { executeChild, patched, workflowInfo } from '@temporalio/workflow';
-import { CHILD_JOBS_PER_SESSION } from '../../core/fanout';
-import { jobSearchAttributes } from '../../core/search-attributes';
-import type { JobParams } from '../../core/job-params';
+import { CHILD_JOBS_PER_SESSION } from '../../core/jobs/fanout';
+import { jobSearchAttributes } from '../../core/runtime/search-attributes';
+import type { JobParams } from '../../core/jobs/job-params';
 import { jobInput } from '../definitions';
 import { boundedMap } from '../fanout';
 import { activitiesFor, downloadRoute, modelRoute } from '../routing';

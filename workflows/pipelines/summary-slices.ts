@@ -1,5 +1,5 @@
 import { executeChild } from '@temporalio/workflow';
-import type { SummaryJobType } from '../../core/job-params';
+import type { SummaryJobType } from '../../core/jobs/job-params';
 import type { JobInput } from '../definitions';
 import { summaryCallsWorkflow, type SummaryCall } from '../summary-calls.workflow';
 

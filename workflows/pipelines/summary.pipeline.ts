@@ -1,8 +1,8 @@
 import { patched } from '@temporalio/workflow';
-import { MODEL_CALLS_PER_JOB } from '../../core/fanout';
+import { MODEL_CALLS_PER_JOB } from '../../core/jobs/fanout';
 import { limiter, type Limiter } from '../fanout';
 import { activitiesFor, modelRoute } from '../routing';
-import type { SummaryJobType } from '../../core/job-params';
+import type { SummaryJobType } from '../../core/jobs/job-params';
 import type { PipelineContext } from './context';
 import { SUMMARY_SLICES } from '../patches';
 import { packWithin, SlicedSummary, type SummaryText } from './summary-slices';

@@ -8,7 +8,7 @@ const LOCAL_OPERATIONS = new Set(['html-to-markdown', 'extract-tables']);
 
 /**
  * The largest inline HTML (characters) converted in the job's workflow task (a local activity: milliseconds); a
- * larger page, or one kept out of the input (`[N characters]`, core/job-params.ts summariseParameters), is a regular
+ * larger page, or one kept out of the input (`[N characters]`, core/jobs/job-params.ts summariseParameters), is a regular
  * activity.
  */
 export const SMALL_TRANSFORM_CHARS = 16 * 1024;

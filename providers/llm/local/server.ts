@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Logger } from '../../../core/logger';
+import type { Logger } from '../../../core/runtime/logger';
 import { ContextOverflowError, SchemaError, type LocalCompletion, type LocalCompletionRequest } from './engine';
 import { DEFAULT_KEYED, KeyedRuns, KeyReuseError, type KeyedOptions } from './idempotency';
 import { QueueFullError } from './queue';

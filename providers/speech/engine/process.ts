@@ -1,7 +1,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { toolEnvironment } from '../../../core/config';
+import { toolEnvironment } from '../../../core/config/config';
 import { engineStallTimeoutMs, StallWatchdog, type EngineStallError } from '../../process/run-tool';
 import type { SpeakerWindow } from '../../../domain/engines/speech';
 

@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
-import { mapPool } from '../../../core/pool';
+import { mapPool } from '../../../core/runtime/pool';
 import type { ChaosJob } from '../chaos/chaos-batch';
 import { completedWebhooks } from './cluster';
 import type { Launched } from './launcher';

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
-import { mapPool } from '../../../core/pool';
+import { mapPool } from '../../../core/runtime/pool';
 import { choosePort, freePort, startMinio } from '../../../scripts/services.mjs';
 import { healthOk, spawnService, type Proc } from './processes';
 import { waitFor } from '../wait';

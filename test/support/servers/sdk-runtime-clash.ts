@@ -4,7 +4,7 @@
 // serves. Used by test/integration/metrics.test.ts.
 import net from 'node:net';
 import { Runtime } from '@temporalio/worker';
-import { loadConfig } from '../../../core/config';
+import { loadConfig } from '../../../core/config/config';
 import { freeLoopbackPort, installSdkRuntime } from '../../../worker/metrics-listener';
 
 const holder = net.createServer();

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
-import type { BlobStore } from '../../../core/blob-store';
+import type { BlobStore } from '../../../core/stores/blob-store';
 import { LocalBlobStore, S3BlobStore } from '../../../providers/storage';
 import { sharedMinioServer, tempDir } from '../servers/engines';
 

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { Readable } from 'node:stream';
-import type { BlobStore } from '../../../core/blob-store';
+import type { BlobStore } from '../../../core/stores/blob-store';
 
 export const MB = 1024 * 1024;
 

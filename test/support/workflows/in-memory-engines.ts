@@ -3,7 +3,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { AppError } from '../../../core/errors';
 import type { ChunkSpan, ExtractedFrame, MediaCallOptions, MediaEngine, WavInfo } from '../../../domain/engines/media';
-import type { MediaProbe } from '../../../core/media-formats';
+import type { MediaProbe } from '../../../core/jobs/media-formats';
 import type { OcrCallOptions, OcrEngine, OcrPage } from '../../../domain/engines/ocr';
 import type { PdfDescription } from '../../../domain/pdf/description';
 import type { PdfCallOptions, PdfEngine, PdfRenderOptions, RenderedPage } from '../../../domain/engines/pdf';

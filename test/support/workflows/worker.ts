@@ -8,8 +8,8 @@ import {
   type WorkflowBundleWithSourceMap,
 } from '@temporalio/worker';
 import pino from 'pino';
-import { loadConfig, type Config } from '../../../core/config';
-import type { BlobStore } from '../../../core/blob-store';
+import { loadConfig, type Config } from '../../../core/config/config';
+import type { BlobStore } from '../../../core/stores/blob-store';
 import { LocalBlobStore } from '../../../providers/storage';
 import { bundleWorkflows, createWorkers, type Workers } from '../../../worker/create-workers';
 import { connectTracked } from './temporal-calls';

@@ -1,5 +1,5 @@
 import { readBlobJson, writeBlobJson, type BlobStore } from './blob-store';
-import { redactParameters } from './job-params';
+import { redactParameters } from '../jobs/job-params';
 import { jobInternalKey } from './records';
 
 /** Where a job's webhook token is kept: in the blob store, never in a workflow's input or history. */

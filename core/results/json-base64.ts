@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { Readable, type Duplex } from 'node:stream';
-import type { BlobRef, BlobStore } from './blob-store';
+import type { BlobRef, BlobStore } from '../stores/blob-store';
 
 /**
  * Writes `value` as JSON under `key` with one string field holding a blob's bytes in Base64 (the spec's

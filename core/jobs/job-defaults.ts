@@ -1,6 +1,6 @@
 /**
  * The values of the job contract that workflows read at run time, so this module imports no zod (the workflow bundle
- * may not): the extraction methods and every parameter default. The schemas (`core/job-params.ts`) apply the defaults
+ * may not): the extraction methods and every parameter default. The schemas (`core/jobs/job-params.ts`) apply the defaults
  * a job's parameters record when the API creates it; `withDefaults` gives the readers (pipelines, activities) the
  * same values for inputs recorded without them (histories from before, child jobs) and for the ones only assumed.
  */

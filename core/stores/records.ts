@@ -1,5 +1,5 @@
 /** Blob-store layout of jobs and batches (architecture.md "State"). Keys are built here only. */
-import { jobOfUpload } from './ids';
+import { jobOfUpload } from '../jobs/ids';
 
 export const jobRecordKey = (jobId: string): string => `records/jobs/${jobId}.json`;
 export const batchRecordKey = (batchId: string): string => `records/batches/${batchId}.json`;

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import type { TLSConfig } from '@temporalio/client';
-import { ConfigError, type Config } from './config';
+import { ConfigError, type Config } from '../config/config';
 
 type TemporalSettings = Pick<
   Config,

@@ -3,7 +3,7 @@
  * the contract, anything else (or a file without sound) is refused with `INVALID_FORMAT` before any work is queued.
  * Pure: the API checks an upload with it before a job exists, the activities again on what they download.
  */
-import { AppError } from './errors';
+import { AppError } from '../errors';
 
 /** The audio formats of spec §4.11. */
 export const SUPPORTED_FORMATS = ['flac', 'm4a', 'mp3', 'mp4', 'mpeg', 'mpga', 'oga', 'ogg', 'wav', 'webm'] as const;

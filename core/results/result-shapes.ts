@@ -4,7 +4,7 @@
  * (see job-results.ts), so every entry point gives the same answer.
  */
 import type { z } from 'zod';
-import { JOB_DEFAULTS } from './job-defaults';
+import { JOB_DEFAULTS } from '../jobs/job-defaults';
 import type {
   audioSegmentSchema,
   audioWordSchema,

@@ -2,7 +2,7 @@
  * Video frame requests (contract §7): the sorted union of the `timestamps` and the `interval` grid, times past the
  * end dropped. Checked before any work (the API before a job exists), so a bad request never reaches ffmpeg. Pure.
  */
-import { AppError } from './errors';
+import { AppError } from '../errors';
 
 export interface FrameRequest {
   timestamps: number[];

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** The value types of the configuration's variables (core/config.ts builds its schema from them). */
+/** The value types of the configuration's variables (core/config/config.ts builds its schema from them). */
 
 export const bool = (fallback: boolean) =>
   z

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { JobType } from './job-params';
+import type { JobType } from '../jobs/job-params';
 
 /**
  * The result contract: the schema of each job type's `data`, the object its synchronous endpoint answers, its

@@ -26,7 +26,7 @@ export function transcriptionData<D extends { segments?: AudioSegment[]; subtitl
   // Word timings are kept for subtitles too; the answer shows them when asked (contract §9).
   const segments = p.word_timestamps ? outcome.segments : outcome.segments.map(({ words: _, ...s }) => s);
   const data = shape({ ...outcome, segments });
-  // Both fields are optional in every transcription shape (core/result-schemas.ts).
+  // Both fields are optional in every transcription shape (core/results/result-schemas.ts).
   const extra: { segments?: AudioSegment[]; subtitles?: string } = data;
   // The video endpoints' data (spec §4.7) has no segments: they are added when word timings or speakers are asked.
   if ((p.word_timestamps || p.diarize) && !('segments' in data)) extra.segments = segments;

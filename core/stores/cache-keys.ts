@@ -1,9 +1,9 @@
-import { JOB_DEFAULTS } from './job-defaults';
+import { JOB_DEFAULTS } from '../jobs/job-defaults';
 import { createHash } from 'node:crypto';
 
 /**
  * Every result-cache key, built here only (architecture.md "State"): key = sha256 of operation + input content hash +
- * normalised parameters + model identity; the entry lives at `cache/<operation folder>/<key>.json` (core/cache.ts).
+ * normalised parameters + model identity; the entry lives at `cache/<operation folder>/<key>.json` (core/stores/cache.ts).
  * The API and the worker compute a key the same way, so what one writes the other finds. A key that changes misses
  * every entry stored under it: test/unit/cache-keys.test.ts pins each one.
  */

@@ -1,5 +1,5 @@
 // The environment's schema: one field per variable of the README's configuration table, with its default and bounds
-// (test/integration/compose.test.ts checks that every one is in docker-compose.yml). core/config.ts reads the
+// (test/integration/compose.test.ts checks that every one is in docker-compose.yml). core/config/config.ts reads the
 // environment through it and derives the resolved configuration (endpoints, providers, slots).
 import { z } from 'zod';
 import { bool, decimal, httpUrl, int, llmPrices, optionalString } from './config-fields';
@@ -10,7 +10,7 @@ const DEFAULT_EXTERNAL_OCR_MODEL = 'mistral-ocr-latest';
 /** `ENGINE_STALL_TIMEOUT_MS` when not set: 10 minutes, far beyond any page, chunk or decode step's silences. */
 export const DEFAULT_ENGINE_STALL_TIMEOUT_MS = 600_000;
 
-/** The task queues a worker can poll (core/ids.ts `taskQueues`). */
+/** The task queues a worker can poll (core/jobs/ids.ts `taskQueues`). */
 const WORKER_QUEUE_KINDS = ['io', 'media', 'llm'] as const;
 export type WorkerQueueKind = (typeof WORKER_QUEUE_KINDS)[number];
 

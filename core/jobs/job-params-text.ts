@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { JOB_DEFAULTS } from './job-defaults';
 import { httpUrl, knownLanguage, webhookConfig } from './job-fields';
 
-/** Parameters of the job types over text: the transformer, sessions and the summaries (`core/job-params.ts`). */
+/** Parameters of the job types over text: the transformer, sessions and the summaries (`core/jobs/job-params.ts`). */
 
 export const TRANSFORMER_OPERATIONS = [
   'html-to-markdown',

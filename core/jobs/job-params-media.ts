@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { EXTRACTION_METHODS, JOB_DEFAULTS, OUTPUT_FORMATS } from './job-defaults';
 import { httpUrl, inputFile, refineOneInput, refinePageRange, uploadKey, webhookConfig, webUrl } from './job-fields';
 
-/** Parameters of the job types that read a file: PDFs, images, recordings and videos (`core/job-params.ts`). */
+/** Parameters of the job types that read a file: PDFs, images, recordings and videos (`core/jobs/job-params.ts`). */
 
 const pageStart = z.number().int().min(1).optional();
 const pageEnd = z.number().int().min(1).optional();
@@ -80,7 +80,7 @@ export const SUBTITLE_FORMATS = ['srt', 'vtt'] as const;
 /**
  * What a transcription takes (audio and video jobs): languages, template, cache use and the webhook; and beyond the
  * spec (contract §9): word timings, subtitles, voice activity detection and a prompt of names and terms. The options
- * beyond the spec are not recorded when absent (their defaults, core/job-defaults.ts, are assumed), so a job's
+ * beyond the spec are not recorded when absent (their defaults, core/jobs/job-defaults.ts, are assumed), so a job's
  * parameters read as before.
  */
 const transcriptionFields = {

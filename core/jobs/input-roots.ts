@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { AppError } from './errors';
+import { AppError } from '../errors';
 
 /**
  * Where a client-named server file really is: its real path (symlinks resolved) when it exists, else the path

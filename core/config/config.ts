@@ -1,10 +1,10 @@
 // The service configuration. This module is the only reader of `process.env`: every other module receives a
-// `Config`, read through the environment's schema (core/config-schema.ts). Errors name the variable, never its value,
+// `Config`, read through the environment's schema (core/config/config-schema.ts). Errors name the variable, never its value,
 // so a bad secret never reaches a log.
 import os from 'node:os';
 import path from 'node:path';
 import { configSchema, type RawConfig } from './config-schema';
-import { SMALLEST_PDF_PAGE_GROUP, TEMPORAL_PENDING_LIMIT } from './fanout';
+import { SMALLEST_PDF_PAGE_GROUP, TEMPORAL_PENDING_LIMIT } from '../jobs/fanout';
 import {
   localLlmConfig,
   llmProviderOf,
@@ -160,7 +160,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
  * Bounds that keep a workflow run under Temporal's limit of 2,000 pending child workflows and pending activities
  * per run (past it the server refuses the run's next command and the job is wedged): a batch runs `BATCH_WINDOW`
  * children at once; a `MAX_PDF_PAGES` document read in the smallest page groups (2 pages, `local_ocr`) schedules
- * one activity per group. Page groups in flight are bounded per job (core/fanout.ts), but runs recorded before that
+ * one activity per group. Page groups in flight are bounded per job (core/jobs/fanout.ts), but runs recorded before that
  * bound still schedule every group at once, and the bound keeps the run's history within reach too.
  */
 function checkPendingBounds(raw: RawConfig): void {

@@ -16,7 +16,7 @@ export function localSpeechModelName(config: Pick<Config, 'SPEECH_MODEL' | 'SPEE
 
 /**
  * The speech model identity the workers' provider describes (`SpeechProvider.describe().model`), from the configuration
- * alone: so the API builds the audio cache key (core/cache-keys.ts `audioCacheKey`) as the `prepareAudio` activity does.
+ * alone: so the API builds the audio cache key (core/stores/cache-keys.ts `audioCacheKey`) as the `prepareAudio` activity does.
  */
 export function speechModelId(config: SpeechModelConfig): string {
   if (config.SPEECH_PROVIDER === 'openai') return config.speechApi?.model ?? '';

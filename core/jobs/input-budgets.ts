@@ -2,7 +2,7 @@
  * Budgets checked from a file's header before anything decodes it: pixels of an image or a video frame, seconds of a
  * recording. Pure: the API checks an upload before a job exists, the activities again on what they download.
  */
-import { AppError } from './errors';
+import { AppError } from '../errors';
 import type { MediaProbe } from './media-formats';
 
 /**

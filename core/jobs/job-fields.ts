@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { pageRange } from './page-range';
 
-/** Fields and checks the job types' schemas share (`core/job-params-media.ts`, `core/job-params-text.ts`). */
+/** Fields and checks the job types' schemas share (`core/jobs/job-params-media.ts`, `core/jobs/job-params-text.ts`). */
 
 const isHttpUrl = (u: string): boolean => {
   try {
@@ -50,7 +50,7 @@ export function refineOneInput(
     ctx.addIssue({ code: 'custom', path: ['url'], message: 'give exactly one of filename, an uploaded file and url' });
 }
 
-/** The page range rule (`core/page-range.ts`) as a zod refinement: its issue, if any, joins the others. */
+/** The page range rule (`core/jobs/page-range.ts`) as a zod refinement: its issue, if any, joins the others. */
 export function refinePageRange(p: { page_start?: unknown; page_end?: unknown }, ctx: z.RefinementCtx): void {
   const r = pageRange(p);
   if (!r.ok) ctx.addIssue({ code: 'custom', path: [r.issue.path], message: r.issue.message });

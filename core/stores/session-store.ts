@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readBlobBuffer, readBlobJson, writeBlobJson, type BlobStore } from './blob-store';
-import { AppError } from './errors';
-import { mapPool } from './pool';
+import { AppError } from '../errors';
+import { mapPool } from '../runtime/pool';
 
 /**
  * The session store (issue #15): one record per processed session, on the blob store, shared by every API replica

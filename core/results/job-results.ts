@@ -1,7 +1,7 @@
-import { BlobNotFoundError, readBlobJson, writeBlobJson, type BlobStore } from './blob-store';
+import { BlobNotFoundError, readBlobJson, writeBlobJson, type BlobStore } from '../stores/blob-store';
 import { putJsonWithBase64 } from './json-base64';
-import type { JobType } from './job-params';
-import { jobFieldsKey, jobResultsKey } from './records';
+import type { JobType } from '../jobs/job-params';
+import { jobFieldsKey, jobResultsKey } from '../stores/records';
 import type { JobResultData, LlmInfoData } from './result-schemas';
 
 /**
@@ -27,7 +27,7 @@ export type JobFields = {
 
 /**
  * A finished job's results, typed per job type like its parameters (`JobParams<T>`): the endpoint's `data` of the
- * type (core/result-schemas.ts) and the job fields.
+ * type (core/results/result-schemas.ts) and the job fields.
  */
 export type JobResult<T extends JobType = JobType> = JobResultData<T> & JobFields;
 

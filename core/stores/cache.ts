@@ -1,10 +1,10 @@
 import { BlobNotFoundError, readBlobJson, writeBlobJson, type BlobStore } from './blob-store';
-import type { ResultPreview } from './job-results';
-import { countCacheLookup } from './metrics';
+import type { ResultPreview } from '../results/job-results';
+import { countCacheLookup } from '../runtime/metrics';
 
 /**
  * The result cache (architecture.md "State"): entries at `cache/<operation>/<key>.json`, keys built by
- * core/cache-keys.ts. `use_cache=false` skips the read, never the write of a fresh success; errors are never written.
+ * core/stores/cache-keys.ts. `use_cache=false` skips the read, never the write of a fresh success; errors are never written.
  */
 
 const OP = /^[a-z0-9][a-z0-9-]{0,63}$/;

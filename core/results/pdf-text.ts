@@ -1,6 +1,6 @@
 import os from 'node:os';
 import { packJobFields, resultPreview, type JobFields, type ResultPreview, type StoredJobFields } from './job-results';
-import { pageRange } from './page-range';
+import { pageRange } from '../jobs/page-range';
 import type { PdfMetadata, PdfTextContent } from './result-schemas';
 import { pdfData } from './result-shapes';
 
@@ -118,7 +118,7 @@ export function directPdfResult(
   const text = joinPageTexts(entries);
   const metadata = pdfMetadata(meta, entries, []);
   const data = pdfData(text, metadata, null, markdown);
-  // As the job stores its results (core/job-results.ts): the data once, the job fields beside it pointing into it.
+  // As the job stores its results (core/results/job-results.ts): the data once, the job fields beside it pointing into it.
   // A hit in a job replaces the job's own fields (assets, target_dir, llm_info, from_cache).
   const job: JobFields = {
     structured_data: { extracted_text: text, metadata },
