@@ -76,7 +76,10 @@ const onlyCore = [
   rule(folder('api'), 'core/ is shared by both sides: it imports nothing of api/.'),
   rule(folder('workflows'), 'core/ imports nothing of workflows/.'),
   rule(folder('activities'), 'core/ imports nothing of activities/.'),
-  rule(folder('providers'), 'core/ imports nothing of providers/ (a provider implements an interface core declares).'),
+  rule(
+    folder('providers'),
+    'core/ imports nothing of providers/ (a provider implements an interface domain/engines declares).',
+  ),
   rule(folder('worker'), 'core/ imports nothing of worker/.'),
   rule(folder('domain'), 'core/ imports nothing of domain/ (domain code builds on core, not the reverse).'),
 ];
