@@ -7,6 +7,7 @@ export type * from './external-ocr';
 export type * from './llm';
 export type * from './media';
 export type * from './ocr';
+export type * from './office';
 export type * from './pdf';
 export type * from './speech';
 export type * from './storage';
