@@ -101,7 +101,11 @@ class ReachabilityWatch {
     const at = Date.now();
     this.inFlightSince = at;
     // A probe that hangs is judged when it has hung for downAfterMs, not only when its deadline ends it.
-    const judge = setTimeout(() => this.judge(), TEMPORAL_PROBE.downAfterMs + 5);
+    const due = at + TEMPORAL_PROBE.downAfterMs + 5;
+    const judge = setTimeout(() => {
+      this.forgiveStall(Date.now() - due);
+      this.judge();
+    }, TEMPORAL_PROBE.downAfterMs + 5);
     judge.unref();
     try {
       await this.connection.withDeadline(at + TEMPORAL_PROBE.timeoutMs, () =>
@@ -116,6 +120,17 @@ class ReachabilityWatch {
       this.inFlightSince = undefined;
       this.judge();
     }
+  }
+
+  /**
+   * A timer that fired `lateMs` late means this process stood still (a long GC, a busy machine's scheduler): that
+   * time is not Temporal's silence, so the clocks of the probe in flight and of the failures move on by it. Without
+   * this, one stall of this process over `downAfterMs` turned requests away with 503 while Temporal answered.
+   */
+  private forgiveStall(lateMs: number): void {
+    if (lateMs < 100) return;
+    if (this.inFlightSince !== undefined) this.inFlightSince += lateMs;
+    if (this.failingSince !== undefined) this.failingSince += lateMs;
   }
 
   private judge(): void {
