@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { open, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { load } from 'cheerio';
 import { readCache, writeCache } from '../core/stores/cache';
 import { SESSION_TRANSCRIPT_CACHE_OPERATION, sessionTranscriptCacheKey } from '../core/stores/cache-keys';
 import { AppError } from '../core/errors';
@@ -19,42 +18,15 @@ import { SESSION_STEP, sessionTextKey, type SessionAttachment, type SessionPlan 
 import { fullParameters, heartbeating, runStep } from './job-steps';
 import { outboundPolicy } from '../providers/http/ssrf';
 
+/** The page readers (cheerio), loaded with the first session page: a worker that reads none never loads them. */
+const pageHtml = () => import('./session-html');
+
 /** At most this many PDFs are taken from an attachments page. */
 export const MAX_SESSION_ATTACHMENTS = 10;
 /** Video platforms whose pages go through the hosted path (yt-dlp) rather than a plain download. */
 const HOSTED_HOSTS = /(^|\.)(youtube\.com|youtu\.be|vimeo\.com|dailymotion\.com|media\.ccc\.de|peertube\.[a-z.]+)$/i;
 
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
-
-/** The main content of a page: `<main>`, `<article>` or `[role=main]`, else the body without navigation and chrome. */
-export function mainContent(html: string): string {
-  const $ = load(html);
-  $(
-    'script, style, noscript, template, nav, header, footer, aside, form, [role=navigation], [role=banner], ' +
-      '[role=contentinfo]',
-  ).remove();
-  const main = $('main, [role=main], article').first();
-  return (main.length ? main.html() : $('body').html()) ?? '';
-}
-
-/** The PDF links of an HTML page, absolute, without repeats, in page order. */
-export function pdfLinks(html: string, base: string): string[] {
-  const $ = load(html);
-  const out = new Set<string>();
-  $('a[href]').each((_, a) => {
-    const href = $(a).attr('href') ?? '';
-    let u: URL;
-    try {
-      u = new URL(href, base);
-    } catch {
-      return;
-    }
-    if (!/^https?:$/.test(u.protocol)) return;
-    u.hash = '';
-    if (/\.pdf$/i.test(u.pathname) || /application\/pdf/i.test($(a).attr('type') ?? '')) out.add(u.href);
-  });
-  return [...out];
-}
 
 /** A file name for an attachment from its URL: the last path segment without `.pdf`, or `attachment-<n>`. */
 function attachmentName(url: string, index: number, taken: Set<string>): string {
@@ -160,7 +132,9 @@ export function createSessionSourceActivities(deps: ActivityDeps) {
           fetched(str(p.url), ['text/html', 'application/xhtml', 'text/plain'], signal, async (f) => {
             const raw = await readFile(f.path, 'utf8');
             const markdown =
-              f.mime === 'text/plain' ? raw.trim() : await convertHtmlToMarkdown(mainContent(raw), signal);
+              f.mime === 'text/plain'
+                ? raw.trim()
+                : await convertHtmlToMarkdown((await pageHtml()).mainContent(raw), signal);
             await store.put(sessionTextKey(jobId, SESSION_STEP.page), markdown, {
               mime: 'text/markdown; charset=utf-8',
             });
@@ -239,7 +213,9 @@ export function createSessionSourceActivities(deps: ActivityDeps) {
             signal,
             async (f) => {
               if (await isPdf(f.path, f.mime)) return keep(f.path, f.finalUrl, f.sha256);
-              const links = pdfLinks(await readFile(f.path, 'utf8'), f.finalUrl).slice(0, MAX_SESSION_ATTACHMENTS);
+              const links = (await pageHtml())
+                .pdfLinks(await readFile(f.path, 'utf8'), f.finalUrl)
+                .slice(0, MAX_SESSION_ATTACHMENTS);
               for (const link of links) {
                 await fetched(link, ['application/pdf'], signal, async (pdf) => {
                   if (!(await isPdf(pdf.path, pdf.mime)))

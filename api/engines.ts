@@ -26,7 +26,7 @@ export interface ApiEngines {
   /** Resolves when hosted video downloads can run (yt-dlp is installed); else 503 `PROVIDER_NOT_CONFIGURED`. */
   checkHostedVideo(): Promise<void>;
   /**
-   * An HTML operation (core/html/outcome.ts `runHtmlOperation`) in a worker thread, never on the API's event loop:
+   * An HTML operation (core/html/run.ts `runHtmlOperation`) in a worker thread, never on the API's event loop:
    * the same code the transformer activity runs. Rejects with `HtmlTooDeepError` (422) for a page nested too deeply.
    */
   transformHtml(operation: HtmlOperation, html: string, signal?: AbortSignal): Promise<HtmlOutcome>;

@@ -30,7 +30,7 @@ import { Client, WithStartWorkflowOperation } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { peekCache, writeCache } from '../core/stores/cache';
 import { TRANSFORM_CACHE_OPERATION, transformCacheKey } from '../core/stores/cache-keys';
-import { runHtmlOperation } from '../core/html/outcome';
+import { runHtmlOperation } from '../core/html/run';
 import { transformerData } from '../core/results/result-shapes';
 import { LocalBlobStore } from '../providers/storage';
 import { DEV_SERVER_DYNAMIC_CONFIG, freePort, startTemporalDev } from '../scripts/services.mjs';

@@ -18,7 +18,7 @@ import path from 'node:path';
 import { peekCache } from '../core/stores/cache';
 import { TRANSFORM_CACHE_OPERATION, transformCacheKey } from '../core/stores/cache-keys';
 import { htmlToMarkdown } from '../core/html';
-import { runHtmlOperation } from '../core/html/outcome';
+import { runHtmlOperation } from '../core/html/run';
 import { LocalBlobStore } from '../providers/storage';
 import { freePort, startTemporalDev } from '../scripts/services.mjs';
 import { LLM_MODEL, llmEnv } from '../test/support/servers/llm-env';

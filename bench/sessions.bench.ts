@@ -22,7 +22,8 @@ import {
   sessionPath,
   type SessionRecord,
 } from '../core/stores/session-store';
-import { LocalBlobStore, S3BlobStore } from '../providers/storage';
+import { LocalBlobStore } from '../providers/storage';
+import { S3BlobStore } from '../providers/storage/s3.store';
 import { envInt, ms, out, ratio } from './support';
 import { enginePaths } from '../test/support/servers/engines';
 

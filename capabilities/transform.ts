@@ -55,7 +55,7 @@ export const transformAnswer = (params: Record<string, unknown>, outcome: Transf
   transformerData(String(params.operation), params, outcome);
 
 /**
- * The engine of the model-free HTML operations: core/html/outcome.ts `runHtmlOperation` (depth check, conversion,
+ * The engine of the model-free HTML operations: core/html/run.ts `runHtmlOperation` (depth check, conversion,
  * shape), run off the caller's event loop (the activity's converter threads, the API's worker threads).
  */
 export type HtmlEngine = (operation: HtmlOperation, html: string, signal?: AbortSignal) => Promise<HtmlOutcome>;

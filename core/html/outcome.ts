@@ -1,11 +1,10 @@
-import { assertHtmlDepth } from './limits';
-import { htmlToMarkdown } from './markdown';
-import { extractTables, type ExtractedTable } from './tables';
+import type { ExtractedTable } from './tables';
 
 /**
  * The model-free transformer operations on HTML, shaped once for both sides that run them: the worker's transformer
  * activity (a job) and the API's thread pool (small inputs answered without a job, api/services/direct-answer.ts).
- * The outcome is also the result cache's entry, so what one side writes the other reads.
+ * The outcome is also the result cache's entry, so what one side writes the other reads. The converters themselves
+ * (cheerio, turndown) are imported by `run.ts` only, so a module that shapes outcomes does not load them.
  */
 export const HTML_OPERATIONS = ['html-to-markdown', 'extract-tables'] as const;
 export type HtmlOperation = (typeof HTML_OPERATIONS)[number];
@@ -53,15 +52,4 @@ export function htmlOutcome(operation: HtmlOperation, converted: string | Extrac
   const text = tablesToMarkdown(tables);
   const file = { name: 'tables.json', body: JSON.stringify({ tables }, null, 2), mime: 'application/json' };
   return { text, metadata: { operation, table_count: tables.length, tables }, file, usages: [] };
-}
-
-/**
- * The whole operation at once: the depth check (422 `HtmlTooDeepError`), the conversion and the shaping. CPU only,
- * no I/O: run it off any event loop that serves others (providers/html runs it in a worker thread).
- */
-export function runHtmlOperation(operation: HtmlOperation, html: string): HtmlOutcome {
-  assertHtmlDepth(html);
-  return operation === 'html-to-markdown'
-    ? htmlOutcome(operation, htmlToMarkdown(html))
-    : htmlOutcome(operation, extractTables(html));
 }

@@ -1,5 +1,5 @@
 import os from 'node:os';
-import { extractTables, htmlToMarkdown, type ExtractedTable } from '../../core/html';
+import type { ExtractedTable } from '../../core/html';
 import { HtmlTooDeepError } from '../../core/html/limits';
 import type { HtmlOperation, HtmlOutcome } from '../../core/html/outcome';
 import { ThreadPool } from '../process/thread-pool';
@@ -13,6 +13,13 @@ const maxThreads = Math.max(1, os.availableParallelism());
 /** Long-lived conversion threads: each loads the converters once, so a large page pays only for its own conversion. */
 const pool = new ThreadPool(THREAD_ENTRY, { maxThreads });
 
+/**
+ * The converters (cheerio, turndown: about 40 MB of a process's memory), loaded in this thread with the first small
+ * page it converts inline: a process that converts none (an io worker downloading, the API serving other routes)
+ * never loads them.
+ */
+const converters = () => import('../../core/html');
+
 function inThread<T>(operation: string, html: string, signal?: AbortSignal): Promise<T> {
   return pool.run<T>({ operation, html }, signal);
 }
@@ -22,18 +29,18 @@ function inThread<T>(operation: string, html: string, signal?: AbortSignal): Pro
  * worker's event loop keeps answering queries, heartbeats and other jobs meanwhile. `signal` aborts it.
  */
 export function convertHtmlToMarkdown(html: string, signal?: AbortSignal): Promise<string> {
-  if (html.length <= INLINE_HTML_CHARS) return Promise.resolve(htmlToMarkdown(html));
+  if (html.length <= INLINE_HTML_CHARS) return converters().then((c) => c.htmlToMarkdown(html));
   return inThread<string>('html-to-markdown', html, signal);
 }
 
 /** The tables of an HTML page; large pages in a worker thread, as {@link convertHtmlToMarkdown}. */
 export function extractHtmlTables(html: string, signal?: AbortSignal): Promise<ExtractedTable[]> {
-  if (html.length <= INLINE_HTML_CHARS) return Promise.resolve(extractTables(html));
+  if (html.length <= INLINE_HTML_CHARS) return converters().then((c) => c.extractTables(html));
   return inThread<ExtractedTable[]>('extract-tables', html, signal);
 }
 
 /**
- * The whole operation (depth check, conversion, shaping: core/html/outcome.ts) in a worker thread, whatever the size:
+ * The whole operation (depth check, conversion, shaping: core/html/run.ts) in a worker thread, whatever the size:
  * for a caller whose event loop serves others (the API answering small transforms itself). A page nested too deeply
  * rejects with `HtmlTooDeepError` (422), as it does in the activity.
  */

@@ -1,4 +1,4 @@
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import type {
   ChatCompletionCreateParamsNonStreaming,
   ChatCompletionMessageParam,
@@ -24,6 +24,7 @@ import type {
   LlmRetryInfo,
   LlmUsage,
 } from '../../domain/engines/llm';
+import { lazyOpenAiClient } from './openai-sdk';
 import { addUsage, computeCost } from './usage';
 
 export interface OpenAiLlmOptions {
@@ -80,7 +81,7 @@ const MAX_WAIT_MS = 3_600_000;
  * step's next attempt sends it once more, waiting twice as long (docs/model-calls.md).
  */
 export class OpenAiLlmProvider implements LlmProvider {
-  private readonly client: OpenAI;
+  private readonly client: () => Promise<OpenAI>;
   private readonly backoff: BackoffPolicy;
 
   constructor(
@@ -90,7 +91,7 @@ export class OpenAiLlmProvider implements LlmProvider {
     this.backoff = { ...DEFAULT_BACKOFF, ...options.backoff };
     // Options the SDK would otherwise read from process.env are given explicitly (core/config/config is the only reader);
     // only OPENAI_CUSTOM_HEADERS is still read by the SDK itself.
-    this.client = new OpenAI({
+    this.client = lazyOpenAiClient({
       baseURL: config.baseUrl,
       apiKey: config.apiKey ?? 'none',
       adminAPIKey: null,
@@ -202,7 +203,9 @@ export class OpenAiLlmProvider implements LlmProvider {
     return withRetries(
       async (inDoubtBefore) => {
         const doubling = 2 ** Math.min(20, Math.max(0, opts.resends ?? 0) + inDoubtBefore);
-        const res = await this.client.chat.completions.create(body, {
+        const res = await (
+          await this.client()
+        ).chat.completions.create(body, {
           signal: opts.signal,
           timeout: Math.max(base, Math.min(MAX_WAIT_MS, base * doubling)),
           ...(key ? { headers: { 'Idempotency-Key': key } } : {}),

@@ -1,4 +1,4 @@
-import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
+import { loadedOpenAiSdk } from './openai-sdk';
 import { AppError } from '../../core/errors';
 
 /** The remote providers whose failures are `UpstreamError`s (`details.provider`). */
@@ -114,6 +114,13 @@ function causeCode(err: unknown): string | undefined {
   return undefined;
 }
 
+/** Stands for the SDK's error classes while it is not loaded: nothing is an instance of it. */
+class NoSdkError extends Error {
+  declare status?: number;
+  declare error?: unknown;
+  declare headers?: Headers;
+}
+
 /** A 2xx answer without what was asked for (no choices, no transcript): worth another try. */
 export class MalformedAnswerError extends Error {
   constructor(reason: string) {
@@ -123,6 +130,12 @@ export class MalformedAnswerError extends Error {
 }
 
 export function classifyError(err: unknown): Classified | 'abort' {
+  // The SDK's error classes, when a call has loaded it (providers/llm/openai-sdk.ts); none of them exist before.
+  const sdk = loadedOpenAiSdk();
+  const APIUserAbortError = sdk?.APIUserAbortError ?? NoSdkError;
+  const APIConnectionTimeoutError = sdk?.APIConnectionTimeoutError ?? NoSdkError;
+  const APIConnectionError = sdk?.APIConnectionError ?? NoSdkError;
+  const APIError = sdk?.APIError ?? NoSdkError;
   if (err instanceof APIUserAbortError) return 'abort';
   if (err instanceof MalformedAnswerError) return { retry: true, outage: false, reason: err.message };
   if (err instanceof APIConnectionTimeoutError) {

@@ -1,6 +1,7 @@
 import { openAsBlob } from 'node:fs';
 import path from 'node:path';
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
+import { lazyOpenAiClient } from '../llm/openai-sdk';
 import type { SpeechApiConfig } from '../../core/config/config';
 import { isoLanguage } from '../../core/jobs/speech-languages';
 import {
@@ -111,7 +112,7 @@ export function fromVerboseJson(
  * never appears in an error.
  */
 export class OpenAiSpeechProvider implements SpeechProvider {
-  private readonly client: OpenAI;
+  private readonly client: () => Promise<OpenAI>;
   private readonly backoff: BackoffPolicy;
 
   constructor(
@@ -121,7 +122,7 @@ export class OpenAiSpeechProvider implements SpeechProvider {
     this.backoff = { ...DEFAULT_BACKOFF, ...options.backoff };
     // Everything the SDK would read from process.env is given (core/config/config is the only reader).
     const unset = { adminAPIKey: null, organization: null, project: null, webhookSecret: null };
-    this.client = new OpenAI({
+    this.client = lazyOpenAiClient({
       baseURL: config.baseUrl,
       apiKey: config.apiKey ?? 'none',
       ...unset,
@@ -148,7 +149,9 @@ export class OpenAiSpeechProvider implements SpeechProvider {
     const maxAttempts = Math.max(0, this.options.maxRetries ?? 4) + 1;
     const heard = await withRetries(
       async () => {
-        const answer = await this.client.audio.transcriptions.create(
+        const answer = await (
+          await this.client()
+        ).audio.transcriptions.create(
           {
             file,
             model: this.config.model,

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { extractTables, htmlToMarkdown } from '../../core/html';
 import { HtmlTooDeepError, MAX_HTML_DEPTH } from '../../core/html/limits';
-import { runHtmlOperation } from '../../core/html/outcome';
+import { runHtmlOperation } from '../../core/html/run';
 import {
   convertHtmlToMarkdown,
   extractHtmlTables,

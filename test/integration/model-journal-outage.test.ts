@@ -7,7 +7,7 @@ import { JournaledModel } from '../../activities/model-journal';
 import { readBlobJson } from '../../core/stores/blob-store';
 import { loadConfig } from '../../core/config/config';
 import { createLlmProvider } from '../../providers/llm';
-import { S3BlobStore } from '../../providers/storage';
+import { S3BlobStore } from '../../providers/storage/s3.store';
 import { choosePort, freePort, startMinio } from '../../scripts/services.mjs';
 import { llmEnv, LLM_KEY } from '../support/servers/llm-env';
 import { startLlmServer, type LlmServer } from '../support/servers/llm-server';

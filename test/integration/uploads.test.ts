@@ -12,7 +12,8 @@ import { edgeMiddleware } from '../../api/middleware/error-envelope';
 import { createRegistry, z } from '../../api/openapi';
 import { ApiRouter } from '../../api/api-router';
 import { storeUpload, uploadedFile } from '../../api/uploads';
-import { LocalBlobStore, S3BlobStore } from '../../providers/storage';
+import { LocalBlobStore } from '../../providers/storage';
+import { S3BlobStore } from '../../providers/storage/s3.store';
 import { sharedMinioServer, tempDir } from '../support/servers/engines';
 import { holds } from '../support/wait';
 

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
-import { S3BlobStore } from '../../providers/storage';
+import { S3BlobStore } from '../../providers/storage/s3.store';
 import { freePort } from '../../scripts/services.mjs';
 import { chaosBatch } from '../support/chaos/chaos-batch';
 import {

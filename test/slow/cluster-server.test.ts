@@ -3,7 +3,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { Connection } from '@temporalio/client';
 import { parse } from 'yaml';
-import { S3BlobStore } from '../../providers/storage';
+import { S3BlobStore } from '../../providers/storage/s3.store';
 import { serverSettings } from '../../scripts/cluster-server-config.mjs';
 import { freePort } from '../../scripts/services.mjs';
 import { chaosBatch, type BatchCounts } from '../support/chaos/chaos-batch';

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { expect } from 'chai';
-import { S3BlobStore } from '../../providers/storage';
+import { S3BlobStore } from '../../providers/storage/s3.store';
 import {
   completedWebhooks,
   retriedActivities,

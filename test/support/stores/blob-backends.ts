@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import type { BlobStore } from '../../../core/stores/blob-store';
-import { LocalBlobStore, S3BlobStore } from '../../../providers/storage';
+import { LocalBlobStore } from '../../../providers/storage';
+import { S3BlobStore } from '../../../providers/storage/s3.store';
 import { sharedMinioServer, tempDir } from '../servers/engines';
 
 /** A blob store under test, with what the contract inspects beyond the interface. */
