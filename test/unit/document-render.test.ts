@@ -148,7 +148,7 @@ describe('text, Markdown and CSV readers', () => {
   });
 
   it('registry: supported formats are the ones with a reader, plus pdf and image', () => {
-    expect(supportedFormats()).to.deep.equal(['text', 'markdown', 'csv', 'tsv', 'pdf', 'image']);
+    expect(supportedFormats()).to.deep.equal(['text', 'markdown', 'csv', 'tsv', 'html', 'pdf', 'image']);
     expect(readerFor('docx')).to.equal(undefined);
   });
 });

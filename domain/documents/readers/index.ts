@@ -1,5 +1,6 @@
 import type { DocumentFormat, DocumentReader } from '../model';
 import { readCsv, readTsv } from './csv';
+import { readHtml } from './html';
 import { readMarkdown, readText } from './text';
 
 /**
@@ -12,6 +13,7 @@ export const DOCUMENT_READERS: Partial<Record<DocumentFormat, DocumentReader>> =
   markdown: readMarkdown,
   csv: readCsv,
   tsv: readTsv,
+  html: readHtml,
 };
 
 /** The formats the document endpoint answers: those with a reader, and PDF and images (their own pipelines). */
