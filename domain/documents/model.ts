@@ -74,7 +74,12 @@ export type DocBlock =
   | { type: 'image'; name: string; alt?: string }
   /** Header fields shown as a front block (an e-mail's From, To, Date, Subject...). */
   | { type: 'fields'; fields: Array<[string, string]> }
-  | { type: 'rule' };
+  | { type: 'rule' }
+  /**
+   * Markdown source kept as the file wrote it (a Markdown file's own blocks): rendered verbatim into the Markdown,
+   * its marks stripped for the text. Only a reader of Markdown produces it.
+   */
+  | { type: 'markdown'; text: string };
 
 export type PartKind = 'page' | 'slide' | 'sheet' | 'chapter' | 'message' | 'attachment' | 'document';
 

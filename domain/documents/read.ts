@@ -1,0 +1,43 @@
+import { detectFormat, type DetectHints } from './detect';
+import { DocumentError, type DocumentFormat, type DocumentModel, type ReadLimits } from './model';
+import { readerFor, supportedFormats } from './readers';
+
+/**
+ * A document's bytes to its model, the way the document endpoint reads one: the format by content, then that
+ * format's reader. PDFs and images are not read here (`routed`): the caller sends them to their own pipelines.
+ */
+export type DocumentRead =
+  | { kind: 'model'; model: DocumentModel }
+  | { kind: 'routed'; format: Extract<DocumentFormat, 'pdf' | 'image'>; mime: string };
+
+/** Why a format is refused: the API answers 400 INVALID_FORMAT with these details (contract §1, §12). */
+export class UnsupportedDocumentError extends DocumentError {
+  constructor(
+    readonly detected: DocumentFormat | null,
+    readonly supported: DocumentFormat[],
+  ) {
+    super(
+      'INVALID_FORMAT',
+      detected ? `unsupported_${detected}` : 'unknown_format',
+      `${detected ? `The format ${detected} is not read by this version` : 'The format of the file is not one this endpoint reads'}; supported: ${supported.join(', ')}.`,
+    );
+  }
+
+  /** `details` of the 400 answer. */
+  get details(): { error_type: string; supported_formats: DocumentFormat[]; detected_format?: DocumentFormat } {
+    return {
+      error_type: this.reason,
+      supported_formats: this.supported,
+      ...(this.detected ? { detected_format: this.detected } : {}),
+    };
+  }
+}
+
+export async function readDocument(bytes: Uint8Array, limits: ReadLimits, hints?: DetectHints): Promise<DocumentRead> {
+  const found = await detectFormat(bytes, limits, hints);
+  if (found?.format === 'pdf' || found?.format === 'image')
+    return { kind: 'routed', format: found.format, mime: found.mime };
+  const reader = found ? readerFor(found.format) : undefined;
+  if (!found || !reader) throw new UnsupportedDocumentError(found?.format ?? null, supportedFormats());
+  return { kind: 'model', model: await reader(bytes, limits) };
+}
