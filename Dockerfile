@@ -5,10 +5,13 @@ FROM node:20.19.5-bookworm-slim
 
 # Runtime engines from Debian 12 (the versions engines.md measured): tesseract 5.3 (deu, eng), poppler 22.12,
 # ffmpeg 5.1; python3-venv for the local speech engine; tini reaps the engine child processes and forwards SIGTERM.
+# LibreOffice 7.4 headless (the office engine: nogui builds, python3-uno for its bridge, a font so PDFs have text):
+# about 300 MB installed (scripts/engines.mjs OFFICE_PACKAGES).
 # No espeak-ng, sox, chromium or docker-compose: those are test-only.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       tesseract-ocr tesseract-ocr-deu tesseract-ocr-eng poppler-utils ffmpeg python3 python3-venv ca-certificates tini \
+      libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui python3-uno fonts-dejavu-core \
  && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /app

@@ -41,12 +41,25 @@ export function ocrLanguages(env = process.env) {
   return [...new Set(codes)];
 }
 
+/** LibreOffice's Debian packages (the office engine, issue 35), also named by the Dockerfile's apt line. */
+export const OFFICE_PACKAGES = [
+  'libreoffice-writer-nogui',
+  'libreoffice-calc-nogui',
+  'libreoffice-impress-nogui',
+  'python3-uno',
+  'fonts-dejavu-core',
+];
+
 export const RUNTIME_PACKAGES = [
   'tesseract-ocr',
   ...ocrLanguages().map((c) => `tesseract-ocr-${c.replace(/_/g, '-')}`),
   'poppler-utils',
   'ffmpeg',
   'python3-venv',
+  // LibreOffice headless for the office engine (DOC, XLS, PPT, RTF to the open XML formats; any document to PDF):
+  // the nogui builds, no Java, no desktop. fonts-dejavu-core: with --no-install-recommends no font comes along, and a
+  // PDF rendered without any font has no text to read.
+  ...OFFICE_PACKAGES,
 ];
 /**
  * Debian packages only the tests use (the docs UI browser test; speech synthesised for the speech tests;

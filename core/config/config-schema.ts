@@ -225,6 +225,8 @@ export const configSchema = z.object({
   SPEECH_MODEL_DIR: optionalString,
   /** The engine cache of scripts/engines.mjs (default `~/.cache/docproc`). */
   DOCPROC_CACHE_DIR: optionalString,
+  /** LibreOffice's `soffice` for the office engine (issue 35); default: `soffice` on PATH, else /usr/bin/soffice. */
+  LIBREOFFICE_PATH: optionalString,
   /** yt-dlp for hosted video downloads; default: in the speech venv of the engine cache (see `ytDlpPath`). */
   YTDLP_PATH: optionalString,
   /** OpenAI-compatible `/audio/transcriptions` endpoint for `SPEECH_PROVIDER=openai`; see `Config.speechApi`. */

@@ -1,6 +1,7 @@
 // The service configuration. This module is the only reader of `process.env`: every other module receives a
 // `Config`, read through the environment's schema (core/config/config-schema.ts). Errors name the variable, never its value,
 // so a bad secret never reaches a log.
+import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { configSchema, type RawConfig } from './config-schema';
@@ -90,6 +91,22 @@ const engineCacheDir = (config: Pick<RawConfig, 'DOCPROC_CACHE_DIR'>): string =>
 /** The yt-dlp binary: `YTDLP_PATH`, or the one scripts/engines-speech.mjs installs into the speech venv. */
 export const ytDlpPath = (config: Pick<RawConfig, 'DOCPROC_CACHE_DIR' | 'YTDLP_PATH'>): string =>
   config.YTDLP_PATH ?? path.join(engineCacheDir(config), 'speech-venv', 'bin', 'yt-dlp');
+
+/**
+ * LibreOffice's `soffice` (the office engine): `LIBREOFFICE_PATH`, else the first `soffice` on PATH, else Debian's
+ * /usr/bin/soffice (what the setup installs). Read at the worker's start, not per conversion.
+ */
+export function libreOfficePath(
+  config: Pick<RawConfig, 'LIBREOFFICE_PATH'>,
+  searchPath: string = process.env.PATH ?? '',
+): string {
+  if (config.LIBREOFFICE_PATH) return config.LIBREOFFICE_PATH;
+  for (const dir of searchPath.split(path.delimiter).filter(Boolean)) {
+    const candidate = path.join(dir, 'soffice');
+    if (fs.existsSync(candidate)) return candidate;
+  }
+  return '/usr/bin/soffice';
+}
 
 export function isLoopbackHost(host: string): boolean {
   const h = host.replace(/^\[|\]$/g, '').toLowerCase();
