@@ -110,19 +110,20 @@ export function parseXml(text: string, limits: ReadLimits, options: ParseXmlOpti
   let refusal: DocumentError | undefined;
   parser.on('doctype', (doctype) => {
     if (/<!ENTITY/i.test(doctype))
-      refusal ??= new DocumentError(
+      throw (refusal = new DocumentError(
         'UNPROCESSABLE_INPUT',
         'xml_entities',
         'The XML declares entities in its DOCTYPE; entity expansion is refused.',
-      );
+      ));
   });
   parser.on('opentag', (tag) => {
+    // Thrown from the handler so saxes stops at once (a deeper stack also makes its namespace lookups slower).
     if (stack.length > limits.maxXmlDepth)
-      refusal ??= new DocumentError(
+      throw (refusal = new DocumentError(
         'UNPROCESSABLE_INPUT',
         'too_deep',
         `The XML nests elements more than ${limits.maxXmlDepth} levels deep.`,
-      );
+      ));
     const attrs: Record<string, string> = {};
     for (const attr of Object.values(tag.attributes)) {
       if (attr.prefix === 'xmlns' || attr.name === 'xmlns') continue;
@@ -141,10 +142,8 @@ export function parseXml(text: string, limits: ReadLimits, options: ParseXmlOpti
   parser.on('text', addText);
   parser.on('cdata', addText);
   try {
-    // Fed in slices so a refusal (depth, entities) stops the parse instead of walking the whole text first.
-    const SLICE = 64 * 1024;
-    for (let i = 0; i < text.length && !refusal; i += SLICE) parser.write(text.slice(i, i + SLICE));
-    if (!refusal) parser.close();
+    parser.write(text);
+    parser.close();
   } catch (err) {
     if (refusal) throw refusal;
     throw new DocumentError(
@@ -153,7 +152,6 @@ export function parseXml(text: string, limits: ReadLimits, options: ParseXmlOpti
       `Malformed XML: ${err instanceof Error ? err.message : String(err)}`,
     );
   }
-  if (refusal) throw refusal;
   const top = root.children.find((c): c is XmlElement => typeof c !== 'string');
   if (!top) throw new DocumentError('UNPROCESSABLE_INPUT', 'corrupt', 'The XML has no root element.');
   return top;
