@@ -1,6 +1,7 @@
 import { detectFormat, type DetectHints } from './detect';
 import { DocumentError, type DocumentFormat, type DocumentModel, type ReadLimits } from './model';
 import { readerFor, supportedFormats } from './readers';
+import { readEml, type AttachmentReader } from './readers/eml';
 
 /**
  * A document's bytes to its model, the way the document endpoint reads one: the format by content, then that
@@ -39,5 +40,24 @@ export async function readDocument(bytes: Uint8Array, limits: ReadLimits, hints?
     return { kind: 'routed', format: found.format, mime: found.mime };
   const reader = found ? readerFor(found.format) : undefined;
   if (!found || !reader) throw new UnsupportedDocumentError(found?.format ?? null, supportedFormats());
+  if (found.format === 'eml')
+    return { kind: 'model', model: await readEml(bytes, limits, { readAttachment: attachments(limits) }) };
   return { kind: 'model', model: await reader(bytes, limits) };
 }
+
+/**
+ * An e-mail's attachments read as documents of their own, by content, with the same readers (a nested e-mail
+ * recursing through readEml, bounded by `limits.maxMessageDepth`). PDFs and images need their pipelines, which this
+ * pure code cannot run: they are listed without content, as is a format without a reader or one that fails to read.
+ */
+const attachments =
+  (limits: ReadLimits): AttachmentReader =>
+  async ({ filename, mime, bytes }) => {
+    try {
+      const read = await readDocument(bytes, limits, { filename, declaredType: mime });
+      return read.kind === 'model' ? read.model.parts : null;
+    } catch (e) {
+      if (e instanceof DocumentError) return null;
+      throw e;
+    }
+  };

@@ -7,6 +7,9 @@ import path from 'node:path';
 import { libreOfficePath } from '../../core/config/config';
 import { AppError } from '../../core/errors';
 import { LibreOfficeEngine } from '../../providers/office/libreoffice';
+import { DEFAULT_READ_LIMITS } from '../../domain/documents/model';
+import { readDocument } from '../../domain/documents/read';
+import { renderDocument } from '../../domain/documents/render';
 import { EngineStallError } from '../../providers/process/run-tool';
 
 // The office engine on the real LibreOffice (Debian's nogui packages, installed by the project's setup): inputs are
@@ -128,6 +131,19 @@ describe('office engine (LibreOffice headless)', function () {
   after(async () => {
     await engine?.close();
     if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('a DOCX LibreOffice wrote is read by content into its headings and paragraphs, and rendered as Markdown', async () => {
+    const docx = await engine.convert(path.join(dir, 'ten.fodt'), 'docx', dir);
+    const read = await readDocument(await readFile(docx), DEFAULT_READ_LIMITS);
+    if (read.kind !== 'model') throw new Error('a DOCX is read, not routed');
+    expect(read.model.format).to.equal('docx');
+    const headings = read.model.parts.flatMap((p) => p.blocks).filter((b) => b.type === 'heading');
+    expect(headings.map((h) => [h.level, h.text])).to.deep.equal(
+      Array.from({ length: 10 }, (_, i) => [1, `Chapter ${i + 1}`]),
+    );
+    const { markdown } = renderDocument(read.model, { markdown: true });
+    expect(markdown).to.include('# Chapter 7\n').and.include('Paragraph 8 of chapter 10.');
   });
 
   it('converts a text document to DOCX and PDF, and to DOC and back to DOCX with its headings', async () => {

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { DEFAULT_READ_LIMITS } from '../../domain/documents/model';
 import { readDocument, UnsupportedDocumentError } from '../../domain/documents/read';
+import { buildDocx } from '../support/documents/office-files';
 
 describe('readDocument (detect, then the format reader)', () => {
   it('reads Markdown, CSV and HTML by their content', async () => {
@@ -33,5 +34,48 @@ describe('readDocument (detect, then the format reader)', () => {
     )) as UnsupportedDocumentError;
     expect(rtf.details).to.include({ error_type: 'unsupported_rtf', detected_format: 'rtf' });
     expect(rtf.details.supported_formats).to.not.include('rtf');
+  });
+});
+
+describe('readDocument of an e-mail with a Word attachment', () => {
+  it('reads the attachment by its content as a part of its own, headings and all', async () => {
+    const docx = await buildDocx({
+      body:
+        '<w:p><w:pPr><w:pStyle w:val="Heading1"/></w:pPr><w:r><w:t>Quarterly figures</w:t></w:r></w:p>' +
+        '<w:p><w:r><w:t>Revenue rose in every region.</w:t></w:r></w:p>',
+      styles:
+        '<w:style w:type="paragraph" w:styleId="Heading1"><w:name w:val="heading 1"/>' +
+        '<w:pPr><w:outlineLvl w:val="0"/></w:pPr></w:style>',
+    });
+    const mail = [
+      'From: Ann <ann@example.org>',
+      'To: Bob <bob@example.org>',
+      'Subject: The report',
+      'Date: Tue, 01 Dec 2026 10:00:00 +0000',
+      'MIME-Version: 1.0',
+      'Content-Type: multipart/mixed; boundary="b1"',
+      '',
+      '--b1',
+      'Content-Type: text/plain; charset=utf-8',
+      '',
+      'The report is attached.',
+      '--b1',
+      'Content-Type: application/octet-stream; name="report.bin"',
+      'Content-Disposition: attachment; filename="report.bin"',
+      'Content-Transfer-Encoding: base64',
+      '',
+      docx.toString('base64').replace(/.{76}/g, '$&\n'),
+      '--b1--',
+      '',
+    ].join('\r\n');
+    const read = await readDocument(Buffer.from(mail), DEFAULT_READ_LIMITS);
+    if (read.kind !== 'model') throw new Error('an e-mail is read, not routed');
+    expect(read.model.format).to.equal('eml');
+    expect(read.model.title).to.equal('The report');
+    const attachment = read.model.parts.find((p) => p.kind === 'attachment');
+    expect(attachment?.attachment?.filename).to.equal('report.bin');
+    // Read by content (a DOCX), though its name and declared type say nothing of it.
+    const blocks = read.model.parts.filter((p) => p !== read.model.parts[0]).flatMap((p) => p.blocks);
+    expect(blocks).to.deep.include({ type: 'heading', level: 1, text: 'Quarterly figures' });
   });
 });

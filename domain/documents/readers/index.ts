@@ -1,11 +1,15 @@
 import type { DocumentFormat, DocumentReader } from '../model';
 import { readCsv, readTsv } from './csv';
+import { readDocx } from './docx';
+import { readEml } from './eml';
 import { readHtml } from './html';
+import { readPptx } from './pptx';
 import { readMarkdown, readText } from './text';
+import { readXlsx } from './xlsx';
 
 /**
  * The readers by format. A format without a reader here is answered 400 `INVALID_FORMAT` naming the supported list
- * (`supportedFormats`), which grows as readers arrive (docx/pptx/xlsx/odf/epub: helper ooxml; eml/msg: mailbook).
+ * (`supportedFormats`), which grows as readers arrive (OpenDocument, EPUB, MSG and the binary office formats through LibreOffice are still to come).
  * `pdf` and `image` have no reader: the API routes them to their own pipelines.
  */
 export const DOCUMENT_READERS: Partial<Record<DocumentFormat, DocumentReader>> = {
@@ -14,6 +18,11 @@ export const DOCUMENT_READERS: Partial<Record<DocumentFormat, DocumentReader>> =
   csv: readCsv,
   tsv: readTsv,
   html: readHtml,
+  docx: readDocx,
+  xlsx: readXlsx,
+  pptx: readPptx,
+  // Read alone, an e-mail's attachments are listed without their content; `readDocument` (../read.ts) reads them.
+  eml: (bytes, limits) => readEml(bytes, limits, { readAttachment: () => Promise.resolve(null) }),
 };
 
 /** The formats the document endpoint answers: those with a reader, and PDF and images (their own pipelines). */
