@@ -10,10 +10,8 @@ import {
   type ResultPreview,
   type StoredJobFields,
 } from '../core/results/job-results';
-import { joinPageTexts, pdfMetadata, pdfPageEntry } from '../core/results/pdf-text';
+import { joinPageTexts, pdfPageEntry, pdfResult, type PdfResult } from '../core/results/pdf-text';
 import { jobFieldsKey, jobOutputKey, jobOutputPrefix, jobResultsKey } from '../core/stores/records';
-import type { PdfMetadata } from '../core/results/result-schemas';
-import { pdfData } from '../core/results/result-shapes';
 import type { ActivityDeps } from './deps';
 import { applyTemplate } from './text-operations';
 import { jobModel } from './model-journal';
@@ -50,10 +48,8 @@ export function createPdfResults(deps: ActivityDeps) {
   const { store, config } = deps;
   const llm = deps.llm ?? null;
 
-  async function assemble(
-    f: PdfFinish,
-    contents: PageResult[],
-  ): Promise<{ text: string; markdown?: string; metadata: PdfMetadata; llmInfo: LlmInfo }> {
+  /** The pages joined, the template applied, the result built by the one PDF builder (`pdfResult`). */
+  async function assemble(f: PdfFinish, contents: PageResult[]): Promise<{ result: PdfResult; md: string }> {
     const { jobId, parameters: p, meta } = f;
     let text = joinPageTexts(contents);
     const requests = f.llm.flatMap((l) => l.requests);
@@ -69,17 +65,26 @@ export function createPdfResults(deps: ActivityDeps) {
         requests.push({ model: u.model, purpose: u.purpose, tokens: u.tokens, duration_ms: u.duration_ms });
     }
     const md = p.output_format === 'markdown' ? pagesMarkdown(contents) : undefined;
-    const metadata = pdfMetadata(
+    const images = f.images;
+    const result = pdfResult(
       meta,
       contents.map((c, i) => pdfPageEntry(c, md?.pages[i])),
-      f.images?.image_paths ?? [],
+      {
+        text,
+        markdown: md?.markdown,
+        images: images ? { filename: `${jobId}-images.zip`, imagePaths: images.image_paths } : undefined,
+        job: {
+          assets: [jobOutputKey(jobId, 'result.md'), ...(images ? [jobOutputKey(jobId, images.archive)] : [])],
+          target_dir: jobOutputPrefix(jobId).slice(0, -1),
+          llm_info: {
+            total_tokens: f.llm.reduce((a, l) => a + l.total_tokens, 0),
+            total_cost: f.llm.reduce((a, l) => a + l.total_cost, 0),
+            requests,
+          },
+        },
+      },
     );
-    const llmInfo = {
-      total_tokens: f.llm.reduce((a, l) => a + l.total_tokens, 0),
-      total_cost: f.llm.reduce((a, l) => a + l.total_cost, 0),
-      requests,
-    };
-    return { text, ...(md ? { markdown: md.markdown } : {}), metadata, llmInfo };
+    return { result, md: md?.markdown ?? text };
   }
 
   /**
@@ -113,24 +118,17 @@ export function createPdfResults(deps: ActivityDeps) {
     const copied = ref ? await copyHit(jobId, ref) : null;
     if (useCache) countPdfLookup(copied !== null);
     if (copied) return copied;
-    const r = await assemble(f, await f.contents());
+    const { result, md } = await assemble(f, await f.contents());
+    const { data, job } = result;
     const images = f.images;
-    // The archive's Base64 (spec: `images_archive_data`) is streamed from its blob into the results blob as they are
-    // written (writeJobResults `base64`): neither the archive nor its Base64 is ever in memory.
-    const archive = images ? { filename: `${jobId}-images.zip`, data: '' } : null;
-    const job: JobFields = {
-      structured_data: { extracted_text: r.text, metadata: r.metadata },
-      assets: [jobOutputKey(jobId, 'result.md'), ...(images ? [jobOutputKey(jobId, images.archive)] : [])],
-      target_dir: jobOutputPrefix(jobId).slice(0, -1),
-      llm_info: r.llmInfo,
-      from_cache: false,
-    };
     await Promise.all([
-      store.put(jobOutputKey(jobId, 'result.md'), r.markdown ?? r.text, { mime: 'text/markdown; charset=utf-8' }),
+      store.put(jobOutputKey(jobId, 'result.md'), md, { mime: 'text/markdown; charset=utf-8' }),
+      // The archive's Base64 (spec: `images_archive_data`) is streamed from its blob into the results blob as they
+      // are written (writeJobResults `base64`): neither the archive nor its Base64 is ever in memory.
       writeJobResults(
         store,
         jobId,
-        pdfData(r.text, r.metadata, archive, r.markdown),
+        data,
         job,
         images ? { field: 'images_archive_data', blobKey: jobOutputKey(jobId, images.archive) } : undefined,
       ),

@@ -1,7 +1,7 @@
 import os from 'node:os';
 import { packJobFields, resultPreview, type JobFields, type ResultPreview, type StoredJobFields } from './job-results';
 import { pageRange } from '../jobs/page-range';
-import type { PdfMetadata, PdfTextContent } from './result-schemas';
+import type { PdfMetadata, PdfResultData, PdfTextContent } from './result-schemas';
 import { pdfData } from './result-shapes';
 
 /**
@@ -92,6 +92,51 @@ export function pdfPageEntry(
   };
 }
 
+/** The parts of a PDF result besides the pages: what a job adds (the template's text, page renders, its own fields). */
+export interface PdfResultExtras {
+  /** The Markdown of the pages (`output_format=markdown`). */
+  markdown?: string;
+  /** The text when a template rewrote it; else the pages' text joined ({@link joinPageTexts}). */
+  text?: string;
+  /** The page renders: the archive's file name (its Base64 is streamed in when stored) and the image paths. */
+  images?: { filename: string; imagePaths: string[] };
+  /** A job's own fields; a result read without a job has none (a hit in a job replaces them with its own). */
+  job?: Pick<JobFields, 'assets' | 'target_dir' | 'llm_info'>;
+}
+
+/** A PDF result: the endpoint's `data` and the job fields, built once for the job and the API's direct answer. */
+export interface PdfResult {
+  data: PdfResultData;
+  job: JobFields;
+}
+
+const NO_LLM = { total_tokens: 0, total_cost: 0, requests: [] };
+
+/**
+ * The one builder of a PDF result (`/api/pdf/process` `data` and the job fields), from the document's facts and its
+ * pages' entries ({@link pdfPageEntry}): the job's assembly (activities/pdf-results.ts) and the API's direct answer
+ * (capabilities/pdf.ts `nativeTextResult`, the Markdown thread) call it, so both give the same bytes.
+ */
+export function pdfResult(
+  meta: { pageCount: number; title: string; author: string },
+  entries: PdfTextContent[],
+  extras: PdfResultExtras = {},
+): PdfResult {
+  const text = extras.text ?? joinPageTexts(entries);
+  const metadata = pdfMetadata(meta, entries, extras.images?.imagePaths ?? []);
+  // The archive's Base64 (spec: `images_archive_data`) is streamed from its blob when the results are written.
+  const archive = extras.images ? { filename: extras.images.filename, data: '' } : null;
+  const data = pdfData(text, metadata, archive, extras.markdown);
+  const job: JobFields = {
+    structured_data: { extracted_text: text, metadata },
+    assets: extras.job?.assets ?? [],
+    target_dir: extras.job?.target_dir ?? '',
+    llm_info: extras.job?.llm_info ?? NO_LLM,
+    from_cache: false,
+  };
+  return { data, job };
+}
+
 /**
  * A result read without a job (the API's direct answer, issue 24), as the job path stores one: the endpoint's `data`
  * as JSON bytes (streamed as they are), the job fields packed against it (`packJobFields`: references into `data`),
@@ -104,34 +149,18 @@ export interface DirectPdfResult {
   md: string;
 }
 
-const NO_LLM = { total_tokens: 0, total_cost: 0, requests: [] };
-
-/**
- * The {@link DirectPdfResult} of a document's pages (`entries`: {@link pdfPageEntry}), with its Markdown when asked
- * for: the `data` a job answers (`pdfData`), the text joined as the job joins it.
- */
+/** The {@link DirectPdfResult} of a document's pages: {@link pdfResult}, serialized as the job stores its results. */
 export function directPdfResult(
   meta: { pageCount: number; title: string; author: string },
   entries: PdfTextContent[],
   markdown?: string,
 ): DirectPdfResult {
-  const text = joinPageTexts(entries);
-  const metadata = pdfMetadata(meta, entries, []);
-  const data = pdfData(text, metadata, null, markdown);
-  // As the job stores its results (core/results/job-results.ts): the data once, the job fields beside it pointing into it.
-  // A hit in a job replaces the job's own fields (assets, target_dir, llm_info, from_cache).
-  const job: JobFields = {
-    structured_data: { extracted_text: text, metadata },
-    assets: [],
-    target_dir: '',
-    llm_info: NO_LLM,
-    from_cache: false,
-  };
+  const { data, job } = pdfResult(meta, entries, { markdown });
   return {
     data: Buffer.from(JSON.stringify(data)),
     fields: packJobFields(data, job),
     preview: { structured_data: resultPreview(job).structured_data },
-    md: markdown ?? text,
+    md: markdown ?? job.structured_data.extracted_text,
   };
 }
 
