@@ -208,6 +208,40 @@ describe('EPUB reader', () => {
     expect(model.parts).to.have.length(3);
   });
 
+  it('takes bold, italic and line-through from the classes of the style sheets, as LibreOffice exports them', async () => {
+    const css =
+      '/* .c0 { font-weight: bold } is commented out */ .para0 { font-style: italic; }\n' +
+      'span.s1, .s2 { font-weight: 700 } .s3 { text-decoration: line-through } .s4 { font-weight: normal }';
+    const chapter = xhtml(
+      '<p class="para0"><span class="s1">Both</span> italic <span class="s4 c0">plain</span></p>' +
+        '<p><span class="s2">bold</span> <span class="s3">gone</span> <span class="c0">x</span></p>',
+    );
+    const items = [
+      { id: 'css', href: 'style.css', type: 'text/css' },
+      { id: 'c', href: 'c.xhtml', type: XHTML },
+    ];
+    const bytes = await epubOf({
+      'OEBPS/content.opf': opf(items, ['c']),
+      'OEBPS/style.css': css,
+      'OEBPS/c.xhtml': chapter,
+    });
+    const model = await readEpub(bytes, DEFAULT_READ_LIMITS);
+    expect(model.parts[0]!.blocks).to.deep.equal([
+      {
+        type: 'paragraph',
+        text: [
+          { text: 'Both', italic: true, bold: true },
+          // `.s4` sets the weight back to normal, not the style: the italic of the paragraph's class stays.
+          { text: ' italic plain', italic: true },
+        ],
+      },
+      {
+        type: 'paragraph',
+        text: [{ text: 'bold', bold: true }, { text: ' ' }, { text: 'gone', strike: true }, { text: ' x' }],
+      },
+    ]);
+  });
+
   it('keeps only the alt text of a remote image and never reads it', async () => {
     const chapter = xhtml('<p>Look: <img src="https://example.com/a.png" alt="remote picture"/></p>');
     const bytes = await epubOf({

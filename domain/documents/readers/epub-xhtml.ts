@@ -8,6 +8,7 @@
 import type { DocBlock, Inline, InlineRun, NoteKind, TableCell } from '../model';
 import { textOf, type XmlElement, type XmlNode } from '../xml';
 import { resolvePartPath } from '../zip';
+import type { ClassEmphasis } from './epub-css';
 
 /** Reads a package image once and names it; `undefined` when the file is not in the package. */
 export type ImageResolver = (partPath: string) => Promise<string | undefined>;
@@ -70,6 +71,8 @@ export class XhtmlWalker {
     /** The chapter's path in the package: image sources resolve against it. */
     private readonly part: string,
     private readonly addImage: ImageResolver,
+    /** Emphasis by class, from the book's style sheets (`epub-css.ts`). */
+    private readonly classes: Map<string, ClassEmphasis> = new Map(),
   ) {}
 
   private runs(nodes: XmlNode[], style: Style, out: InlineRun[]): void {
@@ -92,16 +95,28 @@ export class XhtmlWalker {
         if (tag === 'i' || tag === 'em' || tag === 'cite' || tag === 'dfn') s.italic = true;
         if (tag === 'code' || tag === 'kbd' || tag === 'samp') s.code = true;
         if (tag === 's' || tag === 'del' || tag === 'strike') s.strike = true;
+        this.classStyle(n, s);
         if (tag === 'a' && n.attrs.href && !/^\s*javascript:/i.test(n.attrs.href)) s.href = n.attrs.href;
         this.runs(n.children, s, out);
       }
     }
   }
 
+  /** Applies the emphasis the element's classes give (an explicit `normal` turns it off). */
+  private classStyle(el: XmlElement, s: Style): Style {
+    for (const cls of (el.attrs.class ?? '').split(WS)) {
+      const e = cls ? this.classes.get(cls) : undefined;
+      for (const key of ['bold', 'italic', 'strike'] as const)
+        if (e?.[key] === true) s[key] = true;
+        else if (e?.[key] === false) delete s[key];
+    }
+    return s;
+  }
+
   /** Inline content as runs, its ends trimmed; `null` when it has no visible text. */
-  private inline(nodes: XmlNode[]): Inline | null {
+  private inline(nodes: XmlNode[], base: Style = {}): Inline | null {
     const out: InlineRun[] = [];
-    this.runs(nodes, {}, out);
+    this.runs(nodes, base, out);
     if (
       !out
         .map((r) => r.text)
@@ -111,7 +126,13 @@ export class XhtmlWalker {
       return null;
     out[0] = { ...out[0]!, text: out[0]!.text.replace(/^[ \t\r\n]+/, '') };
     out[out.length - 1] = { ...out.at(-1)!, text: out.at(-1)!.text.replace(/[ \t\r\n]+$/, '') };
-    const runs = out.filter((r) => r.text);
+    // Neighbouring runs of the same emphasis are one run (styled spans split text anywhere).
+    const runs: InlineRun[] = [];
+    for (const r of out.filter((x) => x.text)) {
+      const last = runs.at(-1);
+      if (last && sameStyle(last, r)) runs[runs.length - 1] = { ...last, text: last.text + r.text };
+      else runs.push(r);
+    }
     // Plain text stays a string: the renderer has nothing to mark.
     return runs.every((r) => Object.keys(r).length === 1) ? runs.map((r) => r.text).join('') : runs;
   }
@@ -145,7 +166,7 @@ export class XhtmlWalker {
       const text = this.inline(el.children);
       if (text) this.blocks.push({ type: 'heading', level: Number(h[1]), text });
     } else if (tag === 'p') {
-      const text = this.inline(el.children);
+      const text = this.inline(el.children, this.classStyle(el, {}));
       if (text) this.blocks.push({ type: 'paragraph', text });
       await this.images(el.children);
     } else if (tag === 'ul' || tag === 'ol') await this.list(el, 0);
@@ -226,6 +247,9 @@ export class XhtmlWalker {
       this.blocks.push({ type: 'table', rows, headerRows, ...(captionText ? { caption: captionText } : {}) });
   }
 }
+
+const sameStyle = (a: InlineRun, b: InlineRun) =>
+  (['bold', 'italic', 'code', 'strike', 'href'] as const).every((k) => a[k] === b[k]);
 
 /** The first heading's plain text: a chapter's name when the table of contents gives none. */
 export function firstHeading(blocks: DocBlock[]): string | undefined {

@@ -8,6 +8,7 @@
 import { DocumentError, type DocPart, type DocumentReader, type ReadLimits } from '../model';
 import { child, descendants, elements, parseXml, path, textOf, type XmlElement } from '../xml';
 import { openZip, resolvePartPath, type ZipArchive } from '../zip';
+import { readClassEmphasis, type ClassEmphasis } from './epub-css';
 import { firstHeading, XhtmlWalker } from './epub-xhtml';
 import { ImageCollector } from './ooxml-package';
 
@@ -42,6 +43,11 @@ export const readEpub: DocumentReader = async (bytes, limits) => {
     await refuseEncrypted(zip, limits, manifest);
 
     const titles = await tocTitles(zip, limits, opf, manifest);
+    // Style sheets of the whole book, merged: only class emphasis is taken from them (epub-css.ts).
+    const classes = new Map<string, ClassEmphasis>();
+    for (const item of manifest.values())
+      if (item.mediaType.toLowerCase() === 'text/css')
+        readClassEmphasis((await zip.readText(item.path)) ?? '', classes);
     const images = new ImageCollector(zip);
     const parts: DocPart[] = [];
     const seen = new Set<string>();
@@ -52,7 +58,7 @@ export const readEpub: DocumentReader = async (bytes, limits) => {
       seen.add(item.path);
       const xhtml = await readXml(zip, item.path, limits, true);
       if (!xhtml) continue;
-      const walker = new XhtmlWalker(item.path, (p) => images.add(p));
+      const walker = new XhtmlWalker(item.path, (p) => images.add(p), classes);
       await walker.walk(child(xhtml, 'h:body')?.children ?? child(xhtml, 'body')?.children ?? []);
       const name = titles.get(item.path) ?? firstHeading(walker.blocks);
       parts.push({ kind: 'chapter', ...(name ? { name } : {}), blocks: walker.blocks });
