@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { DEFAULT_READ_LIMITS, DocumentError, type DocumentModel } from '../../domain/documents/model';
+import { readDocument } from '../../domain/documents/read';
 import { readEpub } from '../../domain/documents/readers/epub';
 import { renderDocument } from '../../domain/documents/render';
 import { tinyPng, zipOf, type ZipEntries } from '../support/documents/office-files';
@@ -50,7 +51,7 @@ const CHAPTER_ONE = xhtml(
 );
 const CHAPTER_TWO = xhtml(
   '<h2>Harbours</h2><table><caption>Depths</caption><thead><tr><th colspan="2">Harbour</th><th>Depth</th></tr></thead>' +
-    '<tbody><tr><td>North</td><td>Pier</td><td>12 m</td></tr></tbody></table>' +
+    '<tbody><tr><td>North</td><td><p>Pier</p><p>East</p></td><td>12 m</td></tr></tbody></table>' +
     '<p>See <a href="c1.xhtml#t">tides</a>.<a epub:type="noteref" href="#n1">1</a></p>' +
     '<aside epub:type="footnote" id="n1"><p>Measured at low water.</p></aside>',
 );
@@ -150,7 +151,7 @@ describe('EPUB reader', () => {
           { text: 'Harbour', colspan: 2, header: true },
           { text: 'Depth', header: true },
         ],
-        [{ text: 'North' }, { text: 'Pier' }, { text: '12 m' }],
+        [{ text: 'North' }, { text: 'Pier East' }, { text: '12 m' }],
       ],
     });
     expect(para).to.deep.equal({
@@ -165,6 +166,22 @@ describe('EPUB reader', () => {
     expect(text.indexOf('Storms')).to.be.lessThan(text.indexOf('Tides'));
     expect(text.indexOf('Tides')).to.be.lessThan(text.indexOf('Harbours'));
     expect(text).to.not.include('color: red');
+  });
+
+  it('is detected by its content and read through the registry, a spine naming a file twice reading it once', async () => {
+    const bytes = await epubOf({
+      'OEBPS/content.opf': opf(MANIFEST, ['c3', 'c3', 'c1']),
+      'OEBPS/nav.xhtml': NAV,
+      'OEBPS/Text/c1.xhtml': CHAPTER_ONE,
+      'OEBPS/Text/c3.xhtml': CHAPTER_THREE,
+    });
+    const read = await readDocument(bytes, DEFAULT_READ_LIMITS);
+    if (read.kind !== 'model') throw new Error(`expected a model, got ${read.kind}`);
+    const { model } = read;
+    expect(model.format).to.equal('epub');
+    expect(model.parts.map((p) => p.name)).to.deep.equal(['Storms', '1. Tides and the moon']);
+    // The image of chapter one is not in this package: its block is left out, nothing is invented.
+    expect(model.images).to.deep.equal([]);
   });
 
   it('names chapters from an EPUB 2 NCX when there is no nav document', async () => {

@@ -90,6 +90,8 @@ export class XhtmlWalker {
         const alt = n.attrs.alt?.trim();
         if (alt && isRemote(n.attrs.src ?? '')) out.push({ text: alt, ...style });
       } else {
+        // A block inside inline content (paragraphs in a list item or a cell) is set off from its neighbours.
+        if (!INLINE.has(tag) && out.length) out.push({ text: ' ' });
         const s: Style = { ...style };
         if (tag === 'b' || tag === 'strong') s.bold = true;
         if (tag === 'i' || tag === 'em' || tag === 'cite' || tag === 'dfn') s.italic = true;
