@@ -271,6 +271,22 @@ describe('EPUB reader', () => {
     expect(model.parts[0]!.name).to.equal(undefined);
   });
 
+  it('reads a chapter that is not well-formed XML as HTML rather than losing the book', async () => {
+    const broken = `<html xmlns="http://www.w3.org/1999/xhtml"><body><h1>Loose</h1><p>Line one<br>line two &frac34;</p></body></html>`;
+    const bytes = await epubOf({
+      'OEBPS/content.opf': opf(MANIFEST, ['c3', 'bad']).replace(
+        '</manifest>',
+        '<item id="bad" href="bad.xhtml" media-type="application/xhtml+xml"/></manifest>',
+      ),
+      'OEBPS/nav.xhtml': NAV,
+      'OEBPS/Text/c3.xhtml': CHAPTER_THREE,
+      'OEBPS/bad.xhtml': broken,
+    });
+    const model = await readEpub(bytes, DEFAULT_READ_LIMITS);
+    expect(model.parts.map((p) => p.name)).to.deep.equal(['Storms', 'Loose']);
+    expect(renderDocument(model, { markdown: false }).text).to.include('Line one\nline two \u00be');
+  });
+
   it('refuses a chapter declaring entities (the billion-laughs shape) as 422 xml_entities', async () => {
     const bomb =
       `${XML}<!DOCTYPE html [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]>` +

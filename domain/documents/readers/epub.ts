@@ -5,11 +5,12 @@
  * and language come from the OPF's Dublin Core metadata. A book whose content files `META-INF/encryption.xml` lists
  * (DRM) is 422 `encrypted`; obfuscated fonts alone do not stop the reading (we never read fonts).
  */
-import { DocumentError, type DocPart, type DocumentReader, type ReadLimits } from '../model';
+import { DocumentError, type DocBlock, type DocPart, type DocumentReader, type ReadLimits } from '../model';
 import { child, descendants, elements, parseXml, path, textOf, type XmlElement } from '../xml';
 import { openZip, resolvePartPath, type ZipArchive } from '../zip';
 import { readClassEmphasis, type ClassEmphasis } from './epub-css';
-import { firstHeading, XhtmlWalker } from './epub-xhtml';
+import { firstHeading, XhtmlWalker, type ImageResolver } from './epub-xhtml';
+import { readHtml } from './html';
 import { ImageCollector } from './ooxml-package';
 
 interface ManifestItem {
@@ -56,12 +57,10 @@ export const readEpub: DocumentReader = async (bytes, limits) => {
       // A spine naming the same file twice reads it once; non-XHTML spine items (rare, with fallbacks) are skipped.
       if (!item || seen.has(item.path) || !XHTML_TYPES.has(item.mediaType.toLowerCase())) continue;
       seen.add(item.path);
-      const xhtml = await readXml(zip, item.path, limits, true);
-      if (!xhtml) continue;
-      const walker = new XhtmlWalker(item.path, (p) => images.add(p), classes);
-      await walker.walk(child(xhtml, 'h:body')?.children ?? child(xhtml, 'body')?.children ?? []);
-      const name = titles.get(item.path) ?? firstHeading(walker.blocks);
-      parts.push({ kind: 'chapter', ...(name ? { name } : {}), blocks: walker.blocks });
+      const blocks = await chapterBlocks(zip, item.path, limits, (p) => images.add(p), classes);
+      if (!blocks) continue;
+      const name = titles.get(item.path) ?? firstHeading(blocks);
+      parts.push({ kind: 'chapter', ...(name ? { name } : {}), blocks });
     }
     const metadata = child(opf, 'opf:metadata');
     const meta = (name: string) => textOf(child(metadata, name)).replace(/\s+/g, ' ').trim() || undefined;
@@ -80,6 +79,33 @@ export const readEpub: DocumentReader = async (bytes, limits) => {
     zip.close();
   }
 };
+
+/**
+ * A chapter's blocks. Books in the wild carry chapters that are not well-formed XML (HTML's `<br>`, a named entity
+ * XHTML lacks): such a chapter is read as HTML (readers/html.ts, cheerio), keeping its text but not its package
+ * images, rather than losing the book. Entity declarations and excessive depth are still refused, never retried.
+ */
+async function chapterBlocks(
+  zip: ZipArchive,
+  part: string,
+  limits: ReadLimits,
+  addImage: ImageResolver,
+  classes: Map<string, ClassEmphasis>,
+): Promise<DocBlock[] | undefined> {
+  const text = await zip.readText(part);
+  if (text === undefined) return undefined;
+  let xhtml: XmlElement;
+  try {
+    xhtml = parseXml(text, limits, { htmlEntities: true });
+  } catch (err) {
+    if (!(err instanceof DocumentError) || err.reason !== 'corrupt') throw err;
+    const html = await readHtml(Buffer.from(text, 'utf8'), limits);
+    return html.parts.flatMap((p) => p.blocks).filter((b) => b.type !== 'image');
+  }
+  const walker = new XhtmlWalker(part, addImage, classes);
+  await walker.walk(child(xhtml, 'h:body')?.children ?? child(xhtml, 'body')?.children ?? []);
+  return walker.blocks;
+}
 
 function readManifest(opf: XmlElement, opfPath: string): Map<string, ManifestItem> {
   const items = new Map<string, ManifestItem>();
