@@ -158,6 +158,7 @@ describe('text, Markdown and CSV readers', () => {
       'xlsx',
       'pptx',
       'eml',
+      'epub',
       'pdf',
       'image',
     ]);

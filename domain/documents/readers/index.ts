@@ -2,6 +2,7 @@ import type { DocumentFormat, DocumentReader } from '../model';
 import { readCsv, readTsv } from './csv';
 import { readDocx } from './docx';
 import { readEml } from './eml';
+import { readEpub } from './epub';
 import { readHtml } from './html';
 import { readPptx } from './pptx';
 import { readMarkdown, readText } from './text';
@@ -23,6 +24,7 @@ export const DOCUMENT_READERS: Partial<Record<DocumentFormat, DocumentReader>> =
   pptx: readPptx,
   // Read alone, an e-mail's attachments are listed without their content; `readDocument` (../read.ts) reads them.
   eml: (bytes, limits) => readEml(bytes, limits, { readAttachment: () => Promise.resolve(null) }),
+  epub: readEpub,
 };
 
 /** The formats the document endpoint answers: those with a reader, and PDF and images (their own pipelines). */
