@@ -3,6 +3,7 @@ import { readCsv, readTsv } from './csv';
 import { readDocx } from './docx';
 import { readEml } from './eml';
 import { readHtml } from './html';
+import { readOdp, readOds, readOdt } from './odf';
 import { readPptx } from './pptx';
 import { readMarkdown, readText } from './text';
 import { readXlsx } from './xlsx';
@@ -21,6 +22,9 @@ export const DOCUMENT_READERS: Partial<Record<DocumentFormat, DocumentReader>> =
   docx: readDocx,
   xlsx: readXlsx,
   pptx: readPptx,
+  odt: readOdt,
+  ods: readOds,
+  odp: readOdp,
   // Read alone, an e-mail's attachments are listed without their content; `readDocument` (../read.ts) reads them.
   eml: (bytes, limits) => readEml(bytes, limits, { readAttachment: () => Promise.resolve(null) }),
 };
