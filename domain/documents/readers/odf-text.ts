@@ -29,7 +29,8 @@ export async function readOdfBlocks(container: XmlElement, ctx: OdfContext, out:
     switch (el.name) {
       case 'text:h': {
         const level = Math.min(Math.max(Number(el.attrs['text:outline-level'] ?? 1) || 1, 1), 6);
-        await paragraph(el, ctx, out, (text) => ({ type: 'heading', level, text }));
+        // A heading's own style is bold or italic by design: only its spans' emphasis is the author's.
+        await paragraph(el, ctx, out, (text) => ({ type: 'heading', level, text }), false);
         break;
       }
       case 'text:p':
@@ -70,10 +71,17 @@ function listItem(list: ListState, ctx: OdfContext, text: Inline): DocBlock {
 }
 
 /** A paragraph's inline text as one block (none when empty), then the pictures and text boxes it anchors. */
-async function paragraph(el: XmlElement, ctx: OdfContext, out: DocBlock[], make: (text: Inline) => DocBlock) {
+async function paragraph(
+  el: XmlElement,
+  ctx: OdfContext,
+  out: DocBlock[],
+  make: (text: Inline) => DocBlock,
+  styled = true,
+) {
   const inline = new InlineBuilder();
   const anchored: DocBlock[] = [];
-  await runs(el, ctx.styles.text.get(el.attrs['text:style-name'] ?? '') ?? {}, ctx, inline, anchored);
+  const base = styled ? (ctx.styles.text.get(el.attrs['text:style-name'] ?? '') ?? {}) : {};
+  await runs(el, base, ctx, inline, anchored);
   if (inline.text.trim()) out.push(make(inline.build()));
   out.push(...anchored);
 }
