@@ -8,6 +8,8 @@ import { pathToFileURL } from 'node:url';
 import { libreOfficePath } from '../../core/config/config';
 import { DEFAULT_READ_LIMITS, type DocBlock } from '../../domain/documents/model';
 import { readOdp, readOds, readOdt } from '../../domain/documents/readers/odf';
+import { readDocument } from '../../domain/documents/read';
+import { renderDocument } from '../../domain/documents/render';
 
 // The ODF readers on packages the real LibreOffice wrote (its own automatic styles, soft page breaks, list ids,
 // repeated empty cells), from flat ODF XML the test writes so every expected block is known.
@@ -146,6 +148,15 @@ describe('ODF readers on LibreOffice-written packages', function () {
       type: 'table',
       rows: [[{ text: 'Both', colspan: 2 }], [{ text: 'L' }, { text: 'R' }]],
     });
+  });
+
+  it('an ODT is detected by content, read and rendered as Markdown with its footnote', async () => {
+    const read = await readDocument(await convert('survey.fodt', 'odt'), DEFAULT_READ_LIMITS);
+    if (read.kind !== 'model') throw new Error('an ODT is read, not routed');
+    expect(read.model.format).to.equal('odt');
+    const { markdown } = renderDocument(read.model, { markdown: true });
+    expect(markdown).to.include('# Survey\n').and.include('**bold**').and.include('The footnote.');
+    expect(markdown).to.match(/1\. Alpha\n/);
   });
 
   it('reads an ODS: each sheet named, values by type, the empty rest trimmed', async () => {
