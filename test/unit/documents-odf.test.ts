@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { DEFAULT_READ_LIMITS, DocumentError } from '../../domain/documents/model';
 import { readOdp, readOds, readOdt } from '../../domain/documents/readers/odf';
-import { MAX_ODS_COLUMNS } from '../../domain/documents/readers/odf-sheet';
+import { MAX_ODS_COLUMNS, MAX_ODS_ROWS } from '../../domain/documents/readers/odf-sheet';
 import { tinyPng, zipOf } from '../support/documents/office-files';
 
 const NS =
@@ -237,6 +237,20 @@ describe('ODS reader', () => {
     expect(String((note as { text: string }).text)).to.match(/truncated/);
     expect(table).to.have.property('type', 'table');
     expect((table as { rows: unknown[][] }).rows[0]).to.have.length(MAX_ODS_COLUMNS);
+  });
+
+  it('truncates a non-empty row repeated past 100,000 rows, and a huge repeat costs no more than the bound', async () => {
+    const bytes = await buildOdf({
+      kind: 'spreadsheet',
+      body:
+        '<table:table table:name="Long"><table:table-row table:number-rows-repeated="1000000000">' +
+        cell('office:value-type="float" office:value="7"', '7') +
+        '</table:table-row></table:table>',
+    });
+    const model = await readOds(bytes, DEFAULT_READ_LIMITS);
+    const [note, table] = model.parts[0].blocks;
+    expect(String((note as { text: string }).text)).to.match(/truncated/);
+    expect((table as { rows: unknown[][] }).rows).to.have.length(MAX_ODS_ROWS);
   });
 });
 
