@@ -173,7 +173,7 @@ const cell = (attrs: string, text = '') =>
   `<table:table-cell ${attrs}>${text ? `<text:p>${text}</text:p>` : ''}</table:table-cell>`;
 
 describe('ODS reader', () => {
-  it('reads one named sheet per table, values by type, spans, repeats and trimmed empties', async () => {
+  it('reads one named sheet per table, values by type, spans, repeats, trimmed empties, a hidden sheet', async () => {
     const bytes = await buildOdf({
       kind: 'spreadsheet',
       meta: '<dc:title>Budget</dc:title>',
@@ -201,7 +201,9 @@ describe('ODS reader', () => {
         '</table:table-row>' +
         '<table:table-row table:number-rows-repeated="1048570"><table:table-cell table:number-columns-repeated="1024"/>' +
         '</table:table-row></table:table>' +
-        '<table:table table:name="Empty"/>',
+        '<table:table table:name="Empty" table:style-name="ta2"/>',
+      automaticStyles:
+        '<style:style style:name="ta2" style:family="table"><style:table-properties table:display="false"/></style:style>',
     });
     const model = await readOds(bytes, DEFAULT_READ_LIMITS);
     expect(model).to.include({ format: 'ods', title: 'Budget' });
@@ -220,7 +222,7 @@ describe('ODS reader', () => {
         ],
       },
     ]);
-    expect(model.parts[1].blocks).to.deep.equal([]);
+    expect(model.parts[1].blocks).to.deep.equal([{ type: 'paragraph', text: 'This sheet is hidden in the workbook.' }]);
   });
 
   it('truncates a non-empty repeat past 1,000 columns and says so', async () => {

@@ -19,6 +19,8 @@ export interface OdfMeta {
 export interface OdfStyles {
   text: Map<string, RunStyle>;
   numberedLevels: Map<string, Set<number>>;
+  /** Table styles that hide their table (`table:display="false"`: a hidden sheet). */
+  hiddenTables: Set<string>;
 }
 
 async function readXml(zip: ZipArchive, name: string, limits: ReadLimits): Promise<XmlElement | undefined> {
@@ -73,6 +75,7 @@ function readStyles(styles: XmlElement | undefined, content: XmlElement): OdfSty
   ];
   const raw = new Map<string, { parent?: string; style: RunStyle }>();
   const numberedLevels = new Map<string, Set<number>>();
+  const hiddenTables = new Set<string>();
   for (const container of containers)
     for (const el of elements(container)) {
       const name = el.attrs['style:name'];
@@ -88,6 +91,7 @@ function readStyles(styles: XmlElement | undefined, content: XmlElement): OdfSty
         const through = props['style:text-line-through-style'];
         if (through && through !== 'none') style.strike = true;
         raw.set(name, { parent: el.attrs['style:parent-style-name'], style });
+        if (child(el, 'style:table-properties')?.attrs['table:display'] === 'false') hiddenTables.add(name);
       } else if (el.name === 'text:list-style') {
         const levels = new Set<number>();
         for (const lvl of elements(el, 'text:list-level-style-number')) levels.add(Number(lvl.attrs['text:level']));
@@ -106,5 +110,5 @@ function readStyles(styles: XmlElement | undefined, content: XmlElement): OdfSty
     return resolved;
   };
   for (const name of raw.keys()) resolve(name, new Set());
-  return { text, numberedLevels };
+  return { text, numberedLevels, hiddenTables };
 }

@@ -2,7 +2,7 @@
  * ODS to the document model: one `sheet` part per `table:table`, named, its cells' values (`office:value` for
  * numbers, percentages and currencies, `office:date-value`, `office:time-value`, `office:boolean-value`, else the
  * cell's text), spans as `colspan`/`rowspan` (covered cells skipped), empty leading and trailing rows and columns
- * trimmed. Formulas are never evaluated: the value the suite saved is read.
+ * trimmed. Formulas are never evaluated: the value the suite saved is read. A hidden sheet is read and says so.
  *
  * Repeats: office suites write `number-columns-repeated="16384"` and `number-rows-repeated="1048576"` for the empty
  * rest of a sheet, so an empty repeat only moves the position. A repeated non-empty cell or row is expanded, but
@@ -21,10 +21,12 @@ export const MAX_ODS_CELLS = 1_000_000;
 export const readOds: DocumentReader = async (bytes, limits) => {
   const zip = await openZip(bytes, limits);
   try {
-    const { body, meta } = await openOdf(zip, limits, 'spreadsheet');
+    const { body, meta, styles } = await openOdf(zip, limits, 'spreadsheet');
     const parts: DocPart[] = elements(body, 'table:table').map((t) => {
       const { table, truncated } = sheetTable(t);
       const blocks: DocBlock[] = [];
+      if (styles.hiddenTables.has(t.attrs['table:style-name'] ?? ''))
+        blocks.push({ type: 'paragraph', text: 'This sheet is hidden in the workbook.' });
       if (truncated)
         blocks.push({
           type: 'paragraph',
