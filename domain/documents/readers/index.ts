@@ -4,6 +4,7 @@ import { readDocx } from './docx';
 import { readEml } from './eml';
 import { readEpub } from './epub';
 import { readHtml } from './html';
+import { readOdp, readOds, readOdt } from './odf';
 import { readPptx } from './pptx';
 import { readMarkdown, readText } from './text';
 import { readXlsx } from './xlsx';
@@ -22,6 +23,9 @@ export const DOCUMENT_READERS: Partial<Record<DocumentFormat, DocumentReader>> =
   docx: readDocx,
   xlsx: readXlsx,
   pptx: readPptx,
+  odt: readOdt,
+  ods: readOds,
+  odp: readOdp,
   // Read alone, an e-mail's attachments are listed without their content; `readDocument` (../read.ts) reads them.
   eml: (bytes, limits) => readEml(bytes, limits, { readAttachment: () => Promise.resolve(null) }),
   epub: readEpub,
