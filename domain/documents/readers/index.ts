@@ -11,7 +11,8 @@ import { readXlsx } from './xlsx';
 
 /**
  * The readers by format. A format without a reader here is answered 400 `INVALID_FORMAT` naming the supported list
- * (`supportedFormats`), which grows as readers arrive (OpenDocument, EPUB, MSG and the binary office formats through LibreOffice are still to come).
+ * (`supportedFormats`), which grows as readers arrive (MSG, and DOC, XLS, PPT and RTF through LibreOffice, are still to
+ * come).
  * `pdf` and `image` have no reader: the API routes them to their own pipelines.
  */
 export const DOCUMENT_READERS: Partial<Record<DocumentFormat, DocumentReader>> = {
