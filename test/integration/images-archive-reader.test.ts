@@ -11,27 +11,29 @@ import {
 import { jobOutputKey, jobResultsKey } from '../../core/stores/records';
 import { activityHarness } from '../support/workflows/activity-harness';
 
-/** Peak heap plus buffers above where they were while `work` runs (sampled every 100 ms, live memory only), in MiB. */
 /**
  * V8's collector, exposed at run time when node was started without `--expose-gc` (as mocha is). The peak is taken
- * over live memory: a minor collection (a scavenge of the young generation, cheap whatever the old heap holds) before
- * each sample frees the chunks the stream has dropped, which a busy process would otherwise count as held; a reader
- * that keeps the Base64 keeps it past any collection.
+ * over live memory: a full collection before each sample frees the chunks the stream has dropped, which a busy
+ * process would otherwise count as held; a reader that keeps the Base64 keeps it past any collection. Samples are
+ * 250 ms apart (a collection of the whole suite's heap takes a while) and stop after 50 s whatever happens, so a
+ * test that timed out leaves no collector running behind it.
  */
-const gc: (options?: { type: 'minor' | 'major' }) => void =
-  (global.gc as ((options?: { type: 'minor' | 'major' }) => void) | undefined) ??
-  (v8.setFlagsFromString('--expose-gc'), vm.runInNewContext('gc'));
+const gc: () => void =
+  (global.gc as (() => void) | undefined) ?? (v8.setFlagsFromString('--expose-gc'), vm.runInNewContext('gc'));
 
+/** Peak heap plus buffers above where they were while `work` runs (sampled every 250 ms, live memory only), in MiB. */
 async function peakMiB<T>(work: () => Promise<T>): Promise<{ value: T; peak: number }> {
   gc();
   const base = process.memoryUsage();
+  const started = Date.now();
   let peak = 0;
   const sample = () => {
-    gc({ type: 'minor' });
+    if (Date.now() - started > 50_000) return clearInterval(timer);
+    gc();
     const m = process.memoryUsage();
     peak = Math.max(peak, m.heapUsed + m.arrayBuffers - base.heapUsed - base.arrayBuffers);
   };
-  const timer = setInterval(sample, 100);
+  const timer = setInterval(sample, 250);
   try {
     const value = await work();
     sample();
