@@ -5,6 +5,7 @@
  * so it cannot be reused here: an EPUB's images are files of the package, resolved against the chapter's path.
  * Remote references are never fetched: a remote image keeps only its alt text.
  */
+import { INLINE_ELEMENTS } from './inline-elements';
 import type { DocBlock, Inline, InlineRun, NoteKind, TableCell } from '../model';
 import { textOf, type XmlElement, type XmlNode } from '../xml';
 import { resolvePartPath } from '../zip';
@@ -14,40 +15,8 @@ import type { ClassEmphasis } from './epub-css';
 export type ImageResolver = (partPath: string) => Promise<string | undefined>;
 
 const SKIPPED = new Set(['head', 'script', 'style', 'noscript', 'template', 'iframe', 'object', 'embed', 'canvas']);
-const INLINE = new Set([
-  'a',
-  'b',
-  'strong',
-  'i',
-  'em',
-  'code',
-  'kbd',
-  'samp',
-  's',
-  'del',
-  'strike',
-  'span',
-  'u',
-  'sub',
-  'sup',
-  'small',
-  'mark',
-  'abbr',
-  'cite',
-  'q',
-  'time',
-  'label',
-  'font',
-  'br',
-  'img',
-  'dfn',
-  'var',
-  'bdi',
-  'bdo',
-  'ruby',
-  'rt',
-  'wbr',
-]);
+// An EPUB's images are inline (a figure's file beside its text), and XHTML's few inline elements more.
+const INLINE = new Set([...INLINE_ELEMENTS, 'img', 'dfn', 'var', 'bdi', 'bdo', 'ruby', 'rt', 'wbr']);
 
 interface Style {
   bold?: boolean;

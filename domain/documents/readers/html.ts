@@ -1,3 +1,4 @@
+import { INLINE_ELEMENTS } from './inline-elements';
 import { load, type Cheerio, type CheerioAPI } from 'cheerio';
 import type { AnyNode, Element } from 'domhandler';
 import {
@@ -18,32 +19,7 @@ import { decodeText } from '../text-decode';
  */
 
 const REMOVED = 'script, style, noscript, template, iframe, object, embed, svg, canvas, link, meta, base, head';
-const INLINE = new Set([
-  'a',
-  'b',
-  'strong',
-  'i',
-  'em',
-  'code',
-  'kbd',
-  'samp',
-  's',
-  'del',
-  'strike',
-  'span',
-  'u',
-  'sub',
-  'sup',
-  'small',
-  'mark',
-  'abbr',
-  'cite',
-  'q',
-  'time',
-  'label',
-  'font',
-  'br',
-]);
+const INLINE = new Set(INLINE_ELEMENTS);
 const IMAGE_EXT: Record<string, string> = {
   'image/png': 'png',
   'image/jpeg': 'jpg',
