@@ -3,6 +3,7 @@ import type { Config } from '../core/config/config';
 import type { TaskQueues } from '../core/jobs/ids';
 import type { Logger } from '../core/runtime/logger';
 import type { BlobStore, LlmProvider, MediaEngine, OcrEngine, PdfEngine, SpeechProvider } from '../domain/engines';
+import type { OfficeEngine } from '../domain/engines/office';
 import type { BatchInput, JobStatus } from '../workflows/definitions';
 
 /** What every activity is built from (injected by the worker). Its own module, so no activity file imports index.ts. */
@@ -23,6 +24,11 @@ export interface ActivityDeps {
   ocr: OcrEngine;
   /** The media engine (ffprobe, ffmpeg): activities reach it only through this. */
   media: MediaEngine;
+  /**
+   * The office engine (LibreOffice): DOC, XLS, PPT and RTF, and `extraction_method=render`. Null where none is
+   * installed: those documents then fail with PROVIDER_NOT_CONFIGURED, the others are read all the same.
+   */
+  office?: OfficeEngine | null;
   /**
    * Starts a closed batch's workflow again with a job's `jobFinished` signal (a job restarted after its batch
    * finished). Built by the worker, which knows the workflow definitions; activities do not import workflows.

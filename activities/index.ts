@@ -1,5 +1,6 @@
 import { createAudioActivities } from './audio.activities';
 import { createBatchActivities } from './batch.activities';
+import { createDocumentActivities } from './document.activities';
 import { createJobActivities } from './jobs.activities';
 import { createExternalOcrActivities } from './external-ocr.activities';
 import { createImageActivities } from './image.activities';
@@ -23,6 +24,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createTransformerActivities(deps),
     ...createWebhookActivities(deps),
     ...createPdfActivities(deps),
+    ...createDocumentActivities(deps),
     ...createImageActivities(deps),
     ...createExternalOcrActivities(deps),
     ...createVideoActivities(deps),

@@ -67,7 +67,7 @@ export function createPdfResults(deps: ActivityDeps) {
     const md = p.output_format === 'markdown' ? pagesMarkdown(contents) : undefined;
     const images = f.images;
     const result = pdfResult(
-      meta,
+      p.document_format ? { ...meta, format: p.document_format } : meta,
       contents.map((c, i) => pdfPageEntry(c, md?.pages[i])),
       {
         text,

@@ -21,6 +21,7 @@ import { eventJobRoutes } from './routes/event-job.routes';
 import { healthRoutes } from './routes/health.routes';
 import { jobRoutes } from './routes/jobs.routes';
 import { imageOcrRoutes } from './routes/imageocr.routes';
+import { documentRoutes } from './routes/document.routes';
 import { pdfRoutes } from './routes/pdf.routes';
 import { sessionRoutes } from './routes/session.routes';
 import { eventRoutes } from './routes/events.routes';
@@ -96,6 +97,7 @@ export function createApp(deps: AppDeps): App {
   transformerRoutes(api, transformerDeps);
   templateRoutes(api);
   pdfRoutes(api, jobs, config, deps.engines);
+  documentRoutes(api, jobs, config);
   imageOcrRoutes(api, jobs, config, deps.engines);
   videoRoutes(api, jobs, config, deps.engines);
   audioRoutes(api, jobs, config, deps.engines);

@@ -93,6 +93,7 @@ export async function createWorkers(deps: WorkerDeps): Promise<Workers> {
   // Local engine processes start lazily, on the first transcription.
   const speech: SpeechProvider | null =
     config.SPEECH_PROVIDER === 'openai' ? createOpenAiSpeechProvider(config) : createLocalSpeechProvider(config);
+  const engines = createEngines(config);
   const activities = createActivities({
     config,
     logger,
@@ -101,7 +102,7 @@ export async function createWorkers(deps: WorkerDeps): Promise<Workers> {
     temporalClient: client,
     llm,
     speech,
-    ...createEngines(config),
+    ...engines,
     reopenBatch,
   });
   const limitBytes = memoryLimitBytes();
@@ -189,7 +190,7 @@ export async function createWorkers(deps: WorkerDeps): Promise<Workers> {
       try {
         await Promise.all([io?.run(), media?.run(), llmWorker?.run(), downloadWorker?.run()]);
       } finally {
-        await Promise.all([sweeper?.stop(), speech?.close()]);
+        await Promise.all([sweeper?.stop(), speech?.close(), engines.office?.close()]);
       }
     },
     shutdown: () => {

@@ -88,11 +88,12 @@ export const ACTIVITY_TABLE = {
   startNotifier: io(bookkeepingRemote),
   deliverWebhook: io(webhookDelivery),
 
-  // CPU-bound engines: poppler, tesseract, ffmpeg, the speech engine.
+  // CPU-bound engines: poppler, tesseract, ffmpeg, the speech engine, LibreOffice and the document readers.
   preparePdf: media,
   readPdfText: media,
   extractPdfPages: media,
   renderPdfImages: media,
+  readDocumentFile: media,
   ocrImageBlob: media,
   prepareAudio: media,
   transcribeChunk: media,
@@ -124,6 +125,7 @@ export const ACTIVITY_TABLE = {
   // Steps that may ask the model: the results of a job with a template or a translation, the session template,
   // the summaries' calls, the transformer's model operations (the HTML ones convert in a thread, `quickTransform`).
   finishPdf: model(storeHeavy),
+  finishDocument: model(storeHeavy),
   finishAudio: model(storeHeavy),
   finishVideo: model(storeHeavy),
   finishImageOcr: model(storeHeavy),

@@ -9,6 +9,13 @@
 export const EXTRACTION_METHODS = ['native', 'local_ocr', 'vision_llm', 'combined'] as const;
 export type ExtractionMethod = (typeof EXTRACTION_METHODS)[number];
 
+/**
+ * How a document of another format is read (contract §12): `native`, its own structure (its XML, its MIME parts);
+ * `render`, LibreOffice's PDF of it through the PDF path, whose method is `render_method` (EXTRACTION_METHODS).
+ */
+export const DOCUMENT_METHODS = ['native', 'render'] as const;
+export type DocumentMethod = (typeof DOCUMENT_METHODS)[number];
+
 /** What a PDF job answers besides `extracted_text` (contract §9): `markdown` adds the document's Markdown. */
 export const OUTPUT_FORMATS = ['text', 'markdown'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
@@ -16,10 +23,11 @@ export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 /**
  * Every parameter default, once, by the parameters' family. Recorded at creation: `transcription` (audio and video
  * jobs) and `session`. Assumed when absent, never written into a job's parameters: `pdf` (the `/api/pdf/process`
- * form applies it), `transformer` and `summary` (their routes apply them), `speech` (audio and video jobs).
+ * form applies it), `document`, `transformer` and `summary` (their routes apply them), `speech` (audio and video jobs).
  */
 export const JOB_DEFAULTS: {
   pdf: { extraction_method: ExtractionMethod };
+  document: { extraction_method: DocumentMethod; render_method: ExtractionMethod };
   transcription: { source_language: string; target_language: string };
   speech: { word_timestamps: boolean; vad: boolean; diarize: boolean };
   session: { source_language: string; target_language: string; template: string; create_archive: boolean };
@@ -27,6 +35,7 @@ export const JOB_DEFAULTS: {
   summary: { target_language: string };
 } = {
   pdf: { extraction_method: 'native' },
+  document: { extraction_method: 'native', render_method: 'native' },
   transcription: { source_language: 'de', target_language: 'de' },
   // Audio and video options beyond the spec (contract §9): assumed when absent, never recorded, so jobs from before
   // them read as they did. `subtitles` and `prompt` have none (absent: no subtitles, no prompt).

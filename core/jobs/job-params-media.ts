@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { EXTRACTION_METHODS, JOB_DEFAULTS, OUTPUT_FORMATS } from './job-defaults';
+import { DOCUMENT_METHODS, EXTRACTION_METHODS, JOB_DEFAULTS, OUTPUT_FORMATS } from './job-defaults';
 import { httpUrl, inputFile, refineOneInput, refinePageRange, uploadKey, webhookConfig, webUrl } from './job-fields';
 
 /** Parameters of the job types that read a file: PDFs, images, recordings and videos (`core/jobs/job-params.ts`). */
@@ -35,11 +35,54 @@ export const pdfParams = z
       .optional(),
     ocr_language: z.string().max(100).optional(),
     webhook: webhookConfig.optional(),
+    /** Internal: the format a document job routed here was detected as (contract §12), in the result cache's key. */
+    document_format: z.string().max(20).optional(),
   })
   .passthrough()
   .superRefine((p, ctx) => {
     refineOneInput(p, ctx);
     refinePageRange(p, ctx);
+  });
+
+/**
+ * The document job type (contract §12): any format of `domain/documents` by content, from an upload
+ * (`/api/document/process`), a path inside INPUT_ROOTS or an http(s) `url`. Strict: an option it does not take is a
+ * 400 naming it, never ignored.
+ */
+export const documentParams = z
+  .strictObject({
+    filename: inputFile.filename,
+    file_key: inputFile.file_key,
+    url: httpUrl.optional(),
+    original_name: inputFile.original_name,
+    extraction_method: z
+      .enum(DOCUMENT_METHODS, {
+        error: (i) => `unknown extraction_method ${JSON.stringify(i.input)}: use ${DOCUMENT_METHODS.join(' or ')}`,
+      })
+      .optional(),
+    /** With `render`: how the rendered PDF is read (the PDF endpoint's methods). */
+    render_method: z.enum(EXTRACTION_METHODS).optional(),
+    output_format: outputFormat.optional(),
+    template: z.string().max(200).optional(),
+    context: z.record(z.string(), z.unknown()).optional(),
+    use_cache: z.boolean().optional(),
+    includeImages: z.boolean().optional(),
+    /** The parts to read, 1-based: pages, slides, sheets, chapters (a document's `metadata.text_contents[]`). */
+    page_start: pageStart,
+    page_end: pageEnd,
+    /** OCR languages of an image, or of a rendered document read with OCR (`render_method`). */
+    ocr_language: z.string().max(100).optional(),
+    webhook: webhookConfig.optional(),
+  })
+  .superRefine((p, ctx) => {
+    refineOneInput(p, ctx);
+    refinePageRange(p, ctx);
+    if (p.render_method !== undefined && p.render_method !== 'native' && p.extraction_method !== 'render')
+      ctx.addIssue({
+        code: 'custom',
+        path: ['render_method'],
+        message: 'render_method needs extraction_method=render',
+      });
   });
 
 /** The internal `external_ocr` job (`/api/pdf/process-external-ocr`): an upload, built by the route. */

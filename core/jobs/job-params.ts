@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import {
   audioParams,
+  documentParams,
   externalOcrParams,
   imageOcrParams,
   pdfParams,
@@ -10,7 +11,7 @@ import {
 import { sessionParams, summaryParams, transformerParams } from './job-params-text';
 
 export { knownLanguage, refinePageRange, webhookConfig } from './job-fields';
-export { audioParams, externalOcrParams, imageOcrParams, pdfParams, videoFramesParams, videoParams };
+export { audioParams, documentParams, externalOcrParams, imageOcrParams, pdfParams, videoFramesParams, videoParams };
 export { sessionParams, summaryParams, TRANSFORMER_OPERATIONS, transformerParams } from './job-params-text';
 
 /**
@@ -21,6 +22,8 @@ export { sessionParams, summaryParams, TRANSFORMER_OPERATIONS, transformerParams
  */
 export const jobParamsByType = {
   pdf: pdfParams,
+  /** Documents of other formats (contract §12); PDFs and images sent as one run the pdf and imageocr pipelines. */
+  document: documentParams,
   session: sessionParams,
   transformer: transformerParams,
   audio: audioParams,
@@ -44,6 +47,7 @@ export type JobSpec<T extends JobType = JobType> = { [K in JobType]: { jobType: 
 /** The job types a client may create through `/api/jobs/` and `/api/jobs/batch`. */
 export const PUBLIC_JOB_TYPES = [
   'pdf',
+  'document',
   'session',
   'transformer',
   'audio',
@@ -52,6 +56,7 @@ export const PUBLIC_JOB_TYPES = [
 export type PublicJobType = (typeof PUBLIC_JOB_TYPES)[number];
 
 export type PdfParams = JobParams<'pdf'>;
+export type DocumentParams = JobParams<'document'>;
 export type ExternalOcrParams = JobParams<'external_ocr'>;
 export type ImageOcrParams = JobParams<'imageocr'>;
 export type AudioParams = JobParams<'audio'>;

@@ -118,7 +118,7 @@ const NO_LLM = { total_tokens: 0, total_cost: 0, requests: [] };
  * (capabilities/pdf.ts `nativeTextResult`, the Markdown thread) call it, so both give the same bytes.
  */
 export function pdfResult(
-  meta: { pageCount: number; title: string; author: string },
+  meta: { pageCount: number; title: string; author: string; format?: string },
   entries: PdfTextContent[],
   extras: PdfResultExtras = {},
 ): PdfResult {
@@ -166,7 +166,7 @@ export function directPdfResult(
 
 /** The `metadata` of a PDF result (`/api/pdf/process` `data.metadata`), its page entries built by the caller. */
 export function pdfMetadata(
-  meta: { pageCount: number; title: string; author: string },
+  meta: { pageCount: number; title: string; author: string; format?: string },
   textContents: PdfTextContent[],
   imagePaths: string[],
 ): PdfMetadata {
@@ -174,6 +174,8 @@ export function pdfMetadata(
     page_count: meta.pageCount,
     author: meta.author,
     title: meta.title,
+    // A document job's rendered document (contract §12): the format it was detected as.
+    ...(meta.format ? { format: meta.format } : {}),
     text_contents: textContents,
     image_paths: imagePaths,
   };

@@ -41,6 +41,10 @@ export const pdfMetadataSchema = z.object({
   page_count: z.number().int(),
   author: z.string(),
   title: z.string(),
+  format: z
+    .string()
+    .optional()
+    .meta({ description: 'A document sent to /api/document/process and rendered to PDF: its detected format' }),
   text_contents: z.array(pdfTextContent),
   image_paths: z.array(z.string()),
 });
@@ -368,6 +372,8 @@ export const storyResultData = z
  */
 export const jobResultDataByType = {
   pdf: pdfResultData,
+  // A PDF or an image sent as a document answers as its own endpoint does (contract §12).
+  document: z.union([documentResultData, pdfResultData, imageOcrResultData]),
   session: sessionResultData,
   transformer: z.union([
     transformerResultData.text,

@@ -39,6 +39,7 @@ function cacheKey(p: CacheKeyParts): string {
 export const PDF_CACHE_OPERATION = 'pdf';
 export const PDF_PAGE_CACHE_OPERATION = 'pdf-page';
 export const IMAGE_OCR_CACHE_OPERATION = 'imageocr';
+export const DOCUMENT_CACHE_OPERATION = 'document';
 export const EXTERNAL_OCR_CACHE_OPERATION = 'external-ocr';
 export const TRANSFORM_CACHE_OPERATION = 'transformer';
 export const AUDIO_CACHE_OPERATION = 'audio';
@@ -84,8 +85,35 @@ export function pdfCacheKey(inputSha256: string, params: Record<string, unknown>
       ...(usesTextLayer ? { engine: ctx.textEngine } : {}),
       ...(method === 'combined' ? { rule: COMBINED_RULE } : {}),
       ...(params.output_format === 'markdown' ? { format: MARKDOWN_FORMAT } : {}),
+      // A document job's PDF (contract §12): the same answer as the PDF endpoint's, kept apart from it all the same.
+      ...(params.document_format ? { document: params.document_format } : {}),
     },
     model: usesVision ? (ctx.visionModel ?? '') : '',
+  });
+}
+
+/**
+ * The version of the document readers and their renderer (domain/documents) in the keys of document results: a change
+ * of what a reader finds or how the model is rendered changes this.
+ */
+export const DOCUMENT_RULES = 'documents-1';
+
+/**
+ * The result-cache key of a document read from its own structure (`extraction_method=native`): the file's bytes,
+ * the parts asked for, the output format and the readers' version. Null when the request is not cached (a template,
+ * images). A rendered document's PDF goes to the PDF cache under its own bytes (`pdfCacheKey`).
+ */
+export function documentCacheKey(inputSha256: string, params: Record<string, unknown>): string | null {
+  if (!inputSha256 || params.template || params.includeImages) return null;
+  return cacheKey({
+    operation: 'document-native',
+    inputHash: inputSha256,
+    params: {
+      page_start: params.page_start ?? null,
+      page_end: params.page_end ?? null,
+      format: params.output_format === 'markdown' ? 'markdown' : 'text',
+      rules: DOCUMENT_RULES,
+    },
   });
 }
 

@@ -115,7 +115,8 @@ function zipEntries(bytes: Uint8Array, limits: ReadLimits): Promise<{ names: str
 
 async function detectZip(bytes: Uint8Array, limits: ReadLimits): Promise<Detected | null> {
   const z = await zipEntries(bytes, limits);
-  if (!z) return null;
+  // A zip whose directory cannot be read (truncated, damaged) is a corrupt container, not an unknown format.
+  if (!z) throw new DocumentError('UNPROCESSABLE_INPUT', 'corrupt', 'The zip container is damaged or truncated.');
   if (z.names.length > limits.maxEntries)
     throw new DocumentError(
       'PAYLOAD_TOO_LARGE',

@@ -10,29 +10,12 @@ import { DEFAULT_READ_LIMITS, type DocBlock } from '../../domain/documents/model
 import { readOdp, readOds, readOdt } from '../../domain/documents/readers/odf';
 import { readDocument } from '../../domain/documents/read';
 import { renderDocument } from '../../domain/documents/render';
+import { flatOdf } from '../support/documents/flat-odf';
 
 // The ODF readers on packages the real LibreOffice wrote (its own automatic styles, soft page breaks, list ids,
 // repeated empty cells), from flat ODF XML the test writes so every expected block is known.
 
-const NS =
-  'xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" ' +
-  'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" ' +
-  'xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" ' +
-  'xmlns:draw="urn:oasis:names:tc:opendocument:xmlns:drawing:1.0" ' +
-  'xmlns:presentation="urn:oasis:names:tc:opendocument:xmlns:presentation:1.0" ' +
-  'xmlns:svg="urn:oasis:names:tc:opendocument:xmlns:svg-compatible:1.0" ' +
-  'xmlns:style="urn:oasis:names:tc:opendocument:xmlns:style:1.0" ' +
-  'xmlns:fo="urn:oasis:names:tc:opendocument:xmlns:xsl-fo-compatible:1.0" ' +
-  'xmlns:meta="urn:oasis:names:tc:opendocument:xmlns:meta:1.0" ' +
-  'xmlns:number="urn:oasis:names:tc:opendocument:xmlns:datastyle:1.0" ' +
-  'xmlns:dc="http://purl.org/dc/elements/1.1/" xmlns:xlink="http://www.w3.org/1999/xlink" office:version="1.3"';
-
-const flat = (mime: string, body: string, styles = '', meta = '') =>
-  `<?xml version="1.0" encoding="UTF-8"?>\n<office:document ${NS} office:mimetype="application/vnd.oasis.opendocument.${mime}">` +
-  `<office:meta>${meta}</office:meta><office:automatic-styles>${styles}</office:automatic-styles>` +
-  `<office:body>${body}</office:body></office:document>`;
-
-const TEXT = flat(
+const TEXT = flatOdf(
   'text',
   '<office:text><text:h text:outline-level="1">Survey</text:h>' +
     '<text:p>Some <text:span text:style-name="B">bold</text:span> words' +
@@ -50,7 +33,7 @@ const TEXT = flat(
   '<dc:title>Survey notes</dc:title><dc:language>en-GB</dc:language>',
 );
 
-const SHEET = flat(
+const SHEET = flatOdf(
   'spreadsheet',
   '<office:spreadsheet><table:table table:name="Prices"><table:table-row>' +
     '<table:table-cell office:value-type="string"><text:p>Fruit</text:p></table:table-cell>' +
@@ -71,7 +54,7 @@ const pframe = (cls: string, y: number, inner: string) =>
   `draw:layer="layout" svg:x="1cm" svg:y="${y}cm" svg:width="20cm" svg:height="3cm"><draw:text-box>${inner}` +
   '</draw:text-box></draw:frame>';
 
-const SLIDES = flat(
+const SLIDES = flatOdf(
   'presentation',
   '<office:presentation>' +
     ['Opening', 'Closing']

@@ -11,65 +11,18 @@ import { DEFAULT_READ_LIMITS } from '../../domain/documents/model';
 import { readDocument } from '../../domain/documents/read';
 import { renderDocument } from '../../domain/documents/render';
 import { EngineStallError } from '../../providers/process/run-tool';
+import { chaptersDocument, flatSheets, flatTitleSlides } from '../support/documents/flat-odf';
 
 // The office engine on the real LibreOffice (Debian's nogui packages, installed by the project's setup): inputs are
 // flat ODF XML the test writes, so every expected heading, cell and slide title is known.
 
-const NS =
-  'xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" ' +
-  'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" ' +
-  'xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" ' +
-  'xmlns:draw="urn:oasis:names:tc:opendocument:xmlns:drawing:1.0" ' +
-  'xmlns:presentation="urn:oasis:names:tc:opendocument:xmlns:presentation:1.0" ' +
-  'xmlns:svg="urn:oasis:names:tc:opendocument:xmlns:svg-compatible:1.0" ' +
-  'xmlns:style="urn:oasis:names:tc:opendocument:xmlns:style:1.0" ' +
-  'xmlns:fo="urn:oasis:names:tc:opendocument:xmlns:xsl-fo-compatible:1.0" ' +
-  'xmlns:office-ooo="http://openoffice.org/2004/office" ' +
-  'xmlns:script="urn:oasis:names:tc:opendocument:xmlns:script:1.0" ' +
-  'xmlns:xlink="http://www.w3.org/1999/xlink" ' +
-  'xmlns:ooo="http://openoffice.org/2004/office" office:version="1.3"';
-
-const flat = (mime: string, inner: string, styles = '', head = ''): string =>
-  `<?xml version="1.0" encoding="UTF-8"?>\n<office:document ${NS} office:mimetype="application/vnd.oasis.opendocument.${mime}">` +
-  `${head}<office:automatic-styles>${styles}</office:automatic-styles><office:body>${inner}</office:body></office:document>`;
-
-/** A text document of `pages` pages: each a level-1 heading "Chapter N" (a page break before) and `paras` paragraphs. */
-function textDocument(pages: number, paras = 8): string {
-  const body: string[] = [];
-  for (let p = 1; p <= pages; p++) {
-    body.push(`<text:h text:outline-level="1"${p > 1 ? ' text:style-name="PB"' : ''}>Chapter ${p}</text:h>`);
-    for (let i = 1; i <= paras; i++)
-      body.push(
-        `<text:p>Paragraph ${i} of chapter ${p}. ${'Lorem ipsum dolor sit amet, consectetur adipiscing. '.repeat(5)}</text:p>`,
-      );
-  }
-  const pb =
-    '<style:style style:name="PB" style:family="paragraph"><style:paragraph-properties fo:break-before="page"/></style:style>';
-  return flat('text', `<office:text>${body.join('')}</office:text>`, pb);
-}
-
-const SHEET = flat(
-  'spreadsheet',
-  '<office:spreadsheet><table:table table:name="Prices">' +
-    '<table:table-row><table:table-cell office:value-type="string"><text:p>Fruit</text:p></table:table-cell>' +
-    '<table:table-cell office:value-type="string"><text:p>Price</text:p></table:table-cell></table:table-row>' +
-    '<table:table-row><table:table-cell office:value-type="string"><text:p>Quince</text:p></table:table-cell>' +
-    '<table:table-cell office:value-type="float" office:value="4.25"><text:p>4.25</text:p></table:table-cell></table:table-row>' +
-    '</table:table></office:spreadsheet>',
-);
-
-const SLIDES = flat(
-  'presentation',
-  '<office:presentation>' +
-    ['Opening Gambit', 'Closing Argument']
-      .map(
-        (t, i) =>
-          `<draw:page draw:name="s${i + 1}"><draw:frame presentation:class="title" svg:x="1cm" svg:y="1cm" svg:width="20cm" svg:height="3cm">` +
-          `<draw:text-box><text:p>${t}</text:p></draw:text-box></draw:frame></draw:page>`,
-      )
-      .join('') +
-    '</office:presentation>',
-);
+const SHEET = flatSheets({
+  Prices: [
+    ['Fruit', 'Price'],
+    ['Quince', 4.25],
+  ],
+});
+const SLIDES = flatTitleSlides(['Opening Gambit', 'Closing Argument']);
 
 const pdfText = (file: string): string => execFileSync('pdftotext', ['-layout', file, '-'], { encoding: 'utf8' });
 const pdfPages = (file: string): number =>
@@ -122,7 +75,7 @@ describe('office engine (LibreOffice headless)', function () {
   before(async function () {
     if (!existsSync(soffice)) throw new Error(`no LibreOffice at ${soffice}: run the project's setup (npm test does)`);
     dir = await mkdtemp(path.join(os.tmpdir(), 'office-engine-'));
-    await writeFile(path.join(dir, 'ten.fodt'), textDocument(10));
+    await writeFile(path.join(dir, 'ten.fodt'), chaptersDocument(10));
     await writeFile(path.join(dir, 'prices.fods'), SHEET);
     await writeFile(path.join(dir, 'talk.fodp'), SLIDES);
     engine = new LibreOfficeEngine({ sofficePath: soffice, scratchDir: dir, slots: 1 });
@@ -223,7 +176,7 @@ describe('office engine (LibreOffice headless)', function () {
 
   it('kills LibreOffice when the call is aborted, and starts it again for the next one', async () => {
     const big = path.join(dir, 'big.fodt');
-    await writeFile(big, textDocument(300, 20));
+    await writeFile(big, chaptersDocument(300, 20));
     const before = engine.pids();
     expect(before, 'the engine is warm from the earlier tests').to.have.length(2);
     const ac = new AbortController();

@@ -14,6 +14,7 @@ import type { PipelineTable } from '../../workflows/pipelines';
 /** The least each job type takes, as its route or /api/jobs/ would send it. */
 const MINIMAL: { [T in JobType]: unknown } = {
   pdf: { filename: '/data/in/a.pdf' },
+  document: { file_key: 'uploads/a/b.docx' },
   session: { event: 'E', session: 'S', url: 'https://example.org/s', filename: 's', track: 'T' },
   transformer: { operation: 'html-to-markdown', html: '<p>x</p>' },
   audio: { file_key: 'uploads/a/b.wav' },

@@ -2,6 +2,7 @@ import { ApplicationFailure, patched } from '@temporalio/workflow';
 import type { JobType } from '../definitions';
 import { audioPipeline } from './audio.pipeline';
 import type { Pipeline, PipelineContext } from './context';
+import { documentPipeline } from './document.pipeline';
 import { externalOcrPipeline } from './external-ocr.pipeline';
 import { imageOcrPipeline } from './imageocr.pipeline';
 import { pdfPipeline } from './pdf.pipeline';
@@ -40,6 +41,8 @@ const PIPELINES: PipelineTable = {
   event_summary: { pipeline: summaryPipeline },
   story: { pipeline: summaryPipeline },
   pdf: { pipeline: pdfPipeline, patch: 'pdf-pipeline' },
+  // Document jobs were refused at creation (not a job type) before this pipeline existed: no patch needed.
+  document: { pipeline: documentPipeline },
   // Session jobs could be created (and failed with NOT_IMPLEMENTED) before this pipeline existed.
   session: { pipeline: sessionPipeline, patch: 'session-pipeline' },
 };

@@ -1,0 +1,76 @@
+import type { BlobStore } from '../core/stores/blob-store';
+import { readCache, writeCache } from '../core/stores/cache';
+import { DOCUMENT_CACHE_OPERATION, documentCacheKey } from '../core/stores/cache-keys';
+import type { DocumentResultData } from '../core/results/result-schemas';
+import type { DocumentModel, ReadLimits } from '../domain/documents/model';
+import { renderDocument } from '../domain/documents/render';
+
+/**
+ * The document capability (contract §12): a document of another format than PDF read from its own structure
+ * (domain/documents) into the PDF answer's shape, and its result cache. The job's steps call it
+ * (activities/document.activities.ts); the engines a format needs (LibreOffice for DOC, XLS, PPT and RTF) are the
+ * caller's.
+ */
+
+/** The entry: the endpoint's `data` (a result with images or a template is never cached). */
+export type DocumentEntry = DocumentResultData;
+
+/** The key of this document under these parameters; null when the request is not cached (a template, images). */
+export const documentKey = (sha256: string, params: Record<string, unknown>): string | null =>
+  documentCacheKey(sha256, params);
+
+/** The entry under `key` (the lookup counted), or null. */
+export const cachedDocument = (store: BlobStore, key: string): Promise<DocumentEntry | null> =>
+  readCache<DocumentEntry>(store, DOCUMENT_CACHE_OPERATION, key);
+
+/** A fresh success's `data`, written under its key. */
+export const rememberDocument = (store: BlobStore, key: string, data: DocumentEntry): Promise<void> =>
+  writeCache(store, DOCUMENT_CACHE_OPERATION, key, data);
+
+/**
+ * The input budgets of a job's document (contract §10): what a container may expand to is bounded by the upload
+ * limit, so a file that is small on the wire cannot become more than a large upload once read.
+ */
+export function documentReadLimits(maxUploadMb: number, base: ReadLimits): ReadLimits {
+  return { ...base, maxUncompressedBytes: Math.min(base.maxUncompressedBytes, 4 * maxUploadMb * 1024 * 1024) };
+}
+
+export interface DocumentAnswerOptions {
+  /** `output_format=markdown`: `data.markdown` and each part's `markdown`. */
+  markdown: boolean;
+  /** The 1-based range of parts (`page_start`/`page_end`). */
+  first?: number;
+  last?: number;
+  /** The images archive's name and the paths inside it (`includeImages`). */
+  images?: { filename: string; imagePaths: string[] };
+}
+
+/**
+ * The endpoint's `data` of a read document: its text, Markdown and parts rendered by the one renderer, its metadata
+ * as the file states it. The range is the caller's, checked against the parts (`pageRange`).
+ */
+export function documentAnswer(model: DocumentModel, opts: DocumentAnswerOptions): DocumentResultData {
+  const count = model.parts.length;
+  const rendered = renderDocument(model, { markdown: opts.markdown, first: opts.first, last: opts.last });
+  return {
+    extracted_text: rendered.text,
+    ...(opts.markdown ? { markdown: rendered.markdown ?? '' } : {}),
+    metadata: {
+      page_count: count,
+      author: model.author ?? '',
+      title: model.title ?? '',
+      format: model.format,
+      ...(model.language ? { language: model.language } : {}),
+      text_contents: rendered.contents.map((c) => ({
+        page: c.page,
+        part: c.part,
+        ...(c.name ? { name: c.name } : {}),
+        text: c.text,
+        ...(opts.markdown && c.markdown !== undefined ? { markdown: c.markdown } : {}),
+      })),
+      image_paths: opts.images?.imagePaths ?? [],
+    },
+    images_archive_filename: opts.images?.filename ?? null,
+    images_archive_data: opts.images ? '' : null,
+  };
+}

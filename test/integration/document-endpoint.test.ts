@@ -1,0 +1,291 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { expect } from 'chai';
+// The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
+import { startStack, type Stack } from '../support/servers/stack';
+import { libreOfficePath } from '../../core/config/config';
+import { LibreOfficeEngine } from '../../providers/office/libreoffice';
+import { flatOdf, flatSheets } from '../support/documents/flat-odf';
+import { zipOf } from '../support/documents/office-files';
+import { buildPdf } from '../support/documents/pdf-factory';
+import { okData, postMultipart, postPdf } from '../support/clients/pdf-http';
+import { startWebhookReceiver } from '../support/servers/webhook-receiver';
+
+// POST /api/document/process and job_type `document` (contract §12) on the real API, worker, Temporal dev server,
+// LibreOffice, poppler and tesseract. The documents are written by the real LibreOffice from flat ODF the test
+// writes (DOCX, DOC, XLSX, XLS, PPTX, a password-protected ODT), so every heading, cell and slide is known.
+
+const REPORT = flatOdf(
+  'text',
+  '<office:text><text:h text:outline-level="1">Quarterly report</text:h>' +
+    '<text:p>Revenue grew in every region this quarter.</text:p>' +
+    '<text:h text:outline-level="2">Regions</text:h>' +
+    '<text:list><text:list-item><text:p>North</text:p></text:list-item>' +
+    '<text:list-item><text:p>South</text:p></text:list-item></text:list>' +
+    '<table:table table:name="T"><table:table-column table:number-columns-repeated="2"/>' +
+    '<table:table-row><table:table-cell><text:p>Region</text:p></table:table-cell>' +
+    '<table:table-cell><text:p>Sales</text:p></table:table-cell></table:table-row>' +
+    '<table:table-row><table:table-cell><text:p>North</text:p></table:table-cell>' +
+    '<table:table-cell><text:p>120</text:p></table:table-cell></table:table-row></table:table>' +
+    '<text:p>Prepared by the finance team.</text:p></office:text>',
+  '',
+  '<dc:title>Q3 report</dc:title>',
+);
+
+const SHEETS = flatSheets({
+  Prices: [
+    ['Fruit', 'Price'],
+    ['Quince', 4.25],
+    ['Medlar', 7.5],
+  ],
+  Stock: [
+    ['Fruit', 'Crates'],
+    ['Quince', 12],
+  ],
+});
+
+/** A presentation object Impress keeps as one (a frame without a presentation style is saved as a plain frame). */
+const pframe = (cls: string, y: number, inner: string) =>
+  `<draw:frame presentation:style-name="pr1" presentation:class="${cls}" presentation:user-transformed="true" ` +
+  `draw:layer="layout" svg:x="1cm" svg:y="${y}cm" svg:width="20cm" svg:height="3cm"><draw:text-box>${inner}` +
+  '</draw:text-box></draw:frame>';
+
+const SLIDES = flatOdf(
+  'presentation',
+  '<office:presentation>' +
+    ['Opening Gambit', 'Middle Game', 'Closing Argument']
+      .map(
+        (t, i) =>
+          `<draw:page draw:name="s${i + 1}" draw:master-page-name="Default">` +
+          pframe('title', 1, `<text:p>${t}</text:p>`) +
+          pframe('outline', 5, `<text:p>Point ${i + 1}</text:p>`) +
+          '</draw:page>',
+      )
+      .join('') +
+    '</office:presentation>',
+  '<style:style style:name="pr1" style:family="presentation"/>',
+);
+
+const MIME = {
+  docx: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+  xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+  pptx: 'application/vnd.openxmlformats-officedocument.presentationml.presentation',
+  doc: 'application/msword',
+  xls: 'application/vnd.ms-excel',
+  odt: 'application/vnd.oasis.opendocument.text',
+};
+
+describe('the document endpoint (real LibreOffice, poppler, tesseract and Temporal)', function () {
+  this.timeout(180_000);
+  let s: Stack;
+  let dir: string;
+  let engine: LibreOfficeEngine;
+  const files: Record<string, Buffer> = {};
+
+  const post = (fields: Record<string, string>, name: keyof typeof files | string, bytes?: Buffer) =>
+    postMultipart(`${s.url}/api/document/process`, fields, {
+      bytes: bytes ?? files[name],
+      name,
+      type: MIME[path.extname(name).slice(1) as keyof typeof MIME] ?? 'application/octet-stream',
+    });
+
+  before(async function () {
+    this.timeout(300_000);
+    const soffice = libreOfficePath({ LIBREOFFICE_PATH: process.env.LIBREOFFICE_PATH });
+    if (!existsSync(soffice)) throw new Error(`no LibreOffice at ${soffice}: run the project's setup (npm test does)`);
+    dir = await mkdtemp(path.join(os.tmpdir(), 'document-endpoint-'));
+    await writeFile(path.join(dir, 'report.fodt'), REPORT);
+    await writeFile(path.join(dir, 'prices.fods'), SHEETS);
+    await writeFile(path.join(dir, 'talk.fodp'), SLIDES);
+    // The test's own LibreOffice writes the inputs; the worker runs its own.
+    engine = new LibreOfficeEngine({ sofficePath: soffice, scratchDir: dir, slots: 1 });
+    const write = async (src: string, name: string, target: 'docx' | 'doc' | 'xlsx' | 'xls' | 'pptx' | 'odt') => {
+      const output = path.join(dir, name);
+      await engine.convertTo({
+        input: path.join(dir, src),
+        output,
+        target,
+        ...(name === 'locked.odt' ? { encryptionPassword: 'hunter2' } : {}),
+      });
+      files[name] = await readFile(output);
+    };
+    await write('report.fodt', 'report.docx', 'docx');
+    await write('report.fodt', 'report.doc', 'doc');
+    await write('report.fodt', 'locked.odt', 'odt');
+    await write('prices.fods', 'prices.xlsx', 'xlsx');
+    await write('prices.fods', 'prices.xls', 'xls');
+    await write('talk.fodp', 'talk.pptx', 'pptx');
+    await engine.close();
+    s = await startStack({ INPUT_ROOTS: dir });
+  });
+
+  after(async () => {
+    await engine?.close();
+    await s?.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('reads a DOCX into Markdown with its headings, list and table, and its metadata', async () => {
+    const r = await post({ output_format: 'markdown' }, 'report.docx');
+    const d = okData(r);
+    expect(d.metadata).to.include({ format: 'docx', title: 'Q3 report', page_count: 1 });
+    expect(d.markdown).to.include('# Quarterly report\n').and.include('## Regions\n');
+    expect(d.markdown)
+      .to.match(/^- North$/m)
+      .and.match(/^- South$/m);
+    expect(d.markdown)
+      .to.match(/^\| Region \| Sales \|$/m)
+      .and.match(/^\| North \| 120 \|$/m);
+    expect(d.extracted_text).to.include('Revenue grew in every region').and.include('Prepared by the finance team.');
+    expect(d.extracted_text, 'the text carries no Markdown marks').to.not.include('# Quarterly');
+    expect(d.metadata.text_contents).to.have.length(1);
+    expect(d.metadata.text_contents[0]).to.include({ page: 1, part: 'document' });
+    expect(d).to.include({ images_archive_filename: null, images_archive_data: null });
+    expect(r.headers.get('x-cache')).to.equal('miss');
+    // The same document again: the result cache answers, the same data.
+    const again = await post({ output_format: 'markdown' }, 'report.docx');
+    expect(again.headers.get('x-cache')).to.equal('hit');
+    expect(okData(again)).to.deep.equal(d);
+  });
+
+  it('reads a binary DOC through LibreOffice with the same structure', async () => {
+    const d = okData(await post({ output_format: 'markdown' }, 'report.doc'));
+    expect(d.metadata.format).to.equal('doc');
+    expect(d.markdown).to.include('# Quarterly report\n').and.include('## Regions\n');
+    expect(d.markdown).to.match(/^\| North \| 120 \|$/m);
+  });
+
+  it('reads every sheet of an XLSX and an XLS as a part with its values, and a page range of sheets', async () => {
+    for (const name of ['prices.xlsx', 'prices.xls']) {
+      const d = okData(await post({ output_format: 'markdown' }, name));
+      expect(d.metadata.format).to.equal(path.extname(name).slice(1));
+      expect(d.metadata.page_count).to.equal(2);
+      expect(d.metadata.text_contents.map((c: any) => [c.part, c.name])).to.deep.equal([
+        ['sheet', 'Prices'],
+        ['sheet', 'Stock'],
+      ]);
+      expect(d.metadata.text_contents[0].markdown).to.match(/\| Quince \| 4\.25 \|/);
+      expect(d.metadata.text_contents[0].markdown).to.match(/\| Medlar \| 7\.5 \|/);
+    }
+    const second = okData(await post({ page_start: '2' }, 'prices.xlsx'));
+    expect(second.metadata.text_contents.map((c: any) => c.name)).to.deep.equal(['Stock']);
+    expect(second.extracted_text).to.include('12').and.not.include('Medlar');
+    const past = await post({ page_start: '3' }, 'prices.xlsx');
+    expect(past.status, JSON.stringify(past.body)).to.equal(400);
+    expect(past.body.error.code).to.equal('VALIDATION_ERROR');
+  });
+
+  it('reads a PPTX slide by slide in order, with each slide’s title', async () => {
+    const d = okData(await post({ output_format: 'markdown' }, 'talk.pptx'));
+    expect(d.metadata).to.include({ format: 'pptx', page_count: 3 });
+    expect(d.metadata.text_contents.map((c: any) => [c.part, c.name])).to.deep.equal([
+      ['slide', 'Opening Gambit'],
+      ['slide', 'Middle Game'],
+      ['slide', 'Closing Argument'],
+    ]);
+    expect(d.metadata.text_contents[1].text).to.include('Point 2');
+  });
+
+  it('renders a DOCX to PDF with extraction_method=render and reads it by the PDF path', async () => {
+    const d = okData(await post({ extraction_method: 'render' }, 'report.docx'));
+    expect(d.metadata.format).to.equal('docx');
+    expect(d.metadata.page_count).to.equal(1);
+    expect(d.metadata.text_contents[0]).to.include({ page: 1, method: 'native' });
+    expect(d.extracted_text).to.include('Quarterly report').and.include('Revenue grew in every region');
+    const bad = await post({ extraction_method: 'ocr' }, 'report.docx');
+    expect(bad.status).to.equal(400);
+    expect(JSON.stringify(bad.body.error)).to.include('extraction_method');
+    const orphan = await post({ render_method: 'local_ocr' }, 'report.docx');
+    expect(orphan.status).to.equal(400);
+    expect(JSON.stringify(orphan.body.error)).to.include('render_method');
+  });
+
+  it('answers a PDF exactly as /api/pdf/process does, and an image as image OCR does', async () => {
+    const pdf = buildPdf({ pages: [{ kind: 'lines', lines: ['Routed to the PDF pipeline.'] }] });
+    const viaDocument = okData(await post({}, 'routed.pdf', pdf));
+    const viaPdf = okData(await postPdf(s, {}, pdf));
+    expect(viaDocument).to.deep.equal(viaPdf);
+    expect(viaDocument.metadata).to.not.have.property('format');
+
+    // A page of that PDF rendered by poppler: a PNG read by tesseract.
+    await writeFile(path.join(dir, 'ocr.pdf'), pdf);
+    execFileSync('pdftoppm', ['-png', '-r', '200', '-singlefile', path.join(dir, 'ocr.pdf'), path.join(dir, 'ocr')]);
+    const image = okData(await post({}, 'page.png', await readFile(path.join(dir, 'ocr.png'))));
+    expect(image.extracted_text).to.match(/Routed to the PDF/);
+    expect(image.metadata.format).to.match(/png/i);
+    expect(image.metadata).to.have.property('confidence');
+  });
+
+  it('refuses a format it does not read with 400 INVALID_FORMAT and the supported list, by content not name', async () => {
+    const r = await post({}, 'song.docx', Buffer.from('ID3\u0003\u0000\u0000\u0000\u0000\u0000\u0000 not a document'));
+    expect(r.status, JSON.stringify(r.body)).to.equal(400);
+    expect(r.body.error.code).to.equal('INVALID_FORMAT');
+    expect(r.body.error.details.supported_formats).to.include.members(['docx', 'doc', 'xls', 'ppt', 'rtf', 'pdf']);
+    const zip = await zipOf({ 'hello.txt': 'not an office file' });
+    const z = await post({}, 'archive.docx', zip);
+    expect(z.status, JSON.stringify(z.body)).to.equal(400);
+    expect(z.body.error.code).to.equal('INVALID_FORMAT');
+  });
+
+  it('refuses a password-protected and a corrupt document with 422 and its reason', async () => {
+    const locked = await post({}, 'locked.odt');
+    expect(locked.status, JSON.stringify(locked.body)).to.equal(422);
+    expect(locked.body.error.code).to.equal('UNPROCESSABLE_INPUT');
+    expect(locked.body.error.details.reason).to.match(/encrypted|password_protected/);
+    const truncated = await post({}, 'cut.docx', files['report.docx'].subarray(0, 1500));
+    expect(truncated.status, JSON.stringify(truncated.body)).to.equal(422);
+    expect(truncated.body.error.details.reason).to.equal('corrupt');
+  });
+
+  it('refuses a form field it does not take, naming it', async () => {
+    const r = await post({ source_language: 'de' }, 'report.docx');
+    expect(r.status).to.equal(400);
+    expect(JSON.stringify(r.body.error)).to.include('source_language');
+  });
+
+  it('runs job_type document through /api/jobs/ for a file inside INPUT_ROOTS, with its webhook, and refuses one outside', async () => {
+    const hook = await startWebhookReceiver();
+    try {
+      const file = path.join(dir, 'inbox', 'talk.pptx');
+      await mkdir(path.dirname(file), { recursive: true });
+      await writeFile(file, files['talk.pptx']);
+      const created = await s.call('POST', '/api/jobs/', {
+        job_type: 'document',
+        parameters: { filename: file, output_format: 'markdown' },
+        webhook: { url: `${hook.url}/done` },
+      });
+      expect(created.status, JSON.stringify(created.body)).to.equal(200);
+      const job = await s.waitJob(created.body.data.job_id, 120_000);
+      expect(job.status, JSON.stringify(job.error)).to.equal('completed');
+      expect(job.results.markdown).to.include('Closing Argument');
+      await hook.waitFor((rs) => rs.some((q) => q.json?.phase === 'completed'));
+      const outside = await s.call('POST', '/api/jobs/', {
+        job_type: 'document',
+        parameters: { filename: '/etc/hostname' },
+      });
+      // Accepted as any job naming a path; the job refuses a file outside INPUT_ROOTS without reading it.
+      expect(outside.status, JSON.stringify(outside.body)).to.equal(200);
+      const refused = await s.waitJob(outside.body.data.job_id, 60_000);
+      expect(refused.status).to.equal('failed');
+      expect(refused.error.code).to.equal('FORBIDDEN');
+    } finally {
+      await hook.close();
+    }
+  });
+
+  it('answers 202 with the job id at once with Prefer: respond-async', async () => {
+    const r = await postMultipart(
+      `${s.url}/api/document/process`,
+      {},
+      { bytes: files['prices.xlsx'], name: 'p.xlsx', type: MIME.xlsx },
+      { Prefer: 'respond-async' },
+    );
+    expect(r.status, JSON.stringify(r.body)).to.equal(202);
+    const job = await s.waitJob(r.body.data.job_id, 120_000);
+    expect(job.status).to.equal('completed');
+    expect(job.results.metadata.format).to.equal('xlsx');
+  });
+});
