@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { readFileSync } from 'node:fs';
 import { detectFormat } from '../../domain/documents/detect';
 import { DEFAULT_READ_LIMITS, DocumentError, type DocPart } from '../../domain/documents/model';
 import { readDocument } from '../../domain/documents/read';
@@ -338,6 +339,68 @@ describe('readDocument of an Outlook item', () => {
     expect(doc.parts.map((p) => [p.kind, p.name, p.blocks.length])).to.deep.equal([
       ['message', 'Alone', 1],
       ['attachment', 'n.txt', 0],
+    ]);
+  });
+});
+
+/** Items saved by Outlook, from msgreader's own tests (Apache-2.0, see licenses/README.md). */
+const real = (name: string) => readFileSync(new URL(`../fixtures/msg/${name}`, import.meta.url));
+
+describe('Outlook items saved by Outlook', () => {
+  it('reads an item with an embedded item and a PNG attachment (msgInMsg.msg)', async () => {
+    const read = await readDocument(real('msgInMsg.msg'), DEFAULT_READ_LIMITS);
+    if (read.kind !== 'model') throw new Error('read, not routed');
+    const [outer, inner, png] = read.model.parts;
+    expect(read.model.parts).to.have.length(3);
+    expect(outer!.blocks).to.deep.equal([
+      {
+        type: 'fields',
+        fields: [
+          ['Date', '2020-09-10T10:18:08.000Z'],
+          ['Subject', 'I have attachments!'],
+        ],
+      },
+      { type: 'paragraph', text: 'I have attachments!' },
+    ]);
+    expect(inner!.name).to.equal('Microsoft Outlook テスト メッセージ.msg');
+    expect(inner!.attachment).to.include({ format: 'msg', mime: 'application/vnd.ms-outlook' });
+    expect(inner!.blocks).to.deep.equal([
+      {
+        type: 'fields',
+        fields: [
+          ['From', '"Microsoft Outlook" <xmailuser@xmailserver.test>'],
+          ['To', '"xmailuser" <xmailuser@xmailserver.test>'],
+          ['Date', '2020-05-12T05:45:17.000Z'],
+          ['Subject', 'Microsoft Outlook テスト メッセージ'],
+        ],
+      },
+      {
+        type: 'paragraph',
+        text: 'この電子メール メッセージは、アカウントの設定のテスト中に、Microsoft Outlook から自動送信されたものです。',
+      },
+    ]);
+    // A PNG attachment goes to the image pipeline, which this pure code does not run: listed, with its size.
+    expect(png).to.deep.equal({
+      kind: 'attachment',
+      name: 'green.png',
+      blocks: [],
+      attachment: { filename: 'green.png', mime: 'image/png', size: 134 },
+    });
+  });
+
+  it("decodes a non-Unicode item's strings in its locale's code page (nonUnicodeCP932.msg, Japanese)", async () => {
+    const doc = await readMsg(real('nonUnicodeCP932.msg'), DEFAULT_READ_LIMITS, { readAttachment });
+    expect(doc.title).to.equal('日本語 Non Unicode タイトル');
+    expect(doc.parts[0]!.blocks).to.deep.equal([
+      {
+        type: 'fields',
+        fields: [
+          ['To', 'xmailuser2@xmailserver.test'],
+          ['Date', '2021-11-05T10:25:17.000Z'],
+          ['Subject', '日本語 Non Unicode タイトル'],
+        ],
+      },
+      { type: 'paragraph', text: '日本語 Non Unicode 本文' },
     ]);
   });
 });

@@ -8,9 +8,9 @@ import {
   type DocumentModel,
   type ReadLimits,
 } from '../model';
-import { decodeText } from '../text-decode';
 import { attachmentParts, headerFields, imageName, nestedParts, type MailHeaders, type MailReadContext } from './eml';
 import { htmlToBlocks, textToBlocks } from './mail-html';
+import { ansiEncoding, decodeHtml } from './msg-codepage';
 
 // The package is CommonJS compiled from ES modules: Node's ESM loader hands over `module.exports`, whose `default` is
 // the class; a bundler or TypeScript's own interop hands over the class itself.
@@ -45,40 +45,6 @@ function sentDate(f: FieldsData): Date | undefined {
   return undefined;
 }
 
-/** Windows code pages (PidTagInternetCodepage) to the WHATWG labels TextDecoder knows. */
-const CODEPAGES: Record<number, string> = {
-  65001: 'utf-8',
-  1200: 'utf-16le',
-  1201: 'utf-16be',
-  932: 'shift_jis',
-  936: 'gbk',
-  949: 'euc-kr',
-  950: 'big5',
-  20866: 'koi8-r',
-  21866: 'koi8-u',
-  50220: 'iso-2022-jp',
-  51932: 'euc-jp',
-  54936: 'gb18030',
-};
-
-/** PidTagHtml is bytes in the message's internet code page; without one (or an unknown one), UTF-8 or Latin-1. */
-function decodeHtml(bytes: Uint8Array, codepage: number | undefined): string {
-  const label =
-    codepage === undefined
-      ? undefined
-      : (CODEPAGES[codepage] ??
-        (codepage >= 1250 && codepage <= 1258 ? `windows-${codepage}` : undefined) ??
-        (codepage >= 28591 && codepage <= 28606 ? `iso-8859-${codepage - 28590}` : undefined));
-  if (label) {
-    try {
-      return new TextDecoder(label).decode(bytes);
-    } catch {
-      // a label this runtime's ICU lacks: the sniffed decoding below
-    }
-  }
-  return decodeText(bytes);
-}
-
 const IMAGE_BY_EXT: Record<string, string> = {
   '.png': 'image/png',
   '.jpg': 'image/jpeg',
@@ -90,19 +56,36 @@ const IMAGE_BY_EXT: Record<string, string> = {
   '.webp': 'image/webp',
 };
 
+/** A 32-bit property of the root's property stream (after its 32-byte header, 16-byte entries: tag, flags, value). */
+function rootLong(stream: Uint8Array | undefined, tag: number): number | undefined {
+  if (!stream) return undefined;
+  const view = new DataView(stream.buffer, stream.byteOffset, stream.byteLength);
+  for (let at = 32; at + 16 <= stream.byteLength; at += 16)
+    if (view.getUint32(at, true) === tag) return view.getUint32(at + 8, true);
+  return undefined;
+}
+
 /**
  * The file's properties, through msgreader. The compound file is first read with `cfb` (which detection already
  * trusts, and which refuses a broken one) and written again: msgreader follows sector and directory chains without
- * checking for loops, so it only ever sees a well-formed file.
+ * checking for loops, so it only ever sees a well-formed file. A non-Unicode item's 8-bit strings are decoded in its
+ * ANSI code page (msg-codepage.ts), read here from the root's property stream before msgreader parses.
  */
 function open(bytes: Uint8Array): { reader: Reader; fields: FieldsData } {
   try {
     const container = CFB.read(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), { type: 'buffer' });
     // The root's own streams carry the message's properties ([MS-OXMSG] 2.1); without any, there is no message.
-    if (!container.FullPaths.some((n) => /^[^/]*\/(__substg1\.0_[0-9A-Fa-f]{8}|__properties_version1\.0)$/.test(n)))
-      throw new Error('no message properties at the root of the compound file');
+    const root = container.FullPaths.flatMap((n, i) => {
+      const m = /^[^/]*\/(__substg1\.0_[0-9A-Fa-f]{8}|__properties_version1\.0)$/.exec(n);
+      return m ? [{ name: m[1]!, entry: container.FileIndex[i]! }] : [];
+    });
+    if (!root.length) throw new Error('no message properties at the root of the compound file');
     const clean = CFB.write(container, { type: 'buffer' }) as Uint8Array;
     const reader = new MsgReader(new DataView(clean.buffer, clean.byteOffset, clean.byteLength));
+    if (container.FullPaths.some((n) => /__substg1\.0_[0-9A-Fa-f]{4}001E$/i.test(n))) {
+      const props = root.find((r) => r.name === '__properties_version1.0')?.entry.content as Uint8Array | undefined;
+      reader.parserConfig = { ansiEncoding: ansiEncoding(rootLong(props, 0x3ffd0003), rootLong(props, 0x3ff10003)) };
+    }
     const fields = reader.getFileData();
     if (fields.error || fields.dataType !== 'msg') throw new Error(fields.error ?? 'not an Outlook item');
     return { reader, fields };
