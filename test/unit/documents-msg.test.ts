@@ -229,7 +229,11 @@ describe('Outlook item reader (MSG, msgreader)', () => {
     const damaged = Buffer.from(msg);
     damaged.fill(0xff, 512, 2048);
     const wordLike = buildCfb({ WordDocument: Buffer.from('x'.repeat(600)) });
-    for (const bytes of [truncated, damaged, wordLike, Buffer.from('not a compound file at all')]) {
+    // The directory's sector chain points back at itself: msgreader alone never returns from such a file.
+    const looped = Buffer.from(msg);
+    const dirStart = looped.readUInt32LE(0x30);
+    looped.writeUInt32LE(dirStart, 512 * (1 + looped.readUInt32LE(0x4c)) + dirStart * 4);
+    for (const bytes of [truncated, damaged, looped, wordLike, Buffer.from('not a compound file at all')]) {
       const err = await readMsg(bytes, DEFAULT_READ_LIMITS, { readAttachment }).catch((e: unknown) => e);
       expect(err).to.be.instanceOf(DocumentError);
       expect(err).to.include({ code: 'UNPROCESSABLE_INPUT', reason: 'corrupt' });
