@@ -129,6 +129,17 @@ export async function readMsg(bytes: Uint8Array, limits: ReadLimits, ctx: MailRe
         `the Outlook item's attachments come to more than ${limits.maxUncompressedBytes} bytes`,
       );
   };
+  const contentOf = (a: FieldsData): Uint8Array => {
+    try {
+      return reader.getAttachment(a).content;
+    } catch (err) {
+      throw new DocumentError(
+        'UNPROCESSABLE_INPUT',
+        'corrupt',
+        `an attachment cannot be read: ${(err as Error).message}`,
+      );
+    }
+  };
   const images: DocImage[] = [];
   const cids = new Map<string, string>();
   const others: Attached[] = [];
@@ -137,7 +148,7 @@ export async function readMsg(bytes: Uint8Array, limits: ReadLimits, ctx: MailRe
       // An embedded storage: an Outlook item has a message class; an OLE object (attach method 6) has none and is
       // handed over as the compound file it is.
       const message = !!(a.innerMsgContentFields?.messageClass ?? a.innerMsgContentFields?.subject);
-      const bytes = reader.getAttachment(a).content;
+      const bytes = contentOf(a);
       count(bytes.byteLength);
       const filename = message ? `${a.name ?? 'message'}.msg` : (a.fileName ?? a.name ?? 'attachment');
       const mime = message ? 'application/vnd.ms-outlook' : 'application/octet-stream';
@@ -149,7 +160,7 @@ export async function readMsg(bytes: Uint8Array, limits: ReadLimits, ctx: MailRe
     const mime = a.attachMimeTag?.toLowerCase() || IMAGE_BY_EXT[ext] || 'application/octet-stream';
     count(a.contentLength ?? 0);
     // No data stream: an attachment by reference (a path or a URL), listed without content.
-    const content = a.dataId === undefined ? new Uint8Array(0) : reader.getAttachment(a).content;
+    const content = a.dataId === undefined ? new Uint8Array(0) : contentOf(a);
     const cid = a.pidContentId?.replace(/^<|>$/g, '').toLowerCase();
     const shown = !!cid && !!htmlBody && htmlBody.toLowerCase().includes(`cid:${cid}`);
     if (mime.startsWith('image/') && cid && content.byteLength && (shown || a.attachmentHidden === true)) {
