@@ -140,14 +140,20 @@ function detectCfb(bytes: Uint8Array): Detected | null {
   } catch {
     throw new DocumentError('UNPROCESSABLE_INPUT', 'corrupt', 'The compound file (OLE) cannot be read.');
   }
-  const leaf = (n: string) => n.replace(/\/$/, '').split('/').pop() ?? '';
-  const has = (s: string) => names.some((n) => leaf(n) === s);
+  // Only the root's own entries say what the file is: an Outlook item carrying a Word document as an OLE attachment
+  // has a `WordDocument` stream too, down in that attachment's storage (and a Word file may embed an Outlook item).
+  const root = names.flatMap((n) => {
+    const m = /^[^/]*\/([^/]+)\/?$/.exec(n);
+    return m ? [m[1]!] : [];
+  });
+  const has = (s: string) => root.includes(s);
   if (has('EncryptionInfo') && has('EncryptedPackage'))
     throw new DocumentError('UNPROCESSABLE_INPUT', 'encrypted', 'The document is encrypted (password protected).');
   if (has('WordDocument')) return found('doc');
   if (has('Workbook') || has('Book')) return found('xls');
   if (has('PowerPoint Document')) return found('ppt');
-  if (names.some((n) => n.includes('__substg1.0_'))) return found('msg');
+  // [MS-OXMSG]: an Outlook item's properties are `__substg1.0_<tag>` streams and the `__properties_version1.0` stream.
+  if (root.some((n) => n.startsWith('__substg1.0_')) || has('__properties_version1.0')) return found('msg');
   return null;
 }
 

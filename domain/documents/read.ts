@@ -2,6 +2,7 @@ import { detectFormat, type DetectHints } from './detect';
 import { DocumentError, type DocumentFormat, type DocumentModel, type ReadLimits } from './model';
 import { readerFor, supportedFormats } from './readers';
 import { readEml, type AttachmentReader } from './readers/eml';
+import { readMsg } from './readers/msg';
 
 /**
  * A document's bytes to its model, the way the document endpoint reads one: the format by content, then that
@@ -34,27 +35,44 @@ export class UnsupportedDocumentError extends DocumentError {
   }
 }
 
-export async function readDocument(bytes: Uint8Array, limits: ReadLimits, hints?: DetectHints): Promise<DocumentRead> {
+export function readDocument(bytes: Uint8Array, limits: ReadLimits, hints?: DetectHints): Promise<DocumentRead> {
+  return readAt(bytes, limits, hints, 0);
+}
+
+/** `depth`: how deep in e-mails the document is (0 for the file itself; an e-mail's attachment is one deeper). */
+async function readAt(
+  bytes: Uint8Array,
+  limits: ReadLimits,
+  hints: DetectHints | undefined,
+  depth: number,
+): Promise<DocumentRead> {
   const found = await detectFormat(bytes, limits, hints);
   if (found?.format === 'pdf' || found?.format === 'image')
     return { kind: 'routed', format: found.format, mime: found.mime };
   const reader = found ? readerFor(found.format) : undefined;
   if (!found || !reader) throw new UnsupportedDocumentError(found?.format ?? null, supportedFormats());
-  if (found.format === 'eml')
-    return { kind: 'model', model: await readEml(bytes, limits, { readAttachment: attachments(limits) }) };
+  if (found.format === 'eml' || found.format === 'msg') {
+    // An e-mail attached as a plain file (not message/rfc822, not an embedded Outlook item) counts as nested too.
+    if (depth > limits.maxMessageDepth)
+      throw new DocumentError('UNPROCESSABLE_INPUT', 'too_deep', 'The e-mail is nested deeper than is read.');
+    const ctx = { readAttachment: attachments(limits), depth };
+    const model = found.format === 'eml' ? await readEml(bytes, limits, ctx) : await readMsg(bytes, limits, ctx);
+    return { kind: 'model', model };
+  }
   return { kind: 'model', model: await reader(bytes, limits) };
 }
 
 /**
- * An e-mail's attachments read as documents of their own, by content, with the same readers (a nested e-mail
- * recursing through readEml, bounded by `limits.maxMessageDepth`). PDFs and images need their pipelines, which this
- * pure code cannot run: they are listed without content, as is a format without a reader or one that fails to read.
+ * An e-mail's attachments read as documents of their own, by content, with the same readers (a nested e-mail, EML or
+ * MSG, recursing one level deeper, bounded by `limits.maxMessageDepth`). PDFs and images need their pipelines, which
+ * this pure code cannot run: they are listed without content, as is a format without a reader or one that fails to
+ * read.
  */
 const attachments =
   (limits: ReadLimits): AttachmentReader =>
-  async ({ filename, mime, bytes }) => {
+  async ({ filename, mime, bytes, depth }) => {
     try {
-      const read = await readDocument(bytes, limits, { filename, declaredType: mime });
+      const read = await readAt(bytes, limits, { filename, declaredType: mime }, depth + 1);
       return read.kind === 'model' ? read.model.parts : null;
     } catch (e) {
       if (e instanceof DocumentError) return null;

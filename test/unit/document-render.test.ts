@@ -161,6 +161,7 @@ describe('text, Markdown and CSV readers', () => {
       'ods',
       'odp',
       'eml',
+      'msg',
       'epub',
       'pdf',
       'image',

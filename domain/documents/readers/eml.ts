@@ -32,16 +32,19 @@ export interface MailHeaders {
   from?: string;
   to?: string;
   cc?: string;
+  /** Only a sent item keeps its Bcc (an Outlook .msg); a received message does not show it. */
+  bcc?: string;
   date?: Date;
   subject?: string;
 }
 
-/** The front block of a message: From, To, Cc, Date (ISO 8601), Subject; missing ones left out. */
+/** The front block of a message: From, To, Cc, Bcc, Date (ISO 8601), Subject; missing ones left out. */
 export function headerFields(h: MailHeaders): DocBlock {
   const fields: Array<[string, string]> = [];
   if (h.from) fields.push(['From', h.from]);
   if (h.to) fields.push(['To', h.to]);
   if (h.cc) fields.push(['Cc', h.cc]);
+  if (h.bcc) fields.push(['Bcc', h.bcc]);
   if (h.date && !Number.isNaN(h.date.getTime())) fields.push(['Date', h.date.toISOString()]);
   if (h.subject) fields.push(['Subject', h.subject]);
   return { type: 'fields', fields };
@@ -166,8 +169,7 @@ function bodyBlocks(text: string | undefined, html: string | undefined, cids: Ma
 }
 
 /**
- * An e-mail attached to an e-mail: read as a message again, its parts after its parent's (its own message part
- * turned into an `attachment` part named by the file), its images renamed into the parent's list; past
+ * An e-mail attached to an e-mail: read as a message again, its parts after its parent's (see `nestedParts`); past
  * `maxMessageDepth` nestings it is listed, not read.
  */
 async function nestedMessage(
@@ -180,7 +182,18 @@ async function nestedMessage(
   const meta = { filename: att.filename, mime: att.mime, format: 'eml' as const, size: att.bytes.byteLength };
   if (depth + 1 > limits.maxMessageDepth)
     return [{ kind: 'attachment', name: att.filename, blocks: [], attachment: meta }];
-  const inner = await readEml(att.bytes, limits, { ...ctx, depth: depth + 1 });
+  return nestedParts(meta, await readEml(att.bytes, limits, { ...ctx, depth: depth + 1 }), images);
+}
+
+/**
+ * A nested message's parts, to follow its parent's (eml.ts and msg.ts): its own message part turned into an
+ * `attachment` part named by the file (`meta`), its images renamed into the parent's list (`images`, appended to).
+ */
+export function nestedParts(
+  meta: NonNullable<DocPart['attachment']>,
+  inner: DocumentModel,
+  images: DocImage[],
+): DocPart[] {
   const renamed = new Map<string, string>();
   for (const img of inner.images) {
     const name = imageName(images.length + 1, img.mime);
@@ -191,6 +204,6 @@ async function nestedMessage(
   return inner.parts.map((p, i) => ({
     ...p,
     blocks: p.blocks.map(rename),
-    ...(i === 0 ? { kind: 'attachment' as const, name: att.filename, attachment: meta } : {}),
+    ...(i === 0 ? { kind: 'attachment' as const, name: meta.filename, attachment: meta } : {}),
   }));
 }
