@@ -22,8 +22,14 @@ import {
   rememberDocument,
 } from '../capabilities/document';
 import { detectFormat } from '../domain/documents/detect';
-import { DEFAULT_READ_LIMITS, DocumentError, type DocumentFormat, type DocumentModel } from '../domain/documents/model';
-import { readDocument, UnsupportedDocumentError } from '../domain/documents/read';
+import {
+  DEFAULT_READ_LIMITS,
+  DocumentError,
+  type DocBlock,
+  type DocumentFormat,
+  type DocumentModel,
+} from '../domain/documents/model';
+import { readDocument, UnsupportedDocumentError, type RoutedReader } from '../domain/documents/read';
 import { supportedFormats } from '../domain/documents/readers';
 import type { OfficeTarget } from '../domain/engines/office';
 import type { ActivityDeps } from './deps';
@@ -92,11 +98,36 @@ export function createDocumentActivities(deps: ActivityDeps) {
     });
   }
 
+  /**
+   * A PDF attached to an e-mail, read as the PDF path reads one (its text layer, page by page, at most MAX_PDF_PAGES
+   * pages): its pages as the attachment's paragraphs. An image attachment is listed (OCR is the image endpoint's).
+   */
+  const attachedPdf =
+    (signal: AbortSignal): RoutedReader =>
+    async ({ format, bytes }) => {
+      if (format !== 'pdf') return null;
+      return scratch.withDir('attached-', async (dir) => {
+        const file = path.join(dir, 'attachment.pdf');
+        await writeFile(file, bytes);
+        const desc = await deps.pdf.describe(file, { signal });
+        const pages = Array.from({ length: Math.min(desc.pageCount, config.MAX_PDF_PAGES) }, (_, i) => i + 1);
+        const texts = await deps.pdf.readPageTexts(file, pages, { signal, parallel: 1 });
+        const blocks: DocBlock[] = pages.flatMap((page) =>
+          (texts.get(page) ?? '')
+            .split(/\n\s*\n/)
+            .map((t) => t.replace(/\s+/g, ' ').trim())
+            .filter(Boolean)
+            .map((text) => ({ type: 'paragraph' as const, text })),
+        );
+        return [{ kind: 'attachment', blocks, attachment: { filename: '', format: 'pdf', size: bytes.byteLength } }];
+      });
+    };
+
   /** The document's model: its reader, after LibreOffice's conversion for a binary format. */
   async function readModel(bytes: Uint8Array, format: DocumentFormat, signal: AbortSignal): Promise<DocumentModel> {
     const target = OFFICE_CONVERSIONS[format];
     if (!target) {
-      const read = await readDocument(bytes, limits);
+      const read = await readDocument(bytes, limits, undefined, attachedPdf(signal));
       if (read.kind !== 'model') throw new Error(`a ${read.format} reached the document readers`);
       return read.model;
     }

@@ -219,6 +219,51 @@ describe('the document endpoint (real LibreOffice, poppler, tesseract and Tempor
     expect(image.metadata).to.have.property('confidence');
   });
 
+  it('reads an e-mail with its header block, its body and a PDF attachment read by the PDF path', async () => {
+    const pdf = buildPdf({ pages: [{ kind: 'lines', lines: ['Invoice 4711 is attached.'] }] });
+    const csv = 'Item,Price\r\nQuince,4.25\r\n';
+    const eml = [
+      'From: Ada <ada@example.org>',
+      'To: Bob <bob@example.org>',
+      'Subject: The invoice',
+      'Date: Tue, 01 Dec 2026 10:00:00 +0000',
+      'MIME-Version: 1.0',
+      'Content-Type: multipart/mixed; boundary="b1"',
+      '',
+      '--b1',
+      'Content-Type: text/html; charset=utf-8',
+      '',
+      '<h1>Hello Bob</h1><p>Please find the <b>invoice</b> attached.</p><ul><li>one</li><li>two</li></ul>',
+      '--b1',
+      'Content-Type: application/pdf; name="invoice.pdf"',
+      'Content-Disposition: attachment; filename="invoice.pdf"',
+      'Content-Transfer-Encoding: base64',
+      '',
+      pdf.toString('base64').replace(/.{76}/g, '$&\r\n'),
+      '--b1',
+      'Content-Type: text/csv; name="prices.csv"',
+      'Content-Disposition: attachment; filename="prices.csv"',
+      '',
+      csv,
+      '--b1--',
+      '',
+    ].join('\r\n');
+    const d = okData(await post({ output_format: 'markdown' }, 'mail.eml', Buffer.from(eml)));
+    expect(d.metadata).to.include({ format: 'eml' });
+    expect(d.metadata.text_contents.map((c: any) => [c.part, c.name ?? null])).to.deep.equal([
+      ['message', 'The invoice'],
+      ['attachment', 'invoice.pdf'],
+      ['attachment', 'prices.csv'],
+    ]);
+    const [message, invoice, prices] = d.metadata.text_contents;
+    expect(message.markdown)
+      .to.include('ada@example.org')
+      .and.include('# Hello Bob')
+      .and.match(/^- one$/m);
+    expect(invoice.text).to.include('Invoice 4711 is attached.');
+    expect(prices.markdown).to.match(/\| Quince \| 4\.25 \|/);
+  });
+
   it('refuses a format it does not read with 400 INVALID_FORMAT and the supported list, by content not name', async () => {
     const r = await post({}, 'song.docx', Buffer.from('ID3\u0003\u0000\u0000\u0000\u0000\u0000\u0000 not a document'));
     expect(r.status, JSON.stringify(r.body)).to.equal(400);
