@@ -14,6 +14,10 @@ export const SAMPLES_DIR = fileURLToPath(new URL('../../samples', import.meta.ur
 
 const TYPES: Record<string, { type: string; mime: string }> = {
   '.pdf': { type: 'document', mime: 'application/pdf' },
+  '.docx': {
+    type: 'document',
+    mime: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+  },
   '.png': { type: 'image', mime: 'image/png' },
   '.jpg': { type: 'image', mime: 'image/jpeg' },
   '.mp3': { type: 'audio', mime: 'audio/mpeg' },

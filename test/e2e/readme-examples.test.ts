@@ -262,6 +262,75 @@ const EXAMPLES: Entry[] = [
     again: still202,
   },
   {
+    name: 'document: a Word file as Markdown',
+    method: 'POST',
+    path: '/api/document/process',
+    has: ['file=@samples/sample.docx -F output_format=markdown'],
+    expect: ['data.extracted_text', 'data.markdown', 'data.metadata.text_contents'],
+    check: (a) => {
+      expect(a.body.data.metadata.format).to.equal('docx');
+      expect(a.body.data.markdown)
+        .to.include('# Open maps for everyone')
+        .and.match(/^\| Berlin \| 310 \|$/m);
+      expect(a.body.data.markdown).to.match(/^1\. Download the region$/m);
+    },
+  },
+  {
+    name: 'document: rendered by LibreOffice, read by OCR',
+    method: 'POST',
+    path: '/api/document/process',
+    has: ['extraction_method=render'],
+    expect: ['data.extracted_text', 'data.metadata.text_contents'],
+    check: (a) => {
+      expect(a.body.data.metadata.format).to.equal('docx');
+      expect(a.body.data.metadata.text_contents[0].method).to.equal('local_ocr');
+      expect(a.body.data.extracted_text).to.match(/Open maps for everyone/);
+    },
+  },
+  {
+    name: 'document: one sheet of a spreadsheet',
+    method: 'POST',
+    path: '/api/document/process',
+    has: ['prices.xlsx'],
+    expect: ['data.extracted_text'],
+    check: (a) => {
+      expect(a.body.data.metadata.text_contents.map((c: { name: string }) => c.name)).to.deep.equal(['Stock']);
+      expect(a.body.data.metadata.page_count).to.equal(2);
+    },
+  },
+  {
+    name: 'document: an e-mail with its attachments',
+    method: 'POST',
+    path: '/api/document/process',
+    has: ['mail.eml'],
+    expect: ['data.markdown'],
+    check: (a) => {
+      const parts = a.body.data.metadata.text_contents;
+      expect(parts.map((c: { part: string }) => c.part)).to.deep.equal(['message', 'attachment', 'attachment']);
+      expect(parts[1].text).to.include(README_TEXTS.pdf[0]);
+      expect(a.body.data.markdown).to.include('ada@example.org').and.include('| Berlin | 310 |');
+    },
+  },
+  {
+    name: 'document by URL',
+    method: 'POST',
+    path: '/api/document/process',
+    has: ['-F url='],
+    expect: ['data.extracted_text'],
+    check: (a) => expect(a.body.data.extracted_text).to.include('Vector tiles served from a single laptop'),
+  },
+  {
+    name: 'document job of a server file, with a webhook',
+    method: 'POST',
+    path: '/api/jobs/',
+    has: ['"job_type":"document"'],
+    expect: ['data.job_id'],
+    job: true,
+    check: async (_a, run) => {
+      expect(run.lastDone.results.markdown).to.include('# Open maps for everyone');
+    },
+  },
+  {
     name: 'image OCR of an upload',
     method: 'POST',
     path: '/api/imageocr/process',
@@ -598,6 +667,7 @@ describe('README examples: every curl of README.md and docs/*.md against a start
     key = keys[0][1];
     const files = await writeReadmeFiles(dir);
     fs.writeFileSync(path.join(inputRoot, 'report.pdf'), files.pdf);
+    fs.writeFileSync(path.join(inputRoot, 'report.docx'), files.docx);
     site = await startReadmeSite(files);
     hook = await startWebhookReceiver();
     ocr = await startOcrServer();

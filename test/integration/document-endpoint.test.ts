@@ -9,6 +9,7 @@ import { startStack, type Stack } from '../support/servers/stack';
 import { libreOfficePath } from '../../core/config/config';
 import { LibreOfficeEngine } from '../../providers/office/libreoffice';
 import { flatOdf, flatSheets } from '../support/documents/flat-odf';
+import { emlWithAttachments } from '../support/documents/mail-files';
 import { zipOf } from '../support/documents/office-files';
 import { buildPdf } from '../support/documents/pdf-factory';
 import { okData, postMultipart, postPdf } from '../support/clients/pdf-http';
@@ -221,34 +222,18 @@ describe('the document endpoint (real LibreOffice, poppler, tesseract and Tempor
 
   it('reads an e-mail with its header block, its body and a PDF attachment read by the PDF path', async () => {
     const pdf = buildPdf({ pages: [{ kind: 'lines', lines: ['Invoice 4711 is attached.'] }] });
-    const csv = 'Item,Price\r\nQuince,4.25\r\n';
-    const eml = [
-      'From: Ada <ada@example.org>',
-      'To: Bob <bob@example.org>',
-      'Subject: The invoice',
-      'Date: Tue, 01 Dec 2026 10:00:00 +0000',
-      'MIME-Version: 1.0',
-      'Content-Type: multipart/mixed; boundary="b1"',
-      '',
-      '--b1',
-      'Content-Type: text/html; charset=utf-8',
-      '',
-      '<h1>Hello Bob</h1><p>Please find the <b>invoice</b> attached.</p><ul><li>one</li><li>two</li></ul>',
-      '--b1',
-      'Content-Type: application/pdf; name="invoice.pdf"',
-      'Content-Disposition: attachment; filename="invoice.pdf"',
-      'Content-Transfer-Encoding: base64',
-      '',
-      pdf.toString('base64').replace(/.{76}/g, '$&\r\n'),
-      '--b1',
-      'Content-Type: text/csv; name="prices.csv"',
-      'Content-Disposition: attachment; filename="prices.csv"',
-      '',
-      csv,
-      '--b1--',
-      '',
-    ].join('\r\n');
-    const d = okData(await post({ output_format: 'markdown' }, 'mail.eml', Buffer.from(eml)));
+    const eml = emlWithAttachments({
+      from: 'Ada <ada@example.org>',
+      to: 'Bob <bob@example.org>',
+      subject: 'The invoice',
+      date: 'Tue, 01 Dec 2026 10:00:00 +0000',
+      html: '<h1>Hello Bob</h1><p>Please find the <b>invoice</b> attached.</p><ul><li>one</li><li>two</li></ul>',
+      attachments: [
+        { filename: 'invoice.pdf', type: 'application/pdf', bytes: pdf },
+        { filename: 'prices.csv', type: 'text/csv', bytes: Buffer.from('Item,Price\r\nQuince,4.25\r\n') },
+      ],
+    });
+    const d = okData(await post({ output_format: 'markdown' }, 'mail.eml', eml));
     expect(d.metadata).to.include({ format: 'eml' });
     expect(d.metadata.text_contents.map((c: any) => [c.part, c.name ?? null])).to.deep.equal([
       ['message', 'The invoice'],

@@ -6,6 +6,10 @@ import { deflateSync } from 'node:zlib';
 import { ffmpeg } from '../media/media-factory';
 import { buildPdf, rasterize, scannedPdf, wrapText } from '../documents/pdf-factory';
 import { grayPng } from '../documents/png';
+import { libreOfficePath } from '../../../core/config/config';
+import { LibreOfficeEngine } from '../../../providers/office/libreoffice';
+import { flatSheets } from '../documents/flat-odf';
+import { emlWithAttachments } from '../documents/mail-files';
 import { ROOT } from './processes';
 import { sessionPage } from './session-site';
 import { SENTENCES, speak } from '../media/speech-samples';
@@ -20,6 +24,18 @@ export const README_TEXTS = {
   image: 'The quarterly report shows that sales grew by twelve percent in the northern region.',
   spoken: SENTENCES.en,
 };
+
+/** The README's spreadsheet: the second sheet is the one its example reads (`page_start=2`). */
+const README_SHEETS = flatSheets({
+  Prices: [
+    ['Fruit', 'Price'],
+    ['Quince', 4.25],
+  ],
+  Stock: [
+    ['Fruit', 'Crates'],
+    ['Quince', 12],
+  ],
+});
 
 /** A text PDF of two pages, one line each. */
 const textPdf = (title: string) =>
@@ -38,12 +54,15 @@ export interface ReadmeFiles {
   pdf: Buffer;
   png: Buffer;
   mp4: Buffer;
+  /** The repository's `samples/sample.docx`. */
+  docx: Buffer;
 }
 
 /**
  * The files the README's examples name, made by the real engines into `dir` (the directory the examples run in):
  * `scan.pdf` (an image-only scan), `doc.pdf` and `report.pdf` (text PDFs), `scan.png`, `talk.mp3` and `talk.mp4`
- * (espeak-ng's speech; the video over ffmpeg's test picture), and `samples/` (the repository's, as the README's
+ * (espeak-ng's speech; the video over ffmpeg's test picture), `prices.xlsx` (two sheets, written by LibreOffice),
+ * `mail.eml` (an HTML body, the text PDF and a CSV attached), and `samples/` (the repository's, as the README's
  * `samples/sample.pdf` is). Answers the bytes the loopback site serves too.
  */
 export async function writeReadmeFiles(dir: string): Promise<ReadmeFiles> {
@@ -63,7 +82,32 @@ export async function writeReadmeFiles(dir: string): Promise<ReadmeFiles> {
     ...['-c:v', 'libx264', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', mp4],
   );
   fs.rmSync(media, { recursive: true, force: true });
-  return { pdf, png, mp4: fs.readFileSync(mp4) };
+  const office = new LibreOfficeEngine({ sofficePath: libreOfficePath({ LIBREOFFICE_PATH: process.env.LIBREOFFICE_PATH }), scratchDir: dir });
+  try {
+    fs.writeFileSync(path.join(dir, 'prices.fods'), README_SHEETS);
+    await office.convertTo({
+      input: path.join(dir, 'prices.fods'),
+      output: path.join(dir, 'prices.xlsx'),
+      target: 'xlsx',
+    });
+  } finally {
+    await office.close();
+  }
+  fs.writeFileSync(
+    path.join(dir, 'mail.eml'),
+    emlWithAttachments({
+      from: 'Ada <ada@example.org>',
+      to: 'Bob <bob@example.org>',
+      subject: 'Workshop notes',
+      date: 'Tue, 01 Dec 2026 10:00:00 +0000',
+      html: '<h1>Notes</h1><p>The <b>slides</b> and the sizes are attached.</p>',
+      attachments: [
+        { filename: 'slides.pdf', type: 'application/pdf', bytes: pdf },
+        { filename: 'sizes.csv', type: 'text/csv', bytes: Buffer.from('Region,MB\r\nBerlin,310\r\n') },
+      ],
+    }),
+  );
+  return { pdf, png, mp4: fs.readFileSync(mp4), docx: fs.readFileSync(path.join(ROOT, 'samples', 'sample.docx')) };
 }
 
 export interface ReadmeSite {
@@ -76,7 +120,8 @@ export interface ReadmeSite {
 
 /**
  * A website on 127.0.0.1 standing in for the README's `https://example.org/…`, answering by the shape of the path so
- * any README URL of that kind is served: `*.pdf` a text PDF, `*.png` the text image, `*.mp4` the talk, a path ending
+ * any README URL of that kind is served: `*.pdf` a text PDF, `*.png` the text image, `*.mp4` the talk, `*.docx` the
+ * sample Word document, a path ending
  * in `/attachments/` a page linking `slides.pdf`, any other path ending in `/` a session page (navigation and footer
  * around its `<main>`); anything else 404.
  */
@@ -91,6 +136,8 @@ export async function startReadmeSite(files: ReadmeFiles): Promise<ReadmeSite> {
     if (p.endsWith('.pdf')) return send(200, 'application/pdf', files.pdf);
     if (p.endsWith('.png')) return send(200, 'image/png', files.png);
     if (p.endsWith('.mp4')) return send(200, 'video/mp4', files.mp4);
+    if (p.endsWith('.docx'))
+      return send(200, 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', files.docx);
     if (p.endsWith('/attachments/'))
       return send(200, 'text/html; charset=utf-8', '<html><body><a href="slides.pdf">Slides (PDF)</a></body></html>');
     if (p.endsWith('/')) {
