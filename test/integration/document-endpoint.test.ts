@@ -10,7 +10,7 @@ import { libreOfficePath } from '../../core/config/config';
 import { LibreOfficeEngine } from '../../providers/office/libreoffice';
 import { flatOdf, flatSheets } from '../support/documents/flat-odf';
 import { emlWithAttachments } from '../support/documents/mail-files';
-import { zipOf } from '../support/documents/office-files';
+import { buildDocx, tinyPng, wp, wpic, zipOf } from '../support/documents/office-files';
 import { buildPdf } from '../support/documents/pdf-factory';
 import { okData, postMultipart, postPdf } from '../support/clients/pdf-http';
 import { startWebhookReceiver } from '../support/servers/webhook-receiver';
@@ -152,6 +152,23 @@ describe('the document endpoint (real LibreOffice, poppler, tesseract and Tempor
     expect(okData(again)).to.deep.equal(d);
   });
 
+  it('puts the embedded images in the images archive with includeImages, in place in the Markdown', async () => {
+    const docx = await buildDocx({
+      body: wp('A picture follows.') + `<w:p>${wpic('rIdImg', 'A chart')}</w:p>`,
+      rels: [{ id: 'rIdImg', type: 'image', target: 'media/chart.png' }],
+      media: { 'chart.png': tinyPng() },
+    });
+    const d = okData(await post({ includeImages: 'true', output_format: 'markdown' }, 'chart.docx', docx));
+    expect(d.metadata.image_paths).to.have.length(1);
+    const name = d.metadata.image_paths[0];
+    expect(d.markdown).to.include(name);
+    expect(d.images_archive_filename).to.match(/-images\.zip$/);
+    const zip = Buffer.from(d.images_archive_data, 'base64');
+    expect(zip.subarray(0, 4).toString('latin1')).to.equal('PK\u0003\u0004');
+    expect(zip.includes(tinyPng()), 'the image, stored as it is').to.equal(true);
+    expect(zip.includes(Buffer.from(name)), 'under its name').to.equal(true);
+  });
+
   it('reads a binary DOC through LibreOffice with the same structure', async () => {
     const d = okData(await post({ output_format: 'markdown' }, 'report.doc'));
     expect(d.metadata.format).to.equal('doc');
@@ -268,6 +285,27 @@ describe('the document endpoint (real LibreOffice, poppler, tesseract and Tempor
     const truncated = await post({}, 'cut.docx', files['report.docx'].subarray(0, 1500));
     expect(truncated.status, JSON.stringify(truncated.body)).to.equal(422);
     expect(truncated.body.error.details.reason).to.equal('corrupt');
+  });
+
+  it('refuses a zip bomb with 413 while inflating it, and a billion-laughs XML without expanding it', async () => {
+    // 64 MiB of spaces in word/document.xml: about 64 KiB compressed, past the ratio bound of 200.
+    const bomb = await buildDocx({ body: `${wp('x')}${' '.repeat(64 * 1024 * 1024)}` });
+    expect(bomb.length).to.be.below(1024 * 1024);
+    const r = await post({}, 'bomb.docx', bomb);
+    expect(r.status, JSON.stringify(r.body)).to.equal(413);
+    expect(r.body.error.code).to.equal('PAYLOAD_TOO_LARGE');
+    expect(r.body.error.details.reason).to.equal('compression_ratio');
+    const laughs =
+      '<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol">' +
+      Array.from({ length: 8 }, (_, i) => `<!ENTITY lol${i + 1} "${`&lol${i || ''};`.repeat(10)}">`).join('') +
+      ']>';
+    const xml = await zipOf({
+      '[Content_Types].xml': '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"/>',
+      'word/document.xml': `${laughs}<w:document><w:body><w:p><w:r><w:t>&lol8;</w:t></w:r></w:p></w:body></w:document>`,
+    });
+    const x = await post({}, 'laughs.docx', xml);
+    expect(x.status, JSON.stringify(x.body)).to.equal(422);
+    expect(x.body.error.code).to.equal('UNPROCESSABLE_INPUT');
   });
 
   it('refuses a form field it does not take, naming it', async () => {
