@@ -13,6 +13,8 @@ import { emlWithAttachments } from '../support/documents/mail-files';
 import { buildDocx, tinyPng, wp, wpic, zipOf } from '../support/documents/office-files';
 import { buildPdf } from '../support/documents/pdf-factory';
 import { okData, postMultipart, postPdf } from '../support/clients/pdf-http';
+import { llmEnv } from '../support/servers/llm-env';
+import { startLlmServer, type LlmServer } from '../support/servers/llm-server';
 import { startWebhookReceiver } from '../support/servers/webhook-receiver';
 
 // POST /api/document/process and job_type `document` (contract §12) on the real API, worker, Temporal dev server,
@@ -84,6 +86,7 @@ describe('the document endpoint (real LibreOffice, poppler, tesseract and Tempor
   let s: Stack;
   let dir: string;
   let engine: LibreOfficeEngine;
+  let llm: LlmServer;
   const files: Record<string, Buffer> = {};
 
   const post = (fields: Record<string, string>, name: keyof typeof files | string, bytes?: Buffer) =>
@@ -120,12 +123,14 @@ describe('the document endpoint (real LibreOffice, poppler, tesseract and Tempor
     await write('prices.fods', 'prices.xls', 'xls');
     await write('talk.fodp', 'talk.pptx', 'pptx');
     await engine.close();
-    s = await startStack({ INPUT_ROOTS: dir });
+    llm = await startLlmServer();
+    s = await startStack({ ...llmEnv(llm), INPUT_ROOTS: dir });
   });
 
   after(async () => {
     await engine?.close();
     await s?.stop();
+    await llm?.close();
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
@@ -167,6 +172,23 @@ describe('the document endpoint (real LibreOffice, poppler, tesseract and Tempor
     expect(zip.subarray(0, 4).toString('latin1')).to.equal('PK\u0003\u0004');
     expect(zip.includes(tinyPng()), 'the image, stored as it is').to.equal(true);
     expect(zip.includes(Buffer.from(name)), 'under its name').to.equal(true);
+  });
+
+  it('fills a template from the document’s text with the model (its call in the job’s llm_info)', async () => {
+    llm.reset();
+    const r = await postMultipart(
+      `${s.url}/api/document/process`,
+      { template: 'PdfMetadata' },
+      { bytes: files['report.docx'], name: 'report.docx', type: MIME.docx },
+      { Prefer: 'respond-async' },
+    );
+    expect(r.status, JSON.stringify(r.body)).to.equal(202);
+    const job = await s.waitJob(r.body.data.job_id, 120_000);
+    expect(job.status, JSON.stringify(job.error)).to.equal('completed');
+    expect(job.results.extracted_text).to.include('# title value').and.not.include('{{');
+    expect(job.results.metadata).to.include({ format: 'docx', page_count: 1 });
+    expect(job.results.llm_info.requests.map((q: { purpose: string }) => q.purpose)).to.include('template');
+    expect(JSON.stringify(llm.chatRequests()[0].json.messages)).to.include('Revenue grew in every region');
   });
 
   it('reads a binary DOC through LibreOffice with the same structure', async () => {
