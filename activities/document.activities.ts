@@ -19,6 +19,7 @@ import {
   documentAnswer,
   documentKey,
   documentReadLimits,
+  isOnePart,
   rememberDocument,
 } from '../capabilities/document';
 import { detectFormat } from '../domain/documents/detect';
@@ -226,6 +227,16 @@ export function createDocumentActivities(deps: ActivityDeps) {
             }
           } else if (cacheKey) countCacheLookup(DOCUMENT_CACHE_OPERATION, false);
           const model = await readModel(bytes, format, signal);
+          // The pages of a document read as one part are LibreOffice's to lay out: a range over them is `render`'s.
+          if (isOnePart(model) && (p.page_start ?? 1) > 1)
+            throw ApplicationFailure.nonRetryable(
+              `A ${format} is read as one part from its structure; its pages are laid out by rendering it: ask for ` +
+                'extraction_method=render to read a page range.',
+              'VALIDATION_ERROR',
+              {
+                issues: [{ path: 'page_start', message: 'a page range of this format needs extraction_method=render' }],
+              },
+            );
           const range = pageRange(p, Math.max(1, model.parts.length));
           if (!range.ok)
             throw ApplicationFailure.nonRetryable(`${range.issue.message}.`, 'VALIDATION_ERROR', {

@@ -45,12 +45,18 @@ export interface DocumentAnswerOptions {
   images?: { filename: string; imagePaths: string[] };
 }
 
+/** A document read as one part (a word processor's, a page, a table): its pages are not parts. */
+export const isOnePart = (model: DocumentModel): boolean =>
+  model.parts.length === 1 && model.parts[0]!.kind === 'document';
+
 /**
  * The endpoint's `data` of a read document: its text, Markdown and parts rendered by the one renderer, its metadata
  * as the file states it. The range is the caller's, checked against the parts (`pageRange`).
  */
 export function documentAnswer(model: DocumentModel, opts: DocumentAnswerOptions): DocumentResultData {
-  const count = model.parts.length;
+  // A word processor's document is one part; its pages are the ones the file says it has (saved by the program that
+  // laid it out), when it says.
+  const count = isOnePart(model) && model.pageCount ? model.pageCount : model.parts.length;
   const rendered = renderDocument(model, { markdown: opts.markdown, first: opts.first, last: opts.last });
   return {
     extracted_text: rendered.text,

@@ -149,6 +149,10 @@ describe('the document endpoint (real LibreOffice, poppler, tesseract and Tempor
     expect(d.extracted_text, 'the text carries no Markdown marks').to.not.include('# Quarterly');
     expect(d.metadata.text_contents).to.have.length(1);
     expect(d.metadata.text_contents[0]).to.include({ page: 1, part: 'document' });
+    // Its pages are LibreOffice's to lay out: a range over them asks for render, which reads page by page.
+    const range = await post({ page_start: '2' }, 'report.docx');
+    expect(range.status, JSON.stringify(range.body)).to.equal(400);
+    expect(range.body.error.message).to.include('extraction_method=render');
     expect(d).to.include({ images_archive_filename: null, images_archive_data: null });
     expect(r.headers.get('x-cache')).to.equal('miss');
     // The same document again: the result cache answers, the same data.
