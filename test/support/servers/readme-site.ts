@@ -82,7 +82,10 @@ export async function writeReadmeFiles(dir: string): Promise<ReadmeFiles> {
     ...['-c:v', 'libx264', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', mp4],
   );
   fs.rmSync(media, { recursive: true, force: true });
-  const office = new LibreOfficeEngine({ sofficePath: libreOfficePath({ LIBREOFFICE_PATH: process.env.LIBREOFFICE_PATH }), scratchDir: dir });
+  const office = new LibreOfficeEngine({
+    sofficePath: libreOfficePath({ LIBREOFFICE_PATH: process.env.LIBREOFFICE_PATH }),
+    scratchDir: dir,
+  });
   try {
     fs.writeFileSync(path.join(dir, 'prices.fods'), README_SHEETS);
     await office.convertTo({
