@@ -5,7 +5,7 @@
 
 export class UsageError extends Error {}
 
-const BOOLEAN = new Set(['json', 'no-follow', 'quiet', 'help', 'job', 'async']);
+const BOOLEAN = new Set(['json', 'no-follow', 'quiet', 'help', 'job', 'async', 'markdown']);
 const VALUED = new Set([
   'field',
   'file',

@@ -8,6 +8,7 @@ import { exitCodeOf, printError, printResult } from './output.mjs';
 const USAGE = `docproc: a client of the docproc service (DOCPROC_URL, default http://127.0.0.1:8080; key from DOCPROC_API_KEY or SERVICE_API_KEY)
 
   docproc pdf FILE [--method native|local_ocr|vision_llm|combined] [--field k=v]...
+  docproc document FILE | --url URL [--method native|render] [--markdown] [--field k=v]...
   docproc imageocr FILE | --url URL [--field k=v]...
   docproc audio FILE [--subtitles OUT.srt|OUT.vtt] [--field k=v]...
   docproc video FILE | --url URL [--subtitles OUT.srt|OUT.vtt] [--field k=v]...
@@ -110,6 +111,18 @@ async function run(args, client, json) {
         one(rest, 'FILE'),
         args.opts.method ? [['extraction_method', args.opts.method]] : [],
       );
+    case 'document': {
+      // Word, PowerPoint, Excel, OpenDocument, RTF, EPUB, e-mail, HTML (a PDF or an image is read as its endpoint does).
+      const extra = [
+        ...(args.opts.method ? [['extraction_method', args.opts.method]] : []),
+        ...(args.flags.has('markdown') ? [['output_format', 'markdown']] : []),
+      ];
+      if (args.opts.url)
+        return sync('POST', '/api/document/process', {
+          form: await multipart([...extra, ...fields, ['url', args.opts.url]], []),
+        });
+      return withFile('/api/document/process', one(rest, 'FILE'), extra);
+    }
     case 'audio':
       return writeSubtitles(await withFile('/api/audio/process', one(rest, 'FILE'), subtitleField));
     case 'imageocr':

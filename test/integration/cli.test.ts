@@ -54,6 +54,18 @@ describe('the docproc command-line client', function () {
     expect(plain.stdout.trimEnd()).to.equal(body.data.extracted_text.trimEnd());
   });
 
+  it('reads a Word document as Markdown with `document --markdown`, and its text without', async () => {
+    const docx = path.join(ROOT, 'samples/sample.docx');
+    const md = await docproc(['document', docx, '--markdown'], env());
+    expect(md.code, md.stderr).to.equal(0);
+    expect(md.stdout).to.include('# Open maps for everyone\n').and.match(/^\| Berlin \| 310 \|$/m);
+    const text = await docproc(['document', docx, '--json'], env());
+    expect(text.code, text.stderr).to.equal(0);
+    const body = JSON.parse(text.stdout);
+    expect(body.data.metadata.format).to.equal('docx');
+    expect(body.data).to.not.have.property('markdown');
+  });
+
   it('sends a file with --async as Prefer: respond-async and follows the job it is handed to the same text', async () => {
     const sync = JSON.parse((await docproc(['pdf', SAMPLE, '--method', 'native', '--json'], env())).stdout);
     const r = await docproc(['pdf', SAMPLE, '--method', 'native', '--async'], env());
