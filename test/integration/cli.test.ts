@@ -58,7 +58,9 @@ describe('the docproc command-line client', function () {
     const docx = path.join(ROOT, 'samples/sample.docx');
     const md = await docproc(['document', docx, '--markdown'], env());
     expect(md.code, md.stderr).to.equal(0);
-    expect(md.stdout).to.include('# Open maps for everyone\n').and.match(/^\| Berlin \| 310 \|$/m);
+    expect(md.stdout)
+      .to.include('# Open maps for everyone\n')
+      .and.match(/^\| Berlin \| 310 \|$/m);
     const text = await docproc(['document', docx, '--json'], env());
     expect(text.code, text.stderr).to.equal(0);
     const body = JSON.parse(text.stdout);
