@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { rm } from 'node:fs/promises';
+import { mkdtemp, rename, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { toolEnvironment } from '../../core/config/config';
 import { AppError } from '../../core/errors';
 import type { OfficeCallOptions, OfficeEngine, OfficeTarget } from '../../domain/engines/office';
@@ -65,7 +65,7 @@ class OfficeSlot {
 
   constructor(
     private readonly opts: Required<Omit<LibreOfficeOptions, 'slots' | 'stallTimeoutMs'>>,
-    private readonly profileDir: string,
+    readonly profileDir: string,
   ) {}
 
   /** The pids of the processes this slot runs (tests check none is left). */
@@ -169,7 +169,93 @@ class OfficeSlot {
       throw new AppError('UNPROCESSABLE_INPUT', `LibreOffice cannot convert the document: ${answer.message}`, {
         reason: answer.reason,
       });
+    if (answer.reason === 'engine') throw new OfficeCrashError(answer.message ?? 'no answer');
     throw new Error(`LibreOffice failed: ${answer.message ?? 'no answer'}`);
+  }
+}
+
+/** The kept LibreOffice died during a conversion (its bridge answered `engine` and stopped). */
+class OfficeCrashError extends Error {
+  constructor(message: string) {
+    super(`LibreOffice stopped during the conversion: ${message}`);
+    this.name = 'OfficeCrashError';
+  }
+}
+
+/** `--convert-to` arguments of the targets a one-shot conversion writes. */
+const ONE_SHOT: Partial<Record<BridgeTarget, string>> = {
+  pdf: 'pdf',
+  docx: 'docx:MS Word 2007 XML',
+  xlsx: 'xlsx:Calc MS Excel 2007 XML',
+  pptx: 'pptx:Impress MS PowerPoint 2007 XML',
+};
+
+/**
+ * One `soffice --headless --convert-to` of `req.input` on `profileDir` (the slot's, with its settings: macros
+ * disabled, links never updated), in its own process group, killed with the group on a stall or an abort. Writes
+ * `req.output`; refuses the document 422 `engine_crash` when LibreOffice writes nothing.
+ */
+async function convertOnce(
+  sofficePath: string,
+  profileDir: string,
+  req: BridgeRequest,
+  stallMs: number,
+  signal?: AbortSignal,
+): Promise<void> {
+  const outDir = await mkdtemp(path.join(path.dirname(req.output), '.lo-once-'));
+  try {
+    await prepareProfile(profileDir);
+    const child = spawn(
+      sofficePath,
+      [
+        `-env:UserInstallation=${pathToFileURL(profileDir).href}`,
+        '--headless',
+        '--norestore',
+        '--nolockcheck',
+        '--convert-to',
+        ONE_SHOT[req.target]!,
+        '--outdir',
+        outDir,
+        req.input,
+      ],
+      { stdio: 'ignore', detached: true, env: toolEnvironment() },
+    );
+    const killGroup = () => {
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        /* already gone */
+      }
+    };
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        killGroup();
+        reject(new EngineStallError('libreoffice', stallMs));
+      }, stallMs);
+      const onAbort = () => {
+        clearTimeout(timer);
+        killGroup();
+        reject(signal!.reason);
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      child.on('error', reject);
+      child.on('exit', () => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        killGroup(); // anything it forked
+        resolve();
+      });
+    });
+    const written = path.join(outDir, `${path.parse(req.input).name}.${req.target}`);
+    try {
+      await rename(written, req.output);
+    } catch {
+      throw new AppError('UNPROCESSABLE_INPUT', 'LibreOffice stops while reading this document.', {
+        reason: 'engine_crash',
+      });
+    }
+  } finally {
+    await rm(outDir, { recursive: true, force: true });
   }
 }
 
@@ -209,12 +295,25 @@ export class LibreOfficeEngine implements OfficeEngine {
     return output;
   }
 
-  /** Any conversion the bridge knows (`BridgeTarget`), with its passwords: for tests and the engine's callers. */
+  /**
+   * Any conversion the bridge knows (`BridgeTarget`), with its passwords: for tests and the engine's callers. A
+   * document the kept LibreOffice dies loading (LibreOffice 7.4 does on some DOCX and HTML files when loaded through
+   * UNO, not through `--convert-to`) is converted once more by a `soffice --convert-to` of its own on the slot's
+   * profile, while the slot's LibreOffice is down; when that fails too, the document is refused 422 `engine_crash`.
+   */
   async convertTo(req: BridgeRequest, signal?: AbortSignal): Promise<void> {
     if (this.closed) throw new Error('the office engine is closed');
     const slot = await this.acquire(signal);
+    const stallMs = this.opts.stallTimeoutMs ?? engineStallTimeoutMs();
     try {
-      await slot.run(req, this.opts.stallTimeoutMs ?? engineStallTimeoutMs(), signal);
+      try {
+        await slot.run(req, stallMs, signal);
+      } catch (err) {
+        if (!(err instanceof OfficeCrashError) || req.password || req.encryptionPassword || !ONE_SHOT[req.target])
+          throw err;
+        slot.kill();
+        await convertOnce(this.opts.sofficePath, slot.profileDir, req, stallMs, signal);
+      }
     } finally {
       slot.busy = false;
       this.queue.shift()?.();

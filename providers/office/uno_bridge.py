@@ -144,6 +144,8 @@ def convert(desktop, req):
     try:
         doc = desktop.loadComponentFromURL(uno.systemPathToFileUrl(req['input']), '_blank', 0, tuple(load))
     except Exception as err:  # IOException / IllegalArgumentException: the file could not be opened
+        if 'Disposed' in type(err).__name__:  # the office died loading it: the outer handler answers 'engine'
+            raise
         doc, message = None, str(err)
     else:
         message = 'LibreOffice could not open the file'

@@ -196,6 +196,25 @@ describe('office engine (LibreOffice headless)', function () {
     expect(engine.pids()).to.have.length(2).and.not.include.members(before);
   });
 
+  it('converts a document whose LibreOffice dies under it once more by a soffice of its own, then keeps one again', async () => {
+    const before = engine.pids();
+    expect(before, 'the engine is warm from the earlier tests').to.have.length(2);
+    const [, soffice] = before;
+    // soffice dies while it lays out a 300-chapter document: what LibreOffice 7.4 does by itself on some files.
+    const running = engine.convert(path.join(dir, 'big.fodt'), 'pdf', path.join(dir, 'crash'));
+    execFileSync('mkdir', ['-p', path.join(dir, 'crash')]);
+    setTimeout(() => process.kill(-soffice!, 'SIGKILL'), 300); // its process group: soffice.bin with it
+    const pdf = await running;
+    expect(pdfPages(pdf)).to.be.above(300);
+    const last = execFileSync('pdftotext', ['-f', '300', pdf, '-'], { encoding: 'utf8' });
+    expect(last).to.include('Paragraph 20 of chapter 300.');
+    expect(isAlive(soffice!)).to.equal(false);
+    // The one-shot soffice is gone; the next call starts a kept LibreOffice again.
+    expect(engine.pids()).to.deep.equal([]);
+    expect(pdfText(await engine.convert(path.join(dir, 'talk.fodp'), 'pdf', dir))).to.include('Opening Gambit');
+    expect(engine.pids()).to.have.length(2).and.not.include.members(before);
+  });
+
   it('kills a conversion that stalls past the stall timeout with a retryable EngineStallError', async () => {
     const stalling = new LibreOfficeEngine({
       sofficePath: soffice,

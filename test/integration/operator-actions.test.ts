@@ -9,6 +9,7 @@ import { sleep, transformerJob, until } from '../support/jobs';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/servers/webhook-receiver';
 import { closeoutWorkflowId } from '../../core/jobs/ids';
 import { failAllUpdate } from '../../workflows/definitions';
+import { resetToFirstTask } from '../support/workflows/operator';
 
 // What an operator does to a job or a batch in the Temporal UI (terminate, cancel, reset: the client's own calls),
 // on the real dev server: each ends in a record that tells the truth, one webhook per real outcome with distinct ids,
@@ -153,23 +154,8 @@ describe('operator actions from the Temporal UI end in a true record', function 
     expect(after).to.include({ status: 'completed', failed_count: 0 });
   });
 
-  /** The id of the first WorkflowTaskCompleted event of a workflow's current run: where a reset re-runs from. */
-  async function firstTask(workflowId: string) {
-    const history = await client.workflow.getHandle(workflowId).fetchHistory();
-    return history.events!.find((x) => x.workflowTaskCompletedEventAttributes)!.eventId!;
-  }
-
-  async function reset(workflowId: string): Promise<{ oldRunId: string; newRunId: string }> {
-    const { runId: oldRunId } = await client.workflow.getHandle(workflowId).describe();
-    const r: { runId?: string | null } = await client.workflowService.resetWorkflowExecution({
-      namespace: s.worker.config.TEMPORAL_NAMESPACE,
-      workflowExecution: { workflowId, runId: oldRunId },
-      reason: 'operator test',
-      workflowTaskFinishEventId: await firstTask(workflowId),
-      requestId: randomUUID(),
-    });
-    return { oldRunId, newRunId: r.runId! };
-  }
+  /** Resets a workflow's current run to its first workflow task (the UI's reset). */
+  const reset = (workflowId: string) => resetToFirstTask(client, s.worker.config.TEMPORAL_NAMESPACE, workflowId);
 
   const hooksOf = (tag: string) => hooks.requests.filter((q) => q.json?.job?.id === tag);
 
