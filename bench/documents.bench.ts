@@ -179,16 +179,24 @@ function printComparison(rows: Row[]) {
     `time ours / docling: median of the per-document ratios ${median(ratios).toFixed(3)}× (worst ${Math.max(...ratios).toFixed(3)}×), ` +
       `sums ${total('ours').toFixed(0)} / ${total('docling').toFixed(0)} ms = ${(total('ours') / total('docling')).toFixed(3)}× over ${both.length} documents`,
   );
-  const sum = { ours: emptyScores(), docling: emptyScores() };
-  for (const r of rows) {
-    if (r.scores.ours) addScores(sum.ours, r.scores.ours);
-    if (r.scores.docling) addScores(sum.docling, r.scores.docling);
+  // All documents (a document docling failed on counts as nothing found), then only those docling converted.
+  for (const [label, rs] of [
+    ['all documents', rows],
+    [`the ${both.length} documents docling converted`, both],
+  ] as const) {
+    const sum = { ours: emptyScores(), docling: emptyScores() };
+    for (const r of rs) {
+      if (r.scores.ours) addScores(sum.ours, r.scores.ours);
+      if (r.scores.docling) addScores(sum.docling, r.scores.docling);
+    }
+    const delta = (k: ScoreName) => {
+      const [o, d] = [sum.ours[k], sum.docling[k]];
+      return o.total && d.total ? `${k} ${(100 * (o.found / o.total - d.found / d.total)).toFixed(1)}` : `${k} –`;
+    };
+    const both2 = (k: ScoreName) => `${k} ${pct(sum.ours[k])}/${pct(sum.docling[k])}`;
+    out(`scores ours/docling (%), ${label}: ${SCORES.map(both2).join(', ')}`);
+    out(`score deltas, ours − docling (percentage points), ${label}: ${SCORES.map(delta).join(', ')}`);
   }
-  const delta = (k: ScoreName) => {
-    const [o, d] = [sum.ours[k], sum.docling[k]];
-    return o.total && d.total ? `${k} ${(100 * (o.found / o.total - d.found / d.total)).toFixed(1)}` : `${k} –`;
-  };
-  out(`score deltas, ours − docling (percentage points, all documents): ${SCORES.map(delta).join(', ')}`);
   out('');
   out('where ours scores below docling (document, score: ours vs docling; what ours missed):');
   let any = false;
