@@ -39,16 +39,20 @@ const decode = (s: string) =>
     .replace(/&#(\d+);/g, (_, d: string) => String.fromCodePoint(Number(d)))
     .replace(/&(\w+);/g, (m, n: string) => ENTITIES[n] ?? m);
 
-/** An HTML tag (not an autolink `<https://…>` nor an address `<a@b.c>`, not a `<` of the text). */
-const TAG = /<\/?[a-z][a-z0-9]*(?:\s[^<>]*)?\/?>/gi;
+/** An HTML tag in a tool's output (not escaped text `\<JDK>`, not an autolink `<https://…>` nor an address `<a@b.c>`). */
+const TAG = /(?<!\\)<\/?[a-z][a-z0-9]*(?:\s[^<>]*)?\/?>/gi;
 
 /** A Markdown link's or image's destination, `](url)` or `](<url> "title")`: no part of the text. */
 const LINK_TARGET = /\]\((?:<[^<>\n]*>|[^()\s]*)(?:\s+"[^"\n]*")?\)/g;
 
-/** Letters and digits only, lower case, single spaces: markup, escapes and punctuation are no part of the text. */
+/** A tool's Markdown as text: link destinations and HTML tags out, entities decoded (never applied to the truth). */
+const unmark = (s: string) => decode(s.replace(LINK_TARGET, ']').replace(TAG, ' '));
+
+/** Letters and digits only, lower case, single spaces: escapes and punctuation are no part of the text. */
 export const norm = (s: string) =>
   // Emphasis marks go without a trace: `j*um****ped***` is the word "jumped" in runs of three styles.
-  decode(s.replace(LINK_TARGET, ']').replace(TAG, ' ').replace(/[*`]/g, ''))
+  s
+    .replace(/[*`]/g, '')
     .normalize('NFKC')
     .toLowerCase()
     .replace(/[^\p{L}\p{N}]+/gu, ' ')
@@ -56,9 +60,11 @@ export const norm = (s: string) =>
 
 /** A number's canonical form (`4.250` and `4.25` alike), else the normalised text. */
 const cellKey = (s: string) => {
-  const t = decode(s.replace(LINK_TARGET, ']').replace(TAG, ' ').replace(/\\(.)/g, '$1')).trim();
+  const t = s.trim();
   return /^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i.test(t) ? String(Number(t)) : norm(t);
 };
+/** A cell of a tool's Markdown table, as `cellKey` reads the truth's. */
+const outCellKey = (s: string) => cellKey(unmark(s).replace(/\\(.)/g, '$1'));
 
 function markdownParts(md: string) {
   const headings: string[] = [];
@@ -70,10 +76,10 @@ function markdownParts(md: string) {
     if (/^\s*(```|~~~)/.test(line)) fenced = !fenced;
     if (fenced) continue;
     const h = /^#{1,6}\s+(.*)$/.exec(line);
-    if (h) headings.push(norm(h[1]!));
+    if (h) headings.push(norm(unmark(h[1]!)));
     const li = /^\s*(?:[-*+]|\d+[.)])\s+(.*)$/.exec(line);
-    if (li) item = items.push(norm(li[1]!)) - 1;
-    else if (item >= 0 && /^\s+\S/.test(line)) items[item] = `${items[item]} ${norm(line)}`.trim();
+    if (li) item = items.push(norm(unmark(li[1]!))) - 1;
+    else if (item >= 0 && /^\s+\S/.test(line)) items[item] = `${items[item]} ${norm(unmark(line))}`.trim();
     else item = -1;
     if (/^\s*\|/.test(line) && !/^\s*\|[\s|:-]+\|\s*$/.test(line))
       cells.push(
@@ -81,11 +87,11 @@ function markdownParts(md: string) {
           .trim()
           .replace(/^\||\|$/g, '')
           .split(/(?<!\\)\|/)
-          .map(cellKey),
+          .map(outCellKey),
       );
   }
-  for (const m of md.matchAll(/<h[1-6][^>]*>([\s\S]*?)<\/h[1-6]>/gi)) headings.push(norm(m[1]!));
-  for (const m of md.matchAll(/<t[dh][^>]*>([\s\S]*?)<\/t[dh]>/gi)) cells.push(cellKey(m[1]!));
+  for (const m of md.matchAll(/<h[1-6][^>]*>([\s\S]*?)<\/h[1-6]>/gi)) headings.push(norm(unmark(m[1]!)));
+  for (const m of md.matchAll(/<t[dh][^>]*>([\s\S]*?)<\/t[dh]>/gi)) cells.push(outCellKey(m[1]!));
   return { headings, items, cells: new Set(cells.filter(Boolean)) };
 }
 
@@ -118,7 +124,8 @@ const holds = (got: string[], t: string) => got.some((g) => ` ${g} `.includes(` 
 
 /** Scores of one output; `plain` for a text-only tool (LibreOffice → PDF → pdftotext). */
 export function score(truth: Truth, output: string, plain: boolean): Scores {
-  const flat = ` ${norm(output)} `;
+  const text = plain ? output : unmark(output);
+  const flat = ` ${norm(text)} `;
   const found = (p: string) => flat.includes(` ${p} `);
   // Of an e-mail's alternatives (plain text, HTML), the one the tool shows counts as the message's text.
   const chosen = (truth.alternatives ?? []).map(
@@ -132,12 +139,12 @@ export function score(truth: Truth, output: string, plain: boolean): Scores {
   const cellTruth = truth.tables.flat(2).filter((c) => norm(c));
   const values = [...new Set(truth.sheets.flatMap((s) => s.values).map(cellKey))].filter(Boolean);
   const textWords = [...paragraphs, ...cellTruth, ...truth.sheets.flatMap((s) => s.values)].flatMap(words);
-  const plainWords = new Set(words(output).map(cellKey));
+  const plainWords = new Set(words(text).map(cellKey));
   const none = { found: 0, total: 0 };
   const mail = Object.values(truth.mail).flat();
   return {
     text: share(paragraphs, found),
-    words: wordRecall(textWords, output),
+    words: wordRecall(textWords, text),
     headings: plain ? none : share(truth.headings, (h) => holds(md.headings, h)),
     lists: plain ? none : share(truth.lists, (l) => holds(md.items, l)),
     tables: plain ? none : shareBy(cellTruth, cellKey, (c) => md.cells.has(c)),
@@ -169,7 +176,7 @@ export function addScores(into: Scores, s: Scores): void {
 /** What the truth held that the output did not: for the report of where a tool lost. */
 export function missed(truth: Truth, output: string, name: ScoreName, limit = 3): string[] {
   const md = markdownParts(output);
-  const flat = ` ${norm(output)} `;
+  const flat = ` ${norm(unmark(output))} `;
   const pick = (xs: string[], hit: (n: string) => boolean) =>
     [...new Set(xs.filter((x) => norm(x) && !hit(norm(x))))].slice(0, limit);
   switch (name) {

@@ -197,6 +197,10 @@ def a_paragraphs(tx):
     return out
 
 
+# A slide's date, footer, number and header placeholders are furniture, as ODP's classes of the same name are.
+FURNITURE = ("dt", "ftr", "sldNum", "hdr")
+
+
 def pptx_shapes(tree, t, slide):
     for sh in tree:
         if sh.tag == P + "grpSp":
@@ -205,6 +209,8 @@ def pptx_shapes(tree, t, slide):
             ph = sh.find(f"{P}nvSpPr/{P}nvPr/{P}ph")
             tx = sh.find(P + "txBody")
             if tx is None:
+                continue
+            if ph is not None and ph.get("type") in FURNITURE:
                 continue
             paras = a_paragraphs(tx)
             if ph is not None and ph.get("type") in ("title", "ctrTitle") and paras:
