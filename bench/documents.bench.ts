@@ -235,7 +235,7 @@ async function main() {
   const only = process.env.BENCH_DOCS_ONLY;
   const dump = process.env.BENCH_DOCS_DUMP;
   if (dump) fs.mkdirSync(dump, { recursive: true });
-  const { files, changed } = provisionDocuments();
+  const { files, changed, missing } = provisionDocuments();
   const docs = files.filter((f) => !only || f.doc.name.includes(only));
   const py = doclingPython();
   const soffice = libreOfficePath({ LIBREOFFICE_PATH: process.env.LIBREOFFICE_PATH });
@@ -244,6 +244,7 @@ async function main() {
   out(`docling-slim ${py ? DOCLING_VERSION : 'NOT available (could not be installed): ours and LibreOffice only'}`);
   out(`LibreOffice: ${soffice}; load average at the start: ${load()}`);
   if (changed.length) out(`NOTE: sha256 differs from the pinned one (a newer package): ${changed.join(', ')}`);
+  if (missing.length) out(`NOTE: left out, could not be fetched: ${missing.join('; ')}`);
   out('');
   const truth = truthOf(docs.map((d) => ({ format: d.doc.format, file: d.file })));
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'documents-bench-'));
