@@ -44,4 +44,17 @@ describe('HTML reader', () => {
     const doc = await readHtml(Buffer.from(deep), { ...DEFAULT_READ_LIMITS, maxXmlDepth: 10 });
     expect(renderDocument(doc, { markdown: false }).text).to.equal('deep text');
   });
+
+  it('keeps the blocks of a blockquote: a table stays a table, its paragraphs are quoted one by one', async () => {
+    const page =
+      '<body><blockquote><p>Versions tested:</p><table><tr><th>CPU</th><th>Versions</th></tr>' +
+      '<tr><td>Debian</td><td>i386/amd64</td></tr></table><p>Both fine.</p></blockquote></body>';
+    const doc = await readHtml(Buffer.from(page), DEFAULT_READ_LIMITS);
+    expect(doc.parts[0].blocks.map((b) => b.type)).to.deep.equal(['quote', 'table', 'quote']);
+    const { markdown } = renderDocument(doc, { markdown: true });
+    expect(markdown)
+      .to.include('> Versions tested:')
+      .and.include('| Debian | i386/amd64 |')
+      .and.include('> Both fine.');
+  });
 });

@@ -144,8 +144,13 @@ export class XhtmlWalker {
     else if (tag === 'table') this.table(el);
     else if (tag === 'pre') this.blocks.push({ type: 'code', text: textOf(el) });
     else if (tag === 'blockquote') {
-      const text = squash(textOf(el));
-      if (text) this.blocks.push({ type: 'quote', text });
+      // Its blocks as blocks, its paragraphs quoted one by one (as the HTML reader does).
+      const from = this.blocks.length;
+      await this.walk(el.children);
+      for (let i = from; i < this.blocks.length; i++) {
+        const b = this.blocks[i]!;
+        if (b.type === 'paragraph') this.blocks[i] = { type: 'quote', text: b.text };
+      }
     } else if (tag === 'hr') this.blocks.push({ type: 'rule' });
     else if (/\b(footnote|endnote|rearnote)\b/.test(epubType)) {
       const kind: NoteKind = /footnote/.test(epubType) ? 'footnote' : 'endnote';

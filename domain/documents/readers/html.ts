@@ -186,8 +186,14 @@ class HtmlWalker {
       const lang = /language-([\w+#-]+)/.exec(this.$(el).find('code').attr('class') ?? '')?.[1];
       this.blocks.push({ type: 'code', text: this.$(el).text(), ...(lang ? { language: lang } : {}) });
     } else if (tag === 'blockquote') {
-      const text = this.$(el).text().replace(/\s+/g, ' ').trim();
-      if (text) this.blocks.push({ type: 'quote', text });
+      // Its blocks as blocks (a table, a list, paragraphs quoted one by one): its text run together would glue the
+      // cells of a table inside it into one line.
+      const from = this.blocks.length;
+      this.walk(el.children, depth + 1);
+      for (let i = from; i < this.blocks.length; i++) {
+        const b = this.blocks[i]!;
+        if (b.type === 'paragraph') this.blocks[i] = { type: 'quote', text: b.text };
+      }
     } else if (tag === 'hr') this.blocks.push({ type: 'rule' });
     else if (tag === 'img') this.image(el);
     else this.walk(el.children, depth + 1);
