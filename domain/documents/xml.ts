@@ -99,6 +99,11 @@ const HTML_ENTITIES: Record<string, string> = {
 export interface ParseXmlOptions {
   /** Accept HTML's named character references (XHTML of EPUB chapters). */
   htmlEntities?: boolean;
+  /**
+   * Elements whose subtrees are not built (still parsed, and counted against the depth bound): a presentation's
+   * master pages in styles.xml, hundreds of KB of drawings no reader uses.
+   */
+  skip?: ReadonlySet<string>;
 }
 
 /** Parses `text` into its root element, within `limits.maxXmlDepth`. Malformed XML is 422 `corrupt`. */
@@ -107,6 +112,8 @@ export function parseXml(text: string, limits: ReadLimits, options: ParseXmlOpti
   if (options.htmlEntities) Object.assign(parser.ENTITIES, HTML_ENTITIES);
   const root: XmlElement = { name: '#document', attrs: {}, children: [] };
   const stack: XmlElement[] = [root];
+  /** How deep inside a skipped element the parser is (0: building). */
+  let skipped = 0;
   let refusal: DocumentError | undefined;
   parser.on('doctype', (doctype) => {
     if (/<!ENTITY/i.test(doctype))
@@ -118,12 +125,16 @@ export function parseXml(text: string, limits: ReadLimits, options: ParseXmlOpti
   });
   parser.on('opentag', (tag) => {
     // Thrown from the handler so saxes stops at once (a deeper stack also makes its namespace lookups slower).
-    if (stack.length > limits.maxXmlDepth)
+    if (stack.length + skipped > limits.maxXmlDepth)
       throw (refusal = new DocumentError(
         'UNPROCESSABLE_INPUT',
         'too_deep',
         `The XML nests elements more than ${limits.maxXmlDepth} levels deep.`,
       ));
+    if (skipped || options.skip?.has(canonical(tag.uri, tag.prefix, tag.local))) {
+      skipped++;
+      return;
+    }
     const attrs: Record<string, string> = {};
     for (const attr of Object.values(tag.attributes)) {
       if (attr.prefix === 'xmlns' || attr.name === 'xmlns') continue;
@@ -134,10 +145,11 @@ export function parseXml(text: string, limits: ReadLimits, options: ParseXmlOpti
     stack.push(el);
   });
   parser.on('closetag', () => {
-    stack.pop();
+    if (skipped) skipped--;
+    else stack.pop();
   });
   const addText = (t: string) => {
-    if (stack.length > 1) stack[stack.length - 1].children.push(t);
+    if (stack.length > 1 && !skipped) stack[stack.length - 1].children.push(t);
   };
   parser.on('text', addText);
   parser.on('cdata', addText);

@@ -30,6 +30,19 @@ describe('bounded XML parsing', () => {
     expect(textOf(root)).to.equal('Hi there');
   });
 
+  it('skips the subtrees asked for, by canonical name, still bounding their depth', () => {
+    const ns = 'xmlns:o="urn:oasis:names:tc:opendocument:xmlns:office:1.0"';
+    const xml = `<o:document-styles ${ns}><o:styles>kept</o:styles><o:master-styles><a><b>drawn</b></a></o:master-styles></o:document-styles>`;
+    const root = parseXml(xml, DEFAULT_READ_LIMITS, { skip: new Set(['office:master-styles']) });
+    expect(root.children.map((c) => (typeof c === 'string' ? c : c.name))).to.deep.equal(['office:styles']);
+    expect(textOf(root)).to.equal('kept');
+    const deep = `<o:r ${ns}><o:master-styles>${'<a>'.repeat(20)}${'</a>'.repeat(20)}</o:master-styles></o:r>`;
+    const err = refused(() =>
+      parseXml(deep, { ...DEFAULT_READ_LIMITS, maxXmlDepth: 10 }, { skip: new Set(['office:master-styles']) }),
+    );
+    expect(err.reason).to.equal('too_deep');
+  });
+
   it('refuses a billion-laughs document at its DOCTYPE, quickly', () => {
     const started = Date.now();
     const err = refused(() => parseXml(BILLION_LAUGHS, DEFAULT_READ_LIMITS));
