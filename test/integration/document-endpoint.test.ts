@@ -106,7 +106,11 @@ describe('the document endpoint (real LibreOffice, poppler, tesseract and Tempor
     await writeFile(path.join(dir, 'talk.fodp'), SLIDES);
     // The test's own LibreOffice writes the inputs; the worker runs its own.
     engine = new LibreOfficeEngine({ sofficePath: soffice, scratchDir: dir, slots: 1 });
-    const write = async (src: string, name: string, target: 'docx' | 'doc' | 'xlsx' | 'xls' | 'pptx' | 'odt') => {
+    const write = async (
+      src: string,
+      name: string,
+      target: 'docx' | 'doc' | 'xlsx' | 'xls' | 'pptx' | 'ppt' | 'odt',
+    ) => {
       const output = path.join(dir, name);
       await engine.convertTo({
         input: path.join(dir, src),
@@ -122,6 +126,7 @@ describe('the document endpoint (real LibreOffice, poppler, tesseract and Tempor
     await write('prices.fods', 'prices.xlsx', 'xlsx');
     await write('prices.fods', 'prices.xls', 'xls');
     await write('talk.fodp', 'talk.pptx', 'pptx');
+    await write('talk.fodp', 'talk.ppt', 'ppt');
     await engine.close();
     llm = await startLlmServer();
     s = await startStack({ ...llmEnv(llm), INPUT_ROOTS: dir });
@@ -231,6 +236,27 @@ describe('the document endpoint (real LibreOffice, poppler, tesseract and Tempor
       ['slide', 'Closing Argument'],
     ]);
     expect(d.metadata.text_contents[1].text).to.include('Point 2');
+  });
+
+  it('reads a PPT and an RTF through LibreOffice: the slides in order, the RTF’s bold and paragraphs', async () => {
+    const ppt = okData(await post({}, 'talk.ppt'));
+    expect(ppt.metadata).to.include({ format: 'ppt', page_count: 3 });
+    // Every slide in order with its title's text. (LibreOffice's own PPT of these slides keeps the title placeholder
+    // on the first slide only: the others' titles arrive as text boxes, so only the first part is named.)
+    expect(ppt.metadata.text_contents.map((c: any) => c.part)).to.deep.equal(['slide', 'slide', 'slide']);
+    expect(ppt.metadata.text_contents[0].name).to.equal('Opening Gambit');
+    ['Opening Gambit', 'Middle Game', 'Closing Argument'].forEach((t, i) =>
+      expect(ppt.metadata.text_contents[i].text)
+        .to.include(t)
+        .and.include(`Point ${i + 1}`),
+    );
+    const rtf = Buffer.from(
+      '{\\rtf1\\ansi\\deff0{\\fonttbl{\\f0 Arial;}}\\f0\\pard Minutes of the {\\b annual} meeting.\\par\n' +
+        '\\pard The budget was approved.\\par\n}',
+    );
+    const d = okData(await post({ output_format: 'markdown' }, 'minutes.rtf', rtf));
+    expect(d.metadata.format).to.equal('rtf');
+    expect(d.markdown).to.include('Minutes of the **annual** meeting.').and.include('The budget was approved.');
   });
 
   it('renders a DOCX to PDF with extraction_method=render and reads it by the PDF path', async () => {
@@ -365,6 +391,41 @@ describe('the document endpoint (real LibreOffice, poppler, tesseract and Tempor
       const refused = await s.waitJob(outside.body.data.job_id, 60_000);
       expect(refused.status).to.equal('failed');
       expect(refused.error.code).to.equal('FORBIDDEN');
+    } finally {
+      await hook.close();
+    }
+  });
+
+  it('runs document jobs in a batch, and posts a multipart request’s webhook', async () => {
+    const hook = await startWebhookReceiver();
+    try {
+      const inbox = path.join(dir, 'inbox');
+      await mkdir(inbox, { recursive: true });
+      await writeFile(path.join(inbox, 'b1.xlsx'), files['prices.xlsx']);
+      await writeFile(path.join(inbox, 'b2.docx'), files['report.docx']);
+      const b = await s.call('POST', '/api/jobs/batch', {
+        batch_name: 'documents',
+        jobs: ['b1.xlsx', 'b2.docx'].map((f) => ({
+          job_type: 'document',
+          parameters: { filename: path.join(inbox, f) },
+        })),
+      });
+      expect(b.status, JSON.stringify(b.body)).to.equal(200);
+      const ids: string[] = b.body.data.batch.jobs.map((j: { job_id: string }) => j.job_id);
+      const formats = [];
+      for (const id of ids) {
+        const job = await s.waitJob(id, 120_000);
+        expect(job.status, JSON.stringify(job.error)).to.equal('completed');
+        formats.push(job.results.metadata.format);
+      }
+      expect(formats).to.deep.equal(['xlsx', 'docx']);
+
+      const r = await post({ webhook: JSON.stringify({ url: `${hook.url}/doc`, jobId: 'form-hook' }) }, 'report.docx');
+      expect(okData(r).metadata.format).to.equal('docx');
+      await hook.waitFor((rs) => rs.some((q) => q.json?.job?.id === 'form-hook' && q.json?.phase === 'completed'));
+      const bad = await post({ webhook: '{"url": 7}' }, 'report.docx');
+      expect(bad.status).to.equal(400);
+      expect(JSON.stringify(bad.body.error)).to.include('webhook');
     } finally {
       await hook.close();
     }
