@@ -196,4 +196,19 @@ describe('DOCX reader', () => {
     console.log(`      10-page DOCX (${file.length} bytes) read in ${ms.toFixed(0)} ms`);
     expect(ms).to.be.below(2000);
   });
+
+  it('shows a tracked move at its new place only, a moved paragraph as a paragraph', async () => {
+    const body =
+      '<w:moveFrom w:id="1"><w:p><w:r><w:t>Moved paragraph</w:t></w:r></w:p></w:moveFrom>' +
+      wp('First paragraph') +
+      '<w:moveTo w:id="2"><w:p><w:r><w:t>Moved paragraph</w:t></w:r></w:p></w:moveTo>' +
+      '<w:p><w:r><w:t xml:space="preserve">Words </w:t></w:r><w:moveFrom w:id="3"><w:r><w:t>gone </w:t></w:r></w:moveFrom>' +
+      '<w:moveTo w:id="4"><w:r><w:t>here</w:t></w:r></w:moveTo></w:p>';
+    const model = await readDocx(await buildDocx({ body }), DEFAULT_READ_LIMITS);
+    expect(model.parts[0].blocks).to.deep.equal([
+      { type: 'paragraph', text: 'First paragraph' },
+      { type: 'paragraph', text: 'Moved paragraph' },
+      { type: 'paragraph', text: 'Words here' },
+    ]);
+  });
 });

@@ -1,8 +1,9 @@
 /**
  * DOCX (WordprocessingML) to the document model: the body in order, headings from paragraph styles, lists from
  * numbering.xml, tables with their spans, emphasis and links, footnotes, endnotes and comments as notes, images.
- * Tracked deletions (`w:del`) are skipped and insertions kept; fields give their cached results (the runs between
- * `separate` and `end`; instruction text is never shown). Hyperlink targets are recorded, never fetched.
+ * Tracked deletions (`w:del`, and `w:moveFrom`: a move's old place) are skipped and insertions (`w:ins`, and
+ * `w:moveTo`: its new place) kept; fields give their cached results (the runs between `separate` and `end`;
+ * instruction text is never shown). Hyperlink targets are recorded, never fetched.
  */
 import { DocumentError, type DocBlock, type DocumentReader, type Inline, type TableCell } from '../model';
 import { child, descendants, elements, path, textOf, type XmlElement } from '../xml';
@@ -81,7 +82,7 @@ async function readBlocks(container: XmlElement, ctx: Ctx, out: DocBlock[]): Pro
     if (el.name === 'w:p') await readParagraph(el, ctx, out);
     else if (el.name === 'w:tbl') out.push(await readTable(el, ctx));
     else if (el.name === 'w:sdt') await readBlocks(child(el, 'w:sdtContent') ?? el, ctx, out);
-    else if (el.name === 'w:customXml' || el.name === 'w:ins' || el.name === 'w:smartTag')
+    else if (el.name === 'w:customXml' || el.name === 'w:ins' || el.name === 'w:moveTo' || el.name === 'w:smartTag')
       await readBlocks(el, ctx, out);
   }
 }
@@ -150,6 +151,8 @@ async function readRuns(
         break;
       }
       case 'w:ins':
+      // A tracked move: the text at its new place (w:moveTo) is kept, at its old place (w:moveFrom) skipped.
+      case 'w:moveTo':
       case 'w:smartTag':
       case 'w:customXml':
       case 'w:fldSimple':
@@ -160,7 +163,7 @@ async function readRuns(
       case 'w:sdt':
         await readRuns(child(c, 'w:sdtContent') ?? c, ctx, inline, style, after, field, paraStyle);
         break;
-      // w:del (tracked deletion), w:pPr, bookmarks, proofing marks: nothing to show.
+      // w:del (tracked deletion), w:moveFrom, w:pPr, bookmarks, proofing marks: nothing to show.
     }
   }
 }
