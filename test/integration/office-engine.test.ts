@@ -12,6 +12,7 @@ import { readDocument } from '../../domain/documents/read';
 import { renderDocument } from '../../domain/documents/render';
 import { EngineStallError } from '../../providers/process/run-tool';
 import { chaptersDocument, flatSheets, flatTitleSlides } from '../support/documents/flat-odf';
+import { ROOT } from '../support/servers/processes';
 
 // The office engine on the real LibreOffice (Debian's nogui packages, installed by the project's setup): inputs are
 // flat ODF XML the test writes, so every expected heading, cell and slide title is known.
@@ -159,6 +160,24 @@ describe('office engine (LibreOffice headless)', function () {
     await expectUnprocessable(engine.convert(path.join(dir, 'prices.fods'), 'pptx', dir), 'unsupported_conversion');
     // The engine is still the same warm one after refusals.
     expect(pdfText(await engine.convert(path.join(dir, 'talk.fodp'), 'pdf', dir))).to.include('Closing Argument');
+  });
+
+  it('never runs a document’s macro, one that runs as soon as a user allows macros', async () => {
+    const script = path.join(ROOT, 'test/support/documents/macro_document.py');
+    const macroDoc = path.join(dir, 'macro.odt');
+    const marker = path.join(dir, 'MACRO_RAN');
+    const py = (...args: string[]) =>
+      execFileSync('/usr/bin/python3', [script, ...args], { timeout: 120_000, stdio: 'ignore' });
+    py('make', path.join(dir, 'macro-profile'), macroDoc, marker);
+    // The control: opened as by a user who allows macros, the macro runs and writes the marker.
+    py('allow', path.join(dir, 'macro-profile'), macroDoc);
+    expect(existsSync(marker), 'the macro runs when macros are allowed').to.equal(true);
+    await rm(marker);
+    // The engine converts it, to PDF and to DOCX, and the macro never runs.
+    const pdf = await engine.convert(macroDoc, 'pdf', dir);
+    expect(pdfText(pdf)).to.include('A document with a macro.');
+    await engine.convert(macroDoc, 'docx', dir);
+    expect(existsSync(marker), 'the engine ran the macro').to.equal(false);
   });
 
   it('converts a warm 10-page DOCX to PDF in under a second', async () => {
