@@ -62,6 +62,13 @@ export async function startStack(
       return waitFor(
         async () => {
           const r = await call('GET', `/api/jobs/${jobId}?wait=5`);
+          // 503 is "try again shortly" (contract §1): a Temporal the probe found slow on a loaded machine (CI,
+          // 2026-12-03: a 1,000-session summary beside a second test run) is waited for, as a client does.
+          if (r.status === 503) {
+            status = `unavailable: ${JSON.stringify(r.body?.error?.details ?? {})}`;
+            await new Promise((resolve) => setTimeout(resolve, 500));
+            return undefined;
+          }
           if (r.status !== 200) throw new Error(`GET job ${jobId}: ${r.status} ${JSON.stringify(r.body)}`);
           status = r.body.data.status;
           return status === 'completed' || status === 'failed' ? r.body.data : undefined;
