@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import { startStack, type Stack } from '../support/servers/stack';
 import { libreOfficePath } from '../../core/config/config';
 import { LibreOfficeEngine } from '../../providers/office/libreoffice';
-import { flatOdf, flatSheets } from '../support/documents/flat-odf';
+import { flatOdf, flatSheets, pframe } from '../support/documents/flat-odf';
 import { emlWithAttachments } from '../support/documents/mail-files';
 import { buildDocx, tinyPng, wp, wpic, zipOf } from '../support/documents/office-files';
 import { buildPdf } from '../support/documents/pdf-factory';
@@ -49,12 +49,6 @@ const SHEETS = flatSheets({
     ['Quince', 12],
   ],
 });
-
-/** A presentation object Impress keeps as one (a frame without a presentation style is saved as a plain frame). */
-const pframe = (cls: string, y: number, inner: string) =>
-  `<draw:frame presentation:style-name="pr1" presentation:class="${cls}" presentation:user-transformed="true" ` +
-  `draw:layer="layout" svg:x="1cm" svg:y="${y}cm" svg:width="20cm" svg:height="3cm"><draw:text-box>${inner}` +
-  '</draw:text-box></draw:frame>';
 
 const SLIDES = flatOdf(
   'presentation',

@@ -10,7 +10,7 @@ import { DEFAULT_READ_LIMITS, type DocBlock } from '../../domain/documents/model
 import { readOdp, readOds, readOdt } from '../../domain/documents/readers/odf';
 import { readDocument } from '../../domain/documents/read';
 import { renderDocument } from '../../domain/documents/render';
-import { flatOdf } from '../support/documents/flat-odf';
+import { flatOdf, pframe } from '../support/documents/flat-odf';
 
 // The ODF readers on packages the real LibreOffice wrote (its own automatic styles, soft page breaks, list ids,
 // repeated empty cells), from flat ODF XML the test writes so every expected block is known.
@@ -47,12 +47,6 @@ const SHEET = flatOdf(
   '<number:boolean-style style:name="NB"><number:boolean/></number:boolean-style>' +
     '<style:style style:name="ce1" style:family="table-cell" style:data-style-name="NB"/>',
 );
-
-/** A presentation object Impress keeps as one (a frame without a presentation style is saved as a plain frame). */
-const pframe = (cls: string, y: number, inner: string) =>
-  `<draw:frame presentation:style-name="pr1" presentation:class="${cls}" presentation:user-transformed="true" ` +
-  `draw:layer="layout" svg:x="1cm" svg:y="${y}cm" svg:width="20cm" svg:height="3cm"><draw:text-box>${inner}` +
-  '</draw:text-box></draw:frame>';
 
 const SLIDES = flatOdf(
   'presentation',

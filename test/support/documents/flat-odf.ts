@@ -40,6 +40,12 @@ export function chaptersDocument(pages: number, paras = 8): string {
   return flatOdf('text', `<office:text>${body.join('')}</office:text>`, pb);
 }
 
+/** A presentation object Impress keeps as one (a frame without a presentation style is saved as a plain frame). */
+export const pframe = (cls: string, y: number, inner: string) =>
+  `<draw:frame presentation:style-name="pr1" presentation:class="${cls}" presentation:user-transformed="true" ` +
+  `draw:layer="layout" svg:x="1cm" svg:y="${y}cm" svg:width="20cm" svg:height="3cm"><draw:text-box>${inner}` +
+  '</draw:text-box></draw:frame>';
+
 /** A string cell, or a float cell with its value. */
 const cell = (v: string | number) =>
   typeof v === 'number'
