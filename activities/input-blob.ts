@@ -1,4 +1,3 @@
-import { createReadStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/activity';
@@ -50,7 +49,7 @@ export async function jobInputBlob(
   const st = await fs.stat(real);
   if (!st.isFile())
     throw ApplicationFailure.nonRetryable('The path is not a file.', 'FILE_NOT_FOUND', { filename: p.filename });
-  const ref = await store.put(key, createReadStream(real), { mime: copy.mime });
+  const ref = await store.putFile(key, real, { mime: copy.mime });
   return { key, sha256: ref.sha256 };
 }
 
@@ -106,7 +105,7 @@ async function downloadInto(
       signal: d.signal,
       accept: d.accept,
     });
-    const ref = await store.put(key, createReadStream(got.path), { mime, sha256: got.sha256 });
+    const ref = await store.putFile(key, got.path, { mime, sha256: got.sha256 });
     return { key, sha256: ref.sha256 };
   });
 }

@@ -1,4 +1,3 @@
-import { createReadStream } from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { readBlobJson } from '../core/stores/blob-store';
@@ -134,7 +133,7 @@ export function createSessionOutputActivities(deps: ActivityDeps) {
                     maxPixels: config.MAX_IMAGE_PIXELS,
                   });
                   const key = jobOutputKey(jobId, `${layout.assets}/${name}`);
-                  await store.put(key, createReadStream(png), { mime: 'image/png' });
+                  await store.putFile(key, png, { mime: 'image/png' });
                   assets.push(key);
                 }
               }),

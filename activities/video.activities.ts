@@ -1,4 +1,4 @@
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { AppError } from '../core/errors';
@@ -39,7 +39,7 @@ export function createVideoActivities(deps: ActivityDeps) {
           const frames: VideoFrame[] = [];
           for (const f of await media.extractFrames(input, times, dir, { signal, streamIndex: probe.video?.index })) {
             const key = jobOutputKey(jobId, `frames/${path.basename(f.path)}`);
-            await store.put(key, createReadStream(f.path), { mime: 'image/jpeg' });
+            await store.putFile(key, f.path, { mime: 'image/jpeg' });
             frames.push({ timestamp: f.time, path: key });
           }
           const fields: JobFields = {

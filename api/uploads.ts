@@ -1,4 +1,3 @@
-import { createReadStream } from 'node:fs';
 import path from 'node:path';
 import { z } from './openapi';
 import { fileSha256 } from '../core/stores/file-hash';
@@ -52,7 +51,7 @@ export async function storeUpload(store: BlobStore, file: UploadedFile): Promise
   const key = newUploadKey(path.extname(original), jobId);
   // Already hashed for a cache lookup (`uploadSha256`): the store records that hash instead of computing it again.
   const known = uploadHashes.get(file);
-  const ref = await store.put(key, createReadStream(file.filepath), {
+  const ref = await store.putFile(key, file.filepath, {
     mime: file.mimetype ?? 'application/octet-stream',
     ...(known ? { sha256: await known } : {}),
   });

@@ -12,6 +12,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { startServerLayout } from './cluster-server.mjs';
 import { ensureMinio, ROOT, setupForStart, step } from './engines.mjs';
+import { nodeFlags } from './node-flags.mjs';
 import { stopChild, stopOnSignalsAndOrphaning, waitApiHealthy } from './services.mjs';
 import { superviseApi, superviseDevServer, superviseLocalLlm, superviseMinio } from './supervised.mjs';
 import { Supervisor } from './supervisor.mjs';
@@ -165,7 +166,8 @@ async function main() {
 function service(name, main, childEnv) {
   services.push(name);
   return supervisor.start(name, async (attach) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, main, 'main.ts')], {
+    const flags = nodeFlags(main, childEnv.WORKER_QUEUES);
+    const child = spawn(process.execPath, [...flags, '--import', 'tsx', path.join(ROOT, main, 'main.ts')], {
       cwd: ROOT,
       env: childEnv,
       stdio: ['ignore', 'pipe', 'pipe'],

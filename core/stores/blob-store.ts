@@ -28,6 +28,12 @@ export interface PutOptions {
 export interface BlobStore {
   readonly kind: 'local' | 's3';
   put(key: string, body: Readable | Buffer | string, opts?: PutOptions): Promise<BlobRef>;
+  /**
+   * `put` of a file on this host's disk (a download, an upload's temp file, a rendered page), the file left as it
+   * is. The local store copies it in the kernel (`copy_file_range`, a reflink where the file system has them): no
+   * byte passes through the process, so a 500 MB input costs its heap nothing (issue 33).
+   */
+  putFile(key: string, file: string, opts?: PutOptions): Promise<BlobRef>;
   /** Throws `BlobNotFoundError` when the key is absent. */
   get(key: string): Promise<Readable>;
   stat(key: string): Promise<BlobStat | null>;

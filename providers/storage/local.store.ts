@@ -1,9 +1,9 @@
-import { createWriteStream } from 'node:fs';
+import { constants as fsConstants, createReadStream, createWriteStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { createHash, randomUUID } from 'node:crypto';
 import { pipeline } from 'node:stream/promises';
-import type { Readable } from 'node:stream';
+import { Writable, type Readable } from 'node:stream';
 import {
   assertValidKey,
   assertValidPrefix,
@@ -65,23 +65,44 @@ export class LocalBlobStore implements BlobStore {
   }
 
   async put(key: string, body: Readable | Buffer | string, opts: PutOptions = {}): Promise<BlobRef> {
-    const target = this.objectPath(key);
-    const tmpFile = path.join(this.tmp, `p${process.pid}-${randomUUID()}`);
-    try {
-      let sha256: string;
-      let size: number;
+    return this.write(key, opts, async (tmpFile) => {
       if (typeof body === 'string' || Buffer.isBuffer(body)) {
         // Bytes already in memory: one write, no stream machinery.
         const bytes = typeof body === 'string' ? Buffer.from(body) : body;
         await fs.writeFile(tmpFile, bytes, { flag: 'wx' });
-        sha256 = opts.sha256 ?? createHash('sha256').update(bytes).digest('hex');
-        size = bytes.length;
-      } else {
-        const hasher = new HashingStream(opts.sha256);
-        await pipeline(body, hasher, createWriteStream(tmpFile, { flags: 'wx' }));
-        sha256 = hasher.digest();
-        size = hasher.size;
+        return { sha256: opts.sha256 ?? createHash('sha256').update(bytes).digest('hex'), size: bytes.length };
       }
+      const hasher = new HashingStream(opts.sha256);
+      await pipeline(body, hasher, createWriteStream(tmpFile, { flags: 'wx' }));
+      return { sha256: hasher.digest(), size: hasher.size };
+    });
+  }
+
+  async putFile(key: string, file: string, opts: PutOptions = {}): Promise<BlobRef> {
+    return this.write(key, opts, async (tmpFile) => {
+      // The copy first, then the hash of the copy when the caller has none: what is stored is what was hashed.
+      await fs.copyFile(file, tmpFile, fsConstants.COPYFILE_EXCL | fsConstants.COPYFILE_FICLONE);
+      const size = (await fs.stat(tmpFile)).size;
+      if (opts.sha256 !== undefined) return { sha256: opts.sha256, size };
+      const hasher = new HashingStream();
+      await pipeline(createReadStream(tmpFile), hasher, new Writable({ write: (_c, _e, cb) => cb() }));
+      return { sha256: hasher.digest(), size };
+    });
+  }
+
+  /**
+   * Writes an object through a temp file `fill` writes (and returns the hash and size of), then its metadata, then
+   * renames both into place; whatever fails, nothing stays in `tmp/`.
+   */
+  private async write(
+    key: string,
+    opts: PutOptions,
+    fill: (tmpFile: string) => Promise<{ sha256: string; size: number }>,
+  ): Promise<BlobRef> {
+    const target = this.objectPath(key);
+    const tmpFile = path.join(this.tmp, `p${process.pid}-${randomUUID()}`);
+    try {
+      const { sha256, size } = await fill(tmpFile);
       const ref: BlobRef = { key, sha256, size, mime: opts.mime ?? 'application/octet-stream' };
       const meta: Meta = { sha256: ref.sha256, size: ref.size, mime: ref.mime };
       const tmpMeta = tmpFile + '.meta';

@@ -1,5 +1,6 @@
 import { Client } from 'minio';
 import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import {
   assertValidKey,
@@ -117,6 +118,11 @@ export class S3BlobStore implements BlobStore {
       'Content-Type': 'application/json',
     });
     return ref;
+  }
+
+  /** The file streamed through `put`'s parts (S3 has no copy from a local file). */
+  putFile(key: string, file: string, opts: PutOptions = {}): Promise<BlobRef> {
+    return this.put(key, createReadStream(file), opts);
   }
 
   async get(key: string): Promise<Readable> {

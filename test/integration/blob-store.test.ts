@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { expect } from 'chai';
 import { BlobNotFoundError, type BlobStore } from '../../core/stores/blob-store';
 import { localBackend, s3Backend, type Backend } from '../support/stores/blob-backends';
@@ -297,6 +299,41 @@ function blobStoreContract(name: string, setup: () => Promise<Backend>): void {
       getProbe.progress(total, true);
       expect(got).to.deep.equal({ sha256: expected.sha256, size: total });
       expect(getProbe.retainedGrowth, `memory during get: ${getProbe.describe()}`).to.be.below(40 * MB);
+    });
+
+    it('putFile stores a 60 MB file with its hash and leaves the file; with a known hash no byte passes the heap (local)', async function () {
+      const total = 60 * MB;
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'docproc-putfile-'));
+      try {
+        const file = path.join(dir, 'input.bin');
+        const gen = generatedStream(total);
+        await pipeline(gen.stream, fs.createWriteStream(file));
+        const expected = gen.expected();
+        const ref = await store.putFile('file/sixty.bin', file, { mime: 'video/mp4' });
+        expect(ref).to.deep.equal({ key: 'file/sixty.bin', sha256: expected.sha256, size: total, mime: 'video/mp4' });
+        expect(fs.statSync(file).size, 'the source file stays').to.equal(total);
+        expect(await digestStream(await store.get('file/sixty.bin'))).to.deep.equal({
+          sha256: expected.sha256,
+          size: total,
+        });
+        // With the hash its caller computed (a download's), the file is copied in the kernel: no Buffer of it is
+        // made, where a read stream makes ~1,000 of 64 KiB (only the local store: S3 has no copy from a local file
+        // and streams it through `put`'s parts). The caller's hash is recorded as it is.
+        const before = process.memoryUsage().arrayBuffers;
+        const known = await store.putFile('file/known.bin', file, { sha256: 'a'.repeat(64) });
+        const grown = process.memoryUsage().arrayBuffers - before;
+        expect(known).to.include({ sha256: 'a'.repeat(64), size: total });
+        if (store.kind === 'local') expect(grown, 'array buffers grown during putFile').to.be.below(4 * MB);
+        const missing = await store.putFile('file/missing.bin', path.join(dir, 'absent')).then(
+          () => null,
+          (e: NodeJS.ErrnoException) => e,
+        );
+        expect(missing?.code).to.equal('ENOENT');
+        expect(await store.stat('file/missing.bin')).to.equal(null);
+        expect(await b.leftovers('file/missing.bin')).to.deep.equal([]);
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
     });
 
     it('presign: null for a local store, a downloadable URL for S3', async () => {

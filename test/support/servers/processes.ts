@@ -3,6 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { noLlmUnlessAsked } from './llm-default';
 import { asNpmStart } from './launch-env';
+import { nodeFlags } from '../../../scripts/node-flags.mjs';
 import { waitFor } from '../wait';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -28,12 +29,15 @@ export function spawnProc(cmd: string, args: string[], env: Record<string, strin
   return { child, output: () => out, exited, ended };
 }
 
-/** The worker or API process exactly as `npm start` runs it. */
+/** The worker or API process as `npm start` runs it, with the Node flags of its layout (scripts/node-flags.mjs). */
 export function spawnService(name: 'api' | 'worker', env: Record<string, string | undefined>): Proc {
+  const full: Record<string, string | undefined> = asNpmStart(
+    noLlmUnlessAsked({ ...process.env, LOG_LEVEL: 'info', ...env }),
+  );
   return spawnProc(
     process.execPath,
-    ['--import', 'tsx', path.join(ROOT, name, 'main.ts')],
-    asNpmStart(noLlmUnlessAsked({ ...process.env, LOG_LEVEL: 'info', ...env })),
+    [...nodeFlags(name, full.WORKER_QUEUES), '--import', 'tsx', path.join(ROOT, name, 'main.ts')],
+    full,
   );
 }
 
