@@ -76,19 +76,19 @@ export interface PdfPageRead {
 
 /**
  * A page's `metadata.text_contents[]` entry: page, text, method, the rotation of a turned scan, and with
- * `output_format=markdown` the page's Markdown and quality (`md`). One builder for the job and the API's direct answer,
+ * `output_format=markdown` the page's Markdown, quality and blocks (`md`, contract §13). One builder for the job and the API's direct answer,
  * so both give the same entries (key order included).
  */
 export function pdfPageEntry(
   c: PdfPageRead,
-  md?: { markdown: string; quality: PdfTextContent['quality'] },
+  md?: { markdown: string; quality: PdfTextContent['quality']; blocks?: PdfTextContent['blocks'] },
 ): PdfTextContent {
   return {
     page: c.page,
     text: c.text,
     method: c.method,
     ...(c.rotation ? { rotation: c.rotation } : {}),
-    ...(md ? { markdown: md.markdown, quality: md.quality } : {}),
+    ...(md ? { markdown: md.markdown, quality: md.quality, ...(md.blocks ? { blocks: md.blocks } : {}) } : {}),
   };
 }
 

@@ -24,6 +24,33 @@ export const llmInfoSchema = z
 
 // --- PDF (spec §4.2) ---
 
+/** A block of a page and where it stands (contract §13). */
+export const pageBlock = z
+  .object({
+    type: z.enum([
+      'heading',
+      'paragraph',
+      'list_item',
+      'table',
+      'code',
+      'caption',
+      'footnote',
+      'figure',
+      'formula',
+      'header',
+      'footer',
+    ]),
+    text: z
+      .string()
+      .meta({ description: "Its Markdown (a running header's or footer's text: not in the page's Markdown)" }),
+    bbox: z
+      .tuple([z.number(), z.number(), z.number(), z.number()])
+      .meta({ description: "[x0, y0, x1, y1] from the page's top-left: PDF points for PDF pages, pixels for images" }),
+    level: z.number().int().min(1).max(6).optional().meta({ description: 'For headings' }),
+    order: z.number().int().nonnegative().meta({ description: 'Its place on the page in reading order, from 0' }),
+  })
+  .meta({ id: 'PageBlock' });
+
 export const pdfTextContent = z.object({
   page: z.number().int(),
   text: z.string(),
@@ -35,6 +62,14 @@ export const pdfTextContent = z.object({
     .object({ score: z.number(), signals: z.record(z.string(), z.number()), reason: z.string().optional() })
     .optional()
     .meta({ description: 'With output_format=markdown: how trustworthy the page text is (0..1) and why' }),
+  blocks: z
+    .array(pageBlock)
+    .optional()
+    .meta({
+      description:
+        "With output_format=markdown: the page's blocks in reading order; the page's markdown is their text (running " +
+        'headers and footers aside). A page a vision model read has none (no positions).',
+    }),
 });
 
 export const pdfMetadataSchema = z.object({

@@ -54,9 +54,9 @@ const COMBINED_RULE = 'image-pages-quality';
 
 /**
  * The version of the Markdown rules (providers/pdf/markdown) in the keys of `output_format=markdown` results: pages
- * carry their layout, and results their Markdown, so a change of the rules changes this.
+ * carry their layout, and results their Markdown, so a change of the rules changes this (3: pages carry their blocks).
  */
-const MARKDOWN_FORMAT = 'markdown-2';
+const MARKDOWN_FORMAT = 'markdown-3';
 
 /** The parts of a deployment that change a PDF's text: the text engine and the vision model, when there is one. */
 interface PdfCacheContext {

@@ -213,6 +213,15 @@ const EXAMPLES: Entry[] = [
       const page = a.body.data.metadata.text_contents[0];
       expect(page.markdown).to.be.a('string').and.not.equal('');
       expect(page.quality.score).to.be.within(0, 1);
+      // The page's blocks, in reading order, with their boxes on the page; its Markdown is their text.
+      const blocks = page.blocks as { type: string; text: string; bbox: number[]; order: number }[];
+      expect(blocks.map((b) => b.order)).to.deep.equal(blocks.map((_, i) => i));
+      for (const b of blocks) {
+        expect(b.bbox[0]).to.be.below(b.bbox[2]);
+        expect(b.bbox[1]).to.be.below(b.bbox[3]);
+        if (b.type !== 'header' && b.type !== 'footer') expect(page.markdown).to.include(b.text);
+      }
+      expect(blocks.length).to.be.above(0);
     },
   },
   {

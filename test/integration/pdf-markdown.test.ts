@@ -1,5 +1,8 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
 import { useStack, type Stack } from '../support/servers/stack';
@@ -10,7 +13,30 @@ import { buildPdf, rasterize, scannedPdf, wrapText } from '../support/documents/
 // output_format=markdown (contract §9) on the real API and worker: documents of known structure printed by Chromium,
 // read by pdf.js (fonts, rulings, outline), and a scan read by tesseract.
 
+const execFileAsync = promisify(execFile);
 const row = (cells: string[]) => `| ${cells.join(' | ')} |`;
+
+/** Every word of the PDF's text layer with its box's centre, in points from the page's top-left (`pdftotext -bbox`). */
+async function textLayerWords(pdf: Buffer): Promise<{ page: number; text: string; cx: number; cy: number }[]> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'docproc-bbox-'));
+  try {
+    await writeFile(path.join(dir, 'in.pdf'), pdf);
+    const { stdout } = await execFileAsync('pdftotext', ['-bbox', path.join(dir, 'in.pdf'), '-'], {
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    const out: { page: number; text: string; cx: number; cy: number }[] = [];
+    let page = 0;
+    for (const m of stdout.matchAll(
+      /<page |<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">([^<]*)</g,
+    )) {
+      if (m[0] === '<page ') page++;
+      else out.push({ page, text: m[5], cx: (Number(m[1]) + Number(m[3])) / 2, cy: (Number(m[2]) + Number(m[4])) / 2 });
+    }
+    return out;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
 
 describe('PDF to Markdown on the real engine', function () {
   this.timeout(120_000);
@@ -75,6 +101,58 @@ describe('PDF to Markdown on the real engine', function () {
       p.markdown.includes(row(doc.ruledRows[doc.ruledRows.length - 1])),
     );
     expect(cont.markdown.split('\n')[0]).to.equal(row(doc.ruledHeader));
+  });
+
+  it("gives each page its blocks: types and levels, its Markdown their text, boxes around the text layer's words", async () => {
+    const data = ok(await postPdf(s, { output_format: 'markdown' }, pdf));
+    const words = await textLayerWords(pdf);
+    const pages = data.metadata.text_contents as {
+      page: number;
+      markdown: string;
+      blocks: { type: string; text: string; bbox: number[]; level?: number; order: number }[];
+    }[];
+    const headings = pages.flatMap((p) => p.blocks.filter((b) => b.type === 'heading'));
+    expect(headings.map((b) => b.text)).to.deep.equal(doc.headings.map((h) => `${'#'.repeat(h.level)} ${h.text}`));
+    expect(headings.map((b) => b.level)).to.deep.equal(doc.headings.map((h) => h.level));
+    let found = 0;
+    let total = 0;
+    for (const p of pages) {
+      expect(p.blocks.map((b) => b.order)).to.deep.equal(p.blocks.map((_, i) => i));
+      const body = p.blocks.filter((b) => b.type !== 'header' && b.type !== 'footer');
+      // The page's Markdown is its blocks' text in order: a blank line apart, items of one list (bullets, or numbers) a
+      // line apart.
+      const bullet = (k: number) => /^\s*- /.test(body[k].text);
+      const tight = (k: number) =>
+        body[k].type === 'list_item' && body[k - 1].type === 'list_item' && bullet(k) === bullet(k - 1);
+      expect(body.map((b, k) => (k === 0 ? '' : tight(k) ? '\n' : '\n\n') + b.text).join('')).to.equal(p.markdown);
+      // Chromium's running header and footer are blocks outside the Markdown.
+      expect(
+        p.blocks.some((b) => b.type === 'header' || b.type === 'footer'),
+        `page ${p.page}`,
+      ).to.equal(true);
+      for (const b of body) {
+        // Each word of the block (its Markdown marks aside) stands inside its box on the page's text layer.
+        const mine = b.text
+          .replace(/[#`|*-]+/g, ' ')
+          .split(/\s+/)
+          .filter((w) => /^\p{L}{4,}$/u.test(w));
+        for (const w of mine) {
+          total++;
+          const inBox = words.some(
+            (x) =>
+              x.page === p.page &&
+              x.text.includes(w) &&
+              x.cx >= b.bbox[0] - 1 &&
+              x.cx <= b.bbox[2] + 1 &&
+              x.cy >= b.bbox[1] - 1 &&
+              x.cy <= b.bbox[3] + 1,
+          );
+          if (inBox) found++;
+        }
+      }
+    }
+    expect(total).to.be.above(100);
+    expect(found / total, `${found} of ${total} words inside their block's box`).to.be.at.least(0.98);
   });
 
   it('answers 400 naming an unknown output_format', async () => {

@@ -6,17 +6,19 @@
  * by size, the outline confirming titles and giving levels, a table that goes on at the top of the next page joined
  * to the one before, and a paragraph cut by a page break joined. Pure.
  */
-import { joinLines, listMarker, toBlocks, type Block, type TextLine } from './blocks';
+import { joinLines, toBlocks, type Block } from './blocks';
 import { toFragments, type Fragment } from './lines';
 import { readingOrder } from './order';
 import { findTables, type Table } from './tables';
+import { furnitureBlocks, linesBox, tableBox, type PageBlock } from './provenance';
+import { cell, renderPage, renderRun, type Heading, type Out } from './render';
 import type { OutlineEntry, PageLayout } from './types';
 
 export interface DocumentMarkdown {
   /** The whole document. */
   markdown: string;
   /** Each page's own Markdown, in the order given. */
-  pages: { page: number; markdown: string }[];
+  pages: { page: number; markdown: string; blocks: PageBlock[] }[];
 }
 
 /** Share of the page height at top and bottom where running headers and footers live. */
@@ -92,15 +94,6 @@ function bodySize(frags: Fragment[][]): number {
   return [...weight.entries()].sort((a, b) => b[1] - a[1])[0]?.[0] ?? 10;
 }
 
-interface Heading {
-  text: string;
-  size: number;
-  bold: boolean;
-  level?: number;
-}
-
-type Out = { kind: 'heading'; h: Heading } | { kind: 'label'; text: string } | Block;
-
 /** A contents line: a section number first and a page number last, or dot leaders before the page number. */
 const CONTENTS_LINE = /^((appendix|chapter)\s+)?(\d+|[A-Z])(\.\d+)*\.?\s.*\s\d{1,4}$|(\s?\.){2,}\s*\d{1,4}$/i;
 
@@ -141,7 +134,7 @@ function labelsApart(outs: Out[][], body: number): void {
   for (const page of outs)
     page.forEach((o, i) => {
       if (o.kind === 'heading' && o.h.level === undefined && (count.get(labelKey(o.h.text)) ?? 0) >= 3)
-        page[i] = { kind: 'label', text: o.h.text };
+        page[i] = { kind: 'label', text: o.h.text, box: o.box };
     });
 }
 
@@ -149,8 +142,9 @@ function labelsApart(outs: Out[][], body: number): void {
  * A document that opens with a paragraph whose first line is a title in body type (title case, no closing
  * punctuation, the next line starting anew with a capital): that line is the document's title, a heading.
  */
-function titleApart(outs: Out[][]): void {
-  const page = outs.find((o) => o.length > 0);
+function titleApart(outs: Out[][], pages: readonly PageLayout[]): void {
+  const index = outs.findIndex((o) => o.length > 0);
+  const page = outs[index];
   const first = page?.[0];
   if (!page || first?.kind !== 'text' || first.lines.length < 2) return;
   const [line, next] = first.lines;
@@ -158,11 +152,13 @@ function titleApart(outs: Out[][]): void {
   const long = words.filter((w) => /^\p{L}{4,}/u.test(w));
   const titleCase = long.length > 0 && long.filter((w) => /^\p{Lu}/u.test(w)).length >= (2 / 3) * long.length;
   if (words.length > 12 || /[.!?:;,]["'”’)]?$/u.test(line.text) || !titleCase || !/^\p{Lu}/u.test(next.text)) return;
+  const height = pages[index].height;
+  const rest = first.lines.slice(1);
   page.splice(
     0,
     1,
-    { kind: 'heading', h: { text: line.text, size: first.size, bold: first.bold } },
-    { ...first, lines: first.lines.slice(1) },
+    { kind: 'heading', h: { text: line.text, size: first.size, bold: first.bold }, box: linesBox([line], height) },
+    { ...first, lines: rest, box: linesBox(rest, height) },
   );
 }
 
@@ -186,63 +182,6 @@ function assignLevels(outs: Out[][], body: number): void {
   }
 }
 
-const cell = (t: string) => t.replace(/\|/g, '\\|').replace(/\s+/g, ' ').trim();
-
-function renderTable(rows: string[][], header?: string[]): string {
-  const width = Math.max(...rows.map((r) => r.length), header?.length ?? 0);
-  const pad = (r: string[]) => Array.from({ length: width }, (_, i) => cell(r[i] ?? ''));
-  const [head, ...rest] = header ? [header, ...rows] : rows;
-  const line = (r: string[]) => `| ${pad(r).join(' | ')} |`;
-  return [line(head), `| ${Array.from({ length: width }, () => '---').join(' | ')} |`, ...rest.map(line)].join('\n');
-}
-
-function renderCode(lines: TextLine[]): string {
-  const minX = Math.min(...lines.map((l) => l.x0));
-  const body = lines.map((l) => ' '.repeat(Math.max(0, Math.round((l.x0 - minX) / (0.6 * l.size)))) + l.text);
-  const fence = body.some((l) => l.includes('```')) ? '~~~' : '```';
-  return [fence, ...body, fence].join('\n');
-}
-
-/** A paragraph's text that Markdown would read as something else (a heading, a list, a quote) is escaped. */
-const escapeStart = (t: string) => t.replace(/^(#{1,6}\s|>|[-+*]\s|\d+[.)]\s)/, (m) => `\\${m}`);
-
-function renderOut(o: Out, listBase: number): string {
-  switch (o.kind) {
-    case 'heading':
-      return `${'#'.repeat(o.h.level ?? 1)} ${o.h.text}`;
-    case 'label':
-      return `**${o.text.replace(/\*/g, '\\*')}**`;
-    case 'table':
-      return renderTable(o.table.rows);
-    case 'code':
-      return renderCode(o.lines);
-    case 'list': {
-      const rest = listMarker(o.lines[0].text)?.rest ?? o.lines[0].text;
-      const depth = Math.max(0, Math.min(4, Math.round((o.indent - listBase) / (1.5 * o.size))));
-      return `${'  '.repeat(depth)}${o.marker} ${joinLines([rest, ...o.lines.slice(1).map((l) => l.text)])}`;
-    }
-    case 'text':
-      return escapeStart(joinLines(o.lines.map((l) => l.text)));
-  }
-}
-
-/** Renders a run of outputs: list items of one list stay together (one newline), other blocks a blank line apart. */
-function renderRun(outs: readonly Out[], header?: Map<Table, string[]>): string {
-  const lists = outs.filter((o) => o.kind === 'list') as Extract<Out, { kind: 'list' }>[];
-  const base = lists.length ? Math.min(...lists.map((l) => l.indent)) : 0;
-  let md = '';
-  outs.forEach((o, i) => {
-    const text =
-      o.kind === 'table' && header?.has(o.table) ? renderTable(o.table.rows, header.get(o.table)) : renderOut(o, base);
-    if (!text.trim()) return;
-    const prev = outs[i - 1];
-    const sameList = o.kind === 'list' && prev?.kind === 'list' && (o.marker === '-') === (prev.marker === '-');
-    if (md) md += sameList ? '\n' : '\n\n';
-    md += text;
-  });
-  return md;
-}
-
 const sameColumns = (a: Table, b: Table) =>
   a.columns.length === b.columns.length &&
   a.columns.every((c, i) => Math.abs(c[0] - b.columns[i][0]) < 25 || Math.abs(c[1] - b.columns[i][1]) < 25);
@@ -255,13 +194,14 @@ export function documentMarkdown(pages: readonly PageLayout[]): DocumentMarkdown
   const outs: Out[][] = pages.map((p, i) => {
     const { tables, rest } = findTables(frags[i], p.segments);
     const blocks = toBlocks(readingOrder(rest, tables));
-    return blocks.map((b) => {
+    return blocks.map((b): Out => {
+      const box = b.kind === 'table' ? tableBox(b.table, p.height) : linesBox(b.lines, p.height);
       const h = headingOf(b, body, p.outline ?? []);
-      return h ? ({ kind: 'heading', h } as Out) : b;
+      return h ? { kind: 'heading', h, box } : { ...b, box };
     });
   });
   labelsApart(outs, body);
-  titleApart(outs);
+  titleApart(outs, pages);
   assignLevels(outs, body);
 
   // A table continued at the top of the next page: one table in the document (a repeated header row dropped); the
@@ -279,7 +219,15 @@ export function documentMarkdown(pages: readonly PageLayout[]): DocumentMarkdown
     continued.set(cont, head);
     joinedInto.set(cont, joinedInto.get(last.table) ?? last.table);
   }
-  const pageMd = outs.map((o, i) => ({ page: pages[i].page, markdown: renderRun(o, continued) }));
+  const pageMd = outs.map((o, i) => {
+    // What the furniture rule took off the page: its running headers and footers, blocks outside the Markdown.
+    const kept = new Set(frags[i]);
+    const furniture = furnitureBlocks(
+      rawFrags[i].filter((f) => !kept.has(f)),
+      pages[i].height,
+    );
+    return { page: pages[i].page, ...renderPage(o, continued, furniture.header, furniture.footer) };
+  });
 
   // The whole document: parts of a continued table appended to their first part, a paragraph cut by the page break
   // joined.

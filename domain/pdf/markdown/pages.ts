@@ -4,6 +4,7 @@
  * Markdown request (`native-markdown-thread.ts`), so both give the same Markdown and the same per-page quality. Pure.
  */
 import { documentMarkdown } from './document';
+import type { PageBlock } from './provenance';
 import { pageQuality, type PageQuality } from './quality';
 import type { PageLayout } from './types';
 
@@ -29,21 +30,23 @@ export const nativePage = (page: number, text: string, layout: PageLayout | unde
 });
 
 /**
- * The document's Markdown and each page's, with each page's quality (the page's own, else its text's). A page read by
+ * The document's Markdown and each page's, with each page's quality (the page's own, else its text's) and blocks. A page read by
  * a vision model has no layout and answers Markdown already: it is taken as it is, and the document is then its pages
  * one after the other (the rules across pages, such as a table joined over a page break, apply among the pages with a
  * layout).
  */
 export function pagesMarkdown(contents: readonly ReadPage[]): {
   markdown: string;
-  pages: { markdown: string; quality: PageQuality }[];
+  pages: { markdown: string; quality: PageQuality; blocks: PageBlock[] }[];
 } {
   const withLayout = contents.filter((c) => c.layout);
   const doc = documentMarkdown(withLayout.map((c) => c.layout!));
-  const byPage = new Map(doc.pages.map((p) => [p.page, p.markdown]));
+  const byPage = new Map(doc.pages.map((p) => [p.page, p]));
+  // A page a vision model read has no positions: its blocks are none (contract §13), never made up.
   const pages = contents.map((c) => ({
-    markdown: c.layout ? (byPage.get(c.page) ?? '') : c.text.trim(),
+    markdown: c.layout ? (byPage.get(c.page)?.markdown ?? '') : c.text.trim(),
     quality: c.quality ?? pageQuality(c.text),
+    blocks: c.layout ? (byPage.get(c.page)?.blocks ?? []) : [],
   }));
   if (withLayout.length === contents.length) return { markdown: doc.markdown, pages };
   return {
