@@ -249,6 +249,35 @@ describe('PDF to Markdown (layout rules)', () => {
     expect(md(page(items))).to.equal('Run this:\n\n```\ndef f(x):\n    return x * 2\n```');
   });
 
+  it('sets one monospace line (a URL in typewriter type) as inline code in its paragraph, never a fenced block', () => {
+    const items = [
+      ...column(['The sources are at'], 72, 780),
+      item('https://example.org/src/', 72, 765, 10, { mono: true, w: 144 }),
+      ...column(['and nowhere else.'], 72, 740),
+    ];
+    expect(md(page(items))).to.equal('The sources are at\n\n`https://example.org/src/`\n\nand nowhere else.');
+  });
+
+  it('never indents a list item that follows no item deeper than the margin: indentation alone makes no code', () => {
+    // An indented item after a paragraph would be an indented code block at four spaces; under an item it nests
+    // one level at most.
+    const items = [
+      ...column(['Options of the tool:'], 72, 780),
+      item('•', 140, 765),
+      item('Deep item standing alone', 152, 765),
+      ...column(['A paragraph between.'], 72, 740),
+      item('•', 80, 720),
+      item('Top item', 92, 720),
+      item('•', 160, 708),
+      item('Far deeper item', 172, 708),
+    ];
+    const out = md(page(items));
+    expect(out).to.equal(
+      'Options of the tool:\n\n- Deep item standing alone\n\nA paragraph between.\n\n- Top item\n  - Far deeper item',
+    );
+    expect(out.split('\n').some((l) => /^ {4}/.test(l))).to.equal(false);
+  });
+
   it('removes running headers, footers and page numbers that repeat across pages', () => {
     const pages = [1, 2, 3].map((n) =>
       page(

@@ -34,10 +34,26 @@ function renderCode(lines: TextLine[]): string {
   return [fence, ...body, fence].join('\n');
 }
 
+/** Text as an inline code span, its fence longer than any run of backticks in it. */
+function inlineCode(t: string): string {
+  if (!t) return '';
+  const fence = '`'.repeat(Math.max(0, ...[...t.matchAll(/`+/g)].map((m) => m[0].length)) + 1);
+  const pad = t.startsWith('`') || t.endsWith('`') ? ' ' : '';
+  return `${fence}${pad}${t}${pad}${fence}`;
+}
+
 /** A paragraph's text that Markdown would read as something else (a heading, a list, a quote) is escaped. */
 const escapeStart = (t: string) => t.replace(/^(#{1,6}\s|>|[-+*]\s|\d+[.)]\s)/, (m) => `\\${m}`);
 
-export function renderOut(o: Out, listBase: number): string {
+/**
+ * A list item's nesting: its indent past the run's leftmost item, in steps of 1.5 em, at most one deeper than the
+ * item before it and none after anything but an item, so indentation never turns into an indented code block.
+ */
+export const listDepth = (o: Extract<Out, { kind: 'list' }>, listBase: number, maxDepth: number) =>
+  Math.max(0, Math.min(4, maxDepth, Math.round((o.indent - listBase) / (1.5 * o.size))));
+
+/** A block's Markdown; a list item at most `maxDepth` deep. */
+export function renderOut(o: Out, listBase: number, maxDepth = 4): string {
   switch (o.kind) {
     case 'heading':
       return `${'#'.repeat(o.h.level ?? 1)} ${o.h.text}`;
@@ -46,10 +62,12 @@ export function renderOut(o: Out, listBase: number): string {
     case 'table':
       return renderTable(o.table.rows);
     case 'code':
-      return renderCode(o.lines);
+      // One monospace line is no code block (a URL, a file name set in typewriter type): inline code in its own
+      // paragraph. Code is monospace over several lines.
+      return o.lines.length === 1 ? inlineCode(o.lines[0].text.trim()) : renderCode(o.lines);
     case 'list': {
       const rest = listMarker(o.lines[0].text)?.rest ?? o.lines[0].text;
-      const depth = Math.max(0, Math.min(4, Math.round((o.indent - listBase) / (1.5 * o.size))));
+      const depth = listDepth(o, listBase, maxDepth);
       return `${'  '.repeat(depth)}${o.marker} ${joinLines([rest, ...o.lines.slice(1).map((l) => l.text)])}`;
     }
     case 'text':
@@ -71,10 +89,14 @@ function renderParts(outs: readonly Out[], header?: Map<Table, string[]>): { o: 
   const lists = outs.filter((o) => o.kind === 'list') as Extract<Out, { kind: 'list' }>[];
   const base = lists.length ? Math.min(...lists.map((l) => l.indent)) : 0;
   const parts: { o: Out; text: string; tight: boolean }[] = [];
+  let depth = -1;
   outs.forEach((o, i) => {
     const text =
-      o.kind === 'table' && header?.has(o.table) ? renderTable(o.table.rows, header.get(o.table)) : renderOut(o, base);
+      o.kind === 'table' && header?.has(o.table)
+        ? renderTable(o.table.rows, header.get(o.table))
+        : renderOut(o, base, depth + 1);
     if (!text.trim()) return;
+    depth = o.kind === 'list' ? listDepth(o, base, depth + 1) : -1;
     const prev = outs[i - 1];
     // Items of one list stay together (one newline); other blocks are a blank line apart.
     const tight = o.kind === 'list' && prev?.kind === 'list' && (o.marker === '-') === (prev.marker === '-');
@@ -103,7 +125,7 @@ export function renderPage(
 ): { markdown: string; blocks: PageBlock[] } {
   const parts = renderParts(outs, header);
   const body = parts.map(({ o, text }): Omit<PageBlock, 'order'> => ({
-    type: TYPES[o.kind],
+    type: o.kind === 'code' && o.lines.length === 1 ? 'paragraph' : TYPES[o.kind],
     text,
     bbox: o.box ?? [0, 0, 0, 0],
     ...(o.kind === 'heading' ? { level: o.h.level ?? 1 } : {}),
