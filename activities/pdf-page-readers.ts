@@ -4,18 +4,17 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { Scratch } from '../core/stores/scratch';
 import { pageQuality } from '../domain/pdf/markdown/quality';
 import { ocrPageLayout } from '../domain/pdf/markdown/ocr-layout';
-import type { PageLayout } from '../domain/pdf/markdown/types';
 import type { LlmUsage } from '../domain/engines/llm';
 import { imagePart } from '../providers/llm';
 import type { ActivityDeps } from './deps';
 import { jobModel } from './model-journal';
-import { nativePage as nativeTextPage, pageDims } from '../domain/pdf/markdown/pages';
+import { pageDims } from '../domain/pdf/markdown/pages';
 import type { PageResult } from './pdf-types';
 
 /**
- * How a PDF page is read by each method: its text layer (`nativePage`, text read by the caller), rendered and
- * recognised by tesseract (`ocrPage`), or rendered and transcribed by the vision model (`visionPage`). `llm` is the
- * model that reads images, or null.
+ * How a PDF page is read other than by its text layer (domain/pdf/markdown/pages.ts `nativePage`, text read by the
+ * caller): rendered and recognised by tesseract (`ocrPage`), or rendered and transcribed by the vision model
+ * (`visionPage`). `llm` is the model that reads images, or null.
  */
 export function createPageReaders(deps: {
   store: ActivityDeps['store'];
@@ -51,10 +50,6 @@ export function createPageReaders(deps: {
     });
   }
 
-  /** A text-layer page; with its layout (markdown) and its quality (shared with the API's direct answer). */
-  const nativePage = (page: number, text: string, layout: PageLayout | undefined): PageResult =>
-    nativeTextPage(page, text, layout);
-
   async function visionPage(
     jobId: string,
     pdfPath: string,
@@ -86,5 +81,5 @@ export function createPageReaders(deps: {
     });
   }
 
-  return { ocrPage, nativePage, visionPage };
+  return { ocrPage, visionPage };
 }

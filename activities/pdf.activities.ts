@@ -14,6 +14,7 @@ import { scratchAt } from '../core/stores/scratch';
 import { jobInternalKey, jobOutputKey } from '../core/stores/records';
 import { toTesseractLanguages } from '../providers/ocr/tesseract';
 import type { PageLayout } from '../domain/pdf/markdown/types';
+import { nativePage } from '../domain/pdf/markdown/pages';
 import { readNativePages } from '../domain/pdf/native-pages';
 import type { LlmUsage } from '../domain/engines/llm';
 import { UsageRecorder } from '../providers/llm';
@@ -71,7 +72,7 @@ export function createPdfActivities(deps: ActivityDeps) {
       download: { ...download, signal },
     });
 
-  const { ocrPage, nativePage, visionPage } = createPageReaders({ store, config, pdf, ocr, llm, scratch });
+  const { ocrPage, visionPage } = createPageReaders({ store, config, pdf, ocr, llm, scratch });
 
   /**
    * Runs `work` with the job's parameters, its input as a local scratch file (removed when the step ends), the

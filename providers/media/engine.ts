@@ -5,13 +5,7 @@ import { extractFrames } from './frames';
 import { probeMedia } from './probe';
 import { planChunksAtSilence } from './silence';
 
-/** The real engine: ffprobe and ffmpeg. */
+/** The real engine: ffprobe and ffmpeg (the adapters' own functions: a call goes straight to them). */
 export function createFfmpegMedia(): MediaEngine {
-  return {
-    probe: (filePath, opts) => probeMedia(filePath, opts),
-    decodeToWav: (inputPath, outPath, opts) => decodeToWav(inputPath, outPath, opts),
-    planChunks: (wavPath, duration, targetSec, opts) => planChunksAtSilence(wavPath, duration, targetSec, opts),
-    cutChunk: (wavPath, start, end, outPath, opts) => cutChunk(wavPath, start, end, outPath, opts),
-    extractFrames: (videoPath, times, outDir, opts) => extractFrames(videoPath, times, outDir, opts),
-  };
+  return { probe: probeMedia, decodeToWav, planChunks: planChunksAtSilence, cutChunk, extractFrames };
 }

@@ -2,10 +2,7 @@
 import type { OcrEngine } from '../../domain/engines/ocr';
 import { ocrLanguagesFor, ocrOriented } from './tesseract';
 
-/** The real engine: the tesseract CLI. */
+/** The real engine: the tesseract CLI (the adapter's own functions: a call goes straight to it). */
 export function createTesseractOcr(): OcrEngine {
-  return {
-    languagesFor: (requested) => ocrLanguagesFor(requested),
-    recognize: (imagePath, opts) => ocrOriented(imagePath, opts),
-  };
+  return { languagesFor: ocrLanguagesFor, recognize: ocrOriented };
 }

@@ -10,8 +10,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { runTool } from '../process/run-tool';
 import type { OutlineEntry, PageLayout } from '../../domain/pdf/markdown/types';
 import { PdftohtmlXmlReader, type PopplerLayouts } from '../../domain/pdf/pdftohtml-xml';
-import { popplerError } from './poppler';
-import { contiguousRanges } from './render';
+import { contiguousRanges, popplerError } from './poppler';
 
 /** Pages a pdftohtml process should at least get: each one parses the document's structure again. */
 const MIN_PAGES_PER_PROCESS = 25;

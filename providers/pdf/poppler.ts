@@ -158,6 +158,21 @@ export function splitPages(out: string, count: number): string[] {
   return parts.slice(0, count).map(tidyPageText);
 }
 
+/**
+ * Sorted, de-duplicated page numbers cut into runs of consecutive pages: [1,2,3,7,8] → [[1,3],[7,8]]. Each run is one
+ * poppler process's `-f`/`-l` (pdftotext, pdftohtml, pdftoppm).
+ */
+export function contiguousRanges(pages: readonly number[]): [number, number][] {
+  const sorted = [...new Set(pages)].sort((a, b) => a - b);
+  const ranges: [number, number][] = [];
+  for (const p of sorted) {
+    const last = ranges[ranges.length - 1];
+    if (last && p === last[1] + 1) last[1] = p;
+    else ranges.push([p, p]);
+  }
+  return ranges;
+}
+
 export interface PdfTextOptions {
   signal?: AbortSignal;
   /** Time allowed for each pdftotext process in milliseconds (default 30 s + 0.5 s per page of its part). */

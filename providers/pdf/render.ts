@@ -8,7 +8,7 @@ import path from 'node:path';
 import type { RenderedPage } from '../../domain/engines/pdf';
 import { runTool } from '../process/run-tool';
 import { PdfError } from '../../domain/pdf/errors';
-import { dpiWithin, pageSizes, popplerError } from './poppler';
+import { contiguousRanges, dpiWithin, pageSizes, popplerError } from './poppler';
 
 export interface RenderOptions {
   /** Resolution in dots per inch (default 300, what tesseract reads best). */
@@ -20,18 +20,6 @@ export interface RenderOptions {
   pageTimeoutMs?: number;
   /** Pixels a page image may have: larger pages render at the highest resolution that fits (see `dpiWithin`). */
   maxPixels?: number;
-}
-
-/** Sorted, de-duplicated page numbers cut into runs of consecutive pages: [1,2,3,7,8] → [[1,3],[7,8]]. */
-export function contiguousRanges(pages: readonly number[]): [number, number][] {
-  const sorted = [...new Set(pages)].sort((a, b) => a - b);
-  const ranges: [number, number][] = [];
-  for (const p of sorted) {
-    const last = ranges[ranges.length - 1];
-    if (last && p === last[1] + 1) last[1] = p;
-    else ranges.push([p, p]);
-  }
-  return ranges;
 }
 
 /**

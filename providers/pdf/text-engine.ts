@@ -7,11 +7,11 @@
  *   (`pdfjs-thread.ts`), which keeps pdf.js's polyfills out of this isolate; a thread is terminated on timeout or
  *   abort and ended when it outgrows its heap limit.
  */
+import type { PdfEngine } from '../../domain/engines/pdf';
 import type { PdfDescription } from '../../domain/pdf/description';
 import { PdfError } from '../../domain/pdf/errors';
 import { describeInThread, pageTextsInThread } from './pdfjs-thread';
-import { fileHasPdfHeader, pdfInfo, pdfPageTexts } from './poppler';
-import { contiguousRanges } from './render';
+import { contiguousRanges, fileHasPdfHeader, pdfInfo, pdfPageTexts } from './poppler';
 
 export const PDF_TEXT_ENGINES = ['poppler', 'pdfjs'] as const;
 export type PdfTextEngine = (typeof PDF_TEXT_ENGINES)[number];
@@ -59,4 +59,12 @@ export async function readPageTexts(
     got.forEach((t, i) => texts.set(first + i, t));
   }
   return texts;
+}
+
+/** `describe` and `readPageTexts` of the PDF engine (`createPdfEngine`) with `engine` chosen once. */
+export function textLayer(engine: PdfTextEngine): Pick<PdfEngine, 'describe' | 'readPageTexts'> {
+  return {
+    describe: (pdfPath, opts) => describePdf(pdfPath, engine, opts),
+    readPageTexts: (pdfPath, pages, opts) => readPageTexts(pdfPath, pages, engine, opts),
+  };
 }

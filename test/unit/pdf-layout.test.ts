@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { layoutText, lineText, type TextRun } from '../../domain/pdf/layout';
 import { parsePdfInfo } from '../../providers/pdf/poppler';
-import { contiguousRanges } from '../../providers/pdf/render';
+import { contiguousRanges } from '../../providers/pdf/poppler';
 
 /** A run of 10 pt text whose width is 5 pt per character (close to Helvetica's average). */
 const run = (str: string, x: number, y: number, extra: Partial<TextRun> = {}): TextRun => ({
