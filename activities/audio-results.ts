@@ -145,7 +145,7 @@ export function createAudioResults(deps: ActivityDeps) {
     const model = jobModel(deps.llm, store, jobId);
     let text = original;
     let llmModel: string | null = null;
-    if (typeof p.template === 'string' && p.template) {
+    if (p.template) {
       const r = await applyTemplate(model, {
         text,
         template: p.template,

@@ -53,12 +53,13 @@ export function createPdfResults(deps: ActivityDeps) {
     const { jobId, parameters: p, meta } = f;
     let text = joinPageTexts(contents);
     const requests = f.llm.flatMap((l) => l.requests);
-    if (typeof p.template === 'string' && p.template) {
+    // The parameters as the API validated them (core/jobs/job-params-media.ts `pdfParams`): typed, not checked again.
+    if (p.template) {
       const r = await applyTemplate(jobModel(llm, store, jobId), {
         text,
         template: p.template,
-        context: (p.context ?? {}) as Record<string, unknown>,
-        target_language: p.source_language as string | undefined,
+        context: p.context ?? {},
+        target_language: p.source_language,
       });
       text = r.text;
       for (const u of r.usages)
