@@ -19,7 +19,8 @@ import {
 import { attachment, jobArchiveEntries, zipStream } from '../services/archive';
 import type { BatchService } from '../services/batches';
 import { streamJobEvents } from '../services/events';
-import { jobView, type JobService } from '../services/jobs';
+import { jobView } from '../services/job-reads';
+import type { JobService } from '../services/jobs';
 import { checkSessionRequest, validateJob } from '../services/job-intake';
 
 export interface JobRouteDeps {

@@ -31,7 +31,7 @@ import type { batchWorkflow } from '../../workflows/batch.workflow';
 import { initialState } from '../../workflows/job-state';
 import type { TemporalGateway } from '../temporal';
 import { offloadParameters } from './job-intake';
-import { idFromKey } from './jobs';
+import { idFromKey } from './job-starts';
 
 export interface CreateBatch {
   batchName: string;

@@ -4,8 +4,8 @@ import { jobWebhookLogKey } from '../../core/stores/records';
 import { jobStateQuery, type JobLog, type JobState } from '../../workflows/definitions';
 import type { TemporalGateway } from '../temporal';
 
-// The reading and restart helpers of JobService (api/services/jobs.ts): reads shared by a job's waiters, the
-// webhook log merged into a job's logs, and the waits around a restart.
+// The reading and restart helpers of JobService (api/services/job-reads.ts, jobs.ts): reads shared by a job's waiters,
+// the webhook log merged into a job's logs, and the waits around a restart.
 
 /** How long a query of a job's workflow may take (a query needs a worker; without one it would wait). */
 export const QUERY_DEADLINE_MS = 5000;

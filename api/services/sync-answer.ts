@@ -3,7 +3,9 @@ import type { Context } from 'koa';
 import type { AsyncPreference } from './async-preference';
 import { readBlobJson, type BlobStat, type BlobStore } from '../../core/stores/blob-store';
 import { fromCache, resultData, type StoredJobFields } from '../../core/results/job-results';
-import type { CreateJob, JobRecord, JobService } from './jobs';
+import type { JobRecord } from './job-reads';
+import type { CreateJob } from './job-starts';
+import type { JobService } from './jobs';
 
 const PREFIX = Buffer.from('{"status":"success","data":');
 const SUFFIX = Buffer.from('}');

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
 import { useStack, type Stack } from '../support/servers/stack';
-import { idFromKey } from '../../api/services/jobs';
+import { idFromKey } from '../../api/services/job-starts';
 import {
   download,
   generatedHtml,

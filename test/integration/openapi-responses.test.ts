@@ -3,7 +3,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
 import { startStack, useStack, type Stack } from '../support/servers/stack';
-import { idFromKey } from '../../api/services/jobs';
+import { idFromKey } from '../../api/services/job-starts';
 import { responseChecker } from '../support/clients/openapi-schemas';
 import { startOcrServer, type OcrServer } from '../support/servers/ocr-server';
 import { buildPdf } from '../support/documents/pdf-factory';

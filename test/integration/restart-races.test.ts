@@ -4,7 +4,8 @@ import '../../api/openapi';
 import { Client, WorkflowFailedError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { readBlobJson } from '../../core/stores/blob-store';
-import { idFromKey, JobService } from '../../api/services/jobs';
+import { idFromKey } from '../../api/services/job-starts';
+import { JobService } from '../../api/services/jobs';
 import { jobRecordKey } from '../../core/stores/records';
 import { notifierWorkflowId } from '../../core/jobs/webhooks';
 import {
