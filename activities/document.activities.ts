@@ -11,7 +11,7 @@ import { countCacheLookup } from '../core/runtime/metrics';
 import { DOCUMENT_CACHE_OPERATION } from '../core/stores/cache-keys';
 import { readBlobBuffer, readBlobJson, writeBlobJson } from '../core/stores/blob-store';
 import { resultPreview, writeJobResults, type JobFields, type LlmInfo } from '../core/results/job-results';
-import type { DocumentResultData } from '../core/results/result-schemas';
+import type { DocumentResultData } from '../core/results/result-schemas-document';
 import { jobInternalKey, jobOutputKey, jobOutputPrefix } from '../core/stores/records';
 import { scratchAt } from '../core/stores/scratch';
 import {

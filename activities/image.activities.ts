@@ -6,7 +6,7 @@ import { type JobFields, resultPreview, writeJobResults } from '../core/results/
 import { cachedImageOcr, imageOcrAnswer, imageOcrKey, rememberImageOcr } from '../capabilities/image-ocr';
 import { jobInternalKey, jobOutputKey, jobOutputPrefix } from '../core/stores/records';
 import { scratchAt } from '../core/stores/scratch';
-import type { ImageOcrMetadata } from '../core/results/result-schemas';
+import type { ImageOcrMetadata } from '../core/results/result-schemas-media';
 import { downloadToFile } from '../providers/http/download';
 import { checkPixelBudget } from '../core/jobs/input-budgets';
 import { DEFAULT_DPI, imageMetadata } from '../providers/image/metadata';

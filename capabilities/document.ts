@@ -1,7 +1,7 @@
 import type { BlobStore } from '../core/stores/blob-store';
 import { readCache, writeCache } from '../core/stores/cache';
 import { DOCUMENT_CACHE_OPERATION, documentCacheKey } from '../core/stores/cache-keys';
-import type { DocumentResultData } from '../core/results/result-schemas';
+import type { DocumentResultData } from '../core/results/result-schemas-document';
 import type { DocumentModel, ReadLimits } from '../domain/documents/model';
 import { renderDocument } from '../domain/documents/render';
 

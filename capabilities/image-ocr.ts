@@ -2,7 +2,7 @@ import type { BlobStore } from '../core/stores/blob-store';
 import { peekCache, readCache, writeCache } from '../core/stores/cache';
 import { IMAGE_OCR_CACHE_OPERATION, imageOcrCacheKey } from '../core/stores/cache-keys';
 import { countCacheLookup } from '../core/runtime/metrics';
-import type { ImageOcrMetadata, ImageOcrResultData } from '../core/results/result-schemas';
+import type { ImageOcrMetadata, ImageOcrResultData } from '../core/results/result-schemas-media';
 import { imageOcrData } from '../core/results/result-shapes';
 import { keyTemplateSource } from './template-source';
 

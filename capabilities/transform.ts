@@ -3,7 +3,7 @@ import { peekCache, readCache, writeCache } from '../core/stores/cache';
 import { TRANSFORM_CACHE_OPERATION, transformCacheKey } from '../core/stores/cache-keys';
 import type { HtmlOperation, HtmlOutcome } from '../core/html/outcome';
 import { countCacheLookup } from '../core/runtime/metrics';
-import type { TransformerResult } from '../core/results/result-schemas';
+import type { TransformerResult } from '../core/results/result-schemas-text';
 import { transformerData } from '../core/results/result-shapes';
 
 /**

@@ -3,7 +3,7 @@ import type { Config } from '../../core/config/config';
 import { AppError } from '../../core/errors';
 import { checkPixelBudget } from '../../core/jobs/input-budgets';
 import type { ImageOcrParams } from '../../core/jobs/job-params';
-import { imageOcrResultData } from '../../core/results/result-schemas';
+import { imageOcrResultData } from '../../core/results/result-schemas-media';
 import { envelope, errorResponse, z } from '../openapi';
 import type { ApiEngines } from '../engines';
 import type { ApiRouter } from '../api-router';
@@ -18,7 +18,7 @@ const common = {
   use_cache: formBool(true),
   ocr_language: z.string().max(100).optional(),
 };
-/** The imageocr job's result (core/results/result-schemas.ts). */
+/** The imageocr job's result (core/results/result-schemas-media.ts). */
 const result = envelope(imageOcrResultData);
 
 /** Image OCR (spec §4.10): an upload or a URL (SSRF-guarded), recognised by tesseract on the media queue. */

@@ -3,7 +3,7 @@ import type { Config } from '../../core/config/config';
 import { AppError } from '../../core/errors';
 import { JOB_DEFAULTS } from '../../core/jobs/job-defaults';
 import type { TransformerParams } from '../../core/jobs/job-params';
-import { transformerResultData } from '../../core/results/result-schemas';
+import { transformerResultData } from '../../core/results/result-schemas-text';
 import { loadTemplate, needsModel, parseTemplate, TEMPLATES_DIR } from '../../core/templates';
 import { envelope, errorResponse, z } from '../openapi';
 import type { ApiRouter } from '../api-router';

@@ -1,6 +1,7 @@
 import { JOB_DEFAULTS } from '../../core/jobs/job-defaults';
 import { MAX_SPEAKERS, SUBTITLE_FORMATS } from '../../core/jobs/job-params-media';
-import { audioProcessData, llmInfoSchema } from '../../core/results/result-schemas';
+import { llmInfoSchema } from '../../core/results/result-schemas';
+import { audioProcessData } from '../../core/results/result-schemas-media';
 import { z } from '../openapi';
 import { uploadedFile } from '../uploads';
 import { formBool, formInt, httpUrl } from './form';
@@ -98,7 +99,10 @@ export const audioProcessBody = z.object({
   ...transcriptionOptions,
 });
 
-export { audioSegmentSchema as audioSegment, audioWordSchema as audioWord } from '../../core/results/result-schemas';
+export {
+  audioSegmentSchema as audioSegment,
+  audioWordSchema as audioWord,
+} from '../../core/results/result-schemas-media';
 
 /** The answer of POST /api/audio/process (spec §4.11): the request, the processing and the transcript. */
 export const audioProcessResult = z

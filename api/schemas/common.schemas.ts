@@ -1,5 +1,5 @@
 import { JOB_DEFAULTS } from '../../core/jobs/job-defaults';
-import { transformerResultData } from '../../core/results/result-schemas';
+import { transformerResultData } from '../../core/results/result-schemas-text';
 import { z } from '../openapi';
 
 /** An ISO 639-1 language code, the form every language field of the API takes. */

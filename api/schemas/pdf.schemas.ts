@@ -1,7 +1,7 @@
 import { EXTRACTION_METHODS, JOB_DEFAULTS } from '../../core/jobs/job-defaults';
 import { refinePageRange } from '../../core/jobs/job-params';
 import { outputFormat } from '../../core/jobs/job-params-media';
-import { externalOcrResultData, pdfResultData } from '../../core/results/result-schemas';
+import { externalOcrResultData, pdfResultData } from '../../core/results/result-schemas-pdf';
 import { z } from '../openapi';
 import { uploadedFile } from '../uploads';
 import { formBool, formInt, httpUrl } from './form';
@@ -58,7 +58,7 @@ export const jobBody = z.object({
   webhook: webhookSchema.optional(),
 });
 
-/** `data` of POST /api/pdf/process (spec §4.2): the pdf job's result (core/results/result-schemas.ts). */
+/** `data` of POST /api/pdf/process (spec §4.2): the pdf job's result (core/results/result-schemas-pdf.ts). */
 export const pdfProcessResult = pdfResultData;
 
 /** POST /api/pdf/process-external-ocr (multipart). */

@@ -1,5 +1,5 @@
 import { sessionParams } from '../../core/jobs/job-params';
-import { sessionResultData } from '../../core/results/result-schemas';
+import { sessionResultData } from '../../core/results/result-schemas-text';
 import { envelope, z } from '../openapi';
 import { jobStatus } from './jobs.schemas';
 

@@ -1,4 +1,4 @@
-import { detectLanguageResultData } from '../../core/results/result-schemas';
+import { detectLanguageResultData } from '../../core/results/result-schemas-media';
 import { z } from '../openapi';
 import { uploadedFile } from '../uploads';
 import { formBool, httpUrl } from './form';

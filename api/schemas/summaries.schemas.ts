@@ -26,13 +26,13 @@ export const trackList = z.object({ tracks: z.array(named.openapi('Track')) });
 export const topicList = z.object({ topics: z.array(named.openapi('Topic')) });
 export const targetGroupList = z.object({ target_groups: z.array(z.string()) });
 
-/** The answers of the summary jobs (core/results/result-schemas.ts). */
+/** The answers of the summary jobs (core/results/result-schemas-text.ts). */
 export {
   eventSummaryResultData as eventSummary,
   storyResultData as story,
   trackSummariesResultData as trackSummaries,
   trackSummaryResultData as trackSummary,
-} from '../../core/results/result-schemas';
+} from '../../core/results/result-schemas-text';
 
 export const storyBody = z.object({
   topic: z.string().min(1).max(500),

@@ -1,4 +1,4 @@
-import { hostedVideoResultData, videoFramesResultData, videoResultData } from '../../core/results/result-schemas';
+import { hostedVideoResultData, videoFramesResultData, videoResultData } from '../../core/results/result-schemas-media';
 import { envelope, z } from '../openapi';
 import { uploadedFile } from '../uploads';
 import { speechOptions, transcriptionOptions } from './audio.schemas';

@@ -1,7 +1,7 @@
 import os from 'node:os';
 import { packJobFields, resultPreview, type JobFields, type ResultPreview, type StoredJobFields } from './job-results';
 import { pageRange } from '../jobs/page-range';
-import type { PdfMetadata, PdfResultData, PdfTextContent } from './result-schemas';
+import type { PdfMetadata, PdfResultData, PdfTextContent } from './result-schemas-pdf';
 import { pdfData } from './result-shapes';
 
 /**

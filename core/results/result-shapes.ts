@@ -9,20 +9,20 @@ import type {
   audioSegmentSchema,
   audioWordSchema,
   AudioResultData,
-  ExternalOcrMetadata,
-  ExternalOcrRawData,
-  ExternalOcrResultData,
-  extractedTableSchema,
   HostedVideoResultData,
   ImageOcrMetadata,
   ImageOcrResultData,
-  PdfMetadata,
-  PdfResultData,
-  processedBlockSchema,
-  TransformerResult,
   VideoFramesResultData,
   VideoResultData,
-} from './result-schemas';
+} from './result-schemas-media';
+import type {
+  ExternalOcrMetadata,
+  ExternalOcrRawData,
+  ExternalOcrResultData,
+  PdfMetadata,
+  PdfResultData,
+} from './result-schemas-pdf';
+import type { extractedTableSchema, processedBlockSchema, TransformerResult } from './result-schemas-text';
 
 /** A ZIP in a result, Base64-encoded (spec: `*_archive_filename`, `*_archive_data`). */
 interface ArchiveData {

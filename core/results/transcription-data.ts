@@ -1,4 +1,4 @@
-import type { AudioResultData, HostedVideoResultData, VideoResultData } from './result-schemas';
+import type { AudioResultData, HostedVideoResultData, VideoResultData } from './result-schemas-media';
 import type { AudioOutcome, AudioSegment } from './result-shapes';
 import { subtitles, type SubtitleFormat } from './subtitles';
 
@@ -26,7 +26,7 @@ export function transcriptionData<D extends { segments?: AudioSegment[]; subtitl
   // Word timings are kept for subtitles too; the answer shows them when asked (contract §9).
   const segments = p.word_timestamps ? outcome.segments : outcome.segments.map(({ words: _, ...s }) => s);
   const data = shape({ ...outcome, segments });
-  // Both fields are optional in every transcription shape (core/results/result-schemas.ts).
+  // Both fields are optional in every transcription shape (core/results/result-schemas-media.ts).
   const extra: { segments?: AudioSegment[]; subtitles?: string } = data;
   // The video endpoints' data (spec §4.7) has no segments: they are added when word timings or speakers are asked.
   if ((p.word_timestamps || p.diarize) && !('segments' in data)) extra.segments = segments;

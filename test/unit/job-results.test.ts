@@ -8,7 +8,7 @@ import {
   unpackJobResults,
   type JobFields,
 } from '../../core/results/job-results';
-import type { ExternalOcrMetadata, PdfMetadata } from '../../core/results/result-schemas';
+import type { ExternalOcrMetadata, PdfMetadata } from '../../core/results/result-schemas-pdf';
 import { externalOcrData, pdfData, transformerData } from '../../core/results/result-shapes';
 
 const job = (text: string, metadata: Record<string, unknown> = {}): JobFields => ({
