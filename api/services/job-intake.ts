@@ -50,9 +50,9 @@ export function validateJob<T extends JobType>(
 export async function checkSessionRequest(p: SessionParams, path: (string | number)[] = []): Promise<void> {
   const at = (field: string) => [...path, field].join('.');
   const issues: { path: string; message: string }[] = [];
-  for (const field of ['event', 'session', 'track', 'filename']) {
+  for (const field of ['event', 'session', 'track', 'filename'] as const) {
     try {
-      sanitizeName(field === 'filename' ? p.filename.replace(/\.md$/i, '') : String(p[field]), at(field));
+      sanitizeName(field === 'filename' ? p.filename.replace(/\.md$/i, '') : p[field], at(field));
     } catch {
       issues.push({
         path: at(field),

@@ -38,7 +38,6 @@ export const pdfParams = z
     /** Internal: the format a document job routed here was detected as (contract §12), in the result cache's key. */
     document_format: z.string().max(20).optional(),
   })
-  .passthrough()
   .superRefine((p, ctx) => {
     refineOneInput(p, ctx);
     refinePageRange(p, ctx);
@@ -86,30 +85,33 @@ export const documentParams = z
   });
 
 /** The internal `external_ocr` job (`/api/pdf/process-external-ocr`): an upload, built by the route. */
-export const externalOcrParams = z
-  .object({
-    file_key: uploadKey,
-    original_name: z.string().max(500).optional(),
-    file_size: z.number().int().nonnegative().optional(),
-    includeImages: z.boolean().optional(),
-    includePageImages: z.boolean().optional(),
-    use_cache: z.boolean().optional(),
-    page_start: pageStart,
-    page_end: pageEnd,
-  })
-  .passthrough();
+export const externalOcrParams = z.object({
+  file_key: uploadKey,
+  original_name: z.string().max(500).optional(),
+  file_size: z.number().int().nonnegative().optional(),
+  includeImages: z.boolean().optional(),
+  includePageImages: z.boolean().optional(),
+  use_cache: z.boolean().optional(),
+  page_start: pageStart,
+  page_end: pageEnd,
+});
 
-/** The internal `imageocr` job (`/api/imageocr/*`): an upload (`file_key`, `file_sha256`) or an http(s) `url`. */
-export const imageOcrParams = z
-  .object({
-    file_key: uploadKey.optional(),
-    file_sha256: z.string().optional(),
-    url: webUrl.optional(),
-    template: z.string().max(200).optional(),
-    ocr_language: z.string().max(100).optional(),
-    use_cache: z.boolean().optional(),
-  })
-  .passthrough();
+/**
+ * The internal `imageocr` job (`/api/imageocr/*`, and a document job's image: workflows/pipelines/document.pipeline.ts):
+ * an upload (`file_key`, `file_sha256`) or an http(s) `url`.
+ */
+export const imageOcrParams = z.object({
+  file_key: uploadKey.optional(),
+  file_sha256: z.string().optional(),
+  url: webUrl.optional(),
+  template: z.string().max(200).optional(),
+  /** The values the template takes from the caller (a document job's `context`). */
+  context: z.record(z.string(), z.unknown()).optional(),
+  ocr_language: z.string().max(100).optional(),
+  /** Read where `ocr_language` is absent (the pipeline and the cache key): no route sets it. */
+  source_language: z.string().max(100).optional(),
+  use_cache: z.boolean().optional(),
+});
 
 /** ISO 639-1 code, or `auto` (source only) to let the speech engine detect the language. */
 const audioLanguage = z.string().regex(/^([a-z]{2}|auto)$/, 'an ISO 639-1 code such as de or en, or auto');
@@ -131,6 +133,8 @@ const transcriptionFields = {
   /** `auto`: the spoken language, whatever it is (no translation). */
   target_language: audioLanguage.optional().default(JOB_DEFAULTS.transcription.target_language),
   template: z.string().max(200).optional(),
+  /** The values the template takes from the caller (`/api/jobs/`; the endpoints have none). */
+  context: z.record(z.string(), z.unknown()).optional(),
   use_cache: z.boolean().optional(),
   webhook: webhookConfig.optional(),
   word_timestamps: z.boolean().optional(),
@@ -148,7 +152,6 @@ const transcriptionFields = {
 /** The audio job type (spec §4.11): an upload (`/api/audio/process`) or a file inside INPUT_ROOTS (`/api/jobs/`). */
 export const audioParams = z
   .object({ ...inputFile, url: httpUrl.optional(), ...transcriptionFields })
-  .passthrough()
   .superRefine((p, ctx) => {
     refineOneInput(p, ctx);
     refineSpeakers(p, ctx);
@@ -166,7 +169,6 @@ function refineSpeakers(p: { diarize?: boolean; max_speakers?: number }, ctx: z.
  */
 export const videoParams = z
   .object({ ...inputFile, url: webUrl.optional(), hosted: z.boolean().optional(), ...transcriptionFields })
-  .passthrough()
   .superRefine((p, ctx) => {
     if ([p.filename, p.file_key, p.url].filter((v) => v !== undefined).length !== 1) {
       ctx.addIssue({ code: 'custom', path: ['filename'], message: 'give exactly one of filename and url' });
@@ -177,11 +179,11 @@ export const videoParams = z
   });
 
 /** The internal `video_frames` job (`/api/video/frames`): an upload and a frame request checked by the route. */
-export const videoFramesParams = z
-  .object({
-    file_key: uploadKey,
-    file_sha256: z.string().optional(),
-    timestamps: z.array(z.number().finite().nonnegative()),
-    interval: z.number().finite().positive().nullable(),
-  })
-  .passthrough();
+export const videoFramesParams = z.object({
+  file_key: uploadKey,
+  file_sha256: z.string().optional(),
+  /** The upload's name, as the route records it (shown with the job's parameters). */
+  original_name: inputFile.original_name,
+  timestamps: z.array(z.number().finite().nonnegative()),
+  interval: z.number().finite().positive().nullable(),
+});

@@ -13,15 +13,31 @@ export const TRANSFORMER_OPERATIONS = [
   'blocks',
 ] as const;
 
+/**
+ * The transformer job type (spec §4.3): one operation and its input, with the options of the operation's endpoint
+ * (api/routes/transformer.routes.ts, `/api/common/blocks`), typed as the operations read them; the endpoints bound
+ * them further (lengths, language codes), the same fields sent to `/api/jobs/` are taken as they come, as before.
+ */
 export const transformerParams = z
   .object({
     operation: z.enum(TRANSFORMER_OPERATIONS),
     html: z.string().max(10_000_000).optional(),
     text: z.string().max(1_000_000).optional(),
+    /** `text`, `blocks`; `template`: the language of the template's variant and of the answer. */
+    source_language: z.string().optional(),
+    target_language: z.string().optional(),
+    /** `template`: a named template (templates/) or its source inline, exactly one. */
+    template: z.string().optional(),
+    template_content: z.string().optional(),
+    additional_field_descriptions: z.record(z.string(), z.string()).optional(),
+    context: z.record(z.string(), z.unknown()).optional(),
+    /** `summarize`: at most this many characters (default 1000). */
+    max_length: z.number().optional(),
+    /** `blocks`: the page's blocks, each a type and its content (a text or a list of them). */
+    blocks: z.array(z.object({ type: z.string(), content: z.unknown() })).optional(),
     use_cache: z.boolean().optional(),
     webhook: webhookConfig.optional(),
   })
-  .passthrough()
   .superRefine((p, ctx) => {
     if ((p.operation === 'html-to-markdown' || p.operation === 'extract-tables') && typeof p.html !== 'string') {
       ctx.addIssue({ code: 'custom', path: ['html'], message: `html is required for ${p.operation}` });
@@ -59,44 +75,40 @@ const session = JOB_DEFAULTS.session;
  * The session job type (spec §4.6, contract §8): `event`, `session`, `url`, `filename` and `track` are required
  * (each missing one is an issue of its own); URLs are absolute http(s); languages known ISO 639-1 codes.
  */
-export const sessionParams = z
-  .object({
-    event: name,
-    session: name,
-    url: httpUrl,
-    filename: name,
-    track: name,
-    day: optionalText,
-    starttime: optionalText,
-    endtime: optionalText,
-    speakers: stringList,
-    speakers_url: stringList,
-    speakers_image_url: stringList,
-    video_url: optionalUrl,
-    attachments_url: optionalUrl,
-    source_language: knownLanguage.optional().default(session.source_language),
-    target_language: knownLanguage.optional().default(session.target_language),
-    template: z.string().max(200).optional().default(session.template),
-    create_archive: z.boolean().optional().default(session.create_archive),
-    use_cache: z.boolean().optional(),
-    webhook: webhookConfig.optional(),
-  })
-  .passthrough();
+export const sessionParams = z.object({
+  event: name,
+  session: name,
+  url: httpUrl,
+  filename: name,
+  track: name,
+  day: optionalText,
+  starttime: optionalText,
+  endtime: optionalText,
+  speakers: stringList,
+  speakers_url: stringList,
+  speakers_image_url: stringList,
+  video_url: optionalUrl,
+  attachments_url: optionalUrl,
+  source_language: knownLanguage.optional().default(session.source_language),
+  target_language: knownLanguage.optional().default(session.target_language),
+  template: z.string().max(200).optional().default(session.template),
+  create_archive: z.boolean().optional().default(session.create_archive),
+  use_cache: z.boolean().optional(),
+  webhook: webhookConfig.optional(),
+});
 
 /**
  * The internal summary jobs over the session store (`track_summary`, `event_summary`, `story`; spec §4.5, §4.8,
  * §4.9), built by their routes: what is summarised (`track` and `mode`, `event`, or `topic` for `target_group`), the
  * answer's template and language, and `chunk_chars`, the most text one model call takes.
  */
-export const summaryParams = z
-  .object({
-    track: z.string().optional(),
-    mode: z.enum(['summary', 'summarize_all']).optional(),
-    event: z.string().optional(),
-    topic: z.string().optional(),
-    target_group: z.string().optional(),
-    template: z.string().optional(),
-    target_language: z.string().optional(),
-    chunk_chars: z.number().int().positive(),
-  })
-  .passthrough();
+export const summaryParams = z.object({
+  track: z.string().optional(),
+  mode: z.enum(['summary', 'summarize_all']).optional(),
+  event: z.string().optional(),
+  topic: z.string().optional(),
+  target_group: z.string().optional(),
+  template: z.string().optional(),
+  target_language: z.string().optional(),
+  chunk_chars: z.number().int().positive(),
+});

@@ -65,7 +65,12 @@ export type TranscriptionParams = JobParams<'audio' | 'video'>;
 export type VideoParams = JobParams<'video'>;
 export type VideoFramesParams = JobParams<'video_frames'>;
 export type TransformerParams = JobParams<'transformer'>;
-export type SessionParams = JobParams<'session'>;
+/**
+ * A session job's parameters, looked up by any name too: the session's readers copy fields by lists of names
+ * (activities/session-output.ts). The schema's fields are all a new job holds; a job recorded before the schema
+ * dropped undeclared ones (in its history, or its offloaded parameters) may hold others besides.
+ */
+export type SessionParams = JobParams<'session'> & Record<string, unknown>;
 export type SummaryJobType = 'track_summary' | 'event_summary' | 'story';
 export type SummaryParams = JobParams<SummaryJobType>;
 
