@@ -12,29 +12,40 @@ export const outputFormat = z.enum(OUTPUT_FORMATS, {
   error: (issue) => `unknown output_format ${JSON.stringify(issue.input)}: use ${OUTPUT_FORMATS.join(' or ')}`,
 });
 
+/**
+ * What the job types that read a file's text take alike (the pdf and document jobs): the input (an upload, a path
+ * inside INPUT_ROOTS or an http(s) `url`), the output format, the template with its context, the cache, page images,
+ * the parts to read and the OCR languages, and the webhook. Each type extends it with its methods.
+ */
+const fileTextFields = {
+  filename: inputFile.filename,
+  file_key: inputFile.file_key,
+  /** An http(s) URL the job downloads (SSRF-guarded, at most MAX_UPLOAD_MB). */
+  url: httpUrl.optional(),
+  original_name: inputFile.original_name,
+  /** `markdown` adds `data.markdown` and each part's `markdown` (and a PDF page's `quality`: contract §9). */
+  output_format: outputFormat.optional(),
+  template: z.string().max(200).optional(),
+  context: z.record(z.string(), z.unknown()).optional(),
+  use_cache: z.boolean().optional(),
+  includeImages: z.boolean().optional(),
+  /** The parts to read, 1-based: a PDF's pages; a document's pages, slides, sheets or chapters. */
+  page_start: pageStart,
+  page_end: pageEnd,
+  /** OCR languages: of a PDF's scanned pages, of an image, of a rendered document read with OCR. */
+  ocr_language: z.string().max(100).optional(),
+  webhook: webhookConfig.optional(),
+};
+
 /** The pdf job type (spec §4.2): an upload (`/api/pdf/process`), a path inside INPUT_ROOTS or an http(s) `url`. */
 export const pdfParams = z
   .object({
-    filename: inputFile.filename,
-    file_key: inputFile.file_key,
-    /** An http(s) URL the job downloads (SSRF-guarded, at most MAX_UPLOAD_MB). */
-    url: httpUrl.optional(),
-    original_name: inputFile.original_name,
+    ...fileTextFields,
     extraction_method: z.enum(EXTRACTION_METHODS).optional(),
-    /** `markdown` adds `data.markdown` and each page's `markdown` and `quality` (contract §9). */
-    output_format: outputFormat.optional(),
-    template: z.string().max(200).optional(),
-    context: z.record(z.string(), z.unknown()).optional(),
-    use_cache: z.boolean().optional(),
-    includeImages: z.boolean().optional(),
-    page_start: pageStart,
-    page_end: pageEnd,
     source_language: z
       .string()
       .regex(/^[a-z]{2}$/)
       .optional(),
-    ocr_language: z.string().max(100).optional(),
-    webhook: webhookConfig.optional(),
     /** Internal: the format a document job routed here was detected as (contract §12), in the result cache's key. */
     document_format: z.string().max(20).optional(),
   })
@@ -50,10 +61,7 @@ export const pdfParams = z
  */
 export const documentParams = z
   .strictObject({
-    filename: inputFile.filename,
-    file_key: inputFile.file_key,
-    url: httpUrl.optional(),
-    original_name: inputFile.original_name,
+    ...fileTextFields,
     extraction_method: z
       .enum(DOCUMENT_METHODS, {
         error: (i) => `unknown extraction_method ${JSON.stringify(i.input)}: use ${DOCUMENT_METHODS.join(' or ')}`,
@@ -61,17 +69,6 @@ export const documentParams = z
       .optional(),
     /** With `render`: how the rendered PDF is read (the PDF endpoint's methods). */
     render_method: z.enum(EXTRACTION_METHODS).optional(),
-    output_format: outputFormat.optional(),
-    template: z.string().max(200).optional(),
-    context: z.record(z.string(), z.unknown()).optional(),
-    use_cache: z.boolean().optional(),
-    includeImages: z.boolean().optional(),
-    /** The parts to read, 1-based: pages, slides, sheets, chapters (a document's `metadata.text_contents[]`). */
-    page_start: pageStart,
-    page_end: pageEnd,
-    /** OCR languages of an image, or of a rendered document read with OCR (`render_method`). */
-    ocr_language: z.string().max(100).optional(),
-    webhook: webhookConfig.optional(),
   })
   .superRefine((p, ctx) => {
     refineOneInput(p, ctx);
