@@ -128,10 +128,13 @@ export function docsRoutes(api: ApiRouter, openapi: () => Record<string, unknown
             schema: z
               .object({
                 openapi: z.string(),
-                info: z.object({ title: z.string(), version: z.string() }).passthrough(),
+                info: z.object({ title: z.string(), version: z.string(), description: z.string().optional() }),
+                servers: z.array(z.object({ url: z.string() })).optional(),
+                security: z.array(z.record(z.string(), z.array(z.string()))).optional(),
                 paths: z.record(z.string(), z.unknown()),
+                components: z.record(z.string(), z.unknown()).optional(),
+                webhooks: z.record(z.string(), z.unknown()).optional(),
               })
-              .passthrough()
               .openapi('OpenApiDocument'),
           },
         },

@@ -38,8 +38,17 @@ export const cachedSessions = envelope(
   z.object({
     sessions: z.array(
       z
-        .object({ event: z.string(), session: z.string(), url: z.string(), cached_at: z.string() })
-        .passthrough()
+        .object({
+          event: z.string(),
+          session: z.string(),
+          url: z.string(),
+          cached_at: z.string(),
+          // Beyond the spec's entry: where the session was written (activities/session-output.ts `recordSession`).
+          track: z.string().optional(),
+          language: z.string().optional(),
+          job_id: z.string().optional(),
+          markdown_file: z.string().optional(),
+        })
         .openapi({ description: 'A processed session (spec §2 Cached session entry), newest first' }),
     ),
   }),
