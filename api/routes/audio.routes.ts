@@ -7,10 +7,11 @@ import { SUPPORTED_FORMATS, audioFormatOf } from '../../core/jobs/media-formats'
 import type { ApiEngines } from '../engines';
 import { errorResponse } from '../openapi';
 import type { ApiRouter } from '../api-router';
-import { audioProcessBody, audioProcessResult, speechParams } from '../schemas/audio.schemas';
+import { audioProcessBody, audioProcessResult } from '../schemas/audio.schemas';
+import { jobBodyParameters } from '../schemas/job-body';
 import type { JobService } from '../services/jobs';
 import { storeUpload, uploadInput, withUpload } from '../uploads';
-import { validateParameters } from '../services/job-intake';
+import { validateBodyParameters } from '../services/job-intake';
 import { runSyncJob } from '../services/sync-answer';
 import { answerAudioFromCache } from '../services/direct-answer-media';
 
@@ -60,20 +61,14 @@ export function audioRoutes(
           issues: [{ path: 'file', message: 'give exactly one of file and url' }],
         });
       }
-      const options = {
-        source_language: body.source_language,
-        target_language: body.target_language,
-        ...(body.template ? { template: body.template } : {}),
-        use_cache: body.useCache,
-        ...speechParams(body),
-      };
+      const options = jobBodyParameters('audio', body);
       const run = (parameters: AudioParams) =>
         runSyncJob(ctx, jobs, { jobType: 'audio', parameters }, config.MEDIA_SYNC_WAIT_MS);
       let done;
       if (!body.file) {
         // A URL is downloaded by the job (SSRF-guarded, at most MAX_UPLOAD_MB) and probed there: a file that is not
         // audio fails the job with INVALID_FORMAT.
-        done = await run(validateParameters('audio', { url: body.url, ...options }));
+        done = await run(validateBodyParameters('audio', options));
       } else {
         if (body.file.size === 0)
           throw new AppError('INVALID_FORMAT', 'The file is empty.', {
@@ -86,7 +81,7 @@ export function audioRoutes(
         audioFormatOf(probe);
         checkDuration(probe, config.MAX_MEDIA_SECONDS);
         const upload = await storeUpload(jobs.store, body.file);
-        const parameters = validateParameters('audio', { ...uploadInput(upload), ...options });
+        const parameters = validateBodyParameters('audio', options, uploadInput(upload));
         done = await withUpload(jobs, upload, () => run(parameters));
       }
       const cached = fromCache(done.results);

@@ -3,7 +3,8 @@ import { AppError } from '../../core/errors';
 import { errorResponse, jsonResponse } from '../openapi';
 import type { ApiRouter } from '../api-router';
 import { documentProcessBody, documentProcessResult } from '../schemas/document.schemas';
-import { validateParameters } from '../services/job-intake';
+import { jobBodyParameters } from '../schemas/job-body';
+import { validateBodyParameters } from '../services/job-intake';
 import type { JobService } from '../services/jobs';
 import { answerSync } from '../services/sync-answer';
 import { storeUpload, uploadInput, withUpload } from '../uploads';
@@ -45,28 +46,16 @@ export function documentRoutes(api: ApiRouter, jobs: JobService, config: Config)
           issues: [{ path: 'file', message: 'give exactly one of file and url' }],
         });
       }
-      const options = {
-        extraction_method: body.extraction_method,
-        ...(body.render_method ? { render_method: body.render_method } : {}),
-        ...(body.output_format ? { output_format: body.output_format } : {}),
-        ...(body.template ? { template: body.template } : {}),
-        ...(body.context ? { context: body.context } : {}),
-        use_cache: body.useCache,
-        includeImages: body.includeImages,
-        ...(body.page_start ? { page_start: body.page_start } : {}),
-        ...(body.page_end ? { page_end: body.page_end } : {}),
-        ...(body.ocr_language ? { ocr_language: body.ocr_language } : {}),
-        ...(body.webhook ? { webhook: body.webhook } : {}),
-      };
+      const options = jobBodyParameters('document', body);
       const { webhook } = body;
       // A URL is downloaded by the job (SSRF-guarded, at most MAX_UPLOAD_MB): nothing is fetched by the API.
       if (!body.file) {
-        const parameters = validateParameters('document', { url: body.url, ...options });
+        const parameters = validateBodyParameters('document', options);
         return answerSync(ctx, jobs, { jobType: 'document', parameters, webhook }, config.SYNC_WAIT_MS);
       }
       if (body.file.size === 0) throw new AppError('UNPROCESSABLE_INPUT', 'The file is empty.', { reason: 'empty' });
       const upload = await storeUpload(jobs.store, body.file);
-      const parameters = validateParameters('document', { ...uploadInput(upload), ...options });
+      const parameters = validateBodyParameters('document', options, uploadInput(upload));
       await withUpload(jobs, upload, () =>
         answerSync(ctx, jobs, { jobType: 'document', parameters, webhook }, config.SYNC_WAIT_MS),
       );

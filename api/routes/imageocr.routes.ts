@@ -8,11 +8,16 @@ import { envelope, errorResponse, z } from '../openapi';
 import type { ApiEngines } from '../engines';
 import type { ApiRouter } from '../api-router';
 import { formBool } from '../schemas/form';
+import { jobBodyParameters } from '../schemas/job-body';
 import type { JobService } from '../services/jobs';
 import { answerImageFromCache } from '../services/direct-answer';
 import { answerSync } from '../services/sync-answer';
 import { storeUpload, uploadedFile, withUpload } from '../uploads';
 
+/**
+ * The options the two routes share: the imageocr job's parameters of these names (`jobBodyParameters`); the pipeline
+ * reads the result cache unless `use_cache` is false.
+ */
 const common = {
   template: z.string().max(200).optional(),
   use_cache: formBool(true),
@@ -31,12 +36,6 @@ export function imageOcrRoutes(
   const tags = ['Image OCR'];
   const answer = async (ctx: Context, parameters: ImageOcrParams) =>
     answerSync(ctx, jobs, { jobType: 'imageocr', parameters }, config.SYNC_WAIT_MS);
-  /** The job parameters the two routes share; the pipeline reads the result cache unless `use_cache` is false. */
-  const options = (b: { template?: string; ocr_language?: string; use_cache: boolean }) => ({
-    ...(b.template ? { template: b.template } : {}),
-    ...(b.ocr_language ? { ocr_language: b.ocr_language } : {}),
-    use_cache: b.use_cache,
-  });
   const responses = {
     200: { description: 'The text', content: { 'application/json': { schema: result } } },
     400: errorResponse('Not a supported image'),
@@ -58,7 +57,7 @@ export function imageOcrRoutes(
       const head = await engines.imageSize(body.file.filepath);
       if (head) checkPixelBudget(head, config.MAX_IMAGE_PIXELS);
       const upload = await storeUpload(jobs.store, body.file);
-      const parameters = { file_key: upload.key, file_sha256: upload.sha256, ...options(body) };
+      const parameters = { file_key: upload.key, file_sha256: upload.sha256, ...jobBodyParameters('imageocr', body) };
       await withUpload(jobs, upload, async () => {
         // A cache hit is answered without a job (issue 24); no job took the upload, so it is removed.
         if (await answerImageFromCache(ctx, { jobs, config }, upload.sha256, parameters)) return;
@@ -90,7 +89,7 @@ export function imageOcrRoutes(
       502: errorResponse('The URL could not be fetched'),
     },
     handler: async (ctx, { body }) => {
-      await answer(ctx, { url: body.url, ...options(body) });
+      await answer(ctx, jobBodyParameters('imageocr', body));
     },
   });
 }

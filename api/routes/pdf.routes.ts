@@ -19,7 +19,8 @@ import { jobErrorToAppError } from '../services/job-starts';
 import type { JobService } from '../services/jobs';
 import { answerSync, answerWithResults } from '../services/sync-answer';
 import { storeUpload, uploadInput, withUpload } from '../uploads';
-import { validateParameters } from '../services/job-intake';
+import { validateBodyParameters } from '../services/job-intake';
+import { jobBodyParameters } from '../schemas/job-body';
 
 /** True when the first KiB of the file holds `%PDF-` (the same test the PDF reader applies). */
 async function hasPdfHeader(file: string): Promise<boolean> {
@@ -75,18 +76,7 @@ export function pdfRoutes(api: ApiRouter, jobs: JobService, config: Config, engi
           {},
         );
       }
-      const options = {
-        extraction_method: body.extraction_method,
-        ...(body.output_format ? { output_format: body.output_format } : {}),
-        ...(body.template ? { template: body.template } : {}),
-        context: body.context,
-        use_cache: body.useCache,
-        includeImages: body.includeImages,
-        ...(body.page_start ? { page_start: body.page_start } : {}),
-        ...(body.page_end ? { page_end: body.page_end } : {}),
-        ...(body.source_language ? { source_language: body.source_language } : {}),
-        ...(body.ocr_language ? { ocr_language: body.ocr_language } : {}),
-      };
+      const options = jobBodyParameters('pdf', body);
       if ((body.file === undefined) === (body.url === undefined)) {
         throw new AppError('VALIDATION_ERROR', 'Give exactly one of file and url.', {
           issues: [{ path: 'file', message: 'give exactly one of file and url' }],
@@ -97,7 +87,7 @@ export function pdfRoutes(api: ApiRouter, jobs: JobService, config: Config, engi
         return answerSync(
           ctx,
           jobs,
-          { jobType: 'pdf', parameters: validateParameters('pdf', { url: body.url, ...options }) },
+          { jobType: 'pdf', parameters: validateBodyParameters('pdf', options) },
           syncWaitMs,
         );
       if (body.file.size === 0) throw new AppError('UNPROCESSABLE_INPUT', 'The file is empty.', { reason: 'empty' });
@@ -106,7 +96,7 @@ export function pdfRoutes(api: ApiRouter, jobs: JobService, config: Config, engi
       if (mayAnswerPdfDirectly(ctx, config, options) && (await answerPdfDirectly(ctx, direct, body.file, options)))
         return;
       const upload = await storeUpload(jobs.store, body.file);
-      const parameters = validateParameters('pdf', { ...uploadInput(upload), ...options });
+      const parameters = validateBodyParameters('pdf', options, uploadInput(upload));
       await withUpload(jobs, upload, async () => {
         // A cache hit is answered without a job (issue 24); no job took the upload, so it is removed.
         if (await answerPdfFromCache(ctx, { jobs, config }, upload.sha256, parameters)) return;
@@ -128,7 +118,7 @@ export function pdfRoutes(api: ApiRouter, jobs: JobService, config: Config, engi
     responses: { 200: jsonResponse(jobAccepted, 'Accepted'), 403: errorResponse('The file lies outside INPUT_ROOTS') },
     handler: async (ctx, { body }) => {
       const { webhook, ...rest } = body;
-      const parameters = validateParameters('pdf', { ...rest, ...(webhook ? { webhook } : {}) });
+      const parameters = validateBodyParameters('pdf', { ...rest, ...(webhook ? { webhook } : {}) });
       await assertInsideInputRoots(body.filename, config.inputRoots);
       const { state } = await jobs.create({ jobType: 'pdf', parameters, webhook });
       ctx.body = { status: 'success', data: { job_id: state.job_id, status: state.status } };

@@ -1,6 +1,7 @@
 import type { Context } from 'koa';
 import type { Config } from '../../core/config/config';
 import { AppError } from '../../core/errors';
+import type { VideoParams } from '../../core/jobs/job-params';
 import { frameTimes, parseFrameRequest } from '../../core/jobs/frame-request';
 import { checkDuration, checkPixelBudget } from '../../core/jobs/input-budgets';
 import { transcribableVideo, videoMetadata } from '../../core/jobs/media-formats';
@@ -15,12 +16,12 @@ import {
   videoProcessBody,
   videoProcessResult,
 } from '../schemas/video.schemas';
-import { speechParams } from '../schemas/audio.schemas';
+import { jobBodyParameters } from '../schemas/job-body';
 import type { JobService } from '../services/jobs';
 import { answerSync } from '../services/sync-answer';
 import { answerVideoFromCache } from '../services/direct-answer-media';
 import { storeUpload, uploadInput, withUpload } from '../uploads';
-import { validateParameters } from '../services/job-intake';
+import { validateBodyParameters } from '../services/job-intake';
 
 /**
  * Video (spec §4.7): `/api/video/process` and `/api/video/hosted` (`videoTranscriptionRoutes`), `/api/video/frames`.
@@ -87,22 +88,15 @@ const transcriptionErrors = {
  * job, whose results hold the same `data`.
  */
 function videoTranscriptionRoutes(api: ApiRouter, jobs: JobService, config: Config, engines: ApiEngines): void {
-  const run = async (ctx: Context, parameters: Record<string, unknown>) => {
+  /** The video job of the body's parameters (`jobBodyParameters`) and what the route adds, waited for. */
+  const run = async (ctx: Context, fromBody: Partial<VideoParams>, fromRoute: Record<string, unknown> = {}) => {
     await answerSync(
       ctx,
       jobs,
-      { jobType: 'video', parameters: validateParameters('video', parameters) },
+      { jobType: 'video', parameters: validateBodyParameters('video', fromBody, fromRoute) },
       config.MEDIA_SYNC_WAIT_MS,
     );
   };
-  const options = (
-    b: { source_language?: string; target_language?: string; template?: string } & Parameters<typeof speechParams>[0],
-  ) => ({
-    source_language: b.source_language,
-    target_language: b.target_language,
-    ...(b.template ? { template: b.template } : {}),
-    ...speechParams(b),
-  });
   const holdOpen = (ctx: Context) => {
     // A long video takes long: no socket timeout cuts the wait, and TCP keep-alive holds idle links open.
     ctx.req.socket.setTimeout(0);
@@ -136,8 +130,8 @@ function videoTranscriptionRoutes(api: ApiRouter, jobs: JobService, config: Conf
           issues: [{ path: 'file', message: 'give exactly one of file and url' }],
         });
       }
-      const params = { ...options(body), use_cache: body.useCache };
-      if (!body.file) return run(ctx, { url: body.url, ...params });
+      const params = jobBodyParameters('video', body);
+      if (!body.file) return run(ctx, params);
       if (body.file.size === 0) throw new AppError('INVALID_FORMAT', 'The file is empty.', { error_type: 'empty' });
       const probe = await engines.probeMedia(body.file.filepath, { timeoutMs: 60_000 });
       const picture = transcribableVideo(probe);
@@ -145,7 +139,7 @@ function videoTranscriptionRoutes(api: ApiRouter, jobs: JobService, config: Conf
       // A cache hit is answered without a job (issue 24), before the upload is stored.
       if (await answerVideoFromCache(ctx, { jobs, config }, body.file, params, picture)) return;
       const upload = await storeUpload(jobs.store, body.file);
-      await withUpload(jobs, upload, () => run(ctx, { ...uploadInput(upload), ...params }));
+      await withUpload(jobs, upload, () => run(ctx, params, uploadInput(upload)));
     },
   });
 
@@ -171,7 +165,7 @@ function videoTranscriptionRoutes(api: ApiRouter, jobs: JobService, config: Conf
     handler: async (ctx, { body }) => {
       holdOpen(ctx);
       await engines.checkHostedVideo();
-      await run(ctx, { url: body.url, hosted: true, ...options(body) });
+      await run(ctx, jobBodyParameters('video', body), { hosted: true });
     },
   });
 }

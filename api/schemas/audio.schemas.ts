@@ -12,7 +12,8 @@ const language = z.string().regex(/^[a-z]{2}$/, 'an ISO 639-1 code such as de or
 
 /**
  * Options beyond the spec (contract §9), on every transcription endpoint: word timings, subtitles, voice activity
- * detection, a prompt. `speechParams` maps them to the job's parameters (absent ones are not recorded).
+ * detection, a prompt, speaker labels. They are the job's parameters of the same names: `jobBodyParameters` leaves
+ * out those holding their default (a job records only what differs from it), and the prompt is recorded trimmed.
  */
 export const speechOptions = {
   word_timestamps: formBool(JOB_DEFAULTS.speech.word_timestamps).openapi({
@@ -32,6 +33,7 @@ export const speechOptions = {
   prompt: z
     .string()
     .max(1000)
+    .trim()
     .optional()
     .openapi({ description: 'Names and terms the recording uses, to steer their spelling' }),
   diarize: formBool(JOB_DEFAULTS.speech.diarize).openapi({
@@ -44,25 +46,6 @@ export const speechOptions = {
     description: 'With diarize=true: at most this many speakers (default: as many as the voices differ)',
   }),
 };
-
-/** The job parameters of the options beyond the spec: only what differs from the defaults is recorded. */
-export function speechParams(b: {
-  word_timestamps?: boolean;
-  subtitles?: string;
-  vad?: boolean;
-  prompt?: string;
-  diarize?: boolean;
-  max_speakers?: number;
-}) {
-  return {
-    ...(b.diarize ? { diarize: true } : {}),
-    ...(b.max_speakers !== undefined ? { max_speakers: b.max_speakers } : {}),
-    ...(b.word_timestamps ? { word_timestamps: true } : {}),
-    ...(b.subtitles ? { subtitles: b.subtitles } : {}),
-    ...(b.vad === false ? { vad: false } : {}),
-    ...(b.prompt?.trim() ? { prompt: b.prompt.trim() } : {}),
-  };
-}
 
 /**
  * The options of a transcription (audio and video): languages, template, result cache. The languages' defaults are

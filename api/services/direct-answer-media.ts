@@ -12,7 +12,8 @@ import {
 } from '../../capabilities/transcription';
 import { uploadSha256, type UploadedFile } from '../uploads';
 import { asksForJob } from './direct-answer';
-import { validateParameters } from './job-intake';
+import type { TranscriptionParams } from '../../core/jobs/job-params';
+import { validateBodyParameters } from './job-intake';
 import type { JobService } from './jobs';
 
 /**
@@ -38,14 +39,18 @@ export interface MediaHitDeps {
   >;
 }
 
-/** The request's options for its job (languages, template, `use_cache`, speech options), before the input is named. */
-type MediaOptions = Record<string, unknown>;
+/**
+ * The request's options for its job (languages, template, `use_cache`, speech options), before the input is named:
+ * fields of the route's validated body (`jobBodyParameters`), or built by the route from them.
+ */
+type MediaOptions = Partial<TranscriptionParams>;
 
 /**
  * The cache entry of this upload under these options, with the job parameters they validate to; null when not looked
  * up (a client that asked for a job, `use_cache` false), on a miss, for a template that does not exist (the job answers
- * its 404) or an entry longer than MAX_MEDIA_SECONDS (the probe answers its 422). The options are validated as the
- * job's (a 400 is the one the job path gives), the upload named by its received file.
+ * its 404) or an entry longer than MAX_MEDIA_SECONDS (the probe answers its 422). The options are completed as the
+ * job's (`validateBodyParameters`: the route's schema checked their fields; a 400 here is the one the job path gives),
+ * the upload named by its received file.
  */
 async function lookUp(
   ctx: Context,
@@ -55,7 +60,7 @@ async function lookUp(
   options: MediaOptions,
 ): Promise<{ entry: CachedTranscription; params: MediaOptions } | null> {
   if (asksForJob(ctx) || options.use_cache === false) return null;
-  const params = validateParameters(jobType, { filename: file.filepath, ...options }) as MediaOptions;
+  const params: MediaOptions = validateBodyParameters(jobType, options, { filename: file.filepath });
   const key = await transcriptionKey(await uploadSha256(file), params, {
     speechModel: speechModelId(deps.config),
     llmModel: deps.config.llm?.model,

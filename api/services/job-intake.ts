@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import { writeBlobJson, type BlobStore } from '../../core/stores/blob-store';
 import { AppError, validationMessage } from '../../core/errors';
 import {
@@ -27,7 +28,27 @@ export function validateParameters<T extends JobType>(
   parameters: unknown,
   path: (string | number)[] = ['parameters'],
 ): JobParams<T> {
-  const r = parseJobParameters(jobType, parameters);
+  return parsed(parseJobParameters(jobType, parameters), path);
+}
+
+/**
+ * A job's parameters from a route's validated body (`jobBodyParameters`, api/schemas/job-body.ts) and what the route
+ * adds (`fromRoute`: the input it names, such as an upload's key and name or a temporary path, and what it decides
+ * itself, such as `hosted`), validated as `validateParameters` validates them except for the fields taken from the
+ * body: the route's schema checked those already, with the job's definitions of them or stricter ones (a form's
+ * integers have a maximum, its URLs a scheme), so each field is checked once. What is left is checked here: what the
+ * route adds, the job's rules across its fields (one input, the page range, the speakers) and the defaults it
+ * records; issues as `validateParameters` reports them.
+ */
+export function validateBodyParameters<T extends JobType>(
+  jobType: T,
+  fromBody: Partial<JobParams<T>>,
+  fromRoute: Record<string, unknown> = {},
+): JobParams<T> {
+  return parsed(parseJobParameters(jobType, { ...fromRoute, ...fromBody }, Object.keys(fromBody)), ['parameters']);
+}
+
+function parsed<P>(r: z.ZodSafeParseResult<P>, path: (string | number)[]): P {
   if (r.success) return r.data;
   const issues = r.error.issues.map((i) => ({ path: [...path, ...i.path].map(String).join('.'), message: i.message }));
   throw new AppError('VALIDATION_ERROR', validationMessage(issues), { issues });

@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import {
   audioParams,
   documentParams,
@@ -74,9 +74,22 @@ export type SessionParams = JobParams<'session'> & Record<string, unknown>;
 export type SummaryJobType = 'track_summary' | 'event_summary' | 'story';
 export type SummaryParams = JobParams<SummaryJobType>;
 
-/** Parses `raw` with the job type's schema: the one validation of a job's parameters, at the API edge. */
-export function parseJobParameters<T extends JobType>(jobType: T, raw: unknown): z.ZodSafeParseResult<JobParams<T>> {
-  return (jobParamsByType[jobType] as unknown as z.ZodType<JobParams<T>>).safeParse(raw);
+/**
+ * Parses `raw` with the job type's schema: the one validation of a job's parameters, at the API edge. `checked` names
+ * fields of the schema the caller validated already, with the same definitions or stricter ones (a route's schema):
+ * their values are taken as they are, and the rest is validated, with the schema's rules across fields and its
+ * defaults.
+ */
+export function parseJobParameters<T extends JobType>(
+  jobType: T,
+  raw: unknown,
+  checked: readonly string[] = [],
+): z.ZodSafeParseResult<JobParams<T>> {
+  const schema = jobParamsByType[jobType] as unknown as z.ZodObject;
+  // Only the schema's own fields: a name it does not declare is still stripped (or refused by a strict one).
+  const taken = checked.filter((k) => k in schema.shape);
+  const trusting = taken.length ? schema.safeExtend(Object.fromEntries(taken.map((k) => [k, z.unknown()]))) : schema;
+  return (trusting as unknown as z.ZodType<JobParams<T>>).safeParse(raw);
 }
 
 /** Pairs a job type with parameters of that type (the one place the pair is asserted). */
