@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { AppError } from '../../core/errors';
+import { AppError } from '../../core/errors';
 import { PdfError } from '../../domain/pdf/errors';
 
 /** The error `work` rejects with; fails the test when it resolves. `E` names what the caller expects (check it). */
@@ -10,6 +10,17 @@ export async function rejection<E = AppError>(work: Promise<unknown>): Promise<E
     return err as E;
   }
   expect.fail('expected a rejection');
+}
+
+/** The AppError `work` throws (a refused request, checked without HTTP); fails the test when it returns. */
+export function refusal(work: () => unknown): AppError {
+  try {
+    work();
+  } catch (err) {
+    if (err instanceof AppError) return err;
+    throw err;
+  }
+  expect.fail('expected a refusal');
 }
 
 /** Expects `work` to reject quickly (under 5 s) with a `PdfError` of this contract code and reason. */

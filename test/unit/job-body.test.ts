@@ -5,20 +5,10 @@ import { jobBodyParameters } from '../../api/schemas/job-body';
 import { processBody } from '../../api/schemas/pdf.schemas';
 import { videoHostedBody } from '../../api/schemas/video.schemas';
 import { validateBodyParameters } from '../../api/services/job-intake';
-import { AppError } from '../../core/errors';
+import { refusal } from '../support/assert';
 
 // Route bodies to job parameters (api/schemas/job-body.ts): one transform from the job type's schema, and the rest of
 // the job's validation after the route's (api/services/job-intake.ts `validateBodyParameters`).
-
-function refusal(f: () => unknown): AppError {
-  try {
-    f();
-  } catch (e) {
-    if (e instanceof AppError) return e;
-    throw e;
-  }
-  throw new Error('expected a refusal');
-}
 
 const upload = { file_key: 'uploads/job-1/a.pdf', original_name: 'a.pdf' };
 
