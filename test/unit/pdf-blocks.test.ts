@@ -3,27 +3,10 @@ import { documentMarkdown } from '../../domain/pdf/markdown/document';
 import { ocrPageLayout, parseTsvLayout } from '../../domain/pdf/markdown/ocr-layout';
 import { pagesMarkdown } from '../../domain/pdf/markdown/pages';
 import type { Bbox, PageBlock } from '../../domain/pdf/markdown/provenance';
-import type { LayoutItem, PageLayout, Segment } from '../../domain/pdf/markdown/types';
+import type { LayoutItem, Segment } from '../../domain/pdf/markdown/types';
+import { column, item, page } from '../support/documents/page-layouts';
 
-/** A text item whose width is half its size per character. */
-const item = (str: string, x: number, y: number, size = 10, extra: Partial<LayoutItem> = {}): LayoutItem => ({
-  str,
-  x,
-  y,
-  w: str.length * size * 0.5,
-  size,
-  ...extra,
-});
-const column = (lines: string[], x: number, top: number, size = 10, leading = 12) =>
-  lines.map((l, i) => item(l, x, top - i * leading, size));
 const H = 842;
-const page = (items: LayoutItem[], n = 1, segments: Segment[] = []): PageLayout => ({
-  page: n,
-  width: 595,
-  height: H,
-  items,
-  segments,
-});
 
 /** True when `inner` lies inside `outer` (a point of slack for rounding). */
 const inside = (inner: Bbox, outer: Bbox) =>
@@ -82,6 +65,7 @@ describe('PDF blocks and where they stand (contract §13)', () => {
           ...column([`Body of page ${n}.`], 72, 700),
           item(`Page ${n} of 3`, 280, 30, 8),
         ],
+        {},
         n,
       ),
     );
@@ -112,7 +96,7 @@ describe('PDF blocks and where they stand (contract §13)', () => {
       ...rows.concat([[]]).map((_, i) => ({ x0: 72, x1: right, y0: top - i * 16, y1: top - i * 16 + 0.5 })),
       ...[...xs, right].map((x) => ({ x0: x, x1: x + 0.5, y0: top - rows.length * 16, y1: top })),
     ];
-    const table = documentMarkdown([page(items, 1, segments)]).pages[0].blocks;
+    const table = documentMarkdown([page(items, { segments }, 1)]).pages[0].blocks;
     expect(table.map((b) => b.type)).to.deep.equal(['table']);
     expect(table[0].text.split('\n')[0]).to.equal('| Name | Value | Note |');
     // The region from the top rule (half a point thick) to the bottom one.

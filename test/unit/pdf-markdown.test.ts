@@ -3,29 +3,7 @@ import { documentMarkdown } from '../../domain/pdf/markdown/document';
 import { ocrPageLayout, parseTsvLayout } from '../../domain/pdf/markdown/ocr-layout';
 import { pageQuality } from '../../domain/pdf/markdown/quality';
 import type { LayoutItem, PageLayout, Segment } from '../../domain/pdf/markdown/types';
-
-/** A text item whose width is half its size per character (close to a proportional font's average). */
-const item = (str: string, x: number, y: number, size = 10, extra: Partial<LayoutItem> = {}): LayoutItem => ({
-  str,
-  x,
-  y,
-  w: str.length * size * 0.5,
-  size,
-  ...extra,
-});
-
-/** Lines of a column from `top` down, `leading` apart. */
-const column = (lines: string[], x: number, top: number, size = 10, leading = 12) =>
-  lines.map((l, i) => item(l, x, top - i * leading, size));
-
-const page = (items: LayoutItem[], extra: Partial<PageLayout> = {}, n = 1): PageLayout => ({
-  page: n,
-  width: 595,
-  height: 842,
-  items,
-  segments: [],
-  ...extra,
-});
+import { column, item, page } from '../support/documents/page-layouts';
 
 const md = (...pages: PageLayout[]) => documentMarkdown(pages).markdown;
 
