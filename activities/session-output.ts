@@ -229,24 +229,26 @@ export function createSessionOutputActivities(deps: ActivityDeps) {
           tags: template.tags,
         };
         const input = Object.fromEntries(
-          [
-            'event',
-            'session',
-            'url',
-            'filename',
-            'track',
-            'day',
-            'starttime',
-            'endtime',
-            'speakers',
-            'speakers_url',
-            'speakers_image_url',
-            'video_url',
-            'attachments_url',
-            'source_language',
-            'target_language',
-            'template',
-          ]
+          (
+            [
+              'event',
+              'session',
+              'url',
+              'filename',
+              'track',
+              'day',
+              'starttime',
+              'endtime',
+              'speakers',
+              'speakers_url',
+              'speakers_image_url',
+              'video_url',
+              'attachments_url',
+              'source_language',
+              'target_language',
+              'template',
+            ] satisfies (keyof SessionParams)[]
+          )
             .filter((k) => p[k] !== undefined)
             .map((k) => [k, p[k]]),
         );
@@ -280,7 +282,17 @@ export function createSessionOutputActivities(deps: ActivityDeps) {
       const template = await readBlobJson<TemplateStep>(store, jobStepKey(jobId, SESSION_STEP.template));
       const now = new Date().toISOString();
       const metadata = Object.fromEntries(
-        ['day', 'starttime', 'endtime', 'speakers', 'speakers_url', 'speakers_image_url', 'source_language']
+        (
+          [
+            'day',
+            'starttime',
+            'endtime',
+            'speakers',
+            'speakers_url',
+            'speakers_image_url',
+            'source_language',
+          ] satisfies (keyof SessionParams)[]
+        )
           .filter((k) => p[k] !== undefined)
           .map((k) => [k, p[k]]),
       );

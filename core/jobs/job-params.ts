@@ -70,7 +70,7 @@ export type TransformerParams = JobParams<'transformer'>;
  * (activities/session-output.ts). The schema's fields are all a new job holds; a job recorded before the schema
  * dropped undeclared ones (in its history, or its offloaded parameters) may hold others besides.
  */
-export type SessionParams = JobParams<'session'> & Record<string, unknown>;
+export type SessionParams = JobParams<'session'>;
 export type SummaryJobType = 'track_summary' | 'event_summary' | 'story';
 export type SummaryParams = JobParams<SummaryJobType>;
 
