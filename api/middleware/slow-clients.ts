@@ -52,7 +52,8 @@ export interface SlowClientGuard {
 /**
  * The API's HTTP server with deadlines for slow clients: a connection that sends nothing, a head that never ends, a
  * body that stalls or trickles. Node's own `headersTimeout` (checked every `connectionsCheckingInterval`) ends a head
- * that started but did not finish (408); a connection that never starts one is ended after the same time; a body is
+ * that started but did not finish (408); a connection that never starts one is ended after the same time (by its
+ * socket's timer, silently, or by that check, which counts from the connection as well, with its 408); a body is
  * watched by its socket's byte count while it is received: no byte for `bodyIdleTimeoutMs`, or less than the minimum
  * rate over a window of that length, and the connection is destroyed (the body middleware then removes what it wrote
  * of the upload). Time the server itself does not read (its buffer full, the socket paused) never counts against the

@@ -95,7 +95,9 @@ describe('slow clients: idle, unfinished, stalled and trickling requests are clo
       expect(idleMs, 'not before its deadline').to.be.at.least(HEADERS_MS - 100);
       expect(headMs, 'not before its deadline').to.be.at.least(HEADERS_MS - 100);
       expect(head.received()).to.match(/^HTTP\/1\.1 408 /);
-      expect(idle.received()).to.equal('');
+      // Ended by the socket's own timer (silently) or by Node's head check, which counts from the connection too and
+      // answers 408: whichever fires first at the same deadline, as the machine's load has it. Either ends it.
+      expect(idle.received()).to.match(/^(|HTTP\/1\.1 408 [^]*)$/);
     } finally {
       clearInterval(trickle);
       idle.socket.destroy();
