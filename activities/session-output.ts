@@ -21,6 +21,11 @@ import { jobModel } from './model-journal';
 import { readSessionText, SESSION_STEP, sessionTextKey, type SessionAttachment } from './session-types';
 import { fullParameters, heartbeating, runStep } from './job-steps';
 
+/** The fields of `keys` that `p` sets, in that order (a session's input and record metadata). */
+function definedFields(p: SessionParams, keys: (keyof SessionParams)[]): Partial<SessionParams> {
+  return Object.fromEntries(keys.filter((k) => p[k] !== undefined).map((k) => [k, p[k]]));
+}
+
 /** The text given to the template, at most this many characters (page, transcript and attachments share it). */
 export const SESSION_TEXT_CHARS = 24_000;
 /** Page images are rendered for at most this many pages of each attachment. */
@@ -228,30 +233,24 @@ export function createSessionOutputActivities(deps: ActivityDeps) {
           topic: template.topic,
           tags: template.tags,
         };
-        const input = Object.fromEntries(
-          (
-            [
-              'event',
-              'session',
-              'url',
-              'filename',
-              'track',
-              'day',
-              'starttime',
-              'endtime',
-              'speakers',
-              'speakers_url',
-              'speakers_image_url',
-              'video_url',
-              'attachments_url',
-              'source_language',
-              'target_language',
-              'template',
-            ] satisfies (keyof SessionParams)[]
-          )
-            .filter((k) => p[k] !== undefined)
-            .map((k) => [k, p[k]]),
-        );
+        const input = definedFields(p, [
+          'event',
+          'session',
+          'url',
+          'filename',
+          'track',
+          'day',
+          'starttime',
+          'endtime',
+          'speakers',
+          'speakers_url',
+          'speakers_image_url',
+          'video_url',
+          'attachments_url',
+          'source_language',
+          'target_language',
+          'template',
+        ]);
         const data = { input, output, markdown_file: mdKey, attachments: images };
         const job: JobFields = {
           structured_data: {
@@ -281,21 +280,15 @@ export function createSessionOutputActivities(deps: ActivityDeps) {
       const layout = sessionLayout(p);
       const template = await readBlobJson<TemplateStep>(store, jobStepKey(jobId, SESSION_STEP.template));
       const now = new Date().toISOString();
-      const metadata = Object.fromEntries(
-        (
-          [
-            'day',
-            'starttime',
-            'endtime',
-            'speakers',
-            'speakers_url',
-            'speakers_image_url',
-            'source_language',
-          ] satisfies (keyof SessionParams)[]
-        )
-          .filter((k) => p[k] !== undefined)
-          .map((k) => [k, p[k]]),
-      );
+      const metadata = definedFields(p, [
+        'day',
+        'starttime',
+        'endtime',
+        'speakers',
+        'speakers_url',
+        'speakers_image_url',
+        'source_language',
+      ]);
       // The store keeps its own copy of the Markdown (sessions/<event>/<lang>/<track>/<file>.md): the job's output goes
       // when retention sweeps the job, the session record and what tracks, events and stories read from it stay.
       const storeKey = sessionPath(str(p.event), str(p.target_language), str(p.track), str(p.filename));

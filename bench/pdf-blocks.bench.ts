@@ -19,39 +19,27 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { markdownPageLayouts } from '../providers/pdf/markdown-layouts';
 import { documentMarkdown } from '../domain/pdf/markdown/document';
+import { textLayerWords, type TextLayerWord } from '../test/support/documents/text-layer-words';
 import { envInt, out } from './support';
 import { provisionDocs } from './real-pdfs';
 
 const MAX_PAGES = envInt('BENCH_BLOCKS_MAX_PAGES', 30);
 
-interface Word {
-  text: string;
-  cx: number;
-  cy: number;
-}
-
-function layerWords(pdf: string, last: number): { words: Map<number, Word[]>; ms: number } {
+/** The text layer's words by page, and the time `pdftotext -bbox` took. */
+async function layerWords(pdf: string, last: number): Promise<{ words: Map<number, TextLayerWord[]>; ms: number }> {
   const t0 = performance.now();
-  const xml = execFileSync('pdftotext', ['-bbox', '-f', '1', '-l', String(last), pdf, '-'], {
-    maxBuffer: 256 * 1024 * 1024,
-  }).toString();
+  const all = await textLayerWords(pdf, { first: 1, last });
   const ms = performance.now() - t0;
-  const words = new Map<number, Word[]>();
-  let page = 0;
-  const re = /<page |<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">([^<]*)</g;
-  for (const m of xml.matchAll(re)) {
-    if (m[0] === '<page ') {
-      page++;
-      words.set(page, []);
-      continue;
-    }
-    const text = m[5].replace(/&amp;/g, '&').replace(/&lt;/g, '<').replace(/&gt;/g, '>');
-    words.get(page)!.push({ text, cx: (Number(m[1]) + Number(m[3])) / 2, cy: (Number(m[2]) + Number(m[4])) / 2 });
+  const words = new Map<number, TextLayerWord[]>();
+  for (const w of all) {
+    if (!words.has(w.page)) words.set(w.page, []);
+    words.get(w.page)!.push(w);
   }
   return { words, ms };
 }
 
-const inBox = (w: Word, b: number[]) => w.cx >= b[0] - 1 && w.cx <= b[2] + 1 && w.cy >= b[1] - 1 && w.cy <= b[3] + 1;
+const inBox = (w: TextLayerWord, b: number[]) =>
+  w.cx >= b[0] - 1 && w.cx <= b[2] + 1 && w.cy >= b[1] - 1 && w.cy <= b[3] + 1;
 const pct = (a: number, b: number) => (b === 0 ? 'n/a' : `${((100 * a) / b).toFixed(1)} %`);
 
 async function main(): Promise<void> {
@@ -71,7 +59,7 @@ async function main(): Promise<void> {
     const t0 = performance.now();
     const doc = documentMarkdown(pages);
     const mdMs = performance.now() - t0;
-    const { words, ms } = layerWords(pdf, Math.max(...pages.map((p) => p.page)));
+    const { words, ms } = await layerWords(pdf, Math.max(...pages.map((p) => p.page)));
     let own = 0;
     let ownAll = 0;
     let cov = 0;

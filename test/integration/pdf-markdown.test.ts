@@ -1,38 +1,25 @@
-import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
 import { useStack, type Stack } from '../support/servers/stack';
 import { htmlToPdf, structuredDoc, type StructuredDoc } from '../support/documents/html-pdf';
 import { okData as ok, postPdf } from '../support/clients/pdf-http';
 import { buildPdf, rasterize, scannedPdf, wrapText } from '../support/documents/pdf-factory';
+import { textLayerWords, type TextLayerWord } from '../support/documents/text-layer-words';
 
 // output_format=markdown (contract §9) on the real API and worker: documents of known structure printed by Chromium,
 // read by pdf.js (fonts, rulings, outline), and a scan read by tesseract.
 
-const execFileAsync = promisify(execFile);
 const row = (cells: string[]) => `| ${cells.join(' | ')} |`;
 
-/** Every word of the PDF's text layer with its box's centre, in points from the page's top-left (`pdftotext -bbox`). */
-async function textLayerWords(pdf: Buffer): Promise<{ page: number; text: string; cx: number; cy: number }[]> {
+/** The text layer's words of a PDF in memory (`textLayerWords` reads a file). */
+async function layerWordsOf(pdf: Buffer): Promise<TextLayerWord[]> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'docproc-bbox-'));
   try {
     await writeFile(path.join(dir, 'in.pdf'), pdf);
-    const { stdout } = await execFileAsync('pdftotext', ['-bbox', path.join(dir, 'in.pdf'), '-'], {
-      maxBuffer: 64 * 1024 * 1024,
-    });
-    const out: { page: number; text: string; cx: number; cy: number }[] = [];
-    let page = 0;
-    for (const m of stdout.matchAll(
-      /<page |<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">([^<]*)</g,
-    )) {
-      if (m[0] === '<page ') page++;
-      else out.push({ page, text: m[5], cx: (Number(m[1]) + Number(m[3])) / 2, cy: (Number(m[2]) + Number(m[4])) / 2 });
-    }
-    return out;
+    return await textLayerWords(path.join(dir, 'in.pdf'));
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -105,7 +92,7 @@ describe('PDF to Markdown on the real engine', function () {
 
   it("gives each page its blocks: types and levels, its Markdown their text, boxes around the text layer's words", async () => {
     const data = ok(await postPdf(s, { output_format: 'markdown' }, pdf));
-    const words = await textLayerWords(pdf);
+    const words = await layerWordsOf(pdf);
     const pages = data.metadata.text_contents as {
       page: number;
       markdown: string;
