@@ -21,6 +21,16 @@ import { jobModel } from './model-journal';
 import { readSessionText, SESSION_STEP, sessionTextKey, type SessionAttachment } from './session-types';
 import { fullParameters, heartbeating, runStep } from './job-steps';
 
+/** A session's schedule and speakers: in its result's `input` and its record's metadata. */
+const WHEN_AND_WHO: (keyof SessionParams)[] = [
+  'day',
+  'starttime',
+  'endtime',
+  'speakers',
+  'speakers_url',
+  'speakers_image_url',
+];
+
 /** The fields of `keys` that `p` sets, in that order (a session's input and record metadata). */
 function definedFields(p: SessionParams, keys: (keyof SessionParams)[]): Partial<SessionParams> {
   return Object.fromEntries(keys.filter((k) => p[k] !== undefined).map((k) => [k, p[k]]));
@@ -239,12 +249,7 @@ export function createSessionOutputActivities(deps: ActivityDeps) {
           'url',
           'filename',
           'track',
-          'day',
-          'starttime',
-          'endtime',
-          'speakers',
-          'speakers_url',
-          'speakers_image_url',
+          ...WHEN_AND_WHO,
           'video_url',
           'attachments_url',
           'source_language',
@@ -280,15 +285,7 @@ export function createSessionOutputActivities(deps: ActivityDeps) {
       const layout = sessionLayout(p);
       const template = await readBlobJson<TemplateStep>(store, jobStepKey(jobId, SESSION_STEP.template));
       const now = new Date().toISOString();
-      const metadata = definedFields(p, [
-        'day',
-        'starttime',
-        'endtime',
-        'speakers',
-        'speakers_url',
-        'speakers_image_url',
-        'source_language',
-      ]);
+      const metadata = definedFields(p, [...WHEN_AND_WHO, 'source_language']);
       // The store keeps its own copy of the Markdown (sessions/<event>/<lang>/<track>/<file>.md): the job's output goes
       // when retention sweeps the job, the session record and what tracks, events and stories read from it stay.
       const storeKey = sessionPath(str(p.event), str(p.target_language), str(p.track), str(p.filename));
