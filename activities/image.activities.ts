@@ -3,7 +3,15 @@ import { createReadStream } from 'node:fs';
 import { readBlobJson, writeBlobJson } from '../core/stores/blob-store';
 import type { ImageOcrParams } from '../core/jobs/job-params';
 import { type JobFields, resultPreview, writeJobResults } from '../core/results/job-results';
-import { cachedImageOcr, imageOcrAnswer, imageOcrKey, rememberImageOcr } from '../capabilities/image-ocr';
+import {
+  cachedImageOcr,
+  entryMarkdown,
+  imageMarkdown,
+  imageOcrAnswer,
+  imageOcrKey,
+  rememberImageOcr,
+  type ImageMarkdown,
+} from '../capabilities/image-ocr';
 import { jobInternalKey, jobOutputKey, jobOutputPrefix } from '../core/stores/records';
 import { scratchAt } from '../core/stores/scratch';
 import type { ImageOcrMetadata } from '../core/results/result-schemas-media';
@@ -23,6 +31,8 @@ interface OcrStep {
   cacheKey?: string;
   /** `text` is the cached result (template already applied). */
   fromCache?: boolean;
+  /** With output_format=markdown: the image's Markdown and blocks. */
+  md?: ImageMarkdown;
 }
 const ocrKey = (jobId: string) => jobInternalKey(jobId, 'ocr.json');
 
@@ -88,6 +98,7 @@ export function createImageActivities(deps: ActivityDeps) {
           metadata: hit.metadata,
           cacheKey,
           fromCache: true,
+          md: entryMarkdown(hit),
         } satisfies OcrStep);
         return { chars: hit.extracted_text.length, metadata: hit.metadata, fromCache: true };
       }
@@ -110,7 +121,11 @@ export function createImageActivities(deps: ActivityDeps) {
         confidence: Math.round(r.confidence),
         ...(r.rotation ? { rotation: r.rotation } : {}),
       };
-      await writeBlobJson(store, ocrKey(jobId), { text: r.text, metadata, cacheKey } satisfies OcrStep);
+      const md =
+        parameters?.output_format === 'markdown'
+          ? imageMarkdown(r.layout ?? { width: meta.width, height: meta.height, words: [] }, metadata.dpi)
+          : undefined;
+      await writeBlobJson(store, ocrKey(jobId), { text: r.text, metadata, cacheKey, md } satisfies OcrStep);
       return { chars: r.text.length, metadata, fromCache: false };
     },
 
@@ -130,9 +145,9 @@ export function createImageActivities(deps: ActivityDeps) {
           text = r.text;
         }
         await store.put(jobOutputKey(jobId, 'result.md'), text, { mime: 'text/markdown; charset=utf-8' });
-        const data = imageOcrAnswer(text, ocr.metadata);
+        const data = imageOcrAnswer(text, ocr.metadata, ocr.md);
         const job: JobFields = {
-          structured_data: { extracted_text: text, metadata: ocr.metadata },
+          structured_data: data,
           assets: [jobOutputKey(jobId, 'result.md')],
           target_dir: jobOutputPrefix(jobId).slice(0, -1),
           from_cache: ocr.fromCache === true,

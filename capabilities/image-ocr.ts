@@ -5,6 +5,8 @@ import { countCacheLookup } from '../core/runtime/metrics';
 import type { ImageOcrMetadata, ImageOcrResultData } from '../core/results/result-schemas-media';
 import { imageOcrData } from '../core/results/result-shapes';
 import { keyTemplateSource } from './template-source';
+import { documentMarkdown } from '../domain/pdf/markdown/document';
+import { ocrPageLayout, type OcrLayout } from '../domain/pdf/markdown/ocr-layout';
 
 /**
  * The image OCR capability's result cache, for the worker (activities/image.activities.ts) and the API's hit
@@ -42,6 +44,24 @@ export const rememberImageOcr = (store: BlobStore, key: string, data: ImageOcrRe
 
 export const countImageOcrHit = (): void => countCacheLookup(IMAGE_OCR_CACHE_OPERATION, true);
 
-/** The endpoint's `data` (a job's results, the entry, the API's answer). */
-export const imageOcrAnswer = (text: string, metadata: ImageOcrMetadata): ImageOcrResultData =>
-  imageOcrData(text, metadata);
+/** The image's Markdown and its blocks, boxes in the image's pixels (contract §13), from tesseract's words. */
+export type ImageMarkdown = Required<Pick<ImageOcrResultData, 'markdown' | 'blocks'>>;
+
+/**
+ * The image's Markdown by the PDF Markdown rules on the page its words make, read at the image's resolution (the
+ * rules measure in points), and the blocks' boxes turned back into the image's pixels from its top-left.
+ */
+export function imageMarkdown(layout: OcrLayout, dpi: number): ImageMarkdown {
+  const page = documentMarkdown([ocrPageLayout(1, layout, dpi)]).pages[0];
+  const px = (v: number) => Math.round((v * dpi) / 72);
+  const blocks = page.blocks.map((b) => ({ ...b, bbox: b.bbox.map(px) as typeof b.bbox }));
+  return { markdown: page.markdown, blocks };
+}
+
+/** An entry's Markdown and blocks, when it holds them (output_format=markdown). */
+export const entryMarkdown = (e: ImageOcrEntry): ImageMarkdown | undefined =>
+  e.markdown === undefined ? undefined : { markdown: e.markdown, blocks: e.blocks ?? [] };
+
+/** The endpoint's `data` (a job's results, the entry, the API's answer); `md` with output_format=markdown. */
+export const imageOcrAnswer = (text: string, metadata: ImageOcrMetadata, md?: ImageMarkdown): ImageOcrResultData =>
+  imageOcrData(text, metadata, md);

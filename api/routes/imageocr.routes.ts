@@ -3,6 +3,7 @@ import type { Config } from '../../core/config/config';
 import { AppError } from '../../core/errors';
 import { checkPixelBudget } from '../../core/jobs/input-budgets';
 import type { ImageOcrParams } from '../../core/jobs/job-params';
+import { outputFormat } from '../../core/jobs/job-params-media';
 import { imageOcrResultData } from '../../core/results/result-schemas-media';
 import { envelope, errorResponse, z } from '../openapi';
 import type { ApiEngines } from '../engines';
@@ -22,6 +23,7 @@ const common = {
   template: z.string().max(200).optional(),
   use_cache: formBool(true),
   ocr_language: z.string().max(100).optional(),
+  output_format: outputFormat.optional(),
 };
 /** The imageocr job's result (core/results/result-schemas-media.ts). */
 const result = envelope(imageOcrResultData);

@@ -3,7 +3,13 @@ import { BlobNotFoundError, type BlobStore } from '../../core/stores/blob-store'
 import type { Config } from '../../core/config/config';
 import { isHtmlOperation, type HtmlOutcome } from '../../core/html/outcome';
 import type { TransformerParams } from '../../core/jobs/job-params';
-import { cachedImageOcr, countImageOcrHit, imageOcrAnswer, imageOcrKey } from '../../capabilities/image-ocr';
+import {
+  cachedImageOcr,
+  countImageOcrHit,
+  imageOcrAnswer,
+  imageOcrKey,
+  entryMarkdown,
+} from '../../capabilities/image-ocr';
 import { cachedPdf, countPdfLookup, pdfKey } from '../../capabilities/pdf';
 import {
   cachedTransform,
@@ -148,6 +154,6 @@ export async function answerImageFromCache(
   if (!hit) return false;
   countImageOcrHit();
   ctx.set('X-Cache', 'hit');
-  ctx.body = { status: 'success', data: imageOcrAnswer(hit.extracted_text, hit.metadata) };
+  ctx.body = { status: 'success', data: imageOcrAnswer(hit.extracted_text, hit.metadata, entryMarkdown(hit)) };
   return true;
 }

@@ -105,6 +105,8 @@ export const imageOcrParams = z.object({
   /** The values the template takes from the caller (a document job's `context`). */
   context: z.record(z.string(), z.unknown()).optional(),
   ocr_language: z.string().max(100).optional(),
+  /** `markdown` adds `data.markdown` and `data.blocks` (contract §13: boxes in the image's pixels). */
+  output_format: outputFormat.optional(),
   /** Read where `ocr_language` is absent (the pipeline and the cache key): no route sets it. */
   source_language: z.string().max(100).optional(),
   use_cache: z.boolean().optional(),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { pageBlock } from './result-schemas-pdf';
 
 // The result contract's media schemas (result-schemas.ts): image OCR, audio and video.
 
@@ -17,7 +18,19 @@ export const imageOcrMetadataSchema = z.object({
 export type ImageOcrMetadata = z.infer<typeof imageOcrMetadataSchema>;
 
 /** `data` of POST /api/imageocr/process and /process-url. */
-export const imageOcrResultData = z.object({ extracted_text: z.string(), metadata: imageOcrMetadataSchema });
+export const imageOcrResultData = z.object({
+  extracted_text: z.string(),
+  metadata: imageOcrMetadataSchema,
+  markdown: z.string().optional().meta({ description: 'With output_format=markdown: the image as Markdown' }),
+  blocks: z
+    .array(pageBlock)
+    .optional()
+    .meta({
+      description:
+        "With output_format=markdown: the image's blocks in reading order, boxes in the image's pixels (after the " +
+        'rotation, when metadata.rotation is set); markdown is their text.',
+    }),
+});
 export type ImageOcrResultData = z.infer<typeof imageOcrResultData>;
 
 // --- Audio and video (spec §4.7, §4.11) ---

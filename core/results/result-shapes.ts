@@ -93,8 +93,12 @@ export function pdfData(
 }
 
 /** `data` of `/api/imageocr/process` and `/process-url`. */
-export function imageOcrData(text: string, metadata: ImageOcrMetadata): ImageOcrResultData {
-  return { extracted_text: text, metadata };
+export function imageOcrData(
+  text: string,
+  metadata: ImageOcrMetadata,
+  md?: Pick<ImageOcrResultData, 'markdown' | 'blocks'>,
+): ImageOcrResultData {
+  return { extracted_text: text, metadata, ...(md ? { markdown: md.markdown, blocks: md.blocks } : {}) };
 }
 
 /** `data` of `/api/pdf/process-external-ocr`. */

@@ -53,10 +53,11 @@ export const SESSION_TRANSCRIPT_CACHE_OPERATION = 'session-transcript';
 const COMBINED_RULE = 'image-pages-quality';
 
 /**
- * The version of the Markdown rules (providers/pdf/markdown) in the keys of `output_format=markdown` results: pages
- * carry their layout, and results their Markdown, so a change of the rules changes this (3: pages carry their blocks).
+ * The version of the Markdown rules (domain/pdf/markdown) in the keys of `output_format=markdown` results: pages
+ * carry their layout, and results their Markdown, so a change of the rules changes this (3: pages carry their
+ * blocks; 4: scanned lines on their words' baseline and size).
  */
-const MARKDOWN_FORMAT = 'markdown-3';
+const MARKDOWN_FORMAT = 'markdown-4';
 
 /** The parts of a deployment that change a PDF's text: the text engine and the vision model, when there is one. */
 interface PdfCacheContext {
@@ -158,6 +159,8 @@ export function imageOcrCacheKey(
     inputHash: imageSha256,
     params: {
       languages: String(params.ocr_language ?? params.source_language ?? ''),
+      // Absent for text, so the keys of text results stay as they were.
+      ...(params.output_format === 'markdown' ? { format: MARKDOWN_FORMAT } : {}),
       ...(template ? { template_source: contentHash(ctx.templateSource!), context: params.context ?? {} } : {}),
     },
     model: template ? (ctx.model ?? '') : '',

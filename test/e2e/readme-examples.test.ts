@@ -343,8 +343,22 @@ const EXAMPLES: Entry[] = [
     name: 'image OCR of an upload',
     method: 'POST',
     path: '/api/imageocr/process',
+    has: ['ocr_language=de'],
     expect: ['data.extracted_text'],
     check: (a) => expect(a.body.data.extracted_text).to.match(/quarterly report/),
+  },
+  {
+    name: 'image OCR as Markdown with its blocks',
+    method: 'POST',
+    path: '/api/imageocr/process',
+    has: ['output_format=markdown'],
+    expect: ['data.markdown', 'data.blocks'],
+    check: (a) => {
+      const { markdown, blocks, metadata } = a.body.data;
+      expect(markdown).to.match(/quarterly report/i);
+      expect(markdown.trim()).to.equal(blocks.map((b: { text: string }) => b.text).join('\n\n'));
+      for (const b of blocks) expect(b.bbox[2]).to.be.within(b.bbox[0], metadata.width);
+    },
   },
   {
     name: 'image OCR by URL',

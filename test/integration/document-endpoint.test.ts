@@ -281,6 +281,12 @@ describe('the document endpoint (real LibreOffice, poppler, tesseract and Tempor
     expect(image.extracted_text).to.match(/Routed to the PDF/);
     expect(image.metadata.format).to.match(/png/i);
     expect(image.metadata).to.have.property('confidence');
+    expect(image).to.not.have.property('markdown');
+    // With output_format=markdown the image's Markdown and blocks, as image OCR gives them (in its pixels).
+    const md = okData(await post({ output_format: 'markdown' }, 'page.png', await readFile(path.join(dir, 'ocr.png'))));
+    expect(md.markdown).to.match(/Routed to the PDF pipeline/);
+    expect(md.blocks.map((b: { type: string }) => b.type)).to.deep.equal(['paragraph']);
+    expect(md.blocks[0].bbox[2]).to.be.within(md.blocks[0].bbox[0], md.metadata.width);
   });
 
   it('reads an e-mail with its header block, its body and a PDF attachment read by the PDF path', async () => {

@@ -220,6 +220,67 @@ describe('Image OCR endpoints on the real engine', function () {
       expect(accuracy(TEXT, data.extracted_text)).to.be.at.least(0.95);
     });
 
+    it('with output_format=markdown adds the Markdown and its blocks, boxed in the image pixels in reading order', async () => {
+      const text = ok(
+        await postForm(s.url, '/api/imageocr/process', {}, { bytes: png, name: 'page.png', type: 'image/png' }),
+      );
+      expect(text).to.not.have.property('markdown');
+      expect(text).to.not.have.property('blocks');
+      // Not the text answer's cache entry: the Markdown is its own.
+      const data = ok(
+        await postForm(
+          s.url,
+          '/api/imageocr/process',
+          { output_format: 'markdown' },
+          { bytes: png, name: 'page.png', type: 'image/png' },
+        ),
+      );
+      expect(data.extracted_text).to.equal(text.extracted_text);
+      expect(accuracy(TEXT, data.markdown)).to.be.at.least(0.95);
+      const blocks: { type: string; text: string; bbox: number[]; order: number }[] = data.blocks;
+      // Ten paragraphs, one block each, and the Markdown is their text in order.
+      expect(blocks.map((b) => b.type)).to.deep.equal(PARAGRAPHS.map(() => 'paragraph'));
+      expect(blocks.map((b) => b.order)).to.deep.equal(blocks.map((_, i) => i));
+      expect(data.markdown.trim()).to.equal(blocks.map((b) => b.text).join('\n\n'));
+      PARAGRAPHS.forEach((p, i) => expect(accuracy(p, blocks[i].text), blocks[i].text).to.be.at.least(0.9));
+      // Pixels, not points: the text starts 50 pt from the left edge, 104 px at 150 dpi; boxes go down the page.
+      const { width, height } = pngSize(png);
+      expect(blocks[0].bbox[0]).to.be.within(98, 112);
+      for (const [i, b] of blocks.entries()) {
+        expect(b.bbox[0]).to.be.below(b.bbox[2]);
+        expect(b.bbox[1]).to.be.below(b.bbox[3]);
+        expect(b.bbox[2]).to.be.at.most(width);
+        expect(b.bbox[3]).to.be.at.most(height);
+        if (i) expect(b.bbox[1]).to.be.above(blocks[i - 1].bbox[3] - 2);
+      }
+      // The first paragraph: three lines of 11 pt type at 15 pt leading, about 2 × 31 px + one line's 25 px at 150 dpi.
+      expect(blocks[0].bbox[3] - blocks[0].bbox[1]).to.be.within(75, 105);
+      // The cached answer is the same.
+      const again = ok(
+        await postForm(
+          s.url,
+          '/api/imageocr/process',
+          { output_format: 'markdown' },
+          { bytes: png, name: 'page.png', type: 'image/png' },
+        ),
+      );
+      expect(again).to.deep.equal(data);
+    });
+
+    it('refuses an output_format it does not know with 400 naming it', async () => {
+      const e = err(
+        await postForm(
+          s.url,
+          '/api/imageocr/process',
+          { output_format: 'html' },
+          { bytes: png, name: 'page.png', type: 'image/png' },
+        ),
+        400,
+        'VALIDATION_ERROR',
+      );
+      expect(JSON.stringify(e)).to.include('output_format').and.include('html');
+    });
+
     it('refuses an upload that is not an image with 400 INVALID_FORMAT listing the supported formats', async () => {
       const e = err(
         await postForm(

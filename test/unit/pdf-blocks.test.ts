@@ -119,9 +119,11 @@ describe('PDF blocks and where they stand (contract §13)', () => {
     const [x0, y0, x1, y1] = scan[0].bbox;
     expect(x0).to.be.closeTo(px(300), 0.2);
     expect(x1).to.be.closeTo(px(680), 0.2);
-    // The word's box (96 to 108 points from the top) within a tenth of its height either way.
+    // The words' tops (96 points from the top) within a tenth of their height; their bottoms are the baseline (no
+    // descenders in these words), and the box reaches a descender's depth below it: a quarter of the type size, the
+    // words' height over 0.9.
     expect(y0).to.be.closeTo(px(400), px(50) * 0.1);
-    expect(y1).to.be.closeTo(px(450), px(50) * 0.1);
+    expect(y1).to.be.closeTo(px(450 + (0.25 * 50) / 0.9), px(50) * 0.1);
   });
 
   it('gives a page a vision model read no blocks, and every page with a layout its own', () => {

@@ -409,6 +409,36 @@ describe('PDF to Markdown (layout rules)', () => {
     const layout = ocrPageLayout(1, parseTsvLayout(rows.join('\n')));
     expect(md(layout)).to.equal('First paragraph starts and goes on.\n\nSecond paragraph here.');
   });
+
+  it("reads a scanned line on its words' baseline and size: a tall umlaut, a short word or a descender makes no heading", () => {
+    const header = 'level\tpage_num\tblock_num\tpar_num\tline_num\tword_num\tleft\ttop\twidth\theight\tconf\ttext';
+    const rows = [header, '1\t1\t0\t0\t0\t0\t0\t0\t1240\t1754\t-1\t'];
+    // Word boxes as tesseract gives them at 150 dpi for 11 pt type: 17 px from the ascenders to the baseline, 13 px
+    // for a word of x-height letters, 22 px with a descender, 34 px for a capital with an umlaut and a descender.
+    const line = (par: number, n: number, base: number, ws: [string, number, number][]) =>
+      ws.forEach(([w, h, drop], i) =>
+        rows.push(`5\t1\t1\t${par}\t${n}\t${i + 1}\t${100 + i * 90}\t${base - h + drop}\t80\t${h}\t95\t${w}`),
+      );
+    const plain = (w: string): [string, number, number] => [w, 17, 0];
+    line(1, 1, 90, [
+      ['Äpfel', 34, 6],
+      plain('fielen'),
+      ['vom', 13, 0],
+      plain('Baum'),
+      ['gestern', 22, 5],
+      plain('früh'),
+    ]);
+    line(1, 2, 121, [plain('und'), plain('lagen'), plain('dann'), plain('im'), plain('Gras.')]);
+    line(2, 1, 200, [['Über', 34, 0], plain('die'), plain('Brücke'), plain('gingen'), plain('zwei'), plain('Männer')]);
+    line(2, 2, 231, [['am', 13, 0], plain('Morgen'), plain('des'), plain('ersten'), plain('Tages.')]);
+    const layout = ocrPageLayout(1, parseTsvLayout(rows.join('\n')), 150);
+    // Every word of a line on one baseline, whatever its box.
+    const ys = (words: string[]) => new Set(layout.items.filter((i) => words.includes(i.str)).map((i) => i.y));
+    expect(ys(['Äpfel', 'vom', 'gestern', 'früh']).size).to.equal(1);
+    expect(md(layout)).to.equal(
+      'Äpfel fielen vom Baum gestern früh und lagen dann im Gras.\n\nÜber die Brücke gingen zwei Männer am Morgen des ersten Tages.',
+    );
+  });
 });
 
 describe('PDF page quality', () => {

@@ -34,6 +34,7 @@ export async function documentPipeline(ctx: PipelineContext<'document'>): Promis
       file_sha256: read.sha256,
       ...(p.template ? { template: p.template, context: p.context } : {}),
       ...(p.ocr_language ? { ocr_language: p.ocr_language } : {}),
+      ...(p.output_format ? { output_format: p.output_format } : {}),
       ...(p.use_cache !== undefined ? { use_cache: p.use_cache } : {}),
     };
     return imageOcrPipeline({ ...ctx, input: { ...ctx.input, jobType: 'imageocr', parameters: image } });

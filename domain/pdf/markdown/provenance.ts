@@ -38,8 +38,8 @@ export interface PageBlock {
   order: number;
 }
 
-const ASCENT = 0.9;
-const DESCENT = 0.25;
+export const ASCENT = 0.9;
+export const DESCENT = 0.25;
 const round = (v: number) => Math.round(v * 10) / 10;
 
 /** The box of lines (baselines and sizes in PDF space, origin bottom left) on a page `height` tall. */
