@@ -136,3 +136,54 @@ describe('PDF blocks and where they stand (contract §13)', () => {
     expect(out.pages[1].markdown).to.equal('# Read by a model');
   });
 });
+
+describe('PDF blocks: captions and footnotes (contract §13)', () => {
+  const body = (top: number) =>
+    column(
+      [
+        'The committee met in the spring to discuss the budget and',
+        'the plans for the coming year, and everyone agreed that the',
+        'river needs a new bridge before the winter floods arrive.',
+      ],
+      72,
+      top,
+    );
+
+  it("types a figure's or a table's caption and a footnote at the foot of the page; their Markdown stays a paragraph's", () => {
+    const items = [
+      ...body(760),
+      item('Figure 3: Rainfall in the valley by month, 2019 to 2024.', 72, 700),
+      ...body(670),
+      item('Tabelle 2. Die Pegel der Brücke im Winter.', 72, 610),
+      ...body(580),
+      item('1 The bridge was last repaired in 1987, after the great flood.', 72, 90, 8),
+      item('† Figures from the regional water authority.', 72, 72, 8),
+    ];
+    const blocks = documentMarkdown([page(items)]).pages[0].blocks;
+    expect(blocks.map((b) => b.type)).to.deep.equal([
+      'paragraph',
+      'caption',
+      'paragraph',
+      'caption',
+      'paragraph',
+      'footnote',
+      'footnote',
+    ]);
+    expect(blocks[1].text).to.equal('Figure 3: Rainfall in the valley by month, 2019 to 2024.');
+    expect(blocks[5].text).to.equal('1 The bridge was last repaired in 1987, after the great flood.');
+  });
+
+  it('leaves a sentence that names a table, a small note mid-page and a body-size numbered line at the foot alone', () => {
+    const items = [
+      item('Table 3 shows the rainfall of every month since 2019.', 72, 760),
+      ...body(730),
+      item('2 Small print in the middle of the page stays a paragraph.', 72, 500, 8),
+      ...body(470),
+      item('Figures from the regional water authority are given below.', 72, 100),
+    ];
+    const blocks = documentMarkdown([page(items)]).pages[0].blocks;
+    expect(blocks.map((b) => b.type))
+      .to.not.include('caption')
+      .and.not.include('footnote');
+  });
+});

@@ -12,6 +12,7 @@ import { readingOrder } from './order';
 import { findTables, type Table } from './tables';
 import { furnitureBlocks, linesBox, tableBox, type PageBlock } from './provenance';
 import { cell, renderPage, renderRun, type Heading, type Out } from './render';
+import { textRole } from './roles';
 import type { OutlineEntry, PageLayout } from './types';
 
 export interface DocumentMarkdown {
@@ -203,6 +204,7 @@ export function documentMarkdown(pages: readonly PageLayout[]): DocumentMarkdown
   labelsApart(outs, body);
   titleApart(outs, pages);
   assignLevels(outs, body);
+  outs.forEach((o, i) => o.forEach((x) => (x.role = textRole(x, body, pages[i].height))));
 
   // A table continued at the top of the next page: one table in the document (a repeated header row dropped); the
   // page's own Markdown shows its part under the first part's header.

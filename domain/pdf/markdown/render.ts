@@ -15,7 +15,11 @@ export interface Heading {
 }
 
 /** A page's output: a block of `blocks.ts`, or what the document made of one; with its box on the page. */
-export type Out = ({ kind: 'heading'; h: Heading } | { kind: 'label'; text: string } | Block) & { box?: Bbox };
+export type Out = ({ kind: 'heading'; h: Heading } | { kind: 'label'; text: string } | Block) & {
+  box?: Bbox;
+  /** A text block's type beside `paragraph` (`roles.ts`). */
+  role?: 'caption' | 'footnote';
+};
 
 export const cell = (t: string) => t.replace(/\|/g, '\\|').replace(/\s+/g, ' ').trim();
 
@@ -125,7 +129,7 @@ export function renderPage(
 ): { markdown: string; blocks: PageBlock[] } {
   const parts = renderParts(outs, header);
   const body = parts.map(({ o, text }): Omit<PageBlock, 'order'> => ({
-    type: o.kind === 'code' && o.lines.length === 1 ? 'paragraph' : TYPES[o.kind],
+    type: o.role ?? (o.kind === 'code' && o.lines.length === 1 ? 'paragraph' : TYPES[o.kind]),
     text,
     bbox: o.box ?? [0, 0, 0, 0],
     ...(o.kind === 'heading' ? { level: o.h.level ?? 1 } : {}),
