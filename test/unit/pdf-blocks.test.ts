@@ -157,7 +157,9 @@ describe('PDF blocks: captions and footnotes (contract §13)', () => {
       item('Tabelle 2. Die Pegel der Brücke im Winter.', 72, 610),
       ...body(580),
       item('1 The bridge was last repaired in 1987, after the great flood.', 72, 90, 8),
-      item('† Figures from the regional water authority.', 72, 72, 8),
+      item('† Figures from the regional water authority, whose gauges stand', 72, 72, 8),
+      item('under the bridge.', 72, 63, 8),
+      item('‡ And from the town archive.', 72, 54, 8),
     ];
     const blocks = documentMarkdown([page(items)]).pages[0].blocks;
     expect(blocks.map((b) => b.type)).to.deep.equal([
@@ -168,7 +170,14 @@ describe('PDF blocks: captions and footnotes (contract §13)', () => {
       'paragraph',
       'footnote',
       'footnote',
+      'footnote',
     ]);
+    // Notes that follow each other without a gap are apart; a note's own second line stays in it.
+    expect(blocks[6].text).to.equal(
+      '† Figures from the regional water authority, whose gauges stand under the bridge.',
+    );
+    expect(blocks[7].text).to.equal('‡ And from the town archive.');
+    expect(blocks[6].bbox[3]).to.be.at.most(blocks[7].bbox[1] + 0.5);
     expect(blocks[1].text).to.equal('Figure 3: Rainfall in the valley by month, 2019 to 2024.');
     expect(blocks[5].text).to.equal('1 The bridge was last repaired in 1987, after the great flood.');
   });

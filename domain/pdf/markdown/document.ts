@@ -12,7 +12,7 @@ import { readingOrder } from './order';
 import { findTables, type Table } from './tables';
 import { furnitureBlocks, linesBox, tableBox, type PageBlock } from './provenance';
 import { cell, renderPage, renderRun, type Heading, type Out } from './render';
-import { textRole } from './roles';
+import { splitNotes, textRole } from './roles';
 import type { OutlineEntry, PageLayout } from './types';
 
 export interface DocumentMarkdown {
@@ -204,7 +204,10 @@ export function documentMarkdown(pages: readonly PageLayout[]): DocumentMarkdown
   labelsApart(outs, body);
   titleApart(outs, pages);
   assignLevels(outs, body);
-  outs.forEach((o, i) => o.forEach((x) => (x.role = textRole(x, body, pages[i].height))));
+  outs.forEach((o, i) => {
+    for (const x of o) x.role = textRole(x, body, pages[i].height);
+    outs[i] = o.flatMap((x) => splitNotes(x, pages[i].height));
+  });
 
   // A table continued at the top of the next page: one table in the document (a repeated header row dropped); the
   // page's own Markdown shows its part under the first part's header.

@@ -4,7 +4,7 @@
  * in the bottom third of the page that starts with a note's mark: a number, `*`, `†`, `‡`, `§`, a superscript digit).
  * Only the block's type changes; its Markdown stays a paragraph's. Pure.
  */
-import type { BlockType } from './provenance';
+import { linesBox, type BlockType } from './provenance';
 import type { Out } from './render';
 
 /** A caption's label in the languages the OCR defaults read, with its number and the punctuation after it. */
@@ -31,4 +31,21 @@ export function textRole(
   if (top !== undefined && top >= pageHeight * (1 - NOTE_ZONE) && o.size <= body * NOTE_SIZE && NOTE_MARK.test(first))
     return 'footnote';
   return undefined;
+}
+
+/**
+ * A footnote block cut where a line at its left edge starts with a mark of its own: notes that follow each other
+ * without a gap are separate notes.
+ */
+export function splitNotes(o: Out, pageHeight: number): Out[] {
+  if (o.kind !== 'text' || o.role !== 'footnote') return [o];
+  const x0 = o.lines[0].x0;
+  const starts = o.lines.flatMap((l, i) =>
+    i === 0 || (Math.abs(l.x0 - x0) <= 0.5 * l.size && NOTE_MARK.test(l.text.trim())) ? [i] : [],
+  );
+  if (starts.length === 1) return [o];
+  return starts.map((s, k) => {
+    const lines = o.lines.slice(s, starts[k + 1]);
+    return { ...o, lines, box: linesBox(lines, pageHeight) };
+  });
 }
