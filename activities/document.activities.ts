@@ -246,6 +246,7 @@ export function createDocumentActivities(deps: ActivityDeps) {
           const images = p.includeImages ? await writeImages(jobId, model) : undefined;
           const data = documentAnswer(model, {
             markdown: p.output_format === 'markdown',
+            tableFormat: p.table_format,
             first: range.first,
             last: range.last,
             images: images ? { filename: `${jobId}-images.zip`, imagePaths: images } : undefined,

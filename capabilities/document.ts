@@ -4,6 +4,7 @@ import { DOCUMENT_CACHE_OPERATION, documentCacheKey } from '../core/stores/cache
 import type { DocumentResultData } from '../core/results/result-schemas-document';
 import type { DocumentModel, ReadLimits } from '../domain/documents/model';
 import { renderDocument } from '../domain/documents/render';
+import type { TableFormat } from '../domain/documents/render-table';
 
 /**
  * The document capability (contract §12): a document of another format than PDF read from its own structure
@@ -38,6 +39,8 @@ export function documentReadLimits(maxUploadMb: number, base: ReadLimits): ReadL
 export interface DocumentAnswerOptions {
   /** `output_format=markdown`: `data.markdown` and each part's `markdown`. */
   markdown: boolean;
+  /** `table_format`: spanning tables as HTML (`auto`) or GFM. */
+  tableFormat?: TableFormat;
   /** The 1-based range of parts (`page_start`/`page_end`). */
   first?: number;
   last?: number;
@@ -57,7 +60,12 @@ export function documentAnswer(model: DocumentModel, opts: DocumentAnswerOptions
   // A word processor's document is one part; its pages are the ones the file says it has (saved by the program that
   // laid it out), when it says.
   const count = isOnePart(model) && model.pageCount ? model.pageCount : model.parts.length;
-  const rendered = renderDocument(model, { markdown: opts.markdown, first: opts.first, last: opts.last });
+  const rendered = renderDocument(model, {
+    markdown: opts.markdown,
+    first: opts.first,
+    last: opts.last,
+    tableFormat: opts.tableFormat,
+  });
   return {
     extracted_text: rendered.text,
     ...(opts.markdown ? { markdown: rendered.markdown ?? '' } : {}),

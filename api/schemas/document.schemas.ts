@@ -1,6 +1,6 @@
 import { DOCUMENT_METHODS, EXTRACTION_METHODS, JOB_DEFAULTS } from '../../core/jobs/job-defaults';
 import { refinePageRange } from '../../core/jobs/job-params';
-import { outputFormat } from '../../core/jobs/job-params-media';
+import { outputFormat, tableFormat } from '../../core/jobs/job-params-media';
 import { jobResultDataByType } from '../../core/results/result-schemas';
 import { z } from '../openapi';
 import { uploadedFile } from '../uploads';
@@ -44,6 +44,9 @@ export const documentProcessBody = z
       .openapi({ description: 'With `render`: how the PDF is read (the PDF endpoint’s methods; default `native`)' }),
     output_format: outputFormat.optional().openapi({
       description: '`markdown` adds `data.markdown` and each part’s `markdown` (default `text`)',
+    }),
+    table_format: tableFormat.optional().openapi({
+      description: 'With `markdown`: tables whose cells span as HTML tables (`auto`, the default) or GFM (`gfm`)',
     }),
     template: z.string().max(200).optional(),
     context: jsonField(z.record(z.string(), z.unknown())),

@@ -1,6 +1,6 @@
 import { EXTRACTION_METHODS, JOB_DEFAULTS } from '../../core/jobs/job-defaults';
 import { refinePageRange } from '../../core/jobs/job-params';
-import { outputFormat } from '../../core/jobs/job-params-media';
+import { outputFormat, tableFormat } from '../../core/jobs/job-params-media';
 import { externalOcrResultData, pdfResultData } from '../../core/results/result-schemas-pdf';
 import { z } from '../openapi';
 import { uploadedFile } from '../uploads';
@@ -21,6 +21,9 @@ export const processBody = z
     extraction_method: z.enum(EXTRACTION_METHODS).optional().default(JOB_DEFAULTS.pdf.extraction_method),
     output_format: outputFormat.optional().openapi({
       description: '`markdown` adds `data.markdown` and per page `markdown` and `quality` (default `text`)',
+    }),
+    table_format: tableFormat.optional().openapi({
+      description: 'With `markdown`: tables whose cells span as HTML tables (`auto`, the default) or GFM (`gfm`)',
     }),
     template: z.string().max(200).optional(),
     context: z.preprocess(
@@ -51,6 +54,7 @@ export const jobBody = z.object({
   filename: z.string().min(1).max(4096),
   extraction_method: z.enum(EXTRACTION_METHODS).optional(),
   output_format: outputFormat.optional(),
+  table_format: tableFormat.optional(),
   template: z.string().max(200).optional(),
   use_cache: z.boolean().optional(),
   page_start: z.number().int().min(1).optional(),

@@ -21,6 +21,13 @@ export const OUTPUT_FORMATS = ['text', 'markdown'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 
 /**
+ * How the Markdown holds a table whose cells span (contract §13): `auto` as an HTML table inside it, `gfm` as a GFM
+ * table with a spanning cell's text repeated into each cell it covers.
+ */
+export const TABLE_FORMATS = ['auto', 'gfm'] as const;
+export type TableFormatName = (typeof TABLE_FORMATS)[number];
+
+/**
  * Every parameter default, once, by the parameters' family. Recorded at creation: `transcription` (audio and video
  * jobs) and `session`. Assumed when absent, never written into a job's parameters: `pdf` (the `/api/pdf/process`
  * form applies it), `document`, `transformer` and `summary` (their routes apply them), `speech` (audio and video jobs).

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DOCUMENT_METHODS, EXTRACTION_METHODS, JOB_DEFAULTS, OUTPUT_FORMATS } from './job-defaults';
+import { DOCUMENT_METHODS, EXTRACTION_METHODS, JOB_DEFAULTS, OUTPUT_FORMATS, TABLE_FORMATS } from './job-defaults';
 import { httpUrl, inputFile, refineOneInput, refinePageRange, uploadKey, webhookConfig, webUrl } from './job-fields';
 
 /** Parameters of the job types that read a file: PDFs, images, recordings and videos (`core/jobs/job-params.ts`). */
@@ -10,6 +10,11 @@ const pageEnd = z.number().int().min(1).optional();
 /** `text` or `markdown`; anything else is a 400 that names the value. */
 export const outputFormat = z.enum(OUTPUT_FORMATS, {
   error: (issue) => `unknown output_format ${JSON.stringify(issue.input)}: use ${OUTPUT_FORMATS.join(' or ')}`,
+});
+
+/** `auto` or `gfm`; anything else is a 400 that names the value. */
+export const tableFormat = z.enum(TABLE_FORMATS, {
+  error: (issue) => `unknown table_format ${JSON.stringify(issue.input)}: use ${TABLE_FORMATS.join(' or ')}`,
 });
 
 /**
@@ -25,6 +30,8 @@ const fileTextFields = {
   original_name: inputFile.original_name,
   /** `markdown` adds `data.markdown` and each part's `markdown` (and a PDF page's `quality`: contract §9). */
   output_format: outputFormat.optional(),
+  /** With `markdown`: tables whose cells span as HTML (`auto`, the default) or as GFM (`gfm`): contract §13. */
+  table_format: tableFormat.optional(),
   template: z.string().max(200).optional(),
   context: z.record(z.string(), z.unknown()).optional(),
   use_cache: z.boolean().optional(),

@@ -86,6 +86,7 @@ export function pdfCacheKey(inputSha256: string, params: Record<string, unknown>
       ...(usesTextLayer ? { engine: ctx.textEngine } : {}),
       ...(method === 'combined' ? { rule: COMBINED_RULE } : {}),
       ...(params.output_format === 'markdown' ? { format: MARKDOWN_FORMAT } : {}),
+      ...(params.output_format === 'markdown' && params.table_format === 'gfm' ? { tables: 'gfm' } : {}),
       // A document job's PDF (contract §12): the same answer as the PDF endpoint's, kept apart from it all the same.
       ...(params.document_format ? { document: params.document_format } : {}),
     },
@@ -113,6 +114,8 @@ export function documentCacheKey(inputSha256: string, params: Record<string, unk
       page_start: params.page_start ?? null,
       page_end: params.page_end ?? null,
       format: params.output_format === 'markdown' ? 'markdown' : 'text',
+      // Absent for the default, so the keys of results that do not ask stay as they were.
+      ...(params.output_format === 'markdown' && params.table_format === 'gfm' ? { tables: 'gfm' } : {}),
       rules: DOCUMENT_RULES,
     },
   });

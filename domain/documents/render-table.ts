@@ -1,3 +1,4 @@
+import type { TableFormatName } from '../../core/jobs/job-defaults';
 import type { TableCell } from './model';
 import { cellMarkdown, escapeHtml, plainText } from './render-inline';
 
@@ -6,7 +7,8 @@ import { cellMarkdown, escapeHtml, plainText } from './render-inline';
  * a spanning cell into every cell it covers), else an HTML `<table>` with its colspan and rowspan.
  */
 
-export type TableFormat = 'auto' | 'gfm';
+/** The job's `table_format` (core/jobs/job-defaults.ts). */
+export type TableFormat = TableFormatName;
 
 const spanOf = (c: TableCell) => ({ cols: Math.max(1, c.colspan ?? 1), rows: Math.max(1, c.rowspan ?? 1) });
 

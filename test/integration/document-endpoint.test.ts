@@ -10,7 +10,7 @@ import { libreOfficePath } from '../../core/config/config';
 import { LibreOfficeEngine } from '../../providers/office/libreoffice';
 import { flatOdf, flatSheets, pframe } from '../support/documents/flat-odf';
 import { emlWithAttachments } from '../support/documents/mail-files';
-import { buildDocx, tinyPng, wp, wpic, zipOf } from '../support/documents/office-files';
+import { buildDocx, tinyPng, wp, wpic, wtc, zipOf } from '../support/documents/office-files';
 import { buildPdf } from '../support/documents/pdf-factory';
 import { okData, postMultipart, postPdf } from '../support/clients/pdf-http';
 import { llmEnv } from '../support/servers/llm-env';
@@ -158,6 +158,24 @@ describe('the document endpoint (real LibreOffice, poppler, tesseract and Tempor
     const again = await post({ output_format: 'markdown' }, 'report.docx');
     expect(again.headers.get('x-cache')).to.equal('hit');
     expect(okData(again)).to.deep.equal(d);
+  });
+
+  it('gives a table whose cells span as HTML in the Markdown, as GFM with table_format=gfm, and refuses other formats', async () => {
+    const table =
+      '<w:tbl><w:tblGrid><w:gridCol/><w:gridCol/><w:gridCol/></w:tblGrid>' +
+      `<w:tr>${wtc('Region')}${wtc('Sales', '<w:gridSpan w:val="2"/>')}</w:tr>` +
+      `<w:tr>${wtc('North')}${wtc('Q1')}${wtc('10')}</w:tr></w:tbl>`;
+    const docx = await buildDocx({ body: wp('Sales by region.') + table });
+    const html = okData(await post({ output_format: 'markdown' }, 'spans.docx', docx));
+    expect(html.markdown).to.include('<table>').and.include('colspan="2"');
+    const gfm = okData(await post({ output_format: 'markdown', table_format: 'gfm' }, 'spans.docx', docx));
+    // Not the first answer's cache entry: the spanning cell's text repeated into both cells it covers.
+    expect(gfm.markdown).to.not.include('<table>');
+    expect(gfm.markdown).to.include('| Region | Sales | Sales |').and.include('| North | Q1 | 10 |');
+    const r = await post({ output_format: 'markdown', table_format: 'html' }, 'spans.docx', docx);
+    expect(r.status, JSON.stringify(r.body)).to.equal(400);
+    expect(r.body.error.code).to.equal('VALIDATION_ERROR');
+    expect(JSON.stringify(r.body.error)).to.include('table_format').and.include('html');
   });
 
   it('puts the embedded images in the images archive with includeImages, in place in the Markdown', async () => {

@@ -46,6 +46,7 @@ export async function documentPipeline(ctx: PipelineContext<'document'>): Promis
     ...(p.original_name ? { original_name: p.original_name } : {}),
     extraction_method: p.render_method,
     ...(p.output_format ? { output_format: p.output_format } : {}),
+    ...(p.table_format ? { table_format: p.table_format } : {}),
     ...(p.template ? { template: p.template, context: p.context } : {}),
     ...(p.use_cache !== undefined ? { use_cache: p.use_cache } : {}),
     ...(p.includeImages ? { includeImages: true } : {}),
