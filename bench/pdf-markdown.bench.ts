@@ -38,8 +38,9 @@ import { describeInThread, pageTextsInThread } from '../providers/pdf/pdfjs-thre
 import { pdfPageTexts } from '../providers/pdf/poppler';
 import { htmlToPdf, structuredDoc } from '../test/support/documents/html-pdf';
 import { bestOf as best, envInt, out } from './support';
-import { BENCH_PDF_CACHE as CACHE, provisionDocs, provisionTableTwins } from './real-pdfs';
+import { BENCH_PDF_CACHE as CACHE, provisionDocs, provisionJournalPapers, provisionTableTwins } from './real-pdfs';
 import { pageRuns, scoreTables, tableTwins, type TableScore } from './table-truth';
+import { norm, orderShare, referenceRuns, withoutRunningLines } from './reading-order';
 
 const MAX_PAGES = envInt('BENCH_PDFMD_MAX_PAGES', 60);
 function pymupdfPython(): string | null {
@@ -70,15 +71,6 @@ pages = [int(p) - 1 for p in sys.argv[3].split(",")]
 open(sys.argv[2], "w").write(pymupdf4llm.to_markdown(doc, pages=pages))
 `;
 
-// NFKC: a ligature character ("ﬁ", which pdftotext passes on) and its letters ("fi") are the same text.
-const norm = (t: string) =>
-  t
-    .normalize('NFKC')
-    .toLowerCase()
-    .replace(/[*_#`|>]/g, ' ')
-    .replace(/[^\p{L}\p{N}]+/gu, ' ')
-    .replace(/\s+/g, ' ')
-    .trim();
 /** A title without its section numbers ("4.1.1 X.509 certificates" and "X.509 certificates" both "certificates"). */
 const titleKey = (t: string) => {
   let prev = '';
@@ -101,41 +93,6 @@ function headingScores(md: string, outline: string[]): { p: number; r: number; n
   const hits = got.filter((g) => truth.has(g)).length;
   const found = new Set(got.filter((g) => truth.has(g))).size;
   return { p: got.length ? hits / got.length : 0, r: truth.size ? found / truth.size : 0, n: got.length };
-}
-
-/**
- * The pages' running headers and footers are no part of a sentence: pdftotext -raw writes them where the content
- * stream has them, in the middle of a sentence that runs on to the next page, or glued to a sentence (no capital after
- * "application." in "application. 1 Shared MIME-info Database 1.3. Language…", so no sentence break). A line among
- * the first two and the last two of a page is taken out of the reference text when it is a bare page number, when it
- * stands there (numbers aside) on 40 % of the pages, or when it starts or ends with a number that runs with the page
- * (the same text and the same difference between its number and the page's) on three pages or more: Texinfo's
- * "Chapter 4: Function reference 12". The rules under test find furniture by their own (`document.ts`).
- */
-function withoutRunningLines(raw: string): string {
-  const pages = raw.split('\f').map((p) => p.split('\n'));
-  const key = (l: string) => l.trim().toLowerCase().replace(/\d+/g, '#').replace(/\s+/g, ' ');
-  const edges = (lines: string[]) => {
-    const idx = lines.map((l, i) => [l, i] as const).filter(([l]) => l.trim() !== '');
-    return new Set([...idx.slice(0, 2), ...idx.slice(-2)].map(([, i]) => i));
-  };
-  const synced = (l: string, p: number) =>
-    [...l.trim().matchAll(/^\d+|\d+$/g)].map((m) => `${key(l)}@${Number(m[0]) - p}`);
-  const count = new Map<string, number>();
-  pages.forEach((lines, p) => {
-    const keys = new Set([...edges(lines)].flatMap((i) => [key(lines[i]), ...synced(lines[i], p)]));
-    for (const k of keys) count.set(k, (count.get(k) ?? 0) + 1);
-  });
-  const many = Math.max(2, Math.ceil(0.4 * pages.length));
-  const running = (l: string, p: number) =>
-    /^(\d{1,4}|[ivxlc]{1,6})$/i.test(l.trim()) ||
-    (/\p{L}/u.test(l) && ((count.get(key(l)) ?? 0) >= many || synced(l, p).some((k) => (count.get(k) ?? 0) >= 3)));
-  return pages
-    .map((lines, p) => {
-      const e = edges(lines);
-      return lines.filter((l, i) => !(e.has(i) && running(l, p))).join('\n');
-    })
-    .join('\f');
 }
 
 /** A glyph on a line of its own in pdftotext -raw's text: raised or lowered (the `A` of LaTeX, an index), not a word. */
@@ -246,6 +203,11 @@ async function main() {
     pym: 0,
   };
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pdfmd-bench-'));
+  if (process.env.BENCH_PDFMD_ORDER_ONLY === '1') {
+    await journalOrder(py, tmp);
+    fs.rmSync(tmp, { recursive: true, force: true });
+    process.exit(0);
+  }
   try {
     // Untimed warm-up: the service's worker is long-lived, its rules compiled by the JIT after a first document; the
     // first document of the table would otherwise pay that compilation alone.
@@ -355,11 +317,59 @@ async function main() {
         `pdftotext ${pct(sentenceShare(o.poppler, truthSentences))}`,
     );
 
+    await journalOrder(py, tmp);
     await realTables(py, tmp);
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
   }
   process.exit(0);
+}
+
+/**
+ * Reading order of two-column journal and conference papers (`reading-order.ts`): ours, pymupdf4llm and pdftotext,
+ * per paper and the mean of the papers the rules were tuned on and of the others; and our time per page (poppler
+ * layouts + rules, and the rules alone).
+ */
+async function journalOrder(py: string | null, tmp: string) {
+  const only = process.env.BENCH_PDFMD_ONLY;
+  const papers = provisionJournalPapers().filter((p) => !only || path.basename(p.file).includes(only));
+  out('');
+  out("reading order of two-column papers (share of pdftotext -raw's 8-word runs found in order):");
+  out('');
+  out(
+    '| paper | set | pages | runs | ours | pymupdf4llm | pdftotext | ours ms/page (layouts + rules) | rules ms/page |',
+  );
+  out('|---|---|---|---|---|---|---|---|---|');
+  const sums = { tune: [0, 0, 0, 0], score: [0, 0, 0, 0] };
+  for (const { file, tune } of papers) {
+    const { pageCount } = await describeInThread(file);
+    const n = Math.min(pageCount, MAX_PAGES);
+    const pages = Array.from({ length: n }, (_, i) => i + 1);
+    const all = await best(2, async () => documentMarkdown([...(await markdownPageLayouts(file, pages)).values()]));
+    const layouts = [...(await markdownPageLayouts(file, pages)).values()];
+    const rules = await best(3, async () => documentMarkdown(layouts));
+    let pym = '';
+    if (py) {
+      const mdFile = path.join(tmp, 'pym-order.md');
+      if (spawnSync(py, ['-c', PY, file, mdFile, String(n)]).status === 0) pym = fs.readFileSync(mdFile, 'utf8');
+    }
+    const plain = execFileSync('pdftotext', ['-l', String(n), '-enc', 'UTF-8', file, '-']).toString();
+    const runs = referenceRuns(file, n);
+    const s = [orderShare(all.value.markdown, runs), py ? orderShare(pym, runs) : NaN, orderShare(plain, runs)];
+    const acc = tune ? sums.tune : sums.score;
+    s.forEach((x, i) => (acc[i] += x));
+    acc[3]++;
+    out(
+      `| ${path.basename(file)} | ${tune ? 'tune' : 'score'} | ${n} | ${runs.length} | ${pct(s[0])} | ${pct(s[1])} | ${pct(s[2])} | ` +
+        `${(all.ms / n).toFixed(1)} | ${(rules.ms / n).toFixed(1)} |`,
+    );
+  }
+  out('');
+  for (const [name, a] of Object.entries(sums))
+    if (a[3])
+      out(
+        `mean reading order, ${name} set (${a[3]}): ours ${pct(a[0] / a[3])}, pymupdf4llm ${pct(a[1] / a[3])}, pdftotext ${pct(a[2] / a[3])}`,
+      );
 }
 
 /** Tables of the documents with an HTML twin, on the pages that hold them: ours, pymupdf4llm, pdftotext. */

@@ -1,7 +1,8 @@
 /**
  * Real, freely licensed PDFs for the benches, fetched into the engine cache once and the same every run: Debian doc
  * packages (`apt-get download`, unpacked with `dpkg-deb -x`: GLPK (GPL), GnuTLS (GFDL), libidn2 (GFDL), Asymptote
- * (LGPL/GPL), R manuals (GPL)) and two already on Debian systems (libtasn1, shared-mime-info).
+ * (LGPL/GPL), R manuals (GPL), texlive-publishers-doc (LPPL)) and two already on Debian systems (libtasn1,
+ * shared-mime-info).
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -62,6 +63,38 @@ export function provisionTableTwins(): { pdf: string; html: string }[] {
     { pdf: 'usr/share/R/doc/manual/R-lang.pdf', html: `${rHtml}/R-lang.html` },
     { pdf: 'usr/share/R/doc/manual/R-FAQ.pdf', html: `${rHtml}/R-FAQ.html` },
   ].map((t) => ({ pdf: path.join(ROOT, t.pdf), html: path.join(ROOT, t.html) }));
+}
+
+const PUB = 'usr/share/doc/texlive-doc/latex';
+/**
+ * Two-column papers of five publishers' LaTeX classes (Debian's `texlive-publishers-doc`, LPPL), each page checked
+ * to be set in two columns below a full-width title block. `tune` are the ones the reading-order rules were tuned on;
+ * the others are only scored.
+ */
+const JOURNAL_PAPERS: { file: string; tune: boolean }[] = [
+  { file: 'revtex4-1/sample/aps/apssamp.pdf', tune: true },
+  { file: 'acmart/samples/sample-sigconf.pdf', tune: true },
+  { file: 'elsarticle/elstest-5p.pdf', tune: true },
+  { file: 'ieeepes/ieeepes_doc.pdf', tune: true },
+  { file: 'revtex4-1/sample/aip/aipsamp.pdf', tune: false },
+  { file: 'acmart/samples/sample-sigplan.pdf', tune: false },
+  { file: 'els-cas-templates/doc/dc-sample.pdf', tune: false },
+  { file: 'mnras/mnras_guide.pdf', tune: false },
+];
+
+/** The two-column journal and conference papers, downloaded and unpacked on first use. */
+export function provisionJournalPapers(): { file: string; tune: boolean }[] {
+  const root = path.join(BENCH_PDF_CACHE, 'root-pub');
+  const papers = JOURNAL_PAPERS.map((p) => ({ ...p, file: path.join(root, PUB, p.file) }));
+  if (!papers.every((p) => fs.existsSync(p.file))) {
+    const debs = path.join(BENCH_PDF_CACHE, 'debs-pub');
+    fs.mkdirSync(debs, { recursive: true });
+    if (!fs.readdirSync(debs).some((n) => n.endsWith('.deb')))
+      execFileSync('apt-get', ['download', 'texlive-publishers-doc'], { cwd: debs, stdio: 'ignore' });
+    for (const f of fs.readdirSync(debs).filter((n) => n.endsWith('.deb')))
+      execFileSync('dpkg-deb', ['-x', path.join(debs, f), root]);
+  }
+  return papers;
 }
 
 /** The page count `pdfinfo` reports, or 0 when it cannot read the file. */
