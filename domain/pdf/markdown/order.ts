@@ -1,7 +1,10 @@
 /**
  * Reading order of a page's fragments and tables: top to bottom, and where a clear vertical gutter separates a left
  * and a right block, column by column (recursively, so three columns work too). Whatever crosses the gutter (a
- * title, a wide table, a footer) splits the page into bands read one after the other. Pure.
+ * title, a wide table, a footer) splits the page into bands read one after the other. A journal page lets many rows
+ * cross (a title block, an abstract, a wide float: up to 45 % of its rows); of a candidate gutter only its stretch
+ * crossed least counts (the candidate may reach into a column's short lines), and the gutter crossed by the fewest
+ * rows wins (a wide table's cell gaps are crossed by every column line). Pure.
  */
 import { gutterCandidates, type Gutter } from '../layout';
 import type { Fragment } from './lines';
@@ -20,7 +23,7 @@ interface Box {
 }
 
 const GUTTER_MIN_EM = 1.0;
-const GUTTER_MAX_CROSSING = 0.12;
+const GUTTER_MAX_CROSSING = 0.45;
 const COLUMN_MIN_ROWS = 3;
 const MAX_DEPTH = 3;
 const BAND_GAP_EM = 4;
@@ -46,6 +49,29 @@ function rowsOf(boxes: Box[]): Box[][] {
   return [...m.values()];
 }
 
+/**
+ * Where a candidate gutter is crossed least: the widest stretch of it that the fewest boxes cross. A candidate lets
+ * a share of the rows cross (a title block, a wide float), so it may reach into a column's shorter lines.
+ */
+function narrowest(boxes: Box[], g: Gutter): Gutter & { crossing: number } {
+  const xs: number[] = [];
+  for (let x = g.left; x <= g.right; x += 1) xs.push(x);
+  const counts = xs.map((x) => boxes.filter((b) => b.x0 < x && b.x1 > x).length);
+  const min = Math.min(...counts);
+  let best = { left: g.left, right: g.right, w: -1 };
+  for (let i = 0; i < xs.length;) {
+    if (counts[i] !== min) {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j + 1 < xs.length && counts[j + 1] === min) j++;
+    if (xs[j] - xs[i] > best.w) best = { left: xs[i], right: xs[j], w: xs[j] - xs[i] };
+    i = j + 1;
+  }
+  return { left: best.left, right: best.right, crossing: min };
+}
+
 function findGutter(boxes: Box[]): Gutter | undefined {
   const rows = rowsOf(boxes);
   if (rows.length < COLUMN_MIN_ROWS) return undefined;
@@ -61,7 +87,10 @@ function findGutter(boxes: Box[]): Gutter | undefined {
     maxCrossing: Math.max(2, Math.floor(GUTTER_MAX_CROSSING * rows.length)),
     minWidth: GUTTER_MIN_EM * em,
   });
-  for (const c of candidates) {
+  // The gutter crossed least comes first (a wide float's cell gaps are crossed by every line of the columns).
+  const narrowed = candidates.map((c) => narrowest(boxes, c));
+  narrowed.sort((a, b) => a.crossing - b.crossing || b.right - b.left - (a.right - a.left));
+  for (const c of narrowed) {
     const centre = (c.left + c.right) / 2;
     const left = boxes.filter((b) => b.x1 <= centre);
     const right = boxes.filter((b) => b.x0 >= centre);
@@ -72,8 +101,9 @@ function findGutter(boxes: Box[]): Gutter | undefined {
     const [r0, r1] = ext(right);
     const shared = Math.min(l1, r1) - Math.max(l0, r0);
     if (shared < 0.3 * Math.min(l1 - l0, r1 - r0)) continue;
-    // Prose columns: the left lines run up to the gutter (not a column of labels).
-    const leftEnds = left.map((b) => b.x1);
+    // Prose columns: the left rows run up to the gutter (not a column of labels); a row's end is its last fragment's
+    // (a contents line ends at its page number).
+    const leftEnds = rowsOf(left).map((r) => Math.max(...r.map((b) => b.x1)));
     if (c.left - median(leftEnds) > 0.4 * (c.left - minX)) continue;
     const lEdge = Math.max(...left.map((b) => b.x1));
     const rEdge = Math.min(...right.map((b) => b.x0));
