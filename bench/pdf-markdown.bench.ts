@@ -181,10 +181,16 @@ async function main() {
       .join(' ')}`,
   );
   out('');
+  if (process.env.BENCH_PDFMD_ORDER_ONLY === '1') {
+    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pdfmd-bench-'));
+    await journalOrder(py, tmp);
+    fs.rmSync(tmp, { recursive: true, force: true });
+    process.exit(0);
+  }
   out(
-    '| document | pages | drawn | outline | ours H-prec | ours H-rec | pymu H-prec | pymu H-rec | ours sent. | pymu sent. | pdftotext sent. | md ms | pdf.js text ms | pdftotext ms | pymu ms | md/pdftotext | md/pdf.js text | request md/text |',
+    '| document | pages | drawn | outline | ours H-prec | ours H-rec | pymu H-prec | pymu H-rec | ours sent. | pymu sent. | pdftotext sent. | ours order | pymu order | pdftotext order | md ms | pdf.js text ms | pdftotext ms | pymu ms | md/pdftotext | md/pdf.js text | request md/text |',
   );
-  out('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+  out('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
   const sums = {
     oursP: 0,
     oursR: 0,
@@ -201,13 +207,9 @@ async function main() {
     text: 0,
     pop: 0,
     pym: 0,
+    order: [0, 0, 0],
   };
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pdfmd-bench-'));
-  if (process.env.BENCH_PDFMD_ORDER_ONLY === '1') {
-    await journalOrder(py, tmp);
-    fs.rmSync(tmp, { recursive: true, force: true });
-    process.exit(0);
-  }
   try {
     // Untimed warm-up: the service's worker is long-lived, its rules compiled by the JIT after a first document; the
     // first document of the table would otherwise pay that compilation alone.
@@ -234,9 +236,12 @@ async function main() {
       const hOurs = headingScores(o.md, o.outline);
       const hPy = headingScores(pym.md, o.outline);
       const s = [sentenceShare(o.md, sentences), sentenceShare(pym.md, sentences), sentenceShare(o.poppler, sentences)];
+      const runs = referenceRuns(file, n);
+      const ord = [orderShare(o.md, runs), py ? orderShare(pym.md, runs) : NaN, orderShare(o.poppler, runs)];
+      ord.forEach((x, i) => (sums.order[i] += x));
       out(
         `| ${path.basename(file)} | ${n} | ${o.drawn} | ${o.outline.length} | ${pct(hOurs.p)} | ${pct(hOurs.r)} | ${pct(hPy.p)} | ${pct(hPy.r)} | ` +
-          `${pct(s[0])} | ${pct(s[1])} | ${pct(s[2])} | ${o.mdMs.toFixed(0)} | ${o.textMs.toFixed(0)} | ${o.popplerMs.toFixed(0)} | ` +
+          `${pct(s[0])} | ${pct(s[1])} | ${pct(s[2])} | ${pct(ord[0])} | ${pct(ord[1])} | ${pct(ord[2])} | ${o.mdMs.toFixed(0)} | ${o.textMs.toFixed(0)} | ${o.popplerMs.toFixed(0)} | ` +
           `${Number.isFinite(pym.ms) ? pym.ms.toFixed(0) : 'n/a'} | ${(o.mdMs / o.popplerMs).toFixed(2)}× | ${(o.mdMs / o.textMs).toFixed(2)}× | ${(o.serviceMdMs / o.serviceTextMs).toFixed(2)}× |`,
       );
       sums.reqMd += o.serviceMdMs;
@@ -264,6 +269,9 @@ async function main() {
     );
     out(
       `mean sentences whole (${sums.n}): ours ${pct(sums.oursS / sums.n)}, pymupdf4llm ${pct(sums.pyS / sums.n)}, pdftotext ${pct(sums.ptS / sums.n)}`,
+    );
+    out(
+      `mean reading order (${sums.n}): ours ${pct(sums.order[0] / sums.n)}, pymupdf4llm ${pct(sums.order[1] / sums.n)}, pdftotext ${pct(sums.order[2] / sums.n)}`,
     );
     out(
       `total time: Markdown ${sums.md.toFixed(0)} ms, pdf.js text ${sums.text.toFixed(0)} ms (${(sums.md / sums.text).toFixed(2)}×), ` +
