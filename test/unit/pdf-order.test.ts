@@ -5,7 +5,8 @@ import { column, item, page } from '../support/documents/page-layouts';
 
 /**
  * Reading order of journal-paper geometry (order.ts): a full-width title block over two columns, a full-width float
- * between them, footnotes at a column's foot. Each line is 48 characters wide, so it
+ * between them, footnotes at a column's foot, a contents
+ * column beside prose. Each line is 48 characters wide, so it
  * runs from its column's left edge to the gutter (x 290–310 on the A4 page).
  */
 const md = (items: LayoutItem[]) => documentMarkdown([page(items)]).markdown;
@@ -84,5 +85,26 @@ describe('PDF Markdown reading order on journal layouts', () => {
         'Lower right line 01',
       ]),
     );
+  });
+  it('reads a contents column beside prose column by column, not as one table across the gutter', () => {
+    const entries = Array.from({ length: 10 }, (_, i) => [
+      item(`${i + 1}`, 50, 640 - i * 12),
+      item(`Section title ${i + 1}`, 65, 640 - i * 12),
+      item(`${i + 2}`, 282, 640 - i * 12),
+    ]).flat();
+    // The left column goes on in prose under its contents, the right one is prose throughout.
+    const left = column(prose('Introduction', 8), 50, 508);
+    const out = md([...titleBlock(6, 800), ...entries, ...left, ...column(prose('Abstract', 20), 310, 640)]);
+    inOrder(
+      positions(out, [
+        'Title block line 6',
+        'Section title 1 ',
+        'Section title 10',
+        'Introduction line 08',
+        'Abstract line 01',
+      ]),
+    );
+    expect(out.indexOf('Section title 10')).to.be.below(out.indexOf('Abstract line 02'));
+    expect(out.split('\n').filter((l) => l.startsWith('|') && l.includes('Abstract line'))).to.deep.equal([]);
   });
 });

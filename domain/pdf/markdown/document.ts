@@ -7,6 +7,7 @@
  * to the one before, and a paragraph cut by a page break joined. Pure.
  */
 import { joinLines, toBlocks, type Block } from './blocks';
+import { withoutColumnProse } from './column-tables';
 import { toFragments, type Fragment } from './lines';
 import { readingOrder } from './order';
 import { findTables, type Table } from './tables';
@@ -193,7 +194,7 @@ export function documentMarkdown(pages: readonly PageLayout[]): DocumentMarkdown
   const frags = withoutFurniture(pages, rawFrags);
   const body = bodySize(frags);
   const outs: Out[][] = pages.map((p, i) => {
-    const { tables, rest } = findTables(frags[i], p.segments);
+    const { tables, rest } = withoutColumnProse(frags[i], findTables(frags[i], p.segments));
     const blocks = toBlocks(readingOrder(rest, tables));
     return blocks.map((b): Out => {
       const box = b.kind === 'table' ? tableBox(b.table, p.height) : linesBox(b.lines, p.height);

@@ -23,7 +23,11 @@ interface Box {
 }
 
 const GUTTER_MIN_EM = 1.0;
-const GUTTER_MAX_CROSSING = 0.45;
+/** Rows crossing a gutter: at most this share of a page's rows when they are few... */
+const GUTTER_MAX_CROSSING = 0.12;
+/** ...or this share when they stand together in a few bands (a title block, an abstract, wide floats, a footer). */
+const GUTTER_MAX_BANDED = 0.45;
+const MAX_CROSSING_BANDS = 4;
 const COLUMN_MIN_ROWS = 3;
 const MAX_DEPTH = 3;
 const BAND_GAP_EM = 4;
@@ -72,6 +76,13 @@ function narrowest(boxes: Box[], g: Gutter): Gutter & { crossing: number } {
   return { left: best.left, right: best.right, crossing: min };
 }
 
+/** Runs of consecutive rows (top to bottom) that cross the gutter. */
+function crossingBands(rows: Box[][], g: Gutter): number {
+  const tops = rows.map((r) => ({ top: r[0].top, crosses: r.some((b) => b.x0 < g.right && b.x1 > g.left) }));
+  tops.sort((a, b) => b.top - a.top);
+  return tops.filter((t, i) => t.crosses && !tops[i - 1]?.crosses).length;
+}
+
 function findGutter(boxes: Box[]): Gutter | undefined {
   const rows = rowsOf(boxes);
   if (rows.length < COLUMN_MIN_ROWS) return undefined;
@@ -84,13 +95,15 @@ function findGutter(boxes: Box[]): Gutter | undefined {
     maxBins: 1000,
     lo: 0.15,
     hi: 0.85,
-    maxCrossing: Math.max(2, Math.floor(GUTTER_MAX_CROSSING * rows.length)),
+    maxCrossing: Math.max(2, Math.floor(GUTTER_MAX_BANDED * rows.length)),
     minWidth: GUTTER_MIN_EM * em,
   });
   // The gutter crossed least comes first (a wide float's cell gaps are crossed by every line of the columns).
   const narrowed = candidates.map((c) => narrowest(boxes, c));
   narrowed.sort((a, b) => a.crossing - b.crossing || b.right - b.left - (a.right - a.left));
+  const few = Math.max(2, Math.floor(GUTTER_MAX_CROSSING * rows.length));
   for (const c of narrowed) {
+    if (c.crossing > few && crossingBands(rows, c) > MAX_CROSSING_BANDS) continue;
     const centre = (c.left + c.right) / 2;
     const left = boxes.filter((b) => b.x1 <= centre);
     const right = boxes.filter((b) => b.x0 >= centre);
@@ -157,6 +170,13 @@ function orderBoxes(boxes: Box[], depth: number): Box[] {
   }
   flush();
   return out;
+}
+
+/** The page's column gutter at the top level (two or more columns side by side), if it has one. */
+export function pageGutter(frags: readonly Fragment[]): Gutter | undefined {
+  const lineTop = new Map<number, number>();
+  for (const f of frags) lineTop.set(f.line, Math.max(lineTop.get(f.line) ?? -Infinity, f.y));
+  return findGutter(frags.map((f) => box({ kind: 'text', f }, lineTop)).sort(byTop));
 }
 
 /** The elements in reading order. */
