@@ -19,6 +19,8 @@
  * - tables: for the generated report (its HTML is the truth), the share of its table rows found as GFM rows; for
  *   Texinfo manuals with an HTML twin (gnutls, R-lang, R-FAQ), table detection and cell accuracy on the pages that
  *   hold the twin's tables (`table-truth.ts`).
+ * - reading order: the share of pdftotext -raw's 8-word runs found in order (`reading-order.ts`), for the manuals
+ *   and for eight two-column journal and conference papers (`provisionJournalPapers`, tune and score sets apart).
  * - time: Markdown (poppler layouts, drawings from the content stream where needed, + rules) against plain text through
  *   pdf.js's thread, and against pdftotext.
  *

@@ -2,7 +2,7 @@
  * Reading order of a page's fragments and tables: top to bottom, and where a clear vertical gutter separates a left
  * and a right block, column by column (recursively, so three columns work too). Whatever crosses the gutter (a
  * title, a wide table, a footer) splits the page into bands read one after the other. A journal page lets many rows
- * cross (a title block, an abstract, a wide float: up to 45 % of its rows); of a candidate gutter only its stretch
+ * cross (a title block, an abstract, a wide float: up to 45 % of its rows, in a few bands); of a candidate gutter only its stretch
  * crossed least counts (the candidate may reach into a column's short lines), and the gutter crossed by the fewest
  * rows wins (a wide table's cell gaps are crossed by every column line). Pure.
  */
