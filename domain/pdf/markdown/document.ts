@@ -188,13 +188,22 @@ const sameColumns = (a: Table, b: Table) =>
   a.columns.length === b.columns.length &&
   a.columns.every((c, i) => Math.abs(c[0] - b.columns[i][0]) < 25 || Math.abs(c[1] - b.columns[i][1]) < 25);
 
+/**
+ * How tables come out: `auto` writes GFM, and HTML for a table whose cells span columns; `gfm` always GFM (a
+ * spanning cell's text in its first column).
+ */
+export interface MarkdownOptions {
+  tableFormat?: 'auto' | 'gfm';
+}
+
 /** The document's Markdown, whole and page by page. */
-export function documentMarkdown(pages: readonly PageLayout[]): DocumentMarkdown {
+export function documentMarkdown(pages: readonly PageLayout[], options: MarkdownOptions = {}): DocumentMarkdown {
   const rawFrags = pages.map((p) => toFragments(p.items, p.segments));
   const frags = withoutFurniture(pages, rawFrags);
   const body = bodySize(frags);
   const outs: Out[][] = pages.map((p, i) => {
     const { tables, rest } = withoutColumnProse(frags[i], findTables(frags[i], p.segments));
+    if (options.tableFormat === 'gfm') for (const t of tables) delete t.spans;
     const blocks = toBlocks(readingOrder(rest, tables));
     return blocks.map((b): Out => {
       const box = b.kind === 'table' ? tableBox(b.table, p.height) : linesBox(b.lines, p.height);

@@ -5,6 +5,7 @@
  */
 import { joinLines, listMarker, type Block, type TextLine } from './blocks';
 import type { Bbox, BlockType, PageBlock } from './provenance';
+import { htmlTable } from './table-spans';
 import type { Table } from './tables';
 
 export interface Heading {
@@ -64,7 +65,7 @@ export function renderOut(o: Out, listBase: number, maxDepth = 4): string {
     case 'label':
       return `**${o.text.replace(/\*/g, '\\*')}**`;
     case 'table':
-      return renderTable(o.table.rows);
+      return o.table.spans ? htmlTable(o.table.rows, o.table.spans) : renderTable(o.table.rows);
     case 'code':
       // One monospace line is no code block (a URL, a file name set in typewriter type): inline code in its own
       // paragraph. Code is monospace over several lines.

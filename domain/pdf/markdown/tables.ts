@@ -10,6 +10,8 @@
  */
 import type { Fragment } from './lines';
 import { byLine, plausible } from './table-parts';
+import { partialRuleSpans, type CellSpans } from './table-spans';
+import { horizontalRules, untilProse, verticalRules, type HRule } from './table-rules';
 import type { Segment } from './types';
 import { wrappedTables } from './wrapped-tables';
 
@@ -23,43 +25,8 @@ export interface Table {
   ruled: boolean;
   /** Left and right edge of each column: a table on the next page with the same columns continues this one. */
   columns: [number, number][];
-}
-
-interface HRule {
-  y: number;
-  x0: number;
-  x1: number;
-}
-
-interface VRule {
-  x: number;
-  y0: number;
-  y1: number;
-}
-
-const THIN = 2;
-
-function horizontalRules(segments: readonly Segment[]): HRule[] {
-  const raw = segments
-    .filter((s) => s.y1 - s.y0 < THIN && s.x1 - s.x0 > 8)
-    .map((s) => ({ y: (s.y0 + s.y1) / 2, x0: s.x0, x1: s.x1 }))
-    .sort((a, b) => b.y - a.y || a.x0 - b.x0);
-  // Cell borders are drawn cell by cell: collinear pieces that touch are one rule.
-  const out: HRule[] = [];
-  for (const r of raw) {
-    const last = out.find((o) => Math.abs(o.y - r.y) < 1 && r.x0 <= o.x1 + 2 && r.x1 >= o.x0 - 2);
-    if (last) {
-      last.x0 = Math.min(last.x0, r.x0);
-      last.x1 = Math.max(last.x1, r.x1);
-    } else out.push({ ...r });
-  }
-  return out.sort((a, b) => b.y - a.y);
-}
-
-function verticalRules(segments: readonly Segment[]): VRule[] {
-  return segments
-    .filter((s) => s.x1 - s.x0 < THIN && s.y1 - s.y0 > 4)
-    .map((s) => ({ x: (s.x0 + s.x1) / 2, y0: s.y0, y1: s.y1 }));
+  /** Cells that span columns (`table-spans.ts`): such a table is rendered as HTML unless GFM is asked for. */
+  spans?: CellSpans;
 }
 
 /** Merges x-intervals that overlap into columns, left to right. */
@@ -113,7 +80,8 @@ function columnsOf(f: Fragment, columns: [number, number][]): number[] {
 
 /**
  * Rows from lines: a line whose first column holds text starts a row, other lines continue it (a cell of two
- * lines); with `bands` (y of the horizontal rules) a rule always starts a row, and `oneRowPerBand` keeps a band
+ * lines); with `lineRows` (rules without verticals: booktabs) a line filling two cells or more starts one too (a
+ * row whose first cell is empty, as under a label that holds for several rows); with `bands` (y of the horizontal rules) a rule always starts a row, and `oneRowPerBand` keeps a band
  * whole (a grid of cells with borders).
  */
 function buildRows(
@@ -121,6 +89,8 @@ function buildRows(
   columns: [number, number][],
   bands: number[] = [],
   oneRowPerBand = false,
+  lineRows = false,
+  rowTops: number[] = [],
 ): string[][] {
   const rows: string[][] = [];
   let band = -1;
@@ -131,9 +101,13 @@ function buildRows(
     for (const f of line) for (const c of columnsOf(f, columns)) cells[c].push(f.text);
     const newBand = b !== band;
     band = b;
-    const startsRow = rows.length === 0 || newBand || (!oneRowPerBand && cells[0].length > 0);
-    if (startsRow) rows.push(cells.map((c) => c.join(' ')));
-    else {
+    const filled = cells.filter((c) => c.length > 0).length;
+    const startsRow =
+      rows.length === 0 || newBand || (!oneRowPerBand && (cells[0].length > 0 || (lineRows && filled >= 2)));
+    if (startsRow) {
+      rows.push(cells.map((c) => c.join(' ')));
+      rowTops.push(y);
+    } else {
       const row = rows[rows.length - 1];
       cells.forEach((c, i) => {
         if (c.length) row[i] = row[i] ? `${row[i]} ${c.join(' ')}` : c.join(' ');
@@ -154,7 +128,10 @@ function ruledTables(frags: readonly Fragment[], segments: readonly Segment[]): 
   for (const first of rules) {
     if (used.has(first)) continue;
     const same = (r: HRule) => Math.abs(r.x0 - first.x0) < 4 && Math.abs(r.x1 - first.x1) < 4;
-    const stack = rules.filter((r) => !used.has(r) && same(r));
+    const stack = untilProse(
+      rules.filter((r) => !used.has(r) && same(r)),
+      frags,
+    );
     if (stack.length < 2) continue;
     const top = stack[0].y;
     const bottom = stack[stack.length - 1].y;
@@ -171,10 +148,19 @@ function ruledTables(frags: readonly Fragment[], segments: readonly Segment[]): 
     if (columns.length < 2) continue;
     const bands = stack.map((r) => r.y);
     const gridded = vs.length > 0 && stack.length >= 3;
-    const rows = buildRows(lines, columns, bands, gridded);
+    const rowTops: number[] = [];
+    const rows = buildRows(lines, columns, bands, gridded, vs.length === 0, rowTops);
     if (!plausible(rows, columns)) continue;
     for (const r of stack) used.add(r);
-    tables.push({ x0: first.x0, x1: first.x1, top, bottom, rows, ruled: true, columns });
+    // Booktabs' \cmidrule under a group label: rules inside the table narrower than it.
+    const partials = rules.filter(
+      (r) => !same(r) && r.y < top && r.y > bottom && r.x0 >= first.x0 - 2 && r.x1 <= first.x1 + 2,
+    );
+    const spans =
+      vs.length === 0
+        ? partialRuleSpans(rows, rowTops, columns, partials, stack.length >= 3 ? stack[1].y : undefined)
+        : undefined;
+    tables.push({ x0: first.x0, x1: first.x1, top, bottom, rows, ruled: true, columns, ...(spans ? { spans } : {}) });
   }
   return tables;
 }
