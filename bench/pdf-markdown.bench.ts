@@ -40,7 +40,14 @@ import { describeInThread, pageTextsInThread } from '../providers/pdf/pdfjs-thre
 import { pdfPageTexts } from '../providers/pdf/poppler';
 import { htmlToPdf, structuredDoc } from '../test/support/documents/html-pdf';
 import { bestOf as best, envInt, out } from './support';
-import { BENCH_PDF_CACHE as CACHE, provisionDocs, provisionJournalPapers, provisionTableTwins } from './real-pdfs';
+import { latexTwins } from './latex-tables';
+import {
+  BENCH_PDF_CACHE as CACHE,
+  provisionDocs,
+  provisionJournalPapers,
+  provisionLatexTwins,
+  provisionTableTwins,
+} from './real-pdfs';
 import { pageRuns, scoreTables, tableTwins, type TableScore } from './table-truth';
 import { norm, orderShare, referenceRuns, withoutRunningLines } from './reading-order';
 
@@ -385,9 +392,12 @@ async function journalOrder(py: string | null, tmp: string) {
 /** Tables of the documents with an HTML twin, on the pages that hold them: ours, pymupdf4llm, pdftotext. */
 async function realTables(py: string | null, tmp: string) {
   const only = process.env.BENCH_PDFMD_ONLY;
-  const twins = tableTwins(provisionTableTwins().filter((t) => !only || path.basename(t.pdf).includes(only)));
+  const twins = [
+    ...tableTwins(provisionTableTwins().filter((t) => !only || path.basename(t.pdf).includes(only))),
+    ...latexTwins(provisionLatexTwins().filter((t) => !only || path.basename(t.pdf).includes(only))),
+  ];
   out('');
-  out('tables of documents with an HTML twin (same Texinfo source), on the pages holding them:');
+  out('tables of documents with an HTML or LaTeX twin (same source), on the pages holding them:');
   out('');
   out(
     '| document | tables (rows, cells) | pages | ours detected | pymu detected | pdftotext detected | ours false | pymu false | ours cells | pymu cells | pdftotext cells | ours cells whole | pymu cells whole | pdftotext cells whole |',

@@ -8,6 +8,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { inputOrder } from './latex-tables';
 
 export const BENCH_PDF_CACHE = path.join(
   process.env.DOCPROC_CACHE_DIR || path.join(os.homedir(), '.cache', 'docproc'),
@@ -131,4 +132,29 @@ export function realPdfsWithPages(min: number, max: number): { file: string; pag
     if (pages >= min && pages <= max) found.push({ file: real, pages, bytes: fs.statSync(real).size });
   }
   return found.sort((a, b) => a.pages - b.pages);
+}
+
+/**
+ * German LaTeX manuals with their LaTeX sources (the table truth), from `texlive-lang-german` (LPPL/GPL docs): the
+ * booktabs manual's translation (`booktabs-de`, booktabs rules drawn as filled rectangles, a \\cmidrule group label)
+ * and "l2kurz" (LaTeX2e-Kurzbeschreibung, longtables with wrapped cells).
+ */
+export function provisionLatexTwins(): { pdf: string; sources: string[] }[] {
+  const root = path.join(BENCH_PDF_CACHE, 'root-german');
+  const doc = path.join(root, 'usr/share/doc/texlive-doc/latex');
+  if (!fs.existsSync(path.join(doc, 'lshort-german/l2kurz.pdf'))) {
+    const debs = path.join(BENCH_PDF_CACHE, 'debs-german');
+    fs.mkdirSync(debs, { recursive: true });
+    execFileSync('apt-get', ['download', 'texlive-lang-german'], { cwd: debs, stdio: 'ignore' });
+    for (const f of fs.readdirSync(debs).filter((n) => n.endsWith('.deb')))
+      execFileSync('dpkg-deb', ['-x', path.join(debs, f), root]);
+  }
+  const l2 = path.join(doc, 'lshort-german');
+  return [
+    { pdf: path.join(doc, 'booktabs-de/booktabs-de.pdf'), sources: [path.join(doc, 'booktabs-de/booktabs-de.dtx.gz')] },
+    {
+      pdf: path.join(l2, 'l2kurz.pdf'),
+      sources: inputOrder(path.join(l2, 'l2kurz.tex.gz')),
+    },
+  ];
 }

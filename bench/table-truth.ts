@@ -107,9 +107,12 @@ export function pageRuns(pages: number[]): number[][] {
   return runs;
 }
 
-/** The GFM tables of a Markdown text (header row first, the delimiter row left out), cells normalised. */
+/**
+ * The GFM tables of a Markdown text (header row first, the delimiter row left out), cells normalised; and its HTML
+ * tables (written where cells span), a cell of `colspan` n as its text and n − 1 empty cells.
+ */
 export function gfmTables(md: string): Rows[] {
-  const tables: Rows[] = [];
+  const tables: Rows[] = htmlBlocks(md);
   let cur: Rows | undefined;
   const lines = md.split('\n');
   lines.forEach((line, i) => {
@@ -134,6 +137,23 @@ export function gfmTables(md: string): Rows[] {
     );
   });
   return tables;
+}
+
+function htmlBlocks(md: string): Rows[] {
+  return [...md.matchAll(/^<table>\n[\s\S]*?\n<\/table>$/gm)].map((m) => {
+    const $ = cheerio.load(m[0]);
+    return $('tr')
+      .toArray()
+      .map((tr) =>
+        $(tr)
+          .children('td,th')
+          .toArray()
+          .flatMap((c) => [
+            normCell($(c).text()),
+            ...Array.from({ length: Number($(c).attr('colspan') ?? 1) - 1 }, () => ''),
+          ]),
+      );
+  });
 }
 
 const equalCells = (a: string[], b: string[]) => b.filter((c, j) => c !== '' && a[j] === c).length;
@@ -161,7 +181,9 @@ export function scoreTables(md: string, truth: readonly TruthTable[]): TableScor
     let best = -1;
     let bestN = 0;
     truth.forEach((t, i) => {
-      const n = g.filter((r) => t.rows.some((tr) => rowMatches(r, tr))).length;
+      // Rows matched, then (for tables alike: one before and after a correction) cells equal break the tie.
+      const cellsEqual = g.reduce((a, r) => a + Math.max(0, ...t.rows.map((tr) => equalCells(r, tr))), 0);
+      const n = g.filter((r) => t.rows.some((tr) => rowMatches(r, tr))).length + cellsEqual / 1e4;
       if (n > bestN) [best, bestN] = [i, n];
     });
     return best;
