@@ -32,7 +32,10 @@ const UMLAUT: Record<string, string> = { a: 'ä', o: 'ö', u: 'ü', A: 'Ä', O: 
 /** A cell's LaTeX as its printed text, roughly. */
 function cellText(t: string): string {
   let s = t
-    .replace(/\\verb(.)(.*?)\1/g, (_, _d, v: string) => v)
+    // Code shown inline keeps its command names (`\\tiny` prints as "\\tiny"): only its markup characters go.
+    .replace(/\\(?:verb|lstinline)(\[[^\]]*\])?([^a-zA-Z\s])(.*?)\2/g, (_, _o, _d, v: string) =>
+      v.replace(/[\\{}]/g, ' '),
+    )
     .replace(/\\"\{?([aouAOU])\}?/g, (_, c: string) => UMLAUT[c])
     .replace(/"([aouAOUs])/g, (_, c: string) => UMLAUT[c])
     .replace(/\\ss\b\{?\}?/g, 'ß')
