@@ -87,6 +87,24 @@ describe('PDF to Markdown (booktabs tables)', () => {
     for (const t of [blocks[0], blocks[2]]) expect(t.match(/Mücke/g)).to.have.length(1);
   });
 
+  it('cuts a column between vertical rules where its text leaves a gap on every line (a |l|lr| table)', () => {
+    const rows = [
+      ['Tier', 'Artikel', '13.65'],
+      ['Gnu', 'ausgestopft', '92.50'],
+      ['Emu', 'gefroren', '8.99'],
+    ];
+    const items = rows.flatMap((r, i) => [
+      item(r[0], 75, 686 - i * 16),
+      item(r[1], 165, 686 - i * 16),
+      item(r[2], 335 - r[2].length * 5, 686 - i * 16),
+    ]);
+    const hs = [0, 1, 2, 3].map((i) => rule(698 - i * 16, 72, 342));
+    const vs = [72, 162, 342].map((x) => ({ x0: x, x1: x + 0.4, y0: 650, y1: 698 }));
+    expect(md(items, [...hs, ...vs])).to.equal(
+      '| Tier | Artikel | 13.65 |\n| --- | --- | --- |\n| Gnu | ausgestopft | 92.50 |\n| Emu | gefroren | 8.99 |',
+    );
+  });
+
   it('takes no paragraphs between two rules of the same extent for a table', () => {
     const items = column(
       [

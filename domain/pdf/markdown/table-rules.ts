@@ -62,3 +62,29 @@ export function untilProse(stack: HRule[], frags: readonly Fragment[]): HRule[] 
   }
   return stack;
 }
+
+/**
+ * A column between vertical rules cut where its text leaves a gap of an em or more on every line, two lines or more
+ * having text on both sides (a table ruled `|l|lr|`: no rule between its last two columns); else the column whole.
+ */
+export function alignedWithin(
+  column: [number, number],
+  lines: readonly Fragment[][],
+  union: (intervals: [number, number][], slack: number) => [number, number][],
+): [number, number][] {
+  const inCol = lines
+    .map((l) => l.filter((f) => (f.x0 + f.x1) / 2 > column[0] && (f.x0 + f.x1) / 2 < column[1]))
+    .filter((l) => l.length > 0);
+  const em = Math.max(1, ...inCol.flat().map((f) => f.size));
+  const parts = union(
+    inCol.flat().map((f) => [f.x0, f.x1]),
+    em,
+  );
+  if (parts.length < 2) return [column];
+  const sides = (l: Fragment[]) =>
+    new Set(l.map((f) => parts.findIndex((p) => f.x0 >= p[0] - 0.1 && f.x1 <= p[1] + 0.1)));
+  if (inCol.filter((l) => sides(l).size >= 2).length < 2) return [column];
+  const cuts = parts.slice(1).map((p, i) => (parts[i][1] + p[0]) / 2);
+  const edges = [column[0], ...cuts, column[1]];
+  return edges.slice(1).map((e, i) => [edges[i], e]);
+}

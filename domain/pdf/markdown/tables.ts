@@ -11,7 +11,7 @@
 import type { Fragment } from './lines';
 import { byLine, plausible } from './table-parts';
 import { partialRuleSpans, type CellSpans } from './table-spans';
-import { horizontalRules, untilProse, verticalRules, type HRule } from './table-rules';
+import { alignedWithin, horizontalRules, untilProse, verticalRules, type HRule } from './table-rules';
 import type { Segment } from './types';
 import { wrappedTables } from './wrapped-tables';
 
@@ -143,7 +143,7 @@ function ruledTables(frags: readonly Fragment[], segments: readonly Segment[]): 
     if (vs.length > 0) {
       const xs = [...new Set(vs.map((v) => Math.round(v.x)))].sort((a, b) => a - b);
       const edges = [first.x0, ...xs.filter((x, i) => i === 0 || x - xs[i - 1] > 3), first.x1];
-      columns = edges.slice(1).map((e, i) => [edges[i], e] as [number, number]);
+      columns = edges.slice(1).flatMap((e, i) => alignedWithin([edges[i], e], lines, unionColumns));
     } else columns = alignedColumns(lines);
     if (columns.length < 2) continue;
     const bands = stack.map((r) => r.y);
