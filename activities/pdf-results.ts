@@ -65,7 +65,7 @@ export function createPdfResults(deps: ActivityDeps) {
       for (const u of r.usages)
         requests.push({ model: u.model, purpose: u.purpose, tokens: u.tokens, duration_ms: u.duration_ms });
     }
-    const md = p.output_format === 'markdown' ? pagesMarkdown(contents) : undefined;
+    const md = p.output_format === 'markdown' ? pagesMarkdown(contents, { tableFormat: p.table_format }) : undefined;
     const images = f.images;
     const result = pdfResult(
       p.document_format ? { ...meta, format: p.document_format } : meta,

@@ -1,4 +1,5 @@
 import type { HtmlOperation, HtmlOutcome } from '../core/html/outcome';
+import type { TableFormatName } from '../core/jobs/job-defaults';
 import type { MediaProbe } from '../core/jobs/media-formats';
 import type { DirectPdfResult } from '../core/results/pdf-text';
 
@@ -60,6 +61,6 @@ export interface ApiEngines {
   readPdfMarkdown(
     file: string,
     meta: { pageCount: number; title: string; author: string; pages: number[] },
-    opts: { signal?: AbortSignal; parallel?: number },
+    opts: { signal?: AbortSignal; parallel?: number; tableFormat?: TableFormatName },
   ): Promise<DirectPdfResult>;
 }

@@ -137,8 +137,10 @@ async function readDirectly(
     if (toRead.pages.length > config.INLINE_PDF_MAX_PAGES) return false;
     const meta = { pageCount: desc.pageCount, title: desc.title, author: desc.author, pages: toRead.pages };
     pages = meta.pages.length;
-    if (markdown) result = await engines.readPdfMarkdown(file.filepath, meta, { signal: stop.signal, parallel });
-    else {
+    if (markdown) {
+      const tableFormat = p.table_format === 'gfm' ? ('gfm' as const) : undefined;
+      result = await engines.readPdfMarkdown(file.filepath, meta, { signal: stop.signal, parallel, tableFormat });
+    } else {
       const texts = reading
         ? await reading
         : await engines

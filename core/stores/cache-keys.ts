@@ -55,9 +55,10 @@ const COMBINED_RULE = 'image-pages-quality';
 /**
  * The version of the Markdown rules (domain/pdf/markdown) in the keys of `output_format=markdown` results: pages
  * carry their layout, and results their Markdown, so a change of the rules changes this (3: pages carry their
- * blocks; 4: scanned lines on their words' baseline and size).
+ * blocks; 4: scanned lines on their words' baseline and size; 5: journal reading order, booktabs tables with
+ * spans, captions and footnotes).
  */
-const MARKDOWN_FORMAT = 'markdown-4';
+const MARKDOWN_FORMAT = 'markdown-5';
 
 /** The parts of a deployment that change a PDF's text: the text engine and the vision model, when there is one. */
 interface PdfCacheContext {

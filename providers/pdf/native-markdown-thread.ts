@@ -13,6 +13,7 @@
  */
 import os from 'node:os';
 import { AppError, isErrorCode, type ErrorCode } from '../../core/errors';
+import type { TableFormatName } from '../../core/jobs/job-defaults';
 import { directPdfResult, pdfPageEntry, type DirectPdfResult } from '../../core/results/pdf-text';
 import { ThreadPool } from '../process/thread-pool';
 import { createPdfEngine } from './engine';
@@ -27,6 +28,8 @@ export interface NativeMarkdownRequest {
   pdfPath: string;
   meta: { pageCount: number; title: string; author: string; pages: number[] };
   parallel: number;
+  /** `table_format` (contract §13). */
+  tableFormat?: TableFormatName;
 }
 
 export type NativeMarkdownReply =
@@ -35,9 +38,9 @@ export type NativeMarkdownReply =
 /** The work of one request, run by `native-markdown.thread.mjs` inside the thread; never throws. */
 export async function answerNativeMarkdown(request: NativeMarkdownRequest): Promise<NativeMarkdownReply> {
   try {
-    const { pdfPath, meta, parallel } = request;
+    const { pdfPath, meta, parallel, tableFormat } = request;
     const pages = await readNativePages(createPdfEngine('poppler'), pdfPath, meta.pages, { parallel, markdown: true });
-    const md = pagesMarkdown(pages);
+    const md = pagesMarkdown(pages, { tableFormat });
     return {
       result: directPdfResult(
         meta,
@@ -75,9 +78,14 @@ export const nativeMarkdownThreadRuns = (): number => pool.runs;
 export async function nativeMarkdownInThread(
   pdfPath: string,
   meta: NativeMarkdownRequest['meta'],
-  opts: { signal?: AbortSignal; parallel?: number },
+  opts: { signal?: AbortSignal; parallel?: number; tableFormat?: TableFormatName },
 ): Promise<DirectPdfResult> {
-  const request: NativeMarkdownRequest = { pdfPath, meta, parallel: opts.parallel ?? 1 };
+  const request: NativeMarkdownRequest = {
+    pdfPath,
+    meta,
+    parallel: opts.parallel ?? 1,
+    ...(opts.tableFormat ? { tableFormat: opts.tableFormat } : {}),
+  };
   const reply = await pool.run<NativeMarkdownReply>({ ...request }, opts.signal);
   if ('error' in reply) {
     const { message, code, details } = reply.error;

@@ -151,6 +151,71 @@ describe('PDF to Markdown on the real engine', function () {
     expect(r.body.error.message).to.match(/^output_format: /);
   });
 
+  it('writes a table whose header spans columns (booktabs rules, filled rectangles) as HTML, as GFM with table_format=gfm, in the direct answer and in a job', async () => {
+    // booktabs' own example: a group label over a \cmidrule, its rules as pdfTeX draws them (0.8 and 0.4 pt high).
+    const top = 600;
+    const ys = [top - 12, top - 29, top - 46, top - 58, top - 70];
+    const cells: [string, number, number][] = [
+      ['Artikel', 294, ys[0]],
+      ['Tier', 251, ys[1]],
+      ['Beschreibung', 302, ys[1]],
+      ['Preis', 372, ys[1]],
+      ['Mücke', 251, ys[2]],
+      ['pro Gramm', 302, ys[2]],
+      ['13.65', 385, ys[2]],
+      ['pro Stück', 302, ys[3]],
+      ['0.01', 390, ys[3]],
+      ['Gnu', 251, ys[4]],
+      ['ausgestopft', 302, ys[4]],
+      ['92.50', 385, ys[4]],
+    ];
+    const runs = [
+      {
+        text: 'Die Preise der Tiere stehen in der folgenden Tabelle, nach Artikel geordnet.',
+        x: 150,
+        y: 650,
+        size: 10,
+      },
+      ...cells.map(([text, x, y]) => ({ text, x, y, size: 9 })),
+      { text: 'Unter der Tabelle geht der Text weiter, so breit wie der Satzspiegel.', x: 150, y: 500, size: 10 },
+    ];
+    const rule = (y: number, x0: number, x1: number, h: number) => `${x0} ${y} ${x1 - x0} ${h} re f`;
+    const content = [
+      rule(top, 250, 410, 0.8),
+      rule(top - 17, 250, 361, 0.4),
+      rule(top - 34, 250, 410, 0.4),
+      rule(top - 76, 250, 410, 0.8),
+    ].join('\n');
+    const booktabs = buildPdf({ pages: [{ kind: 'drawing', runs, content }] });
+    const html = ok(await postPdf(s, { output_format: 'markdown' }, booktabs));
+    expect(html.markdown).to.include('<tr><th colspan="2">Artikel</th><th></th></tr>');
+    expect(html.markdown).to.include('<tr><td>Mücke</td><td>pro Gramm</td><td>13.65</td></tr>');
+    expect(html.metadata.text_contents[0].blocks.map((b: { type: string }) => b.type)).to.include('table');
+    // Its own cache entry: the spanning header's text in both columns it covers.
+    const gfm = ok(await postPdf(s, { output_format: 'markdown', table_format: 'gfm' }, booktabs));
+    expect(gfm.markdown).to.not.include('<table>');
+    expect(gfm.markdown)
+      .to.include(row(['Artikel', 'Artikel', '']))
+      .and.include(row(['Mücke', 'pro Gramm', '13.65']));
+    // The same through a job (the worker's path).
+    const dir = path.join(s.api.config.dataDir, 'inbox');
+    await mkdir(dir, { recursive: true });
+    await writeFile(path.join(dir, 'booktabs.pdf'), booktabs);
+    const r = await s.call('POST', '/api/pdf/job', {
+      filename: path.join(dir, 'booktabs.pdf'),
+      output_format: 'markdown',
+      table_format: 'gfm',
+      use_cache: false,
+    });
+    expect(r.status, JSON.stringify(r.body)).to.equal(200);
+    const job = await s.waitJob(r.body.data.job_id, 90_000);
+    expect(job.status, JSON.stringify(job.error)).to.equal('completed');
+    expect(job.results.markdown).to.equal(gfm.markdown);
+    const bad = await postPdf(s, { output_format: 'markdown', table_format: 'latex' }, booktabs);
+    expect(bad.status).to.equal(400);
+    expect(JSON.stringify(bad.body.error)).to.include('table_format').and.include('latex');
+  });
+
   it('gives a pdf job started with /api/pdf/job its Markdown', async () => {
     const dir = path.join(s.api.config.dataDir, 'inbox');
     await mkdir(dir, { recursive: true });

@@ -60,11 +60,11 @@ describe('PDF to Markdown (booktabs tables)', () => {
     );
   });
 
-  it('keeps GFM when asked for, the spanning cell in its first column', () => {
+  it("keeps GFM when asked for, the spanning cell's text repeated into each column it covers", () => {
     const t = animals(460);
     expect(md(t.items, t.segments, 'gfm')).to.equal(
       [
-        '| Artikel |  |  |',
+        '| Artikel | Artikel |  |',
         '| --- | --- | --- |',
         '| Tier | Beschreibung | Preis ($) |',
         '| Mücke | pro Gramm | 13.65 |',

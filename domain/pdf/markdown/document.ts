@@ -14,7 +14,9 @@ import { findTables, type Table } from './tables';
 import { furnitureBlocks, linesBox, tableBox, type PageBlock } from './provenance';
 import { cell, renderPage, renderRun, type Heading, type Out } from './render';
 import { splitNotes, textRole } from './roles';
+import { repeatSpans } from './table-spans';
 import type { OutlineEntry, PageLayout } from './types';
+import type { TableFormatName } from '../../../core/jobs/job-defaults';
 
 export interface DocumentMarkdown {
   /** The whole document. */
@@ -193,7 +195,7 @@ const sameColumns = (a: Table, b: Table) =>
  * spanning cell's text in its first column).
  */
 export interface MarkdownOptions {
-  tableFormat?: 'auto' | 'gfm';
+  tableFormat?: TableFormatName;
 }
 
 /** The document's Markdown, whole and page by page. */
@@ -203,7 +205,12 @@ export function documentMarkdown(pages: readonly PageLayout[], options: Markdown
   const body = bodySize(frags);
   const outs: Out[][] = pages.map((p, i) => {
     const { tables, rest } = withoutColumnProse(frags[i], findTables(frags[i], p.segments));
-    if (options.tableFormat === 'gfm') for (const t of tables) delete t.spans;
+    if (options.tableFormat === 'gfm')
+      for (const t of tables)
+        if (t.spans) {
+          t.rows = repeatSpans(t.rows, t.spans);
+          delete t.spans;
+        }
     const blocks = toBlocks(readingOrder(rest, tables));
     return blocks.map((b): Out => {
       const box = b.kind === 'table' ? tableBox(b.table, p.height) : linesBox(b.lines, p.height);

@@ -3,7 +3,7 @@
  * `readPdfText` and `extractPdfPages` activities, `finishPdf`) and the API's direct answer to a small `native`
  * Markdown request (`native-markdown-thread.ts`), so both give the same Markdown and the same per-page quality. Pure.
  */
-import { documentMarkdown } from './document';
+import { documentMarkdown, type MarkdownOptions } from './document';
 import type { PageBlock } from './provenance';
 import { pageQuality, type PageQuality } from './quality';
 import type { PageLayout } from './types';
@@ -35,12 +35,18 @@ export const nativePage = (page: number, text: string, layout: PageLayout | unde
  * one after the other (the rules across pages, such as a table joined over a page break, apply among the pages with a
  * layout).
  */
-export function pagesMarkdown(contents: readonly ReadPage[]): {
+export function pagesMarkdown(
+  contents: readonly ReadPage[],
+  options: MarkdownOptions = {},
+): {
   markdown: string;
   pages: { markdown: string; quality: PageQuality; blocks: PageBlock[] }[];
 } {
   const withLayout = contents.filter((c) => c.layout);
-  const doc = documentMarkdown(withLayout.map((c) => c.layout!));
+  const doc = documentMarkdown(
+    withLayout.map((c) => c.layout!),
+    options,
+  );
   const byPage = new Map(doc.pages.map((p) => [p.page, p]));
   // A page a vision model read has no positions: its blocks are none (contract §13), never made up.
   const pages = contents.map((c) => ({

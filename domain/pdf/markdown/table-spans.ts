@@ -64,3 +64,19 @@ export function htmlTable(rows: readonly string[][], { spans, headerRows }: Cell
   const body = rows.slice(headerRows).map((r, i) => row(r, i + headerRows, 'td'));
   return ['<table>', '<thead>', ...head, '</thead>', '<tbody>', ...body, '</tbody>', '</table>'].join('\n');
 }
+
+/**
+ * The rows with each spanning cell's text repeated into every column it covers (`table_format=gfm`, contract §13:
+ * GFM holds no span, and a cell left empty would read as no value).
+ */
+export function repeatSpans(rows: readonly string[][], { spans }: CellSpans): string[][] {
+  return rows.map((r, i) =>
+    r.map((c, j) => {
+      for (let k = j; k >= 0; k--) {
+        const n = spans[i]?.[k] ?? 1;
+        if (n !== 0) return k === j ? c : k + n > j ? r[k] : c;
+      }
+      return c;
+    }),
+  );
+}
