@@ -140,10 +140,11 @@ describe('PDF to Markdown (layout rules)', () => {
         n,
       );
     const out = md(entry(1, 'glp_simplex'), entry(2, 'glp_exact'), entry(3, 'glp_interior'));
+    // Numbered titles take their number's depth: 2.1 is a level-2 heading.
     expect(out.split('\n').filter((l) => l.startsWith('#'))).to.deep.equal([
-      '# 2.1 glp_simplex',
-      '# 2.2 glp_exact',
-      '# 2.3 glp_interior',
+      '## 2.1 glp_simplex',
+      '## 2.2 glp_exact',
+      '## 2.3 glp_interior',
     ]);
     expect(out).to.include('**Synopsis**\n\nint glp_simplex(void);\n\n**Returns**');
   });

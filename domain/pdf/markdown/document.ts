@@ -6,16 +6,17 @@
  * by size, the outline confirming titles and giving levels, a table that goes on at the top of the next page joined
  * to the one before, and a paragraph cut by a page break joined. Pure.
  */
-import { joinLines, toBlocks, type Block } from './blocks';
+import { toBlocks } from './blocks';
 import { withoutColumnProse } from './column-tables';
+import { assignLevels, headingOf, labelsApart } from './headings';
 import { toFragments, type Fragment } from './lines';
 import { readingOrder } from './order';
 import { findTables, type Table } from './tables';
 import { furnitureBlocks, linesBox, tableBox, type PageBlock } from './provenance';
-import { cell, renderPage, renderRun, type Heading, type Out } from './render';
+import { cell, renderPage, renderRun, type Out } from './render';
 import { splitNotes, textRole } from './roles';
 import { repeatSpans } from './table-spans';
-import type { OutlineEntry, PageLayout } from './types';
+import type { PageLayout } from './types';
 import type { TableFormatName } from '../../../core/jobs/job-defaults';
 
 export interface DocumentMarkdown {
@@ -30,13 +31,6 @@ const MARGIN = 0.1;
 const PAGE_NUMBER = /^(page|seite|p\.)?\s*[-–(]?\s*(\d{1,4}|[ivxlcdm]{1,6})\s*[-–)]?\s*((of|von|\/)\s*\d{1,4})?$/i;
 
 const normKey = (t: string) => t.toLowerCase().replace(/\d+/g, '#').replace(/\s+/g, ' ').trim();
-const normTitle = (t: string) =>
-  t
-    .toLowerCase()
-    .replace(/^[\divxlc]+(\.[\d]+)*\.?\s+/i, '')
-    .replace(/[^\p{L}\p{N}]+/gu, ' ')
-    .trim();
-
 /** Fragments of each page without running headers, footers and page numbers. */
 function withoutFurniture(pages: readonly PageLayout[], frags: Fragment[][]): Fragment[][] {
   // Candidates: the two outermost lines at the top and at the bottom, inside the margins.
@@ -98,50 +92,6 @@ function bodySize(frags: Fragment[][]): number {
   return [...weight.entries()].sort((a, b) => b[1] - a[1])[0]?.[0] ?? 10;
 }
 
-/** A contents line: a section number first and a page number last, or dot leaders before the page number. */
-const CONTENTS_LINE = /^((appendix|chapter)\s+)?(\d+|[A-Z])(\.\d+)*\.?\s.*\s\d{1,4}$|(\s?\.){2,}\s*\d{1,4}$/i;
-
-function headingOf(b: Block, body: number, outline: OutlineEntry[]): Heading | undefined {
-  if (b.kind !== 'text' && b.kind !== 'list') return undefined;
-  const text = joinLines(b.lines.map((l) => l.text));
-  if (!/\p{L}/u.test(text) || text.length > 160 || b.lines.length > 3) return undefined;
-  // A table of contents entry (its leaders squashed by blocks.ts) names a heading; it is none.
-  if (/ … [\divxlc]+$/i.test(text)) return undefined;
-  const title = outline.length > 0 ? normTitle(text) : '';
-  const match = title !== '' ? outline.find((o) => normTitle(o.title) === title) : undefined;
-  if (match) return { text, size: b.size, bold: b.bold, level: match.level };
-  if (b.kind === 'list' && !(b.size >= body * 1.15)) return undefined;
-  // A heading is a title: a word of two letters at least (no initials of a cover), one run of text per line (a
-  // table's header row is several), no contents line, no sentence or clause ending.
-  if (!/\p{L}{2}/u.test(text)) return undefined;
-  if (b.lines.some((l) => (l.parts ?? 1) > 1)) return undefined;
-  if (CONTENTS_LINE.test(text)) return undefined;
-  if (/[,;]$/.test(text)) return undefined;
-  if (b.size >= body * 1.15) return { text, size: b.size, bold: b.bold };
-  if (b.bold && b.size >= body * 0.95 && text.length <= 90 && b.lines.length <= 2 && !/[.:]$/.test(text))
-    return { text, size: b.size, bold: b.bold };
-  return undefined;
-}
-
-/** How many times a heading candidate appears in the document, numbers aside: a label repeats, a title does not. */
-const labelKey = (t: string) => t.toLowerCase().replace(/\d+/g, '#').replace(/\s+/g, ' ').trim();
-
-/**
- * Bold candidates of body size that the outline does not confirm and that repeat three times or more ("Synopsis",
- * "Returns", "Since: 3.1") are labels of a definition list: bold text, not headings.
- */
-function labelsApart(outs: Out[][], body: number): void {
-  const count = new Map<string, number>();
-  for (const o of outs.flat())
-    if (o.kind === 'heading' && o.h.level === undefined && o.h.size < body * 1.15)
-      count.set(labelKey(o.h.text), (count.get(labelKey(o.h.text)) ?? 0) + 1);
-  for (const page of outs)
-    page.forEach((o, i) => {
-      if (o.kind === 'heading' && o.h.level === undefined && (count.get(labelKey(o.h.text)) ?? 0) >= 3)
-        page[i] = { kind: 'label', text: o.h.text, box: o.box };
-    });
-}
-
 /**
  * A document that opens with a paragraph whose first line is a title in body type (title case, no closing
  * punctuation, the next line starting anew with a capital): that line is the document's title, a heading.
@@ -164,26 +114,6 @@ function titleApart(outs: Out[][], pages: readonly PageLayout[]): void {
     { kind: 'heading', h: { text: line.text, size: first.size, bold: first.bold }, box: linesBox([line], height) },
     { ...first, lines: rest, box: linesBox(rest, height) },
   );
-}
-
-/** Heading levels: sizes above the body in decreasing order, then bold body-size headings; the outline's own. */
-function assignLevels(outs: Out[][], body: number): void {
-  const heads = outs.flat().flatMap((o) => (o.kind === 'heading' ? [o.h] : []));
-  const sized = [...new Set(heads.filter((h) => h.size >= body * 1.15).map((h) => Math.round(h.size * 2) / 2))].sort(
-    (a, b) => b - a,
-  );
-  const outlined = heads.filter((h) => h.level !== undefined);
-  // A title above every bookmarked heading (on the first page, larger) stays level 1; bookmarks go one down.
-  const maxOutlinedSize = Math.max(0, ...outlined.map((h) => h.size));
-  const shift =
-    outlined.length > 0 && heads.some((h) => h.level === undefined && h.size > maxOutlinedSize + 0.5) ? 1 : 0;
-  for (const h of heads) {
-    if (h.level !== undefined) h.level = Math.min(6, h.level + shift);
-    else {
-      const i = sized.indexOf(Math.round(h.size * 2) / 2);
-      h.level = Math.min(6, i >= 0 ? i + 1 : sized.length + 1);
-    }
-  }
 }
 
 const sameColumns = (a: Table, b: Table) =>
