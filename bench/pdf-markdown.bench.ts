@@ -98,7 +98,8 @@ function headingScores(md: string, outline: string[]): { p: number; r: number; n
       if (/^(```|~~~)/.test(l)) fenced = !fenced;
       return !fenced && /^#{1,6} /.test(l);
     })
-    .map((l) => titleKey(l.replace(/^#+ /, '')));
+    // pymupdf4llm writes a bold title in emphasis ("## **2.1 Title**"): the markup goes before the number does.
+    .map((l) => titleKey(l.replace(/^#+ /, '').replace(/[*`]+/g, '')));
   const hits = got.filter((g) => truth.has(g)).length;
   const found = new Set(got.filter((g) => truth.has(g))).size;
   return { p: got.length ? hits / got.length : 0, r: truth.size ? found / truth.size : 0, n: got.length };
@@ -139,10 +140,28 @@ const sentenceShare = (text: string, sentences: string[][]) => {
     : NaN;
 };
 
-/** Markdown from layouts, the outline taken out (it is the truth) and given back beside it. */
+/**
+ * Markdown from layouts, the outline taken out (it is the truth) and given back beside it; also the Markdown with the
+ * outline given to the rules (as the service reads it), for the outline scores.
+ */
 function markdownOf(layouts: PageLayout[]) {
   const outline = layouts.flatMap((l) => (l.outline ?? []).map((o) => o.title));
-  return { md: documentMarkdown(layouts.map((l) => ({ ...l, outline: undefined }))).markdown, outline };
+  const top2 = layouts.flatMap((l) => (l.outline ?? []).filter((o) => o.level <= 2).map((o) => o.title));
+  const mdWithOutline = documentMarkdown(layouts).markdown;
+  return {
+    md: documentMarkdown(layouts.map((l) => ({ ...l, outline: undefined }))).markdown,
+    outline,
+    top2,
+    mdWithOutline,
+  };
+}
+
+/**
+ * The issue's outline scores: recall of the outline's top two levels among the Markdown's headings, and the headings'
+ * count over the whole outline's (goal ≤ 1.5×).
+ */
+function outlineScores(md: string, top2: string[], outline: string[]): { r: number; ratio: number } {
+  return { r: headingScores(md, top2).r, ratio: outline.length ? headingScores(md, outline).n / outline.length : NaN };
 }
 
 async function ours(pdf: string, pages: number[]) {
@@ -166,6 +185,8 @@ async function ours(pdf: string, pages: number[]) {
     serviceMdMs: serviceMd.ms,
     md: md.value.md,
     outline: md.value.outline,
+    top2: md.value.top2,
+    mdWithOutline: md.value.mdWithOutline,
     mdMs: md.ms,
     drawn,
     textMs: text.ms,
@@ -218,6 +239,7 @@ async function main() {
     pym: 0,
     order: [0, 0, 0],
   };
+  const outlineRows: string[] = [];
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'pdfmd-bench-'));
   try {
     // Untimed warm-up: the service's worker is long-lived, its rules compiled by the JIT after a first document; the
@@ -244,6 +266,14 @@ async function main() {
       const sentences = referenceSentences(file, n);
       const hOurs = headingScores(o.md, o.outline);
       const hPy = headingScores(pym.md, o.outline);
+      if (o.outline.length) {
+        const [a, b, c] = [o.md, o.mdWithOutline, pym.md].map((m) => outlineScores(m, o.top2, o.outline));
+        const x = (v: number) => (Number.isFinite(v) ? `${v.toFixed(2)}×` : 'n/a');
+        outlineRows.push(
+          `| ${path.basename(file)} | ${n} | ${o.top2.length}/${o.outline.length} | ${pct(a.r)} | ${x(a.ratio)} | ${pct(b.r)} | ${x(b.ratio)} | ` +
+            `${py ? pct(c.r) : 'n/a'} | ${py ? x(c.ratio) : 'n/a'} |`,
+        );
+      }
       const s = [sentenceShare(o.md, sentences), sentenceShare(pym.md, sentences), sentenceShare(o.poppler, sentences)];
       const runs = referenceRuns(file, n);
       const ord = [orderShare(o.md, runs), py ? orderShare(pym.md, runs) : NaN, orderShare(o.poppler, runs)];
@@ -271,6 +301,16 @@ async function main() {
       sums.pop += o.popplerMs;
       sums.pym += Number.isFinite(pym.ms) ? pym.ms : 0;
     }
+    out('');
+    out(
+      'outline scores: recall of its top two levels, headings / whole outline (goal ≤ 1.5×); ours without and with it:',
+    );
+    out('');
+    out(
+      '| document | pages | top-2 / outline | ours R top-2 | ours ratio | ours+outline R top-2 | ours+outline ratio | pymu R top-2 | pymu ratio |',
+    );
+    out('|---|---|---|---|---|---|---|---|---|');
+    for (const r of outlineRows) out(r);
     out('');
     out(
       `mean over documents with an outline (${sums.nH}): headings ours P ${pct(sums.oursP / sums.nH)} R ${pct(sums.oursR / sums.nH)}, ` +
