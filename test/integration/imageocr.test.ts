@@ -145,6 +145,10 @@ describe('Image OCR endpoints on the real engine', function () {
   });
 
   describe('POST /api/imageocr/process', () => {
+    /** The test page as a PNG upload with these fields. */
+    const postPng = (fields: Record<string, string>) =>
+      postForm(s.url, '/api/imageocr/process', fields, { bytes: png, name: 'page.png', type: 'image/png' });
+
     it('recognises the German text of a 150 dpi PNG with at least 95 % accuracy and reports its size, format and dpi', async () => {
       const data = ok(
         await postForm(s.url, '/api/imageocr/process', {}, { bytes: png, name: 'page.png', type: 'image/png' }),
@@ -221,20 +225,11 @@ describe('Image OCR endpoints on the real engine', function () {
     });
 
     it('with output_format=markdown adds the Markdown and its blocks, boxed in the image pixels in reading order', async () => {
-      const text = ok(
-        await postForm(s.url, '/api/imageocr/process', {}, { bytes: png, name: 'page.png', type: 'image/png' }),
-      );
+      const text = ok(await postPng({}));
       expect(text).to.not.have.property('markdown');
       expect(text).to.not.have.property('blocks');
       // Not the text answer's cache entry: the Markdown is its own.
-      const data = ok(
-        await postForm(
-          s.url,
-          '/api/imageocr/process',
-          { output_format: 'markdown' },
-          { bytes: png, name: 'page.png', type: 'image/png' },
-        ),
-      );
+      const data = ok(await postPng({ output_format: 'markdown' }));
       expect(data.extracted_text).to.equal(text.extracted_text);
       expect(accuracy(TEXT, data.markdown)).to.be.at.least(0.95);
       const blocks: { type: string; text: string; bbox: number[]; order: number }[] = data.blocks;
@@ -256,28 +251,12 @@ describe('Image OCR endpoints on the real engine', function () {
       // The first paragraph: three lines of 11 pt type at 15 pt leading, about 2 × 31 px + one line's 25 px at 150 dpi.
       expect(blocks[0].bbox[3] - blocks[0].bbox[1]).to.be.within(75, 105);
       // The cached answer is the same.
-      const again = ok(
-        await postForm(
-          s.url,
-          '/api/imageocr/process',
-          { output_format: 'markdown' },
-          { bytes: png, name: 'page.png', type: 'image/png' },
-        ),
-      );
+      const again = ok(await postPng({ output_format: 'markdown' }));
       expect(again).to.deep.equal(data);
     });
 
     it('refuses an output_format it does not know with 400 naming it', async () => {
-      const e = err(
-        await postForm(
-          s.url,
-          '/api/imageocr/process',
-          { output_format: 'html' },
-          { bytes: png, name: 'page.png', type: 'image/png' },
-        ),
-        400,
-        'VALIDATION_ERROR',
-      );
+      const e = err(await postPng({ output_format: 'html' }), 400, 'VALIDATION_ERROR');
       expect(JSON.stringify(e)).to.include('output_format').and.include('html');
     });
 
