@@ -9,7 +9,7 @@ import type { Out } from './render';
 
 /** A caption's label in the languages the OCR defaults read, with its number and the punctuation after it. */
 const CAPTION =
-  /^(figure|fig\.|table|tab\.|listing|algorithm|chart|scheme|plate|exhibit|abbildung|abb\.|tabelle|tab\.|grafik|bild|figura|tableau|tabla)\s*([A-Z]?\d{1,3}([.-]\d{1,3})*[a-z]?)\s*[:.|—–-]\s*\S/iu;
+  /^(figure|fig\.|table|tab\.|listing|algorithm|chart|scheme|plate|exhibit|abbildung|abb\.|tabelle|grafik|bild|figura|tableau|tabla)\s*([A-Z]?\d{1,3}([.-]\d{1,3})*[a-z]?)\s*[:.|—–-]\s*\S/iu;
 /** A footnote's mark at the start of its text. */
 const NOTE_MARK = /^([¹²³⁴⁵⁶⁷⁸⁹⁰]+|\d{1,3}(?=\s*\p{Lu})|[*†‡§¶]{1,3})\s*\S/u;
 /** Footnotes stand in the bottom third of a page. */
