@@ -43,7 +43,11 @@ const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length
  */
 function withLines(words: Word[]): Word[] {
   const lines = new Map<string, Word[]>();
-  for (const w of words) lines.set(w.line, [...(lines.get(w.line) ?? []), w]);
+  for (const w of words) {
+    const l = lines.get(w.line);
+    if (l) l.push(w);
+    else lines.set(w.line, [w]);
+  }
   const groups = new Map<string, { baseline: number; size: number; words: Word[] }[]>();
   for (const ws of lines.values()) {
     const line = {
@@ -51,7 +55,9 @@ function withLines(words: Word[]): Word[] {
       size: median(ws.map((w) => w.height)) / ASCENT,
       words: ws,
     };
-    groups.set(ws[0].group, [...(groups.get(ws[0].group) ?? []), line]);
+    const g = groups.get(ws[0].group);
+    if (g) g.push(line);
+    else groups.set(ws[0].group, [line]);
   }
   const out: Word[] = [];
   for (const ls of groups.values()) {

@@ -4,7 +4,7 @@
  * in the bottom third of the page that starts with a note's mark: a number, `*`, `†`, `‡`, `§`, a superscript digit).
  * Only the block's type changes; its Markdown stays a paragraph's. Pure.
  */
-import { linesBox, type BlockType } from './provenance';
+import { linesBox } from './provenance';
 import type { Out } from './render';
 
 /** A caption's label in the languages the OCR defaults read, with its number and the punctuation after it. */
@@ -18,11 +18,7 @@ const NOTE_ZONE = 1 / 3;
 const NOTE_SIZE = 0.92;
 
 /** The type a text block on a page `pageHeight` points high has beside `paragraph`, or undefined. */
-export function textRole(
-  o: Out,
-  body: number,
-  pageHeight: number,
-): Extract<BlockType, 'caption' | 'footnote'> | undefined {
+export function textRole(o: Out, body: number, pageHeight: number): Out['role'] {
   if (o.kind !== 'text' || !o.lines.length) return undefined;
   const first = o.lines[0].text.trim();
   if (CAPTION.test(first)) return 'caption';
