@@ -1,0 +1,124 @@
+/**
+ * A Markdown text cut into chunks for retrieval (contract §14): its blocks (`markdown-units.ts`) packed in order into
+ * chunks of at most `max_tokens`, a heading starting a new chunk and carried by every chunk under it
+ * (`heading_path`), a block cut only where it must be (`pieces.ts`), `overlap_tokens` of the chunk before repeated at
+ * the start of the next one within a section. With the blocks of a document's pages (`provenance.ts`), each chunk
+ * also says which pages and boxes it came from. Offsets are into the text; a chunk's `text` is the text between them,
+ * except where a table's header or a code fence is repeated. Pure.
+ */
+import { markdownUnits } from './markdown-units';
+import { unitPieces, type Piece } from './pieces';
+import { tokenCounter, type TokenizerName } from './tokens';
+
+export interface ChunkOptions {
+  maxTokens: number;
+  overlapTokens: number;
+  tokenizer: TokenizerName;
+}
+
+export type Bbox = [number, number, number, number];
+
+/** A block of a page where it stands in the text: the pages and boxes a chunk reports are those of its spans. */
+export interface SourceSpan {
+  start: number;
+  end: number;
+  page: number;
+  bbox?: Bbox;
+}
+
+export interface TextChunk {
+  index: number;
+  text: string;
+  tokens: number;
+  heading_path: string[];
+  char_start: number;
+  char_end: number;
+}
+
+export interface DocumentChunk extends TextChunk {
+  pages: number[];
+  boxes: { page: number; bbox: Bbox }[];
+}
+
+interface Placed extends Piece {
+  path: string[];
+  heading: boolean;
+}
+
+/** Tokens a junction between two pieces may add (the blank line between them, counted whole). */
+const JUNCTION = 2;
+
+/** The text's chunks, each within `maxTokens`. */
+export function chunkMarkdown(text: string, opts: ChunkOptions): TextChunk[] {
+  const count = tokenCounter(opts.tokenizer);
+  const max = Math.max(1, opts.maxTokens);
+  const overlap = Math.min(Math.max(0, opts.overlapTokens), max - 1);
+  const placed: Placed[] = [];
+  let path: string[] = [];
+  markdownUnits(text).forEach((u, i) => {
+    if (u.kind === 'heading') {
+      // The headings above this one stay, those at its level or below it go.
+      const above = path.slice(0, Math.max(0, (u.level ?? 1) - 1));
+      path = [...above, u.title ?? ''];
+    }
+    for (const p of unitPieces(text, u, i, max, count)) placed.push({ ...p, path, heading: u.kind === 'heading' });
+  });
+
+  // A chunk is a run of pieces: `[from, to)`, opened by the overlap of the one before when it stays in its section.
+  const textOf = (from: number, to: number) => {
+    let out = placed[from].text;
+    for (let k = from + 1; k < to; k++) out += text.slice(placed[k - 1].end, placed[k].start) + placed[k].text;
+    return out;
+  };
+  const chunks: TextChunk[] = [];
+  let at = 0;
+  while (at < placed.length) {
+    let from = at;
+    if (overlap > 0 && chunks.length && !placed[at].heading) {
+      let sum = 0;
+      while (from > 0 && !placed[from - 1].heading && sum + placed[from - 1].tokens + JUNCTION <= overlap) {
+        from--;
+        sum += placed[from].tokens + JUNCTION;
+      }
+    }
+    let to = at;
+    let estimate = 0;
+    let body = false;
+    for (let k = from; k < placed.length; k++) {
+      const p = placed[k];
+      if (k >= at && p.heading && body) break;
+      const next = estimate + (k > from ? JUNCTION : 0) + p.tokens;
+      // The estimate may miss what a junction adds: near the budget, the text is counted.
+      if (k > at && next > max - 4 * JUNCTION && count.count(textOf(from, k + 1)) > max) break;
+      estimate = next;
+      body ||= !p.heading;
+      to = k + 1;
+    }
+    let tokens = count.count(textOf(from, to));
+    // Each piece fits alone: the overlap goes first, then the last pieces, until the chunk fits.
+    while (tokens > max && from < at) tokens = count.count(textOf(++from, to));
+    while (tokens > max && to > at + 1) tokens = count.count(textOf(from, --to));
+    const first = placed.slice(from, to).find((p) => !p.heading) ?? placed[to - 1];
+    chunks.push({
+      index: chunks.length,
+      text: textOf(from, to),
+      tokens,
+      heading_path: first.path,
+      char_start: placed[from].start,
+      char_end: placed[to - 1].end,
+    });
+    at = to;
+  }
+  return chunks;
+}
+
+/** The chunks of a document's Markdown with the pages and boxes of the blocks each one covers. */
+export function chunkDocument(text: string, spans: readonly SourceSpan[], opts: ChunkOptions): DocumentChunk[] {
+  const sorted = [...spans].sort((a, b) => a.start - b.start);
+  return chunkMarkdown(text, opts).map((c) => {
+    const hit = sorted.filter((s) => s.start < c.char_end && s.end > c.char_start);
+    const boxes: DocumentChunk['boxes'] = [];
+    for (const s of hit) if (s.bbox) boxes.push({ page: s.page, bbox: s.bbox });
+    return { ...c, pages: [...new Set(hit.map((s) => s.page))].sort((a, b) => a - b), boxes };
+  });
+}

@@ -1,0 +1,58 @@
+/**
+ * Token counts for chunking (contract §14): a named tokenizer whose tables ship inside the `js-tiktoken` package
+ * (no download). Counting runs tiktoken's own pre-split (its pattern, one match at a time) and encodes each piece
+ * once per process: BPE never merges across pieces, so the sum over the pieces is the text's exact count, and the
+ * words of a document repeat, so most pieces are a map lookup. Special tokens (`<|endoftext|>`) count as the plain
+ * text they are. Pure apart from the lazily built tables (about half a second for `cl100k_base`, once).
+ */
+import { Tiktoken } from 'js-tiktoken/lite';
+import cl100k from 'js-tiktoken/ranks/cl100k_base';
+import o200k from 'js-tiktoken/ranks/o200k_base';
+
+export const TOKENIZERS = ['cl100k_base', 'o200k_base'] as const;
+export type TokenizerName = (typeof TOKENIZERS)[number];
+
+const RANKS = { cl100k_base: cl100k, o200k_base: o200k } as const;
+/** Pieces remembered per tokenizer before the memory starts again (a piece is a word or a run of punctuation). */
+const MEMO_MAX = 200_000;
+
+export interface TokenCounter {
+  readonly name: TokenizerName;
+  count(text: string): number;
+}
+
+const counters = new Map<TokenizerName, TokenCounter>();
+
+export function tokenCounter(name: TokenizerName = 'cl100k_base'): TokenCounter {
+  let counter = counters.get(name);
+  if (!counter) {
+    counter = buildCounter(name);
+    counters.set(name, counter);
+  }
+  return counter;
+}
+
+function buildCounter(name: TokenizerName): TokenCounter {
+  const ranks = RANKS[name];
+  const encoder = new Tiktoken(ranks);
+  const pattern = new RegExp(ranks.pat_str, 'gu');
+  let memo = new Map<string, number>();
+  const piece = (p: string): number => {
+    let n = memo.get(p);
+    if (n === undefined) {
+      n = encoder.encode(p, [], []).length;
+      if (memo.size >= MEMO_MAX) memo = new Map();
+      memo.set(p, n);
+    }
+    return n;
+  };
+  return {
+    name,
+    count(text: string): number {
+      let n = 0;
+      pattern.lastIndex = 0;
+      for (let m = pattern.exec(text); m; m = pattern.exec(text)) n += piece(m[0]);
+      return n;
+    },
+  };
+}
