@@ -250,6 +250,7 @@ export function createDocumentActivities(deps: ActivityDeps) {
             first: range.first,
             last: range.last,
             images: images ? { filename: `${jobId}-images.zip`, imagePaths: images } : undefined,
+            chunks: p,
           });
           if (p.template) {
             await writeBlobJson(store, readKey(jobId), data);

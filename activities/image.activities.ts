@@ -145,7 +145,7 @@ export function createImageActivities(deps: ActivityDeps) {
           text = r.text;
         }
         await store.put(jobOutputKey(jobId, 'result.md'), text, { mime: 'text/markdown; charset=utf-8' });
-        const data = imageOcrAnswer(text, ocr.metadata, ocr.md);
+        const data = imageOcrAnswer(text, ocr.metadata, ocr.md, parameters);
         const job: JobFields = {
           structured_data: data,
           assets: [jobOutputKey(jobId, 'result.md')],

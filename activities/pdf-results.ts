@@ -17,6 +17,7 @@ import { applyTemplate } from './text-operations';
 import { jobModel } from './model-journal';
 import { pagesMarkdown } from '../domain/pdf/markdown/pages';
 import type { PageResult, PdfMeta } from './pdf-types';
+import { documentChunks } from '../capabilities/chunks';
 
 /** The page renders' archive of a job (`renderPdfImages`). */
 export interface PdfImages {
@@ -67,12 +68,24 @@ export function createPdfResults(deps: ActivityDeps) {
     }
     const md = p.output_format === 'markdown' ? pagesMarkdown(contents, { tableFormat: p.table_format }) : undefined;
     const images = f.images;
+    // Chunks (contract §14) of the Markdown with its blocks' pages and boxes, or of the text with its pages (a
+    // template's answer is not the pages' text: its chunks name none).
+    const chunks = documentChunks(
+      md?.markdown ?? text,
+      md
+        ? contents.map((c, i) => ({ page: c.page, text: md.pages[i].markdown, blocks: md.pages[i].blocks }))
+        : p.template
+          ? []
+          : contents,
+      p,
+    );
     const result = pdfResult(
       p.document_format ? { ...meta, format: p.document_format } : meta,
       contents.map((c, i) => pdfPageEntry(c, md?.pages[i])),
       {
         text,
         markdown: md?.markdown,
+        chunks,
         images: images ? { filename: `${jobId}-images.zip`, imagePaths: images.image_paths } : undefined,
         job: {
           assets: [jobOutputKey(jobId, 'result.md'), ...(images ? [jobOutputKey(jobId, images.archive)] : [])],

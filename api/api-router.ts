@@ -2,7 +2,8 @@ import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import type { OpenAPIRegistry, RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
-import { AppError } from '../core/errors';
+import { AppError, validationMessage } from '../core/errors';
+import { undeclaredOptions } from '../core/jobs/job-fields';
 import { errorResponse } from './openapi';
 import { MAX_WAIT_MS, readAsyncPreference } from './services/async-preference';
 
@@ -107,6 +108,7 @@ export class ApiRouter {
         const raw = ctx.request.is('multipart')
           ? { ...(ctx.request.body as object), ...filesOf(ctx) }
           : ctx.request.body;
+        refuseUndeclaredOptions(spec.body, raw);
         body = spec.body.parse(raw ?? {});
       }
       if (respondsAsync(spec)) ctx.state.prefer = readAsyncPreference(ctx);
@@ -175,6 +177,23 @@ export class ApiRouter {
       responses,
     });
   }
+}
+
+/** The field names an object body schema declares (through a pipe's input); null when it is not one. */
+function declaredFields(schema: z.ZodType): string[] | null {
+  const s = schema as unknown as { shape?: object; _zod?: { def?: { type?: string; in?: z.ZodType } } };
+  if (s.shape && typeof s.shape === 'object') return Object.keys(s.shape);
+  const def = s._zod?.def;
+  if (def?.type === 'pipe' && def.in) return declaredFields(def.in);
+  return null;
+}
+
+/** A contract option (contract §14: `chunking`, `grounding`, ...) a route's body does not declare is a 400 naming it. */
+function refuseUndeclaredOptions(schema: z.ZodType, raw: unknown): void {
+  const declared = declaredFields(schema);
+  if (!declared) return;
+  const issues = undeclaredOptions(raw, declared, 'this operation');
+  if (issues.length) throw new AppError('VALIDATION_ERROR', validationMessage(issues), { issues });
 }
 
 function filesOf(ctx: Context): Record<string, unknown> {

@@ -1,3 +1,4 @@
+import { chunkRoutes } from './routes/chunks.routes';
 import type http from 'node:http';
 import path from 'node:path';
 import Koa from 'koa';
@@ -96,6 +97,7 @@ export function createApp(deps: AppDeps): App {
   commonRoutes(api, transformerDeps);
   transformerRoutes(api, transformerDeps);
   templateRoutes(api);
+  chunkRoutes(api);
   pdfRoutes(api, jobs, config, deps.engines);
   documentRoutes(api, jobs, config);
   imageOcrRoutes(api, jobs, config, deps.engines);

@@ -5,6 +5,7 @@ import type { DocumentResultData } from '../core/results/result-schemas-document
 import type { DocumentModel, ReadLimits } from '../domain/documents/model';
 import { renderDocument } from '../domain/documents/render';
 import type { TableFormat } from '../domain/documents/render-table';
+import { documentChunks, type ChunkParams } from './chunks';
 
 /**
  * The document capability (contract §12): a document of another format than PDF read from its own structure
@@ -46,6 +47,8 @@ export interface DocumentAnswerOptions {
   last?: number;
   /** The images archive's name and the paths inside it (`includeImages`). */
   images?: { filename: string; imagePaths: string[] };
+  /** `chunking=true` and its options (contract §14). */
+  chunks?: ChunkParams;
 }
 
 /** A document read as one part (a word processor's, a page, a table): its pages are not parts. */
@@ -66,6 +69,8 @@ export function documentAnswer(model: DocumentModel, opts: DocumentAnswerOptions
     last: opts.last,
     tableFormat: opts.tableFormat,
   });
+  const text = opts.markdown ? (rendered.markdown ?? '') : rendered.text;
+  const parts = rendered.contents.map((c) => ({ page: c.page, text: (opts.markdown ? c.markdown : c.text) ?? '' }));
   return {
     extracted_text: rendered.text,
     ...(opts.markdown ? { markdown: rendered.markdown ?? '' } : {}),
@@ -86,5 +91,6 @@ export function documentAnswer(model: DocumentModel, opts: DocumentAnswerOptions
     },
     images_archive_filename: opts.images?.filename ?? null,
     images_archive_data: opts.images ? '' : null,
+    ...documentChunks(text, parts, opts.chunks ?? {}),
   };
 }

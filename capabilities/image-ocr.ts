@@ -5,6 +5,7 @@ import { countCacheLookup } from '../core/runtime/metrics';
 import type { ImageOcrMetadata, ImageOcrResultData } from '../core/results/result-schemas-media';
 import { imageOcrData } from '../core/results/result-shapes';
 import { keyTemplateSource } from './template-source';
+import { documentChunks, type ChunkParams } from './chunks';
 import { documentMarkdown } from '../domain/pdf/markdown/document';
 import { ocrPageLayout, type OcrLayout } from '../domain/pdf/markdown/ocr-layout';
 
@@ -62,6 +63,16 @@ export function imageMarkdown(layout: OcrLayout, dpi: number): ImageMarkdown {
 export const entryMarkdown = (e: ImageOcrEntry): ImageMarkdown | undefined =>
   e.markdown === undefined ? undefined : { markdown: e.markdown, blocks: e.blocks ?? [] };
 
-/** The endpoint's `data` (a job's results, the entry, the API's answer); `md` with output_format=markdown. */
-export const imageOcrAnswer = (text: string, metadata: ImageOcrMetadata, md?: ImageMarkdown): ImageOcrResultData =>
-  imageOcrData(text, metadata, md);
+/**
+ * The endpoint's `data` (a job's results, the entry, the API's answer); `md` with output_format=markdown; with
+ * chunking=true (`p`) its chunks, of the Markdown with its blocks' boxes in pixels, or of the text.
+ */
+export const imageOcrAnswer = (
+  text: string,
+  metadata: ImageOcrMetadata,
+  md?: ImageMarkdown,
+  p: ChunkParams = {},
+): ImageOcrResultData => ({
+  ...imageOcrData(text, metadata, md),
+  ...documentChunks(md?.markdown ?? text, [{ page: 1, text: md?.markdown ?? text, blocks: md?.blocks }], p),
+});

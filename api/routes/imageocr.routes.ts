@@ -9,6 +9,7 @@ import { envelope, errorResponse, z } from '../openapi';
 import type { ApiEngines } from '../engines';
 import type { ApiRouter } from '../api-router';
 import { formBool } from '../schemas/form';
+import { chunkingOptions } from '../schemas/chunks.schemas';
 import { jobBodyParameters } from '../schemas/job-body';
 import type { JobService } from '../services/jobs';
 import { answerImageFromCache } from '../services/direct-answer';
@@ -24,6 +25,7 @@ const common = {
   use_cache: formBool(true),
   ocr_language: z.string().max(100).optional(),
   output_format: outputFormat.optional(),
+  ...chunkingOptions,
 };
 /** The imageocr job's result (core/results/result-schemas-media.ts). */
 const result = envelope(imageOcrResultData);

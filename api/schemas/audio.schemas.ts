@@ -5,6 +5,7 @@ import { audioProcessData } from '../../core/results/result-schemas-media';
 import { z } from '../openapi';
 import { uploadedFile } from '../uploads';
 import { formBool, formInt, httpUrl } from './form';
+import { chunkingOptions } from './chunks.schemas';
 
 /** Schemas of /api/audio (spec §4.11). */
 
@@ -45,6 +46,7 @@ export const speechOptions = {
   max_speakers: formInt(1, MAX_SPEAKERS).openapi({
     description: 'With diarize=true: at most this many speakers (default: as many as the voices differ)',
   }),
+  ...chunkingOptions,
 };
 
 /**

@@ -6,6 +6,7 @@ import { z } from '../openapi';
 import { uploadedFile } from '../uploads';
 import { formBool, formInt, httpUrl } from './form';
 import { webhookSchema } from './jobs.schemas';
+import { chunkingOptions } from './chunks.schemas';
 
 /** Schemas of POST /api/document/process (contract §12). */
 
@@ -62,6 +63,7 @@ export const documentProcessBody = z
     webhook: jsonField(webhookSchema).openapi({
       description: 'A JSON object (`{"url": ..., "token": ...}`): the completion is posted there',
     }),
+    ...chunkingOptions,
   })
   .superRefine(refinePageRange);
 

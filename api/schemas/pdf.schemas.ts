@@ -1,11 +1,13 @@
 import { EXTRACTION_METHODS, JOB_DEFAULTS } from '../../core/jobs/job-defaults';
 import { refinePageRange } from '../../core/jobs/job-params';
+import { refineChunking } from '../../core/jobs/job-fields';
 import { outputFormat, tableFormat } from '../../core/jobs/job-params-media';
 import { externalOcrResultData, pdfResultData } from '../../core/results/result-schemas-pdf';
 import { z } from '../openapi';
 import { uploadedFile } from '../uploads';
 import { formBool, formInt, httpUrl } from './form';
 import { webhookSchema } from './jobs.schemas';
+import { chunkingOptions } from './chunks.schemas';
 
 /** Schemas of the /api/pdf routes (spec §4.2): PDF text, PDF jobs and external OCR. */
 
@@ -46,8 +48,13 @@ export const processBody = z
       .regex(/^[a-z]{2}$/)
       .optional(),
     ocr_language: z.string().max(100).optional(),
+    ...chunkingOptions,
   })
-  .superRefine(refinePageRange);
+  // The rules across fields here too: a small request is answered without a job (api/services/direct-pdf.ts).
+  .superRefine((b, ctx) => {
+    refinePageRange(b, ctx);
+    refineChunking(b, ctx);
+  });
 
 /** POST /api/pdf/job (JSON). */
 export const jobBody = z.object({
@@ -60,6 +67,7 @@ export const jobBody = z.object({
   page_start: z.number().int().min(1).optional(),
   page_end: z.number().int().min(1).optional(),
   webhook: webhookSchema.optional(),
+  ...chunkingOptions,
 });
 
 /** `data` of POST /api/pdf/process (spec §4.2): the pdf job's result (core/results/result-schemas-pdf.ts). */

@@ -154,6 +154,6 @@ export async function answerImageFromCache(
   if (!hit) return false;
   countImageOcrHit();
   ctx.set('X-Cache', 'hit');
-  ctx.body = { status: 'success', data: imageOcrAnswer(hit.extracted_text, hit.metadata, entryMarkdown(hit)) };
+  ctx.body = { status: 'success', data: imageOcrAnswer(hit.extracted_text, hit.metadata, entryMarkdown(hit), params) };
   return true;
 }

@@ -39,7 +39,8 @@ export function mayAnswerPdfDirectly(
   const prefer = ctx.state.prefer as AsyncPreference | undefined;
   if (prefer?.respondAsync || prefer?.waitMs !== undefined) return false;
   if (config.INLINE_PDF_MAX_PAGES <= 0 || config.PDF_TEXT_ENGINE !== 'poppler') return false;
-  return p.extraction_method === 'native' && !p.template && !p.includeImages;
+  // Chunks (contract §14) are cut by the job's last step: a request for them runs as a job (a hit is still answered).
+  return p.extraction_method === 'native' && !p.template && !p.includeImages && p.chunking !== true;
 }
 
 /**

@@ -27,10 +27,14 @@ export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 export const TABLE_FORMATS = ['auto', 'gfm'] as const;
 export type TableFormatName = (typeof TABLE_FORMATS)[number];
 
+/** The tokenizers chunks are counted with (contract §14): their tables ship inside the `js-tiktoken` package. */
+export const TOKENIZERS = ['cl100k_base', 'o200k_base'] as const;
+export type TokenizerName = (typeof TOKENIZERS)[number];
+
 /**
  * Every parameter default, once, by the parameters' family. Recorded at creation: `transcription` (audio and video
  * jobs) and `session`. Assumed when absent, never written into a job's parameters: `pdf` (the `/api/pdf/process`
- * form applies it), `document`, `transformer` and `summary` (their routes apply them), `speech` (audio and video jobs).
+ * form applies it), `document`, `transformer` and `summary` (their routes apply them), `speech` (audio and video jobs), `chunks`.
  */
 export const JOB_DEFAULTS: {
   pdf: { extraction_method: ExtractionMethod };
@@ -40,6 +44,7 @@ export const JOB_DEFAULTS: {
   session: { source_language: string; target_language: string; template: string; create_archive: boolean };
   transformer: { source_language: string; target_language: string };
   summary: { target_language: string };
+  chunks: { chunk_max_tokens: number; chunk_overlap_tokens: number; chunk_tokenizer: TokenizerName };
 } = {
   pdf: { extraction_method: 'native' },
   document: { extraction_method: 'native', render_method: 'native' },
@@ -50,7 +55,24 @@ export const JOB_DEFAULTS: {
   session: { source_language: 'en', target_language: 'de', template: 'Session', create_archive: false },
   transformer: { source_language: 'de', target_language: 'de' },
   summary: { target_language: 'de' },
+  // `chunking=true` (contract §14): assumed when absent, never recorded.
+  chunks: { chunk_max_tokens: 512, chunk_overlap_tokens: 0, chunk_tokenizer: 'cl100k_base' },
 };
+
+/** The chunking options a job's parameters hold (contract §14), to pass on to the pipeline that reads its input. */
+export function chunkParamsOf(p: {
+  chunking?: boolean;
+  chunk_max_tokens?: number;
+  chunk_overlap_tokens?: number;
+  chunk_tokenizer?: TokenizerName;
+}): { chunking?: boolean; chunk_max_tokens?: number; chunk_overlap_tokens?: number; chunk_tokenizer?: TokenizerName } {
+  const out: ReturnType<typeof chunkParamsOf> = {};
+  if (p.chunking !== undefined) out.chunking = p.chunking;
+  if (p.chunk_max_tokens !== undefined) out.chunk_max_tokens = p.chunk_max_tokens;
+  if (p.chunk_overlap_tokens !== undefined) out.chunk_overlap_tokens = p.chunk_overlap_tokens;
+  if (p.chunk_tokenizer !== undefined) out.chunk_tokenizer = p.chunk_tokenizer;
+  return out;
+}
 
 export type DefaultsFamily = keyof typeof JOB_DEFAULTS;
 

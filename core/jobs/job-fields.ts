@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { JOB_DEFAULTS, TOKENIZERS } from './job-defaults';
 import { pageRange } from './page-range';
 
 /** Fields and checks the job types' schemas share (`core/jobs/job-params-media.ts`, `core/jobs/job-params-text.ts`). */
@@ -65,3 +66,73 @@ export const knownLanguage = z.string().refine((c) => {
     return false;
   }
 }, 'a known ISO 639-1 language code such as de or en');
+
+/** The largest chunk a client may ask for, and the smallest (contract §14). */
+export const CHUNK_TOKENS_MAX = 8192;
+export const CHUNK_TOKENS_MIN = 16;
+
+/**
+ * `chunking=true` and its options (contract §14), on the operations that offer them: `data.chunks[]` of at most
+ * `chunk_max_tokens` tokens each, counted with `chunk_tokenizer`, `chunk_overlap_tokens` of the chunk before repeated.
+ */
+export const chunkingFields = {
+  chunking: z.boolean().optional(),
+  chunk_max_tokens: z.number().int().min(CHUNK_TOKENS_MIN).max(CHUNK_TOKENS_MAX).optional(),
+  chunk_overlap_tokens: z
+    .number()
+    .int()
+    .min(0)
+    .max(CHUNK_TOKENS_MAX - 1)
+    .optional(),
+  chunk_tokenizer: z
+    .enum(TOKENIZERS, {
+      error: (i) => `unknown chunk_tokenizer ${JSON.stringify(i.input)}: use ${TOKENIZERS.join(' or ')}`,
+    })
+    .optional(),
+};
+
+/** A chunk option without `chunking=true`, or an overlap not below the budget, is a 400 naming the field. */
+export function refineChunking(
+  p: { chunking?: boolean; chunk_max_tokens?: number; chunk_overlap_tokens?: number; chunk_tokenizer?: string },
+  ctx: z.RefinementCtx,
+): void {
+  if (p.chunking !== true)
+    for (const k of ['chunk_max_tokens', 'chunk_overlap_tokens', 'chunk_tokenizer'] as const)
+      if (p[k] !== undefined) ctx.addIssue({ code: 'custom', path: [k], message: `${k} needs chunking=true` });
+  const max = p.chunk_max_tokens ?? JOB_DEFAULTS.chunks.chunk_max_tokens;
+  if ((p.chunk_overlap_tokens ?? 0) >= max)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['chunk_overlap_tokens'],
+      message: `chunk_overlap_tokens must be below chunk_max_tokens (${max})`,
+    });
+}
+
+/**
+ * The options beyond the spec (contract §9-§14) an operation either offers or refuses: sent to one that does not
+ * declare them, each is a 400 naming it, never silently ignored (fields nobody defines stay ignored, as the spec's
+ * clients send extra ones).
+ */
+export const CONTRACT_OPTIONS = [
+  'output_format',
+  'table_format',
+  'chunking',
+  'chunk_max_tokens',
+  'chunk_overlap_tokens',
+  'chunk_tokenizer',
+  'grounding',
+] as const;
+
+/** The contract options in `raw` that `declared` (a schema's field names) does not hold, as validation issues. */
+export function undeclaredOptions(
+  raw: unknown,
+  declared: ReadonlySet<string> | readonly string[],
+  what: string,
+): { path: string; message: string }[] {
+  if (!raw || typeof raw !== 'object') return [];
+  const has = (k: string) => (Array.isArray(declared) ? declared.includes(k) : (declared as Set<string>).has(k));
+  return CONTRACT_OPTIONS.filter((k) => (raw as Record<string, unknown>)[k] !== undefined && !has(k)).map((k) => ({
+    path: k,
+    message: `not offered by ${what}`,
+  }));
+}

@@ -1,6 +1,16 @@
 import { z } from 'zod';
 import { DOCUMENT_METHODS, EXTRACTION_METHODS, JOB_DEFAULTS, OUTPUT_FORMATS, TABLE_FORMATS } from './job-defaults';
-import { httpUrl, inputFile, refineOneInput, refinePageRange, uploadKey, webhookConfig, webUrl } from './job-fields';
+import {
+  chunkingFields,
+  httpUrl,
+  inputFile,
+  refineChunking,
+  refineOneInput,
+  refinePageRange,
+  uploadKey,
+  webhookConfig,
+  webUrl,
+} from './job-fields';
 
 /** Parameters of the job types that read a file: PDFs, images, recordings and videos (`core/jobs/job-params.ts`). */
 
@@ -42,6 +52,8 @@ const fileTextFields = {
   /** OCR languages: of a PDF's scanned pages, of an image, of a rendered document read with OCR. */
   ocr_language: z.string().max(100).optional(),
   webhook: webhookConfig.optional(),
+  /** `data.chunks[]` of the Markdown (or the text) with headings, pages and boxes (contract §14). */
+  ...chunkingFields,
 };
 
 /** The pdf job type (spec §4.2): an upload (`/api/pdf/process`), a path inside INPUT_ROOTS or an http(s) `url`. */
@@ -59,6 +71,7 @@ export const pdfParams = z
   .superRefine((p, ctx) => {
     refineOneInput(p, ctx);
     refinePageRange(p, ctx);
+    refineChunking(p, ctx);
   });
 
 /**
@@ -80,6 +93,7 @@ export const documentParams = z
   .superRefine((p, ctx) => {
     refineOneInput(p, ctx);
     refinePageRange(p, ctx);
+    refineChunking(p, ctx);
     if (p.render_method !== undefined && p.render_method !== 'native' && p.extraction_method !== 'render')
       ctx.addIssue({
         code: 'custom',
@@ -104,20 +118,24 @@ export const externalOcrParams = z.object({
  * The internal `imageocr` job (`/api/imageocr/*`, and a document job's image: workflows/pipelines/document.pipeline.ts):
  * an upload (`file_key`, `file_sha256`) or an http(s) `url`.
  */
-export const imageOcrParams = z.object({
-  file_key: uploadKey.optional(),
-  file_sha256: z.string().optional(),
-  url: webUrl.optional(),
-  template: z.string().max(200).optional(),
-  /** The values the template takes from the caller (a document job's `context`). */
-  context: z.record(z.string(), z.unknown()).optional(),
-  ocr_language: z.string().max(100).optional(),
-  /** `markdown` adds `data.markdown` and `data.blocks` (contract §13: boxes in the image's pixels). */
-  output_format: outputFormat.optional(),
-  /** Read where `ocr_language` is absent (the pipeline and the cache key): no route sets it. */
-  source_language: z.string().max(100).optional(),
-  use_cache: z.boolean().optional(),
-});
+export const imageOcrParams = z
+  .object({
+    file_key: uploadKey.optional(),
+    file_sha256: z.string().optional(),
+    url: webUrl.optional(),
+    template: z.string().max(200).optional(),
+    /** The values the template takes from the caller (a document job's `context`). */
+    context: z.record(z.string(), z.unknown()).optional(),
+    ocr_language: z.string().max(100).optional(),
+    /** `markdown` adds `data.markdown` and `data.blocks` (contract §13: boxes in the image's pixels). */
+    output_format: outputFormat.optional(),
+    /** Read where `ocr_language` is absent (the pipeline and the cache key): no route sets it. */
+    source_language: z.string().max(100).optional(),
+    use_cache: z.boolean().optional(),
+    /** `data.chunks[]` of the text (or the Markdown, with the blocks' boxes in pixels): contract §14. */
+    ...chunkingFields,
+  })
+  .superRefine(refineChunking);
 
 /** ISO 639-1 code, or `auto` (source only) to let the speech engine detect the language. */
 const audioLanguage = z.string().regex(/^([a-z]{2}|auto)$/, 'an ISO 639-1 code such as de or en, or auto');
@@ -153,6 +171,8 @@ const transcriptionFields = {
   max_speakers: z.number().int().min(1).max(MAX_SPEAKERS).optional(),
   /** Internal (`/api/audio/detect-language`): the language of the first 30 s of speech only, no transcript. */
   detect_language: z.boolean().optional(),
+  /** `data.chunks[]` of the transcript with their times and speakers (contract §14). */
+  ...chunkingFields,
 };
 
 /** The audio job type (spec §4.11): an upload (`/api/audio/process`) or a file inside INPUT_ROOTS (`/api/jobs/`). */
@@ -161,6 +181,7 @@ export const audioParams = z
   .superRefine((p, ctx) => {
     refineOneInput(p, ctx);
     refineSpeakers(p, ctx);
+    refineChunking(p, ctx);
   });
 
 /** `max_speakers` means something only with `diarize`: alone, it is refused rather than ignored. */
@@ -182,6 +203,7 @@ export const videoParams = z
     if (p.hosted && p.url === undefined)
       ctx.addIssue({ code: 'custom', path: ['url'], message: 'url is required with hosted' });
     refineSpeakers(p, ctx);
+    refineChunking(p, ctx);
   });
 
 /** The internal `video_frames` job (`/api/video/frames`): an upload and a frame request checked by the route. */

@@ -10,6 +10,8 @@ import {
 } from './job-params-media';
 import { sessionParams, summaryParams, transformerParams } from './job-params-text';
 
+import { undeclaredOptions } from './job-fields';
+
 export { knownLanguage, refinePageRange, webhookConfig } from './job-fields';
 export { audioParams, documentParams, externalOcrParams, imageOcrParams, pdfParams, videoFramesParams, videoParams };
 export { sessionParams, summaryParams, TRANSFORMER_OPERATIONS, transformerParams } from './job-params-text';
@@ -86,6 +88,13 @@ export function parseJobParameters<T extends JobType>(
   checked: readonly string[] = [],
 ): z.ZodSafeParseResult<JobParams<T>> {
   const schema = jobParamsByType[jobType] as unknown as z.ZodObject;
+  // An option of the contract this type does not offer (`chunking` on a transformer job) is refused, not dropped.
+  const foreign = undeclaredOptions(raw, Object.keys(schema.shape), `${jobType} jobs`);
+  if (foreign.length)
+    return {
+      success: false,
+      error: new z.ZodError(foreign.map((f) => ({ code: 'custom', path: [f.path], message: f.message, input: raw }))),
+    } as z.ZodSafeParseResult<JobParams<T>>;
   // Only the schema's own fields: a name it does not declare is still stripped (or refused by a strict one).
   const taken = checked.filter((k) => k in schema.shape);
   const trusting = taken.length ? schema.safeExtend(Object.fromEntries(taken.map((k) => [k, z.unknown()]))) : schema;

@@ -100,6 +100,8 @@ export interface PdfResultExtras {
   text?: string;
   /** The page renders: the archive's file name (its Base64 is streamed in when stored) and the image paths. */
   images?: { filename: string; imagePaths: string[] };
+  /** With chunking=true (contract §14): the chunks and how they were cut (capabilities/chunks.ts). */
+  chunks?: Pick<PdfResultData, 'chunks' | 'chunking'>;
   /** A job's own fields; a result read without a job has none (a hit in a job replaces them with its own). */
   job?: Pick<JobFields, 'assets' | 'target_dir' | 'llm_info'>;
 }
@@ -126,7 +128,7 @@ export function pdfResult(
   const metadata = pdfMetadata(meta, entries, extras.images?.imagePaths ?? []);
   // The archive's Base64 (spec: `images_archive_data`) is streamed from its blob when the results are written.
   const archive = extras.images ? { filename: extras.images.filename, data: '' } : null;
-  const data = pdfData(text, metadata, archive, extras.markdown);
+  const data: PdfResultData = { ...pdfData(text, metadata, archive, extras.markdown), ...extras.chunks };
   const job: JobFields = {
     structured_data: { extracted_text: text, metadata },
     assets: extras.job?.assets ?? [],

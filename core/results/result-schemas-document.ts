@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { documentChunkFields } from './result-schemas-chunks';
 
 // The result contract's document schemas (result-schemas.ts): job_type document, POST /api/document/process.
 
@@ -30,6 +31,7 @@ export const documentResultData = z.object({
   metadata: documentMetadataSchema,
   images_archive_filename: z.string().nullable(),
   images_archive_data: z.string().nullable(),
+  ...documentChunkFields,
 });
 
 export type DocumentResultData = z.infer<typeof documentResultData>;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { pageBlock } from './result-schemas-pdf';
+import { documentChunkFields, mediaChunkFields } from './result-schemas-chunks';
 
 // The result contract's media schemas (result-schemas.ts): image OCR, audio and video.
 
@@ -30,6 +31,7 @@ export const imageOcrResultData = z.object({
         "With output_format=markdown: the image's blocks in reading order, boxes in the image's pixels (after the " +
         'rotation, when metadata.rotation is set); markdown is their text.',
     }),
+  ...documentChunkFields,
 });
 export type ImageOcrResultData = z.infer<typeof imageOcrResultData>;
 
@@ -79,6 +81,7 @@ export const audioResultData = z.object({
   process_id: z.string(),
   process_dir: z.string(),
   subtitles: subtitlesText,
+  ...mediaChunkFields,
 });
 export type AudioResultData = z.infer<typeof audioResultData>;
 
@@ -111,6 +114,7 @@ export const videoResultData = z.object({
   transcription,
   segments: videoSegments,
   subtitles: subtitlesText,
+  ...mediaChunkFields,
   metadata: z.object({
     resolution: z.string().meta({ example: '1280x720' }),
     codec: z.string().meta({ example: 'h264' }),
@@ -127,6 +131,7 @@ export const hostedVideoResultData = z.object({
   transcription,
   segments: videoSegments,
   subtitles: subtitlesText,
+  ...mediaChunkFields,
   metadata: z.object({
     uploader: z.string().nullable(),
     views: z.number().int().nullable(),

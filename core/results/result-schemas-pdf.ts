@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { documentChunkFields } from './result-schemas-chunks';
 
 // The result contract's PDF schemas (result-schemas.ts): POST /api/pdf/process and /process-external-ocr.
 
@@ -73,6 +74,7 @@ export const pdfResultData = z.object({
   metadata: pdfMetadataSchema,
   images_archive_filename: z.string().nullable(),
   images_archive_data: z.string().nullable(),
+  ...documentChunkFields,
 });
 export type PdfResultData = z.infer<typeof pdfResultData>;
 

@@ -60,6 +60,25 @@ const COMBINED_RULE = 'image-pages-quality';
  */
 const MARKDOWN_FORMAT = 'markdown-5';
 
+/** The version of the chunking rules (domain/chunks) in the keys of results with chunks (contract §14). */
+const CHUNK_RULES = 'chunks-1';
+
+/**
+ * The key's part of a result's chunking options: the rules' version, the tokenizer and the budget; absent without
+ * `chunking=true`, so the keys of results that do not ask stay as they were.
+ */
+export function chunkKeyParams(params: Record<string, unknown>): { chunks?: string } {
+  if (params.chunking !== true) return {};
+  const d = JOB_DEFAULTS.chunks;
+  const parts = [
+    CHUNK_RULES,
+    params.chunk_tokenizer ?? d.chunk_tokenizer,
+    params.chunk_max_tokens ?? d.chunk_max_tokens,
+    params.chunk_overlap_tokens ?? d.chunk_overlap_tokens,
+  ];
+  return { chunks: parts.map(String).join(':') };
+}
+
 /** The parts of a deployment that change a PDF's text: the text engine and the vision model, when there is one. */
 interface PdfCacheContext {
   textEngine: string;
@@ -90,6 +109,7 @@ export function pdfCacheKey(inputSha256: string, params: Record<string, unknown>
       ...(params.output_format === 'markdown' && params.table_format === 'gfm' ? { tables: 'gfm' } : {}),
       // A document job's PDF (contract §12): the same answer as the PDF endpoint's, kept apart from it all the same.
       ...(params.document_format ? { document: params.document_format } : {}),
+      ...chunkKeyParams(params),
     },
     model: usesVision ? (ctx.visionModel ?? '') : '',
   });
@@ -118,6 +138,7 @@ export function documentCacheKey(inputSha256: string, params: Record<string, unk
       // Absent for the default, so the keys of results that do not ask stay as they were.
       ...(params.output_format === 'markdown' && params.table_format === 'gfm' ? { tables: 'gfm' } : {}),
       rules: DOCUMENT_RULES,
+      ...chunkKeyParams(params),
     },
   });
 }
@@ -166,6 +187,7 @@ export function imageOcrCacheKey(
       // Absent for text, so the keys of text results stay as they were.
       ...(params.output_format === 'markdown' ? { format: MARKDOWN_FORMAT } : {}),
       ...(template ? { template_source: contentHash(ctx.templateSource!), context: params.context ?? {} } : {}),
+      ...chunkKeyParams(params),
     },
     model: template ? (ctx.model ?? '') : '',
   });

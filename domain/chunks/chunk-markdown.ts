@@ -14,6 +14,8 @@ export interface ChunkOptions {
   maxTokens: number;
   overlapTokens: number;
   tokenizer: TokenizerName;
+  /** Plain text: its paragraphs (parted by blank lines) are its only blocks; nothing reads as markup. */
+  plain?: boolean;
 }
 
 export type Bbox = [number, number, number, number];
@@ -55,7 +57,7 @@ export function chunkMarkdown(text: string, opts: ChunkOptions): TextChunk[] {
   const overlap = Math.min(Math.max(0, opts.overlapTokens), max - 1);
   const placed: Placed[] = [];
   let path: string[] = [];
-  markdownUnits(text).forEach((u, i) => {
+  markdownUnits(text, { plain: opts.plain }).forEach((u, i) => {
     if (u.kind === 'heading') {
       // The headings above this one stay, those at its level or below it go.
       const above = path.slice(0, Math.max(0, (u.level ?? 1) - 1));

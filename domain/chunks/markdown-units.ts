@@ -45,10 +45,20 @@ function linesOf(text: string): Line[] {
 
 const blank = (l: Line) => l.text.trim() === '';
 
-/** The text's blocks in order. */
-export function markdownUnits(text: string): MarkdownUnit[] {
+/** The text's blocks in order; `plain`: paragraphs only (plain text, where no line is markup). */
+export function markdownUnits(text: string, opts: { plain?: boolean } = {}): MarkdownUnit[] {
   const lines = linesOf(text);
   const units: MarkdownUnit[] = [];
+  if (opts.plain) {
+    for (let i = 0; i < lines.length; i++) {
+      if (blank(lines[i])) continue;
+      let j = i;
+      while (j + 1 < lines.length && !blank(lines[j + 1])) j++;
+      units.push({ kind: 'paragraph', start: lines[i].start, end: lines[j].end });
+      i = j;
+    }
+    return units;
+  }
   const push = (kind: UnitKind, from: number, to: number, extra: Partial<MarkdownUnit> = {}) => {
     // `to` is the last line's index; trailing spaces of the last line stay with it.
     units.push({ kind, start: lines[from].start, end: lines[to].end, ...extra });

@@ -8,9 +8,9 @@
 import { Tiktoken } from 'js-tiktoken/lite';
 import cl100k from 'js-tiktoken/ranks/cl100k_base';
 import o200k from 'js-tiktoken/ranks/o200k_base';
+import type { TokenizerName } from '../../core/jobs/job-defaults';
 
-export const TOKENIZERS = ['cl100k_base', 'o200k_base'] as const;
-export type TokenizerName = (typeof TOKENIZERS)[number];
+export type { TokenizerName };
 
 const RANKS = { cl100k_base: cl100k, o200k_base: o200k } as const;
 /** Pieces remembered per tokenizer before the memory starts again (a piece is a word or a run of punctuation). */

@@ -1,4 +1,4 @@
-import { withDefaults } from '../../core/jobs/job-defaults';
+import { chunkParamsOf, withDefaults } from '../../core/jobs/job-defaults';
 import type { ImageOcrParams, PdfParams } from '../../core/jobs/job-params';
 import { activitiesFor, modelRoute, PRIORITY } from '../routing';
 import type { PipelineContext } from './context';
@@ -36,6 +36,7 @@ export async function documentPipeline(ctx: PipelineContext<'document'>): Promis
       ...(p.ocr_language ? { ocr_language: p.ocr_language } : {}),
       ...(p.output_format ? { output_format: p.output_format } : {}),
       ...(p.use_cache !== undefined ? { use_cache: p.use_cache } : {}),
+      ...chunkParamsOf(p),
     };
     return imageOcrPipeline({ ...ctx, input: { ...ctx.input, jobType: 'imageocr', parameters: image } });
   }
@@ -54,6 +55,7 @@ export async function documentPipeline(ctx: PipelineContext<'document'>): Promis
     ...(p.page_end ? { page_end: p.page_end } : {}),
     ...(p.ocr_language ? { ocr_language: p.ocr_language } : {}),
     ...(rendered ? { document_format: read.format } : {}),
+    ...chunkParamsOf(p),
   };
   return pdfPipeline({ ...ctx, input: { ...ctx.input, jobType: 'pdf', parameters: pdf } });
 }

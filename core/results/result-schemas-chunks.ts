@@ -1,0 +1,67 @@
+import { z } from 'zod';
+import { TOKENIZERS } from '../jobs/job-defaults';
+
+// The result contract's chunk schemas (contract §14), in the results of the operations that offer `chunking=true`.
+
+/** How the chunks were cut: the tokenizer and the budget asked for (or their defaults). */
+export const chunkingSchema = z
+  .object({
+    tokenizer: z.enum(TOKENIZERS),
+    max_tokens: z.number().int(),
+    overlap_tokens: z.number().int(),
+  })
+  .meta({ id: 'Chunking', description: 'With chunking=true: how the chunks were cut' });
+
+/** A chunk of a document's (or an image's) text, with its headings, pages and boxes. */
+export const documentChunkSchema = z
+  .object({
+    index: z.number().int().nonnegative(),
+    text: z.string().meta({
+      description:
+        "The chunk's Markdown: the text between char_start and char_end, with a long table's header or a code " +
+        "block's fence repeated where it was cut",
+    }),
+    tokens: z.number().int().meta({ description: 'Tokens of text (at most chunking.max_tokens)' }),
+    heading_path: z.array(z.string()).meta({ description: 'The headings the chunk stands under, outermost first' }),
+    pages: z.array(z.number().int()).meta({ description: 'The pages (parts) its blocks come from' }),
+    boxes: z
+      .array(
+        z.object({
+          page: z.number().int(),
+          bbox: z.tuple([z.number(), z.number(), z.number(), z.number()]),
+        }),
+      )
+      .meta({ description: "Its blocks' boxes (contract §13: PDF points, an image's pixels); none without blocks" }),
+    char_start: z.number().int().meta({ description: 'Offset into data.markdown (data.extracted_text without it)' }),
+    char_end: z.number().int(),
+  })
+  .meta({ id: 'DocumentChunk' });
+
+/** A chunk of a transcript, with its times, speakers and segments. */
+export const mediaChunkSchema = z
+  .object({
+    index: z.number().int().nonnegative(),
+    text: z.string(),
+    tokens: z.number().int().meta({ description: 'Tokens of text (at most chunking.max_tokens)' }),
+    start: z.number().meta({ description: 'Seconds' }),
+    end: z.number().meta({ description: 'Seconds' }),
+    speakers: z.array(z.string()).meta({ description: 'With diarize=true: the speakers, in order; else empty' }),
+    segments: z.array(z.number().int()).meta({ description: 'Indexes of the segments it covers' }),
+  })
+  .meta({ id: 'MediaChunk' });
+
+export type Chunking = z.infer<typeof chunkingSchema>;
+export type DocumentChunkData = z.infer<typeof documentChunkSchema>;
+export type MediaChunkData = z.infer<typeof mediaChunkSchema>;
+
+/** The fields a document's result gains with chunking=true. */
+export const documentChunkFields = {
+  chunks: z.array(documentChunkSchema).optional().meta({ description: 'With chunking=true: the chunks, in order' }),
+  chunking: chunkingSchema.optional(),
+};
+
+/** The fields a transcription's result gains with chunking=true. */
+export const mediaChunkFields = {
+  chunks: z.array(mediaChunkSchema).optional().meta({ description: 'With chunking=true: the chunks, in order' }),
+  chunking: chunkingSchema.optional(),
+};
