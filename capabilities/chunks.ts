@@ -1,7 +1,9 @@
-import { JOB_DEFAULTS, type TokenizerName } from '../core/jobs/job-defaults';
 import type { Chunking, DocumentChunkData } from '../core/results/result-schemas-chunks';
-import { chunkDocument, chunkMarkdown, type ChunkOptions, type TextChunk } from '../domain/chunks/chunk-markdown';
+import { chunkDocument, chunkMarkdown, type TextChunk } from '../domain/chunks/chunk-markdown';
 import { sourceSpans, type SpanPart } from '../domain/chunks/provenance';
+import { chunkingOf, chunkOptions, type ChunkParams } from '../domain/chunks/options';
+
+export { chunkOptions, type ChunkParams };
 
 /**
  * The chunks capability (contract §14): `chunking=true` on a document, PDF, image or recording adds `data.chunks[]`
@@ -9,32 +11,6 @@ import { sourceSpans, type SpanPart } from '../domain/chunks/provenance';
  * the transcriptions' `transcriptionData`) and so does `POST /api/chunks`, so every operation cuts one way. The
  * options are the job's parameters as the API validated them (core/jobs/job-fields.ts `chunkingFields`).
  */
-
-/** The chunking parameters of a job (absent ones hold their defaults, core/jobs/job-defaults.ts). */
-export interface ChunkParams {
-  chunking?: boolean;
-  chunk_max_tokens?: number;
-  chunk_overlap_tokens?: number;
-  chunk_tokenizer?: TokenizerName;
-}
-
-/** The options a job's parameters ask for; null without `chunking=true`. */
-export function chunkOptions(p: ChunkParams): ChunkOptions | null {
-  if (p.chunking !== true) return null;
-  const d = JOB_DEFAULTS.chunks;
-  return {
-    maxTokens: p.chunk_max_tokens ?? d.chunk_max_tokens,
-    overlapTokens: p.chunk_overlap_tokens ?? d.chunk_overlap_tokens,
-    tokenizer: p.chunk_tokenizer ?? d.chunk_tokenizer,
-  };
-}
-
-/** `data.chunking`: how the chunks were cut. */
-export const chunkingOf = (o: ChunkOptions): Chunking => ({
-  tokenizer: o.tokenizer,
-  max_tokens: o.maxTokens,
-  overlap_tokens: o.overlapTokens,
-});
 
 /**
  * The chunks of a document's text (its Markdown, or its text without one) with the pages and boxes of the parts'

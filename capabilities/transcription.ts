@@ -1,4 +1,7 @@
 import type { BlobStore } from '../core/stores/blob-store';
+import type { Chunking, MediaChunkData } from '../core/results/result-schemas-chunks';
+import { chunkingOf, chunkOptions, type ChunkParams } from '../domain/chunks/options';
+import { chunkTranscript } from '../domain/chunks/media-chunks';
 import { peekCache, readCache, writeCache } from '../core/stores/cache';
 import { AUDIO_CACHE_OPERATION, audioCacheKey } from '../core/stores/cache-keys';
 import { withDefaults } from '../core/jobs/job-defaults';
@@ -56,10 +59,17 @@ export const speechOptions = (params: Record<string, unknown>) =>
 
 /**
  * The endpoint's `data` of an outcome (a job's end and the API's hit alike): `shape` gives the endpoint's fields
- * (`audioData`, `videoData`), word timings and subtitles as the speech options ask.
+ * (`audioData`, `videoData`), word timings, subtitles and chunks as the options ask.
  */
-export const transcriptionAnswer = <D extends { segments?: AudioSegment[]; subtitles?: string }>(
-  outcome: AudioOutcome,
-  params: Record<string, unknown>,
-  shape: (o: AudioOutcome) => D,
-): D => transcriptionData(outcome, speechOptions(params), shape);
+export function transcriptionAnswer<
+  D extends { segments?: AudioSegment[]; subtitles?: string; chunks?: MediaChunkData[]; chunking?: Chunking },
+>(outcome: AudioOutcome, params: Record<string, unknown>, shape: (o: AudioOutcome) => D): D {
+  const data = transcriptionData(outcome, speechOptions(params), shape);
+  // Chunks of the transcript as spoken (contract §14), cut on its words' times, at speaker turns with diarize.
+  const o = chunkOptions(params as ChunkParams);
+  if (o) {
+    data.chunks = chunkTranscript(outcome.segments, { ...o, speakers: params.diarize === true });
+    data.chunking = chunkingOf(o);
+  }
+  return data;
+}

@@ -18,7 +18,9 @@ export type TranscriptionResultData = AudioResultData | VideoResultData | Hosted
  * shown only when asked (a video's data gains `segments` then, and when speakers are asked), and `subtitles` adds the file's text, cut from the
  * transcript as spoken (contract §9).
  */
-export function transcriptionData<D extends { segments?: AudioSegment[]; subtitles?: string }>(
+export function transcriptionData<
+  D extends { segments?: AudioSegment[]; subtitles?: string; chunks?: unknown; chunking?: unknown },
+>(
   outcome: AudioOutcome,
   p: { word_timestamps: boolean; diarize?: boolean; subtitles?: SubtitleFormat },
   shape: (o: AudioOutcome) => D,

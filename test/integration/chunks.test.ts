@@ -1,3 +1,6 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { expect } from 'chai';
 // The stack (and with it api/openapi, which extends zod) is imported before anything that builds schemas.
 import { useStack, type Stack } from '../support/servers/stack';
@@ -5,6 +8,7 @@ import { Tiktoken } from 'js-tiktoken/lite';
 import cl100k from 'js-tiktoken/ranks/cl100k_base';
 import { htmlToPdf, structuredDoc, type StructuredDoc } from '../support/documents/html-pdf';
 import { okData as ok, postMultipart, postPdf } from '../support/clients/pdf-http';
+import { chunkedRecording, CHUNKED_SENTENCES } from '../support/media/speech-samples';
 
 // chunking=true (contract §14) on the real API, worker and Temporal dev server: a PDF printed by Chromium read by
 // poppler into Markdown and cut on its blocks, its text cut on its pages, `POST /api/chunks`, and the 400s of
@@ -126,5 +130,42 @@ describe('chunks on the real stack', function () {
       },
     );
     expect400(form, 'chunking');
+  });
+
+  describe('a recording', () => {
+    let dir: string;
+    let wav: Buffer;
+    before(async function () {
+      this.timeout(120_000);
+      dir = mkdtempSync(path.join(os.tmpdir(), 'chunks-audio-'));
+      wav = readFileSync((await chunkedRecording(dir)).file);
+    });
+    after(() => rmSync(dir, { recursive: true, force: true }));
+
+    it('cuts the transcript at sentence ends within the budget, with times and segments', async function () {
+      this.timeout(300_000);
+      const fields = { source_language: 'en', target_language: 'en', chunking: 'true', chunk_max_tokens: '24' };
+      const r = await postMultipart(`${s.url}/api/audio/process`, fields, {
+        bytes: wav,
+        name: 'long.wav',
+        type: 'audio/wav',
+      });
+      const data = ok(r);
+      expect(data.chunking).to.deep.equal({ tokenizer: 'cl100k_base', max_tokens: 24, overlap_tokens: 0 });
+      const chunks: any[] = data.chunks;
+      // Five sentences of about 12 tokens, two at most in a chunk of 24.
+      expect(chunks.length).to.be.within(3, CHUNKED_SENTENCES.length);
+      for (const c of chunks) {
+        expect(c.tokens).to.equal(tokensOf(c.text)).and.to.be.at.most(24);
+        expect(c.text, c.text).to.match(/[.!?]$/);
+        expect(c.end).to.be.greaterThan(c.start);
+        for (const i of c.segments) {
+          expect(data.segments[i].end).to.be.greaterThan(c.start - 0.01);
+          expect(data.segments[i].start).to.be.lessThan(c.end + 0.01);
+        }
+      }
+      for (let i = 1; i < chunks.length; i++) expect(chunks[i].start).to.be.at.least(chunks[i - 1].end);
+      expect(chunks.map((c) => c.text).join(' ')).to.equal(data.segments.map((g: any) => g.text.trim()).join(' '));
+    });
   });
 });
