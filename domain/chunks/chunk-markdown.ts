@@ -57,11 +57,14 @@ export function chunkMarkdown(text: string, opts: ChunkOptions): TextChunk[] {
   const overlap = Math.min(Math.max(0, opts.overlapTokens), max - 1);
   const placed: Placed[] = [];
   let path: string[] = [];
+  const open: { level: number; title: string }[] = [];
   markdownUnits(text, { plain: opts.plain }).forEach((u, i) => {
     if (u.kind === 'heading') {
-      // The headings above this one stay, those at its level or below it go.
-      const above = path.slice(0, Math.max(0, (u.level ?? 1) - 1));
-      path = [...above, u.title ?? ''];
+      // The headings above this one stay (a level skipped is skipped), those at its level or below it go.
+      const level = u.level ?? 1;
+      while (open.length && open[open.length - 1].level >= level) open.pop();
+      open.push({ level, title: u.title ?? '' });
+      path = open.map((h) => h.title);
     }
     for (const p of unitPieces(text, u, i, max, count)) placed.push({ ...p, path, heading: u.kind === 'heading' });
   });
@@ -89,9 +92,10 @@ export function chunkMarkdown(text: string, opts: ChunkOptions): TextChunk[] {
     for (let k = from; k < placed.length; k++) {
       const p = placed[k];
       if (k >= at && p.heading && body) break;
-      const next = estimate + (k > from ? JUNCTION : 0) + p.tokens;
-      // The estimate may miss what a junction adds: near the budget, the text is counted.
-      if (k > at && next > max - 4 * JUNCTION && count.count(textOf(from, k + 1)) > max) break;
+      // The pieces' counts and the text between them: tiktoken splits its text at whitespace before it merges, so
+      // the sum is the chunk's count but where a piece's edge is not such a split (the final count below checks).
+      const next = estimate + (k > from ? count.count(text.slice(placed[k - 1].end, p.start)) : 0) + p.tokens;
+      if (k > at && next > max) break;
       estimate = next;
       body ||= !p.heading;
       to = k + 1;
@@ -117,8 +121,13 @@ export function chunkMarkdown(text: string, opts: ChunkOptions): TextChunk[] {
 /** The chunks of a document's Markdown with the pages and boxes of the blocks each one covers. */
 export function chunkDocument(text: string, spans: readonly SourceSpan[], opts: ChunkOptions): DocumentChunk[] {
   const sorted = [...spans].sort((a, b) => a.start - b.start);
+  // Chunks come in order of their start: the spans that end before a chunk's start end before the next one's too.
+  let first = 0;
   return chunkMarkdown(text, opts).map((c) => {
-    const hit = sorted.filter((s) => s.start < c.char_end && s.end > c.char_start);
+    while (first < sorted.length && sorted[first].end <= c.char_start && sorted[first].start < c.char_start) first++;
+    const hit: SourceSpan[] = [];
+    for (let k = first; k < sorted.length && sorted[k].start < c.char_end; k++)
+      if (sorted[k].end > c.char_start) hit.push(sorted[k]);
     const boxes: DocumentChunk['boxes'] = [];
     for (const s of hit) if (s.bbox) boxes.push({ page: s.page, bbox: s.bbox });
     return { ...c, pages: [...new Set(hit.map((s) => s.page))].sort((a, b) => a - b), boxes };

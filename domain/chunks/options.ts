@@ -31,4 +31,3 @@ export const chunkingOf = (o: ChunkOptions): Chunking => ({
   max_tokens: o.maxTokens,
   overlap_tokens: o.overlapTokens,
 });
-

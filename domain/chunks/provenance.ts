@@ -18,6 +18,8 @@ export interface SpanPart {
 const OUTSIDE = new Set(['header', 'footer']);
 /** How much of a block's start finds it when the whole block is not there as it stands. */
 const PREFIX = 40;
+/** How far past the block before the next block may start (the blank lines and a block the text left out). */
+const WINDOW = 600;
 
 /** The end of the paragraph (or table, or code) of the text that holds `at`: the next blank line, or the end. */
 function blockEnd(text: string, at: number): number {
@@ -33,13 +35,16 @@ export function sourceSpans(text: string, parts: readonly SpanPart[]): SourceSpa
   const place = (needle: string, page: number, bbox?: Bbox) => {
     const t = needle.trim();
     if (!t) return;
-    let start = text.indexOf(t, cursor);
+    // Blocks follow each other in the text: one found far past the block before is another one of the same text (a
+    // `**Returns**` of the next section), and this one is not in the text.
+    const near = (at: number) => (at !== -1 && at <= cursor + WINDOW ? at : -1);
+    let start = near(text.indexOf(t, cursor));
     let end = start + t.length;
     if (start === -1) {
       const head = t.slice(0, PREFIX);
-      start = text.indexOf(head, cursor);
+      start = near(text.indexOf(head, cursor));
       // Not after the block before: the second half of a block that runs on from it, inside it.
-      if (start === -1) start = text.indexOf(head, previousStart);
+      if (start === -1) start = near(text.indexOf(head, previousStart));
       if (start === -1) return;
       end = Math.min(blockEnd(text, start + head.length), Math.max(start + t.length, start + head.length));
     }

@@ -207,7 +207,7 @@ const EXAMPLES: Entry[] = [
     name: 'PDF as Markdown beside its text',
     method: 'POST',
     path: '/api/pdf/process',
-    has: ['output_format=markdown'],
+    has: ['output_format=markdown localhost'],
     expect: ['data.extracted_text', 'data.markdown', 'data.metadata.text_contents'],
     check: (a) => {
       const page = a.body.data.metadata.text_contents[0];
@@ -418,12 +418,16 @@ const EXAMPLES: Entry[] = [
     name: 'the sample recording transcribed',
     method: 'POST',
     path: '/api/audio/process',
-    has: ['-F file=@samples/audio.mp3'],
+    has: ['-F file=@samples/audio.mp3 -F source_language=auto'],
     check: (a) => {
       const d = a.body.data;
       expect(d.detected_language).to.equal('en');
       expect(d.duration).to.be.within(10.5, 11.5);
       expect(d.original_text).to.match(SAMPLE_SPEECH);
+      // chunking=true: the transcript in chunks within the default budget, with their times.
+      expect(d.chunking).to.deep.equal({ tokenizer: 'cl100k_base', max_tokens: 512, overlap_tokens: 0 });
+      expect(d.chunks.map((c: { text: string }) => c.text).join(' ')).to.match(SAMPLE_SPEECH);
+      expect(d.chunks[0].end).to.be.greaterThan(d.chunks[0].start);
     },
   },
   {
@@ -437,6 +441,42 @@ const EXAMPLES: Entry[] = [
         .split('\n')
         .filter((l) => l.trim() !== '' && !/^\d+$/.test(l) && !l.includes(' --> '));
       expect(cues.join(' ')).to.match(SAMPLE_SPEECH);
+    },
+  },
+  {
+    name: 'a recording in chunks',
+    method: 'POST',
+    path: '/api/audio/process',
+    has: ['-F chunking=true -F chunk_max_tokens=64'],
+    check: (a) => {
+      const d = a.body.data;
+      for (const c of d.chunks) expect(c.tokens).to.be.within(1, 64);
+      expect(d.chunks[0].segments).to.include(0);
+    },
+  },
+  {
+    name: 'a PDF in chunks',
+    method: 'POST',
+    path: '/api/pdf/process',
+    has: ['-F chunking=true -F chunk_max_tokens=256'],
+    check: (a) => {
+      const d = a.body.data;
+      expect(d.chunking.max_tokens).to.equal(256);
+      for (const c of d.chunks) {
+        expect(c.tokens).to.be.within(1, 256);
+        expect(c.pages.length).to.be.greaterThan(0);
+      }
+      expect(d.chunks.some((c: { heading_path: string[] }) => c.heading_path.length > 0)).to.equal(true);
+    },
+  },
+  {
+    name: 'chunks of text a client has',
+    method: 'POST',
+    path: '/api/chunks',
+    check: (a) => {
+      const chunks = a.body.data.chunks as { heading_path: string[]; tokens: number }[];
+      expect(chunks.map((c) => c.heading_path)).to.deep.equal([['Guide'], ['Guide', 'Use']]);
+      expect(a.body.data.chunking.overlap_tokens).to.equal(8);
     },
   },
   {
