@@ -12,6 +12,7 @@ import { diarize } from '../core/results/diarize';
 import type { AudioSpan, ChunkTranscript } from './audio-types';
 import type { ActivityDeps } from './deps';
 import { applyTemplate, templateNotFound, translate } from './text-operations';
+import { mediaGrounding } from '../capabilities/grounding';
 import { jobModel } from './model-journal';
 import { fullParameters, heartbeating } from './job-steps';
 
@@ -145,6 +146,7 @@ export function createAudioResults(deps: ActivityDeps) {
     const model = jobModel(deps.llm, store, jobId);
     let text = original;
     let llmModel: string | null = null;
+    let templateOutput: Record<string, unknown> = {};
     if (p.template) {
       const r = await applyTemplate(model, {
         text,
@@ -152,7 +154,9 @@ export function createAudioResults(deps: ActivityDeps) {
         source_language: language,
         target_language: language,
         context: (p.context ?? {}) as Record<string, unknown>,
+        grounding: p.grounding,
       });
+      templateOutput = r.output;
       text = r.text;
       usages.push(...r.usages);
       llmModel = r.usages[0]?.model ?? null;
@@ -176,6 +180,13 @@ export function createAudioResults(deps: ActivityDeps) {
       total_cost: Math.round(usages.reduce((n, u) => n + u.cost, 0) * 1e6) / 1e6,
       requests: [...speech, ...usages.map(request)],
     };
+    const segments = labelSpeakers(
+      stitchSegments(chunks, { words: p.word_timestamps || p.subtitles !== undefined || p.diarize }),
+      chunks,
+      p,
+    );
+    // With grounding: each value with the seconds it was said in (the words' times where they are kept).
+    const grounding = mediaGrounding(templateOutput, original, segments);
     const outcome: AudioOutcome = {
       duration: Math.round(duration * 1000) / 1000,
       detected_language: language,
@@ -187,11 +198,8 @@ export function createAudioResults(deps: ActivityDeps) {
       llm_model: llmModel ?? translationModel,
       translation_model: translationModel,
       token_count: llmInfo.total_tokens,
-      segments: labelSpeakers(
-        stitchSegments(chunks, { words: p.word_timestamps || p.subtitles !== undefined || p.diarize }),
-        chunks,
-        p,
-      ),
+      segments,
+      ...(grounding ? { grounding } : {}),
     };
     return { outcome, llmInfo };
   }

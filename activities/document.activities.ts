@@ -38,6 +38,7 @@ import { jobInputBlob, urlDownload } from './input-blob';
 import { fullParameters, heartbeating } from './job-steps';
 import { jobModel } from './model-journal';
 import { applyTemplate } from './text-operations';
+import { documentGrounding } from '../capabilities/grounding';
 
 /**
  * The document job's steps (contract §12): the file by its content, read from its own structure (the readers of
@@ -274,7 +275,10 @@ export function createDocumentActivities(deps: ActivityDeps) {
           text: data.extracted_text,
           template: String(p.template),
           context: (p.context ?? {}) as Record<string, unknown>,
+          grounding: p.grounding,
         });
+        // With grounding: each value's part, from the parts' texts in the document's text.
+        const grounding = documentGrounding(r.output, data.extracted_text, data.metadata.text_contents);
         const llm: LlmInfo = {
           total_tokens: r.usages.reduce((a, u) => a + u.tokens, 0),
           total_cost: r.usages.reduce((a, u) => a + u.cost, 0),
@@ -288,7 +292,7 @@ export function createDocumentActivities(deps: ActivityDeps) {
         return {
           results: await writeResults(
             jobId,
-            { ...data, extracted_text: r.text },
+            { ...data, extracted_text: r.text, ...grounding },
             { fromCache: false, cacheKey: null, llm },
           ),
         };

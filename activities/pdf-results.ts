@@ -18,6 +18,7 @@ import { jobModel } from './model-journal';
 import { pagesMarkdown } from '../domain/pdf/markdown/pages';
 import type { PageResult, PdfMeta } from './pdf-types';
 import { documentChunks } from '../capabilities/chunks';
+import { documentGrounding, type JobGrounding } from '../capabilities/grounding';
 
 /** The page renders' archive of a job (`renderPdfImages`). */
 export interface PdfImages {
@@ -54,19 +55,26 @@ export function createPdfResults(deps: ActivityDeps) {
     const { jobId, parameters: p, meta } = f;
     let text = joinPageTexts(contents);
     const requests = f.llm.flatMap((l) => l.requests);
+    const md = p.output_format === 'markdown' ? pagesMarkdown(contents, { tableFormat: p.table_format }) : undefined;
+    let grounding: JobGrounding | undefined;
     // The parameters as the API validated them (core/jobs/job-params-media.ts `pdfParams`): typed, not checked again.
     if (p.template) {
+      // Grounded values point into the Markdown when there is one (its blocks have boxes), else into the text.
+      const mdParts =
+        md && contents.map((c, i) => ({ page: c.page, text: md.pages[i].markdown, blocks: md.pages[i].blocks }));
+      const source = p.grounding && md ? md.markdown : text;
       const r = await applyTemplate(jobModel(llm, store, jobId), {
-        text,
+        text: source,
         template: p.template,
         context: p.context ?? {},
         target_language: p.source_language,
+        grounding: p.grounding,
       });
+      grounding = documentGrounding(r.output, source, mdParts && p.grounding ? mdParts : contents);
       text = r.text;
       for (const u of r.usages)
         requests.push({ model: u.model, purpose: u.purpose, tokens: u.tokens, duration_ms: u.duration_ms });
     }
-    const md = p.output_format === 'markdown' ? pagesMarkdown(contents, { tableFormat: p.table_format }) : undefined;
     const images = f.images;
     // Chunks (contract §14) of the Markdown with its blocks' pages and boxes, or of the text with its pages (a
     // template's answer is not the pages' text: its chunks name none).
@@ -86,6 +94,7 @@ export function createPdfResults(deps: ActivityDeps) {
         text,
         markdown: md?.markdown,
         chunks,
+        grounding,
         images: images ? { filename: `${jobId}-images.zip`, imagePaths: images.image_paths } : undefined,
         job: {
           assets: [jobOutputKey(jobId, 'result.md'), ...(images ? [jobOutputKey(jobId, images.archive)] : [])],

@@ -12,6 +12,7 @@ import {
 } from '../core/templates';
 import { JOB_DEFAULTS } from '../core/jobs/job-defaults';
 import type { LlmProvider, LlmUsage } from '../domain/engines/llm';
+import { groundFields, type GroundedOutput } from '../domain/grounding/ground';
 import { fillInPieces, PIECE_PROMPT_SLACK } from './template-pieces';
 
 /** The outputs of the model-backed transformer operations, with every model call's usage. */
@@ -112,6 +113,11 @@ export interface TemplateRequest {
   target_language?: string;
   context?: Record<string, unknown>;
   additional_field_descriptions?: Record<string, string>;
+  /**
+   * Grounding (contract §14): each value the model gave is looked for in `text`; one the text does not hold is
+   * emptied and its field named in `unsupported_fields`; `template_sources` says where each value stands.
+   */
+  grounding?: boolean;
 }
 
 /** The failure of a step whose named template does not exist (404 `TEMPLATE_NOT_FOUND`). */
@@ -133,12 +139,26 @@ export async function templateSource(req: TemplateRequest): Promise<string> {
 export async function applyTemplate(llm: LlmProvider | null, req: TemplateRequest): Promise<OpResult> {
   const parsed = parseTemplate(await templateSource(req));
   const context = req.context ?? {};
+  const grounded = req.grounding === true;
+  /** The model's fields, checked against the text when grounding is asked. */
+  const finish = (fields: Record<string, unknown>) => {
+    if (!grounded) return { fields, extra: {} };
+    const g = groundFields(fields, req.text);
+    return {
+      fields: g.fields,
+      extra: { template_sources: g.sources, unsupported_fields: g.unsupported } satisfies GroundedOutput,
+    };
+  };
   if (!needsModel(parsed, context)) {
     const filled = renderWithoutModel(parsed, req.text, context);
-    return { text: filled, output: { transformed_text: filled, template_fields: {} }, usages: [] };
+    const { extra } = finish({});
+    return { text: filled, output: { transformed_text: filled, template_fields: {}, ...extra }, usages: [] };
   }
   const model = requireModel(llm, 'template');
-  const targetLanguage = req.target_language ?? req.source_language ?? JOB_DEFAULTS.transformer.target_language;
+  // Grounded values are the text's words, in its language (the API refuses grounding into another language).
+  const targetLanguage = grounded
+    ? (req.source_language ?? req.target_language ?? JOB_DEFAULTS.transformer.target_language)
+    : (req.target_language ?? req.source_language ?? JOB_DEFAULTS.transformer.target_language);
   const build = (text: string) =>
     buildExtractionPrompt({
       parsed,
@@ -147,6 +167,7 @@ export async function applyTemplate(llm: LlmProvider | null, req: TemplateReques
       targetLanguage,
       context,
       additional: req.additional_field_descriptions,
+      grounded,
     });
   const prompt = build(req.text);
   const promptChars = templatePromptChars(model);
@@ -156,10 +177,11 @@ export async function applyTemplate(llm: LlmProvider | null, req: TemplateReques
   if (req.text.length > size) {
     const pieces = chunkText(req.text, size);
     const r = await fillInPieces(model, { build, pieces, promptChars, targetLanguage });
-    const filled = fillTemplate(parsed, r.fields, req.text, context);
+    const { fields, extra } = finish(r.fields);
+    const filled = fillTemplate(parsed, fields, req.text, context);
     return {
       text: filled,
-      output: { transformed_text: filled, template_fields: r.fields },
+      output: { transformed_text: filled, template_fields: fields, ...extra },
       usages: r.usages,
       pieces: pieces.length,
     };
@@ -170,9 +192,9 @@ export async function applyTemplate(llm: LlmProvider | null, req: TemplateReques
     user: prompt.user,
     schema: prompt.schema,
   });
-  const fields = answerFields(prompt, r.value);
+  const { fields, extra } = finish(answerFields(prompt, r.value));
   const filled = fillTemplate(parsed, fields, req.text, context);
-  return { text: filled, output: { transformed_text: filled, template_fields: fields }, usages: [r.usage] };
+  return { text: filled, output: { transformed_text: filled, template_fields: fields, ...extra }, usages: [r.usage] };
 }
 
 /** Cuts at the last sentence or word boundary within `max` characters. */

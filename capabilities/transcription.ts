@@ -71,5 +71,7 @@ export function transcriptionAnswer<
     data.chunks = chunkTranscript(outcome.segments, { ...o, speakers: params.diarize === true });
     data.chunking = chunkingOf(o);
   }
+  // A grounded template's fields and where they were said (contract §14).
+  if (outcome.grounding) Object.assign(data, outcome.grounding);
   return data;
 }

@@ -2,6 +2,7 @@ import type { Context } from 'koa';
 import type { Config } from '../../core/config/config';
 import { AppError } from '../../core/errors';
 import { JOB_DEFAULTS } from '../../core/jobs/job-defaults';
+import { refineGrounding } from '../../core/jobs/job-fields';
 import type { TransformerParams } from '../../core/jobs/job-params';
 import { transformerResultData } from '../../core/results/result-schemas-text';
 import { loadTemplate, needsModel, parseTemplate, TEMPLATES_DIR } from '../../core/templates';
@@ -27,12 +28,21 @@ export const templateBody = z
     source_language: lang.optional(),
     target_language: lang.optional(),
     context: z.record(z.string(), z.unknown()).optional().default({}),
+    grounding: z
+      .boolean()
+      .optional()
+      .openapi({
+        description:
+          'Each value checked against the text: `data.template_sources` says where it stands, a value the text does ' +
+          'not hold is emptied and named in `data.unsupported_fields` (contract §14). Values stay in the text’s language',
+      }),
     use_cache: useCache,
   })
   .refine((b) => (b.template === undefined) !== (b.template_content === undefined), {
     message: 'give exactly one of template and template_content',
     path: ['template'],
-  });
+  })
+  .superRefine((b, ctx) => refineGrounding(b, ctx, { translatesValues: true }));
 
 export interface TransformerDeps {
   jobs: JobService;

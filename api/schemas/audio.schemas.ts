@@ -5,7 +5,7 @@ import { audioProcessData } from '../../core/results/result-schemas-media';
 import { z } from '../openapi';
 import { uploadedFile } from '../uploads';
 import { formBool, formInt, httpUrl } from './form';
-import { chunkingOptions } from './chunks.schemas';
+import { chunkingOptions, groundingOption } from './chunks.schemas';
 
 /** Schemas of /api/audio (spec §4.11). */
 
@@ -47,6 +47,7 @@ export const speechOptions = {
     description: 'With diarize=true: at most this many speakers (default: as many as the voices differ)',
   }),
   ...chunkingOptions,
+  ...groundingOption,
 };
 
 /**

@@ -39,3 +39,13 @@ export const chunkingOptions = {
     .optional()
     .openapi({ description: 'The tokenizer tokens are counted with', default: defaults.chunk_tokenizer }),
 };
+
+/** `grounding=true` (contract §14) on the operations whose template it checks, as a form or JSON field. */
+export const groundingOption = {
+  grounding: formFlag.openapi({
+    description:
+      'With a template: each value checked against the text, `data.template_fields`, `data.template_sources` ' +
+      '(where each value stands: offsets, and pages and boxes, or seconds) and `data.unsupported_fields` (values ' +
+      'the text does not hold, emptied)',
+  }),
+};

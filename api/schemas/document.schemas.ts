@@ -6,7 +6,7 @@ import { z } from '../openapi';
 import { uploadedFile } from '../uploads';
 import { formBool, formInt, httpUrl } from './form';
 import { webhookSchema } from './jobs.schemas';
-import { chunkingOptions } from './chunks.schemas';
+import { chunkingOptions, groundingOption } from './chunks.schemas';
 
 /** Schemas of POST /api/document/process (contract §12). */
 
@@ -64,6 +64,7 @@ export const documentProcessBody = z
       description: 'A JSON object (`{"url": ..., "token": ...}`): the completion is posted there',
     }),
     ...chunkingOptions,
+    ...groundingOption,
   })
   .superRefine(refinePageRange);
 

@@ -1,13 +1,13 @@
 import { EXTRACTION_METHODS, JOB_DEFAULTS } from '../../core/jobs/job-defaults';
 import { refinePageRange } from '../../core/jobs/job-params';
-import { refineChunking } from '../../core/jobs/job-fields';
+import { refineChunking, refineGrounding } from '../../core/jobs/job-fields';
 import { outputFormat, tableFormat } from '../../core/jobs/job-params-media';
 import { externalOcrResultData, pdfResultData } from '../../core/results/result-schemas-pdf';
 import { z } from '../openapi';
 import { uploadedFile } from '../uploads';
 import { formBool, formInt, httpUrl } from './form';
 import { webhookSchema } from './jobs.schemas';
-import { chunkingOptions } from './chunks.schemas';
+import { chunkingOptions, groundingOption } from './chunks.schemas';
 
 /** Schemas of the /api/pdf routes (spec §4.2): PDF text, PDF jobs and external OCR. */
 
@@ -49,11 +49,13 @@ export const processBody = z
       .optional(),
     ocr_language: z.string().max(100).optional(),
     ...chunkingOptions,
+    ...groundingOption,
   })
   // The rules across fields here too: a small request is answered without a job (api/services/direct-pdf.ts).
   .superRefine((b, ctx) => {
     refinePageRange(b, ctx);
     refineChunking(b, ctx);
+    refineGrounding(b, ctx);
   });
 
 /** POST /api/pdf/job (JSON). */
@@ -68,6 +70,7 @@ export const jobBody = z.object({
   page_end: z.number().int().min(1).optional(),
   webhook: webhookSchema.optional(),
   ...chunkingOptions,
+  ...groundingOption,
 });
 
 /** `data` of POST /api/pdf/process (spec §4.2): the pdf job's result (core/results/result-schemas-pdf.ts). */

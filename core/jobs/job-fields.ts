@@ -91,14 +91,19 @@ export const chunkingFields = {
     .optional(),
 };
 
-/** A chunk option without `chunking=true`, or an overlap not below the budget, is a 400 naming the field. */
+/**
+ * A chunk option without `chunking=true`, or an overlap not below the budget, is a 400 naming the field. A chunk
+ * option at its default is no request at all: clients generated from the OpenAPI document send the defaults it
+ * states with every call (openapi-python-client does), chunking or not.
+ */
 export function refineChunking(
   p: { chunking?: boolean; chunk_max_tokens?: number; chunk_overlap_tokens?: number; chunk_tokenizer?: string },
   ctx: z.RefinementCtx,
 ): void {
   if (p.chunking !== true)
     for (const k of ['chunk_max_tokens', 'chunk_overlap_tokens', 'chunk_tokenizer'] as const)
-      if (p[k] !== undefined) ctx.addIssue({ code: 'custom', path: [k], message: `${k} needs chunking=true` });
+      if (p[k] !== undefined && p[k] !== JOB_DEFAULTS.chunks[k])
+        ctx.addIssue({ code: 'custom', path: [k], message: `${k} needs chunking=true` });
   const max = p.chunk_max_tokens ?? JOB_DEFAULTS.chunks.chunk_max_tokens;
   if ((p.chunk_overlap_tokens ?? 0) >= max)
     ctx.addIssue({
@@ -135,4 +140,41 @@ export function undeclaredOptions(
     path: k,
     message: `not offered by ${what}`,
   }));
+}
+
+/**
+ * `grounding=true` (contract §14) on the operations whose templates it checks: each value is looked for in the text
+ * the template was filled from; `data.template_sources` says where, `data.unsupported_fields` which were not there.
+ */
+export const groundingFields = { grounding: z.boolean().optional() };
+
+/**
+ * Grounding needs a template, and values in the text's own language: with a `target_language` other than the
+ * `source_language` (the transformer's template) the values would be translations, which no span of the text holds.
+ */
+export function refineGrounding(
+  p: {
+    grounding?: boolean;
+    template?: string;
+    template_content?: string;
+    source_language?: string;
+    target_language?: string;
+  },
+  ctx: z.RefinementCtx,
+  opts: { translatesValues?: boolean } = {},
+): void {
+  if (p.grounding !== true) return;
+  if (!p.template && p.template_content === undefined)
+    ctx.addIssue({ code: 'custom', path: ['grounding'], message: 'grounding needs a template' });
+  if (
+    opts.translatesValues &&
+    p.target_language !== undefined &&
+    p.source_language !== undefined &&
+    p.target_language !== p.source_language
+  )
+    ctx.addIssue({
+      code: 'custom',
+      path: ['grounding'],
+      message: `grounding checks values against the text: target_language must be the source_language (${p.source_language}) or absent`,
+    });
 }

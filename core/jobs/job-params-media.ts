@@ -2,9 +2,11 @@ import { z } from 'zod';
 import { DOCUMENT_METHODS, EXTRACTION_METHODS, JOB_DEFAULTS, OUTPUT_FORMATS, TABLE_FORMATS } from './job-defaults';
 import {
   chunkingFields,
+  groundingFields,
   httpUrl,
   inputFile,
   refineChunking,
+  refineGrounding,
   refineOneInput,
   refinePageRange,
   uploadKey,
@@ -54,6 +56,8 @@ const fileTextFields = {
   webhook: webhookConfig.optional(),
   /** `data.chunks[]` of the Markdown (or the text) with headings, pages and boxes (contract §14). */
   ...chunkingFields,
+  /** The template's values checked against the text, with their pages and boxes (contract §14). */
+  ...groundingFields,
 };
 
 /** The pdf job type (spec §4.2): an upload (`/api/pdf/process`), a path inside INPUT_ROOTS or an http(s) `url`. */
@@ -72,6 +76,7 @@ export const pdfParams = z
     refineOneInput(p, ctx);
     refinePageRange(p, ctx);
     refineChunking(p, ctx);
+    refineGrounding(p, ctx);
   });
 
 /**
@@ -94,6 +99,7 @@ export const documentParams = z
     refineOneInput(p, ctx);
     refinePageRange(p, ctx);
     refineChunking(p, ctx);
+    refineGrounding(p, ctx);
     if (p.render_method !== undefined && p.render_method !== 'native' && p.extraction_method !== 'render')
       ctx.addIssue({
         code: 'custom',
@@ -173,6 +179,8 @@ const transcriptionFields = {
   detect_language: z.boolean().optional(),
   /** `data.chunks[]` of the transcript with their times and speakers (contract §14). */
   ...chunkingFields,
+  /** The template's values checked against the transcript, with their times (contract §14). */
+  ...groundingFields,
 };
 
 /** The audio job type (spec §4.11): an upload (`/api/audio/process`) or a file inside INPUT_ROOTS (`/api/jobs/`). */
@@ -182,6 +190,7 @@ export const audioParams = z
     refineOneInput(p, ctx);
     refineSpeakers(p, ctx);
     refineChunking(p, ctx);
+    refineGrounding(p, ctx);
   });
 
 /** `max_speakers` means something only with `diarize`: alone, it is refused rather than ignored. */
@@ -204,6 +213,7 @@ export const videoParams = z
       ctx.addIssue({ code: 'custom', path: ['url'], message: 'url is required with hosted' });
     refineSpeakers(p, ctx);
     refineChunking(p, ctx);
+    refineGrounding(p, ctx);
   });
 
 /** The internal `video_frames` job (`/api/video/frames`): an upload and a frame request checked by the route. */

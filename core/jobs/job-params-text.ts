@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { JOB_DEFAULTS } from './job-defaults';
-import { httpUrl, knownLanguage, webhookConfig } from './job-fields';
+import { groundingFields, httpUrl, knownLanguage, refineGrounding, webhookConfig } from './job-fields';
 
 /** Parameters of the job types over text: the transformer, sessions and the summaries (`core/jobs/job-params.ts`). */
 
@@ -31,6 +31,8 @@ export const transformerParams = z
     template_content: z.string().optional(),
     additional_field_descriptions: z.record(z.string(), z.string()).optional(),
     context: z.record(z.string(), z.unknown()).optional(),
+    /** `template`: the values checked against the text (contract §14). */
+    ...groundingFields,
     /** `summarize`: at most this many characters (default 1000). */
     max_length: z.number().optional(),
     /** `blocks`: the page's blocks, each a type and its content (a text or a list of them). */
@@ -52,6 +54,9 @@ export const transformerParams = z
         message: 'give exactly one of template and template_content',
       });
     }
+    if (p.grounding !== undefined && p.operation !== 'template')
+      ctx.addIssue({ code: 'custom', path: ['grounding'], message: `not offered by ${p.operation}` });
+    refineGrounding(p, ctx, { translatesValues: true });
     if (p.operation === 'blocks' && !Array.isArray(p.blocks)) {
       ctx.addIssue({ code: 'custom', path: ['blocks'], message: 'blocks is required for blocks' });
     }

@@ -102,6 +102,8 @@ export interface PdfResultExtras {
   images?: { filename: string; imagePaths: string[] };
   /** With chunking=true (contract §14): the chunks and how they were cut (capabilities/chunks.ts). */
   chunks?: Pick<PdfResultData, 'chunks' | 'chunking'>;
+  /** With a template and grounding=true (contract §14): the fields, their sources and those the text does not hold. */
+  grounding?: Pick<PdfResultData, 'template_fields' | 'template_sources' | 'unsupported_fields'>;
   /** A job's own fields; a result read without a job has none (a hit in a job replaces them with its own). */
   job?: Pick<JobFields, 'assets' | 'target_dir' | 'llm_info'>;
 }
@@ -128,7 +130,11 @@ export function pdfResult(
   const metadata = pdfMetadata(meta, entries, extras.images?.imagePaths ?? []);
   // The archive's Base64 (spec: `images_archive_data`) is streamed from its blob when the results are written.
   const archive = extras.images ? { filename: extras.images.filename, data: '' } : null;
-  const data: PdfResultData = { ...pdfData(text, metadata, archive, extras.markdown), ...extras.chunks };
+  const data: PdfResultData = {
+    ...pdfData(text, metadata, archive, extras.markdown),
+    ...extras.chunks,
+    ...extras.grounding,
+  };
   const job: JobFields = {
     structured_data: { extracted_text: text, metadata },
     assets: extras.job?.assets ?? [],

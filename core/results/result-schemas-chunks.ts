@@ -51,6 +51,7 @@ export const mediaChunkSchema = z
   .meta({ id: 'MediaChunk' });
 
 export type Chunking = z.infer<typeof chunkingSchema>;
+export type TemplateSources = Record<string, z.infer<typeof templateSourceSchema> | null>;
 export type DocumentChunkData = z.infer<typeof documentChunkSchema>;
 export type MediaChunkData = z.infer<typeof mediaChunkSchema>;
 
@@ -64,4 +65,51 @@ export const documentChunkFields = {
 export const mediaChunkFields = {
   chunks: z.array(mediaChunkSchema).optional().meta({ description: 'With chunking=true: the chunks, in order' }),
   chunking: chunkingSchema.optional(),
+};
+
+// ---- grounding ------------------------------------------------------------------------------------------------------
+
+const spanFields = {
+  text: z.string().meta({ description: 'The words of the source text the value came from' }),
+  start: z.number().int().meta({ description: 'Offset into the text the template was filled from' }),
+  end: z.number().int().meta({ description: 'Offset (exclusive)' }),
+  page: z.number().int().optional().meta({ description: 'Documents: the page (part) of the block holding them' }),
+  bbox: z
+    .tuple([z.number(), z.number(), z.number(), z.number()])
+    .optional()
+    .meta({ description: 'Documents with blocks: the box of the blocks holding them (contract §13)' }),
+  start_s: z.number().optional().meta({ description: 'Media: seconds, when their words were said' }),
+  end_s: z.number().optional().meta({ description: 'Media: seconds' }),
+};
+
+/** Where a grounded field's value stands in the text the template was filled from (contract §14). */
+export const templateSourceSchema = z
+  .object({
+    ...spanFields,
+    items: z
+      .array(z.object(spanFields).meta({ id: 'TemplateSourceItem' }))
+      .optional()
+      .meta({ description: "A list field: each kept item's source; the field's span runs from the first to the last" }),
+  })
+  .meta({ id: 'TemplateSource' });
+
+/** The fields a template's result gains with grounding=true. */
+export const groundingFields = {
+  template_sources: z
+    .record(z.string(), templateSourceSchema.nullable())
+    .optional()
+    .meta({ description: "With grounding=true: each field's source in the text, null for an empty field" }),
+  unsupported_fields: z
+    .array(z.string())
+    .optional()
+    .meta({ description: 'With grounding=true: the fields whose value the text does not hold (emptied)' }),
+};
+
+/** What a job's (PDF, document, audio, video) result gains with a template and grounding=true. */
+export const jobGroundingFields = {
+  template_fields: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .meta({ description: "With a template and grounding=true: the fields' values, as the template got them" }),
+  ...groundingFields,
 };

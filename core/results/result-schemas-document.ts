@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { documentChunkFields } from './result-schemas-chunks';
+import { documentChunkFields, jobGroundingFields } from './result-schemas-chunks';
 
 // The result contract's document schemas (result-schemas.ts): job_type document, POST /api/document/process.
 
@@ -32,6 +32,7 @@ export const documentResultData = z.object({
   images_archive_filename: z.string().nullable(),
   images_archive_data: z.string().nullable(),
   ...documentChunkFields,
+  ...jobGroundingFields,
 });
 
 export type DocumentResultData = z.infer<typeof documentResultData>;

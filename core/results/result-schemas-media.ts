@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { pageBlock } from './result-schemas-pdf';
-import { documentChunkFields, mediaChunkFields } from './result-schemas-chunks';
+import { documentChunkFields, jobGroundingFields, mediaChunkFields } from './result-schemas-chunks';
 
 // The result contract's media schemas (result-schemas.ts): image OCR, audio and video.
 
@@ -82,6 +82,7 @@ export const audioResultData = z.object({
   process_dir: z.string(),
   subtitles: subtitlesText,
   ...mediaChunkFields,
+  ...jobGroundingFields,
 });
 export type AudioResultData = z.infer<typeof audioResultData>;
 
@@ -115,6 +116,7 @@ export const videoResultData = z.object({
   segments: videoSegments,
   subtitles: subtitlesText,
   ...mediaChunkFields,
+  ...jobGroundingFields,
   metadata: z.object({
     resolution: z.string().meta({ example: '1280x720' }),
     codec: z.string().meta({ example: 'h264' }),
@@ -132,6 +134,7 @@ export const hostedVideoResultData = z.object({
   segments: videoSegments,
   subtitles: subtitlesText,
   ...mediaChunkFields,
+  ...jobGroundingFields,
   metadata: z.object({
     uploader: z.string().nullable(),
     views: z.number().int().nullable(),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { documentChunkFields } from './result-schemas-chunks';
+import { documentChunkFields, jobGroundingFields } from './result-schemas-chunks';
 
 // The result contract's PDF schemas (result-schemas.ts): POST /api/pdf/process and /process-external-ocr.
 
@@ -75,6 +75,7 @@ export const pdfResultData = z.object({
   images_archive_filename: z.string().nullable(),
   images_archive_data: z.string().nullable(),
   ...documentChunkFields,
+  ...jobGroundingFields,
 });
 export type PdfResultData = z.infer<typeof pdfResultData>;
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { groundingFields } from './result-schemas-chunks';
 
 // The result contract's text schemas (result-schemas.ts): the transformer, sessions and the summaries over them.
 
@@ -29,6 +30,7 @@ export const transformerResultData = {
     original_text: z.string(),
     transformed_text: z.string(),
     template_fields: z.record(z.string(), z.unknown()),
+    ...groundingFields,
   }),
   summarize: z.object({ original_text: z.string(), summary: z.string() }),
   'html-to-markdown': z.object({ html: z.string(), markdown: z.string() }),

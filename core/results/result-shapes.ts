@@ -23,6 +23,7 @@ import type {
   PdfResultData,
 } from './result-schemas-pdf';
 import type { extractedTableSchema, processedBlockSchema, TransformerResult } from './result-schemas-text';
+import type { TemplateSources } from './result-schemas-chunks';
 
 /** A ZIP in a result, Base64-encoded (spec: `*_archive_filename`, `*_archive_data`). */
 interface ArchiveData {
@@ -59,6 +60,12 @@ export function transformerData(
         original_text: originalText,
         transformed_text: String(out.transformed_text ?? r.text),
         template_fields: (out.template_fields ?? {}) as Record<string, unknown>,
+        ...(out.template_sources
+          ? {
+              template_sources: out.template_sources as TemplateSources,
+              unsupported_fields: (out.unsupported_fields ?? []) as string[],
+            }
+          : {}),
       };
     case 'summarize':
       return { original_text: originalText, summary: String(out.summary ?? r.text) };
@@ -147,6 +154,12 @@ export interface AudioOutcome {
   translation_model: string | null;
   token_count: number;
   segments: AudioSegment[];
+  /** With a template and grounding=true (contract §14): the fields, their sources with seconds, the unsupported. */
+  grounding?: {
+    template_fields: Record<string, unknown>;
+    template_sources: TemplateSources;
+    unsupported_fields: string[];
+  };
 }
 
 /**

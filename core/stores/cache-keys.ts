@@ -255,6 +255,7 @@ export function audioCacheKey(
       vad: params.vad === false ? false : undefined,
       prompt: typeof params.prompt === 'string' && params.prompt.trim() ? params.prompt.trim() : undefined,
       diarize: params.diarize === true ? true : undefined,
+      grounding: template && params.grounding === true ? true : undefined,
       max_speakers:
         params.diarize === true && typeof params.max_speakers === 'number' ? params.max_speakers : undefined,
     },

@@ -89,7 +89,17 @@ export interface ExtractionPromptInput {
   targetLanguage: string;
   context?: Record<string, unknown>;
   additional?: Record<string, unknown>;
+  /**
+   * Grounding (contract §14): the values are checked against the text, so the model is asked to take them from it
+   * as written, in the text's language (`targetLanguage` is then the text's).
+   */
+  grounded?: boolean;
 }
+
+/** With grounding: values as the text writes them, so the service's check finds them there. */
+export const GROUNDED_RULE =
+  'Take every value from the text as it is written there, in the language of the text: copy names, numbers, ' +
+  'amounts, codes and places exactly, and keep to the words of the text for the rest.';
 
 /** Chat messages for one model call, and the keys its JSON answer must have. */
 export interface ExtractionPrompt {
@@ -116,7 +126,9 @@ export interface ExtractionPrompt {
 export function buildExtractionPrompt(input: ExtractionPromptInput): ExtractionPrompt {
   const { parsed, text, targetLanguage } = input;
   const context = input.context ?? {};
-  const target = languageName(targetLanguage);
+  // Grounded values are the text's own words: in its language, which the prompt names when the caller does.
+  const target =
+    input.grounded && !input.sourceLanguage ? 'the language of the text' : languageName(targetLanguage);
   const source = input.sourceLanguage ? languageName(input.sourceLanguage) : null;
   const vars = { source_language: input.sourceLanguage ?? '', target_language: targetLanguage, ...context };
   const fields = modelFields(parsed, context);
@@ -134,6 +146,7 @@ export function buildExtractionPrompt(input: ExtractionPromptInput): ExtractionP
     `Write every value in ${target}. Values are strings (Markdown is allowed inside them); a field marked as a list ` +
       'is an array of strings.',
     EMPTY_RULE,
+    ...(input.grounded ? [GROUNDED_RULE] : []),
   ].join('\n');
 
   const contextJson = Object.keys(context).length > 0 ? JSON.stringify(context, null, 2) : '{}';

@@ -101,6 +101,14 @@ describe('chunks on the real stack', function () {
       expect(JSON.stringify(r.body.error.details.issues)).to.contain(field);
     };
     expect400(await postPdf(s, { chunk_max_tokens: '100' }, pdf), 'chunk_max_tokens');
+    // The defaults the OpenAPI document states, sent without chunking (as generated clients send them), ask nothing.
+    const defaults = await postPdf(
+      s,
+      { chunk_max_tokens: '512', chunk_overlap_tokens: '0', chunk_tokenizer: 'cl100k_base' },
+      pdf,
+    );
+    expect(defaults.status, JSON.stringify(defaults.body)).to.equal(200);
+    expect(defaults.body.data).to.not.have.property('chunks');
     expect400(
       await postPdf(s, { chunking: 'true', chunk_max_tokens: '100', chunk_overlap_tokens: '100' }, pdf),
       'chunk_overlap_tokens',

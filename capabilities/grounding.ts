@@ -1,0 +1,58 @@
+import type { TemplateSources } from '../core/results/result-schemas-chunks';
+import { sourceSpans, type SpanPart } from '../domain/chunks/provenance';
+import type { GroundedOutput } from '../domain/grounding/ground';
+import { placeInTime, placeOnPages, timedTexts } from '../domain/grounding/place';
+
+/**
+ * Grounding on a job's template (contract §14): the template step (activities/text-operations.ts `applyTemplate`)
+ * checks the values against the text it was filled from; here each source is placed where a client can point at
+ * it: on a document's pages and boxes, or in a recording's seconds. The results' builders of PDFs, documents and
+ * transcriptions call it, so every operation places sources one way.
+ */
+
+/** What a job's result gains with a template and grounding=true. */
+export interface JobGrounding {
+  template_fields: Record<string, unknown>;
+  template_sources: TemplateSources;
+  unsupported_fields: string[];
+}
+
+/** A template's output as `applyTemplate` answers it; null when it holds no grounding (not asked). */
+function groundedOf(output: Record<string, unknown>): (GroundedOutput & { fields: Record<string, unknown> }) | null {
+  if (!output.template_sources) return null;
+  return {
+    fields: (output.template_fields ?? {}) as Record<string, unknown>,
+    template_sources: output.template_sources as GroundedOutput['template_sources'],
+    unsupported_fields: (output.unsupported_fields ?? []) as string[],
+  };
+}
+
+/** A document's grounding: each source with the page (and, where the parts have blocks, the box) of its words. */
+export function documentGrounding(
+  output: Record<string, unknown>,
+  text: string,
+  parts: readonly SpanPart[],
+): JobGrounding | undefined {
+  const g = groundedOf(output);
+  if (!g) return undefined;
+  return {
+    template_fields: g.fields,
+    template_sources: placeOnPages(g.template_sources, sourceSpans(text, parts)),
+    unsupported_fields: g.unsupported_fields,
+  };
+}
+
+/** A transcript's grounding: each source with the seconds its words were said in (words' times where kept). */
+export function mediaGrounding(
+  output: Record<string, unknown>,
+  text: string,
+  segments: Parameters<typeof timedTexts>[1],
+): JobGrounding | undefined {
+  const g = groundedOf(output);
+  if (!g) return undefined;
+  return {
+    template_fields: g.fields,
+    template_sources: placeInTime(g.template_sources, timedTexts(text, segments)),
+    unsupported_fields: g.unsupported_fields,
+  };
+}
