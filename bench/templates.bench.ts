@@ -29,10 +29,18 @@ import { startLlmServer, type LlmRequest } from '../test/support/servers/llm-ser
 import { ROOT } from '../test/support/servers/processes';
 import { startService, stopService } from './service';
 import { cleanupRegistry, out, secs, temporalBinary } from './support';
-import { loadCases, oracleAnswer, scoreField, totals, type FieldScore, type TemplateCase } from './template-scoring';
+import {
+  loadCases,
+  norm,
+  oracleAnswer,
+  scoreField,
+  totals,
+  type FieldScore,
+  type TemplateCase,
+} from './template-scoring';
 
 const DATA = path.join(path.dirname(fileURLToPath(import.meta.url)), 'data', 'templates');
-const PASSES = (process.env.BENCH_TPL_PASSES || 'wire,local').split(',').map((s) => s.trim());
+const PASSES = (process.env.BENCH_TPL_PASSES || 'wire,local,grounded').split(',').map((s) => s.trim());
 const ONLY = (process.env.BENCH_TPL_CASES || '').split(',').filter(Boolean);
 const MODEL_PATH = loadConfig({
   LLM_LOCAL_MODEL_PATH: process.env.LLM_LOCAL_MODEL_PATH,
@@ -41,15 +49,33 @@ const MODEL_PATH = loadConfig({
 /** The prompt's instruction for fields the text does not support, as the wire pass looks for it. */
 const EMPTY_RULE = /empty string|leave (that|the) field empty|\[\] for a list|an empty (list|array)/i;
 
+/** A grounded field's source as the service answers it (contract §14). */
+interface SourceSpan {
+  text: string;
+  start: number;
+  end: number;
+  items?: SourceSpan[];
+}
+
 interface CaseRun {
   name: string;
   ms: number;
   error?: string;
   fields: Record<string, unknown>;
   scores: FieldScore[];
+  /** The grounded pass: each field's source and the fields the service emptied. */
+  sources?: Record<string, SourceSpan | null>;
+  unsupported?: string[];
 }
 
-async function fill(url: string, c: TemplateCase): Promise<{ ms: number; fields: Record<string, unknown> }> {
+interface Filled {
+  ms: number;
+  fields: Record<string, unknown>;
+  sources?: Record<string, SourceSpan | null>;
+  unsupported?: string[];
+}
+
+async function fill(url: string, c: TemplateCase, grounding = false): Promise<Filled> {
   const t0 = performance.now();
   const body = {
     text: c.text,
@@ -57,6 +83,7 @@ async function fill(url: string, c: TemplateCase): Promise<{ ms: number; fields:
     source_language: c.source_language,
     target_language: c.target_language,
     ...(c.context ? { context: c.context } : {}),
+    ...(grounding ? { grounding: true } : {}),
     use_cache: false,
   };
   const res = await fetch(`${url}/api/transformer/template`, {
@@ -70,10 +97,24 @@ async function fill(url: string, c: TemplateCase): Promise<{ ms: number; fields:
     throw new Error(`POST answered ${res.status}: ${JSON.stringify(created).slice(0, 300)}`);
   for (;;) {
     const r = (await (await fetch(`${url}/api/jobs/${id}?wait=30`)).json()) as {
-      data: { status: string; results: { template_fields?: Record<string, unknown> }; error: unknown };
+      data: {
+        status: string;
+        results: {
+          template_fields?: Record<string, unknown>;
+          template_sources?: Record<string, SourceSpan | null>;
+          unsupported_fields?: string[];
+        };
+        error: unknown;
+      };
     };
-    if (r.data.status === 'completed')
-      return { ms: performance.now() - t0, fields: r.data.results.template_fields ?? {} };
+    if (r.data.status === 'completed') {
+      const res = r.data.results;
+      return {
+        ms: performance.now() - t0,
+        fields: res.template_fields ?? {},
+        ...(grounding ? { sources: res.template_sources ?? {}, unsupported: res.unsupported_fields ?? [] } : {}),
+      };
+    }
     if (r.data.status === 'failed') throw new Error(`job failed: ${JSON.stringify(r.data.error).slice(0, 300)}`);
   }
 }
@@ -89,13 +130,19 @@ const scoreCase = (c: TemplateCase, fields: Record<string, unknown>, failed: boo
     return failed ? { ...s, hit: false } : s;
   });
 
-async function runPass(label: string, url: string, cases: TemplateCase[]): Promise<CaseRun[]> {
+async function runPass(label: string, url: string, cases: TemplateCase[], grounding = false): Promise<CaseRun[]> {
   const runs: CaseRun[] = [];
   for (const c of cases) {
     let run: CaseRun;
     try {
-      const r = await fill(url, c);
-      run = { name: c.name, ms: r.ms, fields: r.fields, scores: scoreCase(c, r.fields, false) };
+      const r = await fill(url, c, grounding);
+      run = {
+        name: c.name,
+        ms: r.ms,
+        fields: r.fields,
+        scores: scoreCase(c, r.fields, false),
+        ...(r.sources ? { sources: r.sources, unsupported: r.unsupported } : {}),
+      };
     } catch (e) {
       run = { name: c.name, ms: NaN, error: String(e), fields: {}, scores: scoreCase(c, {}, true) };
     }
@@ -167,6 +214,43 @@ function summary(passes: Record<string, CaseRun[]>) {
   out(`${'time: all cases (p50 per case)'.padEnd(56)}${times.join('')}`);
   const failed = names.map((n) => String(passes[n]!.filter((r) => r.error).length).padEnd(26));
   out(`${'cases that failed'.padEnd(56)}${failed.join('')}`);
+  for (const n of names) if (passes[n]!.some((r) => r.sources)) spanSummary(n, passes[n]!);
+}
+
+/**
+ * The grounded pass's sources checked against the cases' texts: each span's text is the case text between its
+ * offsets; its value stands in it literally (normalised as the scores are), or the service matched it as a date or
+ * by its words (shown apart); and how many fields the service emptied.
+ */
+function spanSummary(label: string, runs: CaseRun[]) {
+  const texts = new Map(loadCases(DATA).map((c) => [c.name, c.text]));
+  let spans = 0;
+  let offsetsRight = 0;
+  let literal = 0;
+  let emptied = 0;
+  const other: string[] = [];
+  for (const r of runs) {
+    const text = texts.get(r.name) ?? '';
+    emptied += r.unsupported?.length ?? 0;
+    for (const [field, src] of Object.entries(r.sources ?? {})) {
+      if (!src) continue;
+      const value = r.fields[field];
+      const pieces: [unknown, SourceSpan][] = Array.isArray(value)
+        ? value.map((v, i) => [v, src.items?.[i] ?? src] as [unknown, SourceSpan])
+        : [[value, src]];
+      for (const [v, span] of pieces) {
+        spans++;
+        if (text.slice(span.start, span.end) === span.text) offsetsRight++;
+        if (norm(span.text).includes(norm(String(v)))) literal++;
+        else other.push(`${r.name}.${field}: ${JSON.stringify(v)} in ${JSON.stringify(span.text.slice(0, 60))}`);
+      }
+    }
+  }
+  out('');
+  out(
+    `${label}: ${spans} source spans; offsets right ${offsetsRight}/${spans}; value literally inside ${literal}/${spans}; fields emptied by the check ${emptied}`,
+  );
+  for (const o of other) out(`        matched as a date or by its words: ${o}`);
 }
 
 async function main() {
@@ -223,7 +307,7 @@ async function main() {
     await stopService(svc);
   }
 
-  if (PASSES.includes('local')) {
+  if (PASSES.includes('local') || PASSES.includes('grounded')) {
     if (!fs.existsSync(MODEL_PATH)) throw new Error(`no model at ${MODEL_PATH}: run node scripts/engines-llm.mjs`);
     const port = await freePort();
     const t0 = performance.now();
@@ -237,7 +321,9 @@ async function main() {
     cleanup.add(() => stopChild(server.child, 10_000));
     out(`local: model server ${path.basename(MODEL_PATH)} ready ${secs(performance.now() - t0)} after spawn`);
     const svc = await startService('tpl-local', temporal.address, { ...common, LLM_LOCAL_PORT: String(port) });
-    passes.local = await runPass('local', svc.url, cases);
+    if (PASSES.includes('local')) passes.local = await runPass('local', svc.url, cases);
+    // The same model with grounding=true: the service checks each value against the text (contract §14).
+    if (PASSES.includes('grounded')) passes.grounded = await runPass('grnd', svc.url, cases, true);
     await stopService(svc);
   }
 

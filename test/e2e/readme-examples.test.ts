@@ -109,6 +109,25 @@ function readmeModel(req: LlmRequest): LlmReply | undefined {
   const users = (req.json.messages as { role: string; content: unknown }[]).filter((m) => m.role === 'user');
   const user = String(users[users.length - 1]?.content ?? '');
   const fields = fieldsIn(user);
+  // The grounded example: the stated values, and a tax number made up, as a small model answers.
+  if (user.includes('Rechnung Nr. 2025-0417'))
+    return {
+      content: JSON.stringify({
+        number: '2025-0417',
+        date: '2025-04-22',
+        total: '1.369,10 €',
+        tax_number: '287/654/3210',
+      }),
+    };
+  // A grounded PDF template: the first line of the text as the title, and authors the text does not name.
+  const system = String(req.json.messages.find((m: { role: string }) => m.role === 'system')?.content ?? '');
+  if (fields.includes('authors') && system.includes('copy names, numbers')) {
+    const text = user.slice(user.indexOf('"""') + 3).trim();
+    const title = text.split('\n')[0]!.replace(/^[#*\s]+|[*\s]+$/g, '');
+    return {
+      content: JSON.stringify({ ...Object.fromEntries(fields.map((f) => [f, ''])), title, authors: ['Jane Doe'] }),
+    };
+  }
   if (fields.length) {
     const value = (f: string) => (f === 'topic' ? 'Hardware' : f === 'tags' ? 'hardware, maps' : `${f} value`);
     return { content: JSON.stringify(Object.fromEntries(fields.map((f) => [f, value(f)]))) };
@@ -170,10 +189,40 @@ const EXAMPLES: Entry[] = [
     expect: ['data.transformed_text', 'data.template_fields'],
   },
   {
+    name: 'a grounded PDF template',
+    method: 'POST',
+    path: '/api/pdf/process',
+    has: ['-F grounding=true'],
+    expect: ['data.template_fields', 'data.template_sources', 'data.unsupported_fields', 'data.markdown'],
+    check: (a) => {
+      const d = a.body.data;
+      expect(d.unsupported_fields).to.deep.equal(['authors']);
+      const title = d.template_sources.title;
+      expect(title, JSON.stringify(d.template_sources)).to.include({ page: 1 });
+      expect(title.bbox).to.have.length(4);
+      expect(d.markdown.slice(title.start, title.end)).to.equal(title.text);
+    },
+  },
+  {
+    name: 'a grounded template',
+    method: 'POST',
+    path: '/api/transformer/template',
+    has: ['"grounding":true'],
+    expect: ['data.template_fields', 'data.template_sources', 'data.unsupported_fields'],
+    check: (a) => {
+      const d = a.body.data;
+      expect(d.unsupported_fields).to.deep.equal(['tax_number']);
+      expect(d.template_fields).to.include({ tax_number: '', date: '2025-04-22' });
+      expect(d.template_sources.date).to.include({ text: '22. April 2025' });
+      expect(d.template_sources.total.text).to.equal('1.369,10');
+      expect(d.transformed_text).to.equal('Nr. 2025-0417, 2025-04-22: 1.369,10 € (Steuernummer )');
+    },
+  },
+  {
     name: 'a template of its own',
     method: 'POST',
     path: '/api/transformer/template',
-    has: ['template_content'],
+    has: ['template_content', '"text":"…"'],
     fill: [['"text":"…"', `"text":"${ARTICLE}"`]],
     expect: ['data.transformed_text', 'data.template_fields.title', 'data.template_fields.summary'],
     check: (a) => expect(a.body.data.transformed_text).to.not.include('{title|'),

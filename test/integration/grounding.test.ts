@@ -105,6 +105,21 @@ describe('grounded templates on the real stack', function () {
       if (v) expect(d.markdown.slice(v.start, v.end), name).to.equal(v.text);
   });
 
+  it("checks a document's values against its text, each on its part", async () => {
+    answer({ title: 'Tide tables for the Weser', authors: ['Hannes Brandt'], publisher: 'Wasserstraßenamt Bremen' });
+    const md = '# Tide tables for the Weser\n\nPublished by the Wasserstraßenamt Bremen for the 2026 season.\n';
+    const r = await postMultipart(
+      `${s.url}/api/document/process`,
+      { template: 'PdfMetadata', grounding: 'true' },
+      { bytes: Buffer.from(md), name: 'tides.md', type: 'text/markdown' },
+    );
+    const d = ok(r);
+    expect(d.unsupported_fields).to.deep.equal(['authors']);
+    expect(d.template_fields).to.deep.include({ authors: [], publisher: 'Wasserstraßenamt Bremen' });
+    expect(d.template_sources.publisher).to.include({ text: 'Wasserstraßenamt Bremen', page: 1 });
+    expect(d.template_sources.title).to.include({ page: 1 });
+  });
+
   it('refuses grounding, naming it, where it cannot be honoured', async () => {
     const expect400 = (r: { status: number; body: any }) => {
       expect(r.status, JSON.stringify(r.body)).to.equal(400);
