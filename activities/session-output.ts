@@ -17,6 +17,7 @@ import { zipStream, type ArchiveEntry } from '../core/stores/zip';
 import { UsageRecorder } from '../providers/llm';
 import type { ActivityDeps } from './deps';
 import { applyTemplate, clip } from './text-operations';
+import { documentChunks } from '../capabilities/chunks';
 import { jobModel } from './model-journal';
 import { readSessionText, SESSION_STEP, sessionTextKey, type SessionAttachment } from './session-types';
 import { fullParameters, heartbeating, runStep } from './job-steps';
@@ -256,7 +257,15 @@ export function createSessionOutputActivities(deps: ActivityDeps) {
           'target_language',
           'template',
         ]);
-        const data = { input, output, markdown_file: mdKey, attachments: images };
+        // Chunks of the session's Markdown (contract §14), each naming its session and track.
+        const { chunks, chunking } = documentChunks(markdown, [], p);
+        const data = {
+          input,
+          output,
+          markdown_file: mdKey,
+          attachments: images,
+          ...(chunks ? { chunks: chunks.map((c) => ({ ...c, session: p.session, track: p.track })), chunking } : {}),
+        };
         const job: JobFields = {
           structured_data: {
             extracted_text: markdown,

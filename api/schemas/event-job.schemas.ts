@@ -1,4 +1,4 @@
-import { sessionParams } from '../../core/jobs/job-params';
+import { sessionFields } from '../../core/jobs/job-params';
 import { envelope, z } from '../openapi';
 import { batchStatus, batchSummary, jobError, jobStatus } from './jobs.schemas';
 
@@ -7,16 +7,16 @@ import { batchStatus, batchSummary, jobError, jobStatus } from './jobs.schemas';
 /**
  * A legacy event job: a `session` job's parameters (core/jobs/job-params.ts), the same validation as /api/session/process.
  */
-export const legacyJobBody = sessionParams;
+export const legacyJobBody = sessionFields;
 
 /**
  * A job of a legacy batch: the spec writes them with `event`, `session` and `url` only (contract §8), so `filename`
  * (default: the sanitised session name) and `track` (default `general`) may be left out.
  */
-export const legacyBatchJob = sessionParams
+export const legacyBatchJob = sessionFields
   .extend({
-    filename: sessionParams.shape.filename.optional().openapi({ description: 'Default: the sanitised session name' }),
-    track: sessionParams.shape.track.optional().openapi({ description: 'Default: `general`' }),
+    filename: sessionFields.shape.filename.optional().openapi({ description: 'Default: the sanitised session name' }),
+    track: sessionFields.shape.track.optional().openapi({ description: 'Default: `general`' }),
   })
   .openapi('LegacyBatchJob');
 

@@ -1,6 +1,14 @@
 import { z } from 'zod';
 import { JOB_DEFAULTS } from './job-defaults';
-import { groundingFields, httpUrl, knownLanguage, refineGrounding, webhookConfig } from './job-fields';
+import {
+  chunkingFields,
+  groundingFields,
+  httpUrl,
+  knownLanguage,
+  refineChunking,
+  refineGrounding,
+  webhookConfig,
+} from './job-fields';
 
 /** Parameters of the job types over text: the transformer, sessions and the summaries (`core/jobs/job-params.ts`). */
 
@@ -80,7 +88,7 @@ const session = JOB_DEFAULTS.session;
  * The session job type (spec §4.6, contract §8): `event`, `session`, `url`, `filename` and `track` are required
  * (each missing one is an issue of its own); URLs are absolute http(s); languages known ISO 639-1 codes.
  */
-export const sessionParams = z.object({
+export const sessionFields = z.object({
   event: name,
   session: name,
   url: httpUrl,
@@ -101,6 +109,9 @@ export const sessionParams = z.object({
   use_cache: z.boolean().optional(),
   webhook: webhookConfig.optional(),
 });
+
+/** The session job's parameters: the session's fields and `data.chunks[]` of its Markdown (contract §14). */
+export const sessionParams = sessionFields.extend(chunkingFields).superRefine(refineChunking);
 
 /**
  * The internal summary jobs over the session store (`track_summary`, `event_summary`, `story`; spec §4.5, §4.8,

@@ -14,7 +14,13 @@ import { undeclaredOptions } from './job-fields';
 
 export { knownLanguage, refinePageRange, webhookConfig } from './job-fields';
 export { audioParams, documentParams, externalOcrParams, imageOcrParams, pdfParams, videoFramesParams, videoParams };
-export { sessionParams, summaryParams, TRANSFORMER_OPERATIONS, transformerParams } from './job-params-text';
+export {
+  sessionFields,
+  sessionParams,
+  summaryParams,
+  TRANSFORMER_OPERATIONS,
+  transformerParams,
+} from './job-params-text';
 
 /**
  * The job contract: every job type with the schema of its parameters. The API parses a job's parameters with it

@@ -50,6 +50,17 @@ export const mediaChunkSchema = z
   })
   .meta({ id: 'MediaChunk' });
 
+/** A chunk of a session's Markdown: a document's chunk that names its session and track. */
+export const sessionChunkSchema = documentChunkSchema
+  .extend({ session: z.string(), track: z.string() })
+  .meta({ id: 'SessionChunk', description: 'Offsets into data.output.markdown_content; no pages or boxes' });
+
+/** The fields a session's result gains with chunking=true. */
+export const sessionChunkFields = {
+  chunks: z.array(sessionChunkSchema).optional().meta({ description: 'With chunking=true: the chunks, in order' }),
+  chunking: chunkingSchema.optional(),
+};
+
 export type Chunking = z.infer<typeof chunkingSchema>;
 export type TemplateSources = Record<string, z.infer<typeof templateSourceSchema> | null>;
 export type DocumentChunkData = z.infer<typeof documentChunkSchema>;

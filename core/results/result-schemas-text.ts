@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { groundingFields } from './result-schemas-chunks';
+import { groundingFields, sessionChunkFields } from './result-schemas-chunks';
 
 // The result contract's text schemas (result-schemas.ts): the transformer, sessions and the summaries over them.
 
@@ -70,6 +70,7 @@ export const sessionResultData = z.object({
   output: sessionOutputSchema,
   markdown_file: z.string(),
   attachments: z.array(z.string()),
+  ...sessionChunkFields,
 });
 export type SessionResultData = z.infer<typeof sessionResultData>;
 

@@ -273,6 +273,25 @@ describe('session processing (POST /api/session/*, legacy event jobs) on the rea
     }
   });
 
+  it("chunking=true cuts the session's Markdown within the budget, each chunk naming its session and track", async () => {
+    const r = await s.call('POST', '/api/session/process', body('chunked', { chunking: true, chunk_max_tokens: 48 }));
+    expect(r.status, JSON.stringify(r.body).slice(0, 800)).to.equal(200);
+    documented('post', '/api/session/process', r);
+    const { chunks, chunking } = r.body.data;
+    const md: string = r.body.data.output.markdown_content;
+    expect(chunking).to.deep.equal({ tokenizer: 'cl100k_base', max_tokens: 48, overlap_tokens: 0 });
+    expect(chunks.length).to.be.greaterThan(1);
+    for (const c of chunks) {
+      expect(c).to.include({ session: 'Session chunked', track: 'Geo spatial' });
+      expect(c.tokens).to.be.at.most(48);
+      expect(md.slice(c.char_start, c.char_end)).to.equal(c.text);
+    }
+    expect(chunks.map((c: any) => c.text).join(' ')).to.include(TEMPLATE_FIELDS.teaser);
+    const bad = await s.call('POST', '/api/session/process', body('unchunked', { chunk_max_tokens: 48 }));
+    expect(bad.status).to.equal(400);
+    expect(JSON.stringify(bad.body.error.details.issues)).to.contain('chunk_max_tokens');
+  });
+
   it('every validation path answers before anything is queued', async () => {
     const expectError = (r: { status: number; body: any }, status: number, code: string) => {
       expect(r.status, JSON.stringify(r.body)).to.equal(status);
