@@ -27,19 +27,27 @@ function groundedOf(output: Record<string, unknown>): (GroundedOutput & { fields
   };
 }
 
+/** The template's grounding with its sources placed by `place`; undefined when it holds none. */
+function placed(
+  output: Record<string, unknown>,
+  place: (sources: GroundedOutput['template_sources']) => TemplateSources,
+): JobGrounding | undefined {
+  const g = groundedOf(output);
+  if (!g) return undefined;
+  return {
+    template_fields: g.fields,
+    template_sources: place(g.template_sources),
+    unsupported_fields: g.unsupported_fields,
+  };
+}
+
 /** A document's grounding: each source with the page (and, where the parts have blocks, the box) of its words. */
 export function documentGrounding(
   output: Record<string, unknown>,
   text: string,
   parts: readonly SpanPart[],
 ): JobGrounding | undefined {
-  const g = groundedOf(output);
-  if (!g) return undefined;
-  return {
-    template_fields: g.fields,
-    template_sources: placeOnPages(g.template_sources, sourceSpans(text, parts)),
-    unsupported_fields: g.unsupported_fields,
-  };
+  return placed(output, (sources) => placeOnPages(sources, sourceSpans(text, parts)));
 }
 
 /** A transcript's grounding: each source with the seconds its words were said in (words' times where kept). */
@@ -48,11 +56,5 @@ export function mediaGrounding(
   text: string,
   segments: Parameters<typeof timedTexts>[1],
 ): JobGrounding | undefined {
-  const g = groundedOf(output);
-  if (!g) return undefined;
-  return {
-    template_fields: g.fields,
-    template_sources: placeInTime(g.template_sources, timedTexts(text, segments)),
-    unsupported_fields: g.unsupported_fields,
-  };
+  return placed(output, (sources) => placeInTime(sources, timedTexts(text, segments)));
 }

@@ -38,17 +38,25 @@ function onPage<T extends TextSpan>(span: T, blocks: readonly SourceSpan[]): T &
   return { ...span, page: first.page, ...(bbox ? { bbox } : {}) };
 }
 
+/** Each source and each of its list items placed by `place`; null stays null. */
+function placeEach<P extends TextSpan>(
+  sources: Record<string, FieldSource | null>,
+  place: <T extends TextSpan>(span: T) => T & P,
+): Record<string, (FieldSource & P) | null> {
+  return Object.fromEntries(
+    Object.entries(sources).map(([name, s]) => [
+      name,
+      s && { ...place(s), ...(s.items ? { items: s.items.map((i) => place(i)) } : {}) },
+    ]),
+  );
+}
+
 /** Each source (and each list item) with its page and box, from the blocks' spans in the same text. */
 export function placeOnPages(
   sources: Record<string, FieldSource | null>,
   blocks: readonly SourceSpan[],
 ): Record<string, (FieldSource & PagedSpan) | null> {
-  return Object.fromEntries(
-    Object.entries(sources).map(([name, s]) => [
-      name,
-      s && { ...onPage(s, blocks), ...(s.items ? { items: s.items.map((i) => onPage(i, blocks)) } : {}) },
-    ]),
-  );
+  return placeEach<PagedSpan>(sources, (s) => onPage(s, blocks));
 }
 
 /** A piece of a transcript's text and when it was said. */
@@ -109,10 +117,5 @@ export function placeInTime(
   sources: Record<string, FieldSource | null>,
   timed: readonly TimedText[],
 ): Record<string, (FieldSource & TimedSpan) | null> {
-  return Object.fromEntries(
-    Object.entries(sources).map(([name, s]) => [
-      name,
-      s && { ...inTime(s, timed), ...(s.items ? { items: s.items.map((i) => inTime(i, timed)) } : {}) },
-    ]),
-  );
+  return placeEach<TimedSpan>(sources, (s) => inTime(s, timed));
 }
