@@ -69,9 +69,22 @@ function findWritten(text: string, c: Compact, value: string): Span | null {
   for (let at = c.chars.indexOf(v); at !== -1; at = c.chars.indexOf(v, at + 1)) {
     const start = c.from[at]!;
     const end = charEnd(text, c.from[at + v.length - 1]!);
-    if (!isWordAt(text, start - 1) && !isWordAt(text, end)) return { start, end };
+    if (!isWordAt(text, start - 1) && !isWordAt(text, end)) return withSigns(text, value, { start, end });
   }
   return null;
+}
+
+/** Currency signs and percent signs of the value, written just before or after the run: inside the span. */
+const SIGN = /[\p{Sc}%]/u;
+function withSigns(text: string, value: string, s: Span): Span {
+  let { start, end } = s;
+  const signs = new Set([...value].filter((c) => SIGN.test(c)));
+  if (!signs.size) return s;
+  const before = /([\p{Sc}%])\s?$/u.exec(text.slice(Math.max(0, start - 2), start));
+  if (before && signs.has(before[1]!)) start -= before[0].length;
+  const after = /^\s?([\p{Sc}%])/u.exec(text.slice(end, end + 2));
+  if (after && signs.has(after[1]!)) end += after[0].length;
+  return { start, end };
 }
 
 // ---- dates ---------------------------------------------------------------------------------------------------------
@@ -137,11 +150,43 @@ function datesIn(text: string): DateFound[] {
 }
 
 const ISO_DATE = /^(\d{4})-(\d{2})(?:-(\d{2}))?$/;
+const ISO_DATE_TIME = /^(\d{4}-\d{2}-\d{2})[T ](\d{1,2}):(\d{2})(?::\d{2})?(?:Z|[+-]\d{2}:?\d{2})?$/;
+/** How far apart a date and its time may be written. */
+const TIME_NEAR = 200;
+
+/** Where the text writes a time of day: `18:00`, `18.00`, `18 Uhr`, `6 pm`, `6:00 p.m.`. */
+function timesIn(text: string, hour: number, minute: number): Span[] {
+  const mm = String(minute).padStart(2, '0');
+  const h12 = hour % 12 || 12;
+  const half = hour < 12 ? 'a' : 'p';
+  const forms = [
+    `\\b0?${hour}[:.]${mm}\\b`,
+    ...(minute === 0 ? [`\\b0?${hour}\\s*(?:Uhr|h)\\b`] : []),
+    `\\b${h12}(?:[:.]${mm})${minute === 0 ? '?' : ''}\\s*${half}\\.?\\s?m\\b\\.?`,
+  ];
+  return [...text.matchAll(new RegExp(forms.join('|'), 'gi'))].map((m) => ({
+    start: m.index!,
+    end: m.index! + m[0].length,
+  }));
+}
+
+/** An ISO date and time: the day as rule 2 finds it, and the time written near it. */
+function findDateTime(text: string, value: string): Span | null {
+  const m = ISO_DATE_TIME.exec(value.trim());
+  if (!m) return null;
+  const day = findDate(text, m[1]!);
+  if (!day) return null;
+  const near = timesIn(text, Number(m[2]), Number(m[3]))
+    .map((t) => ({ t, gap: Math.max(t.start - day.end, day.start - t.end) }))
+    .filter((x) => x.gap <= TIME_NEAR)
+    .sort((a, b) => a.gap - b.gap)[0];
+  return near ? { start: Math.min(day.start, near.t.start), end: Math.max(day.end, near.t.end) } : null;
+}
 
 /** Rule 2: an ISO date the text writes otherwise. */
 function findDate(text: string, value: string): Span | null {
   const m = ISO_DATE.exec(value.trim());
-  if (!m) return null;
+  if (!m) return findDateTime(text, value);
   const [year, month, day] = [Number(m[1]), Number(m[2]), m[3] ? Number(m[3]) : null];
   const found = datesIn(text).filter((d) => d.month === month && (day === null ? true : d.day === day));
   const full = found.find((d) => d.year === year && (day === null || d.day !== null));

@@ -214,7 +214,7 @@ const EXAMPLES: Entry[] = [
       expect(d.unsupported_fields).to.deep.equal(['tax_number']);
       expect(d.template_fields).to.include({ tax_number: '', date: '2025-04-22' });
       expect(d.template_sources.date).to.include({ text: '22. April 2025' });
-      expect(d.template_sources.total.text).to.equal('1.369,10');
+      expect(d.template_sources.total.text).to.equal('1.369,10 €');
       expect(d.transformed_text).to.equal('Nr. 2025-0417, 2025-04-22: 1.369,10 € (Steuernummer )');
     },
   },

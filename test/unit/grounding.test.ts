@@ -18,7 +18,10 @@ const found = (text: string, value: string) => {
 describe('grounding: where a value stands in its text', () => {
   it('finds a value as written up to case, spaces and punctuation, on word boundaries only', () => {
     expect(found(INVOICE, 'DE12680501010012345678')).to.equal('DE12 6805 0101 0012 3456 78');
-    expect(found(INVOICE, '1369,10 €')).to.equal('1.369,10');
+    expect(found(INVOICE, '1369,10 €')).to.equal('1.369,10 €');
+    expect(found(INVOICE, '1369,10')).to.equal('1.369,10');
+    expect(found('Price: €39.99 incl. VAT, 19% off', '€39.99')).to.equal('€39.99');
+    expect(found('Price: €39.99 incl. VAT, 19% off', '19 %')).to.equal('19%');
     expect(found(INVOICE, 'nr. 2025-0417')).to.equal('Nr. 2025-0417');
     expect(found(INVOICE, 'LINDENSTRASSE 12')).to.equal('Lindenstraße 12');
     // `41` and `0101 0012` are inside longer numbers: not a value of the text.
@@ -34,6 +37,11 @@ describe('grounding: where a value stands in its text', () => {
     expect(found('Am 16.05. um 10 Uhr, Programm 2025.', '2025-05-16')).to.equal('16.05.');
     expect(found(INVOICE, '2025-05-06')).to.equal(null);
     expect(found(INVOICE, '2024-04-22')).to.equal(null);
+    // A date and time: the day, and the time written near it.
+    const warning = 'Storm warning from Tuesday, 28 January 2025, 6 p.m. until Wednesday 29.01.2025, 09:00.';
+    expect(found(warning, '2025-01-28 18:00')).to.equal('28 January 2025, 6 p.m.');
+    expect(found(warning, '2025-01-29T09:00')).to.equal('29.01.2025, 09:00');
+    expect(found(warning, '2025-01-28 20:00')).to.equal(null);
     // A day and month without a year, in a text that names no year: not enough.
     expect(found('See you on 16 May at the harbour.', '2025-05-16')).to.equal(null);
   });
