@@ -18,7 +18,8 @@ import { jobModel } from './model-journal';
 import { pagesMarkdown } from '../domain/pdf/markdown/pages';
 import type { PageResult, PdfMeta } from './pdf-types';
 import { documentChunks } from '../capabilities/chunks';
-import { documentGrounding, type JobGrounding } from '../capabilities/grounding';
+import { documentGrounding } from '../capabilities/grounding';
+import type { JobGrounding } from '../core/results/result-schemas-chunks';
 
 /** The page renders' archive of a job (`renderPdfImages`). */
 export interface PdfImages {
@@ -56,12 +57,13 @@ export function createPdfResults(deps: ActivityDeps) {
     let text = joinPageTexts(contents);
     const requests = f.llm.flatMap((l) => l.requests);
     const md = p.output_format === 'markdown' ? pagesMarkdown(contents, { tableFormat: p.table_format }) : undefined;
+    // The pages as the Markdown holds them, with their blocks' boxes: where chunks and grounded values point.
+    const mdParts =
+      md && contents.map((c, i) => ({ page: c.page, text: md.pages[i].markdown, blocks: md.pages[i].blocks }));
     let grounding: JobGrounding | undefined;
     // The parameters as the API validated them (core/jobs/job-params-media.ts `pdfParams`): typed, not checked again.
     if (p.template) {
       // Grounded values point into the Markdown when there is one (its blocks have boxes), else into the text.
-      const mdParts =
-        md && contents.map((c, i) => ({ page: c.page, text: md.pages[i].markdown, blocks: md.pages[i].blocks }));
       const source = p.grounding && md ? md.markdown : text;
       const r = await applyTemplate(jobModel(llm, store, jobId), {
         text: source,
@@ -70,7 +72,7 @@ export function createPdfResults(deps: ActivityDeps) {
         target_language: p.source_language,
         grounding: p.grounding,
       });
-      grounding = documentGrounding(r.output, source, mdParts && p.grounding ? mdParts : contents);
+      grounding = documentGrounding(r.output, source, p.grounding && mdParts ? mdParts : contents);
       text = r.text;
       for (const u of r.usages)
         requests.push({ model: u.model, purpose: u.purpose, tokens: u.tokens, duration_ms: u.duration_ms });
@@ -78,15 +80,7 @@ export function createPdfResults(deps: ActivityDeps) {
     const images = f.images;
     // Chunks (contract §14) of the Markdown with its blocks' pages and boxes, or of the text with its pages (a
     // template's answer is not the pages' text: its chunks name none).
-    const chunks = documentChunks(
-      md?.markdown ?? text,
-      md
-        ? contents.map((c, i) => ({ page: c.page, text: md.pages[i].markdown, blocks: md.pages[i].blocks }))
-        : p.template
-          ? []
-          : contents,
-      p,
-    );
+    const chunks = documentChunks(md?.markdown ?? text, mdParts ?? (p.template ? [] : contents), p);
     const result = pdfResult(
       p.document_format ? { ...meta, format: p.document_format } : meta,
       contents.map((c, i) => pdfPageEntry(c, md?.pages[i])),

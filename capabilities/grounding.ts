@@ -1,4 +1,4 @@
-import type { TemplateSources } from '../core/results/result-schemas-chunks';
+import type { JobGrounding, TemplateSources } from '../core/results/result-schemas-chunks';
 import { sourceSpans, type SpanPart } from '../domain/chunks/provenance';
 import type { GroundedOutput } from '../domain/grounding/ground';
 import { placeInTime, placeOnPages, timedTexts } from '../domain/grounding/place';
@@ -9,13 +9,6 @@ import { placeInTime, placeOnPages, timedTexts } from '../domain/grounding/place
  * it: on a document's pages and boxes, or in a recording's seconds. The results' builders of PDFs, documents and
  * transcriptions call it, so every operation places sources one way.
  */
-
-/** What a job's result gains with a template and grounding=true. */
-export interface JobGrounding {
-  template_fields: Record<string, unknown>;
-  template_sources: TemplateSources;
-  unsupported_fields: string[];
-}
 
 /** A template's output as `applyTemplate` answers it; null when it holds no grounding (not asked). */
 function groundedOf(output: Record<string, unknown>): (GroundedOutput & { fields: Record<string, unknown> }) | null {

@@ -63,6 +63,10 @@ export const sessionChunkFields = {
 
 export type Chunking = z.infer<typeof chunkingSchema>;
 export type TemplateSources = Record<string, z.infer<typeof templateSourceSchema> | null>;
+/** What a job's result (PDF, document, audio, video) gains with a template and grounding=true. */
+export type JobGrounding = {
+  [K in keyof typeof jobGroundingFields]-?: NonNullable<z.infer<(typeof jobGroundingFields)[K]>>;
+};
 export type DocumentChunkData = z.infer<typeof documentChunkSchema>;
 export type MediaChunkData = z.infer<typeof mediaChunkSchema>;
 

@@ -23,7 +23,7 @@ import type {
   PdfResultData,
 } from './result-schemas-pdf';
 import type { extractedTableSchema, processedBlockSchema, TransformerResult } from './result-schemas-text';
-import type { TemplateSources } from './result-schemas-chunks';
+import type { JobGrounding, TemplateSources } from './result-schemas-chunks';
 
 /** A ZIP in a result, Base64-encoded (spec: `*_archive_filename`, `*_archive_data`). */
 interface ArchiveData {
@@ -155,11 +155,7 @@ export interface AudioOutcome {
   token_count: number;
   segments: AudioSegment[];
   /** With a template and grounding=true (contract §14): the fields, their sources with seconds, the unsupported. */
-  grounding?: {
-    template_fields: Record<string, unknown>;
-    template_sources: TemplateSources;
-    unsupported_fields: string[];
-  };
+  grounding?: JobGrounding;
 }
 
 /**
