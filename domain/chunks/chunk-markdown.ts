@@ -69,6 +69,27 @@ export function chunkMarkdown(text: string, opts: ChunkOptions): TextChunk[] {
     for (const p of unitPieces(text, u, i, max, count)) placed.push({ ...p, path, heading: u.kind === 'heading' });
   });
 
+  /**
+   * The count of the pieces `[from, to)` joined by the text between them, `chunkText`: each piece's count, with each
+   * junction counted again from the last pre-split piece before it to the first after it. Tiktoken splits its text
+   * with a pattern that looks no further back than a piece's start and, where a piece ends on a letter, a digit or
+   * punctuation, no further ahead than one character past it, so the rest of each piece splits as it did alone; a
+   * junction whose window does not end on the next piece's first pre-split piece (or a piece that is not the text as
+   * written, or is one pre-split piece, or begins or ends with a space) is counted whole.
+   */
+  const joinedCount = (from: number, to: number, chunkText: string): number => {
+    let n = placed[from].tokens;
+    for (let k = from + 1; k < to; k++) {
+      const a = placed[k - 1].edges;
+      const b = placed[k].edges;
+      const [aEnd, bStart] = [placed[k - 1].end, placed[k].start];
+      if (!a || !b || /\s/.test(text[aEnd - 1] ?? ' ') || /\s/.test(text[bStart] ?? ' ')) return count.count(chunkText);
+      const w = count.measure(text.slice(aEnd - a.tail, bStart + b.head));
+      if (w.tail !== b.head || w.pieces < 2) return count.count(chunkText);
+      n += w.tokens - a.tailTokens - b.headTokens + placed[k].tokens;
+    }
+    return n;
+  };
   // A chunk is a run of pieces: `[from, to)`, opened by the overlap of the one before when it stays in its section.
   const textOf = (from: number, to: number) => {
     let out = placed[from].text;
@@ -100,14 +121,15 @@ export function chunkMarkdown(text: string, opts: ChunkOptions): TextChunk[] {
       body ||= !p.heading;
       to = k + 1;
     }
-    let tokens = count.count(textOf(from, to));
+    let chunkText = textOf(from, to);
+    let tokens = joinedCount(from, to, chunkText);
     // Each piece fits alone: the overlap goes first, then the last pieces, until the chunk fits.
-    while (tokens > max && from < at) tokens = count.count(textOf(++from, to));
-    while (tokens > max && to > at + 1) tokens = count.count(textOf(from, --to));
+    while (tokens > max && from < at) tokens = joinedCount(++from, to, (chunkText = textOf(from, to)));
+    while (tokens > max && to > at + 1) tokens = joinedCount(from, --to, (chunkText = textOf(from, to)));
     const first = placed.slice(from, to).find((p) => !p.heading) ?? placed[to - 1];
     chunks.push({
       index: chunks.length,
-      text: textOf(from, to),
+      text: chunkText,
       tokens,
       heading_path: first.path,
       char_start: placed[from].start,

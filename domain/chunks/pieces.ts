@@ -5,7 +5,7 @@
  * longest prefix that fits. Every piece is within the budget. Pure.
  */
 import type { MarkdownUnit } from './markdown-units';
-import type { TokenCounter } from './tokens';
+import type { Measure, TokenCounter } from './tokens';
 
 export interface Piece {
   /** Offsets into the text of what the piece covers. */
@@ -15,6 +15,15 @@ export interface Piece {
   text: string;
   tokens: number;
   unit: number;
+  /** A piece that is the text between its offsets, of two pre-split pieces or more: its edges (tokens.ts). */
+  edges?: Measure;
+}
+
+/** The piece of the text between `s` and `e`, counted with its edges. */
+function plainPiece(text: string, s: number, e: number, unit: number, count: TokenCounter): Piece {
+  const t = text.slice(s, e);
+  const m = count.measure(t);
+  return { start: s, end: e, text: t, tokens: m.tokens, unit, ...(m.pieces >= 2 ? { edges: m } : {}) };
 }
 
 /** Sentence ends: `.`, `!`, `?` or `…` (closing quotes and brackets after it), then space, then what starts one. */
@@ -80,6 +89,8 @@ function lineSpans(text: string, start: number, end: number): Span[] {
 }
 
 const GFM_SEPARATOR = /^\s*\|?\s*:?-{3,}/;
+/** Tokens below the budget under which a sum of parts is taken for the whole without counting it again. */
+const NEAR_BUDGET = 16;
 
 /** Rows (or lines) packed into parts of at most `max` tokens, each part written with `head` before it (after the
  * first) and `tail` after it; a row over the budget alone is cut at its words. */
@@ -110,13 +121,31 @@ function grouped(
     });
     group = [];
   };
+  // The group's count: exact when it was last counted whole, plus each row added since (with the line break before
+  // it). A sum of parts is within a few tokens of the whole, so the whole is counted again only near the budget:
+  // packing stays linear in the rows, not quadratic.
+  let estimate = 0;
   for (const row of rows) {
-    if (group.length && count.count(textOf([...group, row], pieces.length === 0)) > max) close();
-    if (!group.length && count.count(textOf([row], pieces.length === 0)) > max) {
-      // A row that alone with its header is over the budget: its words, without the header.
-      for (const [s, e] of wordSpans(text, row[0], row[1], max, count)) {
-        pieces.push({ start: s, end: e, text: text.slice(s, e), tokens: count.count(text.slice(s, e)), unit });
+    if (group.length) {
+      const next = estimate + count.count(text.slice(group[group.length - 1][1], row[1]));
+      if (next <= max - NEAR_BUDGET) {
+        group.push(row);
+        estimate = next;
+        continue;
       }
+      const exact = count.count(textOf([...group, row], pieces.length === 0));
+      if (exact <= max) {
+        group.push(row);
+        estimate = exact;
+        continue;
+      }
+      close();
+    }
+    estimate = count.count(textOf([row], pieces.length === 0));
+    if (estimate > max) {
+      // A row that alone with its header is over the budget: its words, without the header.
+      for (const [s, e] of wordSpans(text, row[0], row[1], max, count))
+        pieces.push(plainPiece(text, s, e, unit, count));
       continue;
     }
     group.push(row);
@@ -127,16 +156,10 @@ function grouped(
 
 /** The unit as pieces within `max` tokens. */
 export function unitPieces(text: string, u: MarkdownUnit, index: number, max: number, count: TokenCounter): Piece[] {
-  const whole = text.slice(u.start, u.end);
-  const tokens = count.count(whole);
-  if (tokens <= max) return [{ start: u.start, end: u.end, text: whole, tokens, unit: index }];
-  const piece = ([s, e]: Span): Piece => ({
-    start: s,
-    end: e,
-    text: text.slice(s, e),
-    tokens: count.count(text.slice(s, e)),
-    unit: index,
-  });
+  const unitPiece = plainPiece(text, u.start, u.end, index, count);
+  if (unitPiece.tokens <= max) return [unitPiece];
+  const whole = unitPiece.text;
+  const piece = ([s, e]: Span): Piece => plainPiece(text, s, e, index, count);
   if (u.kind === 'table') {
     const lines = lineSpans(text, u.start, u.end);
     const html = /^\s*<table\b/i.test(whole);

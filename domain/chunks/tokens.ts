@@ -16,9 +16,24 @@ const RANKS = { cl100k_base: cl100k, o200k_base: o200k } as const;
 /** Pieces remembered per tokenizer before the memory starts again (a piece is a word or a run of punctuation). */
 const MEMO_MAX = 200_000;
 
+/**
+ * A text's count with its first and last pre-split pieces (their lengths and counts): what the packer needs to count
+ * two texts joined without counting them again (chunk-markdown.ts `joinedCount`).
+ */
+export interface Measure {
+  tokens: number;
+  /** How many pre-split pieces the text has. */
+  pieces: number;
+  head: number;
+  headTokens: number;
+  tail: number;
+  tailTokens: number;
+}
+
 export interface TokenCounter {
   readonly name: TokenizerName;
   count(text: string): number;
+  measure(text: string): Measure;
 }
 
 const counters = new Map<TokenizerName, TokenCounter>();
@@ -53,6 +68,17 @@ function buildCounter(name: TokenizerName): TokenCounter {
       pattern.lastIndex = 0;
       for (let m = pattern.exec(text); m; m = pattern.exec(text)) n += piece(m[0]);
       return n;
+    },
+    measure(text: string): Measure {
+      const out: Measure = { tokens: 0, pieces: 0, head: 0, headTokens: 0, tail: 0, tailTokens: 0 };
+      pattern.lastIndex = 0;
+      for (let m = pattern.exec(text); m; m = pattern.exec(text)) {
+        const n = piece(m[0]);
+        out.tokens += n;
+        if (out.pieces++ === 0) [out.head, out.headTokens] = [m[0].length, n];
+        [out.tail, out.tailTokens] = [m[0].length, n];
+      }
+      return out;
     },
   };
 }

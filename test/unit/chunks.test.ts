@@ -34,6 +34,30 @@ describe('chunks: token counts', () => {
   });
 });
 
+describe('chunks: a chunk counted from its pieces', () => {
+  it('counts every junction exactly: punctuation before line breaks, spaces, digits, quotes and contractions', () => {
+    // Pieces meet at sentence ends, blank lines, list items and headings in every way tiktoken's pre-split treats
+    // differently (`.\n\n` is one piece of it, ` 12` another); each chunk's count is checked against the encoder.
+    const ends = ['.', '!', '?', '…', '."', '.)', ':', '123', '3.5', 'end', "'s", '*', '`x`'];
+    const starts = ['The', '"Quoted', '(Paren', '12 items', "It's", '- item', '**Bold**', 'Ünïcode', '日本語です'];
+    const blocks: string[] = [];
+    ends.forEach((e, i) =>
+      starts.forEach((b, j) => {
+        const sep = ['\n\n', ' ', '\n\n- ', '\n\n## H\n\n'][(i + j) % 4]!;
+        blocks.push(`${b} words of piece ${i}-${j} ${e}${sep}`);
+      }),
+    );
+    const md = blocks.join('');
+    for (const [max, overlap] of [
+      [12, 0],
+      [24, 4],
+      [48, 0],
+      [96, 16],
+    ] as const)
+      withinBudget(chunkMarkdown(md, opts(max, overlap)), max);
+  });
+});
+
 describe('chunks: Markdown units', () => {
   it('reads headings, paragraphs, list items, tables and code with their offsets', () => {
     const md =
