@@ -15,7 +15,10 @@
  * - time: the chunks' time beside the Markdown's (layouts + rules) for the same pages (goal ≤ 1.1× in all: the chunks
  *   add at most 10 %).
  *
- *   npx tsx bench/chunks.bench.ts      (BENCH_CHUNKS_MAX_PAGES, default 100)
+ * Then the recordings of the other benches, transcribed by the local speech engine and cut by the transcript chunker
+ * (bench/chunks-media.ts).
+ *
+ *   npx tsx bench/chunks.bench.ts      (BENCH_CHUNKS_MAX_PAGES, default 100; BENCH_CHUNKS_MEDIA=0: PDFs only)
  */
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
@@ -27,6 +30,7 @@ import { documentChunks } from '../capabilities/chunks';
 import { markdownUnits } from '../domain/chunks/markdown-units';
 import { tokenCounter } from '../domain/chunks/tokens';
 import { envInt, out } from './support';
+import { mediaChunks } from './chunks-media';
 import { provisionDocs } from './real-pdfs';
 
 const MAX_PAGES = envInt('BENCH_CHUNKS_MAX_PAGES', 100);
@@ -141,6 +145,8 @@ async function main(): Promise<void> {
   out(
     `Per 100 pages: Markdown ${((100 * sum.md) / sum.n).toFixed(0)} ms, chunks ${((100 * sum.ch) / sum.n).toFixed(0)} ms.`,
   );
+  // The recordings (bench/chunks-media.ts); BENCH_CHUNKS_MEDIA=0 leaves them out.
+  if (process.env.BENCH_CHUNKS_MEDIA !== '0') await mediaChunks();
 }
 
 main().catch((e) => {
