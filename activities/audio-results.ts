@@ -180,11 +180,10 @@ export function createAudioResults(deps: ActivityDeps) {
       total_cost: Math.round(usages.reduce((n, u) => n + u.cost, 0) * 1e6) / 1e6,
       requests: [...speech, ...usages.map(request)],
     };
-    const segments = labelSpeakers(
-      stitchSegments(chunks, { words: p.word_timestamps || p.subtitles !== undefined || p.diarize }),
-      chunks,
-      p,
-    );
+    // Words' times are kept where an answer reads them: the words asked for, subtitles, speakers, and chunks (cut and
+    // timed at words; the answer drops the words unless they were asked for).
+    const words = p.word_timestamps || p.subtitles !== undefined || p.diarize || p.chunking === true;
+    const segments = labelSpeakers(stitchSegments(chunks, { words }), chunks, p);
     // With grounding: each value with the seconds it was said in (the words' times where they are kept).
     const grounding = mediaGrounding(templateOutput, original, segments);
     const outcome: AudioOutcome = {

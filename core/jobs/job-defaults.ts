@@ -27,7 +27,7 @@ export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 export const TABLE_FORMATS = ['auto', 'gfm'] as const;
 export type TableFormatName = (typeof TABLE_FORMATS)[number];
 
-/** The tokenizers chunks are counted with (contract §14): their tables ship inside the `js-tiktoken` package. */
+/** The tokenizers chunks are counted with (contract §14): their tables ship inside the `gpt-tokenizer` package. */
 export const TOKENIZERS = ['cl100k_base', 'o200k_base'] as const;
 export type TokenizerName = (typeof TOKENIZERS)[number];
 

@@ -250,8 +250,12 @@ export function audioCacheKey(
       template,
       template_source: template ? ctx.templateSource : undefined,
       // Beyond the spec (contract §9), each only when it changes the outcome, so the keys of requests without them
-      // stay as they were: word timings kept (asked, or needed for subtitles), VAD off, a prompt, speaker labels.
-      words: params.word_timestamps === true || typeof params.subtitles === 'string' ? true : undefined,
+      // stay as they were: word timings kept (asked, or needed for subtitles or chunks), VAD off, a prompt, speaker
+      // labels.
+      words:
+        params.word_timestamps === true || typeof params.subtitles === 'string' || params.chunking === true
+          ? true
+          : undefined,
       vad: params.vad === false ? false : undefined,
       prompt: typeof params.prompt === 'string' && params.prompt.trim() ? params.prompt.trim() : undefined,
       diarize: params.diarize === true ? true : undefined,

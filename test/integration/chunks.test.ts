@@ -174,6 +174,24 @@ describe('chunks on the real stack', function () {
       }
       for (let i = 1; i < chunks.length; i++) expect(chunks[i].start).to.be.at.least(chunks[i - 1].end);
       expect(chunks.map((c) => c.text).join(' ')).to.equal(data.segments.map((g: any) => g.text.trim()).join(' '));
+
+      // Timed at the spoken words though none were asked for: the same file with word_timestamps (the same cached
+      // transcription) shows each chunk starting at a word's start and ending at a word's end.
+      expect(data.segments.every((g: any) => g.words === undefined)).to.equal(true);
+      const timed = ok(
+        await postMultipart(
+          `${s.url}/api/audio/process`,
+          { ...fields, word_timestamps: 'true' },
+          { bytes: wav, name: 'long.wav', type: 'audio/wav' },
+        ),
+      );
+      expect(timed.chunks).to.deep.equal(chunks);
+      const words: any[] = timed.segments.flatMap((g: any) => g.words);
+      expect(words.length).to.be.greaterThan(chunks.length);
+      for (const c of chunks) {
+        expect(words.some((w) => w.start === c.start)).to.equal(true, `chunk ${c.index} starts at a word`);
+        expect(words.some((w) => w.end === c.end)).to.equal(true, `chunk ${c.index} ends at a word`);
+      }
     });
   });
 });

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { Tiktoken } from 'js-tiktoken/lite';
 import cl100k from 'js-tiktoken/ranks/cl100k_base';
+import o200k from 'js-tiktoken/ranks/o200k_base';
 import { chunkDocument, chunkMarkdown, type TextChunk } from '../../domain/chunks/chunk-markdown';
 import { markdownUnits } from '../../domain/chunks/markdown-units';
 import { tokenCounter } from '../../domain/chunks/tokens';
@@ -26,10 +27,22 @@ function withinBudget(chunks: TextChunk[], max: number) {
 }
 
 describe('chunks: token counts', () => {
-  it('counts exactly as the tokenizer encodes, special tokens as text', () => {
-    const count = tokenCounter('cl100k_base');
-    for (const t of ['', 'Hello, world!', '  indented\n\n\tcode();  ', 'naïve café — 日本語 <|endoftext|> 12345678']) {
-      expect(count.count(t), t).to.equal(exact.encode(t, [], []).length);
+  it('counts exactly as js-tiktoken encodes, for both tokenizers, special tokens as text', () => {
+    const texts = [
+      '',
+      'Hello, world!',
+      '  indented\n\n\tcode();  ',
+      'naïve café — 日本語 <|endoftext|> 12345678',
+      "It's THEY'RE we'll: 3.14159, 1,234,567 — Ünïcode\r\n\r\n  trailing  \n",
+      'https://example.org/a/b?c=d&e=f\n```ts\nconst x = [1, 2, 3];\n```',
+    ];
+    for (const [name, ranks] of [
+      ['cl100k_base', cl100k],
+      ['o200k_base', o200k],
+    ] as const) {
+      const count = tokenCounter(name);
+      const encoder = name === 'cl100k_base' ? exact : new Tiktoken(ranks);
+      for (const t of texts) expect(count.count(t), `${name}: ${t}`).to.equal(encoder.encode(t, [], []).length);
     }
   });
 });
