@@ -2,6 +2,7 @@ import type { HtmlOperation, HtmlOutcome } from '../core/html/outcome';
 import type { TableFormatName } from '../core/jobs/job-defaults';
 import type { MediaProbe } from '../core/jobs/media-formats';
 import type { DirectPdfResult } from '../core/results/pdf-text';
+import type { ChunkParams } from '../domain/chunks/options';
 
 /** What the API needs to know of a PDF before reading its text layer (providers/pdf `PdfDescription`). */
 export interface ApiPdfDescription {
@@ -61,6 +62,6 @@ export interface ApiEngines {
   readPdfMarkdown(
     file: string,
     meta: { pageCount: number; title: string; author: string; pages: number[] },
-    opts: { signal?: AbortSignal; parallel?: number; tableFormat?: TableFormatName },
+    opts: { signal?: AbortSignal; parallel?: number; tableFormat?: TableFormatName; chunks?: ChunkParams },
   ): Promise<DirectPdfResult>;
 }

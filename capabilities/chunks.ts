@@ -1,9 +1,8 @@
-import type { Chunking, DocumentChunkData } from '../core/results/result-schemas-chunks';
-import { chunkDocument, chunkMarkdown, type TextChunk } from '../domain/chunks/chunk-markdown';
-import { sourceSpans, type SpanPart } from '../domain/chunks/provenance';
-import { chunkingOf, chunkOptions, type ChunkParams } from '../domain/chunks/options';
+import type { Chunking } from '../core/results/result-schemas-chunks';
+import { chunkMarkdown, type TextChunk } from '../domain/chunks/chunk-markdown';
+import { chunkingOf, chunkOptions, documentChunks, type ChunkParams } from '../domain/chunks/options';
 
-export { chunkOptions, type ChunkParams };
+export { chunkOptions, documentChunks, type ChunkParams };
 
 /**
  * The chunks capability (contract §14): `chunking=true` on a document, PDF, image or recording adds `data.chunks[]`
@@ -11,20 +10,6 @@ export { chunkOptions, type ChunkParams };
  * the transcriptions' `transcriptionData`) and so does `POST /api/chunks`, so every operation cuts one way. The
  * options are the job's parameters as the API validated them (core/jobs/job-fields.ts `chunkingFields`).
  */
-
-/**
- * The chunks of a document's text (its Markdown, or its text without one) with the pages and boxes of the parts'
- * blocks they cover: `{chunks, chunking}` to spread into the result's `data`, nothing without chunking.
- */
-export function documentChunks(
-  text: string,
-  parts: readonly SpanPart[],
-  p: ChunkParams,
-): { chunks?: DocumentChunkData[]; chunking?: Chunking } {
-  const o = chunkOptions(p);
-  if (!o) return {};
-  return { chunks: chunkDocument(text, sourceSpans(text, parts), o), chunking: chunkingOf(o) };
-}
 
 /**
  * The chunks of a text a client sends (`POST /api/chunks`): Markdown read as blocks, or plain text whose paragraphs

@@ -4,6 +4,8 @@ import { AppError } from '../../core/errors';
 import { countPdfPage } from '../../core/runtime/metrics';
 import { idleCores, pdfPagesToRead, type DirectPdfResult } from '../../core/results/pdf-text';
 import { countPdfLookup, nativeTextResult, pdfKey, rememberDirectPdf } from '../../capabilities/pdf';
+import type { ChunkParams } from '../../capabilities/chunks';
+import { chunkParamsOf } from '../../core/jobs/job-defaults';
 import type { ApiEngines } from '../engines';
 import { uploadSha256, type UploadedFile } from '../uploads';
 import type { AsyncPreference } from './async-preference';
@@ -28,8 +30,9 @@ const SUFFIX = Buffer.from('}');
 /**
  * Whether a `/api/pdf/process` upload may be answered without a job (issue 24), before its document is read: a
  * `native` request, text or Markdown (issue 25), without template or page images, on the poppler text engine,
- * `INLINE_PDF_MAX_PAGES` above 0, and a client that did not ask for a job (`Prefer: respond-async`, `wait_ms`: as the transformer's direct
- * path, a client that names a wait gets a job).
+ * without chunks of the plain text (chunks of the Markdown are cut in its thread), `INLINE_PDF_MAX_PAGES` above 0,
+ * and a client that did not ask for a job (`Prefer: respond-async`, `wait_ms`: as the transformer's direct path, a
+ * client that names a wait gets a job).
  */
 export function mayAnswerPdfDirectly(
   ctx: Context,
@@ -39,8 +42,10 @@ export function mayAnswerPdfDirectly(
   const prefer = ctx.state.prefer as AsyncPreference | undefined;
   if (prefer?.respondAsync || prefer?.waitMs !== undefined) return false;
   if (config.INLINE_PDF_MAX_PAGES <= 0 || config.PDF_TEXT_ENGINE !== 'poppler') return false;
-  // Chunks (contract §14) are cut by the job's last step: a request for them runs as a job (a hit is still answered).
-  return p.extraction_method === 'native' && !p.template && !p.includeImages && p.chunking !== true;
+  // Chunks (contract §14) of the Markdown are cut in the Markdown's thread; those of the plain text by the job's last
+  // step (a hit is still answered).
+  const chunks = p.chunking === true && p.output_format !== 'markdown';
+  return p.extraction_method === 'native' && !p.template && !p.includeImages && !chunks;
 }
 
 /**
@@ -140,7 +145,12 @@ async function readDirectly(
     pages = meta.pages.length;
     if (markdown) {
       const tableFormat = p.table_format === 'gfm' ? ('gfm' as const) : undefined;
-      result = await engines.readPdfMarkdown(file.filepath, meta, { signal: stop.signal, parallel, tableFormat });
+      result = await engines.readPdfMarkdown(file.filepath, meta, {
+        signal: stop.signal,
+        parallel,
+        tableFormat,
+        chunks: chunkParamsOf(p as ChunkParams),
+      });
     } else {
       const texts = reading
         ? await reading

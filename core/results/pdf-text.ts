@@ -162,8 +162,9 @@ export function directPdfResult(
   meta: { pageCount: number; title: string; author: string },
   entries: PdfTextContent[],
   markdown?: string,
+  chunks?: PdfResultExtras['chunks'],
 ): DirectPdfResult {
-  const { data, job } = pdfResult(meta, entries, { markdown });
+  const { data, job } = pdfResult(meta, entries, { markdown, chunks });
   return {
     data: Buffer.from(JSON.stringify(data)),
     fields: packJobFields(data, job),

@@ -3,8 +3,9 @@
  * were cut. Pure.
  */
 import { JOB_DEFAULTS, type TokenizerName } from '../../core/jobs/job-defaults';
-import type { Chunking } from '../../core/results/result-schemas-chunks';
-import type { ChunkOptions } from './chunk-markdown';
+import type { Chunking, DocumentChunkData } from '../../core/results/result-schemas-chunks';
+import { chunkDocument, type ChunkOptions } from './chunk-markdown';
+import { sourceSpans, type SpanPart } from './provenance';
 
 /** The chunking parameters of a job (absent ones hold their defaults, core/jobs/job-defaults.ts). */
 export interface ChunkParams {
@@ -31,3 +32,18 @@ export const chunkingOf = (o: ChunkOptions): Chunking => ({
   max_tokens: o.maxTokens,
   overlap_tokens: o.overlapTokens,
 });
+
+/**
+ * The chunks of a document's text (its Markdown, or its text without one) with the pages and boxes of the parts'
+ * blocks they cover: `{chunks, chunking}` to spread into the result's `data`, nothing without chunking. The
+ * results' builders call it through capabilities/chunks.ts; the API's direct PDF thread (providers/pdf) calls it here.
+ */
+export function documentChunks(
+  text: string,
+  parts: readonly SpanPart[],
+  p: ChunkParams,
+): { chunks?: DocumentChunkData[]; chunking?: Chunking } {
+  const o = chunkOptions(p);
+  if (!o) return {};
+  return { chunks: chunkDocument(text, sourceSpans(text, parts), o), chunking: chunkingOf(o) };
+}

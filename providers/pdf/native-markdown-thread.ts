@@ -20,6 +20,7 @@ import { createPdfEngine } from './engine';
 import { PdfError, type PdfErrorReason } from '../../domain/pdf/errors';
 import { pagesMarkdown } from '../../domain/pdf/markdown/pages';
 import { readNativePages } from '../../domain/pdf/native-pages';
+import { documentChunks, type ChunkParams } from '../../domain/chunks/options';
 
 const THREAD_ENTRY = new URL('./native-markdown.thread.mjs', import.meta.url);
 
@@ -30,6 +31,8 @@ export interface NativeMarkdownRequest {
   parallel: number;
   /** `table_format` (contract §13). */
   tableFormat?: TableFormatName;
+  /** `chunking=true` and its options (contract §14): the chunks are cut here too, as the job's last step cuts them. */
+  chunks?: ChunkParams;
 }
 
 export type NativeMarkdownReply =
@@ -41,11 +44,14 @@ export async function answerNativeMarkdown(request: NativeMarkdownRequest): Prom
     const { pdfPath, meta, parallel, tableFormat } = request;
     const pages = await readNativePages(createPdfEngine('poppler'), pdfPath, meta.pages, { parallel, markdown: true });
     const md = pagesMarkdown(pages, { tableFormat });
+    // The pages as the Markdown holds them, with their blocks' boxes (activities/pdf-results.ts cuts the same way).
+    const parts = pages.map((c, i) => ({ page: c.page, text: md.pages[i].markdown, blocks: md.pages[i].blocks }));
     return {
       result: directPdfResult(
         meta,
         pages.map((c, i) => pdfPageEntry(c, md.pages[i])),
         md.markdown,
+        request.chunks ? documentChunks(md.markdown, parts, request.chunks) : undefined,
       ),
     };
   } catch (err) {
@@ -78,13 +84,14 @@ export const nativeMarkdownThreadRuns = (): number => pool.runs;
 export async function nativeMarkdownInThread(
   pdfPath: string,
   meta: NativeMarkdownRequest['meta'],
-  opts: { signal?: AbortSignal; parallel?: number; tableFormat?: TableFormatName },
+  opts: { signal?: AbortSignal; parallel?: number; tableFormat?: TableFormatName; chunks?: ChunkParams },
 ): Promise<DirectPdfResult> {
   const request: NativeMarkdownRequest = {
     pdfPath,
     meta,
     parallel: opts.parallel ?? 1,
     ...(opts.tableFormat ? { tableFormat: opts.tableFormat } : {}),
+    ...(opts.chunks?.chunking === true ? { chunks: opts.chunks } : {}),
   };
   const reply = await pool.run<NativeMarkdownReply>({ ...request }, opts.signal);
   if ('error' in reply) {

@@ -105,6 +105,14 @@ describe('native PDF Markdown answered by the API without a job (INLINE_PDF_MAX_
           expect(p.markdown).to.be.a('string');
           expect(p.quality.score).to.be.a('number');
         }
+        // Chunks of the Markdown (contract §14) are cut in the thread too: the job's, without a workflow.
+        const chunked = await sameAsJob(
+          { ...MD, useCache: 'false', chunking: 'true', chunk_max_tokens: '120' },
+          structured,
+        );
+        expect(chunked.chunks.length).to.be.greaterThan(3);
+        expect(chunked.chunking).to.deep.equal({ tokenizer: 'cl100k_base', max_tokens: 120, overlap_tokens: 0 });
+        expect(chunked.chunks.flatMap((c: { pages: number[] }) => c.pages)).to.include(2);
         const pdf = docPdf(INLINE);
         const ranges: Record<string, string>[] = [
           {},
