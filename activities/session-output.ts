@@ -18,8 +18,18 @@ import { UsageRecorder } from '../providers/llm';
 import type { ActivityDeps } from './deps';
 import { applyTemplate, clip } from './text-operations';
 import { documentChunks } from '../capabilities/chunks';
+import { sessionGrounding } from '../capabilities/grounding';
+import type { JobGrounding, SessionPart } from '../core/results/result-schemas-chunks';
+import { timeSessionChunks } from '../domain/chunks/session-times';
+import type { TextPart } from '../domain/grounding/place';
 import { jobModel } from './model-journal';
-import { readSessionText, SESSION_STEP, sessionTextKey, type SessionAttachment } from './session-types';
+import {
+  readSessionSegments,
+  readSessionText,
+  SESSION_STEP,
+  sessionTextKey,
+  type SessionAttachment,
+} from './session-types';
 import { fullParameters, heartbeating, runStep } from './job-steps';
 
 /** A session's schedule and speakers: in its result's `input` and its record's metadata. */
@@ -75,16 +85,38 @@ function templateContext(p: Record<string, unknown>): Record<string, unknown> {
   };
 }
 
-/** The template's input: the page, the transcript and the attachments' text, each clipped to its share. */
-export function sessionInput(page: string, transcript: string, attachments: string): string {
-  const parts = [
-    ['Session page', page],
-    ['Transcript of the recording', transcript],
-    ['Slides and attachments', attachments],
-  ].filter(([, t]) => t.trim());
+/**
+ * The template's input: the page, the transcript and the attachments' text under their headings, each trimmed and
+ * clipped to its share; with where each part's text stands in it and where that text begins in the part's own (the
+ * whitespace trimmed before it), so a grounded source is placed in its part (`sessionGrounding`).
+ */
+export function sessionInputParts(
+  page: string,
+  transcript: string,
+  attachments: string,
+): { text: string; parts: TextPart<SessionPart>[] } {
+  const parts = (
+    [
+      ['page', 'Session page', page],
+      ['transcript', 'Transcript of the recording', transcript],
+      ['attachments', 'Slides and attachments', attachments],
+    ] as const
+  ).filter(([, , t]) => t.trim());
   const share = Math.floor(SESSION_TEXT_CHARS / Math.max(1, parts.length));
-  return parts.map(([title, t]) => `## ${title}\n\n${clip(t.trim(), share)}`).join('\n\n');
+  let text = '';
+  const layout: TextPart<SessionPart>[] = [];
+  for (const [name, title, t] of parts) {
+    text += `${text ? '\n\n' : ''}## ${title}\n\n`;
+    const body = clip(t.trim(), share);
+    layout.push({ name, start: text.length, end: text.length + body.length, offset: t.length - t.trimStart().length });
+    text += body;
+  }
+  return { text, parts: layout };
 }
+
+/** The template's input text alone (see {@link sessionInputParts}). */
+export const sessionInput = (page: string, transcript: string, attachments: string): string =>
+  sessionInputParts(page, transcript, attachments).text;
 
 /** `topic` and `tags` of the filled template: the model's fields, else the filled Markdown's frontmatter. */
 export function topicAndTags(markdown: string, fields: Record<string, unknown>): { topic: string; tags: string[] } {
@@ -107,10 +139,13 @@ export function topicAndTags(markdown: string, fields: Record<string, unknown>):
   return { topic: topicOf(fields.topic) || topicOf(fm.topic), tags: tags.length ? tags : tagsOf(fm.tags) };
 }
 
+/** What the template step keeps under the job (JSON): steps kept before grounding read without it. */
 interface TemplateStep {
   topic: string;
   tags: string[];
   llm: ReturnType<UsageRecorder['summary']>;
+  /** With grounding=true: the fields, their sources placed in the session's parts, the unsupported fields. */
+  grounding?: JobGrounding;
 }
 
 /**
@@ -164,7 +199,8 @@ export function createSessionOutputActivities(deps: ActivityDeps) {
     /**
      * Step 5: the session template (`template`, default `Session`) in `target_language`, filled from the page, the
      * transcript and the attachments with the request's fields as context; `topic` and `tags` from its fields or
-     * frontmatter. Model calls are journaled under the job, so a retry repeats none.
+     * frontmatter. Model calls are journaled under the job, so a retry repeats none. With `grounding`, the values are
+     * checked against that text and each source placed in its part, a transcript's in time where its segments are kept.
      */
     async fillSessionTemplate({
       jobId,
@@ -182,17 +218,22 @@ export function createSessionOutputActivities(deps: ActivityDeps) {
         );
         const recorder = new UsageRecorder();
         const model = jobModel(deps.llm ? recorder.wrap(deps.llm) : null, store, jobId);
+        const input = sessionInputParts(page, transcript, attachments);
         const r = await applyTemplate(model, {
-          text: sessionInput(page, transcript, attachments),
+          text: input.text,
           template: withDefaults('session', p).template,
           source_language: str(p.source_language),
           target_language: str(p.target_language),
           context: templateContext(p),
+          grounding: p.grounding,
         });
         await store.put(sessionTextKey(jobId, 'session.md'), r.text, { mime: 'text/markdown; charset=utf-8' });
+        const segments = p.grounding === true ? await readSessionSegments(store, jobId) : null;
+        const grounding = sessionGrounding(r.output, input.parts, segments && { text: transcript, segments });
         return {
           ...topicAndTags(r.text, (r.output.template_fields ?? {}) as Record<string, unknown>),
           llm: recorder.summary(),
+          ...(grounding ? { grounding } : {}),
         };
       });
       return value;
@@ -214,6 +255,8 @@ export function createSessionOutputActivities(deps: ActivityDeps) {
             readSessionText(store, jobId, s),
           ),
         );
+        // With grounding: the page's Markdown, which its sources' offsets are into (the others' parts are here already).
+        const pageText = p.grounding === true ? await readSessionText(store, jobId, SESSION_STEP.page) : undefined;
         const images = (await store.stat(jobStepKey(jobId, SESSION_STEP.pages)))
           ? (await readBlobJson<{ assets: string[] }>(store, jobStepKey(jobId, SESSION_STEP.pages))).assets
           : [];
@@ -237,6 +280,7 @@ export function createSessionOutputActivities(deps: ActivityDeps) {
           markdown_file: mdKey,
           markdown_content: markdown,
           attachments: images,
+          ...(pageText !== undefined ? { page_text: pageText } : {}),
           video_transcript: transcript,
           attachments_text: attachmentsText,
           target_dir: targetDir,
@@ -256,15 +300,19 @@ export function createSessionOutputActivities(deps: ActivityDeps) {
           'source_language',
           'target_language',
           'template',
+          'grounding',
         ]);
-        // Chunks of the session's Markdown (contract §14), each naming its session and track.
+        // Chunks of the session's Markdown (contract §14), each naming its session and track, and timed where its
+        // words are the transcript's (when the transcript's segments are kept).
         const { chunks, chunking } = documentChunks(markdown, [], p);
+        const timed = chunks && timeSessionChunks(chunks, await readSessionSegments(store, jobId));
         const data = {
           input,
           output,
           markdown_file: mdKey,
           attachments: images,
-          ...(chunks ? { chunks: chunks.map((c) => ({ ...c, session: p.session, track: p.track })), chunking } : {}),
+          ...(template.grounding ?? {}),
+          ...(timed ? { chunks: timed.map((c) => ({ ...c, session: p.session, track: p.track })), chunking } : {}),
         };
         const job: JobFields = {
           structured_data: {

@@ -6,7 +6,7 @@ import { readCache, writeCache } from '../core/stores/cache';
 import { SESSION_TRANSCRIPT_CACHE_OPERATION, sessionTranscriptCacheKey } from '../core/stores/cache-keys';
 import { AppError } from '../core/errors';
 import type { SessionParams } from '../core/jobs/job-params';
-import { readBlobJson } from '../core/stores/blob-store';
+import { readBlobJson, writeBlobJson } from '../core/stores/blob-store';
 import { ARCHIVE_DATA_FIELDS, readJsonWithout } from '../core/results/json-base64';
 import { resultData } from '../core/results/job-results';
 import { jobResultsKey, jobStepKey } from '../core/stores/records';
@@ -14,7 +14,14 @@ import { scratchAt } from '../core/stores/scratch';
 import { downloadToFile } from '../providers/http/download';
 import { convertHtmlToMarkdown } from '../providers/html';
 import type { ActivityDeps } from './deps';
-import { SESSION_STEP, sessionTextKey, type SessionAttachment, type SessionPlan } from './session-types';
+import { transcriptSegments, type TimedSegment } from '../domain/chunks/session-times';
+import {
+  SESSION_SEGMENTS,
+  SESSION_STEP,
+  sessionTextKey,
+  type SessionAttachment,
+  type SessionPlan,
+} from './session-types';
 import { fullParameters, heartbeating, runStep } from './job-steps';
 import { outboundPolicy } from '../providers/http/ssrf';
 
@@ -27,6 +34,13 @@ export const MAX_SESSION_ATTACHMENTS = 10;
 const HOSTED_HOSTS = /(^|\.)(youtube\.com|youtu\.be|vimeo\.com|dailymotion\.com|media\.ccc\.de|peertube\.[a-z.]+)$/i;
 
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+
+/** A transcript cache entry: the text, the video job that made it and, since they are kept, its segments. */
+interface TranscriptEntry {
+  text: string;
+  video_job_id: string;
+  segments?: unknown;
+}
 
 /** A file name for an attachment from its URL: the last path segment without `.pdf`, or `attachment-<n>`. */
 function attachmentName(url: string, index: number, taken: Set<string>): string {
@@ -147,7 +161,8 @@ export function createSessionSourceActivities(deps: ActivityDeps) {
 
     /**
      * Step 3's end: the transcript of the video job (or of the transcript cache), kept under the job and written to
-     * the transcript cache (video URL + source language + speech model).
+     * the transcript cache (video URL + source language + speech model), with its segments' times where they time
+     * that text (`transcriptSegments`): the grounding and the chunks of the session are timed by them.
      */
     async collectSessionTranscript({
       jobId,
@@ -162,17 +177,26 @@ export function createSessionSourceActivities(deps: ActivityDeps) {
       const key = transcriptCacheKey(p);
       const r = await runStep(store, jobId, SESSION_STEP.transcript, async () => {
         let text: string | undefined;
+        // The segments' times, when they time this text (an entry written before they were kept has none).
+        let segments: TimedSegment[] | null = null;
         let fromCache = false;
         if (p.use_cache !== false) {
-          const hit = await readCache<{ text: string }>(store, SESSION_TRANSCRIPT_CACHE_OPERATION, key);
-          if (hit) [text, fromCache] = [hit.text, true];
+          const hit = await readCache<TranscriptEntry>(store, SESSION_TRANSCRIPT_CACHE_OPERATION, key);
+          if (hit) [text, segments, fromCache] = [hit.text, transcriptSegments(hit.text, hit.segments), true];
         }
         if (text === undefined) {
           if (!(await store.stat(jobResultsKey(videoJobId))))
             throw new AppError('INTERNAL_ERROR', 'The video job left no results.', { video_job_id: videoJobId });
-          text = str(resultData(await readBlobJson(store, jobResultsKey(videoJobId))).transcription);
-          await writeCache(store, SESSION_TRANSCRIPT_CACHE_OPERATION, key, { text, video_job_id: videoJobId });
+          const data = resultData(await readBlobJson(store, jobResultsKey(videoJobId)));
+          text = str(data.transcription);
+          segments = transcriptSegments(text, data.segments);
+          await writeCache(store, SESSION_TRANSCRIPT_CACHE_OPERATION, key, {
+            text,
+            video_job_id: videoJobId,
+            ...(segments ? { segments } : {}),
+          } satisfies TranscriptEntry);
         }
+        if (segments) await writeBlobJson(store, sessionTextKey(jobId, SESSION_SEGMENTS), segments);
         await store.put(sessionTextKey(jobId, SESSION_STEP.transcript), text, { mime: 'text/plain; charset=utf-8' });
         return { chars: text.length, from_cache: fromCache };
       });

@@ -1,5 +1,6 @@
-import { BlobNotFoundError, readBlobBuffer, type BlobStore } from '../core/stores/blob-store';
+import { BlobNotFoundError, readBlobBuffer, readBlobJson, type BlobStore } from '../core/stores/blob-store';
 import { jobInternalKey } from '../core/stores/records';
+import type { TimedSegment } from '../domain/chunks/session-times';
 
 /** The steps of a session job, each kept under the job by `runStep` (their names are part of stored state). */
 export const SESSION_STEP = {
@@ -44,6 +45,25 @@ export async function readSessionText(store: BlobStore, jobId: string, name: str
     return (await readBlobBuffer(store, sessionTextKey(jobId, name))).toString('utf8');
   } catch (e) {
     if (e instanceof BlobNotFoundError) return '';
+    throw e;
+  }
+}
+
+/**
+ * A segment of the session's transcript with its times and, where the speech engine timed them, its words: what the
+ * transcript's grounding and the chunks are timed by (`timedTexts`, domain/chunks/session-times.ts).
+ */
+export type SessionSegment = TimedSegment;
+
+/** Where the transcript's segments are kept beside its text (absent: the times are not known). */
+export const SESSION_SEGMENTS = 'transcript-segments.json';
+
+/** The transcript's kept segments; null when none were kept (no video, a translated text, an older job or entry). */
+export async function readSessionSegments(store: BlobStore, jobId: string): Promise<SessionSegment[] | null> {
+  try {
+    return await readBlobJson<SessionSegment[]>(store, sessionTextKey(jobId, SESSION_SEGMENTS));
+  } catch (e) {
+    if (e instanceof BlobNotFoundError) return null;
     throw e;
   }
 }

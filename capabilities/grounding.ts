@@ -1,13 +1,14 @@
-import type { JobGrounding, TemplateSources } from '../core/results/result-schemas-chunks';
+import type { JobGrounding, SessionPart, TemplateSources } from '../core/results/result-schemas-chunks';
 import { sourceSpans, type SpanPart } from '../domain/chunks/provenance';
 import type { GroundedOutput } from '../domain/grounding/ground';
-import { placeInTime, placeOnPages, timedTexts } from '../domain/grounding/place';
+import { placeInParts, placeInTime, placeOnPages, timedTexts, type TextPart } from '../domain/grounding/place';
 
 /**
  * Grounding on a job's template (contract §14): the template step (activities/text-operations.ts `applyTemplate`)
  * checks the values against the text it was filled from; here each source is placed where a client can point at
- * it: on a document's pages and boxes, or in a recording's seconds. The results' builders of PDFs, documents and
- * transcriptions call it, so every operation places sources one way.
+ * it: on a document's pages and boxes, in a recording's seconds, or in a session's page, transcript or attachments.
+ * The results' builders of PDFs, documents, transcriptions and sessions call it, so every operation places sources
+ * one way.
  */
 
 /** A template's output as `applyTemplate` answers it; null when it holds no grounding (not asked). */
@@ -50,4 +51,18 @@ export function mediaGrounding(
   segments: Parameters<typeof timedTexts>[1],
 ): JobGrounding | undefined {
   return placed(output, (sources) => placeInTime(sources, timedTexts(text, segments)));
+}
+
+/**
+ * A session's grounding: each source in the part of the session's text it stands in (`part`, offsets into that
+ * part's own text), with the seconds its words were said in where the part is the transcript and `transcript` gives
+ * the segments that time it (offsets into its text as kept, the result's `output.video_transcript`).
+ */
+export function sessionGrounding(
+  output: Record<string, unknown>,
+  parts: readonly TextPart<SessionPart>[],
+  transcript: { text: string; segments: Parameters<typeof timedTexts>[1] } | null,
+): JobGrounding | undefined {
+  const timed = transcript ? { transcript: timedTexts(transcript.text, transcript.segments) } : {};
+  return placed(output, (sources) => placeInParts(sources, parts, timed));
 }

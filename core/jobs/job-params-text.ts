@@ -110,8 +110,24 @@ export const sessionFields = z.object({
   webhook: webhookConfig.optional(),
 });
 
-/** The session job's parameters: the session's fields and `data.chunks[]` of its Markdown (contract §14). */
-export const sessionParams = sessionFields.extend(chunkingFields).superRefine(refineChunking);
+/**
+ * The session job's parameters: the session's fields, `data.chunks[]` of its Markdown and `grounding` of its template
+ * (contract §14). The legacy event-job routes take {@link sessionFields} alone (grounding there is a 400 naming it).
+ */
+export const sessionParams = sessionFields.extend({ ...chunkingFields, ...groundingFields }).superRefine((p, ctx) => {
+  refineChunking(p, ctx);
+  refineGrounding(p, ctx);
+  // The refinement sees the languages with their defaults applied (absent: en into de), so refineGrounding's own
+  // language check, whose message says "or absent", is not asked for: this one says what absent means for a session.
+  if (p.grounding === true && p.target_language !== p.source_language)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['grounding'],
+      message:
+        `grounding checks values against the text: target_language must be the source_language ` +
+        `(${p.source_language}); a session's target_language is ${session.target_language} when absent`,
+    });
+});
 
 /**
  * The internal summary jobs over the session store (`track_summary`, `event_summary`, `story`; spec §4.5, §4.8,

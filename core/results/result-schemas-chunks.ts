@@ -50,9 +50,24 @@ export const mediaChunkSchema = z
   })
   .meta({ id: 'MediaChunk' });
 
-/** A chunk of a session's Markdown: a document's chunk that names its session and track. */
+/**
+ * A chunk of a session's Markdown: a document's chunk that names its session and track, with its seconds where its
+ * words are the transcript's.
+ */
 export const sessionChunkSchema = documentChunkSchema
-  .extend({ session: z.string(), track: z.string() })
+  .extend({
+    session: z.string(),
+    track: z.string(),
+    start: z
+      .number()
+      .optional()
+      .meta({
+        description:
+          "Seconds: when the chunk's words are the transcript's (its first and last words found in it, in order) and " +
+          "the transcript's times are known; absent otherwise",
+      }),
+    end: z.number().optional().meta({ description: 'Seconds' }),
+  })
   .meta({ id: 'SessionChunk', description: 'Offsets into data.output.markdown_content; no pages or boxes' });
 
 /** The fields a session's result gains with chunking=true. */
@@ -84,16 +99,34 @@ export const mediaChunkFields = {
 
 // ---- grounding ------------------------------------------------------------------------------------------------------
 
+/** The parts of a session's text a source can stand in (data.output.page_text, video_transcript, attachments_text). */
+export const SESSION_PARTS = ['page', 'transcript', 'attachments'] as const;
+export type SessionPart = (typeof SESSION_PARTS)[number];
+
 const spanFields = {
   text: z.string().meta({ description: 'The words of the source text the value came from' }),
-  start: z.number().int().meta({ description: 'Offset into the text the template was filled from' }),
+  start: z.number().int().meta({
+    description: "Offset into the text the template was filled from (sessions with `part`: into that part's text)",
+  }),
   end: z.number().int().meta({ description: 'Offset (exclusive)' }),
+  part: z
+    .enum(SESSION_PARTS)
+    .optional()
+    .meta({
+      description:
+        'Sessions: the part the words stand in, whose text start and end are offsets into: page → ' +
+        'data.output.page_text, transcript → data.output.video_transcript, attachments → data.output.attachments_text. ' +
+        'Absent when the span is not inside one part (a list whose items stand in different parts: see its items); ' +
+        'its offsets are then into the text the template was filled from',
+    }),
   page: z.number().int().optional().meta({ description: 'Documents: the page (part) of the block holding them' }),
   bbox: z
     .tuple([z.number(), z.number(), z.number(), z.number()])
     .optional()
     .meta({ description: 'Documents with blocks: the box of the blocks holding them (contract §13)' }),
-  start_s: z.number().optional().meta({ description: 'Media: seconds, when their words were said' }),
+  start_s: z.number().optional().meta({
+    description: "Media, and a session's transcript when its times are known: seconds, when their words were said",
+  }),
   end_s: z.number().optional().meta({ description: 'Media: seconds' }),
 };
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { groundingFields, sessionChunkFields } from './result-schemas-chunks';
+import { groundingFields, jobGroundingFields, sessionChunkFields } from './result-schemas-chunks';
 
 // The result contract's text schemas (result-schemas.ts): the transformer, sessions and the summaries over them.
 
@@ -56,6 +56,9 @@ export const sessionOutputSchema = z.object({
   attachments: z
     .array(z.string())
     .meta({ description: 'Page images of the attachments (PNG), each downloadable through the files route' }),
+  page_text: z.string().optional().meta({
+    description: "With grounding=true: the session page's Markdown, which `part: page` sources' offsets are into",
+  }),
   video_transcript: z.string(),
   attachments_text: z.string(),
   target_dir: z.string().meta({ description: 'The folder of the Markdown file (GET on the files route lists it)' }),
@@ -71,6 +74,8 @@ export const sessionResultData = z.object({
   markdown_file: z.string(),
   attachments: z.array(z.string()),
   ...sessionChunkFields,
+  /** With grounding=true (contract §14): each source in the part of the session's text it stands in. */
+  ...jobGroundingFields,
 });
 export type SessionResultData = z.infer<typeof sessionResultData>;
 

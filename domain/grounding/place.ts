@@ -119,3 +119,47 @@ export function placeInTime(
 ): Record<string, (FieldSource & TimedSpan) | null> {
   return placeEach<TimedSpan>(sources, (s) => inTime(s, timed));
 }
+
+/**
+ * A part of a text made of parts (a session's page, transcript and attachments under their headings): where its
+ * text stands in the whole (`start`, `end`) and where that text begins in the part's own text (`offset`: what was
+ * trimmed before it). The part's text in the whole is a prefix of its own from `offset` on (clipped at its end).
+ */
+export interface TextPart<N extends string = string> {
+  name: N;
+  start: number;
+  end: number;
+  offset: number;
+}
+
+/** A span of a text made of parts, in its part's own text; in time too where the part is a timed transcript. */
+export interface PartSpan<N extends string = string> extends TimedSpan {
+  part?: N;
+}
+
+function inPart<T extends TextSpan, N extends string>(
+  span: T,
+  parts: readonly TextPart<N>[],
+  timed: Partial<Record<N, readonly TimedText[]>>,
+): T & PartSpan<N> {
+  const p = parts.find((x) => x.start <= span.start && span.end <= x.end);
+  if (!p) return span;
+  const shift = p.offset - p.start;
+  const at = { ...span, part: p.name, start: span.start + shift, end: span.end + shift };
+  const t = timed[p.name];
+  return t ? inTime(at, t) : at;
+}
+
+/**
+ * Each source (and each list item) of a text made of parts placed in the part it falls in: `part`, and `start` and
+ * `end` offsets into that part's own text (its `text` the same words), with the seconds where `timed` holds that
+ * part's timed texts (offsets into the part's own text). A span not inside one part (a heading between them, or a
+ * list field whose items stand in different parts) keeps its offsets into the whole text and names no part.
+ */
+export function placeInParts<N extends string>(
+  sources: Record<string, FieldSource | null>,
+  parts: readonly TextPart<N>[],
+  timed: Partial<Record<N, readonly TimedText[]>> = {},
+): Record<string, (FieldSource & PartSpan<N>) | null> {
+  return placeEach<PartSpan<N>>(sources, (s) => inPart(s, parts, timed));
+}

@@ -285,11 +285,146 @@ describe('session processing (POST /api/session/*, legacy event jobs) on the rea
       expect(c).to.include({ session: 'Session chunked', track: 'Geo spatial' });
       expect(c.tokens).to.be.at.most(48);
       expect(md.slice(c.char_start, c.char_end)).to.equal(c.text);
+      // No recording: no chunk has times.
+      expect(c).to.not.have.any.keys('start', 'end');
     }
     expect(chunks.map((c: any) => c.text).join(' ')).to.include(TEMPLATE_FIELDS.teaser);
     const bad = await s.call('POST', '/api/session/process', body('unchunked', { chunk_max_tokens: 48 }));
     expect(bad.status).to.equal(400);
     expect(JSON.stringify(bad.body.error.details.issues)).to.contain('chunk_max_tokens');
+  });
+
+  it('grounding=true places each value in the session page or the transcript (with its seconds); an absent one is null and named', async () => {
+    // The model answers words of the text it got: a phrase of the transcript, one of the page, one of neither.
+    const phrases: { spoken?: string; later?: string } = {};
+    llm.respond((req) => {
+      if (!req.json?.response_format) return undefined;
+      const transcript = /## Transcript of the recording\n\n([\s\S]*?)\n"""/.exec(message(req, 'user'))?.[1] ?? '';
+      const words = transcript.trim().split(/\s+/);
+      phrases.spoken = words.slice(1, 5).join(' ');
+      phrases.later = words.slice(-4).join(' ');
+      return {
+        content: JSON.stringify({
+          title: 'how volunteers map the city',
+          teaser: 'Quantum chromodynamics on a shoestring budget',
+          summary: phrases.spoken,
+          key_points: ['volunteers map the city', phrases.later],
+          discussion: '',
+          links: [],
+          topic: '',
+          tags: [],
+        }),
+      };
+    });
+    const r = await s.call(
+      'POST',
+      '/api/session/process',
+      body('grounded', { video_url: `${site.base}/talk.mp4`, grounding: true }),
+    );
+    expect(r.status, JSON.stringify(r.body).slice(0, 800)).to.equal(200);
+    documented('post', '/api/session/process', r);
+    const { output, template_sources: src, unsupported_fields, template_fields } = r.body.data;
+    expect(phrases.spoken, 'the prompt held the transcript').to.match(/\S+ \S+ \S+ \S+/);
+    const own: Record<string, string> = { page: output.page_text, transcript: output.video_transcript };
+    expect(output.page_text).to.include('Abstract of grounded');
+    // Each source: its part, offsets into that part's text as the result gives it, the same words.
+    expect(src.title).to.include({ part: 'page' });
+    expect(src.summary).to.include({ part: 'transcript' });
+    for (const name of ['title', 'summary']) {
+      const at = src[name];
+      expect(own[at.part].slice(at.start, at.end), name).to.equal(at.text);
+      expect(at.text.toLowerCase(), name).to.equal(
+        (name === 'title' ? template_fields.title : phrases.spoken)!.toLowerCase(),
+      );
+    }
+    // The transcript's value with the seconds it was said in (the video's segments are kept); the page's with none.
+    expect(src.summary.start_s).to.be.a('number').and.at.least(0);
+    expect(src.summary.end_s).to.be.a('number').and.above(src.summary.start_s).and.below(30);
+    expect(src.title).to.not.have.any.keys('start_s', 'end_s');
+    // A list whose items stand in the page and in the transcript: the field names no part, each item its own.
+    expect(src.key_points).to.not.have.property('part');
+    expect(src.key_points.items.map((i: any) => i.part)).to.deep.equal(['page', 'transcript']);
+    for (const i of src.key_points.items) expect(own[i.part].slice(i.start, i.end)).to.equal(i.text);
+    expect(src.key_points.items[1].end_s).to.be.at.least(src.summary.end_s);
+    // The value the text does not hold: null, emptied, named, and not in the Markdown.
+    expect(src.teaser).to.equal(null);
+    expect(template_fields.teaser).to.equal('');
+    expect(unsupported_fields).to.deep.equal(['teaser']);
+    expect(output.markdown_content).to.not.include('Quantum');
+    expect(r.body.data.input).to.include({ grounding: true });
+    // The job's results hold the same grounding.
+    const jobId = /^jobs\/(job-[0-9a-f-]+)\//.exec(output.markdown_file)![1]!;
+    expect((await s.waitJob(jobId)).results.template_sources).to.deep.equal(src);
+
+    // Without grounding the result keeps its shape: no page text, no sources.
+    const plain = await s.call('POST', '/api/session/process', body('ungrounded'));
+    expect(plain.status).to.equal(200);
+    expect(plain.body.data.output).to.not.have.property('page_text');
+    expect(plain.body.data).to.not.have.any.keys('template_sources', 'unsupported_fields', 'template_fields');
+  });
+
+  it('a template that embeds the transcript gives the chunks of its words their times, and the others none', async () => {
+    const r = await s.call(
+      'POST',
+      '/api/session/process',
+      body('timed', {
+        video_url: `${site.base}/talk.mp4`,
+        template: 'VideoSummary',
+        chunking: true,
+        chunk_max_tokens: 16,
+      }),
+    );
+    expect(r.status, JSON.stringify(r.body).slice(0, 800)).to.equal(200);
+    documented('post', '/api/session/process', r);
+    const { chunks, output } = r.body.data;
+    const words = (t: string) => (t.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).join(' ');
+    const transcript = words(output.video_transcript);
+    expect(transcript).to.match(/park|children|bridge/);
+    // `{{text}}`: the transcript stands in the Markdown as it is.
+    expect(output.markdown_content).to.include(output.video_transcript.trim());
+    const timed = chunks.filter((c: any) => 'start' in c);
+    const untimed = chunks.filter((c: any) => !('start' in c));
+    expect(timed.length, JSON.stringify(chunks.map((c: any) => c.text))).to.be.at.least(2);
+    let last = -1;
+    for (const c of timed) {
+      expect(transcript, c.text).to.include(words(c.text));
+      expect(c.start).to.be.at.least(Math.max(0, last));
+      expect(c.end).to.be.above(c.start).and.below(30);
+      last = c.start;
+    }
+    // The chunks of the page, the headings and the model's fields: no times.
+    expect(untimed.map((c: any) => c.text).join('\n')).to.include('Abstract of timed');
+    for (const c of untimed) {
+      expect(c).to.not.have.property('end');
+      expect(transcript.includes(words(c.text)) && words(c.text).split(' ').length >= 4, c.text).to.equal(false);
+    }
+  });
+
+  it('grounding with a target_language other than the source_language is a 400 naming grounding, before anything is queued', async () => {
+    const paths = (r: { body: any }) => r.body.error.details.issues.map((i: { path: string }) => i.path);
+    const into = await s.call('POST', '/api/session/process', body('g-de', { grounding: true, target_language: 'de' }));
+    expect(into.status, JSON.stringify(into.body)).to.equal(400);
+    expect(paths(into)).to.deep.equal(['grounding']);
+    expect(into.body.error.message).to.include('target_language must be the source_language (en)');
+    // Absent, a session's target_language is de: the message says so.
+    const { target_language: _, ...noTarget } = body('g-absent', { grounding: true });
+    const absent = await s.call('POST', '/api/session/process-async', noTarget);
+    expect(absent.status, JSON.stringify(absent.body)).to.equal(400);
+    expect(paths(absent)).to.deep.equal(['grounding']);
+    expect(absent.body.error.message).to.include("a session's target_language is de when absent");
+    const viaJobs = await s.call('POST', '/api/jobs/', {
+      job_type: 'session',
+      parameters: body('g-job', { grounding: true, target_language: 'fr' }),
+    });
+    expect(viaJobs.status).to.equal(400);
+    expect(paths(viaJobs)).to.deep.equal(['parameters.grounding']);
+    // The legacy event jobs do not offer it.
+    const legacy = await s.call('POST', '/api/event-job/jobs', body('g-legacy', { grounding: true }));
+    expect(legacy.status).to.equal(400);
+    expect(paths(legacy)).to.deep.equal(['grounding']);
+    // Nothing reached the site or the model.
+    for (const n of ['g-de', 'g-absent', 'g-job', 'g-legacy']) expect(site.count(`/s/${n}`), n).to.equal(0);
+    expect(llm.chatRequests()).to.have.length(0);
   });
 
   it('every validation path answers before anything is queued', async () => {

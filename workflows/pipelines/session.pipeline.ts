@@ -37,6 +37,9 @@ export async function sessionPipeline(ctx: PipelineContext<'session'>): Promise<
         source_language: parameters.source_language,
         target_language: parameters.source_language,
         use_cache: parameters.use_cache,
+        // The results' segments with their words' times: the session's grounding and chunks are timed by them
+        // (activities/session-sources.ts). Only the child's input changes, not this workflow's commands.
+        word_timestamps: true,
       };
       ctx.log('info', `Video transcribed by job ${plan.videoJobId}`);
       await childJob(plan.videoJobId, 'video', video);
