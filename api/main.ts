@@ -9,6 +9,8 @@ import { imageHeaderMetadata } from '../providers/image/metadata';
 import { checkYtDlp } from '../providers/media/hosted';
 import { probeMedia } from '../providers/media/probe';
 import { nativeMarkdownInThread, warmNativeMarkdownThread } from '../providers/pdf/native-markdown-thread';
+import { runLaunchedTool } from '../providers/process/launcher';
+import { warmApi } from './warm-up';
 import { pdfPageTextsUpTo } from '../providers/pdf/poppler';
 import { describePdf, readPageTexts } from '../providers/pdf/text-engine';
 import { installedLanguages } from '../providers/ocr/tesseract';
@@ -64,16 +66,28 @@ async function main(): Promise<void> {
     // Their Markdown: read, built and serialised in a worker thread (the job's code).
     readPdfMarkdown: nativeMarkdownInThread,
   };
-  // The first small HTML transform would pay for its thread's start (tsx and the converters load: about a second);
-  // one thread is started now, off the event loop.
-  if (config.INLINE_TRANSFORM_MAX_BYTES > 0)
-    void engines
-      .transformHtml('html-to-markdown', '')
-      .catch((err: unknown) => logger.warn({ err }, 'html thread warm-up'));
-  // Likewise the thread that builds small native Markdown answers (INLINE_PDF_MAX_PAGES, issue 25).
-  if (config.INLINE_PDF_MAX_PAGES > 0 && config.PDF_TEXT_ENGINE === 'poppler')
-    void warmNativeMarkdownThread().catch((err: unknown) => logger.warn({ err }, 'PDF Markdown thread warm-up'));
   const app = createApp({ config, logger, store, temporal, drain, engines });
+  // Ready means warm (issue 38): the threads, the tool launcher and the API's own stack have done real work before
+  // it listens (api/warm-up.ts). Without it, the first small HTML transform would pay for its thread's start (tsx
+  // and the converters load: about a second), so that thread and the PDF Markdown one are started in any case.
+  if (config.WARM_UP)
+    await warmApi({
+      listener: app.listener,
+      engines,
+      warmMarkdownThread: warmNativeMarkdownThread,
+      // The version query exits non-zero on some poppler builds: the launcher has started either way.
+      warmLauncher: () => runLaunchedTool('pdfinfo', ['-v'], { timeoutMs: 30_000 }).catch(() => undefined),
+      config,
+      logger,
+    });
+  else {
+    if (config.INLINE_TRANSFORM_MAX_BYTES > 0)
+      void engines
+        .transformHtml('html-to-markdown', '')
+        .catch((err: unknown) => logger.warn({ err }, 'html thread warm-up'));
+    if (config.INLINE_PDF_MAX_PAGES > 0 && config.PDF_TEXT_ENGINE === 'poppler')
+      void warmNativeMarkdownThread().catch((err: unknown) => logger.warn({ err }, 'PDF Markdown thread warm-up'));
+  }
   // Slow clients get deadlines (API_HEADERS_TIMEOUT_MS, API_BODY_*): an idle connection, an unfinished head, a stalled
   // or trickling body are cut; a slow steady upload and a long synchronous wait are not.
   const { server } = createApiServer(app.listener, clientDeadlines(config), logger.child({ part: 'slow-clients' }));

@@ -26,6 +26,7 @@ import { startLlmServer } from '../test/support/servers/llm-server';
 import { audioHits } from './fastpath-media';
 import { startService, stopService } from './service';
 import { cleanupRegistry, CpuMeter, envInt, ms, out, ratio, temporalBinary } from './support';
+import { agent, htmlKb, load, pct, post } from './load-client';
 
 const SEQ_N = envInt('BENCH_SEQ_N', 300);
 const JOB_N = envInt('BENCH_JOB_N', 30);
@@ -34,58 +35,9 @@ const HTML_CLIENTS = envInt('BENCH_HTML_CLIENTS', 50);
 const HIT_CLIENTS = envInt('BENCH_HIT_CLIENTS', 20);
 const RAW_MS = envInt('BENCH_RAW_MS', 3000);
 
-function pct(xs: number[], p: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length ? s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))] : NaN;
-}
 const line = (label: string, xs: number[]) =>
   `${label.padEnd(46)} p50 ${ms(pct(xs, 50)).padStart(9)}  p99 ${ms(pct(xs, 99)).padStart(9)}  (n=${xs.length})`;
 const goal = (ok: boolean) => (ok ? 'met' : 'NOT met');
-
-let seq = 0;
-/** About 1 KB of HTML no request has sent before: a heading, a paragraph with markup and links, a list, a table. */
-function htmlKb(): string {
-  const n = `${process.pid}-${Date.now()}-${++seq}`;
-  const head =
-    `<h2>Abschnitt ${n}</h2><p>Absatz mit <b>Fettdruck</b>, <i>Kursivem</i>, <code>code()</code> und einem ` +
-    `<a href="https://example.com/${n}">Verweis</a>.</p><ul><li>eins</li><li>zwei</li></ul>` +
-    `<table><tr><th>Name</th><th>Wert</th></tr>`;
-  let rows = '';
-  for (let i = 0; head.length + rows.length < 980; i++) rows += `<tr><td>Zeile ${i}</td><td>${i * 7}</td></tr>`;
-  return `${head}${rows}</table>`;
-}
-
-const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
-
-/** One POST over the keep-alive agent: its status, X-Cache, time and body. */
-function post(url: string, body: string): Promise<{ status: number; cache: string; ms: number; text: string }> {
-  const t0 = performance.now();
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      url,
-      {
-        method: 'POST',
-        agent,
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            cache: String(res.headers['x-cache'] ?? ''),
-            ms: performance.now() - t0,
-            text: Buffer.concat(chunks).toString('utf8'),
-          }),
-        );
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
 function get(url: string): Promise<number> {
   const t0 = performance.now();
@@ -97,35 +49,6 @@ function get(url: string): Promise<number> {
       })
       .on('error', reject);
   });
-}
-
-/** `clients` loops posting `body()` for `seconds`: requests per second, latencies, and answers that were not `want`. */
-async function load(
-  url: string,
-  clients: number,
-  seconds: number,
-  body: () => string,
-  want: (r: { status: number; cache: string }) => boolean,
-) {
-  const deadline = performance.now() + seconds * 1000;
-  const times: number[] = [];
-  let bad = 0;
-  let firstBad = '';
-  const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: clients }, async () => {
-      while (performance.now() < deadline) {
-        const r = await post(url, body());
-        times.push(r.ms);
-        if (!want(r)) {
-          bad++;
-          firstBad ||= `${r.status} X-Cache ${r.cache} ${r.text.slice(0, 200)}`;
-        }
-      }
-    }),
-  );
-  const wall = (performance.now() - t0) / 1000;
-  return { rps: times.length / wall, times, bad, firstBad };
 }
 
 /** Runs `fn` back to back (`parallel` at once) for `forMs`: operations per second and their times. */

@@ -106,8 +106,26 @@ async function startLlm(childEnv, modelPath) {
     log: step,
   });
   Object.assign(childEnv, { LLM_PROVIDER: 'local', LLM_LOCAL_PORT: String(llm.port), LLM_LOCAL_MODEL_PATH: modelPath });
+  // Ready means warm (issue 38): one short completion, so the first request's does not pay for the first evaluation.
+  if (env.WARM_UP !== 'false') await warmLlm(llm.url, path.basename(modelPath).replace(/\.gguf$/i, ''));
   step('llm', `ready in ${((Date.now() - t0) / 1000).toFixed(1)} s on ${llm.url}`);
   return llm;
+}
+
+/** One completion of a few tokens from the local model server; a failure is said and the start goes on. */
+async function warmLlm(url, model) {
+  try {
+    const res = await fetch(`${url}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model, messages: [{ role: 'user', content: 'Say OK.' }], max_tokens: 4 }),
+      signal: AbortSignal.timeout(120_000),
+    });
+    await res.arrayBuffer();
+    if (!res.ok) step('llm', `warm-up answered ${res.status}; it warms on the first request`);
+  } catch (err) {
+    step('llm', `warm-up failed (${err?.message ?? err}); it warms on the first request`);
+  }
 }
 
 async function shutdown(code) {

@@ -5,6 +5,7 @@ import { createLogger, type Logger } from '../core/runtime/logger';
 import { watchParent } from '../core/runtime/parent-watch';
 import { temporalConnectionOptions } from '../core/runtime/temporal-connection';
 import { createBlobStore } from '../providers/storage';
+import { warmWorker } from './warm-up';
 import { createWorkers } from './create-workers';
 import { startRetentionSweeper } from './retention-sweeper';
 import { installSdkRuntime, startWorkerMetrics } from './metrics-listener';
@@ -58,6 +59,8 @@ async function main(): Promise<void> {
   process.once('SIGINT', () => stop('SIGINT'));
   process.once('SIGTERM', () => stop('SIGTERM'));
   watchParent(config.DOCPROC_PARENT_PID, () => stop('parent exited'));
+  // Ready means warm: the engines the first jobs need have done one unit of work before the worker polls.
+  if (config.WARM_UP) await warmWorker({ speech: workers.speech, media: workers.media !== undefined }, logger);
   await workers.run();
   await retention.stop();
   await metrics?.close();

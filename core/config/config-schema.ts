@@ -139,6 +139,11 @@ export const configSchema = z.object({
    */
   INLINE_TRANSFORM_MAX_BYTES: int(262_144, 0, 16_777_216),
   /**
+   * Ready means warm: before the API listens and before the worker polls, every pool, thread, launcher and engine
+   * process the first requests need is started and has done one real unit of work (api/warm-up.ts, worker/warm-up.ts).
+   */
+  WARM_UP: bool(true),
+  /**
    * Synchronous `native` requests to `/api/pdf/process` (an upload, text or Markdown, no template or page images, the
    * poppler text engine) that read at most this many pages are answered by the API without a job: pdfinfo and
    * pdftotext run as child processes of the API (Markdown: with pdftohtml, in a worker thread). 0: always a job.

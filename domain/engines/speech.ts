@@ -75,6 +75,12 @@ export interface SpeechProvider {
     opts?: Pick<TranscribeOptions, 'signal' | 'vad'>,
   ): Promise<{ language: string; probability: number | null; duration: number; model: string }>;
   describe(): { provider: 'local' | 'openai'; model: string };
+  /**
+   * Starts the engine's processes and has each do one real unit of work (its model loaded, one short decode with and
+   * one without voice detection), so the first request after start pays none of it (issue 38: ready means warm).
+   * Absent for a remote provider.
+   */
+  warm?(): Promise<void>;
   /** Stops engine processes; later calls start them again. */
   close(): Promise<void>;
 }

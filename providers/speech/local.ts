@@ -154,6 +154,23 @@ export class LocalSpeechProvider implements SpeechProvider {
     }
   }
 
+  /**
+   * Every slot's process started, its model loaded and one short generated clip decoded, with voice detection (its
+   * model loads on first use) and without (a real decode: a tone is no speech to the detector). The slots at once:
+   * while the others are busy each call takes a slot of its own.
+   */
+  async warm(): Promise<void> {
+    const dir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'speech-warm-'));
+    try {
+      const wav = path.join(dir, 'warm.wav');
+      await fs.promises.writeFile(wav, warmClip());
+      for (const vad of [false, true])
+        await Promise.all(this.slots.map(() => this.transcribe(wav, { language: 'en', vad })));
+    } finally {
+      await fs.promises.rm(dir, { recursive: true, force: true });
+    }
+  }
+
   /** Kills every engine process; later calls start them again. */
   async close(): Promise<void> {
     await Promise.all(this.slots.map((s) => s.proc?.kill()));
@@ -233,4 +250,32 @@ function toError(error: { kind: string; message: string }, audioPath: string): E
 /** The local provider for a configuration. */
 export function createLocalSpeechProvider(config: Config): LocalSpeechProvider {
   return new LocalSpeechProvider(localSpeechOptions(config));
+}
+
+/**
+ * Two seconds of 16 kHz mono 16-bit WAV: a 220 Hz tone whose loudness rises and falls four times a second (syllables'
+ * rhythm), for `warm`. Nothing is read from disk or downloaded.
+ */
+function warmClip(): Buffer {
+  const rate = 16_000;
+  const n = rate * 2;
+  const out = Buffer.alloc(44 + n * 2);
+  out.write('RIFF', 0);
+  out.writeUInt32LE(36 + n * 2, 4);
+  out.write('WAVEfmt ', 8);
+  out.writeUInt32LE(16, 16);
+  out.writeUInt16LE(1, 20);
+  out.writeUInt16LE(1, 22);
+  out.writeUInt32LE(rate, 24);
+  out.writeUInt32LE(rate * 2, 28);
+  out.writeUInt16LE(2, 32);
+  out.writeUInt16LE(16, 34);
+  out.write('data', 36);
+  out.writeUInt32LE(n * 2, 40);
+  for (let i = 0; i < n; i++) {
+    const t = i / rate;
+    const level = 0.5 - 0.5 * Math.cos(2 * Math.PI * 4 * t);
+    out.writeInt16LE(Math.round(8000 * level * Math.sin(2 * Math.PI * 220 * t)), 44 + i * 2);
+  }
+  return out;
 }

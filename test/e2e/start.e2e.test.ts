@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import net from 'node:net';
 import { freePort, portFree } from '../../scripts/services.mjs';
 import { healthOk, spawnProc, spawnService, type Proc } from '../support/servers/processes';
+import { enginePids, launcherPids } from '../support/servers/proc-tree';
 import { waitFor } from '../support/wait';
 import { startDevServer, tempDir, type DevServer } from '../support/servers/engines';
 
@@ -15,7 +16,13 @@ describe('the service started the way npm start runs it', function () {
   before(async () => {
     temporal = await startDevServer();
     const port = await freePort();
-    const env = { TEMPORAL_ADDRESS: temporal.address, DATA_DIR: tempDir(), PORT: String(port), HOST: '127.0.0.1' };
+    const env = {
+      TEMPORAL_ADDRESS: temporal.address,
+      DATA_DIR: tempDir(),
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      WARM_UP: 'true',
+    };
     worker = spawnService('worker', env);
     api = spawnService('api', env);
     url = `http://127.0.0.1:${port}`;
@@ -37,6 +44,31 @@ describe('the service started the way npm start runs it', function () {
   it('becomes healthy with both queues polled', async () => {
     const body = await waitFor(() => healthOk(url), 'a healthy service', 90_000);
     expect(body.checks.worker.status).to.equal('ok');
+  });
+
+  it('is warm once healthy: its speech engines loaded, its tool launchers started, its own requests answered', () => {
+    // Health says ok once the worker polls, which it does after its warm-up; the API listens after its own.
+    const logged = (p: Proc, msg: string) =>
+      p
+        .output()
+        .split('\n')
+        .flatMap((l) => {
+          try {
+            const e = JSON.parse(l) as Record<string, any>;
+            return e.msg === msg ? [e] : [];
+          } catch {
+            return [];
+          }
+        })[0];
+    expect(logged(worker, 'worker warm'), 'the worker warmed').to.not.equal(undefined);
+    expect(enginePids(worker.child.pid).length, 'a speech engine process per media slot').to.be.at.least(1);
+    expect(launcherPids(worker.child.pid!), "the worker's tool launcher").to.have.length(1);
+    expect(launcherPids(api.child.pid!), "the API's tool launcher").to.have.length(1);
+    const api0 = logged(api, 'api warm: threads, launcher and its own stack');
+    expect(api0, 'the API warmed').to.not.equal(undefined);
+    // 381 transforms and chunks, each a 200; the three health reports are 200 or 503 by the worker's state then.
+    expect(api0.statuses['200']).to.be.at.least(381);
+    expect(Object.keys(api0.statuses).filter((k) => k !== '200' && k !== '503')).to.deep.equal([]);
   });
 
   it('runs a trivial workflow end to end over HTTP', async () => {

@@ -29,10 +29,14 @@ export function spawnProc(cmd: string, args: string[], env: Record<string, strin
   return { child, output: () => out, exited, ended };
 }
 
-/** The worker or API process as `npm start` runs it, with the Node flags of its layout (scripts/node-flags.mjs). */
+/**
+ * The worker or API process as `npm start` runs it, with the Node flags of its layout (scripts/node-flags.mjs). Without
+ * its warm-up (`WARM_UP=false`: the speech engines and the API's own requests) unless `env` asks for it: the tests that
+ * spawn these processes test other things, and test/e2e/start.e2e.test.ts tests the warm-up.
+ */
 export function spawnService(name: 'api' | 'worker', env: Record<string, string | undefined>): Proc {
   const full: Record<string, string | undefined> = asNpmStart(
-    noLlmUnlessAsked({ ...process.env, LOG_LEVEL: 'info', ...env }),
+    noLlmUnlessAsked({ ...process.env, LOG_LEVEL: 'info', WARM_UP: 'false', ...env }),
   );
   return spawnProc(
     process.execPath,
