@@ -2,6 +2,7 @@ import { Context } from '@temporalio/activity';
 import { cachedJsonReader, readBlobJson, writeBlobJson } from '../core/stores/blob-store';
 import { mapPool } from '../core/runtime/pool';
 import { batchRecordKey, jobRecordKey } from '../core/stores/records';
+import { indexJob } from '../core/stores/job-index';
 import type { BatchInput, BatchManifest, BatchState, JobState } from '../workflows/definitions';
 import type { ActivityDeps } from './deps';
 
@@ -51,14 +52,17 @@ export function createBatchActivities(deps: ActivityDeps) {
         const rec = await readBlobJson<JobState>(store, jobRecordKey(id)).catch(() => null);
         if (!rec || rec.status === 'completed' || rec.status === 'failed') return;
         const error = { code: 'CANCELLED', message: reason, details: {} };
-        await writeBlobJson(store, jobRecordKey(id), {
+        const failed: JobState = {
           ...rec,
           status: 'failed',
           error,
           updated_at: now,
           progress: { ...rec.progress, step: 'failed', message: reason },
           logs: [...rec.logs, { timestamp: now, level: 'error', message: `Job failed: CANCELLED: ${reason}` }],
-        } satisfies JobState);
+        };
+        // The job index follows the record (core/stores/job-index.ts): its entry first, as every record writer does.
+        await indexJob(store, failed);
+        await writeBlobJson(store, jobRecordKey(id), failed);
       });
     },
   };

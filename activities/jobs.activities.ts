@@ -1,5 +1,6 @@
 import { BlobNotFoundError, readBlobJson, writeBlobJson } from '../core/stores/blob-store';
 import { batchRecordKey, jobRecordKey } from '../core/stores/records';
+import { dropStaleJobEntries, indexState, putJobEntry } from '../core/stores/job-index';
 import { storedResultsRef } from '../core/results/job-results';
 import { countJobFinished } from '../core/runtime/metrics';
 import { Context } from '@temporalio/activity';
@@ -28,7 +29,9 @@ export function createJobActivities(deps: ActivityDeps) {
      * Writes the job's record: the source of truth once a job is finished. It points at the results the pipeline
      * stored (`results_ref`) instead of embedding them.
      * `finished` marks the write that ends a run (not the later rewrite with webhook log lines): it counts the job
-     * in `docproc_jobs_finished_total`. A write of an older run than the record's is dropped.
+     * in `docproc_jobs_finished_total`. A write of an older run than the record's is dropped. The job's entry in the
+     * job index (core/stores/job-index.ts) follows its status: written before the record, so a listing is never
+     * behind a record a reader sees.
      */
     async writeJobRecord({ state, finished }: { state: JobState; finished?: boolean }): Promise<void> {
       // A run never overwrites a newer run's record (a late write of a replaced run is dropped).
@@ -39,11 +42,12 @@ export function createJobActivities(deps: ActivityDeps) {
       // A job's uploaded input stays as long as the job can be restarted: retention removes it with the job's outputs
       // (worker/retention-sweeper.ts), never the end of a run.
       const ref = state.status === 'completed' ? await storedResultsRef(store, state.job_id) : null;
-      await writeBlobJson(
-        store,
-        jobRecordKey(state.job_id),
-        ref ? { ...state, results: null, results_ref: ref } : state,
-      );
+      const reindex = !current || indexState(current.status) !== indexState(state.status);
+      if (reindex) await putJobEntry(store, state);
+      await Promise.all([
+        writeBlobJson(store, jobRecordKey(state.job_id), ref ? { ...state, results: null, results_ref: ref } : state),
+        reindex ? dropStaleJobEntries(store, state) : undefined,
+      ]);
     },
 
     /**

@@ -1,5 +1,5 @@
 import type { BlobStore } from '../core/stores/blob-store';
-import { cacheFileKey, readCacheRef, writeCacheRef, type CacheRef } from '../core/stores/cache';
+import { cacheFileKey, noteJobCacheEntry, readCacheRef, writeCacheRef, type CacheRef } from '../core/stores/cache';
 import { PDF_CACHE_OPERATION, pdfCacheKey } from '../core/stores/cache-keys';
 import { countCacheLookup } from '../core/runtime/metrics';
 import { directPdfResult, pdfPageEntry, type DirectPdfResult } from '../core/results/pdf-text';
@@ -30,20 +30,25 @@ export const cachedPdf = (store: BlobStore, key: string): Promise<CacheRef | nul
 
 export const countPdfLookup = (hit: boolean): void => countCacheLookup(PDF_CACHE_OPERATION, hit);
 
-/** A job's fresh results, pointed at by the entry (the text stored once, in the job's folder). */
-export const rememberJobPdf = (
+/**
+ * A job's fresh results, pointed at by the entry (the text stored once, in the job's folder); noted under the job, so
+ * that deleting the job deletes the entry.
+ */
+export async function rememberJobPdf(
   store: BlobStore,
   key: string,
   jobId: string,
   preview: Pick<ResultPreview, 'structured_data'>,
-) =>
-  writeCacheRef(store, PDF_CACHE_OPERATION, key, {
+): Promise<void> {
+  await noteJobCacheEntry(store, jobId, PDF_CACHE_OPERATION, key);
+  await writeCacheRef(store, PDF_CACHE_OPERATION, key, {
     job_id: jobId,
     data: jobResultsKey(jobId),
     fields: jobFieldsKey(jobId),
     files: { 'result.md': jobOutputKey(jobId, 'result.md') },
     preview: { structured_data: preview.structured_data },
   });
+}
 
 /**
  * A result read without a job, stored as a job stores its results (the `data` bytes, the job fields, `result.md`)

@@ -2,7 +2,7 @@ import type { BlobStore } from '../core/stores/blob-store';
 import type { Chunking, MediaChunkData } from '../core/results/result-schemas-chunks';
 import { chunkingOf, chunkOptions, type ChunkParams } from '../domain/chunks/options';
 import { chunkTranscript } from '../domain/chunks/media-chunks';
-import { peekCache, readCache, writeCache } from '../core/stores/cache';
+import { noteJobCacheEntry, peekCache, readCache, writeCache } from '../core/stores/cache';
 import { AUDIO_CACHE_OPERATION, audioCacheKey } from '../core/stores/cache-keys';
 import { withDefaults } from '../core/jobs/job-defaults';
 import { countCacheLookup } from '../core/runtime/metrics';
@@ -43,9 +43,19 @@ export const cachedTranscription = (
     ? readCache<CachedTranscription>(store, AUDIO_CACHE_OPERATION, key)
     : peekCache<CachedTranscription>(store, AUDIO_CACHE_OPERATION, key);
 
-/** A fresh success, written under its key, naming the job whose folder holds its `result.md`. */
-export const rememberTranscription = (store: BlobStore, key: string, outcome: AudioOutcome, jobId: string) =>
-  writeCache(store, AUDIO_CACHE_OPERATION, key, { ...outcome, job_id: jobId } satisfies CachedTranscription);
+/**
+ * A fresh success, written under its key, naming the job whose folder holds its `result.md` (noted under the job, so
+ * that deleting the job deletes the entry).
+ */
+export async function rememberTranscription(
+  store: BlobStore,
+  key: string,
+  outcome: AudioOutcome,
+  jobId: string,
+): Promise<void> {
+  await noteJobCacheEntry(store, jobId, AUDIO_CACHE_OPERATION, key);
+  await writeCache(store, AUDIO_CACHE_OPERATION, key, { ...outcome, job_id: jobId } satisfies CachedTranscription);
+}
 
 export const countTranscriptionHit = (): void => countCacheLookup(AUDIO_CACHE_OPERATION, true);
 

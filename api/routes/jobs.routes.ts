@@ -22,6 +22,7 @@ import { streamJobEvents } from '../services/events';
 import { jobView } from '../services/job-reads';
 import type { JobService } from '../services/jobs';
 import { checkSessionRequest, validateJob } from '../services/job-intake';
+import { jobDeleteRoute, jobListRoutes } from './job-list.routes';
 
 export interface JobRouteDeps {
   jobs: JobService;
@@ -41,6 +42,8 @@ const idempotencyKey = (h: string | string[] | undefined): string | undefined =>
 
 export function jobRoutes(api: ApiRouter, deps: JobRouteDeps): void {
   const { jobs, batches } = deps;
+  // The listings and actions first: `/api/jobs/batches` before `/api/jobs/{job_id}`.
+  jobListRoutes(api, deps);
 
   api.add({
     method: 'post',
@@ -139,6 +142,7 @@ export function jobRoutes(api: ApiRouter, deps: JobRouteDeps): void {
       ctx.body = { status: 'success', data: jobView(s) };
     },
   });
+  jobDeleteRoute(api, jobs);
 
   api.add({
     method: 'get',

@@ -1,4 +1,5 @@
-import { PUBLIC_JOB_TYPES, webhookConfig } from '../../core/jobs/job-params';
+import { BATCH_ID_PATTERN } from '../../core/jobs/ids';
+import { jobParamsByType, PUBLIC_JOB_TYPES, webhookConfig, type JobType } from '../../core/jobs/job-params';
 import { z } from '../openapi';
 
 export const jobIdParam = z.object({
@@ -53,6 +54,50 @@ export const jobQuery = z.object({
 export const jobStatus = z.enum(['pending', 'processing', 'completed', 'failed']);
 export const batchStatus = z.enum(['pending', 'processing', 'completed']);
 
+/** Every job type a job may have (the public ones and those the API and the session pipeline start themselves). */
+const anyJobType = z.enum(Object.keys(jobParamsByType) as [JobType, ...JobType[]]);
+
+const createdBound = (description: string) =>
+  z.iso
+    .datetime({ offset: true })
+    .optional()
+    .openapi({ description: `${description} (ISO 8601 with a time zone).`, example: '2025-05-01T00:00:00Z' });
+
+/** The filters and paging of both listings (`GET /api/jobs`, `GET /api/jobs/batches`). */
+const listPaging = {
+  user_id: z.string().min(1).max(200).optional().openapi({ description: 'Only those created with this `user_id`.' }),
+  created_after: createdBound('Only those created at or after this time'),
+  created_before: createdBound('Only those created before this time'),
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(200)
+    .default(50)
+    .openapi({ description: 'Page size, 1 to 200 (default 50).' }),
+  cursor: z
+    .string()
+    .max(500)
+    .optional()
+    .openapi({ description: 'The `next_cursor` of the previous page, with the same filters.' }),
+};
+
+export const jobListQuery = z.object({
+  status: jobStatus.optional().openapi({ description: 'Only jobs in this state.' }),
+  job_type: anyJobType.optional().openapi({ description: 'Only jobs of this type.' }),
+  batch_id: z
+    .string()
+    .regex(BATCH_ID_PATTERN, 'not a batch id (batch-<uuid>)')
+    .optional()
+    .openapi({ description: 'Only the jobs of this batch.' }),
+  ...listPaging,
+});
+
+export const batchListQuery = z.object({
+  status: batchStatus.optional().openapi({ description: 'Only batches in this state.' }),
+  ...listPaging,
+});
+
 export const eventsQuery = z.object({ last_event_id: z.coerce.number().int().min(0).optional() });
 
 const progress = z.object({ step: z.string(), percent: z.number(), message: z.string() });
@@ -94,6 +139,59 @@ export const batchSummary = z
     jobs: z.array(z.object({ job_id: z.string(), status: z.string() })),
   })
   .openapi('Batch');
+
+const nextCursor = z
+  .string()
+  .nullable()
+  .openapi({ description: 'Pass as `cursor` (with the same filters) for the next page; null on the last page.' });
+
+/** One job of `GET /api/jobs`: null where the job has no such field. */
+export const jobSummary = z
+  .object({
+    job_id: z.string(),
+    job_type: z.string(),
+    status: jobStatus,
+    progress,
+    created_at: z.string(),
+    updated_at: z.string(),
+    batch_id: z.string().nullable(),
+    user_id: z.string().nullable(),
+    error_code: z.string().nullable().openapi({ description: 'The error code of a failed job.' }),
+  })
+  .openapi('JobSummary');
+
+/** `data` of GET /api/jobs: newest first. */
+export const jobList = z.object({ jobs: z.array(jobSummary), next_cursor: nextCursor }).openapi('JobList');
+
+/** One batch of `GET /api/jobs/batches`: its state and counts as `GET /api/jobs/batch/{batch_id}` shows them. */
+export const batchListItem = z
+  .object({
+    batch_id: z.string(),
+    batch_name: z.string(),
+    status: batchStatus,
+    active: z.boolean(),
+    created_at: z.string(),
+    updated_at: z.string(),
+    user_id: z.string().nullable(),
+    job_count: z.number().int(),
+    pending_count: z.number().int(),
+    processing_count: z.number().int(),
+    completed_count: z.number().int(),
+    failed_count: z.number().int(),
+  })
+  .openapi('BatchSummary');
+
+export const batchList = z.object({ batches: z.array(batchListItem), next_cursor: nextCursor }).openapi('BatchList');
+
+/** `data` of a job action (restart, cancel): the job's status after it. */
+export const jobActionResult = z
+  .object({ job_id: z.string(), status: jobStatus, message: z.string() })
+  .openapi('JobActionResult');
+
+/** `data` of DELETE /api/jobs/{job_id}. */
+export const jobDeleted = z
+  .object({ job_id: z.string(), deleted: z.literal(true), message: z.string() })
+  .openapi('JobDeleted');
 
 /** `data` of POST /api/jobs/. */
 export const jobCreated = z.object({ job_id: z.string(), job: jobRecord }).openapi('JobCreated');

@@ -14,6 +14,7 @@ import { withResults } from '../../core/results/job-results';
 import { sealWebhook } from '../../core/stores/webhook-secret';
 import { mapPool } from '../../core/runtime/pool';
 import { batchSearchAttributes } from '../../core/runtime/search-attributes';
+import { indexBatch, putJobEntry } from '../../core/stores/job-index';
 import { batchManifestKey, batchRecordKey, jobRecordKey } from '../../core/stores/records';
 import {
   batchStateQuery,
@@ -108,7 +109,17 @@ export class BatchService {
         createdAt,
       ),
     );
-    await mapPool(jobs, 16, (j) => writeBlobJson(this.store, jobRecordKey(j.job_id), j));
+    // Listed from their creation (core/stores/job-index.ts), the entries before the records, as every writer does.
+    await indexBatch(this.store, {
+      batch_id: batchId,
+      batch_name: req.batchName,
+      created_at: createdAt,
+      user_id: req.userId,
+    });
+    await mapPool(jobs, 16, async (j) => {
+      await putJobEntry(this.store, j);
+      await writeBlobJson(this.store, jobRecordKey(j.job_id), j);
+    });
     const input: BatchInput = {
       batchId,
       batchName: req.batchName,
@@ -185,6 +196,27 @@ export class BatchService {
       if (rec) return rec;
       throw e;
     }
+  }
+
+  /**
+   * The batch as `state` reads it, a finished one from its record alone unless Temporal runs it again (a job restarted
+   * after the batch completed reopens it): a listing then sends no query, which a closed workflow answers only by
+   * replaying its history on a worker.
+   */
+  async current(batchId: string): Promise<BatchState | null> {
+    if (!isBatchId(batchId)) return null;
+    const rec = await this.readRecord(batchId);
+    if (rec?.status === 'completed') {
+      const d = await this.temporal.client.workflow
+        .getHandle(batchId)
+        .describe()
+        .catch((e: unknown) => {
+          if (e instanceof WorkflowNotFoundError) return null;
+          throw e;
+        });
+      if (d?.status.name !== 'RUNNING') return rec;
+    }
+    return this.state(batchId);
   }
 
   async require(batchId: string): Promise<BatchState> {

@@ -76,9 +76,17 @@ export class JobReads {
     });
   }
 
-  protected async bareState(jobId: string): Promise<JobState | null> {
+  /**
+   * The job's state as `state` reads it, without its results or webhook lines: what a listing shows of it (status,
+   * progress, times, error).
+   */
+  summaryState(jobId: string): Promise<JobState | null> {
+    return this.bareState(jobId, { results: false });
+  }
+
+  protected async bareState(jobId: string, opts: { results?: boolean } = {}): Promise<JobState | null> {
     if (!isJobId(jobId)) return null;
-    const rec = await this.readRecord(jobId);
+    const rec = await this.readRecord(jobId, opts);
     if (rec && isTerminal(rec)) return rec;
     this.temporal.ensureReachable();
     const handle = this.temporal.client.workflow.getHandle(jobId);
@@ -88,8 +96,9 @@ export class JobReads {
         this.temporal.connection.withDeadline(Date.now() + QUERY_DEADLINE_MS, () => handle.query(jobStateQuery)),
       );
       // Finished between the record read above and the query: the record (written before the terminal status
-      // became visible) carries the full results, the live state only a summary.
-      if (isTerminal(live)) return (await this.readRecord(jobId)) ?? live;
+      // became visible) carries the full results, the live state only a summary. A finished run without a record is
+      // a deleted job whose workflow Temporal has not removed yet (it does so in the background, within a minute).
+      if (isTerminal(live)) return this.readRecord(jobId, opts);
       return live;
     } catch (e) {
       if (e instanceof WorkflowNotFoundError) return rec;

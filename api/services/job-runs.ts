@@ -11,6 +11,8 @@ import type { TemporalGateway } from '../temporal';
 export const QUERY_DEADLINE_MS = 5000;
 /** How long a restart waits for the new run to show in its record before it answers `pending` on its own. */
 const RESTART_VISIBLE_MS = 5000;
+/** How long a cancel waits for the job's failed record before it answers the state it saw. */
+const CANCEL_VISIBLE_MS = 10_000;
 
 /**
  * One read shared by every waiter of a job in this process: concurrent long-polls and event streams of the same job
@@ -90,6 +92,21 @@ export async function awaitRunRecord(
     const rec = await readRecord(jobId);
     if (rec && (rec.run ?? 1) >= run) return true;
     if (Date.now() >= deadline) return false;
+    await new Promise((r) => setTimeout(r, wait));
+  }
+}
+
+/** Waits until run `run` (or a later one) has written a finished record (up to CANCEL_VISIBLE_MS); null past that. */
+export async function awaitEndedRecord<T extends { run?: number; status: string }>(
+  readRecord: (jobId: string) => Promise<T | null>,
+  jobId: string,
+  run: number,
+): Promise<T | null> {
+  const deadline = Date.now() + CANCEL_VISIBLE_MS;
+  for (let wait = 20; ; wait = Math.min(250, wait * 2)) {
+    const rec = await readRecord(jobId);
+    if (rec && (rec.run ?? 1) >= run && (rec.status === 'completed' || rec.status === 'failed')) return rec;
+    if (Date.now() >= deadline) return null;
     await new Promise((r) => setTimeout(r, wait));
   }
 }

@@ -5,6 +5,7 @@ import { AppError, isErrorCode } from '../../core/errors';
 import { newJobId } from '../../core/jobs/ids';
 import type { JobSpec, JobType } from '../../core/jobs/job-params';
 import { sealWebhook } from '../../core/stores/webhook-secret';
+import { putJobEntry, unindexJob } from '../../core/stores/job-index';
 import { jobSearchAttributes } from '../../core/runtime/search-attributes';
 // Workflows are started by name (the worker registers each under its function's name): the API loads no workflow code.
 import type { jobWorkflow } from '../../workflows/job.workflow';
@@ -99,6 +100,9 @@ export class JobStarts extends JobReads {
     // From here the upload is the job's input: a start given up at its deadline may still have started the job (an
     // upload no job took is removed by retention as a leftover).
     if (offer) offer.taken = true;
+    // Listed from its start (core/stores/job-index.ts): the entry is written before the workflow can write its record.
+    const listed = { job_id: jobId, job_type: req.jobType, created_at: createdAt, user_id: req.userId };
+    await putJobEntry(this.store, { ...listed, status: 'pending' });
     try {
       // A start that hangs (Temporal stopped, not dead) ends with 503 when the probe finds Temporal unreachable
       // (retry with the key).
@@ -115,10 +119,14 @@ export class JobStarts extends JobReads {
         ),
       );
     } catch (e) {
-      if (e instanceof WorkflowExecutionAlreadyStartedError && req.idempotencyKey) {
-        const existing = await this.state(jobId);
-        if (existing) return { state: existing, created: false };
-      }
+      const started = e instanceof WorkflowExecutionAlreadyStartedError;
+      const existing = started && req.idempotencyKey ? await this.state(jobId) : null;
+      // An entry is left only for a job that exists, at the position of its own creation: not for a start that failed
+      // (one given up at its deadline that did start writes its entry again with its record), nor for the loser of two
+      // requests with one key (the winner's entry is the job's).
+      if (!started || (existing && existing.created_at !== createdAt))
+        await unindexJob(this.store, listed).catch(() => undefined);
+      if (existing) return { state: existing, created: false };
       throw e;
     }
     this.noteYoung(jobId);

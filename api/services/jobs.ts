@@ -1,18 +1,19 @@
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import { AppError } from '../../core/errors';
+import { removeJobBlobs } from '../../core/stores/job-removal';
 import { jobSearchAttributes } from '../../core/runtime/search-attributes';
 // Workflows are started by name (the worker registers each under its function's name): the API loads no workflow code.
 import type { jobWorkflow } from '../../workflows/job.workflow';
-import type { JobInput, JobState } from '../../workflows/definitions';
-import { initialState, logsForRestart } from '../../workflows/job-state';
+import { failJobSignal, type JobInput, type JobState } from '../../workflows/definitions';
+import { initialState, isTerminal, logsForRestart } from '../../workflows/job-state';
 import { JobStarts } from './job-starts';
-import { awaitRunClosed, awaitRunRecord } from './job-runs';
+import { awaitEndedRecord, awaitRunClosed, awaitRunRecord } from './job-runs';
 
 /**
  * Jobs on Temporal: one workflow per job (workflow id = job id). A finished job is read from its record in the
  * blob store; a live one from the workflow's query; a batch job that has not started from its pending record.
  * Split by operation: the reads (`JobReads`, job-reads.ts), the starts (`JobStarts`, job-starts.ts), and here the
- * operator's action on a failed job.
+ * operator's actions on a job: restart, cancel, delete (contract §15).
  */
 export class JobService extends JobStarts {
   /**
@@ -68,5 +69,84 @@ export class JobService extends JobStarts {
     // The answer is the job as accepted (`pending`); reads after it see the new run's own record.
     await awaitRunRecord((id) => this.readRecord(id, { results: false }), jobId, input.run);
     return initialState(input, now, 'Restarted; waiting to be processed');
+  }
+
+  /**
+   * Fails a pending or processing job with `CANCELLED` (restartable, like any failed job): the job's `failJob`
+   * signal, the path fail-all takes, which cancels the running work and writes the failed record in the run's own
+   * wrap-up. Answers once the record shows the end (within moments; the state as it is after CANCEL_VISIBLE_MS).
+   * 409 for a finished job, and for a batch job its batch has not started yet (it has no run to cancel: fail-all on
+   * the batch fails it).
+   */
+  async cancel(jobId: string): Promise<JobState> {
+    const s = await this.bareState(jobId, { results: false });
+    if (!s) throw new AppError('JOB_NOT_FOUND', `No job with id ${jobId}.`, { job_id: jobId });
+    if (isTerminal(s))
+      throw new AppError(
+        'INVALID_STATE',
+        `Only a pending or processing job can be cancelled; this one is ${s.status}.`,
+        {
+          job_id: jobId,
+          status: s.status,
+        },
+      );
+    this.temporal.ensureReachable();
+    try {
+      await this.temporal.client.workflow
+        .getHandle(jobId)
+        .signal(failJobSignal, { reason: `Cancelled by request (POST /api/jobs/${jobId}/cancel).` });
+    } catch (e) {
+      if (!(e instanceof WorkflowNotFoundError)) throw e;
+      throw new AppError(
+        'INVALID_STATE',
+        s.batch_id
+          ? 'This job has not been started by its batch yet; fail-all on the batch fails the jobs it has not started.'
+          : 'This job has no running workflow to cancel (its run is ending); read it again shortly.',
+        { job_id: jobId, status: s.status, ...(s.batch_id ? { batch_id: s.batch_id } : {}) },
+      );
+    }
+    return (await awaitEndedRecord((id) => this.readRecord(id, { results: false }), jobId, s.run ?? 1)) ?? s;
+  }
+
+  /**
+   * Deletes a finished job (contract §15): Temporal is asked to delete every run of it (it does so in the background,
+   * within a minute; until then a read finds a finished run without a record, which reads as no job: `bareState`),
+   * then its blobs go (`removeJobBlobs`: cache entries, folder, upload, index entries, record last). 409 while it runs
+   * (a restarted run too).
+   */
+  async remove(jobId: string): Promise<void> {
+    const s = await this.bareState(jobId, { results: false });
+    if (!s) throw new AppError('JOB_NOT_FOUND', `No job with id ${jobId}.`, { job_id: jobId });
+    const running = (status: string) =>
+      new AppError('INVALID_STATE', `A running job cannot be deleted; this one is ${status}. Cancel it first.`, {
+        job_id: jobId,
+        status,
+      });
+    if (!isTerminal(s)) throw running(s.status);
+    this.temporal.ensureReachable();
+    const { client, namespace } = this.temporal;
+    const current = await client.workflow
+      .getHandle(jobId)
+      .describe()
+      .catch((e: unknown) => {
+        if (e instanceof WorkflowNotFoundError) return null;
+        throw e;
+      });
+    // Its record says finished, its workflow runs: a restart has just started the next run.
+    if (current?.status.name === 'RUNNING') throw running('pending');
+    if (current) {
+      // Every run of the job (a restarted job has several). The id matched the job-id pattern (bareState): the query
+      // holds no text a client chose.
+      const runs = new Set([current.runId]);
+      for await (const w of client.workflow.list({ query: `WorkflowId = '${jobId}'` })) runs.add(w.runId);
+      for (const runId of runs) {
+        await client.workflowService
+          .deleteWorkflowExecution({ namespace, workflowExecution: { workflowId: jobId, runId } })
+          .catch((e: unknown) => {
+            if ((e as { code?: number }).code !== 5) throw e; // NOT_FOUND: gone already
+          });
+      }
+    }
+    await removeJobBlobs(this.store, s);
   }
 }

@@ -7,7 +7,7 @@ export const newRequestId = (): string => randomUUID();
 
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
 export const JOB_ID_PATTERN = new RegExp(`^job-${UUID}$`);
-const BATCH_ID_PATTERN = new RegExp(`^batch-${UUID}$`);
+export const BATCH_ID_PATTERN = new RegExp(`^batch-${UUID}$`);
 export const isJobId = (s: string): boolean => JOB_ID_PATTERN.test(s);
 export const isBatchId = (s: string): boolean => BATCH_ID_PATTERN.test(s);
 

@@ -1,4 +1,5 @@
 import { BlobNotFoundError, readBlobJson, writeBlobJson, type BlobStore } from './blob-store';
+import { jobCacheRefPrefix } from './records';
 import type { ResultPreview } from '../results/job-results';
 import { countCacheLookup } from '../runtime/metrics';
 
@@ -90,4 +91,39 @@ export async function writeCache(store: BlobStore, operation: string, key: strin
 
 export async function writeCacheRef(store: BlobStore, operation: string, key: string, ref: CacheRef): Promise<void> {
   await writeBlobJson(store, cacheBlobKey(operation, key), { operation, cached_at: new Date().toISOString(), ref });
+}
+
+/**
+ * Notes under job `jobId` that the entry `operation`/`key` names it (a reference to its results, or a value that names
+ * it as its source), so that deleting the job deletes the entry too ({@link dropJobCacheEntries}).
+ */
+export async function noteJobCacheEntry(
+  store: BlobStore,
+  jobId: string,
+  operation: string,
+  key: string,
+): Promise<void> {
+  cacheBlobKey(operation, key);
+  await store.put(`${jobCacheRefPrefix(jobId)}${operation}.${key}`, '', { mime: 'application/octet-stream' });
+}
+
+/**
+ * Deletes the result-cache entries noted for job `jobId` that still name it (a later job may have replaced one with
+ * its own): a removed job's results are never answered from the cache. Readers already answer a miss for an entry
+ * whose job's results are gone (`answerPdfFromCache`, `answerAudioFromCache`); this removes the entries themselves.
+ * Answers how many it deleted.
+ */
+export async function dropJobCacheEntries(store: BlobStore, jobId: string): Promise<number> {
+  const prefix = jobCacheRefPrefix(jobId);
+  let dropped = 0;
+  for (const marker of await store.listKeys(prefix)) {
+    const [operation, key] = marker.slice(prefix.length).split('.');
+    if (!operation || !key || !OP.test(operation) || !/^[0-9a-f]{64}$/.test(key)) continue;
+    const entry = await readEntry<{ job_id?: unknown }>(store, operation, key);
+    if (entry && (entry.ref?.job_id === jobId || entry.value?.job_id === jobId)) {
+      await store.delete(cacheBlobKey(operation, key));
+      dropped += 1;
+    }
+  }
+  return dropped;
 }

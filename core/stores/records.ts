@@ -31,5 +31,10 @@ export const jobModelCallKey = (jobId: string, requestHash: string): string =>
 /** A model call of a job as sent, before its answer (its idempotency key, how often and when it was sent). */
 export const jobModelCallSentKey = (jobId: string, requestHash: string): string =>
   jobInternalKey(jobId, `model-calls-sent/${requestHash}.json`);
+/**
+ * A marker per result-cache entry that points at this job's results (`<operation>.<key>`): removing the job removes
+ * those entries (`dropJobCacheEntries`, core/stores/cache.ts); the markers go with the job's folder.
+ */
+export const jobCacheRefPrefix = (jobId: string): string => jobInternalKey(jobId, 'cache-refs/');
 /** The job's webhook delivery log (one line per attempt), written by its notifier alone and merged into reads. */
 export const jobWebhookLogKey = (jobId: string): string => jobInternalKey(jobId, 'webhook-log.json');

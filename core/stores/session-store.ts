@@ -269,6 +269,22 @@ export async function putCachedSession(store: BlobStore, entry: CachedSessionEnt
   await writeBlobJson(store, cachedKey(entry), entry);
 }
 
+/** Deletes the cached session entry of this event, session and url if it names job `jobId` (a job being deleted). */
+export async function deleteCachedSessionOf(
+  store: BlobStore,
+  entry: Pick<CachedSessionEntry, 'event' | 'session' | 'url'>,
+  jobId: string,
+): Promise<void> {
+  let key: string;
+  try {
+    key = cachedKey(entry);
+  } catch {
+    return; // a name no entry can have
+  }
+  const current = await readBlobJson<CachedSessionEntry>(store, key).catch(() => null);
+  if (current?.job_id === jobId) await store.delete(key);
+}
+
 export async function listCachedSessions(store: BlobStore): Promise<CachedSessionEntry[]> {
   const keys = await store.listKeys(CACHE);
   const entries = await mapPool(keys, READ_CONCURRENCY, (k) =>

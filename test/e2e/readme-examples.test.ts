@@ -59,6 +59,8 @@ interface Run {
   failedJobId?: string;
   /** The job an `Entry.job` example waited for, as it ended. */
   lastDone?: any;
+  /** The job an `Entry.jobOf` example acted on. */
+  ownJobId?: string;
 }
 
 interface Entry {
@@ -77,6 +79,12 @@ interface Entry {
   expect?: string[];
   /** JOB_ID is a failed job (the test makes one: the README's own jobs all succeed, as they should). */
   failedJob?: true;
+  /**
+   * JOB_ID is a job of its own the test makes for this example, in this state (a restart needs a failed job, a cancel
+   * a running one, a delete a finished one that nothing after it reads): the example leaves the job of the earlier
+   * answers as it was.
+   */
+  jobOf?: 'failed' | 'running' | 'completed';
   /** A download: the file curl wrote must begin with these bytes. */
   download?: string;
   /** Run again (1 s apart, up to 3 minutes) while the answer says so (a 202 while the job runs, a long-poll). */
@@ -682,6 +690,57 @@ const EXAMPLES: Entry[] = [
     check: (a, run) => expect(a.body.data).to.include({ job_id: run.failedJobId, status: 'pending' }),
   },
   {
+    name: 'a page of the newest jobs',
+    method: 'GET',
+    path: '/api/jobs',
+    has: ['limit=2'],
+    check: (a) => expect(a.body.data.jobs).to.have.length(2),
+  },
+  {
+    name: 'the jobs filtered',
+    method: 'GET',
+    path: '/api/jobs',
+    has: ['status=completed&job_type=transformer'],
+    check: (a) =>
+      expect(a.body.data.jobs.every((j: any) => j.status === 'completed' && j.job_type === 'transformer')).to.equal(
+        true,
+      ),
+  },
+  { name: 'the batches', method: 'GET', path: '/api/jobs/batches' },
+  {
+    name: 'a failed job restarted (preferred path)',
+    method: 'POST',
+    path: '/api/jobs/JOB_ID/restart',
+    jobOf: 'failed',
+    check: (a, run) => expect(a.body.data).to.include({ job_id: run.ownJobId, status: 'pending' }),
+  },
+  {
+    name: 'a running job cancelled',
+    method: 'POST',
+    path: '/api/jobs/JOB_ID/cancel',
+    jobOf: 'running',
+    check: async (a, run) => {
+      expect(a.body.data).to.include({ job_id: run.ownJobId, status: 'failed' });
+      const job = await fetch(`${run.stack.url}/api/jobs/${run.ownJobId}`, {
+        headers: { 'X-Service-Api-Key': String(run.stack.api.config.SERVICE_API_KEY) },
+      });
+      expect(((await job.json()) as any).data.error.code).to.equal('CANCELLED');
+    },
+  },
+  {
+    name: 'a finished job deleted',
+    method: 'DELETE',
+    path: '/api/jobs/JOB_ID',
+    jobOf: 'completed',
+    check: async (a, run) => {
+      expect(a.body.data).to.include({ job_id: run.ownJobId, deleted: true });
+      const job = await fetch(`${run.stack.url}/api/jobs/${run.ownJobId}`, {
+        headers: { 'X-Service-Api-Key': String(run.stack.api.config.SERVICE_API_KEY) },
+      });
+      expect(job.status).to.equal(404);
+    },
+  },
+  {
     name: 'any work answered at once',
     method: 'POST',
     path: '/api/pdf/process',
@@ -895,7 +954,7 @@ describe('README examples: every curl of README.md and docs/*.md against a start
         for (const f of fields) expect(nonEmpty(at(a.body, f)), `${f} empty: ${answered}`).to.equal(true);
       } else if (!entry.check) expect.fail(`not JSON: ${answered}`);
       const jobId: unknown = a.body?.data?.job_id ?? /jobs\/(job-[0-9a-f-]+)\//.exec(a.text)?.[1];
-      if (typeof jobId === 'string') run.lastJobId = jobId;
+      if (typeof jobId === 'string' && !entry.jobOf) run.lastJobId = jobId;
       if (typeof a.body?.data?.batch_id === 'string') run.batchId = a.body.data.batch_id;
       if (entry.job) {
         run.lastDone = await jobEnd(a.body.data.job_id);
@@ -915,7 +974,8 @@ describe('README examples: every curl of README.md and docs/*.md against a start
     expect(text, 'every … of the example is filled in').to.not.include('…');
     if (text.includes('JOB_ID')) {
       if (entry.failedJob) run.failedJobId ??= await failedJob();
-      const jobId = entry.failedJob ? run.failedJobId : run.lastJobId;
+      if (entry.jobOf) run.ownJobId = await jobOf(entry.jobOf);
+      const jobId = entry.jobOf ? run.ownJobId : entry.failedJob ? run.failedJobId : run.lastJobId;
       expect(jobId, 'an earlier answer named a job').to.be.a('string');
       text = text.replaceAll('JOB_ID', jobId!);
     }
@@ -942,6 +1002,44 @@ describe('README examples: every curl of README.md and docs/*.md against a start
     const answer = readAnswer(r.stdout);
     expect(answer, `curl of ${where(c)} reported no status: ${r.stdout.slice(-500)}`).to.not.equal(null);
     return answer!;
+  }
+
+  /**
+   * A job of its own for an example: failed (its file is not there), running (the model never answers its call: the
+   * client gives up after LLM_TIMEOUT_MS, long after the cancel ended the job), or completed.
+   */
+  async function jobOf(state: 'failed' | 'running' | 'completed'): Promise<string> {
+    if (state === 'failed') return failedJob();
+    const before = llm.chatRequests().length;
+    if (state === 'running')
+      llm.respond((req) => (req.body.includes('thinks about') ? new Promise<undefined>(() => {}) : readmeModel(req)));
+    const r = await api(
+      'POST',
+      '/api/jobs/',
+      state === 'running'
+        ? {
+            job_type: 'transformer',
+            parameters: { operation: 'summarize', text: 'A text the model thinks about.', use_cache: false },
+          }
+        : { job_type: 'transformer', parameters: { operation: 'html-to-markdown', html: '<p>Deleted soon.</p>' } },
+    );
+    expect(r.status, JSON.stringify(r.body)).to.equal(200);
+    const jobId: string = r.body.data.job_id;
+    if (state === 'completed') {
+      expect((await jobEnd(jobId)).status).to.equal('completed');
+      return jobId;
+    }
+    for (const deadline = Date.now() + 60_000; ;) {
+      if (
+        llm
+          .chatRequests()
+          .slice(before)
+          .some((q) => q.body.includes('thinks about'))
+      )
+        return jobId;
+      if (Date.now() > deadline) throw new Error(`job ${jobId}: its model call never started`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
   }
 
   /** A job that failed (its file is not there), for the restart example. */
