@@ -3,6 +3,7 @@ import { BlobNotFoundError, readBlobJson, type BlobStat, type BlobStore } from '
 import type { Logger } from '../core/runtime/logger';
 import { jobOfUpload } from '../core/jobs/ids';
 import { batchManifestKey, batchRecordKey, jobPrefix, jobRecordKey, jobUploadKey } from '../core/stores/records';
+import { unindexJob } from '../core/stores/job-index';
 
 const DAY_MS = 24 * 3600_000;
 /** Sweeps run at most hourly, and four times per retention period when that is shorter (never under a second). */
@@ -31,8 +32,17 @@ interface FinishedState {
   status?: string;
   updated_at?: string;
   parameters?: Record<string, unknown>;
+  /** What the job index (core/stores/job-index.ts) names a job by. */
+  job_type?: string;
+  created_at?: string;
+  batch_id?: string;
+  user_id?: string;
 }
 
+const ids = (s: FinishedState) => ({
+  ...(s.batch_id ? { batch_id: s.batch_id } : {}),
+  ...(s.user_id ? { user_id: s.user_id } : {}),
+});
 const finished = (s: FinishedState | null): boolean => s?.status === 'completed' || s?.status === 'failed';
 const expired = (s: FinishedState, cutoff: number): boolean => Date.parse(s.updated_at ?? '') < cutoff;
 
@@ -95,6 +105,10 @@ export function createRetentionSweeper(opts: RetentionSweeperOptions) {
     const again = await readState(jobRecordKey(jobId));
     if (!again || !finished(again) || again.updated_at !== rec.updated_at || (await knownToTemporal(jobId)))
       return false;
+    // Its entry in the job index before its record, as a removal does (core/stores/job-removal.ts): the list stops
+    // naming a job that is gone (it would drop the entry itself, later).
+    if (rec.job_type && rec.created_at)
+      await unindexJob(store, { job_id: jobId, job_type: rec.job_type, created_at: rec.created_at, ...ids(rec) });
     await store.delete(jobRecordKey(jobId));
     return true;
   }

@@ -9,6 +9,7 @@ import { resultData } from '../../core/results/job-results';
 import { jobFieldsKey, jobRecordKey, jobResultsKey } from '../../core/stores/records';
 import { createLogger } from '../../core/runtime/logger';
 import { createRetentionSweeper } from '../../worker/retention-sweeper';
+import { indexedJobIds } from '../../core/stores/job-index';
 import { useLlmStack } from '../support/servers/llm-env';
 import type { LlmServer } from '../support/servers/llm-server';
 import { ffmpeg } from '../support/media/media-factory';
@@ -283,8 +284,10 @@ describe('Stored results: streamed answers, the text stored once, the heavy-requ
       client: temporal,
       logger: createLogger('test', 'silent'),
     });
+    expect((await indexedJobIds(store)).has(expiredJob), 'listed before the sweep').to.equal(true);
     expect((await gone.sweep(Date.now() + 2 * DAY_MS)).jobs).to.equal(1);
     expect(await store.stat(jobRecordKey(expiredJob))).to.equal(null);
+    expect((await indexedJobIds(store)).has(expiredJob), 'its entry in the job index went too').to.equal(false);
     expect(await store.list(`jobs/${expiredJob}/`)).to.deep.equal([]);
     expect(await store.stat(input), 'the input went with the job').to.equal(null);
     expect((await s.call('GET', `/api/event-job/files/jobs/${expiredJob}/out/result.md`)).status).to.equal(404);
