@@ -35,6 +35,7 @@ import { transformerData } from '../core/results/result-shapes';
 import { LocalBlobStore } from '../providers/storage';
 import { DEV_SERVER_DYNAMIC_CONFIG, freePort, startTemporalDev } from '../scripts/services.mjs';
 import type { AnswerRequest } from './fastpath-temporal-workflows';
+import { agent, htmlKb, post } from './load-client';
 import { cleanupRegistry, envInt, ms, out, ratio, temporalBinary } from './support';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -46,44 +47,6 @@ const TODAY = { hit: { low: 1.7, high: 3.8 }, transform: { low: 6, high: 9 } };
 function pct(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
   return s.length ? s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))] : NaN;
-}
-
-let seq = 0;
-/** About 1 KB of HTML no request has sent before (as bench/fastpath.bench.ts builds it). */
-function htmlKb(): string {
-  const n = `${process.pid}-${Date.now()}-${++seq}`;
-  const head =
-    `<h2>Abschnitt ${n}</h2><p>Absatz mit <b>Fettdruck</b>, <i>Kursivem</i>, <code>code()</code> und einem ` +
-    `<a href="https://example.com/${n}">Verweis</a>.</p><ul><li>eins</li><li>zwei</li></ul>` +
-    `<table><tr><th>Name</th><th>Wert</th></tr>`;
-  let rows = '';
-  for (let i = 0; head.length + rows.length < 980; i++) rows += `<tr><td>Zeile ${i}</td><td>${i * 7}</td></tr>`;
-  return `${head}${rows}</table>`;
-}
-
-const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
-function post(url: string, body: string): Promise<{ status: number; ms: number; text: string }> {
-  const t0 = performance.now();
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      url,
-      {
-        method: 'POST',
-        agent,
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () =>
-          resolve({ status: res.statusCode ?? 0, ms: performance.now() - t0, text: Buffer.concat(chunks).toString() }),
-        );
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
 }
 
 async function main(): Promise<void> {
