@@ -4,6 +4,7 @@ import type { Logger } from '../core/runtime/logger';
 import { jobOfUpload } from '../core/jobs/ids';
 import { batchManifestKey, batchRecordKey, jobPrefix, jobRecordKey, jobUploadKey } from '../core/stores/records';
 import { unindexJob } from '../core/stores/job-index';
+import { dropJobCacheMarkers } from '../core/stores/cache';
 
 const DAY_MS = 24 * 3600_000;
 /** Sweeps run at most hourly, and four times per retention period when that is shorter (never under a second). */
@@ -99,6 +100,8 @@ export function createRetentionSweeper(opts: RetentionSweeperOptions) {
     const rec = await readState(jobRecordKey(jobId));
     if (!rec || !finished(rec) || !expired(rec, cutoff) || (await knownToTemporal(jobId))) return false;
     await deleteAll(await store.list(jobPrefix(jobId)));
+    // The markers of the cache entries that name it (the entries themselves go by age, below).
+    await dropJobCacheMarkers(store, jobId);
     const upload = jobUploadKey(jobId, rec.parameters);
     if (upload) await store.delete(upload);
     // Restarted meanwhile (its pending record written, its workflow started): the record stays.

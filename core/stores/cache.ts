@@ -125,5 +125,11 @@ export async function dropJobCacheEntries(store: BlobStore, jobId: string): Prom
       dropped += 1;
     }
   }
+  await dropJobCacheMarkers(store, jobId);
   return dropped;
+}
+
+/** Deletes the markers `noteJobCacheEntry` wrote for job `jobId` (after its entries: a removal, or retention). */
+export async function dropJobCacheMarkers(store: BlobStore, jobId: string): Promise<void> {
+  for (const marker of await store.listKeys(jobCacheRefPrefix(jobId))) await store.delete(marker);
 }

@@ -33,8 +33,9 @@ export const jobModelCallSentKey = (jobId: string, requestHash: string): string 
   jobInternalKey(jobId, `model-calls-sent/${requestHash}.json`);
 /**
  * A marker per result-cache entry that points at this job's results (`<operation>.<key>`): removing the job removes
- * those entries (`dropJobCacheEntries`, core/stores/cache.ts); the markers go with the job's folder.
+ * those entries (`dropJobCacheEntries`, core/stores/cache.ts) and then the markers. Outside the job's folder, so
+ * every job's folder holds the same files whatever its cache entries are named.
  */
-export const jobCacheRefPrefix = (jobId: string): string => jobInternalKey(jobId, 'cache-refs/');
+export const jobCacheRefPrefix = (jobId: string): string => `records/cache-refs/${jobId}/`;
 /** The job's webhook delivery log (one line per attempt), written by its notifier alone and merged into reads. */
 export const jobWebhookLogKey = (jobId: string): string => jobInternalKey(jobId, 'webhook-log.json');

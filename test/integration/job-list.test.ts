@@ -12,7 +12,7 @@ import { pdfJob, transformerJob, until } from '../support/jobs';
 import { newJobId } from '../../core/jobs/ids';
 import { writeBlobJson } from '../../core/stores/blob-store';
 import { indexJob } from '../../core/stores/job-index';
-import { jobPrefix, jobRecordKey } from '../../core/stores/records';
+import { jobCacheRefPrefix, jobPrefix, jobRecordKey } from '../../core/stores/records';
 
 // GET /api/jobs and /api/jobs/batches and the job actions of contract §15 (restart, cancel, delete), on the real API
 // and worker over loopback HTTP on the shared Temporal dev server; a held answer of the OpenAI-compatible test server
@@ -344,8 +344,8 @@ describe('the job list and the job actions (contract §15)', function () {
     expect(upload).to.match(new RegExp(`^uploads/.*/${id}\\.pdf$`));
     const folder = await store.listKeys(jobPrefix(id));
     expect(folder.some((k) => k.includes('/out/'))).to.equal(true);
-    const refs = folder.filter((k) => k.includes('/internal/cache-refs/'));
-    expect(refs.length, 'the result cache entry is noted under the job').to.equal(1);
+    const refs = await store.listKeys(jobCacheRefPrefix(id));
+    expect(refs.length, 'the result cache entry is noted for the job').to.equal(1);
     const [operation, key] = refs[0]!.slice(refs[0]!.lastIndexOf('/') + 1).split('.');
     const entryKey = `cache/${operation}/${key}.json`;
     expect(await store.stat(entryKey)).to.not.equal(null);
@@ -364,6 +364,7 @@ describe('the job list and the job actions (contract §15)', function () {
     expect(await store.stat(jobRecordKey(id)), 'the record').to.equal(null);
     expect(await store.stat(upload), 'the upload').to.equal(null);
     expect(await store.stat(entryKey), 'the cache entry').to.equal(null);
+    expect(await store.listKeys(jobCacheRefPrefix(id)), 'its marker').to.deep.equal([]);
     expect(
       (await store.listKeys('records/job-index/')).filter((k) => k.includes(id)),
       'index entries',
